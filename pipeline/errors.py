@@ -1,0 +1,90 @@
+"""Every error incidentlib raises on purpose, as one tree.
+
+    IncidentlibError                 root: catch this to catch anything we raise
+    ├── SettingsError                a setting has a value we cannot use
+    ├── RecordError                  a record (file) is not what the format says
+    │   ├── RecordNotFound           no record with that id
+    │   ├── InvalidRecord            the record fails validation (carries every fault)
+    │   └── InvalidId                an id that is malformed or would leave its folder
+    ├── StoreError                   the data root could not be read or written
+    │   └── ConflictError            the record changed since it was read (compare-and-swap lost)
+    └── VocabularyError              the vocabulary file itself is broken
+
+Later stages add their own subtrees (fetch, wayback, extract, review) under the root.
+Each error names what it concerns (a path, a field, a record id) so that the command
+line can print it as one line and a person knows where to look.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = [
+    "ConflictError",
+    "Fault",
+    "IncidentlibError",
+    "InvalidId",
+    "InvalidRecord",
+    "RecordError",
+    "RecordNotFound",
+    "SettingsError",
+    "StoreError",
+    "VocabularyError",
+]
+
+
+class IncidentlibError(Exception):
+    """Root of every error incidentlib raises on purpose."""
+
+
+class SettingsError(IncidentlibError):
+    """A setting has a value the pipeline cannot use."""
+
+
+class VocabularyError(IncidentlibError):
+    """The controlled vocabulary file is malformed."""
+
+
+class RecordError(IncidentlibError):
+    """A record is missing, malformed or misnamed."""
+
+
+class RecordNotFound(RecordError):
+    def __init__(self, kind: str, record_id: str, path: Path) -> None:
+        super().__init__(f"{path}: no {kind} with id {record_id!r}")
+        self.kind = kind
+        self.record_id = record_id
+        self.path = path
+
+
+class InvalidId(RecordError):
+    """An id that does not match the id pattern, or that would resolve outside its folder."""
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One problem with one field of one record file: printed as `path: field: problem`."""
+
+    path: str
+    field: str
+    problem: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.field}: {self.problem}"
+
+
+class InvalidRecord(RecordError):
+    def __init__(self, faults: list[Fault]) -> None:
+        self.faults = faults
+        first = str(faults[0]) if faults else "invalid record"
+        more = f" (and {len(faults) - 1} more)" if len(faults) > 1 else ""
+        super().__init__(first + more)
+
+
+class StoreError(IncidentlibError):
+    """The data root could not be read or written."""
+
+
+class ConflictError(StoreError):
+    """Someone else wrote the record after we read it; re-read and try again."""

@@ -1,0 +1,85 @@
+"""Record ids, pure: canonical URLs, draft ids derived from them, case numbers.
+
+A draft id is stable for a source: the same canonical URL always gives the same id,
+so a re-crawl updates its draft instead of making another. The id is readable (host
+and the end of the path) and unique (a hash of the whole canonical URL).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
+
+from pipeline.errors import InvalidId
+from pipeline.models import CASE_ID_PATTERN, DRAFT_ID_PATTERN
+
+__all__ = ["canonical_url", "case_id", "case_number", "check_case_id", "check_draft_id", "draft_id_for"]
+
+# Query parameters that only track where a click came from; they never change the page.
+_TRACKING = re.compile(r"^(utm_[a-z]+|fbclid|gclid|mc_cid|mc_eid)$")
+_GITHUB_HOSTS = ("github.com", "raw.githubusercontent.com", "gist.github.com")
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+_CASE_ID = re.compile(CASE_ID_PATTERN)
+_DRAFT_ID = re.compile(DRAFT_ID_PATTERN)
+
+
+def canonical_url(url: str) -> str:
+    """The form of `url` used to recognise the same source twice.
+
+    Lower-cases scheme and host, drops default ports, fragments and tracking
+    parameters, sorts the query, and normalises percent-escapes. The path's case
+    and trailing slash are kept: servers may treat them as different pages.
+    """
+    parts = urlsplit(url.strip())
+    scheme = parts.scheme.lower()
+    host = (parts.hostname or "").lower().rstrip(".")
+    port = parts.port
+    netloc = host if port in (None, _DEFAULT_PORTS.get(scheme)) else f"{host}:{port}"
+    path = quote(unquote(parts.path), safe="/:@!$&'()*+,;=-._~") or "/"
+    query = urlencode(sorted((k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if not _TRACKING.match(k)))
+    return urlunsplit((scheme, netloc, path, query, ""))
+
+
+def _slug(text: str, limit: int) -> str:
+    slug = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+    return slug[:limit].rstrip("-")
+
+
+def draft_id_for(url: str) -> str:
+    """The draft id of a source URL: `<site>-<last path part>-<hash>`, at most 70 characters."""
+    canonical = canonical_url(url)
+    parts = urlsplit(canonical)
+    segments = [s for s in unquote(parts.path).split("/") if s]
+    hostname = (parts.hostname or "").removeprefix("www.")
+    # On GitHub the owner says more than the host does.
+    site = segments[0] if hostname in _GITHUB_HOSTS and segments else hostname
+    host = _slug(site, 24)
+    tail = _slug(re.sub(r"\.(md|html?|pdf|txt|rst)$", "", segments[-1]) if segments else "", 36)
+    digest = hashlib.sha256(canonical.encode()).hexdigest()[:8]
+    return "-".join(p for p in (host, tail, digest) if p)
+
+
+def check_draft_id(value: str) -> str:
+    """Raise InvalidId unless `value` can name a draft file (no separators, no dots, no escape)."""
+    if not _DRAFT_ID.match(value) or len(value) > 100:
+        raise InvalidId(f"invalid draft id {value!r}: expected lower-case letters, digits and single dashes")
+    return value
+
+
+def check_case_id(value: str) -> str:
+    if not _CASE_ID.match(value):
+        raise InvalidId(f"invalid case id {value!r}: expected PREFIX-NNNN, such as IL-0428")
+    return value
+
+
+def case_number(value: str, prefix: str) -> int | None:
+    """The number of a case id with this prefix (`IL-0428` → 428), or None for another prefix."""
+    head, _, number = value.rpartition("-")
+    if head != prefix or not number.isdigit():
+        return None
+    return int(number)
+
+
+def case_id(prefix: str, number: int, digits: int = 4) -> str:
+    return check_case_id(f"{prefix}-{number:0{digits}d}")

@@ -1,0 +1,354 @@
+"""The record format: the single source of truth for cases, drafts and source entries.
+
+A **case** is what readers see, field for field the shape of the library's published
+records (`../shared/reference/example-case.json`). A **draft** is a case still being
+made: the same content fields, any of them empty, plus what only the pipeline and its
+reviewers need (where the text came from, the extracted sections, the archive state of
+each source, the review state and its history). A **source entry** is one line of the
+crawl registry in `sources/*.yaml`.
+
+The JSON Schema (`incidentlib schema`) is generated from these classes; the key order
+of a written record is the field order declared here, so keep it a reading order.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, date, datetime, timedelta
+from enum import StrEnum
+from typing import Annotated, Any
+from urllib.parse import urlsplit
+
+from pydantic import (
+    AfterValidator,
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    WithJsonSchema,
+)
+
+from pipeline.vocabulary import Kind, check_term, vocabulary
+
+__all__ = [
+    "Action",
+    "ArchiveState",
+    "ArchiveStatus",
+    "Case",
+    "CaseContent",
+    "Draft",
+    "DraftSource",
+    "DraftState",
+    "Impact",
+    "Origin",
+    "Review",
+    "Section",
+    "SectionField",
+    "Source",
+    "SourceEntry",
+    "Timeline",
+    "Transition",
+    "json_schema",
+    "utc_now",
+]
+
+
+# ---------------------------------------------------------------- field types
+
+
+def _term(kind: Kind) -> Any:
+    """A string that must be a term of one vocabulary; the schema lists the terms."""
+    return Annotated[
+        str,
+        AfterValidator(lambda value: check_term(kind, value)),
+        WithJsonSchema({"type": "string", "enum": vocabulary().names(kind)}),
+    ]
+
+
+Domain = _term("domains")
+Component = _term("components")
+Symptom = _term("symptoms")
+Contributing = _term("contributing")
+RootCause = _term("root_causes")
+Severity = _term("severities")
+SourceKind = _term("source_kinds")
+DateKind = _term("date_kinds")
+
+CASE_ID_PATTERN = r"^[A-Z][A-Z0-9]*-[0-9]{4,}$"
+DRAFT_ID_PATTERN = r"^[a-z0-9]+(-[a-z0-9]+)*$"
+CaseId = Annotated[str, StringConstraints(pattern=CASE_ID_PATTERN)]
+DraftId = Annotated[str, StringConstraints(pattern=DRAFT_ID_PATTERN, max_length=100)]
+Slug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$", max_length=80)]
+Text = Annotated[str, StringConstraints(min_length=1)]
+Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
+LanguageCode = Annotated[str, StringConstraints(pattern=r"^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$")]
+
+
+def _check_url(value: str) -> str:
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"not an absolute http(s) URL: {value!r}")
+    if any(ch.isspace() for ch in value):
+        raise ValueError(f"URL contains white space: {value!r}")
+    return value
+
+
+# Kept as the exact string given (no normalisation), so a record round-trips unchanged.
+Url = Annotated[str, AfterValidator(_check_url), WithJsonSchema({"type": "string", "format": "uri"})]
+
+_DATE = re.compile(r"^(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?$")
+
+
+def _check_date(value: str) -> str:
+    # Postmortems often give only a month or a year, so a partial date is allowed.
+    match = _DATE.match(value)
+    if not match:
+        raise ValueError(f"expected YYYY, YYYY-MM or YYYY-MM-DD, got {value!r}")
+    year, month, day = (int(g) if g else None for g in match.groups())
+    try:
+        date(year or 1, month or 1, day or 1)
+    except ValueError as exc:
+        raise ValueError(f"not a calendar date: {value!r} ({exc})") from None
+    return value
+
+
+PartialDate = Annotated[
+    str,
+    AfterValidator(_check_date),
+    WithJsonSchema({"type": "string", "pattern": _DATE.pattern}),
+]
+
+
+def _to_utc(value: datetime) -> datetime:
+    return value.astimezone(UTC)
+
+
+# Always stored in UTC, written as `2026-11-14T12:34:07.825740Z`.
+Timestamp = Annotated[AwareDatetime, AfterValidator(_to_utc)]
+
+
+def _sorted_texts(value: dict[str, str]) -> dict[str, str]:
+    # One language order everywhere, so that a git diff shows only real changes.
+    return dict(sorted(value.items()))
+
+
+Texts = Annotated[
+    dict[LanguageCode, Text],
+    AfterValidator(_sorted_texts),
+    Field(description="The same text in several languages, keyed by language code (en, ko, ...)."),
+]
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+class Record(BaseModel):
+    """Strict: a misspelt key is a fault, not silently dropped data."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+# ---------------------------------------------------------------- case parts
+
+
+class Impact(Record):
+    scope: str = "unknown"
+    users: str = "unknown"
+    region: str = "unknown"
+
+
+class Review(Record):
+    """Who wrote the case and who approved it. A new draft has all three empty."""
+
+    written_by: Name | None = None
+    reviewed_by: Name | None = None
+    reviewed_at: Timestamp | None = None
+
+
+class Source(Record):
+    url: Url
+    kind: SourceKind
+    archived: Url | None = Field(
+        default=None,
+        description="A Wayback Machine capture: https://web.archive.org/web/<timestamp>/<url>.",
+    )
+
+
+class Action(Record):
+    """One remediation step or action item."""
+
+    text: Texts
+
+
+class Timeline(Record):
+    detected_after: timedelta | None = Field(default=None, description="ISO 8601 duration from start to detection.")
+    resolved_after: timedelta | None = Field(default=None, description="ISO 8601 duration from start to resolution.")
+
+
+class CaseContent(Record):
+    """The fields a case and a draft share, in the order a reader meets them.
+
+    Every field may be empty here; `Case` makes the ones a published case needs required.
+    """
+
+    id: str
+    org: Name | None = None
+    org_slug: Slug | None = None
+    date: PartialDate | None = None
+    date_kind: DateKind | None = None
+    title: Texts | None = None
+    domain: list[Domain] = []
+    severity: Severity = "unknown"
+    summary: Texts | None = None
+    symptoms_text: Texts | None = None
+    trigger: Texts | None = None
+    impact: Impact = Impact()
+    detection: Texts | None = None
+    root_cause: RootCause = "unknown"
+    lessons: Texts | None = None
+    symptoms: list[Symptom] = []
+    components: list[Component] = []
+    contributing: list[Contributing] = []
+    remediation: list[Action] = []
+    action_items: list[Action] = []
+    timeline: Timeline = Timeline()
+    sources: list[Source] = []
+    related: list[CaseId] = []
+    recurrence_of: CaseId | None = None
+    docs: list[Url] = Field(default=[], description="Links to documentation that helps a reader act on the case.")
+    review: Review = Review()
+    updated_at: Timestamp | None = None
+    url: Url | None = Field(default=None, description="The case's public page.")
+
+
+class Case(CaseContent):
+    """A published case, exactly as the library stores and serves it."""
+
+    id: CaseId
+    org: Name
+    org_slug: Slug
+    date: PartialDate
+    date_kind: DateKind
+    title: Texts
+    summary: Texts
+    sources: list[Source] = Field(min_length=1)
+    updated_at: Timestamp
+    url: Url
+
+
+# ---------------------------------------------------------------- draft parts
+
+
+class DraftState(StrEnum):
+    EXTRACTED = "extracted"
+    WRITTEN = "written"
+    IN_REVIEW = "in_review"
+    CHANGES_REQUESTED = "changes_requested"
+    APPROVED = "approved"
+    REJECTED = "rejected"
+    PUBLISHED = "published"
+
+
+class ArchiveStatus(StrEnum):
+    PENDING = "pending"
+    CAPTURED = "captured"
+    FAILED = "failed"
+
+
+class ArchiveState(Record):
+    """Where archiving one source stands, so an interrupted run can carry on."""
+
+    status: ArchiveStatus = ArchiveStatus.PENDING
+    reason: str | None = None
+    attempts: int = Field(default=0, ge=0)
+    last_attempt_at: Timestamp | None = None
+    captured_at: Timestamp | None = None
+
+
+class DraftSource(Source):
+    archive: ArchiveState = ArchiveState()
+
+
+class SectionField(StrEnum):
+    SUMMARY = "summary"
+    IMPACT = "impact"
+    TRIGGER = "trigger"
+    ROOT_CAUSE = "root_cause"
+    CONTRIBUTING = "contributing"
+    DETECTION = "detection"
+    REMEDIATION = "remediation"
+    ACTION_ITEMS = "action_items"
+    LESSONS = "lessons"
+    TIMELINE = "timeline"
+
+
+class Section(Record):
+    """One section of the source as extracted: its heading, the case field it fills, its text."""
+
+    heading: str
+    field: SectionField | None = None
+    text: str
+
+
+class Origin(Record):
+    """Where a draft's text came from and how it was fetched."""
+
+    url: Url
+    canonical_url: Url
+    final_url: Url | None = None
+    fetched_at: Timestamp | None = None
+    content_type: str | None = None
+    etag: str | None = None
+    last_modified: str | None = None
+    sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
+
+
+class Transition(Record):
+    """One step of a draft's review history; never rewritten, only appended."""
+
+    at: Timestamp
+    by: Name
+    from_state: DraftState | None = None
+    to_state: DraftState
+    comment: str | None = None
+
+
+class Draft(CaseContent):
+    """A case being made: any content field may be empty."""
+
+    id: DraftId
+    state: DraftState = DraftState.EXTRACTED
+    case_id: CaseId | None = Field(default=None, description="The published case, once there is one.")
+    sources: list[DraftSource] = []
+    origin: Origin
+    text: str | None = Field(default=None, description="The full extracted text, for the writer and the reviewer.")
+    sections: list[Section] = []
+    history: list[Transition] = []
+    created_at: Timestamp = Field(default_factory=utc_now)
+
+
+# ---------------------------------------------------------------- source registry
+
+
+class SourceEntry(Record):
+    """One entry of the crawl registry (`sources/*.yaml`): a URL and optional hints."""
+
+    url: Url
+    org: Name | None = None
+    kind: SourceKind | None = None
+    title: str | None = None
+    date: PartialDate | None = None
+    tags: list[str] = []
+
+
+# ---------------------------------------------------------------- JSON Schema
+
+SCHEMA_MODELS: dict[str, type[BaseModel]] = {"case": Case, "draft": Draft, "source": SourceEntry}
+
+
+def json_schema(name: str) -> dict[str, Any]:
+    """The JSON Schema of one record kind (`case`, `draft`, `source`), generated from the models."""
+    schema = SCHEMA_MODELS[name].model_json_schema(mode="validation")
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}

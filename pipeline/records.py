@@ -1,0 +1,54 @@
+"""Records to bytes and back, pure: the canonical layout and one-line faults.
+
+The canonical layout is what makes a git diff of a reviewed change show only what
+changed: pretty JSON, two-space indent, keys in the models' declared order (texts in
+language order), UTF-8 unescaped, one trailing newline.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from pipeline.errors import Fault, InvalidRecord
+
+__all__ = ["dump_json", "dump_record", "faults_from", "load_record"]
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def dump_json(data: object) -> bytes:
+    return (json.dumps(data, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+
+
+def dump_record(record: BaseModel) -> bytes:
+    return dump_json(record.model_dump(mode="json"))
+
+
+def _field(loc: tuple[int | str, ...]) -> str:
+    return ".".join(str(part) for part in loc) or "-"
+
+
+def _problem(error: dict) -> str:
+    message: str = error["msg"]
+    # pydantic prefixes our own validators' messages; the reader only needs the message.
+    message = message.removeprefix("Value error, ")
+    if error["type"] in ("missing", "extra_forbidden"):
+        return message.lower().replace("field required", "required field is missing")
+    if error["type"] == "json_invalid":
+        return "not valid JSON: " + str(error.get("ctx", {}).get("error", message))
+    return message
+
+
+def faults_from(exc: ValidationError, label: str) -> list[Fault]:
+    return [Fault(label, _field(error["loc"]), _problem(error)) for error in exc.errors(include_url=False)]
+
+
+def load_record(model: type[M], data: bytes | str, label: str) -> M:
+    """Parse and validate one record; raise InvalidRecord with every fault, named by `label`."""
+    try:
+        return model.model_validate_json(data)
+    except ValidationError as exc:
+        raise InvalidRecord(faults_from(exc, label)) from None

@@ -1,0 +1,299 @@
+"""The record store: the only module that reads or writes `sources/`, `drafts/` and `cases/`.
+
+Layout under the data root:
+
+    sources/*.yaml                the crawl registry
+    drafts/<draft-id>.json        drafts awaiting review
+    cases/<case-id>.json          published cases
+    .incidentlib/locks/           lock files (not data; ignored by git)
+
+Guarantees:
+- Every write is atomic: the bytes go to a temporary file in the same folder, are
+  fsynced, and replace the record by rename, and the folder is fsynced. A crash at any
+  point leaves the old record or the new one, never a torn one.
+- Read-modify-write (`update_draft`) holds a per-record lock across processes, so two
+  writers never lose an update; `write_draft(..., expected_version=...)` is the
+  compare-and-swap form for a caller that read, thought for a while (an editor), and
+  must not overwrite someone else's change.
+- Case ids are allocated under one lock for the cases folder, so processes promoting at
+  once get distinct, consecutive ids.
+- Ids are checked before they become paths, so none can leave its folder.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Literal, TypeVar
+
+import filelock
+from pydantic import BaseModel
+
+from pipeline.errors import ConflictError, Fault, InvalidId, InvalidRecord, RecordNotFound, StoreError
+from pipeline.ids import case_id, case_number, check_case_id, check_draft_id
+from pipeline.models import Case, Draft
+from pipeline.records import dump_record, load_record
+from pipeline.registry import RegisteredSource, parse_registry
+from pipeline.settings import Settings
+
+__all__ = ["MODELS", "RecordKind", "Store", "write_atomic"]
+
+RecordKind = Literal["draft", "case"]
+MODELS: dict[RecordKind, type[Draft] | type[Case]] = {"draft": Draft, "case": Case}
+M = TypeVar("M", bound=BaseModel)
+
+STATE_DIR = ".incidentlib"
+LOCK_TIMEOUT_S = 120.0
+
+
+def _fsync_dir(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Replace `path` with `data` so that readers and crashes see the old bytes or the new, never a mix."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    _fsync_dir(path.parent)
+
+
+def _version(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+class Store:
+    """Records under one data root. Cheap to make; holds no open files between calls."""
+
+    def __init__(
+        self,
+        root: Path | str,
+        *,
+        case_id_prefix: str = "IL",
+        case_id_digits: int = 4,
+        case_id_start: int = 1,
+    ) -> None:
+        self.root = Path(root).resolve()
+        self.case_id_prefix = case_id_prefix
+        self.case_id_digits = case_id_digits
+        self.case_id_start = case_id_start
+        self.sources_dir = self.root / "sources"
+        self.drafts_dir = self.root / "drafts"
+        self.cases_dir = self.root / "cases"
+        self.state_dir = self.root / STATE_DIR
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Store:
+        return cls(
+            settings.root,
+            case_id_prefix=settings.case_id_prefix,
+            case_id_digits=settings.case_id_digits,
+            case_id_start=settings.case_id_start,
+        )
+
+    # ------------------------------------------------------------ paths and locks
+
+    def _folder(self, kind: RecordKind) -> Path:
+        return self.drafts_dir if kind == "draft" else self.cases_dir
+
+    def path(self, kind: RecordKind, record_id: str) -> Path:
+        """The file of a record; raises InvalidId for an id that is malformed or would leave its folder."""
+        (check_draft_id if kind == "draft" else check_case_id)(record_id)
+        folder = self._folder(kind)
+        path = folder / f"{record_id}.json"
+        # The patterns already forbid separators and dots; this is the belt to those braces.
+        if path.resolve().parent != folder.resolve():
+            raise InvalidId(f"{kind} id {record_id!r} would leave {folder}")
+        return path
+
+    @contextmanager
+    def lock(self, name: str) -> Iterator[None]:
+        """An exclusive lock shared by every process using this data root."""
+        folder = self.state_dir / "locks"
+        folder.mkdir(parents=True, exist_ok=True)
+        lock = filelock.FileLock(folder / f"{name}.lock", timeout=LOCK_TIMEOUT_S)
+        try:
+            with lock:
+                yield
+        except filelock.Timeout:
+            raise StoreError(f"{folder / name}.lock: still held by another process after {LOCK_TIMEOUT_S:.0f} s") from None
+
+    # ------------------------------------------------------------ reading
+
+    def label(self, path: Path) -> str:
+        """How a path is named in messages: relative to the root when it lies under it."""
+        try:
+            return str(path.relative_to(self.root))
+        except ValueError:
+            return str(path)
+
+    def _read(self, kind: RecordKind, record_id: str) -> tuple[bytes, Path]:
+        path = self.path(kind, record_id)
+        try:
+            return path.read_bytes(), path
+        except FileNotFoundError:
+            raise RecordNotFound(kind, record_id, self.label(path)) from None
+
+    def _load(self, model: type[M], kind: RecordKind, record_id: str) -> tuple[M, str]:
+        data, path = self._read(kind, record_id)
+        record = load_record(model, data, self.label(path))
+        if getattr(record, "id", None) != record_id:
+            raise InvalidRecord([Fault(self.label(path), "id", f"{record.id!r} does not match the file name")])
+        return record, _version(data)
+
+    def read_case(self, record_id: str) -> Case:
+        return self._load(Case, "case", record_id)[0]
+
+    def read_draft(self, record_id: str) -> Draft:
+        return self._load(Draft, "draft", record_id)[0]
+
+    def read_draft_versioned(self, record_id: str) -> tuple[Draft, str]:
+        """The draft and a version token to hand back to `write_draft(expected_version=...)`."""
+        return self._load(Draft, "draft", record_id)
+
+    def exists(self, kind: RecordKind, record_id: str) -> bool:
+        return self.path(kind, record_id).is_file()
+
+    def files(self, kind: RecordKind) -> list[Path]:
+        """Record files of one kind, sorted; temporary and hidden files are not records."""
+        folder = self._folder(kind)
+        if not folder.is_dir():
+            return []
+        return sorted(p for p in folder.glob("*.json") if not p.name.startswith("."))
+
+    def record_files(self) -> Iterator[tuple[RecordKind, Path]]:
+        """Every draft file, then every case file."""
+        for kind in MODELS:
+            for path in self.files(kind):
+                yield kind, path
+
+    def ids(self, kind: RecordKind) -> list[str]:
+        return [p.stem for p in self.files(kind)]
+
+    def drafts(self) -> Iterator[Draft]:
+        for record_id in self.ids("draft"):
+            yield self.read_draft(record_id)
+
+    def cases(self) -> Iterator[Case]:
+        for record_id in self.ids("case"):
+            yield self.read_case(record_id)
+
+    def source_files(self) -> list[Path]:
+        if not self.sources_dir.is_dir():
+            return []
+        return sorted(
+            p for p in self.sources_dir.iterdir() if p.suffix in (".yaml", ".yml") and not p.name.startswith(".")
+        )
+
+    def read_sources(self) -> tuple[list[RegisteredSource], list[Fault]]:
+        """Every registry entry with its file and line, and the faults of the entries that failed."""
+        entries: list[RegisteredSource] = []
+        faults: list[Fault] = []
+        for path in self.source_files():
+            got, bad = parse_registry(path.read_text(encoding="utf-8"), self.label(path))
+            entries.extend(got)
+            faults.extend(bad)
+        return entries, faults
+
+    # ------------------------------------------------------------ writing
+
+    def _write(self, path: Path, data: bytes) -> bool:
+        """Write if the bytes differ; True when the file changed. Callers hold the record's lock."""
+        try:
+            if path.read_bytes() == data:
+                return False
+        except FileNotFoundError:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, data)
+        return True
+
+    def write_file(self, path: Path, data: bytes) -> bool:
+        """Rewrite one record file under its lock (used by `fmt`); True when it changed."""
+        kind: RecordKind = "draft" if path.parent == self.drafts_dir else "case"
+        with self.lock(f"{kind}-{path.stem}"):
+            return self._write(path, data)
+
+    def write_draft(self, draft: Draft, *, expected_version: str | None = None) -> bool:
+        """Write a draft; with `expected_version`, only if nobody changed it since it was read."""
+        path = self.path("draft", draft.id)
+        with self.lock(f"draft-{draft.id}"):
+            if expected_version is not None:
+                try:
+                    current = _version(path.read_bytes())
+                except FileNotFoundError:
+                    current = None
+                if current != expected_version:
+                    raise ConflictError(f"{self.label(path)}: changed by someone else since it was read; re-read it")
+            return self._write(path, dump_record(draft))
+
+    def update_draft(
+        self,
+        record_id: str,
+        change: Callable[[Draft], Draft | None],
+        *,
+        create: Callable[[], Draft] | None = None,
+    ) -> Draft:
+        """Read, change and write one draft under its lock; no concurrent update is lost.
+
+        `change` returns the new draft (or None to leave it as it was). With `create`, a
+        missing draft starts as `create()` instead of raising RecordNotFound.
+        """
+        path = self.path("draft", record_id)
+        with self.lock(f"draft-{record_id}"):
+            try:
+                draft = load_record(Draft, path.read_bytes(), self.label(path))
+            except FileNotFoundError:
+                if create is None:
+                    raise RecordNotFound("draft", record_id, self.label(path)) from None
+                draft = create()
+            changed = change(draft.model_copy(deep=True))
+            if changed is not None:
+                if changed.id != record_id:
+                    raise InvalidId(f"a change may not rename draft {record_id!r} to {changed.id!r}")
+                self._write(path, dump_record(changed))
+                return changed
+            return draft
+
+    def write_case(self, case: Case) -> bool:
+        """Write (or rewrite in place) a case whose id is already allocated."""
+        path = self.path("case", case.id)
+        with self.lock(f"case-{case.id}"):
+            return self._write(path, dump_record(case))
+
+    def next_case_number(self) -> int:
+        numbers = [case_number(record_id, self.case_id_prefix) for record_id in self.ids("case")]
+        highest = max((n for n in numbers if n is not None), default=self.case_id_start - 1)
+        return max(highest + 1, self.case_id_start)
+
+    def publish_case(self, build: Callable[[str], Case]) -> Case:
+        """Allocate the next case id, build the case for it and write it, all under the cases lock.
+
+        Several processes publishing at once get distinct, consecutive ids: the id is
+        only taken once its file exists, and the next process scans after that.
+        """
+        with self.lock("cases"):
+            new_id = case_id(self.case_id_prefix, self.next_case_number(), self.case_id_digits)
+            case = build(new_id)
+            if case.id != new_id:
+                raise InvalidId(f"the case built for {new_id} has id {case.id!r}")
+            path = self.path("case", new_id)
+            if path.exists():  # only a writer that bypassed the lock could cause this
+                raise ConflictError(f"{self.label(path)}: already exists; refusing to overwrite a published case")
+            with self.lock(f"case-{new_id}"):
+                self._write(path, dump_record(case))
+            return case
