@@ -93,7 +93,7 @@ def validate(root: RootOption = None, as_json: JsonOption = False) -> None:
         typer.echo(json.dumps({"records": checked, "faults": [vars(f) for f in faults]}, indent=2))
     else:
         _print_faults(faults)
-        typer.echo(f"{checked} records checked, {len(faults)} faults", err=True)
+        typer.echo(f"{checked} record{'' if checked == 1 else 's'} checked, {len(faults)} faults", err=True)
     raise typer.Exit(1 if faults else 0)
 
 

@@ -82,7 +82,18 @@ DraftId = Annotated[str, StringConstraints(pattern=DRAFT_ID_PATTERN, max_length=
 Slug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$", max_length=80)]
 Text = Annotated[str, StringConstraints(min_length=1)]
 Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
-LanguageCode = Annotated[str, StringConstraints(pattern=r"^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$")]
+_LANGUAGE = re.compile(r"^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$")
+
+
+def _check_language(value: str) -> str:
+    if not _LANGUAGE.match(value):
+        raise ValueError(f"not a language code such as en or ko: {value!r}")
+    return value
+
+
+LanguageCode = Annotated[
+    str, AfterValidator(_check_language), WithJsonSchema({"type": "string", "pattern": _LANGUAGE.pattern})
+]
 
 
 def _check_url(value: str) -> str:
@@ -136,7 +147,10 @@ def _sorted_texts(value: dict[str, str]) -> dict[str, str]:
 Texts = Annotated[
     dict[LanguageCode, Text],
     AfterValidator(_sorted_texts),
-    Field(description="The same text in several languages, keyed by language code (en, ko, ...)."),
+    Field(
+        description="The same text in several languages, keyed by language code (en, ko, ...).",
+        json_schema_extra={"additionalProperties": False},
+    ),
 ]
 
 

@@ -1,0 +1,166 @@
+"""The command line, used as a person would: exit codes and what it prints."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import typer
+
+from pipeline.cli import app
+from pipeline.models import Case, Draft
+
+from conftest import EXAMPLE_CASE, REPO
+
+
+def command_names() -> list[str]:
+    return sorted(typer.main.get_command(app).commands)
+
+
+def test_every_command_has_help_and_is_in_the_readme(cli: Callable) -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    for name in command_names():
+        result = cli(name, "--help")
+        assert result.exit_code == 0, name
+        assert "Usage: incidentlib" in result.stdout
+        assert f"incidentlib {name}" in readme, f"the README does not document `incidentlib {name}`"
+
+
+def test_validate_passes_on_a_good_root(cli: Callable, root: Path, example_json: dict) -> None:
+    shutil.copy(EXAMPLE_CASE, root / "cases" / "IL-0428.json")
+    (root / "sources" / "starter.yaml").write_text("- url: https://example.org/postmortem\n  org: Example\n")
+    result = cli("validate", "--root", str(root))
+    assert result.exit_code == 0, result.output
+    assert result.stdout == ""
+    assert "1 record checked, 0 faults" in result.stderr
+
+
+def test_validate_prints_one_line_per_fault(
+    cli: Callable, root: Path, example_json: dict, make_draft: Callable[..., Draft]
+) -> None:
+    cases = root / "cases"
+    (cases / "IL-0001.json").write_text(json.dumps({**example_json, "id": "IL-0001", "components": ["warp-drive"]}))
+    (cases / "IL-0002.json").write_text(json.dumps({**example_json, "id": "IL-0003"}))
+    (cases / "IL-0004.json").write_text('{"id": "IL-0004",')
+    (cases / "IL-0005.json").write_text(json.dumps({**example_json, "id": "IL-0005", "related": ["IL-0999"]}))
+    draft = make_draft()
+    (root / "drafts" / f"{draft.id}.json").write_text(
+        json.dumps({**draft.model_dump(mode="json"), "date": "yesterday"})
+    )
+    (root / "sources" / "a.yaml").write_text(
+        "- url: https://example.org/one\n"
+        "- url: not-a-url\n"
+        "- url: https://example.org/two\n"
+        "  kind: podcast\n"
+        "- url: https://EXAMPLE.org/one#again\n"
+    )
+    (root / "sources" / "b.yaml").write_text("- url: [unclosed\n")
+
+    result = cli("validate", "--root", str(root))
+
+    assert result.exit_code == 1
+    lines = result.stdout.splitlines()
+    assert all(re.match(r"^\S+: \S+: .+$", line) for line in lines), lines
+    expected = [
+        f"drafts/{draft.id}.json: date: expected YYYY, YYYY-MM or YYYY-MM-DD, got 'yesterday'",
+        "cases/IL-0001.json: components.0: unknown component 'warp-drive'; known: nccl, ",
+        "cases/IL-0002.json: id: 'IL-0003' does not match the file name 'IL-0002.json'",
+        "cases/IL-0004.json: -: not valid JSON: ",
+        "cases/IL-0005.json: related.0: IL-0999 is not a case in cases/",
+        "sources/a.yaml:2: url: not an absolute http(s) URL: 'not-a-url'",
+        "sources/a.yaml:3: kind: unknown source kind 'podcast'; known: github, ",
+        "sources/a.yaml:5: url: duplicate of the entry at sources/a.yaml:1: https://example.org/one",
+        "sources/b.yaml:2: -: not valid YAML: ",
+    ]
+    for start in expected:
+        assert any(line.startswith(start) for line in lines), f"missing {start!r} in {lines}"
+    assert len(lines) == len(expected)
+
+
+def test_validate_json_output_for_scripts(cli: Callable, root: Path, example_json: dict) -> None:
+    (root / "cases" / "IL-0001.json").write_text(json.dumps({**example_json, "id": "IL-0001", "severity": "dire"}))
+    result = cli("validate", "--root", str(root), "--json")
+    assert result.exit_code == 1
+    report = json.loads(result.stdout)
+    assert report["records"] == 1
+    assert report["faults"] == [
+        {"path": "cases/IL-0001.json", "field": "severity", "problem": report["faults"][0]["problem"]}
+    ]
+    assert report["faults"][0]["problem"].startswith("unknown severity 'dire'")
+
+
+def test_root_comes_from_the_environment_when_not_given(cli: Callable, root: Path, example_json: dict) -> None:
+    (root / "cases" / "IL-0001.json").write_text(json.dumps({**example_json, "id": "IL-0001", "severity": "dire"}))
+    assert cli("validate", env={"INCIDENTLIB_ROOT": str(root)}).exit_code == 1
+    assert cli("validate", "--root", str(root / "sources"), env={"INCIDENTLIB_ROOT": str(root)}).exit_code == 0
+
+
+def test_fmt_rewrites_the_example_without_changing_a_key_or_value(cli: Callable, root: Path, example_json: dict) -> None:
+    path = root / "cases" / "IL-0428.json"
+    shutil.copy(EXAMPLE_CASE, path)
+    assert cli("fmt", "--root", str(root), "--check").exit_code == 1
+    assert path.read_bytes() == EXAMPLE_CASE.read_bytes(), "--check changes nothing"
+
+    result = cli("fmt", "--root", str(root))
+    assert result.exit_code == 0
+    assert result.stdout == "reformatted cases/IL-0428.json\n"
+    assert json.loads(path.read_text(encoding="utf-8")) == example_json
+
+    formatted = path.read_bytes()
+    again = cli("fmt", "--root", str(root))
+    assert again.exit_code == 0 and again.stdout == ""
+    assert "0 reformatted, 1 unchanged" in again.stderr
+    assert path.read_bytes() == formatted
+    assert cli("fmt", "--root", str(root), "--check").exit_code == 0
+
+
+def test_fmt_leaves_an_invalid_record_exactly_as_it_was(cli: Callable, root: Path) -> None:
+    path = root / "cases" / "IL-0001.json"
+    path.write_text('{"id": "IL-0001",   "org": 1}')
+    before = path.read_bytes()
+    result = cli("fmt", "--root", str(root))
+    assert result.exit_code == 1
+    assert result.stdout.startswith("cases/IL-0001.json: org: ")
+    assert path.read_bytes() == before
+
+
+def test_schema_prints_every_record_kind(cli: Callable) -> None:
+    everything = json.loads(cli("schema").stdout)
+    assert sorted(everything) == ["case", "draft", "source"]
+    case = json.loads(cli("schema", "case").stdout)
+    assert case == everything["case"]
+    assert set(case["required"]) >= {"id", "org", "title", "summary", "sources", "url"}
+    draft = json.loads(cli("schema", "draft").stdout)
+    assert {"origin", "sections", "history", "state"} <= set(draft["properties"])
+
+
+def run_installed(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """The real program in a process of its own, as an operator's shell runs it."""
+    return subprocess.run(
+        [sys.executable, "-m", "pipeline", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        timeout=60,
+    )
+
+
+def test_a_bad_setting_is_one_line_naming_it(root: Path) -> None:
+    result = run_installed("validate", "--root", str(root), env={"INCIDENTLIB_CASE_ID_PREFIX": "lower"})
+    assert result.returncode == 1
+    assert result.stderr.startswith("Error: INCIDENTLIB_CASE_ID_PREFIX: String should match pattern")
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+
+
+def test_the_installed_command_validates_a_root(root: Path, make_case: Callable[..., Case]) -> None:
+    (root / "cases" / "IL-0007.json").write_text(make_case("IL-0007").model_dump_json())
+    result = run_installed("validate", "--root", str(root))
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == "1 record checked, 0 faults\n"

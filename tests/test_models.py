@@ -1,0 +1,147 @@
+"""The record format: the published example round-trips, vocabularies bind, drafts start open."""
+
+from __future__ import annotations
+
+import json
+
+import jsonschema
+import pytest
+from pydantic import ValidationError
+
+from pipeline.draft import new_draft
+from pipeline.errors import InvalidRecord
+from pipeline.models import Case, Draft, SourceEntry, json_schema
+from pipeline.records import dump_record, load_record
+from pipeline.vocabulary import KINDS, vocabulary
+
+
+def test_example_case_round_trips_to_the_same_json(example_json: dict) -> None:
+    case = Case.model_validate(example_json)
+    written = json.loads(dump_record(case))
+    assert written == example_json
+    assert list(written) != list(example_json), "the canonical layout orders keys for reading"
+
+
+def test_case_has_exactly_the_fields_of_the_published_format(example_json: dict) -> None:
+    assert set(Case.model_fields) == set(example_json)
+    assert set(Case.model_fields["review"].annotation.model_fields) == set(example_json["review"])
+    assert set(Case.model_fields["impact"].annotation.model_fields) == set(example_json["impact"])
+
+
+def test_canonical_layout_is_a_fixed_point(example_json: dict) -> None:
+    once = dump_record(Case.model_validate(example_json))
+    twice = dump_record(load_record(Case, once, "cases/IL-0428.json"))
+    assert once == twice
+    assert once.endswith(b"}\n") and not once.endswith(b"\n\n")
+    assert "멈추고".encode() in once, "non-ASCII text is written as UTF-8, not \\u escapes"
+    assert b'\n  "id": "IL-0428",\n' in once, "two-space indent, id first"
+
+
+def test_every_term_in_the_example_is_in_the_vocabulary(example_json: dict) -> None:
+    vocab = vocabulary()
+    assert ("domains", example_json["domain"][0]) in vocab
+    for symptom in example_json["symptoms"]:
+        assert ("symptoms", symptom) in vocab
+    for component in example_json["components"]:
+        assert ("components", component) in vocab
+    assert ("contributing", example_json["contributing"][0]) in vocab
+    assert ("root_causes", example_json["root_cause"]) in vocab
+    assert ("severities", example_json["severity"]) in vocab
+    assert ("source_kinds", example_json["sources"][0]["kind"]) in vocab
+    assert ("date_kinds", example_json["date_kind"]) in vocab
+
+
+def test_every_vocabulary_term_has_a_label_and_every_kind_has_terms() -> None:
+    vocab = vocabulary()
+    for kind in KINDS:
+        terms = vocab.terms[kind]
+        assert terms, kind
+        assert all(term.label for term in terms.values())
+
+
+def test_unknown_term_is_rejected_with_the_known_ones(example_json: dict) -> None:
+    with pytest.raises(InvalidRecord) as caught:
+        load_record(Case, json.dumps({**example_json, "components": ["nccl", "flux-capacitor"]}), "cases/IL-0428.json")
+    (fault,) = caught.value.faults
+    assert fault.path == "cases/IL-0428.json"
+    assert fault.field == "components.1"
+    assert fault.problem.startswith("unknown component 'flux-capacitor'; known: nccl, pytorch, ")
+    assert str(fault).count("\n") == 0
+
+
+@pytest.mark.parametrize(
+    ("change", "field", "problem"),
+    [
+        ({"date": "2022-02-30"}, "date", "not a calendar date"),
+        ({"date": "March 2022"}, "date", "expected YYYY, YYYY-MM or YYYY-MM-DD"),
+        ({"id": "IL-42"}, "id", "String should match pattern"),
+        ({"sources": [{"url": "ftp://x.org/a", "kind": "blog", "archived": None}]}, "sources.0.url", "not an absolute http(s) URL"),
+        ({"summary": {"english": "text"}}, "summary.english.[key]", "not a language code such as en or ko: 'english'"),
+        ({"colour": "red"}, "colour", "extra inputs are not permitted"),
+        ({"title": None}, "title", "Input should be an object"),
+    ],
+)
+def test_faults_name_the_field_and_the_problem(example_json: dict, change: dict, field: str, problem: str) -> None:
+    with pytest.raises(InvalidRecord) as caught:
+        load_record(Case, json.dumps({**example_json, **change}), "cases/IL-0428.json")
+    assert [(f.field, problem in f.problem) for f in caught.value.faults] == [(field, True)]
+
+
+def test_a_missing_required_field_is_named(example_json: dict) -> None:
+    data = {k: v for k, v in example_json.items() if k != "org_slug"}
+    with pytest.raises(InvalidRecord) as caught:
+        load_record(Case, json.dumps(data), "cases/IL-0428.json")
+    assert [str(f) for f in caught.value.faults] == ["cases/IL-0428.json: org_slug: required field is missing"]
+
+
+def test_partial_dates_are_allowed(example_json: dict) -> None:
+    for value in ("2022", "2022-03", "2022-03-04"):
+        assert Case.model_validate({**example_json, "date": value}).date == value
+
+
+def test_timestamps_are_stored_in_utc(example_json: dict) -> None:
+    case = Case.model_validate({**example_json, "updated_at": "2026-11-14T14:34:07+02:00"})
+    assert json.loads(dump_record(case))["updated_at"] == "2026-11-14T12:34:07Z"
+
+
+def test_texts_are_written_in_language_order(example_json: dict) -> None:
+    case = Case.model_validate({**example_json, "title": {"ko": "제목", "en": "Title"}})
+    assert list(json.loads(dump_record(case))["title"]) == ["en", "ko"]
+
+
+def test_new_draft_leaves_review_fields_open() -> None:
+    draft = new_draft(SourceEntry(url="https://github.com/dfds/postmortems/blob/master/PM2020-007.md", org="DFDS"))
+    assert draft.review.written_by is None
+    assert draft.review.reviewed_by is None
+    assert draft.review.reviewed_at is None
+    assert draft.state == "extracted"
+    assert draft.sources[0].kind == "github"
+    assert draft.sources[0].archive.status == "pending"
+    assert load_record(Draft, dump_record(draft), "drafts/x.json") == draft
+
+
+def test_a_draft_may_have_any_content_field_empty() -> None:
+    draft = Draft.model_validate(
+        {"id": "example-org-a-12345678", "origin": {"url": "https://example.org/a", "canonical_url": "https://example.org/a"}}
+    )
+    assert draft.title is None and draft.summary is None and draft.sources == []
+
+
+def test_a_case_needs_its_published_fields() -> None:
+    with pytest.raises(ValidationError) as caught:
+        Case.model_validate({"id": "IL-0001"})
+    missing = {e["loc"][0] for e in caught.value.errors() if e["type"] == "missing"}
+    assert missing == {"org", "org_slug", "date", "date_kind", "title", "summary", "sources", "updated_at", "url"}
+
+
+def test_generated_schema_accepts_the_example_and_rejects_unknown_terms(example_json: dict) -> None:
+    schema = json_schema("case")
+    jsonschema.validate(example_json, schema)
+    assert "nccl" in json.dumps(schema), "vocabulary terms are listed in the schema"
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({**example_json, "severity": "apocalyptic"}, schema)
+
+
+def test_generated_draft_schema_accepts_a_new_draft() -> None:
+    draft = new_draft(SourceEntry(url="https://example.org/incidents/1"))
+    jsonschema.validate(json.loads(dump_record(draft)), json_schema("draft"))

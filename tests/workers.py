@@ -1,0 +1,100 @@
+"""Programs the store tests run as real, separate processes.
+
+    python tests/workers.py update ROOT DRAFT_ID WORKER COUNT
+        append COUNT history entries to one draft, each a read-modify-write
+    python tests/workers.py publish ROOT COUNT
+        publish COUNT cases, printing each id allocated
+    python tests/workers.py rewrite ROOT DRAFT_ID
+        write two versions of one draft in turn, forever, printing a line after each write
+    python tests/workers.py stall ROOT DRAFT_ID STAGE
+        write a new version of one draft, but stop at STAGE of the atomic write
+        (file-synced: temporary file written, before its fsync; renamed: before the
+        rename; dir-synced: after the rename, before the folder's fsync), print
+        "stalled" and wait there to be killed
+
+Each prints "ready" once set up and waits for a line on stdin, so that the test can
+start all its workers at the same moment without sleeping.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pipeline.models import Case, Transition
+from pipeline.store import Store
+
+EXAMPLE = Path(__file__).resolve().parents[1].parent / "shared" / "reference" / "example-case.json"
+
+
+def _start() -> None:
+    print("ready", flush=True)
+    sys.stdin.readline()
+
+
+def update(root: str, draft_id: str, worker: str, count: str) -> None:
+    store = Store(root)
+    _start()
+    for n in range(int(count)):
+
+        def append(draft, n=n):
+            entry = Transition(at=datetime.now(UTC), by=f"worker-{worker}", to_state="extracted", comment=str(n))
+            return draft.model_copy(update={"history": [*draft.history, entry]})
+
+        store.update_draft(draft_id, append)
+
+
+def publish(root: str, count: str, example: str = str(EXAMPLE)) -> None:
+    store = Store(root)
+    template = json.loads(Path(example).read_text(encoding="utf-8"))
+    _start()
+    for _ in range(int(count)):
+        case = store.publish_case(lambda new_id: Case.model_validate({**template, "id": new_id}))
+        print(case.id, flush=True)
+
+
+def rewrite(root: str, draft_id: str) -> None:
+    store = Store(root)
+    first = store.read_draft(draft_id)
+    versions = [first, first.model_copy(update={"text": "x" * 2_000_000})]
+    _start()
+    n = 0
+    while True:
+        store.write_draft(versions[n % 2])
+        print(n, flush=True)
+        n += 1
+
+
+def stall(root: str, draft_id: str, stage: str) -> None:
+    import os
+
+    store = Store(root)
+    draft = store.read_draft(draft_id)
+    calls = {"fsync": 0}
+    real_fsync, real_replace = os.fsync, os.replace
+
+    def wait_to_be_killed() -> None:
+        print("stalled", flush=True)
+        sys.stdin.readline()
+        raise SystemExit("not killed")
+
+    def fsync(fd: int) -> None:
+        calls["fsync"] += 1
+        if (stage, calls["fsync"]) in (("file-synced", 1), ("dir-synced", 2)):
+            wait_to_be_killed()
+        real_fsync(fd)
+
+    def replace(src, dst) -> None:
+        if stage == "renamed":
+            wait_to_be_killed()
+        real_replace(src, dst)
+
+    os.fsync, os.replace = fsync, replace
+    store.write_draft(draft.model_copy(update={"text": "the new version"}))
+
+
+if __name__ == "__main__":
+    command, *args = sys.argv[1:]
+    {"update": update, "publish": publish, "rewrite": rewrite, "stall": stall}[command](*args)
