@@ -44,13 +44,20 @@ RootOption = Annotated[
 JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON document for scripts instead of text.")]
 
 
-def load_settings(root: Path | None) -> Settings:
+def _read_settings(root: Path | None) -> Settings:
     try:
         return Settings(root=root) if root is not None else Settings()
     except ValidationError as exc:
         error = exc.errors(include_url=False)[0]
         name = "INCIDENTLIB_" + str(error["loc"][0]).upper() if error["loc"] else "settings"
         raise SettingsError(f"{name}: {error['msg']}") from None
+
+
+def load_settings(root: Path | None) -> Settings:
+    settings = _read_settings(root)
+    if not settings.root.is_dir():
+        raise SettingsError(f"{settings.root}: no such data root (give --root or INCIDENTLIB_ROOT)")
+    return settings
 
 
 def open_store(root: Path | None) -> Store:
@@ -86,9 +93,9 @@ def validate(root: RootOption = None, as_json: JsonOption = False) -> None:
 
     Prints `path: field: problem` for each fault; exits 1 when there is any.
     """
-    store = open_store(root)
-    faults = validate_records(store)
-    checked = sum(1 for _ in store.record_files())
+    settings = load_settings(root)
+    report = validate_records(Store.from_settings(settings), required_languages=settings.required_languages)
+    faults, checked = report.faults, report.records
     if as_json:
         typer.echo(json.dumps({"records": checked, "faults": [vars(f) for f in faults]}, indent=2))
     else:

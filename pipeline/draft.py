@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from pipeline.ids import canonical_url, draft_id_for
-from pipeline.models import Draft, DraftSource, Origin, Review, SourceEntry
+from pipeline.ids import GITHUB_HOSTS, canonical_url, draft_id_for
+from pipeline.models import Draft, DraftSource, Origin, Review, SourceEntry, utc_now
 
 __all__ = ["guess_source_kind", "new_draft"]
 
@@ -19,7 +19,7 @@ def guess_source_kind(url: str) -> str:
     parts = urlsplit(url)
     host = (parts.hostname or "").lower()
     path = parts.path.lower()
-    if host in ("github.com", "raw.githubusercontent.com", "gist.github.com"):
+    if host in GITHUB_HOSTS:
         return "issue" if "/issues/" in path or "/pull/" in path else "github"
     if host.endswith("arxiv.org") or path.endswith(".pdf"):
         return "paper"
@@ -40,4 +40,5 @@ def new_draft(entry: SourceEntry) -> Draft:
         sources=[DraftSource(url=entry.url, kind=entry.kind or guess_source_kind(entry.url))],
         origin=Origin(url=entry.url, canonical_url=canonical_url(entry.url)),
         review=Review(),
+        created_at=utc_now(),
     )

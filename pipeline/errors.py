@@ -71,7 +71,12 @@ class Fault:
     problem: str
 
     def __str__(self) -> str:
-        return f"{self.path}: {self.field}: {self.problem}"
+        # One fault, one line, whatever a file name, key or value holds.
+        return ": ".join(_one_line(part) for part in (self.path, self.field, self.problem))
+
+
+def _one_line(text: str) -> str:
+    return text.replace("\r", "\\r").replace("\n", "\\n")
 
 
 class InvalidRecord(RecordError):

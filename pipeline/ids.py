@@ -9,35 +9,61 @@ from __future__ import annotations
 
 import hashlib
 import re
-from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
+import string
+from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 from pipeline.errors import InvalidId
-from pipeline.models import CASE_ID_PATTERN, DRAFT_ID_PATTERN
+from pipeline.models import CASE_ID_PATTERN, DRAFT_ID_MAX, DRAFT_ID_PATTERN
 
-__all__ = ["canonical_url", "case_id", "case_number", "check_case_id", "check_draft_id", "draft_id_for"]
+__all__ = [
+    "GITHUB_HOSTS",
+    "canonical_url", "case_id", "case_number", "check_case_id", "check_draft_id", "draft_id_for"]
 
 # Query parameters that only track where a click came from; they never change the page.
-_TRACKING = re.compile(r"^(utm_[a-z]+|fbclid|gclid|mc_cid|mc_eid)$")
-_GITHUB_HOSTS = ("github.com", "raw.githubusercontent.com", "gist.github.com")
+_TRACKING = re.compile(r"^(utm_[a-z]+|fbclid|gclid|mc_cid|mc_eid)$", re.IGNORECASE)
+# GitHub treats owner and repository names case-insensitively.
+GITHUB_HOSTS = ("github.com", "raw.githubusercontent.com", "gist.github.com")
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+_UNRESERVED = frozenset(string.ascii_letters + string.digits + "-._~")
+_ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})")
 _CASE_ID = re.compile(CASE_ID_PATTERN)
 _DRAFT_ID = re.compile(DRAFT_ID_PATTERN)
+
+
+def _normalise_escapes(text: str, safe: str) -> str:
+    """Decode escapes of unreserved characters only (RFC 3986, 6.2.2.2) and upper-case the rest.
+
+    `%2F` stays `%2F`: decoding it would turn one path segment into two.
+    """
+
+    def fix(match: re.Match[str]) -> str:
+        char = chr(int(match.group(1), 16))
+        return char if char in _UNRESERVED else "%" + match.group(1).upper()
+
+    return quote(_ESCAPE.sub(fix, text), safe=safe + "%")
 
 
 def canonical_url(url: str) -> str:
     """The form of `url` used to recognise the same source twice.
 
-    Lower-cases scheme and host, drops default ports, fragments and tracking
-    parameters, sorts the query, and normalises percent-escapes. The path's case
-    and trailing slash are kept: servers may treat them as different pages.
+    Lower-cases scheme and host (and a GitHub owner and repository), drops default
+    ports, fragments and tracking parameters, sorts the query, and normalises
+    percent-escapes. The rest of the path's case and its trailing slash are kept:
+    servers may treat them as different pages. Raises ValueError for a bad port.
     """
     parts = urlsplit(url.strip())
     scheme = parts.scheme.lower()
     host = (parts.hostname or "").lower().rstrip(".")
-    port = parts.port
+    port = parts.port  # ValueError for a port that is not a number in range
+    if ":" in host:
+        host = f"[{host}]"
     netloc = host if port in (None, _DEFAULT_PORTS.get(scheme)) else f"{host}:{port}"
-    path = quote(unquote(parts.path), safe="/:@!$&'()*+,;=-._~") or "/"
-    query = urlencode(sorted((k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if not _TRACKING.match(k)))
+    path = _normalise_escapes(parts.path, safe="/:@!$&'()*+,;=") or "/"
+    if host in GITHUB_HOSTS:
+        segments = path.split("/")
+        path = "/".join([*(s.lower() for s in segments[:3]), *segments[3:]])
+    params = [p for p in parts.query.split("&") if p and not _TRACKING.match(unquote(p.partition("=")[0]))]
+    query = "&".join(sorted(_normalise_escapes(p, safe="/:@!$'()*+,;=?") for p in params))
     return urlunsplit((scheme, netloc, path, query, ""))
 
 
@@ -53,7 +79,7 @@ def draft_id_for(url: str) -> str:
     segments = [s for s in unquote(parts.path).split("/") if s]
     hostname = (parts.hostname or "").removeprefix("www.")
     # On GitHub the owner says more than the host does.
-    site = segments[0] if hostname in _GITHUB_HOSTS and segments else hostname
+    site = segments[0] if hostname in GITHUB_HOSTS and segments else hostname
     host = _slug(site, 24)
     tail = _slug(re.sub(r"\.(md|html?|pdf|txt|rst)$", "", segments[-1]) if segments else "", 36)
     digest = hashlib.sha256(canonical.encode()).hexdigest()[:8]
@@ -62,13 +88,13 @@ def draft_id_for(url: str) -> str:
 
 def check_draft_id(value: str) -> str:
     """Raise InvalidId unless `value` can name a draft file (no separators, no dots, no escape)."""
-    if not _DRAFT_ID.match(value) or len(value) > 100:
+    if not _DRAFT_ID.fullmatch(value) or len(value) > DRAFT_ID_MAX:
         raise InvalidId(f"invalid draft id {value!r}: expected lower-case letters, digits and single dashes")
     return value
 
 
 def check_case_id(value: str) -> str:
-    if not _CASE_ID.match(value):
+    if not _CASE_ID.fullmatch(value):
         raise InvalidId(f"invalid case id {value!r}: expected PREFIX-NNNN, such as IL-0428")
     return value
 

@@ -76,10 +76,12 @@ SourceKind = _term("source_kinds")
 DateKind = _term("date_kinds")
 
 CASE_ID_PATTERN = r"^[A-Z][A-Z0-9]*-[0-9]{4,}$"
-DRAFT_ID_PATTERN = r"^[a-z0-9]+(-[a-z0-9]+)*$"
+SLUG_PATTERN = r"^[a-z0-9]+(-[a-z0-9]+)*$"
+DRAFT_ID_PATTERN = SLUG_PATTERN
+DRAFT_ID_MAX = 100
 CaseId = Annotated[str, StringConstraints(pattern=CASE_ID_PATTERN)]
-DraftId = Annotated[str, StringConstraints(pattern=DRAFT_ID_PATTERN, max_length=100)]
-Slug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$", max_length=80)]
+DraftId = Annotated[str, StringConstraints(pattern=DRAFT_ID_PATTERN, max_length=DRAFT_ID_MAX)]
+Slug = Annotated[str, StringConstraints(pattern=SLUG_PATTERN, max_length=80)]
 Text = Annotated[str, StringConstraints(min_length=1)]
 Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
 _LANGUAGE = re.compile(r"^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$")
@@ -102,6 +104,10 @@ def _check_url(value: str) -> str:
         raise ValueError(f"not an absolute http(s) URL: {value!r}")
     if any(ch.isspace() for ch in value):
         raise ValueError(f"URL contains white space: {value!r}")
+    try:
+        parts.port  # noqa: B018 - parsing the port is the check
+    except ValueError:
+        raise ValueError(f"URL has an invalid port: {value!r}") from None
     return value
 
 
@@ -340,7 +346,7 @@ class Draft(CaseContent):
     text: str | None = Field(default=None, description="The full extracted text, for the writer and the reviewer.")
     sections: list[Section] = []
     history: list[Transition] = []
-    created_at: Timestamp = Field(default_factory=utc_now)
+    created_at: Timestamp | None = None
 
 
 # ---------------------------------------------------------------- source registry

@@ -8,13 +8,14 @@ language order), UTF-8 unescaped, one trailing newline.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from pipeline.errors import Fault, InvalidRecord
 
-__all__ = ["dump_json", "dump_record", "faults_from", "load_record"]
+__all__ = ["dump_json", "dump_record", "faults_from", "file_name_fault", "load_record"]
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -23,8 +24,18 @@ def dump_json(data: object) -> bytes:
     return (json.dumps(data, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
 
 
-def dump_record(record: BaseModel) -> bytes:
-    return dump_json(record.model_dump(mode="json"))
+def dump_record(record: BaseModel, label: str = "record") -> bytes:
+    """The canonical bytes of a record, validated again on the way out.
+
+    A model changed with `model_copy(update=...)` or by mutating one of its lists
+    skips pydantic's checks; validating here means nothing invalid reaches disk.
+    Raises InvalidRecord, with faults named by `label`.
+    """
+    try:
+        checked = type(record).model_validate(record.model_dump(mode="json"))
+    except ValidationError as exc:
+        raise InvalidRecord(faults_from(exc, label)) from None
+    return dump_json(checked.model_dump(mode="json"))
 
 
 def _field(loc: tuple[int | str, ...]) -> str:
@@ -44,6 +55,14 @@ def _problem(error: dict) -> str:
 
 def faults_from(exc: ValidationError, label: str) -> list[Fault]:
     return [Fault(label, _field(error["loc"]), _problem(error)) for error in exc.errors(include_url=False)]
+
+
+def file_name_fault(record: BaseModel, path: Path, label: str) -> Fault | None:
+    """A record's id must be its file's name: ids are how records, links and URLs find it."""
+    record_id = getattr(record, "id", None)
+    if record_id == path.stem:
+        return None
+    return Fault(label, "id", f"{record_id!r} does not match the file name {path.name!r}")
 
 
 def load_record(model: type[M], data: bytes | str, label: str) -> M:

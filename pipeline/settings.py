@@ -27,7 +27,7 @@ class Settings(BaseSettings):
         pattern=r"^[A-Z][A-Z0-9]*$",
         description="Prefix of published case ids (IL gives IL-0428).",
     )
-    case_id_digits: int = Field(default=4, ge=1, le=9, description="Zero-padded width of the case number.")
+    case_id_digits: int = Field(default=4, ge=4, le=9, description="Zero-padded width of the case number (at least 4).")
     case_id_start: int = Field(
         default=1,
         ge=1,

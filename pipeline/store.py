@@ -36,7 +36,7 @@ from pydantic import BaseModel
 from pipeline.errors import ConflictError, Fault, InvalidId, InvalidRecord, RecordNotFound, StoreError
 from pipeline.ids import case_id, case_number, check_case_id, check_draft_id
 from pipeline.models import Case, Draft
-from pipeline.records import dump_record, load_record
+from pipeline.records import dump_record, file_name_fault, load_record
 from pipeline.registry import RegisteredSource, parse_registry
 from pipeline.settings import Settings
 
@@ -58,10 +58,25 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
+def _umask() -> int:
+    current = os.umask(0)
+    os.umask(current)
+    return current
+
+
+# A new record gets the mode any new file would; a rewritten one keeps its own.
+_NEW_FILE_MODE = 0o666 & ~_umask()
+
+
 def write_atomic(path: Path, data: bytes) -> None:
     """Replace `path` with `data` so that readers and crashes see the old bytes or the new, never a mix."""
+    try:
+        mode = path.stat().st_mode & 0o777
+    except FileNotFoundError:
+        mode = _NEW_FILE_MODE
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, mode)  # mkstemp makes it 0600
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
@@ -151,10 +166,15 @@ class Store:
 
     def _load(self, model: type[M], kind: RecordKind, record_id: str) -> tuple[M, str]:
         data, path = self._read(kind, record_id)
-        record = load_record(model, data, self.label(path))
-        if getattr(record, "id", None) != record_id:
-            raise InvalidRecord([Fault(self.label(path), "id", f"{record.id!r} does not match the file name")])
-        return record, _version(data)
+        return self._parse(model, data, path), _version(data)
+
+    def _parse(self, model: type[M], data: bytes, path: Path) -> M:
+        label = self.label(path)
+        record = load_record(model, data, label)
+        fault = file_name_fault(record, path, label)
+        if fault:
+            raise InvalidRecord([fault])
+        return record
 
     def read_case(self, record_id: str) -> Case:
         return self._load(Case, "case", record_id)[0]
@@ -174,7 +194,7 @@ class Store:
         folder = self._folder(kind)
         if not folder.is_dir():
             return []
-        return sorted(p for p in folder.glob("*.json") if not p.name.startswith("."))
+        return sorted(p for p in folder.glob("*.json") if not p.name.startswith(".") and p.is_file())
 
     def record_files(self) -> Iterator[tuple[RecordKind, Path]]:
         """Every draft file, then every case file."""
@@ -212,8 +232,9 @@ class Store:
 
     # ------------------------------------------------------------ writing
 
-    def _write(self, path: Path, data: bytes) -> bool:
+    def _write(self, path: Path, record: BaseModel) -> bool:
         """Write if the bytes differ; True when the file changed. Callers hold the record's lock."""
+        data = dump_record(record, self.label(path))
         try:
             if path.read_bytes() == data:
                 return False
@@ -222,11 +243,19 @@ class Store:
         write_atomic(path, data)
         return True
 
-    def write_file(self, path: Path, data: bytes) -> bool:
-        """Rewrite one record file under its lock (used by `fmt`); True when it changed."""
-        kind: RecordKind = "draft" if path.parent == self.drafts_dir else "case"
+    def replace_file(self, kind: RecordKind, path: Path, expected: bytes, data: bytes) -> bool:
+        """Swap a record file's bytes `expected` for `data` under its lock (for `fmt`).
+
+        False, and nothing written, when someone changed the file after `expected` was read.
+        """
         with self.lock(f"{kind}-{path.stem}"):
-            return self._write(path, data)
+            try:
+                if path.read_bytes() != expected:
+                    return False
+            except FileNotFoundError:
+                return False
+            write_atomic(path, data)
+            return True
 
     def write_draft(self, draft: Draft, *, expected_version: str | None = None) -> bool:
         """Write a draft; with `expected_version`, only if nobody changed it since it was read."""
@@ -239,7 +268,7 @@ class Store:
                     current = None
                 if current != expected_version:
                     raise ConflictError(f"{self.label(path)}: changed by someone else since it was read; re-read it")
-            return self._write(path, dump_record(draft))
+            return self._write(path, draft)
 
     def update_draft(
         self,
@@ -250,13 +279,14 @@ class Store:
     ) -> Draft:
         """Read, change and write one draft under its lock; no concurrent update is lost.
 
-        `change` returns the new draft (or None to leave it as it was). With `create`, a
-        missing draft starts as `create()` instead of raising RecordNotFound.
+        `change` gets a copy and returns the new draft, or None to leave the record as it
+        was (edits made to the copy in place are then dropped). With `create`, a missing
+        draft starts as `create()` instead of raising RecordNotFound.
         """
         path = self.path("draft", record_id)
         with self.lock(f"draft-{record_id}"):
             try:
-                draft = load_record(Draft, path.read_bytes(), self.label(path))
+                draft = self._parse(Draft, path.read_bytes(), path)
             except FileNotFoundError:
                 if create is None:
                     raise RecordNotFound("draft", record_id, self.label(path)) from None
@@ -265,7 +295,7 @@ class Store:
             if changed is not None:
                 if changed.id != record_id:
                     raise InvalidId(f"a change may not rename draft {record_id!r} to {changed.id!r}")
-                self._write(path, dump_record(changed))
+                self._write(path, changed)
                 return changed
             return draft
 
@@ -273,7 +303,7 @@ class Store:
         """Write (or rewrite in place) a case whose id is already allocated."""
         path = self.path("case", case.id)
         with self.lock(f"case-{case.id}"):
-            return self._write(path, dump_record(case))
+            return self._write(path, case)
 
     def next_case_number(self) -> int:
         numbers = [case_number(record_id, self.case_id_prefix) for record_id in self.ids("case")]
@@ -292,8 +322,8 @@ class Store:
             if case.id != new_id:
                 raise InvalidId(f"the case built for {new_id} has id {case.id!r}")
             path = self.path("case", new_id)
-            if path.exists():  # only a writer that bypassed the lock could cause this
-                raise ConflictError(f"{self.label(path)}: already exists; refusing to overwrite a published case")
             with self.lock(f"case-{new_id}"):
-                self._write(path, dump_record(case))
+                if path.exists():  # only a write_case() of an id nobody allocated could cause this
+                    raise ConflictError(f"{self.label(path)}: already exists; refusing to overwrite a published case")
+                self._write(path, case)
             return case

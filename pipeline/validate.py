@@ -6,43 +6,74 @@ repository) sees every problem at once, not just the first.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
 from pipeline.errors import Fault, InvalidRecord
 from pipeline.models import Case, Draft, DraftState
-from pipeline.records import load_record
+from pipeline.records import file_name_fault, load_record
 from pipeline.registry import find_duplicates
 from pipeline.store import MODELS, RecordKind, Store
 
-__all__ = ["validate"]
+__all__ = ["ValidateReport", "language_faults", "validate"]
+
+# The narrative fields of a case: texts a reader needs in every required language.
+NARRATIVE_FIELDS = ("title", "summary", "symptoms_text", "trigger", "detection", "lessons")
 
 
-def validate(store: Store) -> list[Fault]:
-    """Every fault of every record under the store's root; an empty list means all is well."""
+@dataclass
+class ValidateReport:
+    records: int = 0
+    faults: list[Fault] = field(default_factory=list)
+
+
+def language_faults(record: Case | Draft, languages: Sequence[str], label: str) -> list[Fault]:
+    """Narrative texts that lack one of the required languages (empty fields are not faults here)."""
+    faults = []
+    texts = [(name, getattr(record, name)) for name in NARRATIVE_FIELDS]
+    for list_name in ("remediation", "action_items"):
+        texts += [(f"{list_name}.{i}.text", action.text) for i, action in enumerate(getattr(record, list_name))]
+    for name, text in texts:
+        if text is None:
+            continue
+        missing = [lang for lang in languages if lang not in text]
+        if missing:
+            faults.append(Fault(label, name, f"missing the required language {', '.join(missing)}"))
+    return faults
+
+
+def validate(store: Store, *, required_languages: Sequence[str] = ("en",)) -> ValidateReport:
+    """Every fault of every record under the store's root; no faults means all is well."""
     sources, faults = store.read_sources()
     faults += find_duplicates(sources)
+    report = ValidateReport(faults=faults)
 
-    loaded: dict[RecordKind, dict[str, Draft | Case]] = {"draft": {}, "case": {}}
+    loaded: dict[RecordKind, dict[str, tuple[Draft | Case, str]]] = {"draft": {}, "case": {}}
     for kind, path in store.record_files():
+        report.records += 1
         label = store.label(path)
         try:
             record = load_record(MODELS[kind], path.read_bytes(), label)
         except InvalidRecord as exc:
             faults += exc.faults
             continue
-        if record.id != path.stem:
-            faults.append(Fault(label, "id", f"{record.id!r} does not match the file name {path.name!r}"))
-        loaded[kind][path.stem] = record
+        misnamed = file_name_fault(record, path, label)
+        if misnamed:
+            faults.append(misnamed)
+        if isinstance(record, Case):
+            faults += language_faults(record, required_languages, label)
+        loaded[kind][path.stem] = (record, label)
 
-    faults += _links(store, loaded)
-    return faults
+    faults += _links(loaded)
+    return report
 
 
-def _links(store: Store, loaded: dict[RecordKind, dict[str, Draft | Case]]) -> list[Fault]:
+def _links(loaded: dict[RecordKind, dict[str, tuple[Draft | Case, str]]]) -> list[Fault]:
     """References between records must point at records that exist: a reader follows them."""
     cases = loaded["case"]
     faults = []
-    for kind, records in loaded.items():
-        for record_id, record in records.items():
-            label = store.label(store.path(kind, record_id))
+    for records in loaded.values():
+        for record, label in records.values():
             for index, other in enumerate(record.related):
                 if other not in cases:
                     faults.append(Fault(label, f"related.{index}", f"{other} is not a case in cases/"))

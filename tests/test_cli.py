@@ -62,12 +62,16 @@ def test_validate_prints_one_line_per_fault(
         "- url: https://EXAMPLE.org/one#again\n"
     )
     (root / "sources" / "b.yaml").write_text("- url: [unclosed\n")
+    (root / "sources" / "c.yaml").write_text("- url: https://example.org:99999/x\n")
+    (cases / "IL-0006 copy.json").write_text(json.dumps({**example_json, "id": "IL-0006"}))
+    (cases / "IL-0007.json").write_text(json.dumps({**example_json, "id": "IL-0007", "title": {"ko": "제목"}}))
+    (cases / "folder.json").mkdir()  # not a record file: ignored
 
     result = cli("validate", "--root", str(root))
 
     assert result.exit_code == 1
     lines = result.stdout.splitlines()
-    assert all(re.match(r"^\S+: \S+: .+$", line) for line in lines), lines
+    assert all(re.match(r"^[^:]+(:\d+)?: \S+: .+$", line) for line in lines), lines
     expected = [
         f"drafts/{draft.id}.json: date: expected YYYY, YYYY-MM or YYYY-MM-DD, got 'yesterday'",
         "cases/IL-0001.json: components.0: unknown component 'warp-drive'; known: nccl, ",
@@ -78,6 +82,9 @@ def test_validate_prints_one_line_per_fault(
         "sources/a.yaml:3: kind: unknown source kind 'podcast'; known: github, ",
         "sources/a.yaml:5: url: duplicate of the entry at sources/a.yaml:1: https://example.org/one",
         "sources/b.yaml:2: -: not valid YAML: ",
+        "sources/c.yaml:1: url: URL has an invalid port: 'https://example.org:99999/x'",
+        "cases/IL-0006 copy.json: id: 'IL-0006' does not match the file name 'IL-0006 copy.json'",
+        "cases/IL-0007.json: title: missing the required language en",
     ]
     for start in expected:
         assert any(line.startswith(start) for line in lines), f"missing {start!r} in {lines}"
@@ -96,10 +103,17 @@ def test_validate_json_output_for_scripts(cli: Callable, root: Path, example_jso
     assert report["faults"][0]["problem"].startswith("unknown severity 'dire'")
 
 
-def test_root_comes_from_the_environment_when_not_given(cli: Callable, root: Path, example_json: dict) -> None:
+def test_root_comes_from_the_environment_when_not_given(
+    cli: Callable, root: Path, tmp_path: Path, example_json: dict
+) -> None:
     (root / "cases" / "IL-0001.json").write_text(json.dumps({**example_json, "id": "IL-0001", "severity": "dire"}))
-    assert cli("validate", env={"INCIDENTLIB_ROOT": str(root)}).exit_code == 1
-    assert cli("validate", "--root", str(root / "sources"), env={"INCIDENTLIB_ROOT": str(root)}).exit_code == 0
+    good = tmp_path / "good"
+    (good / "cases").mkdir(parents=True)
+    shutil.copy(EXAMPLE_CASE, good / "cases" / "IL-0428.json")
+    from_env = cli("validate", env={"INCIDENTLIB_ROOT": str(root)})
+    assert from_env.exit_code == 1 and from_env.stdout.startswith("cases/IL-0001.json: severity: ")
+    given = cli("validate", "--root", str(good), env={"INCIDENTLIB_ROOT": str(root)})
+    assert given.exit_code == 0 and "1 record checked" in given.stderr
 
 
 def test_fmt_rewrites_the_example_without_changing_a_key_or_value(cli: Callable, root: Path, example_json: dict) -> None:
@@ -157,6 +171,18 @@ def test_a_bad_setting_is_one_line_naming_it(root: Path) -> None:
     assert result.returncode == 1
     assert result.stderr.startswith("Error: INCIDENTLIB_CASE_ID_PREFIX: String should match pattern")
     assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+
+
+def test_a_missing_root_is_an_error_not_an_empty_library(tmp_path: Path) -> None:
+    result = run_installed("validate", "--root", str(tmp_path / "typo"))
+    assert result.returncode == 1
+    assert result.stderr == f"Error: {tmp_path / 'typo'}: no such data root (give --root or INCIDENTLIB_ROOT)\n"
+
+
+def test_a_fault_is_always_one_line(cli: Callable, root: Path, example_json: dict) -> None:
+    (root / "cases" / "IL-0001.json").write_text(json.dumps({**example_json, "id": "IL-0001", "bad\nkey": 1}))
+    result = cli("validate", "--root", str(root))
+    assert result.stdout == "cases/IL-0001.json: bad\\nkey: extra inputs are not permitted\n"
 
 
 def test_the_installed_command_validates_a_root(root: Path, make_case: Callable[..., Case]) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.errors import ConflictError, InvalidId, RecordNotFound
+from pipeline.errors import ConflictError, InvalidId, InvalidRecord, RecordNotFound
 from pipeline.ids import canonical_url, draft_id_for
 from pipeline.models import Case, Draft
 from pipeline.records import dump_record
@@ -71,18 +71,69 @@ def test_writing_the_same_record_again_touches_nothing(store: Store, make_draft:
     assert path.stat().st_mtime_ns == before
 
 
+def test_nothing_invalid_reaches_disk(store: Store, make_draft: Callable[..., Draft], make_case: Callable[..., Case]) -> None:
+    draft = make_draft()
+    store.write_draft(draft)
+    before = store.path("draft", draft.id).read_bytes()
+    # model_copy(update=...) skips validation; the store validates again before writing.
+    with pytest.raises(InvalidRecord, match=r"severity: unknown severity 'apocalyptic'"):
+        store.write_draft(draft.model_copy(update={"severity": "apocalyptic"}))
+    with pytest.raises(InvalidRecord, match=r"date: expected YYYY"):
+        store.update_draft(draft.id, lambda d: d.model_copy(update={"date": "yesterday"}))
+    assert store.path("draft", draft.id).read_bytes() == before
+    case = make_case("IL-0001")
+    case.components.append("warp-drive")  # mutating a list skips validation too
+    with pytest.raises(InvalidRecord, match="unknown component 'warp-drive'"):
+        store.write_case(case)
+    assert not store.exists("case", "IL-0001")
+
+
+def test_a_rewritten_record_keeps_its_file_mode(store: Store, make_draft: Callable[..., Draft]) -> None:
+    draft = make_draft()
+    store.write_draft(draft)
+    path = store.path("draft", draft.id)
+    umask = os.umask(0)
+    os.umask(umask)
+    assert path.stat().st_mode & 0o777 == 0o666 & ~umask
+    path.chmod(0o640)
+    store.write_draft(draft.model_copy(update={"text": "new"}))
+    assert path.stat().st_mode & 0o777 == 0o640
+
+
+def test_replace_file_refuses_when_the_file_changed_since_it_was_read(
+    store: Store, make_draft: Callable[..., Draft]
+) -> None:
+    draft = make_draft()
+    store.write_draft(draft)
+    path = store.path("draft", draft.id)
+    seen = path.read_bytes()
+    store.update_draft(draft.id, lambda d: d.model_copy(update={"text": "a reviewer's edit"}))
+    assert store.replace_file("draft", path, seen, b"{}\n") is False
+    assert store.read_draft(draft.id).text == "a reviewer's edit"
+
+
+def test_a_record_whose_id_is_not_its_file_name_is_refused(store: Store, make_draft: Callable[..., Draft]) -> None:
+    draft = make_draft()
+    other = make_draft("https://example.org/other")
+    store.path("draft", other.id).write_bytes(dump_record(draft))
+    with pytest.raises(InvalidRecord, match="does not match the file name"):
+        store.update_draft(other.id, lambda d: d)
+
+
 def test_reading_a_missing_record_names_it(store: Store) -> None:
     with pytest.raises(RecordNotFound, match=r"drafts/example-org-gone-00000000\.json: no draft with id"):
         store.read_draft("example-org-gone-00000000")
 
 
-@pytest.mark.parametrize("bad", ["../escape", "a/b", "..", ".hidden", "x/../../etc", "IL-0001", "UPPER", "", "a" * 101])
+@pytest.mark.parametrize(
+    "bad", ["../escape", "a/b", "..", ".hidden", "x/../../etc", "IL-0001", "UPPER", "", "a" * 101, "draft\n"]
+)
 def test_draft_ids_cannot_escape_their_folder(store: Store, bad: str) -> None:
     with pytest.raises(InvalidId):
         store.path("draft", bad)
 
 
-@pytest.mark.parametrize("bad", ["../IL-0001", "IL-0001/../../x", "IL-1", "il-0001", "IL-0001.json"])
+@pytest.mark.parametrize("bad", ["../IL-0001", "IL-0001/../../x", "IL-1", "il-0001", "IL-0001.json", "IL-0428\n"])
 def test_case_ids_cannot_escape_their_folder(store: Store, bad: str) -> None:
     with pytest.raises(InvalidId):
         store.read_case(bad)
@@ -108,6 +159,17 @@ def test_canonical_url_keeps_what_can_change_the_page() -> None:
     assert canonical_url("https://example.org/a/?b=2&a=1") == "https://example.org/a/?a=1&b=2"
     assert canonical_url("https://example.org/A") != canonical_url("https://example.org/a")
     assert canonical_url("http://example.org:8080/x") == "http://example.org:8080/x"
+    assert canonical_url("https://example.org/a%2Fb") != canonical_url("https://example.org/a/b")
+    assert canonical_url("https://example.org/x?q") == "https://example.org/x?q"
+    assert canonical_url("http://[::1]:8080/x") == "http://[::1]:8080/x"
+
+
+def test_canonical_url_merges_spellings_of_the_same_page() -> None:
+    assert canonical_url("https://example.org/%7euser/a?UTM_Source=x") == "https://example.org/~user/a"
+    assert canonical_url("https://example.org/caf%c3%a9") == canonical_url("https://example.org/café")
+    assert canonical_url("https://GitHub.com/DFDS/PostMortems/blob/master/A.md") == (
+        "https://github.com/dfds/postmortems/blob/master/A.md"
+    )
 
 
 def test_every_draft_id_is_a_valid_file_name(store: Store) -> None:
@@ -173,7 +235,7 @@ def test_a_writer_killed_at_each_stage_leaves_a_whole_record(
     proc.communicate()
     assert store.path("draft", draft.id).read_bytes() == (old if survivor == "old" else new)
     assert store.ids("draft") == [draft.id]
-    assert validate(store) == []
+    assert validate(store).faults == []
 
 
 def test_a_killed_writer_leaves_the_old_record_or_the_new(store: Store, make_draft: Callable[..., Draft]) -> None:
@@ -191,7 +253,7 @@ def test_a_killed_writer_leaves_the_old_record_or_the_new(store: Store, make_dra
         assert path.read_bytes() in (small, large)
     # Temporary files a crash leaves behind are not records, and validation ignores them.
     assert store.ids("draft") == [draft.id]
-    assert validate(store) == []
+    assert validate(store).faults == []
 
 
 # ------------------------------------------------------------------ case ids
