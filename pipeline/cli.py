@@ -64,6 +64,10 @@ def open_store(root: Path | None) -> Store:
     return Store.from_settings(load_settings(root))
 
 
+def _count(n: int, plural: str) -> str:
+    return f"{n} {plural[:-1] if n == 1 else plural}"
+
+
 def _print_faults(faults: list[Fault]) -> None:
     for fault in faults:
         typer.echo(str(fault))
@@ -95,12 +99,14 @@ def validate(root: RootOption = None, as_json: JsonOption = False) -> None:
     """
     settings = load_settings(root)
     report = validate_records(Store.from_settings(settings), required_languages=settings.required_languages)
-    faults, checked = report.faults, report.records
+    faults = report.faults
+    counts = {"sources": report.sources, "drafts": report.drafts, "cases": report.cases}
     if as_json:
-        typer.echo(json.dumps({"records": checked, "faults": [vars(f) for f in faults]}, indent=2))
+        typer.echo(json.dumps({**counts, "faults": [vars(f) for f in faults]}, indent=2))
     else:
         _print_faults(faults)
-        typer.echo(f"{checked} record{'' if checked == 1 else 's'} checked, {len(faults)} faults", err=True)
+        checked = ", ".join(_count(n, name) for name, n in counts.items())
+        typer.echo(f"checked {checked}: {_count(len(faults), 'faults')}", err=True)
     raise typer.Exit(1 if faults else 0)
 
 

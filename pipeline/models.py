@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 from pydantic import (
     AfterValidator,
     AwareDatetime,
+    BeforeValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -130,8 +131,18 @@ def _check_date(value: str) -> str:
     return value
 
 
+def _date_to_text(value: object) -> object:
+    # YAML reads an unquoted 2020-10-06 as a date and 2020 as a number; both mean the text.
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return value
+
+
 PartialDate = Annotated[
     str,
+    BeforeValidator(_date_to_text),
     AfterValidator(_check_date),
     WithJsonSchema({"type": "string", "pattern": _DATE.pattern}),
 ]

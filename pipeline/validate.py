@@ -23,8 +23,14 @@ NARRATIVE_FIELDS = ("title", "summary", "symptoms_text", "trigger", "detection",
 
 @dataclass
 class ValidateReport:
-    records: int = 0
+    sources: int = 0
+    drafts: int = 0
+    cases: int = 0
     faults: list[Fault] = field(default_factory=list)
+
+    @property
+    def records(self) -> int:
+        return self.drafts + self.cases
 
 
 def language_faults(record: Case | Draft, languages: Sequence[str], label: str) -> list[Fault]:
@@ -46,11 +52,14 @@ def validate(store: Store, *, required_languages: Sequence[str] = ("en",)) -> Va
     """Every fault of every record under the store's root; no faults means all is well."""
     sources, faults = store.read_sources()
     faults += find_duplicates(sources)
-    report = ValidateReport(faults=faults)
+    report = ValidateReport(sources=len(sources), faults=faults)
 
     loaded: dict[RecordKind, dict[str, tuple[Draft | Case, str]]] = {"draft": {}, "case": {}}
     for kind, path in store.record_files():
-        report.records += 1
+        if kind == "draft":
+            report.drafts += 1
+        else:
+            report.cases += 1
         label = store.label(path)
         try:
             record = load_record(MODELS[kind], path.read_bytes(), label)

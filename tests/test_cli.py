@@ -39,7 +39,7 @@ def test_validate_passes_on_a_good_root(cli: Callable, root: Path, example_json:
     result = cli("validate", "--root", str(root))
     assert result.exit_code == 0, result.output
     assert result.stdout == ""
-    assert "1 record checked, 0 faults" in result.stderr
+    assert result.stderr == "checked 1 source, 0 drafts, 1 case: 0 faults\n"
 
 
 def test_validate_prints_one_line_per_fault(
@@ -96,7 +96,7 @@ def test_validate_json_output_for_scripts(cli: Callable, root: Path, example_jso
     result = cli("validate", "--root", str(root), "--json")
     assert result.exit_code == 1
     report = json.loads(result.stdout)
-    assert report["records"] == 1
+    assert (report["sources"], report["drafts"], report["cases"]) == (0, 0, 1)
     assert report["faults"] == [
         {"path": "cases/IL-0001.json", "field": "severity", "problem": report["faults"][0]["problem"]}
     ]
@@ -113,7 +113,7 @@ def test_root_comes_from_the_environment_when_not_given(
     from_env = cli("validate", env={"INCIDENTLIB_ROOT": str(root)})
     assert from_env.exit_code == 1 and from_env.stdout.startswith("cases/IL-0001.json: severity: ")
     given = cli("validate", "--root", str(good), env={"INCIDENTLIB_ROOT": str(root)})
-    assert given.exit_code == 0 and "1 record checked" in given.stderr
+    assert given.exit_code == 0 and "1 case: 0 faults" in given.stderr
 
 
 def test_fmt_rewrites_the_example_without_changing_a_key_or_value(cli: Callable, root: Path, example_json: dict) -> None:
@@ -189,4 +189,4 @@ def test_the_installed_command_validates_a_root(root: Path, make_case: Callable[
     (root / "cases" / "IL-0007.json").write_text(make_case("IL-0007").model_dump_json())
     result = run_installed("validate", "--root", str(root))
     assert result.returncode == 0, result.stderr
-    assert result.stderr == "1 record checked, 0 faults\n"
+    assert result.stderr == "checked 0 sources, 0 drafts, 1 case: 0 faults\n"

@@ -99,6 +99,14 @@ def test_partial_dates_are_allowed(example_json: dict) -> None:
         assert Case.model_validate({**example_json, "date": value}).date == value
 
 
+def test_a_registry_date_may_be_written_unquoted() -> None:
+    from pipeline.registry import parse_registry
+
+    entries, faults = parse_registry("- url: https://example.org/a\n  date: 2020-10-06\n- url: https://example.org/b\n  date: 2021\n", "s.yaml")
+    assert faults == []
+    assert [e.entry.date for e in entries] == ["2020-10-06", "2021"]
+
+
 def test_timestamps_are_stored_in_utc(example_json: dict) -> None:
     case = Case.model_validate({**example_json, "updated_at": "2026-11-14T14:34:07+02:00"})
     assert json.loads(dump_record(case))["updated_at"] == "2026-11-14T12:34:07Z"
