@@ -8,7 +8,11 @@
     │   └── InvalidId                an id that is malformed or would leave its folder
     ├── StoreError                   the data root could not be read or written
     │   └── ConflictError            the record changed since it was read (compare-and-swap lost)
-    └── VocabularyError              the vocabulary file itself is broken
+    ├── VocabularyError              the vocabulary file itself is broken
+    └── ExtractError                 a fetched document could not be turned into text
+        ├── UnsupportedContent       a kind of document incidentlib does not read
+        ├── UnreadableDocument       a PDF or page too broken to read
+        └── EmptyDocument            a document with no text in it
 
 Later stages add their own subtrees (fetch, wayback, extract, review) under the root.
 Each error names what it concerns (a path, a field, a record id) so that the command
@@ -22,6 +26,8 @@ from pathlib import Path
 
 __all__ = [
     "ConflictError",
+    "EmptyDocument",
+    "ExtractError",
     "Fault",
     "IncidentlibError",
     "InvalidId",
@@ -30,6 +36,8 @@ __all__ = [
     "RecordNotFound",
     "SettingsError",
     "StoreError",
+    "UnreadableDocument",
+    "UnsupportedContent",
     "VocabularyError",
 ]
 
@@ -44,6 +52,22 @@ class SettingsError(IncidentlibError):
 
 class VocabularyError(IncidentlibError):
     """The controlled vocabulary file is malformed."""
+
+
+class ExtractError(IncidentlibError):
+    """A fetched document could not be turned into text; the message says why."""
+
+
+class UnsupportedContent(ExtractError):
+    """Neither HTML, Markdown, plain text nor PDF (or binary bytes served as text)."""
+
+
+class UnreadableDocument(ExtractError):
+    """A document of a known kind too broken to read."""
+
+
+class EmptyDocument(ExtractError):
+    """A document with no text in it."""
 
 
 class RecordError(IncidentlibError):

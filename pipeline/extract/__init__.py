@@ -1,0 +1,210 @@
+"""Extraction: bytes in, text + metadata + sections out. Pure: no network, no files.
+
+    extract(body, url, content_type) -> Extraction
+
+The URL and the content type decide how the bytes are read (HTML, Markdown, plain
+text or PDF); the URL also decides the organisation when the page does not say. Each
+reader turns its format into blocks (pipeline.extract.blocks), and the rest — sections
+mapped to case fields, the full text, the summary — is built the same way for all.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+from charset_normalizer import from_bytes
+
+from pipeline.errors import EmptyDocument, UnsupportedContent
+from pipeline.extract.blocks import Block, full_text, opening_text, sections_from
+from pipeline.extract.dates import date_in_url, dates_in
+from pipeline.extract.html import read_html
+from pipeline.extract.markdown import read_markdown
+from pipeline.extract.pdf import read_pdf
+from pipeline.extract.tags import suggest_terms
+from pipeline.ids import GITHUB_HOSTS
+from pipeline.models import Section, SectionField
+
+__all__ = ["Extraction", "decode_text", "detect_format", "extract", "org_for_url", "slugify"]
+
+_MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx", ".mkd")
+_TEXT_SUFFIXES = (".txt", ".rst", ".log")
+_CHARSET = re.compile(r"charset=[\"']?([\w.:-]+)", re.IGNORECASE)
+_META_CHARSET = re.compile(rb"<meta[^>]+charset=[\"']?([\w.:-]+)", re.IGNORECASE)
+# Front matter, or an ATX heading on a line of its own, in the first bytes.
+_MARKDOWN_SNIFF = re.compile(rb"\A(?:---|\+\+\+)\s*\n|^#{1,6} \S", re.MULTILINE)
+_PUBLISHED_CUE = re.compile(r"(posted|published|written|updated|date)\W{0,5}$", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Extraction:
+    url: str
+    format: str  # "html", "markdown", "text" or "pdf"
+    title: str | None
+    date: str | None
+    date_kind: str | None
+    org: str | None
+    org_slug: str | None
+    text: str
+    sections: list[Section]
+    summary: str | None
+    tags: dict[str, list[str]] = field(default_factory=dict)  # vocabulary kind -> suggested terms
+
+    def texts_for(self, target: SectionField) -> list[str]:
+        return [s.text for s in self.sections if s.field == target and s.text]
+
+
+def detect_format(url: str, content_type: str | None, body: bytes) -> str:
+    """How to read a document: from its content type, else its URL, else its first bytes."""
+    mime = (content_type or "").split(";")[0].strip().lower()
+    path = urlsplit(url).path.lower()
+    if mime == "application/pdf" or body[:5] == b"%PDF-":
+        return "pdf"
+    if mime in ("text/markdown", "text/x-markdown") or path.endswith(_MARKDOWN_SUFFIXES):
+        return "markdown"
+    if mime in ("text/html", "application/xhtml+xml"):
+        return "html"
+    if mime == "text/plain":
+        return "text"
+    if not mime:
+        # No content type (a saved file): the URL's suffix, then the bytes themselves.
+        if path.endswith(_TEXT_SUFFIXES):
+            return "text"
+        head = body[:2048].lstrip()
+        if re.match(rb"(?i)<!doctype html|<html|<\?xml|<head|<body", head) or re.search(rb"(?i)<body|<div|<p>", head):
+            return "html"
+        if _MARKDOWN_SNIFF.search(head):
+            return "markdown"
+        if path.endswith((".html", ".htm")):
+            return "html"
+        return "text"
+    raise UnsupportedContent(
+        f"{url}: {mime or 'unknown content type'} is not a document incidentlib reads "
+        "(HTML, Markdown, plain text or PDF)"
+    )
+
+
+def decode_text(body: bytes, content_type: str | None, url: str) -> str:
+    """Bytes to text: UTF-8 when they are UTF-8 (a wrong declared charset is common), else the
+    declared charset, else the page's <meta charset>, else charset-normalizer's best guess."""
+    if b"\x00" in body[:4096]:
+        raise UnsupportedContent(f"{url}: binary content served as {content_type or 'text'}")
+    try:
+        return body.decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError:
+        pass
+    declared = _CHARSET.search(content_type or "")
+    meta = _META_CHARSET.search(body[:4096])
+    for charset in (declared.group(1) if declared else None, meta.group(1).decode() if meta else None):
+        if charset:
+            try:
+                return body.decode(charset)
+            except (LookupError, UnicodeDecodeError):
+                continue
+    best = from_bytes(body).best()
+    if best is None:
+        raise UnsupportedContent(f"{url}: bytes that are not text in any known encoding")
+    return str(best)
+
+
+def slugify(text: str) -> str | None:
+    slug = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:80].rstrip("-")
+    return slug or None
+
+
+def org_for_url(url: str) -> str:
+    """The organisation a URL suggests: the owner on GitHub, else the site's own name."""
+    parts = urlsplit(url)
+    host = (parts.hostname or "").lower()
+    segments = [s for s in parts.path.split("/") if s]
+    if host in GITHUB_HOSTS and segments:
+        return segments[0]
+    labels = [label for label in host.split(".") if label not in ("www", "blog", "engineering", "status", "docs")]
+    return labels[-2] if len(labels) >= 2 else (labels[0] if labels else host)
+
+
+def _text_date(blocks: list[Block], sections: list[Section]) -> tuple[str | None, str | None]:
+    """The first date written in the body, and what kind of date that is."""
+    timeline = {s.text for s in sections if s.field == SectionField.TIMELINE}
+    for block in blocks:
+        found = dates_in(block.text)
+        if not found:
+            continue
+        first = found[0]
+        if _PUBLISHED_CUE.search(block.text[: first.position]):
+            return first, "published"
+        in_timeline = any(block.render() in text for text in timeline)
+        return first, "timeline" if in_timeline else "incident"
+    return None, None
+
+
+def _plain_blocks(text: str) -> list[Block]:
+    return [Block(re.sub(r"[ \t]+", " ", p).strip()) for p in re.split(r"\n\s*\n", text) if p.strip()]
+
+
+def extract(
+    body: bytes,
+    url: str,
+    content_type: str | None = None,
+    *,
+    org: str | None = None,
+    title: str | None = None,
+    date: str | None = None,
+    favor: str = "precision",
+) -> Extraction:
+    """Read one fetched document. `org`, `title`, `date` are the registry's hints and win.
+
+    Raises UnsupportedContent, UnreadableDocument or EmptyDocument with the reason.
+    """
+    kind = detect_format(url, content_type, body)
+    page_title = page_date = site_name = None
+    date_kind = "published"
+    if kind == "pdf":
+        pdf = read_pdf(body)
+        blocks, page_title, page_date = pdf.blocks, pdf.title, pdf.date
+    else:
+        text = decode_text(body, content_type, url)
+        if kind == "markdown":
+            document = read_markdown(text)
+            blocks, front = document.blocks, document.front_matter
+            page_title = str(front.get("title") or "") or next((b.text for b in blocks if b.level == 1), None)
+            front_date = front.get("date") or front.get("published") or front.get("pubDate")
+            page_date = str(front_date)[:10] if front_date else None
+        elif kind == "html":
+            page = read_html(text, url, favor=favor)
+            blocks, page_title, page_date, site_name = page.blocks, page.title, page.date, page.site_name
+        else:
+            blocks = _plain_blocks(text)
+            page_title = next((b.text for b in blocks if len(b.text) <= 200), None)
+
+    if not any(b.text.strip() for b in blocks):
+        raise EmptyDocument(f"{url}: no text found in the {kind} document")
+    sections = sections_from(blocks)
+
+    if not page_date:
+        page_date = date_in_url(url)
+    if not page_date and page_title:
+        in_title = dates_in(page_title)
+        if in_title:
+            page_date, date_kind = in_title[0], "incident"
+    if not page_date:
+        page_date, date_kind = _text_date(blocks, sections)
+
+    summaries = [s.text for s in sections if s.field == SectionField.SUMMARY and s.text]
+    full = full_text(blocks)
+    chosen_org = org or site_name or org_for_url(url)
+    chosen_date = date or page_date
+    return Extraction(
+        url=url,
+        format=kind,
+        title=title or page_title,
+        date=chosen_date,
+        date_kind=("published" if date else date_kind) if chosen_date else None,
+        org=chosen_org,
+        org_slug=slugify(chosen_org),
+        text=full,
+        sections=sections,
+        summary="\n\n".join(summaries) if summaries else opening_text(blocks),
+        tags={k: suggest_terms(k, full) for k in ("domains", "components", "symptoms", "contributing")},
+    )

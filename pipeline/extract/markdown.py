@@ -1,0 +1,93 @@
+"""Markdown (and its front matter) to blocks, pure.
+
+Read with markdown-it-py (CommonMark plus tables), so headings, lists, tables and
+code are what a Markdown renderer sees, not what a regular expression guesses.
+Front matter is YAML between `---` lines or TOML between `+++` lines.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
+from pipeline.extract.blocks import Block
+
+__all__ = ["MarkdownDocument", "read_markdown"]
+
+_FRONT_MATTER = re.compile(r"\A(?:\ufeff)?(---|\+\+\+)[ \t]*\r?\n(.*?)\r?\n\1[ \t]*(?:\r?\n|\Z)", re.DOTALL)
+_TAG = re.compile(r"<[^>]+>")
+_PARSER = MarkdownIt("commonmark").enable("table")
+
+
+@dataclass
+class MarkdownDocument:
+    blocks: list[Block]
+    front_matter: dict[str, Any] = field(default_factory=dict)
+
+
+def _front_matter(text: str) -> tuple[dict[str, Any], str]:
+    match = _FRONT_MATTER.match(text)
+    if not match:
+        return {}, text
+    fence, raw = match.groups()
+    try:
+        data = tomllib.loads(raw) if fence == "+++" else yaml.safe_load(raw)
+    except (tomllib.TOMLDecodeError, yaml.YAMLError):
+        return {}, text  # not front matter after all: keep the text as the author wrote it
+    return (data if isinstance(data, dict) else {}), text[match.end() :]
+
+
+def _inline_text(token: Token) -> str:
+    parts: list[str] = []
+    for child in token.children or []:
+        if child.type in ("text", "code_inline"):
+            parts.append(child.content)
+        elif child.type in ("softbreak", "hardbreak"):
+            parts.append(" ")
+        elif child.type == "image":
+            parts.append(child.content)  # the alt text
+    return re.sub(r"\s+", " ", "".join(parts)).strip()
+
+
+def read_markdown(text: str) -> MarkdownDocument:
+    front, body = _front_matter(text)
+    tokens = _PARSER.parse(body)
+    blocks: list[Block] = []
+    list_depth = 0
+    row: list[str] | None = None
+    for index, token in enumerate(tokens):
+        kind = token.type
+        if kind in ("bullet_list_open", "ordered_list_open"):
+            list_depth += 1
+        elif kind in ("bullet_list_close", "ordered_list_close"):
+            list_depth -= 1
+        elif kind == "heading_open":
+            content = _inline_text(tokens[index + 1])
+            if content:
+                blocks.append(Block(content, level=int(token.tag[1])))
+        elif kind == "tr_open":
+            row = []
+        elif kind == "tr_close" and row is not None:
+            if any(row):
+                blocks.append(Block(" | ".join(row), kind="row"))
+            row = None
+        elif kind == "inline" and row is not None:
+            row.append(_inline_text(token))
+        elif kind == "inline" and tokens[index - 1].type == "paragraph_open":
+            content = _inline_text(token)
+            if content:
+                blocks.append(Block(content, kind="item" if list_depth > 0 else "para"))
+        elif kind in ("fence", "code_block"):
+            if token.content.strip():
+                blocks.append(Block(token.content.rstrip("\n")))
+        elif kind == "html_block":
+            content = re.sub(r"\s+", " ", _TAG.sub(" ", token.content)).strip()
+            if content:
+                blocks.append(Block(content))
+    return MarkdownDocument(blocks, front)
