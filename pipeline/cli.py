@@ -16,9 +16,14 @@ from typing import Annotated
 import typer
 from pydantic import ValidationError
 
-from pipeline.errors import Fault, IncidentlibError, SettingsError
+from rich.console import Console
+from rich.table import Table
+
+from pipeline.crawl import extract_one
+from pipeline.errors import Fault, IncidentlibError, InvalidRecord, SettingsError
 from pipeline.fmt import fmt as fmt_records
-from pipeline.models import SCHEMA_MODELS, json_schema
+from pipeline.models import SCHEMA_MODELS, SourceEntry, json_schema
+from pipeline.records import dump_record, faults_from
 from pipeline.settings import Settings
 from pipeline.store import Store
 from pipeline.validate import validate as validate_records
@@ -132,6 +137,77 @@ def fmt(
             typer.echo(f"{verb} {label}")
         typer.echo(f"{len(report.changed)} {verb}, {report.unchanged} unchanged, {len(report.faults)} faults", err=True)
     raise typer.Exit(1 if report.faults or (check and report.changed) else 0)
+
+
+@app.command()
+def crawl(root: RootOption = None, as_json: JsonOption = False) -> None:
+    """Fetch every source in the registry, extract it, and write or update its draft (a Prefect flow run).
+
+    Unchanged pages download nothing and write nothing; text a person edited in a draft
+    is kept. Each source's outcome is logged as it finishes; a summary ends the run.
+    """
+    settings = load_settings(root)
+    from pipeline.flows import crawl_flow_for  # Prefect is imported only by the commands that run flows
+
+    summary = crawl_flow_for(settings)(root=str(settings.root))
+    if as_json:
+        typer.echo(json.dumps(summary, indent=2))
+        return
+    for fault in summary["registry_faults"]:
+        typer.echo(f"registry: {fault}", err=True)
+    console = Console()
+    table = Table(title="crawl")
+    table.add_column("outcome")
+    table.add_column("sources", justify="right")
+    for name, n in summary["counts"].items():
+        table.add_row(name, str(n))
+    table.add_row("requests sent", str(summary["requests"]))
+    table.add_row("bodies downloaded", str(summary["bodies"]))
+    table.add_row("drafts written", str(summary["writes"]))
+    console.print(table)
+    for source in summary["sources"]:
+        if source["outcome"] == "failed":
+            typer.echo(f"failed {source['url']}: {source['reason']}: {source['message']}")
+
+
+@app.command()
+def add(
+    url: Annotated[str, typer.Argument(help="The source's URL.")],
+    org: Annotated[str | None, typer.Option(help="The organisation that wrote the postmortem.")] = None,
+    kind: Annotated[str | None, typer.Option(help="Source kind (github, blog, status-page, paper, logbook, ...).")] = None,
+    title: Annotated[str | None, typer.Option(help="Title, when the page's own is poor.")] = None,
+    date: Annotated[str | None, typer.Option(help="Date as YYYY, YYYY-MM or YYYY-MM-DD.")] = None,
+    to: Annotated[str, typer.Option("--to", help="Registry file in sources/ to append to.")] = "added.yaml",
+    root: RootOption = None,
+) -> None:
+    """Append a source to the registry; a URL already registered (in any spelling) is refused and named."""
+    store = open_store(root)
+    try:
+        entry = SourceEntry(url=url, org=org, kind=kind, title=title, date=date)
+    except ValidationError as exc:
+        raise InvalidRecord(faults_from(exc, "add")) from None
+    path = store.add_source(entry, to)
+    typer.echo(f"added {url} to {store.label(path)}")
+
+
+@app.command()
+def extract(
+    url: Annotated[str, typer.Argument(help="The URL to fetch, or with --file the URL the file came from.")],
+    file: Annotated[
+        Path | None, typer.Option("--file", help="Read this saved file instead of fetching.", exists=True, dir_okay=False)
+    ] = None,
+    org: Annotated[str | None, typer.Option(help="The organisation, as a registry hint would give it.")] = None,
+    kind: Annotated[str | None, typer.Option(help="Source kind, as a registry hint would give it.")] = None,
+    root: RootOption = None,
+) -> None:
+    """Fetch and extract one URL (or a saved file, as if fetched from URL) and print the draft; write nothing.
+
+    The URL decides the organisation, the kind and how the bytes are read: a GitHub
+    `blob/` or `.md` URL is read as Markdown.
+    """
+    settings = _read_settings(root)
+    draft = extract_one(settings, url, body=file.read_bytes() if file else None, org=org, kind=kind)
+    typer.echo(dump_record(draft).decode("utf-8"), nl=False)
 
 
 def main() -> None:

@@ -1,17 +1,43 @@
-"""Drafts, pure: how a draft begins for a registered source.
+"""Drafts, pure: how a draft begins for a source, and how a crawl's extraction updates it.
 
-A new draft carries only what the registry and the URL tell: its stable id, the
-source, the hints. The review fields are empty: nobody has written or reviewed it yet.
+A new draft carries only what the registry and the URL tell. Its review fields are
+empty: nobody has written or reviewed it yet.
+
+A crawl may update a draft many times; a person may edit it in between. The rule that
+keeps both safe: for every field the extractor fills, the draft remembers a hash of the
+value it wrote (`Draft.extracted`). On the next crawl a field is replaced only if it is
+still empty or still holds exactly what the extractor wrote; anything else is a
+person's work and is left alone. The full text and the sections are always the
+extractor's own and are refreshed.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+import re
+from typing import Any
 from urllib.parse import urlsplit
 
+from pipeline.extract import Extraction
+from pipeline.extract.tags import suggest_terms
 from pipeline.ids import GITHUB_HOSTS, canonical_url, draft_id_for
-from pipeline.models import Draft, DraftSource, Origin, Review, SourceEntry, utc_now
+from pipeline.models import (
+    Draft,
+    DraftSource,
+    FetchFailure,
+    Origin,
+    Review,
+    SectionField,
+    SourceEntry,
+    utc_now,
+)
 
-__all__ = ["guess_source_kind", "new_draft"]
+__all__ = ["apply_extraction", "field_proposals", "guess_source_kind", "new_draft", "record_failure"]
+
+_ITEM = re.compile(r"^- ", re.MULTILINE)
+_IMPACT_LIMIT = 600
+_ACTION_LIMIT = 600
 
 
 def guess_source_kind(url: str) -> str:
@@ -30,15 +56,114 @@ def guess_source_kind(url: str) -> str:
     return "blog"
 
 
+def _hash(value: Any) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:16]
+
+
+def _is_empty(name: str, value: Any) -> bool:
+    if value in (None, [], {}, ""):
+        return True
+    if name in ("severity", "root_cause"):
+        return value == "unknown"
+    if name == "impact":
+        return all(v == "unknown" for v in value.values())
+    return False
+
+
+def _merge(draft: Draft, proposals: dict[str, Any], changes: dict[str, Any]) -> Draft:
+    """Apply the extractor's proposals where the field is still the extractor's; then `changes`."""
+    data = draft.model_dump(mode="json")
+    extracted = dict(draft.extracted)
+    for name, proposal in proposals.items():
+        current = data[name]
+        if _is_empty(name, current) or extracted.get(name) == _hash(current):
+            if proposal is not None:
+                data[name] = proposal
+                extracted[name] = _hash(proposal)
+    data.update(changes)
+    data["extracted"] = extracted
+    return Draft.model_validate(data)
+
+
+def _hint_proposals(entry: SourceEntry) -> dict[str, Any]:
+    return {
+        "org": entry.org,
+        "date": entry.date,
+        "date_kind": "published" if entry.date else None,
+        "title": {"en": entry.title} if entry.title else None,
+    }
+
+
 def new_draft(entry: SourceEntry) -> Draft:
     """The draft a source starts as, before anything is fetched: review fields left open."""
-    return Draft(
+    blank = Draft(
         id=draft_id_for(entry.url),
-        org=entry.org,
-        date=entry.date,
-        title={"en": entry.title} if entry.title else None,
         sources=[DraftSource(url=entry.url, kind=entry.kind or guess_source_kind(entry.url))],
         origin=Origin(url=entry.url, canonical_url=canonical_url(entry.url)),
         review=Review(),
         created_at=utc_now(),
     )
+    return _merge(blank, _hint_proposals(entry), {})
+
+
+def _texts(text: str | None) -> dict[str, str] | None:
+    return {"en": text} if text else None
+
+
+def _actions(texts: list[str]) -> list[dict[str, Any]] | None:
+    """Each list item (or, without a list, each paragraph) of the sections, as one action."""
+    items: list[str] = []
+    for text in texts:
+        parts = _ITEM.split(text) if _ITEM.search(text) else re.split(r"\n\s*\n", text)
+        items += [" ".join(p.split())[:_ACTION_LIMIT] for p in parts if p.strip()]
+    return [{"text": {"en": item}} for item in items] or None
+
+
+def field_proposals(extraction: Extraction) -> dict[str, Any]:
+    """What the extractor would put in each case field, as JSON values."""
+    joined = {f: "\n\n".join(extraction.texts_for(f)) or None for f in SectionField}
+    impact = joined[SectionField.IMPACT]
+    root_cause_text = joined[SectionField.ROOT_CAUSE] or ""
+    root_causes = suggest_terms("root_causes", root_cause_text, min_hits=1, limit=1)
+    contributing_text = joined[SectionField.CONTRIBUTING]
+    contributing = (
+        suggest_terms("contributing", contributing_text, min_hits=1) if contributing_text else None
+    ) or extraction.tags.get("contributing")
+    return {
+        "org": extraction.org,
+        "org_slug": extraction.org_slug,
+        "date": extraction.date,
+        "date_kind": extraction.date_kind,
+        "title": _texts(extraction.title),
+        "domain": extraction.tags.get("domains", [])[:2] or None,
+        "summary": _texts(extraction.summary),
+        "trigger": _texts(joined[SectionField.TRIGGER]),
+        "impact": {"scope": " ".join(impact.split())[:_IMPACT_LIMIT], "users": "unknown", "region": "unknown"}
+        if impact
+        else None,
+        "detection": _texts(joined[SectionField.DETECTION]),
+        "root_cause": root_causes[0] if root_causes else None,
+        "lessons": _texts(joined[SectionField.LESSONS]),
+        "symptoms": extraction.tags.get("symptoms") or None,
+        "components": extraction.tags.get("components") or None,
+        "contributing": contributing or None,
+        "remediation": _actions(extraction.texts_for(SectionField.REMEDIATION)),
+        "action_items": _actions(extraction.texts_for(SectionField.ACTION_ITEMS)),
+    }
+
+
+def apply_extraction(draft: Draft, entry: SourceEntry, extraction: Extraction, origin: Origin) -> Draft:
+    """The draft after a successful fetch: machine fields refreshed, a person's edits kept."""
+    proposals = {**field_proposals(extraction), **{k: v for k, v in _hint_proposals(entry).items() if v}}
+    changes = {
+        "origin": origin.model_dump(mode="json"),
+        "text": extraction.text,
+        "sections": [s.model_dump(mode="json") for s in extraction.sections],
+    }
+    return _merge(draft, proposals, changes)
+
+
+def record_failure(draft: Draft, reason: str, message: str) -> Draft:
+    """The draft after a failed fetch or extraction: the reason on its origin, nothing else touched."""
+    origin = draft.origin.model_copy(update={"failure": FetchFailure(reason=reason, message=message)})
+    return draft.model_copy(update={"origin": origin})

@@ -3,12 +3,15 @@
     IncidentlibError                 root: catch this to catch anything we raise
     ├── SettingsError                a setting has a value we cannot use
     ├── RecordError                  a record (file) is not what the format says
+    │   ├── DuplicateSource          a URL already in the registry
     │   ├── RecordNotFound           no record with that id
     │   ├── InvalidRecord            the record fails validation (carries every fault)
     │   └── InvalidId                an id that is malformed or would leave its folder
     ├── StoreError                   the data root could not be read or written
     │   └── ConflictError            the record changed since it was read (compare-and-swap lost)
     ├── VocabularyError              the vocabulary file itself is broken
+    ├── FetchError                   a source could not be fetched; `reason` is a short code
+    │   └── PrivateAddressRefused    the URL (or a redirect) leads to a non-public address
     └── ExtractError                 a fetched document could not be turned into text
         ├── UnsupportedContent       a kind of document incidentlib does not read
         ├── UnreadableDocument       a PDF or page too broken to read
@@ -26,12 +29,15 @@ from pathlib import Path
 
 __all__ = [
     "ConflictError",
+    "DuplicateSource",
     "EmptyDocument",
     "ExtractError",
     "Fault",
+    "FetchError",
     "IncidentlibError",
     "InvalidId",
     "InvalidRecord",
+    "PrivateAddressRefused",
     "RecordError",
     "RecordNotFound",
     "SettingsError",
@@ -54,6 +60,28 @@ class VocabularyError(IncidentlibError):
     """The controlled vocabulary file is malformed."""
 
 
+class FetchError(IncidentlibError):
+    """A source could not be fetched. `reason` is a short code recorded on the source
+    (`http-404`, `robots`, `too-large`, `timeout`, ...); the message is the sentence."""
+
+    def __init__(self, url: str, reason: str, message: str) -> None:
+        super().__init__(f"{url}: {message}")
+        self.url = url
+        self.reason = reason
+
+
+class PrivateAddressRefused(FetchError):
+    def __init__(self, url: str, host: str, address: str) -> None:
+        super().__init__(
+            url,
+            "private-address",
+            f"{host} resolves to {address}, a non-public address; refused "
+            "(allow with INCIDENTLIB_ALLOW_PRIVATE_HOSTS=1)",
+        )
+        self.host = host
+        self.address = address
+
+
 class ExtractError(IncidentlibError):
     """A fetched document could not be turned into text; the message says why."""
 
@@ -72,6 +100,10 @@ class EmptyDocument(ExtractError):
 
 class RecordError(IncidentlibError):
     """A record is missing, malformed or misnamed."""
+
+
+class DuplicateSource(RecordError):
+    """A source URL that the registry already holds (after canonicalisation)."""
 
 
 class RecordNotFound(RecordError):

@@ -41,6 +41,7 @@ __all__ = [
     "Draft",
     "DraftSource",
     "DraftState",
+    "FetchFailure",
     "Impact",
     "Origin",
     "Review",
@@ -323,17 +324,26 @@ class Section(Record):
     text: str
 
 
+class FetchFailure(Record):
+    """Why the last crawl of a source failed: a short code and the sentence behind it."""
+
+    reason: str = Field(description="http-404, robots, timeout, too-large, private-address, unsupported-type, ...")
+    message: str
+
+
 class Origin(Record):
     """Where a draft's text came from and how it was fetched."""
 
     url: Url
     canonical_url: Url
     final_url: Url | None = None
-    fetched_at: Timestamp | None = None
+    fetched_at: Timestamp | None = Field(default=None, description="When the current text was fetched.")
     content_type: str | None = None
     etag: str | None = None
     last_modified: str | None = None
-    sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
+    sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$", description="Of the fetched bytes.")
+    format: str | None = Field(default=None, description="How the bytes were read: html, markdown, text or pdf.")
+    failure: FetchFailure | None = Field(default=None, description="Set while the source cannot be fetched.")
 
 
 class Transition(Record):
@@ -357,6 +367,11 @@ class Draft(CaseContent):
     text: str | None = Field(default=None, description="The full extracted text, for the writer and the reviewer.")
     sections: list[Section] = []
     history: list[Transition] = []
+    extracted: dict[str, str] = Field(
+        default={},
+        description="For each field the extractor filled, a hash of the value it wrote: a field whose value "
+        "no longer matches was edited by a person, and a re-crawl leaves it alone.",
+    )
     created_at: Timestamp | None = None
 
 

@@ -42,6 +42,46 @@ class Settings(BaseSettings):
         description="Languages every narrative field of a published case must have.",
     )
 
+    # ------------------------------------------------------------ fetching
+    user_agent: str = Field(
+        default="incidentlib/0.1 (postmortem library crawler; +https://benchlet.com/incidentlib)",
+        description="The User-Agent every request sends; robots.txt rules are matched against it.",
+    )
+    concurrency: int = Field(default=8, ge=1, le=256, description="Requests in flight at once, over all hosts.")
+    per_host_concurrency: int = Field(default=1, ge=1, le=4, description="Requests in flight at once to one host.")
+    per_host_delay_s: float = Field(
+        default=1.0, ge=0, description="Least time between the starts of two requests to one host."
+    )
+    connect_timeout_s: float = Field(default=10.0, gt=0, description="Time to open a connection.")
+    read_timeout_s: float = Field(default=30.0, gt=0, description="Longest wait for the next bytes of a response.")
+    total_timeout_s: float = Field(
+        default=120.0, gt=0, description="Longest time one request may take, body included (a page that never ends)."
+    )
+    max_redirects: int = Field(default=5, ge=0, le=20, description="Redirects followed before giving up.")
+    max_retries: int = Field(default=3, ge=0, le=10, description="Retries after a 429, a 5xx or a dropped connection.")
+    retry_backoff_s: float = Field(
+        default=2.0, ge=0, description="First wait before a retry; it doubles each time (Retry-After wins when given)."
+    )
+    max_retry_wait_s: float = Field(
+        default=300.0, ge=0, description="A Retry-After longer than this fails the source instead of waiting."
+    )
+    max_body_bytes: int = Field(
+        default=20_000_000, ge=1024, description="Largest decoded body read; a larger one is cut off and reported."
+    )
+    allow_private_hosts: bool = Field(
+        default=False,
+        description="Allow requests to private, loopback, link-local and metadata addresses (off: refused).",
+    )
+    obey_robots: bool = Field(default=True, description="Obey robots.txt (turn off only for your own sites).")
+    crawl_task_groups: int = Field(
+        default=4, ge=1, le=64, description="Prefect tasks a crawl is split into (each a group of hosts)."
+    )
+    extract_favor: str = Field(
+        default="precision",
+        pattern=r"^(precision|balanced|recall)$",
+        description="What the HTML extractor favours when unsure: precision, balanced or recall.",
+    )
+
     @field_validator("root")
     @classmethod
     def _absolute_root(cls, value: Path) -> Path:

@@ -31,11 +31,12 @@ from pathlib import Path
 from typing import Literal, TypeVar
 
 import filelock
+import yaml
 from pydantic import BaseModel
 
-from pipeline.errors import ConflictError, Fault, InvalidId, InvalidRecord, RecordNotFound, StoreError
-from pipeline.ids import case_id, case_number, check_case_id, check_draft_id
-from pipeline.models import Case, Draft
+from pipeline.errors import ConflictError, DuplicateSource, Fault, InvalidId, InvalidRecord, RecordNotFound, StoreError
+from pipeline.ids import canonical_url, case_id, case_number, check_case_id, check_draft_id
+from pipeline.models import Case, Draft, SourceEntry
 from pipeline.records import dump_record, file_name_fault, load_record
 from pipeline.registry import RegisteredSource, parse_registry
 from pipeline.settings import Settings
@@ -229,6 +230,29 @@ class Store:
             entries.extend(got)
             faults.extend(bad)
         return entries, faults
+
+    def add_source(self, entry: SourceEntry, file_name: str = "added.yaml") -> Path:
+        """Append one entry to a registry file, refusing a URL already registered anywhere.
+
+        The entry is appended as text, so the file's comments and layout stay as they were.
+        """
+        if "/" in file_name or not file_name.endswith((".yaml", ".yml")) or file_name.startswith("."):
+            raise InvalidId(f"registry file {file_name!r}: expected a name like added.yaml inside sources/")
+        path = self.sources_dir / file_name
+        with self.lock("sources"):
+            registered, _ = self.read_sources()
+            key = canonical_url(entry.url)
+            for source in registered:
+                if canonical_url(source.entry.url) == key:
+                    raise DuplicateSource(f"{entry.url} is already registered at {source.where}")
+            old = path.read_text(encoding="utf-8") if path.exists() else ""
+            if old and not old.endswith("\n"):
+                old += "\n"
+            data = entry.model_dump(mode="json", exclude_defaults=True)
+            text = yaml.safe_dump([data], sort_keys=False, allow_unicode=True, width=120)
+            self.sources_dir.mkdir(parents=True, exist_ok=True)
+            write_atomic(path, (old + ("\n" if old else "") + text).encode("utf-8"))
+        return path
 
     # ------------------------------------------------------------ writing
 

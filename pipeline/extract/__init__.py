@@ -34,7 +34,7 @@ _CHARSET = re.compile(r"charset=[\"']?([\w.:-]+)", re.IGNORECASE)
 _META_CHARSET = re.compile(rb"<meta[^>]+charset=[\"']?([\w.:-]+)", re.IGNORECASE)
 # Front matter, or an ATX heading on a line of its own, in the first bytes.
 _MARKDOWN_SNIFF = re.compile(rb"\A(?:---|\+\+\+)\s*\n|^#{1,6} \S", re.MULTILINE)
-_PUBLISHED_CUE = re.compile(r"(posted|published|written|updated|date)\W{0,5}$", re.IGNORECASE)
+_PUBLISHED_CUE = re.compile(r"(posted|published|written|updated|date)(\s+on)?\W{0,5}$", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -120,6 +120,8 @@ def org_for_url(url: str) -> str:
     segments = [s for s in parts.path.split("/") if s]
     if host in GITHUB_HOSTS and segments:
         return segments[0]
+    if re.fullmatch(r"[\d.]+|[\da-f:]+", host):
+        return host  # an address names no organisation
     labels = [label for label in host.split(".") if label not in ("www", "blog", "engineering", "status", "docs")]
     return labels[-2] if len(labels) >= 2 else (labels[0] if labels else host)
 

@@ -19,7 +19,7 @@ _RULES: list[tuple[SectionField, str]] = [
      r"|preventi(ve|on)( actions?| measures?)?|(what|how) (we are|we re|we will|will we) (doing|do|change|prevent)"
      r"|future work|todo|remediation (items|actions|plan)"),
     (SectionField.CONTRIBUTING, r"contributing (factors?|causes?)|contributors"),
-    (SectionField.ROOT_CAUSE, r"root causes?( analysis)?( of .*)?|rca|(5|five) whys|fault|causes?( of .*)?"
+    (SectionField.ROOT_CAUSE, r"root causes?( analysis)?( of .*)?|rca|((5|five) )?whys|fault|causes?( of .*)?"
      r"|why (did )?(it|this) happen(ed)?|technical (details|analysis)|what went wrong technically"),
     (SectionField.LESSONS, r"lessons?( learned| learnt)?|learnings|takeaways|what went (well|wrong|badly)"
      r"|where we got lucky|things that went (well|wrong)|reflections?|retrospective"),

@@ -136,13 +136,11 @@ def _own_text(item):
             yield child.tail
 
 
-def _fallback_blocks(markup: str) -> list[Block]:
-    """readability-lxml's idea of the article, read with BeautifulSoup."""
-    try:
-        summary = ReadabilityDocument(markup).summary(html_partial=True)
-    except (ParserError, ValueError, TypeError):
-        return []
-    soup = BeautifulSoup(summary, "html.parser")
+def _soup_blocks(markup: str) -> list[Block]:
+    """Headings, paragraphs, list items, table rows and code of an HTML fragment, read with BeautifulSoup."""
+    soup = BeautifulSoup(markup, "html.parser")
+    for noise in soup.find_all(["script", "style", "noscript", "nav", "footer", "template"]):
+        noise.decompose()
     blocks = []
     for element in soup.find_all(["h1", "h2", "h3", "h4", "h5", "h6", "p", "li", "pre", "tr"]):
         text = _clean(element.get_text(" "))
@@ -156,14 +154,30 @@ def _fallback_blocks(markup: str) -> list[Block]:
             blocks.append(Block(" | ".join(_clean(c.get_text(" ")) for c in element.find_all(["td", "th"])), kind="row"))
         else:
             blocks.append(Block(text))
+    if not blocks:
+        text = _clean(soup.get_text(" "))
+        blocks = [Block(text)] if text else []
     return blocks
+
+
+def _fallback_blocks(markup: str) -> list[Block]:
+    """When trafilatura finds no main text: readability-lxml's article, else the whole page's text.
+
+    A short page (a status update of two sentences) is too small for either to call it
+    an article, and its text is still the document.
+    """
+    try:
+        summary = ReadabilityDocument(markup).summary(html_partial=True)
+    except (ParserError, ValueError, TypeError):
+        summary = ""
+    return (_soup_blocks(summary) if summary else []) or _soup_blocks(markup)
 
 
 def read_html(markup: str, url: str | None = None, *, favor: str = "precision") -> HtmlDocument:
     """Blocks, title, publication date and site name of an HTML page."""
     tree = load_html(markup)
-    if tree is None:
-        return HtmlDocument([], None, None, None)
+    if tree is None:  # too small or too broken for lxml's document parser
+        return HtmlDocument(_soup_blocks(markup), None, None, None)
     # Read the headline candidates first: trafilatura prunes the tree it is given.
     h1s = [_clean(h.text_content()) for h in tree.iter("h1")][:5]
     og_title = _meta(tree, "og:title", "twitter:title")

@@ -1,0 +1,277 @@
+"""The crawl: every registered source fetched, extracted and written into its draft.
+
+    report = crawl(store, settings)              # the whole registry
+    report = crawl(store, settings, entries)     # some sources (a Prefect task's share)
+
+Re-running is idempotent: a source maps to one draft (its id comes from the canonical
+URL); an unchanged page (304, or the same bytes) writes nothing; a changed one updates
+the draft in place, keeping what a person edited (see pipeline.draft). A source that
+fails gets the reason on its draft and in the report; the others go on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import math
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Literal
+from urllib.parse import urlsplit
+
+from pipeline.draft import apply_extraction, new_draft, record_failure
+from pipeline.errors import ExtractError, FetchError, InvalidRecord
+from pipeline.extract import extract
+from pipeline.fetch import FetchResult, Fetcher, fetch_url_for
+from pipeline.ids import canonical_url, draft_id_for
+from pipeline.models import Draft, Origin, SourceEntry, utc_now
+from pipeline.settings import Settings
+from pipeline.store import Store
+
+__all__ = ["CrawlReport", "SourceReport", "crawl", "crawl_async", "extract_one", "host_groups", "share_concurrency"]
+
+Outcome = Literal["new", "updated", "unchanged", "failed"]
+
+
+@dataclass
+class SourceReport:
+    url: str
+    draft_id: str
+    outcome: Outcome
+    reason: str | None = None
+    message: str | None = None
+
+
+@dataclass
+class CrawlReport:
+    sources: list[SourceReport] = field(default_factory=list)
+    requests: int = 0  # HTTP requests sent, robots.txt included
+    bodies: int = 0  # response bodies downloaded
+    writes: int = 0  # draft files written
+
+    def counts(self) -> dict[str, int]:
+        counted = Counter(s.outcome for s in self.sources)
+        return {name: counted.get(name, 0) for name in ("new", "updated", "unchanged", "failed")}
+
+    def failures(self) -> dict[str, int]:
+        return dict(Counter(s.reason or "unknown" for s in self.sources if s.outcome == "failed"))
+
+    def merge(self, other: CrawlReport) -> CrawlReport:
+        return CrawlReport(
+            self.sources + other.sources,
+            self.requests + other.requests,
+            self.bodies + other.bodies,
+            self.writes + other.writes,
+        )
+
+    def to_dict(self) -> dict:
+        return {
+            "counts": self.counts(),
+            "failures": self.failures(),
+            "requests": self.requests,
+            "bodies": self.bodies,
+            "writes": self.writes,
+            "sources": [asdict(s) for s in self.sources],
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict) -> CrawlReport:
+        return cls(
+            [SourceReport(**s) for s in data["sources"]], data["requests"], data["bodies"], data["writes"]
+        )
+
+
+def host_groups(entries: list[SourceEntry], groups: int) -> list[list[SourceEntry]]:
+    """Split sources into at most `groups` shares, each host wholly in one share.
+
+    Keeping a host in one share keeps its politeness in one place; the largest hosts are
+    placed first, each in the share with the least work so far, to balance the shares.
+    """
+    by_host: dict[str, list[SourceEntry]] = {}
+    for entry in entries:
+        by_host.setdefault(urlsplit(fetch_url_for(entry.url)).netloc.lower(), []).append(entry)
+    shares: list[list[SourceEntry]] = [[] for _ in range(min(groups, len(by_host)) or 1)]
+    for host_entries in sorted(by_host.values(), key=len, reverse=True):
+        min(shares, key=len).extend(host_entries)
+    return [share for share in shares if share]
+
+
+def _origin(entry: SourceEntry, result: FetchResult) -> Origin:
+    assert result.body is not None
+    return Origin(
+        url=entry.url,
+        canonical_url=canonical_url(entry.url),
+        final_url=result.final_url,
+        fetched_at=utc_now(),
+        content_type=result.content_type,
+        etag=result.etag,
+        last_modified=result.last_modified,
+        sha256=hashlib.sha256(result.body).hexdigest(),
+    )
+
+
+def _updated_draft(
+    draft: Draft, entry: SourceEntry, result: FetchResult, settings: Settings
+) -> tuple[Draft, Outcome, str | None, str | None]:
+    """The draft after one fetch, and what happened. Pure but for the clock."""
+    if result.outcome == "not_modified":
+        return draft, "unchanged", None, None
+    if result.outcome == "failed":
+        reason, message = result.reason or "unknown", result.message or "failed"
+        return record_failure(draft, reason, message), "failed", reason, message
+    origin = _origin(entry, result)
+    if draft.origin.sha256 == origin.sha256 and draft.text is not None:
+        # Same bytes: keep the text; only new validators (ETag, Last-Modified) are worth a write.
+        kept = draft.origin.model_copy(
+            update={"etag": origin.etag, "last_modified": origin.last_modified, "failure": None}
+        )
+        return draft.model_copy(update={"origin": kept}), "unchanged", None, None
+    try:
+        extraction = extract(
+            result.body or b"",
+            result.final_url or entry.url,
+            result.content_type,
+            org=entry.org,
+            title=entry.title,
+            date=entry.date,
+            favor=settings.extract_favor,
+        )
+    except ExtractError as exc:
+        reason = "extract-" + type(exc).__name__.lower().replace("document", "").replace("content", "")
+        return record_failure(draft, reason, str(exc)), "failed", reason, str(exc)
+    origin = origin.model_copy(update={"format": extraction.format})
+    return apply_extraction(draft, entry, extraction, origin), "updated", None, None
+
+
+async def crawl_async(
+    store: Store,
+    settings: Settings,
+    entries: list[SourceEntry],
+    on_source: Callable[[SourceReport], None] | None = None,
+    *,
+    concurrency: int | None = None,
+) -> CrawlReport:
+    """Crawl `entries` concurrently within the politeness limits; see `crawl`."""
+    if concurrency is not None:
+        settings = settings.model_copy(update={"concurrency": concurrency})
+    report = CrawlReport()
+    unexpected: list[BaseException] = []
+
+    async def one(fetcher: Fetcher, entry: SourceEntry) -> None:
+        draft_id = draft_id_for(entry.url)
+        try:
+            existing = store.read_draft(draft_id) if store.exists("draft", draft_id) else None
+        except InvalidRecord as exc:
+            # A hand-broken draft is not overwritten: a person must look at it first.
+            source = SourceReport(entry.url, draft_id, "failed", "invalid-draft", str(exc))
+        else:
+            origin = existing.origin if existing else None
+            result = await fetcher.fetch(
+                entry.url,
+                etag=origin.etag if origin and origin.failure is None else None,
+                last_modified=origin.last_modified if origin and origin.failure is None else None,
+            )
+            if result.outcome == "fetched":
+                report.bodies += 1
+            source = await asyncio.to_thread(_apply, store, settings, entry, draft_id, result, existing is None, report)
+        report.sources.append(source)
+        if on_source:
+            on_source(source)
+
+    async def guarded(fetcher: Fetcher, entry: SourceEntry) -> None:
+        # An unexpected error is a bug: it is raised at the end, after every other
+        # source has had its turn, so one bad source never costs the rest.
+        try:
+            await one(fetcher, entry)
+        except Exception as exc:  # noqa: BLE001 - re-raised below, not swallowed
+            unexpected.append(exc)
+            report.sources.append(
+                SourceReport(entry.url, draft_id_for(entry.url), "failed", "internal-error", repr(exc))
+            )
+
+    async with Fetcher(settings) as fetcher:
+        await asyncio.gather(*(guarded(fetcher, entry) for entry in entries))
+        report.requests = fetcher.requests
+    if unexpected:
+        raise ExceptionGroup(f"{len(unexpected)} sources failed unexpectedly", unexpected)
+    return report
+
+
+def _apply(
+    store: Store,
+    settings: Settings,
+    entry: SourceEntry,
+    draft_id: str,
+    result: FetchResult,
+    is_new: bool,
+    report: CrawlReport,
+) -> SourceReport:
+    """Extract and write under the draft's lock (in a worker thread: extraction is CPU work)."""
+    outcome: list[tuple[Outcome, str | None, str | None]] = []
+    changed: list[bool] = []
+
+    def change(draft: Draft) -> Draft | None:
+        updated, what, reason, message = _updated_draft(draft, entry, result, settings)
+        outcome.append((what, reason, message))
+        changed.append(updated != draft)
+        return updated if changed[-1] else None
+
+    store.update_draft(draft_id, change, create=lambda: new_draft(entry))
+    if is_new or changed[0]:
+        report.writes += 1
+    what, reason, message = outcome[0]
+    if is_new and what != "failed":
+        what = "new"
+    return SourceReport(entry.url, draft_id, what, reason, message)
+
+
+def crawl(
+    store: Store,
+    settings: Settings,
+    entries: list[SourceEntry] | None = None,
+    on_source: Callable[[SourceReport], None] | None = None,
+    *,
+    concurrency: int | None = None,
+) -> CrawlReport:
+    """Fetch and extract every source (the registry's, unless `entries` is given) into its draft."""
+    if entries is None:
+        registered, _ = store.read_sources()
+        entries = [r.entry for r in registered]
+    return asyncio.run(crawl_async(store, settings, entries, on_source, concurrency=concurrency))
+
+
+def share_concurrency(settings: Settings, groups: int) -> int:
+    """Each of `groups` concurrent crawls gets its share of the global bound."""
+    return max(1, math.ceil(settings.concurrency / max(1, groups)))
+
+
+def extract_one(
+    settings: Settings,
+    url: str,
+    *,
+    body: bytes | None = None,
+    content_type: str | None = None,
+    org: str | None = None,
+    kind: str | None = None,
+) -> Draft:
+    """The draft one URL would give, written nowhere: fetched now, or read from `body` as if fetched from `url`.
+
+    Raises FetchError when the URL cannot be fetched and ExtractError when it cannot be read.
+    """
+    entry = SourceEntry(url=url, org=org, kind=kind)
+    if body is None:
+        result = asyncio.run(_fetch_one(settings, url))
+        if result.outcome != "fetched":
+            raise FetchError(url, result.reason or "unknown", (result.message or "failed").removeprefix(f"{url}: "))
+    else:
+        result = FetchResult(url=url, outcome="fetched", final_url=url, status=200, content_type=content_type, body=body)
+    draft, outcome, reason, message = _updated_draft(new_draft(entry), entry, result, settings)
+    if outcome == "failed":
+        raise ExtractError(message or reason or "could not be read")
+    return draft
+
+
+async def _fetch_one(settings: Settings, url: str) -> FetchResult:
+    async with Fetcher(settings) as fetcher:
+        return await fetcher.fetch(url)

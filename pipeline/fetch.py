@@ -1,0 +1,386 @@
+"""Fetching sources politely and safely (httpx). With wayback.py, the only code that touches the network.
+
+    async with Fetcher(settings) as fetcher:
+        result = await fetcher.fetch(url, etag=..., last_modified=...)
+
+`fetch` never raises for what a crawler expects (404, robots, timeouts, a private
+address, a page too large): it returns a FetchResult whose `outcome` is `failed` and
+whose `reason` is a short code with a one-line `message`. Politeness:
+- at most `concurrency` requests in flight, and `per_host_concurrency` to one host,
+  whose starts are at least `per_host_delay_s` apart (robots.txt's Crawl-delay wins
+  when longer);
+- robots.txt obeyed (protego), an honest User-Agent, conditional requests;
+- retries with doubling backoff after 429, 5xx and dropped connections, Retry-After
+  honoured up to `max_retry_wait_s`.
+Safety:
+- every connection, redirects included, goes through an address guard that resolves
+  the host, refuses non-public addresses unless `allow_private_hosts`, and connects to
+  the address it checked (so a second DNS answer cannot differ);
+- the decoded body is counted as it streams, so a gzip bomb stops at `max_body_bytes`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import ipaddress
+import socket
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Literal
+from urllib.parse import urljoin, urlsplit
+
+import httpcore
+import httpx
+from httpcore._backends.auto import AutoBackend
+from protego import Protego
+
+from pipeline.errors import FetchError, PrivateAddressRefused
+from pipeline.ids import GITHUB_HOSTS
+from pipeline.settings import Settings
+
+__all__ = ["ACCEPTED_TYPES", "FetchResult", "Fetcher", "fetch_url_for", "is_public_address"]
+
+# What extraction reads; anything else is refused before its body is downloaded.
+ACCEPTED_TYPES = ("text/html", "application/xhtml+xml", "text/plain", "text/markdown", "text/x-markdown", "application/pdf")
+_RETRY_STATUSES = {429, 500, 502, 503, 504}
+_REDIRECTS = {301, 302, 303, 307, 308}
+
+
+@dataclass
+class FetchResult:
+    url: str
+    outcome: Literal["fetched", "not_modified", "failed"]
+    final_url: str | None = None
+    status: int | None = None
+    reason: str | None = None
+    message: str | None = None
+    content_type: str | None = None
+    etag: str | None = None
+    last_modified: str | None = None
+    body: bytes | None = field(default=None, repr=False)
+    attempts: int = 0
+    bytes_read: int = 0
+    retry_after: float | None = None
+
+
+def fetch_url_for(url: str) -> str:
+    """The URL to download for a source: a GitHub `blob/` page is fetched as its raw file."""
+    parts = urlsplit(url)
+    segments = parts.path.split("/")
+    if (parts.hostname or "").lower() in GITHUB_HOSTS[:1] and len(segments) > 4 and segments[3] == "blob":
+        owner, repo, ref, rest = segments[1], segments[2], segments[4], segments[5:]
+        return f"https://raw.githubusercontent.com/{owner}/{repo}/{ref}/{'/'.join(rest)}"
+    return url
+
+
+def is_public_address(address: str) -> bool:
+    ip = ipaddress.ip_address(address)
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped:
+        ip = ip.ipv4_mapped
+    # is_global is False for private, loopback, link-local (cloud metadata), shared
+    # (100.64/10), reserved, documentation and unspecified ranges alike.
+    return ip.is_global and not ip.is_multicast
+
+
+class _AddressGuard(httpcore.AsyncNetworkBackend):
+    """A network backend that checks the address before every TCP connection."""
+
+    def __init__(self, allow_private: bool) -> None:
+        self._inner = AutoBackend()
+        self._allow_private = allow_private
+
+    async def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        loop = asyncio.get_running_loop()
+        try:
+            infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        except socket.gaierror as exc:
+            raise httpcore.ConnectError(f"cannot resolve {host}: {exc.strerror}") from None
+        addresses = list(dict.fromkeys(info[4][0] for info in infos))
+        if not self._allow_private:
+            for address in addresses:
+                if not is_public_address(address):
+                    raise PrivateAddressRefused(f"{host}:{port}", host, address)
+        error: Exception | None = None
+        for address in addresses:
+            try:
+                return await self._inner.connect_tcp(
+                    address, port, timeout=timeout, local_address=local_address, socket_options=socket_options
+                )
+            except httpcore.ConnectError as exc:
+                error = exc
+        raise error or httpcore.ConnectError(f"no address for {host}")
+
+    async def connect_unix_socket(self, path, timeout=None, socket_options=None):  # noqa: ANN001
+        raise httpcore.ConnectError("unix sockets are not used by the crawler")
+
+    async def sleep(self, seconds: float) -> None:
+        await self._inner.sleep(seconds)
+
+
+def _guarded_transport(settings: Settings, limits: httpx.Limits) -> httpx.AsyncHTTPTransport:
+    # trust_env=False: a proxy from the environment would make the proxy, not the
+    # guard, choose the address connected to.
+    transport = httpx.AsyncHTTPTransport(limits=limits, trust_env=False)
+    # httpx has no public hook for the network backend; swap the pool it built for
+    # one that uses the guard (tests/test_fetch.py proves the guard is in the path).
+    transport._pool = httpcore.AsyncConnectionPool(  # noqa: SLF001
+        ssl_context=transport._pool._ssl_context,  # noqa: SLF001
+        max_connections=limits.max_connections,
+        max_keepalive_connections=limits.max_keepalive_connections,
+        keepalive_expiry=limits.keepalive_expiry,
+        network_backend=_AddressGuard(settings.allow_private_hosts),
+    )
+    return transport
+
+
+@dataclass
+class _Host:
+    """Politeness state of one host (scheme + host + port)."""
+
+    slots: asyncio.Semaphore
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    next_start: float = 0.0
+    delay: float = 0.0
+    robots: Protego | None = None
+    robots_checked: bool = False
+    robots_error: str | None = None
+
+
+class Fetcher:
+    """An HTTP client for crawling; one per event loop (create it inside the task that uses it)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._global = asyncio.Semaphore(settings.concurrency)
+        self._hosts: dict[str, _Host] = {}
+        self._client: httpx.AsyncClient | None = None
+        self.requests = 0  # every HTTP request sent, robots.txt included (for benchmarks)
+
+    async def __aenter__(self) -> Fetcher:
+        s = self.settings
+        limits = httpx.Limits(max_connections=s.concurrency * 2, max_keepalive_connections=s.concurrency)
+        self._client = httpx.AsyncClient(
+            transport=_guarded_transport(s, limits),
+            headers={"User-Agent": s.user_agent, "Accept": ", ".join(ACCEPTED_TYPES) + ";q=0.9, */*;q=0.1"},
+            timeout=httpx.Timeout(s.read_timeout_s, connect=s.connect_timeout_s),
+            follow_redirects=False,
+        )
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+
+    # ------------------------------------------------------------ politeness
+
+    def _host(self, url: str) -> tuple[str, _Host]:
+        parts = urlsplit(url)
+        key = f"{parts.scheme}://{parts.netloc.lower()}"
+        if key not in self._hosts:
+            self._hosts[key] = _Host(
+                slots=asyncio.Semaphore(self.settings.per_host_concurrency), delay=self.settings.per_host_delay_s
+            )
+        return key, self._hosts[key]
+
+    async def _wait_turn(self, host: _Host) -> None:
+        async with host.lock:
+            now = time.monotonic()
+            if host.next_start > now:
+                await asyncio.sleep(host.next_start - now)
+            host.next_start = max(now, host.next_start) + host.delay
+
+    async def _allowed_by_robots(self, url: str) -> str | None:
+        """None when robots.txt allows `url`; else the reason it does not."""
+        if not self.settings.obey_robots:
+            return None
+        key, host = self._host(url)
+        async with host.slots:
+            if not host.robots_checked:
+                await self._wait_turn(host)
+                await self._read_robots(key, host)
+        if host.robots_error:
+            return host.robots_error
+        if host.robots is not None and not host.robots.can_fetch(url, self.settings.user_agent):
+            return f"robots.txt at {key}/robots.txt disallows this URL for {self.settings.user_agent.split('/')[0]}"
+        return None
+
+    async def _read_robots(self, key: str, host: _Host) -> None:
+        host.robots_checked = True
+        assert self._client is not None
+        try:
+            self.requests += 1
+            async with asyncio.timeout(self.settings.total_timeout_s):
+                response = await self._client.get(f"{key}/robots.txt")
+        except (httpx.HTTPError, TimeoutError):
+            return  # unreachable robots.txt: the page fetch will meet the same trouble and say so
+        if response.status_code >= 500:
+            # RFC 9309, 2.3.1.4: an unreachable robots.txt means "disallow everything" for now.
+            host.robots_error = f"robots.txt at {key}/robots.txt answered {response.status_code}; not crawling the host"
+            return
+        if response.status_code == 200:
+            host.robots = Protego.parse(response.text[:500_000])
+            delay = host.robots.crawl_delay(self.settings.user_agent)
+            if delay:
+                host.delay = max(host.delay, float(delay))
+
+    # ------------------------------------------------------------ fetching
+
+    async def fetch(self, url: str, *, etag: str | None = None, last_modified: str | None = None) -> FetchResult:
+        """Fetch one source; expected failures come back as `outcome="failed"`, never as exceptions."""
+        result = FetchResult(url=url, outcome="failed")
+        try:
+            async with self._global:
+                await self._fetch_following_redirects(fetch_url_for(url), result, etag, last_modified)
+        except PrivateAddressRefused as exc:  # name the source, not the connection the guard saw
+            result.outcome, result.reason, result.body = "failed", exc.reason, None
+            result.message = str(PrivateAddressRefused(url, exc.host, exc.address))
+        except FetchError as exc:
+            result.outcome, result.reason, result.message, result.body = "failed", exc.reason, str(exc), None
+        return result
+
+    async def _fetch_following_redirects(
+        self, url: str, result: FetchResult, etag: str | None, last_modified: str | None
+    ) -> None:
+        seen: list[str] = []
+        while True:
+            if urlsplit(url).scheme not in ("http", "https"):
+                raise FetchError(url, "unsupported-scheme", "only http and https URLs are fetched")
+            if url in seen:
+                raise FetchError(result.url, "redirect-loop", f"redirect loop through {seen[-1]} back to {url}")
+            if len(seen) > self.settings.max_redirects:
+                raise FetchError(result.url, "too-many-redirects", f"more than {self.settings.max_redirects} redirects")
+            seen.append(url)
+            denied = await self._allowed_by_robots(url)
+            if denied:
+                raise FetchError(url, "robots", denied)
+            location = await self._fetch_once_with_retries(url, result, etag, last_modified)
+            if location is None:
+                return
+            url = location
+
+    async def _fetch_once_with_retries(
+        self, url: str, result: FetchResult, etag: str | None, last_modified: str | None
+    ) -> str | None:
+        """One URL, retried as the settings say. Returns the redirect target, if any."""
+        settings = self.settings
+        for attempt in range(settings.max_retries + 1):
+            result.attempts += 1
+            retry_after: float | None = None
+            try:
+                location = await self._fetch_once(url, result, etag, last_modified)
+                if result.status not in _RETRY_STATUSES:
+                    return location
+                retry_after = result.retry_after
+                failure = FetchError(url, f"http-{result.status}", f"answered HTTP {result.status}")
+            except (httpx.TransportError, TimeoutError) as exc:
+                failure = _transport_failure(url, exc, settings)
+            if attempt == settings.max_retries:
+                raise failure
+            wait = settings.retry_backoff_s * 2**attempt if retry_after is None else retry_after
+            if wait > settings.max_retry_wait_s:
+                raise FetchError(url, failure.reason, f"{failure} and asked to wait {wait:.0f} s, more than allowed")
+            await asyncio.sleep(wait)
+        raise AssertionError("unreachable")
+
+    async def _fetch_once(
+        self, url: str, result: FetchResult, etag: str | None, last_modified: str | None
+    ) -> str | None:
+        assert self._client is not None
+        settings = self.settings
+        headers = {}
+        if etag:
+            headers["If-None-Match"] = etag
+        if last_modified:
+            headers["If-Modified-Since"] = last_modified
+        _, host = self._host(url)
+        async with host.slots:
+            await self._wait_turn(host)
+            self.requests += 1
+            async with asyncio.timeout(settings.total_timeout_s):
+                request = self._client.build_request("GET", url, headers=headers)
+                try:
+                    response = await self._client.send(request, stream=True)
+                except PrivateAddressRefused as exc:
+                    raise PrivateAddressRefused(url, exc.host, exc.address) from None
+                try:
+                    return await self._read_response(url, response, result)
+                finally:
+                    await response.aclose()
+
+    async def _read_response(self, url: str, response: httpx.Response, result: FetchResult) -> str | None:
+        settings = self.settings
+        result.status = response.status_code
+        result.final_url = url
+        result.retry_after = _retry_after(response.headers.get("Retry-After"))
+        if response.status_code in _REDIRECTS and "location" in response.headers:
+            return urljoin(url, response.headers["location"])
+        if response.status_code == 304:
+            result.outcome = "not_modified"
+            return None
+        if response.status_code in _RETRY_STATUSES:
+            return None  # the caller decides whether to retry
+        if response.status_code != 200:
+            raise FetchError(url, f"http-{response.status_code}", _status_message(response.status_code))
+        content_type = response.headers.get("content-type")
+        mime = (content_type or "").split(";")[0].strip().lower()
+        if mime and mime not in ACCEPTED_TYPES:
+            raise FetchError(url, "unsupported-type", f"served {mime}, which is not a document incidentlib reads")
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in response.aiter_bytes():  # decoded: a gzip bomb is counted as it inflates
+            size += len(chunk)
+            if size > settings.max_body_bytes:
+                raise FetchError(url, "too-large", f"body larger than {settings.max_body_bytes} bytes; cut off")
+            chunks.append(chunk)
+        result.outcome = "fetched"
+        result.body = b"".join(chunks)
+        result.bytes_read = size
+        result.content_type = content_type
+        result.etag = response.headers.get("etag")
+        result.last_modified = response.headers.get("last-modified")
+        return None
+
+
+def _retry_after(value: str | None) -> float | None:
+    """Seconds to wait from a Retry-After header: a number of seconds or an HTTP date."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def _status_message(status: int) -> str:
+    meaning = {
+        401: "asks for credentials",
+        403: "refused access (often a bot block, not a dead page)",
+        404: "not found",
+        410: "gone for good",
+    }.get(status, "an error")
+    return f"answered HTTP {status}: {meaning}"
+
+
+def _transport_failure(url: str, exc: BaseException, settings: Settings) -> FetchError:
+    if isinstance(exc, (TimeoutError, httpx.TimeoutException)):
+        what = "connect" if isinstance(exc, httpx.ConnectTimeout) else "read"
+        if isinstance(exc, TimeoutError):
+            return FetchError(url, "timeout", f"took longer than {settings.total_timeout_s:g} s in all")
+        limit = settings.connect_timeout_s if what == "connect" else settings.read_timeout_s
+        return FetchError(url, "timeout", f"{what} timed out after {limit:g} s")
+    if isinstance(exc, httpx.ConnectError):
+        return FetchError(url, "connect-error", f"could not connect: {exc}")
+    return FetchError(url, "transport-error", f"the connection failed: {exc.__class__.__name__}: {exc}")

@@ -1,0 +1,133 @@
+"""Prefect flows: orchestration only. Each task calls one library function of the same name.
+
+Prefect's own cost is about a second per hundred task runs on a small machine, so a
+task here is a share of the work (a group of hosts), not one URL; its result is a small
+report. Durable facts (what was fetched, extracted, written) live in the records.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from uuid import UUID
+
+from prefect import flow, get_run_logger, task
+from prefect.artifacts import create_markdown_artifact, create_progress_artifact, create_table_artifact, update_progress_artifact
+from prefect.task_runners import ThreadPoolTaskRunner
+
+from pipeline import crawl as crawling
+from pipeline.models import SourceEntry
+from pipeline.settings import Settings
+from pipeline.store import Store
+
+__all__ = ["crawl"]
+
+
+class _Progress:
+    """Sources done out of a total, shared by the threads of one flow run."""
+
+    def __init__(self, total: int, artifact_id: UUID | None) -> None:
+        self.total = max(total, 1)
+        self.done = 0
+        self.artifact_id = artifact_id
+        self._lock = threading.Lock()
+        self._last_reported = 0.0
+
+    def advance(self) -> float | None:
+        with self._lock:
+            self.done += 1
+            percent = 100.0 * self.done / self.total
+            # An artifact update costs a request to the API: report every 2 %, and the end.
+            if percent - self._last_reported < 2.0 and self.done != self.total:
+                return None
+            self._last_reported = percent
+            return percent
+
+
+_progress: dict[str, _Progress] = {}
+
+
+def _settings(root: str | None) -> Settings:
+    return Settings(root=Path(root)) if root else Settings()
+
+
+@task(name="crawl-hosts", retries=1, retry_delay_seconds=10)
+def crawl_hosts(root: str, entries: list[dict], concurrency: int, progress_key: str) -> dict:
+    """Crawl one share of the registry (whole hosts) with the library's `crawl`."""
+    logger = get_run_logger()
+    settings = _settings(root)
+    progress = _progress.get(progress_key)
+
+    def on_source(source: crawling.SourceReport) -> None:
+        detail = f": {source.message}" if source.message else ""
+        logger.info("%s %s -> drafts/%s.json%s", source.outcome, source.url, source.draft_id, detail)
+        if progress is not None:
+            percent = progress.advance()
+            if percent is not None and progress.artifact_id is not None:
+                update_progress_artifact(progress.artifact_id, percent)
+
+    report = crawling.crawl(
+        Store.from_settings(settings),
+        settings,
+        [SourceEntry.model_validate(e) for e in entries],
+        on_source,
+        concurrency=concurrency,
+    )
+    return report.to_dict()
+
+
+def _publish_summary(report: crawling.CrawlReport) -> None:
+    counts = report.counts()
+    create_table_artifact(
+        key="crawl-summary",
+        table=[{"outcome": name, "sources": n} for name, n in counts.items()]
+        + [{"outcome": "requests", "sources": report.requests}, {"outcome": "bodies", "sources": report.bodies}],
+        description="What the last crawl did",
+    )
+    lines = ["# Crawl", "", "| outcome | sources |", "| --- | --- |"]
+    lines += [f"| {name} | {n} |" for name, n in counts.items()]
+    new = [s for s in report.sources if s.outcome == "new"]
+    failed = [s for s in report.sources if s.outcome == "failed"]
+    if new:
+        lines += ["", "## New drafts", ""] + [f"- `drafts/{s.draft_id}.json` from {s.url}" for s in new]
+    if failed:
+        lines += ["", "## Failures", ""] + [f"- **{s.reason}** {s.url}: {s.message}" for s in failed]
+    create_markdown_artifact(key="crawl-report", markdown="\n".join(lines), description="New drafts and failures")
+
+
+@flow(name="crawl", log_prints=False)
+def crawl(root: str | None = None) -> dict:
+    """Fetch every source of the registry, extract it, and write or update its draft."""
+    logger = get_run_logger()
+    settings = _settings(root)
+    store = Store.from_settings(settings)
+    registered, faults = store.read_sources()
+    for fault in faults:
+        logger.warning("registry: %s", fault)
+    entries = [r.entry for r in registered]
+    groups = crawling.host_groups(entries, settings.crawl_task_groups)
+    concurrency = crawling.share_concurrency(settings, len(groups))
+
+    key = f"crawl-{id(entries)}"
+    _progress[key] = _Progress(len(entries), create_progress_artifact(0.0, key="crawl-progress"))
+    try:
+        futures = [
+            crawl_hosts.submit(str(store.root), [e.model_dump(mode="json") for e in group], concurrency, key)
+            for group in groups
+        ]
+        report = crawling.CrawlReport()
+        for future in futures:
+            report = report.merge(crawling.CrawlReport.from_dict(future.result()))
+    finally:
+        del _progress[key]
+    _publish_summary(report)
+    counts = report.counts()
+    logger.info("crawl: %s", ", ".join(f"{n} {name}" for name, n in counts.items()))
+    summary = report.to_dict()
+    summary["registry_faults"] = [str(f) for f in faults]
+    return summary
+
+
+def crawl_flow_for(settings: Settings):  # noqa: ANN201 - a Prefect Flow
+    """The crawl flow with a task runner sized to the settings' task groups."""
+    return crawl.with_options(task_runner=ThreadPoolTaskRunner(max_workers=settings.crawl_task_groups))

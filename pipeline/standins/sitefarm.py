@@ -1,0 +1,223 @@
+"""A farm of small websites on 127.0.0.1, for tests, benchmarks and the offline demo.
+
+Each site is a real HTTP/1.1 server on its own loopback port (so each is its own
+"host" to the crawler's politeness), serving pages from a dict. A page can misbehave
+the ways real sites do: a status, a latency, a stall mid-body, a body that never ends,
+a gzip bomb, a sequence of answers (429 then 200), conditional requests (ETag and
+Last-Modified answered with 304). Every request is counted, so a test can assert what
+the crawler really did.
+
+    with SiteFarm() as farm:
+        site = farm.add_site("blog", latency_s=0.01)
+        site.pages["/post"] = Page.html("<h1>Outage</h1><p>...</p>")
+        url = site.url("/post")
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+import zlib
+from collections import Counter
+from dataclasses import dataclass, field
+from email.utils import formatdate
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+
+__all__ = ["Page", "Site", "SiteFarm"]
+
+
+@dataclass
+class Page:
+    body: bytes = b""
+    status: int = 200
+    content_type: str | None = "text/html; charset=utf-8"
+    headers: dict[str, str] = field(default_factory=dict)
+    conditional: bool = True  # send an ETag and Last-Modified, answer 304 when they match
+    behavior: str | None = None  # "stall" (half the body, then silence) or "endless"
+    then: list[Page] = field(default_factory=list)  # answers for the following requests, in order
+
+    @classmethod
+    def html(cls, markup: str, **kwargs: object) -> Page:
+        return cls(markup.encode("utf-8"), **kwargs)
+
+    @classmethod
+    def markdown(cls, text: str, **kwargs: object) -> Page:
+        return cls(text.encode("utf-8"), content_type="text/plain; charset=utf-8", **kwargs)
+
+    @classmethod
+    def redirect(cls, location: str, status: int = 301) -> Page:
+        return cls(status=status, headers={"Location": location}, content_type=None, conditional=False)
+
+    @classmethod
+    def gzip_bomb(cls, decoded_size: int = 64 << 20) -> Page:
+        """A small gzip body that inflates to `decoded_size` bytes of zeros."""
+        return cls(_gzip_bomb(decoded_size), headers={"Content-Encoding": "gzip"}, conditional=False)
+
+    @property
+    def etag(self) -> str:
+        return '"' + hashlib.sha256(self.body).hexdigest()[:16] + '"'
+
+
+# Last-Modified of every farm page: a fixed date, so answers are reproducible.
+_LAST_MODIFIED = formatdate(1_700_000_000, usegmt=True)
+
+
+def _gzip_bomb(decoded_size: int) -> bytes:
+    compressor = zlib.compressobj(9, zlib.DEFLATED, 31)  # 31: gzip container
+    zeros = bytes(1 << 20)
+    parts = [compressor.compress(zeros) for _ in range(decoded_size >> 20)]
+    return b"".join(parts) + compressor.flush()
+
+
+class Site:
+    """One host of the farm."""
+
+    def __init__(self, name: str, latency_s: float, stop: threading.Event) -> None:
+        self.name = name
+        self.latency_s = latency_s
+        self.pages: dict[str, Page] = {}
+        self.robots: str | None = None  # robots.txt text; None answers 404
+        self.requests: Counter[str] = Counter()  # path -> requests
+        self.bodies: Counter[str] = Counter()  # path -> full bodies sent
+        self.user_agents: set[str] = set()
+        self.started: list[float] = []  # time.monotonic() of each request's arrival
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._served: Counter[str] = Counter()
+        self._stop = stop
+        self._lock = threading.Lock()
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.server.daemon_threads = True
+        self.port = self.server.server_address[1]
+
+    def url(self, path: str = "/") -> str:
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def _next_page(self, path: str) -> Page | None:
+        with self._lock:
+            page = self.pages.get(path)
+            if page is None or not page.then:
+                return page
+            answers = [page, *page.then]
+            index = min(self._served[path], len(answers) - 1)
+            self._served[path] += 1
+            return answers[index]
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        site = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - quiet
+                pass
+
+            def do_GET(self) -> None:  # noqa: N802 - http.server's name
+                path = self.path.split("?")[0]
+                with site._lock:
+                    site.requests[path] += 1
+                    site.user_agents.add(self.headers.get("User-Agent", ""))
+                    site.started.append(time.monotonic())
+                    site.in_flight += 1
+                    site.max_in_flight = max(site.max_in_flight, site.in_flight)
+                try:
+                    self._serve(path)
+                finally:
+                    with site._lock:
+                        site.in_flight -= 1
+
+            def _serve(self, path: str) -> None:
+                if site.latency_s:
+                    site._stop.wait(site.latency_s)  # network latency stand-in
+                if path == "/robots.txt" and "/robots.txt" not in site.pages:
+                    text = site.robots
+                    page = Page(text.encode(), content_type="text/plain") if text is not None else None
+                else:
+                    page = site._next_page(path)
+                if page is None:
+                    page = Page(b"<h1>Not found</h1>", status=404)
+                self._answer(path, page)
+
+            def _answer(self, path: str, page: Page) -> None:
+                if page.conditional and page.status == 200 and (
+                    self.headers.get("If-None-Match") == page.etag
+                    or self.headers.get("If-Modified-Since") == _LAST_MODIFIED
+                ):
+                    self.send_response(304)
+                    self.send_header("ETag", page.etag)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+                body = page.body
+                self.send_response(page.status)
+                if page.content_type:
+                    self.send_header("Content-Type", page.content_type)
+                if page.conditional and page.status == 200:
+                    self.send_header("ETag", page.etag)
+                    self.send_header("Last-Modified", _LAST_MODIFIED)
+                for name, value in page.headers.items():
+                    self.send_header(name, value)
+                if page.behavior == "endless":
+                    self.send_header("Transfer-Encoding", "chunked")
+                    self.end_headers()
+                    chunk = b"<p>" + b"more " * 200 + b"</p>\n"
+                    try:
+                        while not site._stop.is_set():
+                            self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                    except OSError:
+                        pass  # the client hung up, as it should
+                    self.close_connection = True
+                    return
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                try:
+                    if page.behavior == "stall":
+                        self.wfile.write(body[: len(body) // 2])
+                        self.wfile.flush()
+                        site._stop.wait()  # never sends the rest
+                        self.close_connection = True
+                        return
+                    self.wfile.write(body)
+                except OSError:
+                    return
+                if page.status == 200:
+                    with site._lock:
+                        site.bodies[path] += 1
+
+        return Handler
+
+
+class SiteFarm:
+    """Start sites with `add_site`; everything stops when the `with` block ends."""
+
+    def __init__(self) -> None:
+        self.sites: dict[str, Site] = {}
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+
+    def add_site(self, name: str, *, latency_s: float = 0.0) -> Site:
+        site = Site(name, latency_s, self._stop)
+        self.sites[name] = site
+        thread = threading.Thread(target=site.server.serve_forever, args=(0.05,), name=f"site-{name}", daemon=True)
+        thread.start()
+        self._threads.append(thread)
+        return site
+
+    def total(self, counter: str) -> int:
+        return sum(sum(getattr(site, counter).values()) for site in self.sites.values())
+
+    def __enter__(self) -> SiteFarm:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._stop.set()
+        for site in self.sites.values():
+            site.server.shutdown()
+            site.server.server_close()
+        for thread in self._threads:
+            thread.join(timeout=10)

@@ -1,0 +1,182 @@
+"""Extraction: bytes in, text, metadata and sections out — real documents, no network."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from documents import POSTMORTEM_MD, make_pdf
+from pipeline.errors import EmptyDocument, UnsupportedContent
+from pipeline.extract import detect_format, extract, org_for_url
+from pipeline.extract.headings import field_for_heading
+from pipeline.models import SectionField
+
+from conftest import SHARED
+
+POSTMORTEMS = SHARED / "corpus" / "postmortems"
+
+
+def test_markdown_front_matter_title_date_and_sections() -> None:
+    x = extract(POSTMORTEM_MD.encode(), "https://github.com/acme/postmortems/blob/main/2024-03-05-cache.md")
+    assert x.format == "markdown"
+    assert x.title == "Cache stampede took the API down"
+    assert (x.date, x.date_kind) == ("2024-03-05", "published")
+    assert (x.org, x.org_slug) == ("acme", "acme")
+    fields = {s.heading: s.field for s in x.sections}
+    assert fields == {
+        "Cache stampede took the API down": None,
+        "Summary": "summary",
+        "Impact": "impact",
+        "Timeline": "timeline",
+        "2024-03-05": "timeline",  # a sub-heading inherits its section's field
+        "Root cause": "root_cause",
+        "Contributing factors": "contributing",
+        "Action items": "action_items",
+        "Lessons learned": "lessons",
+    }
+    assert x.summary.startswith("On 5 March 2024 the API returned errors")
+    assert "- Warm the cache before a restart.\n- Add request coalescing" in x.text
+    assert "database" in x.tags["components"]
+
+
+def test_toml_front_matter_and_a_date_in_the_url() -> None:
+    text = '+++\ntitle = "docs.rs outage"\n+++\n\nThe build queue stopped on 21 October 2019.\n\n## Resolution\n\nRestarted it.\n'
+    x = extract(text.encode(), "https://blog.example.org/2019/10/24/docsrs-outage/", None)
+    assert x.format == "markdown"
+    assert x.title == "docs.rs outage"
+    assert (x.date, x.date_kind) == ("2019-10-24", "published")
+    assert x.texts_for(SectionField.REMEDIATION) == ["Restarted it."]
+
+
+def test_a_logbook_without_template_headings_gets_a_summary_from_its_opening() -> None:
+    text = "# Chronicles\n\nTrials and tribulations of the 176B run, kept day by day by the engineers on call.\n\n## 2022-03-06\n\nThe run hung at iteration 1200 with an NCCL timeout.\n"
+    x = extract(text.encode(), "https://github.com/org/repo/blob/main/chronicles.md")
+    assert x.summary.startswith("Trials and tribulations of the 176B run")
+    assert (x.date, x.date_kind) == ("2022-03-06", "incident")
+
+
+def test_html_headings_become_sections_and_the_site_name_is_cut_from_the_title() -> None:
+    page = (
+        "<html><head><title>Database outage on 2 May | Acme Engineering</title>"
+        '<meta property="og:site_name" content="Acme Engineering"></head><body>'
+        "<nav><a href='/'>Home</a><a href='/blog'>Blog</a></nav>"
+        "<article><h1>Database outage on 2 May</h1>"
+        "<p>On 2 May 2023 our primary database stopped accepting writes for 25 minutes after a failover.</p>"
+        "<h2>What happened</h2><p>The replica promoted during the failover had fallen behind by several minutes.</p>"
+        "<h2>Detection</h2><p>The write error rate alert paged the on-call engineer within two minutes.</p>"
+        "<h2>Corrective actions</h2><ul><li>Block promotion of a lagging replica.</li><li>Test failover monthly.</li></ul>"
+        "</article><footer>© Acme</footer></body></html>"
+    )
+    x = extract(page.encode(), "https://acme.example/blog/database-outage", "text/html; charset=utf-8")
+    assert x.title == "Database outage on 2 May"
+    assert x.org == "Acme Engineering"
+    assert [(s.heading, s.field) for s in x.sections if s.heading] == [
+        ("Database outage on 2 May", None),
+        ("What happened", "summary"),
+        ("Detection", "detection"),
+        ("Corrective actions", "action_items"),
+    ]
+    assert "Home" not in x.text and "© Acme" not in x.text
+
+
+def test_pdf_text_layer_is_read() -> None:
+    pdf = make_pdf(
+        ["1 Introduction", "We trained on 16,384 GPUs for 54 days and saw 419 unexpected interruptions.", "Posted on July 23, 2024."],
+        title="Reliability at scale",
+    )
+    x = extract(pdf, "https://arxiv.org/pdf/2407.21783")
+    assert x.format == "pdf"
+    assert x.title == "Reliability at scale"
+    assert "419 unexpected interruptions" in x.text
+    assert (x.date, x.date_kind) == ("2024-07-23", "published")
+
+
+@pytest.mark.parametrize(
+    ("url", "content_type", "body", "expected"),
+    [
+        ("https://github.com/o/r/blob/main/a.md", "text/plain", b"# x", "markdown"),
+        ("https://example.org/paper", "application/pdf", b"%PDF-1.4", "pdf"),
+        ("https://example.org/a", None, b"%PDF-1.7 ...", "pdf"),
+        ("https://example.org/post/", "text/html", b"<p>x</p>", "html"),
+        ("https://example.org/notes.txt", None, b"plain", "text"),
+        ("https://example.org/saved", None, b"<!DOCTYPE html><html>", "html"),
+        ("https://example.org/saved", None, b"+++\ntitle='x'\n+++\n", "markdown"),
+    ],
+)
+def test_format_is_decided_by_type_then_url_then_bytes(url: str, content_type: str | None, body: bytes, expected: str) -> None:
+    assert detect_format(url, content_type, body) == expected
+
+
+def test_anything_else_is_refused_with_the_reason() -> None:
+    with pytest.raises(UnsupportedContent, match=r"https://example.org/a.png: image/png is not a document incidentlib reads"):
+        extract(b"\x89PNG", "https://example.org/a.png", "image/png")
+
+
+def test_binary_served_as_html_is_refused() -> None:
+    with pytest.raises(UnsupportedContent, match="binary content served as text/html"):
+        extract(bytes(range(256)) * 20, "https://example.org/page", "text/html")
+
+
+@pytest.mark.parametrize("body", [b"", b"<html><body></body></html>", b"   \n\n  "])
+def test_an_empty_page_says_so(body: bytes) -> None:
+    with pytest.raises(EmptyDocument, match="no text found"):
+        extract(body, "https://example.org/empty", "text/html")
+
+
+def test_malformed_html_still_gives_its_text() -> None:
+    body = b"<html><body><div><p>The load balancer dropped every connection for ten minutes after a config push<div><p>Rolled back at 14:10"
+    x = extract(body, "https://example.org/broken", "text/html")
+    assert "load balancer dropped every connection" in x.text
+
+
+def test_wrong_or_missing_charset() -> None:
+    text = "Die Störung dauerte 40 Minuten und betraf alle Nutzer in Köln und München gleichermaßen."
+    # UTF-8 bytes declared as Latin-1: the bytes win.
+    x = extract(f"<p>{text}</p>".encode(), "https://example.org/a", "text/html; charset=iso-8859-1")
+    assert "Störung" in x.text and "München" in x.text
+    # Windows-1252 bytes with no charset at all.
+    x = extract(f"<html><body><p>{text}</p></body></html>".encode("cp1252"), "https://example.org/b", "text/html")
+    assert "Störung" in x.text
+
+
+def test_org_comes_from_the_github_owner_or_the_domain() -> None:
+    assert org_for_url("https://github.com/dfds/postmortems/blob/master/x.md") == "dfds"
+    assert org_for_url("https://blog.rust-lang.org/inside-rust/2023/07/21/x/") == "rust-lang"
+    assert org_for_url("https://engineering.fb.com/2021/10/05/x/") == "fb"
+
+
+def test_registry_hints_win_over_the_page() -> None:
+    x = extract(POSTMORTEM_MD.encode(), "https://example.org/pm.md", org="Acme Corp", title="Cache stampede", date="2024-03")
+    assert (x.org, x.org_slug, x.title, x.date, x.date_kind) == ("Acme Corp", "acme-corp", "Cache stampede", "2024-03", "published")
+
+
+@pytest.mark.parametrize(
+    ("heading", "field"),
+    [
+        ("Root Cause Analysis", "root_cause"),
+        ("5 Whys", "root_cause"),
+        ("Contributing Factors (findings)", "contributing"),
+        ("What went well", "lessons"),
+        ("Where we got lucky", "lessons"),
+        ("Leadup", "trigger"),
+        ("Mitigation", "remediation"),
+        ("Next steps", "action_items"),
+        ("2. Customer impact", "impact"),
+        ("Appendix", None),
+    ],
+)
+def test_template_headings_map_to_case_fields(heading: str, field: str | None) -> None:
+    assert field_for_heading(heading) == field
+
+
+def test_every_heading_of_the_real_postmortems_maps_to_its_field() -> None:
+    for item in json.loads((POSTMORTEMS / "index.json").read_text(encoding="utf-8")):
+        x = extract((POSTMORTEMS / item["file"]).read_bytes(), item["source_url"])
+        fields = {s.heading: s.field for s in x.sections}
+        for heading in item["headings"]:
+            assert fields.get(heading["heading"]) == heading["field"], (item["file"], heading)
+        assert x.title in item["titles"], item["file"]
+        if item["dates"]:
+            assert x.date in item["dates"], item["file"]

@@ -1,0 +1,250 @@
+"""Fetching: politeness, conditional requests, retries, and every way a site can misbehave.
+
+Real HTTP servers on 127.0.0.1 (pipeline.standins.sitefarm); the fetcher is allowed
+loopback explicitly, except in the tests of the address guard.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+
+import pytest
+
+from pipeline.fetch import FetchResult, Fetcher, fetch_url_for, is_public_address
+from pipeline.settings import Settings
+from pipeline.standins.sitefarm import Page, Site, SiteFarm
+
+HTML = "<html><body><h1>Outage</h1><p>The API was down for an hour.</p></body></html>"
+
+
+@pytest.fixture
+def farm() -> Iterator[SiteFarm]:
+    with SiteFarm() as farm:
+        yield farm
+
+
+@pytest.fixture
+def site(farm: SiteFarm) -> Site:
+    return farm.add_site("site")
+
+
+def settings(**changes: object) -> Settings:
+    base = {
+        "allow_private_hosts": True,
+        "per_host_delay_s": 0.0,
+        "retry_backoff_s": 0.01,
+        "max_retries": 2,
+        "read_timeout_s": 0.5,
+        "total_timeout_s": 5.0,
+        "max_body_bytes": 1_000_000,
+    }
+    return Settings(**{**base, **changes})
+
+
+def fetch(url: str, config: Settings | None = None, **kwargs: str) -> FetchResult:
+    async def run() -> FetchResult:
+        async with Fetcher(config or settings()) as fetcher:
+            return await fetcher.fetch(url, **kwargs)
+
+    return asyncio.run(run())
+
+
+def fetch_all(urls: list[str], config: Settings) -> list[FetchResult]:
+    async def run() -> list[FetchResult]:
+        async with Fetcher(config) as fetcher:
+            return await asyncio.gather(*(fetcher.fetch(u) for u in urls))
+
+    return asyncio.run(run())
+
+
+def test_a_page_is_fetched_with_an_honest_user_agent(site: Site) -> None:
+    site.pages["/a"] = Page.html(HTML)
+    result = fetch(site.url("/a"))
+    assert (result.outcome, result.status, result.body) == ("fetched", 200, HTML.encode())
+    assert result.etag == site.pages["/a"].etag and result.last_modified
+    assert site.user_agents == {Settings().user_agent}
+    assert Settings().user_agent.startswith("incidentlib/")
+
+
+def test_an_unchanged_page_is_not_downloaded_again(site: Site) -> None:
+    site.pages["/a"] = Page.html(HTML)
+    first = fetch(site.url("/a"))
+    again = fetch(site.url("/a"), etag=first.etag, last_modified=first.last_modified)
+    assert again.outcome == "not_modified" and again.body is None
+    assert site.bodies["/a"] == 1 and site.requests["/a"] == 2
+
+
+@pytest.mark.parametrize(
+    ("status", "reason", "words"),
+    [(404, "http-404", "not found"), (410, "http-410", "gone for good"), (403, "http-403", "often a bot block")],
+)
+def test_client_errors_fail_at_once_with_the_reason(site: Site, status: int, reason: str, words: str) -> None:
+    site.pages["/x"] = Page(b"no", status=status)
+    result = fetch(site.url("/x"))
+    assert (result.outcome, result.reason, result.attempts) == ("failed", reason, 1)
+    assert words in result.message and site.url("/x") in result.message
+
+
+def test_429_is_retried_after_the_time_it_asks_for(site: Site) -> None:
+    site.pages["/busy"] = Page(status=429, headers={"Retry-After": "0"}, then=[Page.html(HTML)])
+    result = fetch(site.url("/busy"))
+    assert (result.outcome, result.attempts) == ("fetched", 2)
+
+
+def test_a_retry_after_beyond_the_limit_fails_instead_of_waiting(site: Site) -> None:
+    site.pages["/busy"] = Page(status=429, headers={"Retry-After": "3600"})
+    result = fetch(site.url("/busy"), settings(max_retry_wait_s=60))
+    assert (result.outcome, result.reason, site.requests["/busy"]) == ("failed", "http-429", 1)
+    assert "asked to wait 3600 s" in result.message
+
+
+def test_5xx_is_retried_then_reported(site: Site) -> None:
+    site.pages["/flaky"] = Page(status=503, then=[Page(status=502), Page.html(HTML)])
+    assert fetch(site.url("/flaky")).outcome == "fetched"
+    site.pages["/down"] = Page(status=500)
+    result = fetch(site.url("/down"))
+    assert (result.outcome, result.reason, result.attempts) == ("failed", "http-500", 3)
+
+
+def test_robots_txt_is_obeyed(site: Site) -> None:
+    site.robots = "User-agent: *\nDisallow: /private/\n"
+    site.pages["/private/pm"] = Page.html(HTML)
+    site.pages["/public"] = Page.html(HTML)
+    denied = fetch(site.url("/private/pm"))
+    assert (denied.outcome, denied.reason) == ("failed", "robots")
+    assert "robots.txt" in denied.message and site.requests["/private/pm"] == 0
+    assert fetch(site.url("/public")).outcome == "fetched"
+
+
+def test_a_failing_robots_txt_means_do_not_crawl(site: Site) -> None:
+    site.pages["/robots.txt"] = Page(status=503)
+    site.pages["/a"] = Page.html(HTML)
+    result = fetch(site.url("/a"))
+    assert (result.outcome, result.reason, site.requests["/a"]) == ("failed", "robots", 0)
+
+
+def test_redirects_are_followed_and_loops_stopped(site: Site) -> None:
+    site.pages["/old"] = Page.redirect("/new")
+    site.pages["/new"] = Page.html(HTML)
+    moved = fetch(site.url("/old"))
+    assert (moved.outcome, moved.final_url) == ("fetched", site.url("/new"))
+    site.pages["/a"] = Page.redirect("/b")
+    site.pages["/b"] = Page.redirect("/a")
+    assert fetch(site.url("/a")).reason == "redirect-loop"
+    for n in range(10):
+        site.pages[f"/hop{n}"] = Page.redirect(f"/hop{n + 1}")
+    assert fetch(site.url("/hop0"), settings(max_redirects=3)).reason == "too-many-redirects"
+
+
+def test_a_server_that_stalls_mid_body_times_out(site: Site) -> None:
+    site.pages["/stall"] = Page.html("<p>" + "words " * 5000 + "</p>", behavior="stall")
+    result = fetch(site.url("/stall"), settings(max_retries=0))
+    assert (result.outcome, result.reason) == ("failed", "timeout")
+    assert "read timed out after 0.5 s" in result.message
+
+
+def test_a_page_that_never_ends_is_cut_off(site: Site) -> None:
+    site.pages["/endless"] = Page(behavior="endless")
+    result = fetch(site.url("/endless"))
+    assert (result.outcome, result.reason) == ("failed", "too-large")
+    assert "larger than 1000000 bytes" in result.message
+
+
+def test_a_gzip_bomb_stops_at_the_decoded_limit(site: Site) -> None:
+    site.pages["/bomb"] = Page.gzip_bomb(64 << 20)
+    assert len(site.pages["/bomb"].body) < 200_000
+    result = fetch(site.url("/bomb"))
+    assert (result.outcome, result.reason) == ("failed", "too-large")
+
+
+def test_a_huge_page_is_cut_off(site: Site) -> None:
+    site.pages["/huge"] = Page.html("<p>" + "x" * 3_000_000 + "</p>")
+    assert fetch(site.url("/huge")).reason == "too-large"
+
+
+def test_a_type_it_cannot_read_is_refused_before_the_body(site: Site) -> None:
+    site.pages["/logo.png"] = Page(b"\x89PNG" * 1000, content_type="image/png")
+    result = fetch(site.url("/logo.png"))
+    assert (result.outcome, result.reason) == ("failed", "unsupported-type")
+    assert (result.body, result.bytes_read) == (None, 0), "no byte of the body was read"
+
+
+def test_a_connection_refused_is_reported(farm: SiteFarm) -> None:
+    site = farm.add_site("gone")
+    url = site.url("/a")
+    site.server.shutdown()
+    site.server.server_close()
+    result = fetch(url, settings(max_retries=1))
+    assert (result.outcome, result.reason) == ("failed", "connect-error")
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost"])
+def test_private_addresses_are_refused_unless_allowed(site: Site, host: str) -> None:
+    site.pages["/a"] = Page.html(HTML)
+    url = f"http://{host}:{site.port}/a"
+    refused = fetch(url, settings(allow_private_hosts=False))
+    assert (refused.outcome, refused.reason) == ("failed", "private-address")
+    assert refused.message.startswith(f"{url}: {host} resolves to 127.0.0.1, a non-public address; refused")
+    assert sum(site.requests.values()) == 0, "nothing reached the server, robots.txt included"
+    assert fetch(url, settings(allow_private_hosts=True)).outcome == "fetched"
+
+
+@pytest.mark.parametrize(
+    ("address", "public"),
+    [
+        ("8.8.8.8", True),
+        ("2606:4700:4700::1111", True),
+        ("10.0.0.1", False),
+        ("172.16.5.4", False),
+        ("192.168.1.1", False),
+        ("127.0.0.1", False),
+        ("169.254.169.254", False),  # cloud metadata
+        ("100.100.100.200", False),  # shared address space, also used for metadata
+        ("::1", False),
+        ("fd00:ec2::254", False),
+        ("::ffff:127.0.0.1", False),
+        ("0.0.0.0", False),
+    ],
+)
+def test_what_counts_as_a_public_address(address: str, public: bool) -> None:
+    assert is_public_address(address) is public
+
+
+def test_one_host_gets_one_request_at_a_time_spaced_by_the_delay(farm: SiteFarm) -> None:
+    site = farm.add_site("polite", latency_s=0.02)
+    for n in range(6):
+        site.pages[f"/p{n}"] = Page.html(HTML)
+    results = fetch_all([site.url(f"/p{n}") for n in range(6)], settings(per_host_delay_s=0.1, concurrency=8))
+    assert all(r.outcome == "fetched" for r in results)
+    assert site.max_in_flight == 1
+    starts = sorted(site.started)
+    gaps = [b - a for a, b in zip(starts, starts[1:], strict=False)]
+    assert min(gaps) >= 0.095, gaps
+
+
+def test_hosts_are_fetched_in_parallel(farm: SiteFarm) -> None:
+    sites = [farm.add_site(f"h{n}", latency_s=0.2) for n in range(4)]
+    for site in sites:
+        site.pages["/a"] = Page.html(HTML)
+    results = fetch_all([s.url("/a") for s in sites], settings(concurrency=4))
+    assert all(r.outcome == "fetched" for r in results)
+    first_page_requests = [min(t for t in s.started) for s in sites]
+    assert max(first_page_requests) - min(first_page_requests) < 0.2, "all four hosts started before one finished"
+
+
+def test_crawl_delay_in_robots_txt_is_honoured(site: Site) -> None:
+    site.robots = "User-agent: *\nCrawl-delay: 0.3\n"
+    for n in range(3):
+        site.pages[f"/p{n}"] = Page.html(HTML)
+    fetch_all([site.url(f"/p{n}") for n in range(3)], settings(per_host_delay_s=0.0))
+    starts = sorted(site.started)[1:]  # after robots.txt
+    assert all(b - a >= 0.29 for a, b in zip(starts, starts[1:], strict=False))
+
+
+def test_github_blob_pages_are_fetched_as_their_raw_file() -> None:
+    assert fetch_url_for("https://github.com/dfds/postmortems/blob/master/PM2020-007%20-%20Unhealthy%20nodes.md") == (
+        "https://raw.githubusercontent.com/dfds/postmortems/master/PM2020-007%20-%20Unhealthy%20nodes.md"
+    )
+    assert fetch_url_for("https://github.com/org/repo/issues/12") == "https://github.com/org/repo/issues/12"
+    assert fetch_url_for("https://blog.example.org/a") == "https://blog.example.org/a"
