@@ -109,7 +109,8 @@ def crawl(root: str | None = None) -> dict:
     concurrency = crawling.share_concurrency(settings, len(groups))
 
     key = f"crawl-{id(entries)}"
-    _progress[key] = _Progress(len(entries), create_progress_artifact(0.0, key="crawl-progress"))
+    progress_id = create_progress_artifact(0.0, key="crawl-progress")
+    _progress[key] = _Progress(len(entries), progress_id)
     try:
         futures = [
             crawl_hosts.submit(str(store.root), [e.model_dump(mode="json") for e in group], concurrency, key)
@@ -120,6 +121,8 @@ def crawl(root: str | None = None) -> dict:
             report = report.merge(crawling.CrawlReport.from_dict(future.result()))
     finally:
         del _progress[key]
+    # Threads report as they go and may arrive out of order; the end is stated once.
+    update_progress_artifact(progress_id, 100.0)
     _publish_summary(report)
     counts = report.counts()
     logger.info("crawl: %s", ", ".join(f"{n} {name}" for name, n in counts.items()))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from pipeline.cli import app
 from pipeline.draft import new_draft
 from pipeline.models import Case, Draft, SourceEntry
+from pipeline.standins.sitefarm import SiteFarm
 from pipeline.store import Store
 
 REPO = Path(__file__).resolve().parents[1]
@@ -27,6 +28,32 @@ def _no_ambient_settings(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in list(os.environ):
         if name.startswith("INCIDENTLIB_") and name != "INCIDENTLIB_SHARED":
             monkeypatch.delenv(name)
+
+
+@pytest.fixture(scope="session")
+def prefect_api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """One temporary Prefect server (SQLite) for the whole session: flows run for real against it.
+
+    Started once because it costs seconds; the flow heartbeat is off because it costs a
+    second per flow run and nothing here watches for dead runs.
+    """
+    home = tmp_path_factory.mktemp("prefect-home")
+    patch = pytest.MonkeyPatch()
+    for name, value in {
+        "PREFECT_HOME": str(home),
+        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+        "DO_NOT_TRACK": "1",
+        "PREFECT_LOGGING_LEVEL": "WARNING",
+        "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "90",
+    }.items():
+        patch.setenv(name, value)
+    from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
+    from prefect.testing.utilities import prefect_test_harness
+
+    with prefect_test_harness(server_startup_timeout=90):
+        with temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}):
+            yield
+    patch.undo()
 
 
 @pytest.fixture
@@ -66,6 +93,13 @@ def make_case(example_json: dict) -> Callable[..., Case]:
         return Case.model_validate({**example_json, "id": case_id, **fields})
 
     return make
+
+
+@pytest.fixture
+def farm() -> Iterator[SiteFarm]:
+    """A farm of local websites on 127.0.0.1; add sites and pages in the test."""
+    with SiteFarm() as farm:
+        yield farm
 
 
 @pytest.fixture

@@ -7,7 +7,6 @@ loopback explicitly, except in the tests of the address guard.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 
 import pytest
 
@@ -16,12 +15,6 @@ from pipeline.settings import Settings
 from pipeline.standins.sitefarm import Page, Site, SiteFarm
 
 HTML = "<html><body><h1>Outage</h1><p>The API was down for an hour.</p></body></html>"
-
-
-@pytest.fixture
-def farm() -> Iterator[SiteFarm]:
-    with SiteFarm() as farm:
-        yield farm
 
 
 @pytest.fixture

@@ -59,9 +59,17 @@ class Page:
     def etag(self) -> str:
         return '"' + hashlib.sha256(self.body).hexdigest()[:16] + '"'
 
+    @property
+    def last_modified(self) -> str:
+        # Reproducible, and different for different content.
+        offset = int(hashlib.sha256(self.body).hexdigest()[:6], 16)
+        return formatdate(1_700_000_000 + offset, usegmt=True)
 
-# Last-Modified of every farm page: a fixed date, so answers are reproducible.
-_LAST_MODIFIED = formatdate(1_700_000_000, usegmt=True)
+    def not_modified_for(self, if_none_match: str | None, if_modified_since: str | None) -> bool:
+        # RFC 9110, 13.2.2: If-None-Match, when sent, decides alone.
+        if if_none_match is not None:
+            return if_none_match == self.etag
+        return if_modified_since == self.last_modified
 
 
 def _gzip_bomb(decoded_size: int) -> bytes:
@@ -141,9 +149,10 @@ class Site:
                 self._answer(path, page)
 
             def _answer(self, path: str, page: Page) -> None:
-                if page.conditional and page.status == 200 and (
-                    self.headers.get("If-None-Match") == page.etag
-                    or self.headers.get("If-Modified-Since") == _LAST_MODIFIED
+                if (
+                    page.conditional
+                    and page.status == 200
+                    and page.not_modified_for(self.headers.get("If-None-Match"), self.headers.get("If-Modified-Since"))
                 ):
                     self.send_response(304)
                     self.send_header("ETag", page.etag)
@@ -156,7 +165,7 @@ class Site:
                     self.send_header("Content-Type", page.content_type)
                 if page.conditional and page.status == 200:
                     self.send_header("ETag", page.etag)
-                    self.send_header("Last-Modified", _LAST_MODIFIED)
+                    self.send_header("Last-Modified", page.last_modified)
                 for name, value in page.headers.items():
                     self.send_header(name, value)
                 if page.behavior == "endless":

@@ -1,0 +1,168 @@
+"""The crawl, called as a library: drafts made, updated, kept; failures recorded; nothing lost."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from documents import POSTMORTEM_MD
+from pipeline.crawl import crawl, extract_one, host_groups
+from pipeline.errors import FetchError
+from pipeline.ids import draft_id_for
+from pipeline.models import SourceEntry
+from pipeline.settings import Settings
+from pipeline.standins.sitefarm import Page, Site, SiteFarm
+from pipeline.store import Store
+from pipeline.validate import validate
+
+
+@pytest.fixture
+def settings(root: Path) -> Settings:
+    return Settings(root=root, allow_private_hosts=True, per_host_delay_s=0.0, retry_backoff_s=0.01, max_retries=1)
+
+
+def register(root: Path, *entries: dict) -> list[SourceEntry]:
+    lines = "".join(
+        "- " + "\n  ".join(f"{k}: {json.dumps(v)}" for k, v in entry.items()) + "\n" for entry in entries
+    )
+    (root / "sources" / "test.yaml").write_text(lines)
+    return [SourceEntry.model_validate(e) for e in entries]
+
+
+def test_a_crawl_makes_one_draft_per_source_ready_for_review(
+    farm: SiteFarm, store: Store, settings: Settings, root: Path
+) -> None:
+    site = farm.add_site("acme")
+    site.pages["/pm/cache.md"] = Page.markdown(POSTMORTEM_MD)
+    register(root, {"url": site.url("/pm/cache.md"), "org": "Acme", "kind": "github"})
+
+    report = crawl(store, settings)
+
+    assert report.counts() == {"new": 1, "updated": 0, "unchanged": 0, "failed": 0}
+    draft = store.read_draft(draft_id_for(site.url("/pm/cache.md")))
+    assert (draft.org, draft.org_slug, draft.date) == ("Acme", "acme", "2024-03-05")
+    assert draft.title == {"en": "Cache stampede took the API down"}
+    assert draft.summary["en"].startswith("On 5 March 2024 the API returned errors")
+    assert draft.impact.scope.startswith("About 30% of API requests failed")
+    assert [a.text["en"] for a in draft.action_items] == [
+        "Warm the cache before a restart.",
+        "Add request coalescing for cache misses.",
+    ]
+    assert draft.lessons == {"en": "A cache is part of capacity, not only of speed."}
+    assert {s.field for s in draft.sections} >= {"summary", "impact", "timeline", "root_cause", "action_items"}
+    assert "database" in draft.components
+    assert draft.sources[0].kind == "github" and draft.sources[0].archive.status == "pending"
+    assert (draft.review.written_by, draft.review.reviewed_by, draft.review.reviewed_at) == (None, None, None)
+    assert draft.origin.etag and draft.origin.sha256 and draft.origin.format == "markdown"
+    assert validate(store).faults == []
+
+
+def test_a_recrawl_of_unchanged_pages_downloads_and_writes_nothing(
+    farm: SiteFarm, store: Store, settings: Settings, root: Path
+) -> None:
+    site = farm.add_site("acme")
+    for n in range(3):
+        site.pages[f"/pm{n}.md"] = Page.markdown(POSTMORTEM_MD.replace("Cache", f"Cache {n}"))
+    register(root, *({"url": site.url(f"/pm{n}.md")} for n in range(3)))
+    crawl(store, settings)
+    files = {p: p.read_bytes() for p in store.files("draft")}
+
+    again = crawl(store, settings)
+
+    assert again.counts()["unchanged"] == 3
+    assert (again.bodies, again.writes) == (0, 0)
+    assert sum(site.bodies.values()) == 3
+    assert {p: p.read_bytes() for p in store.files("draft")} == files
+
+
+def test_a_changed_page_updates_its_draft_but_keeps_what_a_person_wrote(
+    farm: SiteFarm, store: Store, settings: Settings, root: Path
+) -> None:
+    site = farm.add_site("acme")
+    site.pages["/pm.md"] = Page.markdown(POSTMORTEM_MD)
+    (entry,) = register(root, {"url": site.url("/pm.md")})
+    crawl(store, settings)
+    draft_id = draft_id_for(entry.url)
+    store.update_draft(
+        draft_id, lambda d: d.model_copy(update={"summary": {"en": "A writer's summary.", "ko": "작성자의 요약."}})
+    )
+
+    site.pages["/pm.md"] = Page.markdown(
+        POSTMORTEM_MD.replace("A cache is part of capacity", "A cold cache is part of capacity")
+        .replace("On 5 March 2024 the API", "On 5 March 2024 the public API")
+    )
+    report = crawl(store, settings)
+
+    assert report.counts()["updated"] == 1
+    draft = store.read_draft(draft_id)
+    assert draft.summary == {"en": "A writer's summary.", "ko": "작성자의 요약."}, "the person's edit is kept"
+    assert draft.lessons == {"en": "A cold cache is part of capacity, not only of speed."}, "machine text refreshed"
+    assert "the public API" in draft.text
+
+
+def test_failures_are_recorded_on_their_draft_and_the_rest_go_on(
+    farm: SiteFarm, store: Store, settings: Settings, root: Path
+) -> None:
+    good, bad = farm.add_site("good"), farm.add_site("bad")
+    good.pages["/pm.md"] = Page.markdown(POSTMORTEM_MD)
+    bad.pages["/gone"] = Page(status=410)
+    bad.pages["/blocked"] = Page(status=403)
+    bad.pages["/binary"] = Page(bytes(range(256)) * 10, content_type="text/html")
+    bad.pages["/empty"] = Page.html("<html><body></body></html>")
+    bad.pages["/loop"] = Page.redirect("/loop")
+    entries = register(
+        root,
+        {"url": good.url("/pm.md")},
+        *({"url": bad.url(p)} for p in ("/gone", "/blocked", "/binary", "/empty", "/loop")),
+    )
+
+    report = crawl(store, settings)
+
+    assert report.counts() == {"new": 1, "updated": 0, "unchanged": 0, "failed": 5}
+    assert report.failures() == {
+        "http-410": 1,
+        "http-403": 1,
+        "extract-unsupported": 1,
+        "extract-empty": 1,
+        "redirect-loop": 1,
+    }
+    reasons = {e.url: store.read_draft(draft_id_for(e.url)).origin.failure for e in entries}
+    assert reasons[good.url("/pm.md")] is None
+    assert reasons[bad.url("/gone")].reason == "http-410"
+    assert "binary content served as text/html" in reasons[bad.url("/binary")].message
+    assert validate(store).faults == []
+
+
+def test_a_draft_a_person_broke_by_hand_is_not_overwritten(
+    farm: SiteFarm, store: Store, settings: Settings, root: Path
+) -> None:
+    site = farm.add_site("acme")
+    site.pages["/pm.md"] = Page.markdown(POSTMORTEM_MD)
+    (entry,) = register(root, {"url": site.url("/pm.md")})
+    path = store.path("draft", draft_id_for(entry.url))
+    path.write_text('{"id": "half-edited",')
+    report = crawl(store, settings)
+    assert [(s.outcome, s.reason) for s in report.sources] == [("failed", "invalid-draft")]
+    assert path.read_text() == '{"id": "half-edited",'
+
+
+def test_hosts_stay_whole_in_one_share_and_shares_balance() -> None:
+    entries = [SourceEntry(url=f"https://a.example/{n}") for n in range(6)]
+    entries += [SourceEntry(url=f"https://b.example/{n}") for n in range(3)]
+    entries += [SourceEntry(url=f"https://github.com/o{n}/r/blob/main/x.md") for n in range(3)]
+    shares = host_groups(entries, 3)
+    hosts = [{e.url.split("/")[2] for e in share} for share in shares]
+    assert sorted(len(s) for s in shares) == [3, 3, 6]
+    assert all(len(h) == 1 for h in hosts), "all GitHub blobs share raw.githubusercontent.com"
+
+
+def test_extract_one_fetches_without_writing(farm: SiteFarm, settings: Settings, store: Store) -> None:
+    site = farm.add_site("acme")
+    site.pages["/pm.md"] = Page.markdown(POSTMORTEM_MD)
+    draft = extract_one(settings, site.url("/pm.md"), org="Acme")
+    assert draft.title == {"en": "Cache stampede took the API down"} and draft.org == "Acme"
+    assert store.ids("draft") == []
+    with pytest.raises(FetchError, match=r"/missing: answered HTTP 404: not found"):
+        extract_one(settings, site.url("/missing"))

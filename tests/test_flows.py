@@ -1,0 +1,76 @@
+"""The crawl as a real Prefect flow run, and as a person runs it: `incidentlib crawl`."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from documents import POSTMORTEM_MD
+from pipeline.ids import draft_id_for
+from pipeline.settings import Settings
+from pipeline.standins.sitefarm import Page, SiteFarm
+from pipeline.store import Store
+
+pytestmark = pytest.mark.usefixtures("prefect_api")
+
+
+@pytest.fixture
+def crawl_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("INCIDENTLIB_ALLOW_PRIVATE_HOSTS", "1")
+    monkeypatch.setenv("INCIDENTLIB_PER_HOST_DELAY_S", "0")
+    monkeypatch.setenv("INCIDENTLIB_MAX_RETRIES", "0")
+
+
+def registry(root: Path, farm: SiteFarm, hosts: int, pages: int) -> list[str]:
+    urls = []
+    for h in range(hosts):
+        site = farm.add_site(f"host{h}")
+        for p in range(pages):
+            site.pages[f"/pm{p}.md"] = Page.markdown(POSTMORTEM_MD.replace("Cache stampede", f"Stampede {h}.{p}"))
+            urls.append(site.url(f"/pm{p}.md"))
+    (root / "sources" / "farm.yaml").write_text("".join(f"- url: {u}\n  org: Farm\n" for u in urls))
+    return urls
+
+
+def test_the_crawl_flow_splits_work_by_host_and_publishes_its_summary(
+    farm: SiteFarm, root: Path, crawl_env: None
+) -> None:
+    from prefect.artifacts import Artifact
+
+    from pipeline.flows import crawl_flow_for
+
+    urls = registry(root, farm, hosts=3, pages=4)
+    (root / "sources" / "broken.yaml").write_text("- url: [unclosed\n")
+
+    summary = crawl_flow_for(Settings(root=root))(root=str(root))
+
+    assert summary["counts"] == {"new": 12, "updated": 0, "unchanged": 0, "failed": 0}
+    assert summary["registry_faults"] == ["sources/broken.yaml:2: -: not valid YAML: expected ',' or ']', but got '<stream end>'"]
+    assert sorted(Store(root).ids("draft")) == sorted(draft_id_for(u) for u in urls)
+    table = Artifact.get("crawl-summary")
+    assert table is not None and '"new"' in table.data and "12" in table.data
+    report = Artifact.get("crawl-report")
+    assert report is not None and "## New drafts" in report.data
+    progress = Artifact.get("crawl-progress")
+    assert progress is not None and float(progress.data) == pytest.approx(100.0)
+
+
+def test_crawl_command_runs_the_flow_and_reruns_change_nothing(
+    farm: SiteFarm, root: Path, crawl_env: None, cli: Callable
+) -> None:
+    registry(root, farm, hosts=2, pages=2)
+    farm.sites["host1"].pages["/gone"] = Page(status=410)
+    with (root / "sources" / "farm.yaml").open("a") as registry_file:
+        registry_file.write(f"- url: {farm.sites['host1'].url('/gone')}\n")
+
+    first = cli("crawl", "--root", str(root))
+    assert first.exit_code == 0, first.output
+    assert "new" in first.stdout and f"failed {farm.sites['host1'].url('/gone')}: http-410: " in first.stdout
+
+    again = cli("crawl", "--root", str(root), "--json")
+    summary = json.loads(again.stdout)
+    assert summary["counts"] == {"new": 0, "updated": 0, "unchanged": 4, "failed": 1}
+    assert (summary["bodies"], summary["writes"]) == (0, 0)
