@@ -21,15 +21,16 @@ from typing import Literal
 from urllib.parse import urlsplit
 
 from pipeline.draft import apply_extraction, new_draft, record_failure
-from pipeline.errors import ExtractError, FetchError, InvalidRecord
+from pipeline.errors import ExtractError, Fault, FetchError, InvalidRecord
 from pipeline.extract import extract
 from pipeline.fetch import FetchResult, Fetcher, fetch_url_for
 from pipeline.ids import canonical_url, draft_id_for
 from pipeline.models import Draft, Origin, SourceEntry, utc_now
+from pipeline.registry import find_duplicates
 from pipeline.settings import Settings
 from pipeline.store import Store
 
-__all__ = ["CrawlReport", "SourceReport", "crawl", "crawl_async", "extract_one", "host_groups", "share_concurrency"]
+__all__ = ["CrawlReport", "SourceReport", "crawl", "crawl_async", "extract_one", "host_groups", "registry_entries", "share_concurrency"]
 
 Outcome = Literal["new", "updated", "unchanged", "failed"]
 
@@ -236,9 +237,16 @@ def crawl(
 ) -> CrawlReport:
     """Fetch and extract every source (the registry's, unless `entries` is given) into its draft."""
     if entries is None:
-        registered, _ = store.read_sources()
-        entries = [r.entry for r in registered]
+        entries, _ = registry_entries(store)
     return asyncio.run(crawl_async(store, settings, entries, on_source, concurrency=concurrency))
+
+
+def registry_entries(store: Store) -> tuple[list[SourceEntry], list[Fault]]:
+    """The registry's sources, each URL once (the first entry wins), and the registry's faults."""
+    registered, faults = store.read_sources()
+    duplicates = find_duplicates(registered)
+    duplicated = {f.path for f in duplicates}
+    return [r.entry for r in registered if r.where not in duplicated], faults + duplicates
 
 
 def share_concurrency(settings: Settings, groups: int) -> int:

@@ -101,10 +101,9 @@ def crawl(root: str | None = None) -> dict:
     logger = get_run_logger()
     settings = _settings(root)
     store = Store.from_settings(settings)
-    registered, faults = store.read_sources()
+    entries, faults = crawling.registry_entries(store)
     for fault in faults:
         logger.warning("registry: %s", fault)
-    entries = [r.entry for r in registered]
     groups = crawling.host_groups(entries, settings.crawl_task_groups)
     concurrency = crawling.share_concurrency(settings, len(groups))
 

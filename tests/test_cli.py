@@ -190,3 +190,38 @@ def test_the_installed_command_validates_a_root(root: Path, make_case: Callable[
     result = run_installed("validate", "--root", str(root))
     assert result.returncode == 0, result.stderr
     assert result.stderr == "checked 0 sources, 0 drafts, 1 case: 0 faults\n"
+
+
+def test_add_appends_to_the_registry_and_refuses_a_duplicate(cli: Callable, root: Path) -> None:
+    (root / "sources" / "starter.yaml").write_text("# the starter set\n- url: https://example.org/pm/1\n")
+    added = cli("add", "https://example.org/pm/2", "--org", "Example", "--kind", "blog", "--date", "2024-05-01", "--root", str(root))
+    assert added.exit_code == 0 and added.stdout == "added https://example.org/pm/2 to sources/added.yaml\n"
+    assert (root / "sources" / "added.yaml").read_text() == (
+        "- url: https://example.org/pm/2\n  org: Example\n  kind: blog\n  date: '2024-05-01'\n"
+    )
+    again = run_installed("add", "https://EXAMPLE.org/pm/1#summary", "--root", str(root))
+    assert again.returncode == 1
+    assert again.stderr == "Error: https://EXAMPLE.org/pm/1#summary is already registered at sources/starter.yaml:2\n"
+    bad = run_installed("add", "https://example.org/pm/3", "--kind", "podcast", "--root", str(root))
+    assert bad.returncode == 1 and bad.stderr.startswith("Error: add: kind: unknown source kind 'podcast'; known: ")
+    assert cli("validate", "--root", str(root)).exit_code == 0
+
+
+def test_extract_reads_a_saved_file_as_if_fetched_from_its_url(cli: Callable, tmp_path: Path, root: Path) -> None:
+    from documents import POSTMORTEM_MD
+
+    saved = tmp_path / "pm.md"
+    saved.write_text(POSTMORTEM_MD)
+    result = cli("extract", "--file", str(saved), "https://github.com/acme/postmortems/blob/main/cache.md", "--root", str(root))
+    assert result.exit_code == 0, result.output
+    draft = json.loads(result.stdout)
+    assert (draft["org"], draft["title"], draft["date"]) == ("acme", {"en": "Cache stampede took the API down"}, "2024-03-05")
+    assert draft["sources"] == [
+        {
+            "url": "https://github.com/acme/postmortems/blob/main/cache.md",
+            "kind": "github",
+            "archived": None,
+            "archive": {"status": "pending", "reason": None, "attempts": 0, "last_attempt_at": None, "captured_at": None},
+        }
+    ]
+    assert list((root / "drafts").iterdir()) == [], "extract writes nothing"

@@ -166,3 +166,12 @@ def test_extract_one_fetches_without_writing(farm: SiteFarm, settings: Settings,
     assert store.ids("draft") == []
     with pytest.raises(FetchError, match=r"/missing: answered HTTP 404: not found"):
         extract_one(settings, site.url("/missing"))
+
+
+def test_a_source_registered_twice_is_crawled_once(farm: SiteFarm, store: Store, settings: Settings, root: Path) -> None:
+    site = farm.add_site("acme")
+    site.pages["/pm.md"] = Page.markdown(POSTMORTEM_MD)
+    register(root, {"url": site.url("/pm.md")}, {"url": site.url("/pm.md") + "#again"})
+    report = crawl(store, settings)
+    assert [s.outcome for s in report.sources] == ["new"]
+    assert site.requests["/pm.md"] == 1
