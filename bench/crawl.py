@@ -4,8 +4,10 @@ A site farm runs in a child process (so its threads take no time from the crawle
 `--hosts` sites on loopback ports, each with its own latency, serving `--pages` pages
 in all, half Markdown and half HTML. Then, side by side in one run:
 
-1. the crawl as the pipeline runs it (concurrent, per-host politeness: one request at
-   a time to a host, starts `--delay` seconds apart);
+1. the crawl as the flow runs it, without Prefect: the registry split into shares of
+   whole hosts, each share crawled in a thread of its own with its part of the global
+   concurrency (per-host politeness: one request at a time to a host, starts
+   `--delay` seconds apart);
 2. a re-crawl with nothing changed (every page answers 304: no body, no write);
 3. the same crawl done naively, one page at a time, into a fresh data root.
 
@@ -29,9 +31,10 @@ import multiprocessing
 import resource
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from pipeline.crawl import crawl
+from pipeline.crawl import CrawlReport, crawl, host_groups, registry_entries, share_concurrency
 from pipeline.settings import Settings
 from pipeline.store import Store
 
@@ -98,9 +101,21 @@ def register(root: Path, urls: list[str]) -> None:
     (root / "sources" / "bench.yaml").write_text("".join(f"- url: {u}\n  org: Bench\n" for u in urls))
 
 
-def timed_crawl(root: Path, settings: Settings) -> tuple[float, dict]:
+def timed_crawl(root: Path, settings: Settings, *, shares: bool = True) -> tuple[float, dict]:
+    settings = settings.model_copy(update={"root": root})
+    store = Store(root)
     start = time.perf_counter()
-    report = crawl(Store(root), settings.model_copy(update={"root": root}))
+    if shares:
+        entries, _ = registry_entries(store)
+        groups = host_groups(entries, settings.crawl_task_groups)
+        concurrency = share_concurrency(settings, len(groups))
+        with ThreadPoolExecutor(len(groups)) as pool:
+            reports = list(pool.map(lambda g: crawl(store, settings, g, concurrency=concurrency), groups))
+        report = CrawlReport()
+        for part in reports:
+            report = report.merge(part)
+    else:
+        report = crawl(store, settings)
     return time.perf_counter() - start, {**report.counts(), "bodies": report.bodies, "writes": report.writes}
 
 
@@ -115,9 +130,7 @@ def main() -> None:
     farm = multiprocessing.Process(target=serve_farm, args=(args.hosts, args.pages, child), daemon=True)
     farm.start()
     urls, latencies = parent.recv()
-    settings = Settings(
-        allow_private_hosts=True, per_host_delay_s=args.delay, concurrency=max(8, args.hosts), max_retries=1
-    )
+    settings = Settings(allow_private_hosts=True, per_host_delay_s=args.delay, max_retries=1)
     per_host = args.pages / args.hosts + 1  # robots.txt too
     limit = max(per_host * max(args.delay, latency) for latency in latencies.values())
 
@@ -130,7 +143,7 @@ def main() -> None:
             peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
             recrawl_wall, again = timed_crawl(polite_root, settings)
             # Naive: one page at a time (the politeness delay still applies, per host).
-            naive_wall, naive = timed_crawl(naive_root, settings.model_copy(update={"concurrency": 1}))
+            naive_wall, naive = timed_crawl(naive_root, settings.model_copy(update={"concurrency": 1}), shares=False)
     finally:
         parent.send("stop")
         farm.join(timeout=30)

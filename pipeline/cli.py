@@ -192,7 +192,10 @@ def add(
 
 @app.command()
 def extract(
-    url: Annotated[str, typer.Argument(help="The URL to fetch, or with --file the URL the file came from.")],
+    url: Annotated[
+        str | None, typer.Argument(help="The URL to fetch, or with --file the URL the file came from.", show_default=False)
+    ] = None,
+    url_option: Annotated[str | None, typer.Option("--url", help="The same URL, as an option.", show_default=False)] = None,
     file: Annotated[
         Path | None, typer.Option("--file", help="Read this saved file instead of fetching.", exists=True, dir_okay=False)
     ] = None,
@@ -205,8 +208,11 @@ def extract(
     The URL decides the organisation, the kind and how the bytes are read: a GitHub
     `blob/` or `.md` URL is read as Markdown.
     """
+    given = url or url_option
+    if not given or (url and url_option and url != url_option):
+        raise typer.BadParameter("give the URL once: as an argument or as --url")
     settings = _read_settings(root)
-    draft = extract_one(settings, url, body=file.read_bytes() if file else None, org=org, kind=kind)
+    draft = extract_one(settings, given, body=file.read_bytes() if file else None, org=org, kind=kind)
     typer.echo(dump_record(draft).decode("utf-8"), nl=False)
 
 

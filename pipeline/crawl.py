@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import math
+import logging
+import traceback
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -22,7 +23,7 @@ from urllib.parse import urlsplit
 
 from pipeline.draft import apply_extraction, new_draft, record_failure
 from pipeline.errors import ExtractError, Fault, FetchError, InvalidRecord
-from pipeline.extract import extract
+from pipeline.extract import Extraction, extract
 from pipeline.fetch import FetchResult, Fetcher, fetch_url_for
 from pipeline.ids import canonical_url, draft_id_for
 from pipeline.models import Draft, Origin, SourceEntry, utc_now
@@ -33,6 +34,7 @@ from pipeline.store import Store
 __all__ = ["CrawlReport", "SourceReport", "crawl", "crawl_async", "extract_one", "host_groups", "registry_entries", "share_concurrency"]
 
 Outcome = Literal["new", "updated", "unchanged", "failed"]
+_log = logging.getLogger("incidentlib.crawl")
 
 
 @dataclass
@@ -42,6 +44,8 @@ class SourceReport:
     outcome: Outcome
     reason: str | None = None
     message: str | None = None
+    wrote: bool = False  # the draft file was written
+    downloaded: bool = False  # a body was downloaded
 
 
 @dataclass
@@ -50,6 +54,7 @@ class CrawlReport:
     requests: int = 0  # HTTP requests sent, robots.txt included
     bodies: int = 0  # response bodies downloaded
     writes: int = 0  # draft files written
+    errors: list[BaseException] = field(default_factory=list)  # unexpected: bugs to raise once reported
 
     def counts(self) -> dict[str, int]:
         counted = Counter(s.outcome for s in self.sources)
@@ -64,6 +69,7 @@ class CrawlReport:
             self.requests + other.requests,
             self.bodies + other.bodies,
             self.writes + other.writes,
+            self.errors + other.errors,
         )
 
     def to_dict(self) -> dict:
@@ -74,12 +80,18 @@ class CrawlReport:
             "bodies": self.bodies,
             "writes": self.writes,
             "sources": [asdict(s) for s in self.sources],
+            "errors": ["".join(traceback.format_exception(e)) for e in self.errors],
         }
 
     @classmethod
     def from_dict(cls, data: dict) -> CrawlReport:
+        """A report sent back by a task; its unexpected errors come back as their tracebacks' text."""
         return cls(
-            [SourceReport(**s) for s in data["sources"]], data["requests"], data["bodies"], data["writes"]
+            [SourceReport(**s) for s in data["sources"]],
+            data["requests"],
+            data["bodies"],
+            data["writes"],
+            [RuntimeError(text) for text in data.get("errors", [])],
         )
 
 
@@ -112,24 +124,10 @@ def _origin(entry: SourceEntry, result: FetchResult) -> Origin:
     )
 
 
-def _updated_draft(
-    draft: Draft, entry: SourceEntry, result: FetchResult, settings: Settings
-) -> tuple[Draft, Outcome, str | None, str | None]:
-    """The draft after one fetch, and what happened. Pure but for the clock."""
-    if result.outcome == "not_modified":
-        return draft, "unchanged", None, None
-    if result.outcome == "failed":
-        reason, message = result.reason or "unknown", result.message or "failed"
-        return record_failure(draft, reason, message), "failed", reason, message
-    origin = _origin(entry, result)
-    if draft.origin.sha256 == origin.sha256 and draft.text is not None:
-        # Same bytes: keep the text; only new validators (ETag, Last-Modified) are worth a write.
-        kept = draft.origin.model_copy(
-            update={"etag": origin.etag, "last_modified": origin.last_modified, "failure": None}
-        )
-        return draft.model_copy(update={"origin": kept}), "unchanged", None, None
+def _read(entry: SourceEntry, result: FetchResult, settings: Settings) -> Extraction | ExtractError:
+    """The fetched document read into text and sections (CPU work, done outside any lock)."""
     try:
-        extraction = extract(
+        return extract(
             result.body or b"",
             result.final_url or entry.url,
             result.content_type,
@@ -139,10 +137,42 @@ def _updated_draft(
             favor=settings.extract_favor,
         )
     except ExtractError as exc:
-        reason = "extract-" + type(exc).__name__.lower().replace("document", "").replace("content", "")
-        return record_failure(draft, reason, str(exc)), "failed", reason, str(exc)
-    origin = origin.model_copy(update={"format": extraction.format})
-    return apply_extraction(draft, entry, extraction, origin), "updated", None, None
+        return exc
+
+
+def _needs_reading(draft: Draft | None, result: FetchResult) -> bool:
+    if result.outcome != "fetched" or result.body is None:
+        return False
+    return draft is None or draft.text is None or draft.origin.sha256 != hashlib.sha256(result.body).hexdigest()
+
+
+def _updated_draft(
+    draft: Draft,
+    entry: SourceEntry,
+    result: FetchResult,
+    settings: Settings,
+    reading: Extraction | ExtractError | None = None,
+) -> tuple[Draft, Outcome, str | None, str | None]:
+    """The draft after one fetch, and what happened. Pure but for the clock (and `_read` when not given)."""
+    if result.outcome == "not_modified":
+        return draft, "unchanged", None, None
+    if result.outcome == "failed":
+        reason, message = result.reason or "unknown", result.message or "failed"
+        return record_failure(draft, reason, message), "failed", reason, message
+    origin = _origin(entry, result)
+    if not _needs_reading(draft, result):
+        # Same bytes: keep the text; only new validators (ETag, Last-Modified) are worth a write.
+        kept = draft.origin.model_copy(
+            update={"etag": origin.etag, "last_modified": origin.last_modified, "failure": None}
+        )
+        return draft.model_copy(update={"origin": kept}), "unchanged", None, None
+    if reading is None:
+        reading = _read(entry, result, settings)
+    if isinstance(reading, ExtractError):
+        reason = f"extract-{reading.reason}"
+        return record_failure(draft, reason, str(reading)), "failed", reason, str(reading)
+    origin = origin.model_copy(update={"format": reading.format})
+    return apply_extraction(draft, entry, reading, origin), "updated", None, None
 
 
 async def crawl_async(
@@ -153,49 +183,46 @@ async def crawl_async(
     *,
     concurrency: int | None = None,
 ) -> CrawlReport:
-    """Crawl `entries` concurrently within the politeness limits; see `crawl`."""
+    """Crawl `entries` concurrently within the politeness limits; see `crawl`.
+
+    An unexpected error in one source is a bug: it is recorded on that source as
+    `internal-error` and kept in `report.errors`, and the other sources go on; the
+    caller decides how to fail once the report is safe.
+    """
     if concurrency is not None:
         settings = settings.model_copy(update={"concurrency": concurrency})
     report = CrawlReport()
-    unexpected: list[BaseException] = []
 
-    async def one(fetcher: Fetcher, entry: SourceEntry) -> None:
+    async def one(fetcher: Fetcher, entry: SourceEntry) -> SourceReport:
         draft_id = draft_id_for(entry.url)
         try:
             existing = store.read_draft(draft_id) if store.exists("draft", draft_id) else None
         except InvalidRecord as exc:
             # A hand-broken draft is not overwritten: a person must look at it first.
-            source = SourceReport(entry.url, draft_id, "failed", "invalid-draft", str(exc))
-        else:
-            origin = existing.origin if existing else None
-            result = await fetcher.fetch(
-                entry.url,
-                etag=origin.etag if origin and origin.failure is None else None,
-                last_modified=origin.last_modified if origin and origin.failure is None else None,
-            )
-            if result.outcome == "fetched":
-                report.bodies += 1
-            source = await asyncio.to_thread(_apply, store, settings, entry, draft_id, result, existing is None, report)
+            return SourceReport(entry.url, draft_id, "failed", "invalid-draft", str(exc))
+        origin = existing.origin if existing and existing.origin.failure is None else None
+        result = await fetcher.fetch(
+            entry.url, etag=origin.etag if origin else None, last_modified=origin.last_modified if origin else None
+        )
+        reading = await asyncio.to_thread(_read, entry, result, settings) if _needs_reading(existing, result) else None
+        return await asyncio.to_thread(_apply, store, settings, entry, draft_id, result, reading)
+
+    async def guarded(fetcher: Fetcher, entry: SourceEntry) -> None:
+        try:
+            source = await one(fetcher, entry)
+        except Exception as exc:  # noqa: BLE001 - kept in report.errors and raised by the caller
+            _log.error("%s: unexpected error", entry.url, exc_info=exc)
+            report.errors.append(exc)
+            source = SourceReport(entry.url, draft_id_for(entry.url), "failed", "internal-error", repr(exc))
         report.sources.append(source)
         if on_source:
             on_source(source)
 
-    async def guarded(fetcher: Fetcher, entry: SourceEntry) -> None:
-        # An unexpected error is a bug: it is raised at the end, after every other
-        # source has had its turn, so one bad source never costs the rest.
-        try:
-            await one(fetcher, entry)
-        except Exception as exc:  # noqa: BLE001 - re-raised below, not swallowed
-            unexpected.append(exc)
-            report.sources.append(
-                SourceReport(entry.url, draft_id_for(entry.url), "failed", "internal-error", repr(exc))
-            )
-
     async with Fetcher(settings) as fetcher:
         await asyncio.gather(*(guarded(fetcher, entry) for entry in entries))
         report.requests = fetcher.requests
-    if unexpected:
-        raise ExceptionGroup(f"{len(unexpected)} sources failed unexpectedly", unexpected)
+    report.bodies = sum(1 for s in report.sources if s.downloaded)
+    report.writes = sum(1 for s in report.sources if s.wrote)
     return report
 
 
@@ -205,26 +232,24 @@ def _apply(
     entry: SourceEntry,
     draft_id: str,
     result: FetchResult,
-    is_new: bool,
-    report: CrawlReport,
+    reading: Extraction | ExtractError | None,
 ) -> SourceReport:
-    """Extract and write under the draft's lock (in a worker thread: extraction is CPU work)."""
-    outcome: list[tuple[Outcome, str | None, str | None]] = []
-    changed: list[bool] = []
+    """Merge the fetch into the draft under its lock (in a worker thread: file I/O)."""
+    outcome: list[tuple[Outcome, str | None, str | None, bool]] = []
 
     def change(draft: Draft) -> Draft | None:
-        updated, what, reason, message = _updated_draft(draft, entry, result, settings)
-        outcome.append((what, reason, message))
-        changed.append(updated != draft)
-        return updated if changed[-1] else None
+        updated, what, reason, message = _updated_draft(draft, entry, result, settings, reading)
+        outcome.append((what, reason, message, updated != draft))
+        return updated if updated != draft else None
 
+    is_new = not store.exists("draft", draft_id)
     store.update_draft(draft_id, change, create=lambda: new_draft(entry))
-    if is_new or changed[0]:
-        report.writes += 1
-    what, reason, message = outcome[0]
+    what, reason, message, changed = outcome[0]
     if is_new and what != "failed":
         what = "new"
-    return SourceReport(entry.url, draft_id, what, reason, message)
+    return SourceReport(
+        entry.url, draft_id, what, reason, message, wrote=is_new or changed, downloaded=result.outcome == "fetched"
+    )
 
 
 def crawl(
@@ -234,11 +259,19 @@ def crawl(
     on_source: Callable[[SourceReport], None] | None = None,
     *,
     concurrency: int | None = None,
+    raise_errors: bool = True,
 ) -> CrawlReport:
-    """Fetch and extract every source (the registry's, unless `entries` is given) into its draft."""
+    """Fetch and extract every source (the registry's, unless `entries` is given) into its draft.
+
+    Unexpected errors (bugs) are raised as one ExceptionGroup after every source has had
+    its turn; with `raise_errors=False` they stay in `report.errors` for the caller.
+    """
     if entries is None:
         entries, _ = registry_entries(store)
-    return asyncio.run(crawl_async(store, settings, entries, on_source, concurrency=concurrency))
+    report = asyncio.run(crawl_async(store, settings, entries, on_source, concurrency=concurrency))
+    if report.errors and raise_errors:
+        raise ExceptionGroup(f"{len(report.errors)} sources failed unexpectedly", report.errors)
+    return report
 
 
 def registry_entries(store: Store) -> tuple[list[SourceEntry], list[Fault]]:
@@ -250,8 +283,8 @@ def registry_entries(store: Store) -> tuple[list[SourceEntry], list[Fault]]:
 
 
 def share_concurrency(settings: Settings, groups: int) -> int:
-    """Each of `groups` concurrent crawls gets its share of the global bound."""
-    return max(1, math.ceil(settings.concurrency / max(1, groups)))
+    """Each of `groups` concurrent crawls gets its share of the global bound (never more in all)."""
+    return max(1, settings.concurrency // max(1, groups))
 
 
 def extract_one(

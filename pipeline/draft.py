@@ -22,8 +22,11 @@ from urllib.parse import urlsplit
 from pipeline.extract import Extraction
 from pipeline.extract.tags import suggest_terms
 from pipeline.ids import GITHUB_HOSTS, canonical_url, draft_id_for
+from pydantic import ValidationError
+
 from pipeline.models import (
     Draft,
+    DraftState,
     DraftSource,
     FetchFailure,
     Origin,
@@ -71,18 +74,38 @@ def _is_empty(name: str, value: Any) -> bool:
 
 
 def _merge(draft: Draft, proposals: dict[str, Any], changes: dict[str, Any]) -> Draft:
-    """Apply the extractor's proposals where the field is still the extractor's; then `changes`."""
+    """Apply the extractor's proposals where the field is still the extractor's; then `changes`.
+
+    A field is the extractor's when it holds exactly what the extractor last wrote, or
+    when it is empty and the extractor never wrote it. A field a person emptied is
+    theirs: it stays empty. A proposal the model rejects (an odd date in a page's
+    metadata) is dropped, not allowed to sink the draft.
+    """
     data = draft.model_dump(mode="json")
     extracted = dict(draft.extracted)
+    written: list[str] = []
     for name, proposal in proposals.items():
+        if proposal is None:
+            continue
         current = data[name]
-        if _is_empty(name, current) or extracted.get(name) == _hash(current):
-            if proposal is not None:
-                data[name] = proposal
-                extracted[name] = _hash(proposal)
+        untouched = extracted.get(name) == _hash(current) if name in extracted else _is_empty(name, current)
+        if untouched and _valid(name, proposal):
+            data[name] = proposal
+            written.append(name)
     data.update(changes)
-    data["extracted"] = extracted
-    return Draft.model_validate(data)
+    merged = Draft.model_validate(data)
+    # Hash what was stored (after the model normalised it), or the next crawl would see an edit.
+    stored = merged.model_dump(mode="json")
+    extracted.update({name: _hash(stored[name]) for name in written})
+    return merged.model_copy(update={"extracted": extracted})
+
+
+def _valid(name: str, value: Any) -> bool:
+    try:
+        Draft.__pydantic_validator__.validate_assignment(Draft.model_construct(), name, value)
+    except ValidationError:
+        return False
+    return True
 
 
 def _hint_proposals(entry: SourceEntry) -> dict[str, Any]:
@@ -153,8 +176,16 @@ def field_proposals(extraction: Extraction) -> dict[str, Any]:
 
 
 def apply_extraction(draft: Draft, entry: SourceEntry, extraction: Extraction, origin: Origin) -> Draft:
-    """The draft after a successful fetch: machine fields refreshed, a person's edits kept."""
-    proposals = {**field_proposals(extraction), **{k: v for k, v in _hint_proposals(entry).items() if v}}
+    """The draft after a successful fetch: machine fields refreshed, a person's edits kept.
+
+    Once a writer has taken the draft (any state after `extracted`), its case fields
+    are theirs and the reviewer's: only the text, the sections and the origin follow
+    the source, so the reviewer can see what changed.
+    """
+    if draft.state != DraftState.EXTRACTED:
+        proposals: dict[str, Any] = {}
+    else:
+        proposals = {**field_proposals(extraction), **{k: v for k, v in _hint_proposals(entry).items() if v}}
     changes = {
         "origin": origin.model_dump(mode="json"),
         "text": extraction.text,

@@ -85,17 +85,25 @@ class PrivateAddressRefused(FetchError):
 class ExtractError(IncidentlibError):
     """A fetched document could not be turned into text; the message says why."""
 
+    reason = "failed"  # recorded on the source as extract-<reason>
+
 
 class UnsupportedContent(ExtractError):
     """Neither HTML, Markdown, plain text nor PDF (or binary bytes served as text)."""
+
+    reason = "unsupported"
 
 
 class UnreadableDocument(ExtractError):
     """A document of a known kind too broken to read."""
 
+    reason = "unreadable"
+
 
 class EmptyDocument(ExtractError):
     """A document with no text in it."""
+
+    reason = "empty"
 
 
 class RecordError(IncidentlibError):

@@ -62,7 +62,6 @@ class FetchResult:
     body: bytes | None = field(default=None, repr=False)
     attempts: int = 0
     bytes_read: int = 0
-    retry_after: float | None = None
 
 
 def fetch_url_for(url: str) -> str:
@@ -75,10 +74,31 @@ def fetch_url_for(url: str) -> str:
     return url
 
 
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")
+_IPV4_COMPATIBLE = ipaddress.ip_network("::/96")
+
+
+def _embedded_ipv4(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 one carries (mapped, 6to4, Teredo, NAT64), which is where it leads."""
+    if ip.ipv4_mapped:
+        return ip.ipv4_mapped
+    if ip.sixtofour:
+        return ip.sixtofour
+    if ip.teredo:
+        return ip.teredo[1]
+    if ip in _NAT64:
+        return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+    return None
+
+
 def is_public_address(address: str) -> bool:
     ip = ipaddress.ip_address(address)
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped:
-        ip = ip.ipv4_mapped
+    if isinstance(ip, ipaddress.IPv6Address):
+        embedded = _embedded_ipv4(ip)
+        if embedded is not None:
+            return is_public_address(str(embedded))
+        if ip in _IPV4_COMPATIBLE or ip.is_site_local:
+            return False
     # is_global is False for private, loopback, link-local (cloud metadata), shared
     # (100.64/10), reserved, documentation and unspecified ranges alike.
     return ip.is_global and not ip.is_multicast
@@ -144,24 +164,50 @@ def _guarded_transport(settings: Settings, limits: httpx.Limits) -> httpx.AsyncH
 
 @dataclass
 class _Host:
-    """Politeness state of one host (scheme + host + port)."""
+    """Politeness state of one server (host and port, whatever the scheme)."""
 
     slots: asyncio.Semaphore
+    delay: float
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     next_start: float = 0.0
-    delay: float = 0.0
-    robots: Protego | None = None
-    robots_checked: bool = False
-    robots_error: str | None = None
+
+
+@dataclass
+class _Robots:
+    """robots.txt of one origin, read once: `rules`, or the reason not to crawl at all."""
+
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    checked: bool = False
+    rules: Protego | None = None
+    refusal: FetchError | None = None
+
+
+@dataclass
+class _Response:
+    status: int
+    headers: httpx.Headers
+    body: bytes | None = None
+    location: str | None = None
+
+
+# RFC 9309, 2.3.1.2 and 2.5: follow five redirects, parse at least 500 KiB.
+_ROBOTS_REDIRECTS = 5
+_ROBOTS_MAX_BYTES = 500 * 1024
 
 
 class Fetcher:
-    """An HTTP client for crawling; one per event loop (create it inside the task that uses it)."""
+    """An HTTP client for crawling; one per event loop (create it inside the task that uses it).
+
+    Order of waiting for a request: the host's slot, then the host's turn (its delay),
+    and only then a global slot, held for the request alone, so a request waiting on a
+    slow or rate-limited host never keeps another host waiting.
+    """
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self._global = asyncio.Semaphore(settings.concurrency)
         self._hosts: dict[str, _Host] = {}
+        self._robots: dict[str, _Robots] = {}
         self._client: httpx.AsyncClient | None = None
         self.requests = 0  # every HTTP request sent, robots.txt included (for benchmarks)
 
@@ -182,55 +228,76 @@ class Fetcher:
 
     # ------------------------------------------------------------ politeness
 
-    def _host(self, url: str) -> tuple[str, _Host]:
+    def _host(self, url: str) -> _Host:
         parts = urlsplit(url)
-        key = f"{parts.scheme}://{parts.netloc.lower()}"
+        key = f"{(parts.hostname or '').lower()}:{parts.port or {'http': 80, 'https': 443}.get(parts.scheme, 0)}"
         if key not in self._hosts:
             self._hosts[key] = _Host(
                 slots=asyncio.Semaphore(self.settings.per_host_concurrency), delay=self.settings.per_host_delay_s
             )
-        return key, self._hosts[key]
+        return self._hosts[key]
 
     async def _wait_turn(self, host: _Host) -> None:
         async with host.lock:
             now = time.monotonic()
             if host.next_start > now:
                 await asyncio.sleep(host.next_start - now)
-            host.next_start = max(now, host.next_start) + host.delay
+            host.next_start = max(time.monotonic(), host.next_start) + host.delay
 
-    async def _allowed_by_robots(self, url: str) -> str | None:
-        """None when robots.txt allows `url`; else the reason it does not."""
+    def _hold_off(self, url: str, seconds: float) -> None:
+        """A 429's Retry-After holds back every request to the host, not only the one retried."""
+        host = self._host(url)
+        host.next_start = max(host.next_start, time.monotonic() + seconds)
+
+    async def _robots_refusal(self, url: str) -> FetchError | None:
+        """None when robots.txt allows `url`; else the failure to report."""
         if not self.settings.obey_robots:
             return None
-        key, host = self._host(url)
-        async with host.slots:
-            if not host.robots_checked:
-                await self._wait_turn(host)
-                await self._read_robots(key, host)
-        if host.robots_error:
-            return host.robots_error
-        if host.robots is not None and not host.robots.can_fetch(url, self.settings.user_agent):
-            return f"robots.txt at {key}/robots.txt disallows this URL for {self.settings.user_agent.split('/')[0]}"
+        parts = urlsplit(url)
+        origin = f"{parts.scheme}://{parts.netloc.lower()}"
+        robots = self._robots.setdefault(origin, _Robots())
+        async with robots.lock:  # one read per origin, however many requests wait for it
+            if not robots.checked:
+                await self._read_robots(origin, robots)
+                robots.checked = True
+        if robots.refusal is not None:
+            return FetchError(url, robots.refusal.reason, str(robots.refusal).removeprefix(f"{origin}/robots.txt: "))
+        if robots.rules is not None and not robots.rules.can_fetch(url, self.settings.user_agent):
+            agent = self.settings.user_agent.split("/")[0]
+            return FetchError(url, "robots", f"robots.txt at {origin}/robots.txt disallows this URL for {agent}")
         return None
 
-    async def _read_robots(self, key: str, host: _Host) -> None:
-        host.robots_checked = True
-        assert self._client is not None
+    async def _read_robots(self, origin: str, robots: _Robots) -> None:
+        url = f"{origin}/robots.txt"
         try:
-            self.requests += 1
-            async with asyncio.timeout(self.settings.total_timeout_s):
-                response = await self._client.get(f"{key}/robots.txt")
-        except (httpx.HTTPError, TimeoutError):
-            return  # unreachable robots.txt: the page fetch will meet the same trouble and say so
-        if response.status_code >= 500:
-            # RFC 9309, 2.3.1.4: an unreachable robots.txt means "disallow everything" for now.
-            host.robots_error = f"robots.txt at {key}/robots.txt answered {response.status_code}; not crawling the host"
+            for _ in range(_ROBOTS_REDIRECTS + 1):
+                response = await self._exchange_with_retries(url, {}, _ROBOTS_MAX_BYTES, truncate=True)
+                if response.location is None:
+                    break
+                url = response.location
+            else:
+                return  # RFC 9309: too many redirects counts as "unavailable", which allows all
+        except PrivateAddressRefused:
+            raise
+        except FetchError as exc:
+            if exc.reason.startswith("http-5"):
+                # RFC 9309, 2.3.1.4: an unreachable robots.txt means "disallow everything" for now.
+                robots.refusal = FetchError(origin, "robots", f"robots.txt answered {exc.reason[5:]}; not crawling the host")
+            elif not exc.reason.startswith("http-4"):  # 4xx: "unavailable", which allows all
+                robots.refusal = FetchError(origin, exc.reason, f"robots.txt could not be read: {exc}")
             return
-        if response.status_code == 200:
-            host.robots = Protego.parse(response.text[:500_000])
-            delay = host.robots.crawl_delay(self.settings.user_agent)
-            if delay:
-                host.delay = max(host.delay, float(delay))
+        robots.rules = Protego.parse((response.body or b"").decode("utf-8", "replace"))
+        delay = robots.rules.crawl_delay(self.settings.user_agent)
+        if delay:
+            if float(delay) > self.settings.max_crawl_delay_s:
+                robots.refusal = FetchError(
+                    origin,
+                    "robots",
+                    f"robots.txt asks for {float(delay):g} s between requests, more than "
+                    f"max_crawl_delay_s ({self.settings.max_crawl_delay_s:g} s)",
+                )
+            host = self._host(url)
+            host.delay = max(host.delay, min(float(delay), self.settings.max_crawl_delay_s))
 
     # ------------------------------------------------------------ fetching
 
@@ -238,8 +305,7 @@ class Fetcher:
         """Fetch one source; expected failures come back as `outcome="failed"`, never as exceptions."""
         result = FetchResult(url=url, outcome="failed")
         try:
-            async with self._global:
-                await self._fetch_following_redirects(fetch_url_for(url), result, etag, last_modified)
+            await self._fetch_following_redirects(fetch_url_for(url), result, etag, last_modified)
         except PrivateAddressRefused as exc:  # name the source, not the connection the guard saw
             result.outcome, result.reason, result.body = "failed", exc.reason, None
             result.message = str(PrivateAddressRefused(url, exc.host, exc.address))
@@ -251,6 +317,11 @@ class Fetcher:
         self, url: str, result: FetchResult, etag: str | None, last_modified: str | None
     ) -> None:
         seen: list[str] = []
+        headers = {}
+        if etag:
+            headers["If-None-Match"] = etag
+        if last_modified:
+            headers["If-Modified-Since"] = last_modified
         while True:
             if urlsplit(url).scheme not in ("http", "https"):
                 raise FetchError(url, "unsupported-scheme", "only http and https URLs are fetched")
@@ -259,28 +330,45 @@ class Fetcher:
             if len(seen) > self.settings.max_redirects:
                 raise FetchError(result.url, "too-many-redirects", f"more than {self.settings.max_redirects} redirects")
             seen.append(url)
-            denied = await self._allowed_by_robots(url)
-            if denied:
-                raise FetchError(url, "robots", denied)
-            location = await self._fetch_once_with_retries(url, result, etag, last_modified)
-            if location is None:
-                return
-            url = location
+            refusal = await self._robots_refusal(url)
+            if refusal:
+                raise refusal
+            response = await self._exchange_with_retries(url, headers, self.settings.max_body_bytes, result=result)
+            result.status, result.final_url = response.status, url
+            if response.location is None:
+                break
+            url = response.location
+        if response.status == 304:
+            result.outcome = "not_modified"
+            return
+        result.outcome = "fetched"
+        result.body = response.body
+        result.bytes_read = len(response.body or b"")
+        result.content_type = response.headers.get("content-type")
+        result.etag = response.headers.get("etag")
+        result.last_modified = response.headers.get("last-modified")
 
-    async def _fetch_once_with_retries(
-        self, url: str, result: FetchResult, etag: str | None, last_modified: str | None
-    ) -> str | None:
-        """One URL, retried as the settings say. Returns the redirect target, if any."""
+    async def _exchange_with_retries(
+        self,
+        url: str,
+        headers: dict[str, str],
+        limit: int,
+        *,
+        result: FetchResult | None = None,
+        truncate: bool = False,
+    ) -> _Response:
+        """One URL, retried after 429, 5xx and dropped connections as the settings say."""
         settings = self.settings
         for attempt in range(settings.max_retries + 1):
-            result.attempts += 1
+            if result is not None:
+                result.attempts += 1
             retry_after: float | None = None
             try:
-                location = await self._fetch_once(url, result, etag, last_modified)
-                if result.status not in _RETRY_STATUSES:
-                    return location
-                retry_after = result.retry_after
-                failure = FetchError(url, f"http-{result.status}", f"answered HTTP {result.status}")
+                response = await self._exchange(url, headers, limit, truncate=truncate, pages=result is not None)
+                if response.status not in _RETRY_STATUSES:
+                    return response
+                retry_after = _retry_after(response.headers.get("Retry-After"))
+                failure = FetchError(url, f"http-{response.status}", f"answered HTTP {response.status}")
             except (httpx.TransportError, TimeoutError) as exc:
                 failure = _transport_failure(url, exc, settings)
             if attempt == settings.max_retries:
@@ -288,66 +376,57 @@ class Fetcher:
             wait = settings.retry_backoff_s * 2**attempt if retry_after is None else retry_after
             if wait > settings.max_retry_wait_s:
                 raise FetchError(url, failure.reason, f"{failure} and asked to wait {wait:.0f} s, more than allowed")
+            if retry_after is not None:
+                self._hold_off(url, wait)
             await asyncio.sleep(wait)
         raise AssertionError("unreachable")
 
-    async def _fetch_once(
-        self, url: str, result: FetchResult, etag: str | None, last_modified: str | None
-    ) -> str | None:
+    async def _exchange(self, url: str, headers: dict[str, str], limit: int, *, truncate: bool, pages: bool) -> _Response:
+        """One request and its response, within the host's politeness and the global bound."""
         assert self._client is not None
-        settings = self.settings
-        headers = {}
-        if etag:
-            headers["If-None-Match"] = etag
-        if last_modified:
-            headers["If-Modified-Since"] = last_modified
-        _, host = self._host(url)
+        host = self._host(url)
         async with host.slots:
             await self._wait_turn(host)
-            self.requests += 1
-            async with asyncio.timeout(settings.total_timeout_s):
-                request = self._client.build_request("GET", url, headers=headers)
+            async with self._global:
+                self.requests += 1
                 try:
-                    response = await self._client.send(request, stream=True)
-                except PrivateAddressRefused as exc:
-                    raise PrivateAddressRefused(url, exc.host, exc.address) from None
-                try:
-                    return await self._read_response(url, response, result)
-                finally:
-                    await response.aclose()
+                    async with asyncio.timeout(self.settings.total_timeout_s):
+                        request = self._client.build_request("GET", url, headers=headers)
+                        try:
+                            response = await self._client.send(request, stream=True)
+                        except PrivateAddressRefused as exc:
+                            raise PrivateAddressRefused(url, exc.host, exc.address) from None
+                        try:
+                            return await self._read(url, response, limit, truncate=truncate, pages=pages)
+                        finally:
+                            await response.aclose()
+                except (httpx.DecodingError, httpx.TooManyRedirects, httpx.UnsupportedProtocol) as exc:
+                    raise FetchError(url, "bad-response", f"the response could not be read: {exc}") from None
+                except (httpx.InvalidURL, UnicodeError) as exc:
+                    raise FetchError(url, "invalid-url", f"not a URL that can be fetched: {exc}") from None
 
-    async def _read_response(self, url: str, response: httpx.Response, result: FetchResult) -> str | None:
-        settings = self.settings
-        result.status = response.status_code
-        result.final_url = url
-        result.retry_after = _retry_after(response.headers.get("Retry-After"))
-        if response.status_code in _REDIRECTS and "location" in response.headers:
-            return urljoin(url, response.headers["location"])
-        if response.status_code == 304:
-            result.outcome = "not_modified"
-            return None
-        if response.status_code in _RETRY_STATUSES:
-            return None  # the caller decides whether to retry
-        if response.status_code != 200:
-            raise FetchError(url, f"http-{response.status_code}", _status_message(response.status_code))
-        content_type = response.headers.get("content-type")
-        mime = (content_type or "").split(";")[0].strip().lower()
-        if mime and mime not in ACCEPTED_TYPES:
+    async def _read(self, url: str, response: httpx.Response, limit: int, *, truncate: bool, pages: bool) -> _Response:
+        status = response.status_code
+        if status in _REDIRECTS and "location" in response.headers:
+            return _Response(status, response.headers, location=urljoin(url, response.headers["location"]))
+        if status == 304 or status in _RETRY_STATUSES:
+            return _Response(status, response.headers)
+        if status != 200:
+            raise FetchError(url, f"http-{status}", _status_message(status))
+        mime = (response.headers.get("content-type") or "").split(";")[0].strip().lower()
+        if pages and mime and mime not in ACCEPTED_TYPES:
             raise FetchError(url, "unsupported-type", f"served {mime}, which is not a document incidentlib reads")
         chunks: list[bytes] = []
         size = 0
         async for chunk in response.aiter_bytes():  # decoded: a gzip bomb is counted as it inflates
             size += len(chunk)
-            if size > settings.max_body_bytes:
-                raise FetchError(url, "too-large", f"body larger than {settings.max_body_bytes} bytes; cut off")
+            if size > limit:
+                if truncate:  # robots.txt: what fits is what counts
+                    chunks.append(chunk[: limit - (size - len(chunk))])
+                    break
+                raise FetchError(url, "too-large", f"body larger than {limit} bytes; cut off")
             chunks.append(chunk)
-        result.outcome = "fetched"
-        result.body = b"".join(chunks)
-        result.bytes_read = size
-        result.content_type = content_type
-        result.etag = response.headers.get("etag")
-        result.last_modified = response.headers.get("last-modified")
-        return None
+        return _Response(status, response.headers, body=b"".join(chunks))
 
 
 def _retry_after(value: str | None) -> float | None:

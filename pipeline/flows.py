@@ -72,6 +72,7 @@ def crawl_hosts(root: str, entries: list[dict], concurrency: int, progress_key: 
         [SourceEntry.model_validate(e) for e in entries],
         on_source,
         concurrency=concurrency,
+        raise_errors=False,  # the flow reports first, then fails; a retry would redo the whole share
     )
     return report.to_dict()
 
@@ -125,6 +126,9 @@ def crawl(root: str | None = None) -> dict:
     _publish_summary(report)
     counts = report.counts()
     logger.info("crawl: %s", ", ".join(f"{n} {name}" for name, n in counts.items()))
+    if report.errors:
+        # Every other source is done and the summary is published: now the bug is shown.
+        raise RuntimeError(f"{len(report.errors)} sources failed unexpectedly; the first:\n{report.errors[0]}")
     summary = report.to_dict()
     summary["registry_faults"] = [str(f) for f in faults]
     return summary

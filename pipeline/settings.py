@@ -73,6 +73,9 @@ class Settings(BaseSettings):
         description="Allow requests to private, loopback, link-local and metadata addresses (off: refused).",
     )
     obey_robots: bool = Field(default=True, description="Obey robots.txt (turn off only for your own sites).")
+    max_crawl_delay_s: float = Field(
+        default=60.0, ge=0, description="A robots.txt Crawl-delay longer than this fails the host's sources instead."
+    )
     crawl_task_groups: int = Field(
         default=4, ge=1, le=64, description="Prefect tasks a crawl is split into (each a group of hosts)."
     )

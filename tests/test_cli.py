@@ -212,7 +212,10 @@ def test_extract_reads_a_saved_file_as_if_fetched_from_its_url(cli: Callable, tm
 
     saved = tmp_path / "pm.md"
     saved.write_text(POSTMORTEM_MD)
-    result = cli("extract", "--file", str(saved), "https://github.com/acme/postmortems/blob/main/cache.md", "--root", str(root))
+    url = "https://github.com/acme/postmortems/blob/main/cache.md"
+    by_option = json.loads(cli("extract", "--file", str(saved), "--url", url).stdout)
+    assert (by_option["id"], by_option["title"]) == (json.loads(cli("extract", "--file", str(saved), url).stdout)["id"], {"en": "Cache stampede took the API down"})
+    result = cli("extract", "--file", str(saved), url, "--root", str(root))
     assert result.exit_code == 0, result.output
     draft = json.loads(result.stdout)
     assert (draft["org"], draft["title"], draft["date"]) == ("acme", {"en": "Cache stampede took the API down"}, "2024-03-05")

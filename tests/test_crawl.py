@@ -11,7 +11,7 @@ from documents import POSTMORTEM_MD
 from pipeline.crawl import crawl, extract_one, host_groups
 from pipeline.errors import FetchError
 from pipeline.ids import draft_id_for
-from pipeline.models import SourceEntry
+from pipeline.models import DraftState, SourceEntry
 from pipeline.settings import Settings
 from pipeline.standins.sitefarm import Page, Site, SiteFarm
 from pipeline.store import Store
@@ -175,3 +175,69 @@ def test_a_source_registered_twice_is_crawled_once(farm: SiteFarm, store: Store,
     report = crawl(store, settings)
     assert [s.outcome for s in report.sources] == ["new"]
     assert site.requests["/pm.md"] == 1
+
+
+def test_a_field_a_person_emptied_stays_empty(farm: SiteFarm, store: Store, settings: Settings, root: Path) -> None:
+    site = farm.add_site("acme")
+    site.pages["/pm.md"] = Page.markdown(POSTMORTEM_MD)
+    (entry,) = register(root, {"url": site.url("/pm.md")})
+    crawl(store, settings)
+    draft_id = draft_id_for(entry.url)
+    store.update_draft(draft_id, lambda d: d.model_copy(update={"components": [], "lessons": None}))
+    site.pages["/pm.md"] = Page.markdown(POSTMORTEM_MD + "\nOne more line about the database cache.\n")
+    assert crawl(store, settings).counts()["updated"] == 1
+    draft = store.read_draft(draft_id)
+    assert (draft.components, draft.lessons) == ([], None)
+    assert "One more line" in draft.text
+
+
+def test_a_draft_being_reviewed_keeps_its_fields_and_sees_the_new_text(
+    farm: SiteFarm, store: Store, settings: Settings, root: Path
+) -> None:
+    site = farm.add_site("acme")
+    site.pages["/pm.md"] = Page.markdown(POSTMORTEM_MD)
+    (entry,) = register(root, {"url": site.url("/pm.md")})
+    crawl(store, settings)
+    draft_id = draft_id_for(entry.url)
+    store.update_draft(draft_id, lambda d: d.model_copy(update={"state": DraftState.IN_REVIEW}))
+    before = store.read_draft(draft_id)
+    site.pages["/pm.md"] = Page.markdown(POSTMORTEM_MD.replace("A cache is part", "A warm cache is part"))
+    crawl(store, settings)
+    after = store.read_draft(draft_id)
+    assert after.lessons == before.lessons
+    assert "A warm cache is part" in after.text and after.origin.sha256 != before.origin.sha256
+
+
+def test_a_normalised_value_is_still_recognised_as_the_extractors() -> None:
+    from pipeline.draft import _merge, new_draft
+
+    draft = _merge(new_draft(SourceEntry(url="https://example.org/a")), {"org": "  Acme Corp  "}, {})
+    assert draft.org == "Acme Corp"
+    assert _merge(draft, {"org": "Acme Corporation"}, {}).org == "Acme Corporation"
+
+
+def test_odd_inputs_fail_their_own_source_and_nothing_else(
+    farm: SiteFarm, store: Store, settings: Settings, root: Path
+) -> None:
+    site = farm.add_site("odd")
+    site.pages["/good.md"] = Page.markdown(POSTMORTEM_MD)
+    site.pages["/bad-gzip"] = Page(b"garbage", headers={"Content-Encoding": "gzip"})
+    site.pages["/odd-date.md"] = Page.markdown("---\ntitle: Odd\ndate: March 3, 2024\n---\n\nThe queue stalled for an hour.\n")
+    register(
+        root,
+        {"url": site.url("/good.md")},
+        {"url": site.url("/bad-gzip")},
+        {"url": site.url("/odd-date.md")},
+        {"url": "http://a..b/x"},
+    )
+    report = crawl(store, settings.model_copy(update={"allow_private_hosts": False}))
+    outcomes = {s.url: (s.outcome, s.reason) for s in report.sources}
+    assert outcomes[site.url("/good.md")][1] == "private-address", "loopback refused when not allowed"
+    report = crawl(store, settings)
+    outcomes = {s.url: (s.outcome, s.reason) for s in report.sources}
+    assert outcomes[site.url("/good.md")] == ("updated", None)
+    assert outcomes[site.url("/bad-gzip")] == ("failed", "bad-response")
+    assert outcomes[site.url("/odd-date.md")] == ("updated", None)
+    assert store.read_draft(draft_id_for(site.url("/odd-date.md"))).date == "2024-03-03"
+    assert outcomes["http://a..b/x"][0] == "failed"
+    assert report.errors == []

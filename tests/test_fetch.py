@@ -79,10 +79,15 @@ def test_client_errors_fail_at_once_with_the_reason(site: Site, status: int, rea
     assert words in result.message and site.url("/x") in result.message
 
 
-def test_429_is_retried_after_the_time_it_asks_for(site: Site) -> None:
-    site.pages["/busy"] = Page(status=429, headers={"Retry-After": "0"}, then=[Page.html(HTML)])
-    result = fetch(site.url("/busy"))
-    assert (result.outcome, result.attempts) == ("fetched", 2)
+def test_429_is_retried_after_the_time_it_asks_for_not_the_backoff(site: Site) -> None:
+    site.pages["/busy"] = Page(status=429, headers={"Retry-After": "1"}, then=[Page.html(HTML)])
+    site.pages["/other"] = Page.html(HTML)
+    # The backoff alone would wait 30 s; Retry-After says 1 s, for the whole host.
+    results = fetch_all([site.url("/busy"), site.url("/other")], settings(retry_backoff_s=30))
+    assert [(r.outcome, r.attempts) for r in results] == [("fetched", 2), ("fetched", 1)]
+    busy_first, *later = sorted(site.started[1:])  # after robots.txt
+    assert all(t - busy_first >= 0.95 for t in later), "the other page waited out the Retry-After too"
+    assert max(later) - busy_first < 5
 
 
 def test_a_retry_after_beyond_the_limit_fails_instead_of_waiting(site: Site) -> None:
@@ -108,6 +113,60 @@ def test_robots_txt_is_obeyed(site: Site) -> None:
     assert (denied.outcome, denied.reason) == ("failed", "robots")
     assert "robots.txt" in denied.message and site.requests["/private/pm"] == 0
     assert fetch(site.url("/public")).outcome == "fetched"
+
+
+def test_robots_txt_is_read_once_per_host_even_with_parallel_requests(site: Site) -> None:
+    site.robots = "User-agent: *\nDisallow: /private/\n"
+    for n in range(4):
+        site.pages[f"/private/{n}"] = Page.html(HTML)
+        site.pages[f"/public/{n}"] = Page.html(HTML)
+    urls = [site.url(f"/{kind}/{n}") for n in range(4) for kind in ("private", "public")]
+    results = fetch_all(urls, settings(per_host_concurrency=2))
+    assert site.requests["/robots.txt"] == 1
+    assert [r.reason for r in results] == ["robots", None] * 4
+    assert sum(site.requests[f"/private/{n}"] for n in range(4)) == 0
+
+
+def test_robots_txt_redirects_are_followed(site: Site) -> None:
+    site.pages["/robots.txt"] = Page.redirect("/meta/robots.txt")
+    site.pages["/meta/robots.txt"] = Page(b"User-agent: *\nDisallow: /\n", content_type="text/plain")
+    site.pages["/a"] = Page.html(HTML)
+    assert fetch(site.url("/a")).reason == "robots"
+
+
+def test_a_huge_robots_txt_is_read_only_as_far_as_the_limit(site: Site) -> None:
+    site.pages["/robots.txt"] = Page.gzip_bomb(64 << 20)
+    site.pages["/a"] = Page.html(HTML)
+    assert fetch(site.url("/a")).outcome == "fetched"
+
+
+def test_a_crawl_delay_beyond_the_limit_fails_the_host(site: Site) -> None:
+    site.robots = "User-agent: *\nCrawl-delay: 3600\n"
+    site.pages["/a"] = Page.html(HTML)
+    result = fetch(site.url("/a"), settings(max_crawl_delay_s=60))
+    assert (result.outcome, result.reason) == ("failed", "robots")
+    assert "asks for 3600 s between requests" in result.message and site.requests["/a"] == 0
+
+
+def test_a_broken_gzip_body_is_a_reason_not_a_crash(site: Site) -> None:
+    site.pages["/bad"] = Page(b"not gzip at all", headers={"Content-Encoding": "gzip"})
+    result = fetch(site.url("/bad"))
+    assert (result.outcome, result.reason) == ("failed", "bad-response")
+
+
+@pytest.mark.parametrize("url", ["http://a..b/x", "http://" + "x" * 64 + ".example/", "http://exa\u200bmple.com/"])
+def test_a_url_that_cannot_be_fetched_is_a_reason_not_a_crash(url: str) -> None:
+    result = fetch(url, settings(allow_private_hosts=False, max_retries=0))
+    assert result.outcome == "failed" and result.reason in ("invalid-url", "connect-error")
+
+
+def test_the_global_bound_holds_over_all_hosts(farm: SiteFarm) -> None:
+    sites = [farm.add_site(f"h{n}", latency_s=0.05) for n in range(6)]
+    for site in sites:
+        site.pages["/a"] = Page.html(HTML)
+    results = fetch_all([s.url("/a") for s in sites], settings(concurrency=2))
+    assert all(r.outcome == "fetched" for r in results)
+    assert farm.max_in_flight == 2
 
 
 def test_a_failing_robots_txt_means_do_not_crawl(site: Site) -> None:
@@ -198,6 +257,12 @@ def test_private_addresses_are_refused_unless_allowed(site: Site, host: str) -> 
         ("fd00:ec2::254", False),
         ("::ffff:127.0.0.1", False),
         ("0.0.0.0", False),
+        ("64:ff9b::a9fe:a9fe", False),  # NAT64 of 169.254.169.254
+        ("64:ff9b::808:808", True),  # NAT64 of 8.8.8.8
+        ("2002:7f00:1::", False),  # 6to4 of 127.0.0.1
+        ("::127.0.0.1", False),  # IPv4-compatible
+        ("fec0::1", False),  # site-local
+        ("2001:0:4136:e378:8000:63bf:f5ff:fffe", False),  # Teredo whose client is 10.0.0.1
     ],
 )
 def test_what_counts_as_a_public_address(address: str, public: bool) -> None:

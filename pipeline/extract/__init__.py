@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from datetime import date, datetime
 from urllib.parse import urlsplit
 
 from charset_normalizer import from_bytes
@@ -141,6 +142,16 @@ def _text_date(blocks: list[Block], sections: list[Section]) -> tuple[str | None
     return None, None
 
 
+def _front_matter_date(value: object) -> str | None:
+    """A date from front matter: a YAML/TOML date, an ISO string, or a date written out."""
+    if isinstance(value, (date, datetime)):
+        return value.isoformat()[:10]
+    if isinstance(value, str):
+        found = dates_in(value)
+        return found[0] if found else None
+    return None
+
+
 def _plain_blocks(text: str) -> list[Block]:
     return [Block(re.sub(r"[ \t]+", " ", p).strip()) for p in re.split(r"\n\s*\n", text) if p.strip()]
 
@@ -171,8 +182,7 @@ def extract(
             document = read_markdown(text)
             blocks, front = document.blocks, document.front_matter
             page_title = str(front.get("title") or "") or next((b.text for b in blocks if b.level == 1), None)
-            front_date = front.get("date") or front.get("published") or front.get("pubDate")
-            page_date = str(front_date)[:10] if front_date else None
+            page_date = _front_matter_date(front.get("date") or front.get("published") or front.get("pubDate"))
         elif kind == "html":
             page = read_html(text, url, favor=favor)
             blocks, page_title, page_date, site_name = page.blocks, page.title, page.date, page.site_name
@@ -195,7 +205,7 @@ def extract(
 
     summaries = [s.text for s in sections if s.field == SectionField.SUMMARY and s.text]
     full = full_text(blocks)
-    chosen_org = org or site_name or org_for_url(url)
+    chosen_org = (org or site_name or org_for_url(url))[:200]
     chosen_date = date or page_date
     return Extraction(
         url=url,

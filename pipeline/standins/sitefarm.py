@@ -82,7 +82,8 @@ def _gzip_bomb(decoded_size: int) -> bytes:
 class Site:
     """One host of the farm."""
 
-    def __init__(self, name: str, latency_s: float, stop: threading.Event) -> None:
+    def __init__(self, name: str, latency_s: float, stop: threading.Event, farm: SiteFarm | None = None) -> None:
+        self.farm = farm
         self.name = name
         self.latency_s = latency_s
         self.pages: dict[str, Page] = {}
@@ -130,11 +131,15 @@ class Site:
                     site.started.append(time.monotonic())
                     site.in_flight += 1
                     site.max_in_flight = max(site.max_in_flight, site.in_flight)
+                if site.farm is not None:
+                    site.farm._arrive()
                 try:
                     self._serve(path)
                 finally:
                     with site._lock:
                         site.in_flight -= 1
+                    if site.farm is not None:
+                        site.farm._leave()
 
             def _serve(self, path: str) -> None:
                 if site.latency_s:
@@ -203,11 +208,23 @@ class SiteFarm:
 
     def __init__(self) -> None:
         self.sites: dict[str, Site] = {}
+        self.in_flight = 0
+        self.max_in_flight = 0  # most requests in flight at once over all sites
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
+        self._lock = threading.Lock()
+
+    def _arrive(self) -> None:
+        with self._lock:
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+
+    def _leave(self) -> None:
+        with self._lock:
+            self.in_flight -= 1
 
     def add_site(self, name: str, *, latency_s: float = 0.0) -> Site:
-        site = Site(name, latency_s, self._stop)
+        site = Site(name, latency_s, self._stop, self)
         self.sites[name] = site
         thread = threading.Thread(target=site.server.serve_forever, args=(0.05,), name=f"site-{name}", daemon=True)
         thread.start()
