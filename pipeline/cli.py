@@ -73,6 +73,15 @@ def _count(n: int, plural: str) -> str:
     return f"{n} {plural[:-1] if n == 1 else plural}"
 
 
+def _print_table(title: str, rows: list[tuple[str, int]]) -> None:
+    table = Table(title=title)
+    table.add_column("what")
+    table.add_column("sources", justify="right")
+    for name, n in rows:
+        table.add_row(name, str(n))
+    Console().print(table)
+
+
 def _print_faults(faults: list[Fault]) -> None:
     for fault in faults:
         typer.echo(str(fault))
@@ -155,19 +164,67 @@ def crawl(root: RootOption = None, as_json: JsonOption = False) -> None:
         return
     for fault in summary["registry_faults"]:
         typer.echo(f"registry: {fault}", err=True)
-    console = Console()
-    table = Table(title="crawl")
-    table.add_column("outcome")
-    table.add_column("sources", justify="right")
-    for name, n in summary["counts"].items():
-        table.add_row(name, str(n))
-    table.add_row("requests sent", str(summary["requests"]))
-    table.add_row("bodies downloaded", str(summary["bodies"]))
-    table.add_row("drafts written", str(summary["writes"]))
-    console.print(table)
+    rows = list(summary["counts"].items())
+    rows += [("requests sent", summary["requests"]), ("bodies downloaded", summary["bodies"])]
+    rows += [("drafts written", summary["writes"])]
+    if summary.get("archive"):
+        rows += [(f"sources {name}", n) for name, n in summary["archive"]["counts"].items()]
+    _print_table("crawl", rows)
     for source in summary["sources"]:
         if source["outcome"] == "failed":
             typer.echo(f"failed {source['url']}: {source['reason']}: {source['message']}")
+
+
+@app.command()
+def archive(root: RootOption = None, as_json: JsonOption = False) -> None:
+    """Capture every source not yet in the Wayback Machine (a Prefect flow run); reuse recent captures.
+
+    Without keys (INCIDENTLIB_WAYBACK_ACCESS_KEY, INCIDENTLIB_WAYBACK_SECRET_KEY) existing
+    captures are looked up and the rest wait. Interrupted, it carries on where it stopped.
+    """
+    settings = load_settings(root)
+    from pipeline.flows import archive as archive_flow
+
+    summary = archive_flow(root=str(settings.root))
+    if as_json:
+        typer.echo(json.dumps(summary, indent=2))
+        return
+    if not summary["keys"]:
+        typer.echo("no usable archive keys: existing captures were looked up, new ones wait", err=True)
+    rows = list(summary["counts"].items())
+    rows += [(f"waiting: {reason}", n) for reason, n in summary["waiting"].items()]
+    rows += [(f"failed: {reason}", n) for reason, n in summary["failures"].items()]
+    _print_table("archive", rows)
+
+
+@app.command("stand-in")
+def stand_in(
+    port: Annotated[int, typer.Option(help="Port on 127.0.0.1 to listen on.")] = 8765,
+    captures_per_minute: Annotated[float, typer.Option(help="Captures a minute it allows.")] = 12,
+    cdx_per_minute: Annotated[float, typer.Option(help="CDX queries a minute it allows.")] = 30,
+    access_key: Annotated[str, typer.Option(help="The access key it accepts.")] = "stand-in-access",
+    secret_key: Annotated[str, typer.Option(help="The secret key it accepts.")] = "stand-in-secret",
+) -> None:
+    """Run the local Wayback Machine stand-in in the foreground, to try the pipeline by hand (Ctrl-C stops)."""
+    from pipeline.standins.wayback import WaybackStandIn
+
+    server = WaybackStandIn(
+        access_key=access_key,
+        secret_key=secret_key,
+        captures_per_minute=captures_per_minute,
+        cdx_per_minute=cdx_per_minute,
+        port=port,
+    )
+    typer.echo(f"Wayback stand-in on {server.url}; point the pipeline at it with:")
+    typer.echo(f"  export INCIDENTLIB_WAYBACK_URL={server.url}")
+    typer.echo("  and INCIDENTLIB_WAYBACK_ACCESS_KEY / INCIDENTLIB_WAYBACK_SECRET_KEY set to the keys given with")
+    typer.echo("  --access-key and --secret-key (by default stand-in-access and stand-in-secret)")
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        typer.echo("stopped")
+    finally:
+        server.server.server_close()
 
 
 @app.command()

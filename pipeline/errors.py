@@ -10,6 +10,10 @@
     ├── StoreError                   the data root could not be read or written
     │   └── ConflictError            the record changed since it was read (compare-and-swap lost)
     ├── VocabularyError              the vocabulary file itself is broken
+    ├── WaybackError                 the archive answered something the client cannot use
+    │   ├── WaybackAuthError         no keys, or keys the archive refuses (401)
+    │   ├── WaybackThrottled         429: every archive call pauses behind the breaker
+    │   └── WaybackUnavailable       5xx, a timeout or a dropped connection (the capture may exist)
     ├── FetchError                   a source could not be fetched; `reason` is a short code
     │   └── PrivateAddressRefused    the URL (or a redirect) leads to a non-public address
     └── ExtractError                 a fetched document could not be turned into text
@@ -45,6 +49,10 @@ __all__ = [
     "UnreadableDocument",
     "UnsupportedContent",
     "VocabularyError",
+    "WaybackAuthError",
+    "WaybackError",
+    "WaybackThrottled",
+    "WaybackUnavailable",
 ]
 
 
@@ -58,6 +66,22 @@ class SettingsError(IncidentlibError):
 
 class VocabularyError(IncidentlibError):
     """The controlled vocabulary file is malformed."""
+
+
+class WaybackError(IncidentlibError):
+    """The archive answered something the client cannot use. Messages never hold the keys."""
+
+
+class WaybackAuthError(WaybackError):
+    """No keys, or keys the archive refuses."""
+
+
+class WaybackThrottled(WaybackError):
+    """429: the breaker is open and every archive call waits."""
+
+
+class WaybackUnavailable(WaybackError):
+    """5xx, a timeout or a dropped connection: the capture may or may not exist."""
 
 
 class FetchError(IncidentlibError):

@@ -15,12 +15,13 @@ from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact, create_progress_artifact, create_table_artifact, update_progress_artifact
 from prefect.task_runners import ThreadPoolTaskRunner
 
+from pipeline import archive as archiving
 from pipeline import crawl as crawling
 from pipeline.models import SourceEntry
 from pipeline.settings import Settings
 from pipeline.store import Store
 
-__all__ = ["crawl"]
+__all__ = ["archive", "crawl"]
 
 
 class _Progress:
@@ -131,6 +132,54 @@ def crawl(root: str | None = None) -> dict:
         raise RuntimeError(f"{len(report.errors)} sources failed unexpectedly; the first:\n{report.errors[0]}")
     summary = report.to_dict()
     summary["registry_faults"] = [str(f) for f in faults]
+    new_drafts = [s.draft_id for s in report.sources if s.outcome == "new"]
+    summary["archive"] = archive_sources(str(store.root), new_drafts) if new_drafts else None
+    return summary
+
+
+@task(name="archive-sources")
+def archive_sources(root: str, draft_ids: list[str] | None = None) -> dict:
+    """Capture the sources of some drafts (all when None) with the library's `archive`.
+
+    One task for the whole batch: the capture and index rates are the bottleneck, and
+    the limiter and breaker they share live in this process.
+    """
+    logger = get_run_logger()
+    settings = _settings(root)
+
+    def on_source(source: archiving.SourceArchive) -> None:
+        detail = f" ({source.reason})" if source.reason else ""
+        link = f" -> {source.archived}" if source.archived else ""
+        logger.info("%s %s%s%s", source.outcome, source.url, detail, link)
+
+    report = archiving.archive(Store.from_settings(settings), settings, draft_ids, on_source)
+    _publish_archive_summary(report)
+    return report.to_dict()
+
+
+def _publish_archive_summary(report: archiving.ArchiveReport) -> None:
+    rows = [{"outcome": name, "sources": n} for name, n in report.counts().items()]
+    rows += [{"outcome": f"waiting: {reason}", "sources": n} for reason, n in report.waiting().items()]
+    rows += [{"outcome": f"failed: {reason}", "sources": n} for reason, n in report.failures().items()]
+    create_table_artifact(key="archive-summary", table=rows, description="What the last archive run did")
+    lines = ["# Archive", ""]
+    if not report.keys:
+        lines += ["No usable archive keys: existing captures were looked up, new ones wait.", ""]
+    captured = [s for s in report.sources if s.archived and s.outcome in ("captured", "reused")]
+    if captured:
+        lines += ["## Captures", ""] + [f"- [{s.url}]({s.archived}) ({s.outcome})" for s in captured]
+    failed = [s for s in report.sources if s.outcome == "failed"]
+    if failed:
+        lines += ["", "## Failures", ""] + [f"- **{s.reason}** {s.url}" for s in failed]
+    create_markdown_artifact(key="archive-report", markdown="\n".join(lines), description="Captures and failures")
+
+
+@flow(name="archive", log_prints=False)
+def archive(root: str | None = None) -> dict:
+    """Capture every source of every draft that has no capture yet, and confirm fresh ones."""
+    settings = _settings(root)
+    summary = archive_sources(str(Store.from_settings(settings).root))
+    get_run_logger().info("archive: %s", ", ".join(f"{n} {name}" for name, n in summary["counts"].items()))
     return summary
 
 

@@ -290,13 +290,20 @@ class ArchiveStatus(StrEnum):
 
 
 class ArchiveState(Record):
-    """Where archiving one source stands, so an interrupted run can carry on."""
+    """Where archiving one source stands, so an interrupted run can carry on where it stopped."""
 
     status: ArchiveStatus = ArchiveStatus.PENDING
-    reason: str | None = None
+    reason: str | None = Field(
+        default=None, description="Why it is still pending (no-keys, throttled, ...) or why it failed (not-found, ...)."
+    )
     attempts: int = Field(default=0, ge=0)
     last_attempt_at: Timestamp | None = None
     captured_at: Timestamp | None = None
+    job_id: str | None = Field(default=None, description="A submitted capture job not yet seen to its end.")
+    job_submitted_at: Timestamp | None = None
+    captured_url: Url | None = Field(default=None, description="The URL captured, when a redirect made it differ.")
+    reused: bool = Field(default=False, description="An existing capture was reused instead of making one.")
+    confirmed: bool = Field(default=False, description="The capture has been seen in the archive's index (CDX).")
 
 
 class DraftSource(Source):

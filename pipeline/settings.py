@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import Field, field_validator
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 __all__ = ["Settings"]
@@ -83,6 +83,31 @@ class Settings(BaseSettings):
         default="precision",
         pattern=r"^(precision|balanced|recall)$",
         description="What the HTML extractor favours when unsure: precision, balanced or recall.",
+    )
+
+    # ------------------------------------------------------------ archiving
+    wayback_url: str = Field(
+        default="https://web.archive.org",
+        description="Base URL of the Wayback Machine (or a compatible service, or the local stand-in).",
+    )
+    wayback_access_key: SecretStr | None = Field(default=None, description="Archive account access key (S3-like).")
+    wayback_secret_key: SecretStr | None = Field(default=None, description="Archive account secret key.")
+    captures_per_minute: float = Field(default=12.0, gt=0, description="Capture submissions a minute, at most.")
+    cdx_per_minute: float = Field(default=30.0, gt=0, description="CDX queries a minute, at most.")
+    capture_sessions: int = Field(default=3, ge=1, le=20, description="Capture jobs in progress at once, at most.")
+    reuse_capture_within_s: float = Field(
+        default=30 * 86400.0, ge=0, description="An existing capture younger than this is reused, not made again."
+    )
+    poll_interval_s: float = Field(default=5.0, gt=0, description="Time between two looks at a capture job.")
+    poll_timeout_s: float = Field(
+        default=180.0, gt=0, description="How long one run waits on a job; a later run picks it up again."
+    )
+    breaker_backoff_s: float = Field(
+        default=60.0, ge=0, description="Pause for every archive request after a 429 (doubles while 429s go on)."
+    )
+    wayback_timeout_s: float = Field(default=30.0, gt=0, description="Timeout of one request to the archive.")
+    max_capture_attempts: int = Field(
+        default=5, ge=1, description="Attempts at a capture before the source is marked failed."
     )
 
     @field_validator("root")

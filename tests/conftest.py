@@ -13,7 +13,9 @@ from typer.testing import CliRunner
 from pipeline.cli import app
 from pipeline.draft import new_draft
 from pipeline.models import Case, Draft, SourceEntry
+from pipeline.settings import Settings
 from pipeline.standins.sitefarm import SiteFarm
+from pipeline.standins.wayback import WaybackStandIn
 from pipeline.store import Store
 
 REPO = Path(__file__).resolve().parents[1]
@@ -100,6 +102,46 @@ def farm() -> Iterator[SiteFarm]:
     """A farm of local websites on 127.0.0.1; add sites and pages in the test."""
     with SiteFarm() as farm:
         yield farm
+
+
+@pytest.fixture
+def wayback() -> Iterator[WaybackStandIn]:
+    """The Wayback Machine stand-in on 127.0.0.1, with limits far above what a test reaches."""
+    with WaybackStandIn(access_key="test-access", secret_key="test-secret", captures_per_minute=6000, cdx_per_minute=6000) as stand_in:
+        yield stand_in
+
+
+def archive_settings(root: Path, wayback: WaybackStandIn, **changes: object) -> Settings:
+    """Settings pointing at the stand-in, fast: tests wait on nothing real."""
+    base: dict[str, object] = {
+        "root": root,
+        "allow_private_hosts": True,
+        "per_host_delay_s": 0.0,
+        "wayback_url": wayback.url,
+        "wayback_access_key": "test-access",
+        "wayback_secret_key": "test-secret",
+        "captures_per_minute": 6000,
+        "cdx_per_minute": 6000,
+        "poll_interval_s": 0.01,
+        "poll_timeout_s": 2.0,
+        "breaker_backoff_s": 0.05,
+        "reuse_capture_within_s": 0,
+    }
+    return Settings(**{**base, **changes})
+
+
+def settings_env(settings: Settings) -> dict[str, str]:
+    """The same settings as INCIDENTLIB_* variables, for a process of its own."""
+    env = {}
+    for name, value in settings.model_dump(mode="json").items():
+        if name == "root":
+            continue
+        secret = getattr(settings, name)
+        if hasattr(secret, "get_secret_value"):
+            value = secret.get_secret_value()
+        if value is not None:
+            env[f"INCIDENTLIB_{name.upper()}"] = json.dumps(value) if isinstance(value, list) else str(value)
+    return env
 
 
 @pytest.fixture

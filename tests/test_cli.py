@@ -224,7 +224,18 @@ def test_extract_reads_a_saved_file_as_if_fetched_from_its_url(cli: Callable, tm
             "url": "https://github.com/acme/postmortems/blob/main/cache.md",
             "kind": "github",
             "archived": None,
-            "archive": {"status": "pending", "reason": None, "attempts": 0, "last_attempt_at": None, "captured_at": None},
+            "archive": {
+                "status": "pending",
+                "reason": None,
+                "attempts": 0,
+                "last_attempt_at": None,
+                "captured_at": None,
+                "job_id": None,
+                "job_submitted_at": None,
+                "captured_url": None,
+                "reused": False,
+                "confirmed": False,
+            },
         }
     ]
     assert list((root / "drafts").iterdir()) == [], "extract writes nothing"

@@ -6,6 +6,9 @@
         publish COUNT cases, printing each id allocated
     python tests/workers.py rewrite ROOT DRAFT_ID
         write two versions of one draft in turn, forever, printing a line after each write
+    python tests/workers.py archive ROOT
+        archive every draft's sources (settings from INCIDENTLIB_* variables), printing
+        a line as each source is done
     python tests/workers.py stall ROOT DRAFT_ID STAGE
         write a new version of one draft, but stop at STAGE of the atomic write
         (file-synced: temporary file written, before its fsync; renamed: before the
@@ -67,6 +70,15 @@ def rewrite(root: str, draft_id: str) -> None:
         n += 1
 
 
+def archive(root: str) -> None:
+    from pipeline.archive import archive as archive_sources
+    from pipeline.settings import Settings
+
+    settings = Settings(root=root)
+    _start()
+    archive_sources(Store(root), settings, on_source=lambda source: print(source.outcome, source.url, flush=True))
+
+
 def stall(root: str, draft_id: str, stage: str) -> None:
     import os
 
@@ -97,4 +109,4 @@ def stall(root: str, draft_id: str, stage: str) -> None:
 
 if __name__ == "__main__":
     command, *args = sys.argv[1:]
-    {"update": update, "publish": publish, "rewrite": rewrite, "stall": stall}[command](*args)
+    {"update": update, "publish": publish, "rewrite": rewrite, "stall": stall, "archive": archive}[command](*args)

@@ -1,0 +1,326 @@
+"""The Wayback Machine client. With fetch.py, the only code that touches the network.
+
+How the service behaves today is in ../shared/reference/wayback-api.md. In short:
+- Capturing needs authenticated Save Page Now 2 (`POST /save` with `Authorization: LOW
+  access:secret`, then `GET /save/status/<job_id>`); waybackpy's save uses the old
+  anonymous GET, which is dead, so SPN2 is done here with httpx.
+- Reading captures goes through waybackpy's CDX reader, which still works; it sets no
+  timeout and retries on its own, so its one network call is replaced (in a subclass)
+  by ours: bounded, rate-limited and behind the breaker like every other call.
+- Many failures arrive inside HTTP 200; they come back as `SpnAnswer.error`.
+
+One rate limiter per kind of call (captures, CDX reads) and one circuit breaker are
+shared by every task of the process (per base URL): after a 429, with or without
+Retry-After, every caller waits. The keys are sent in one header and nowhere else:
+never logged, never in an exception, never in a record.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import httpx
+from waybackpy import WaybackMachineCDXServerAPI
+from waybackpy.cdx_utils import full_url
+
+from pipeline.errors import WaybackAuthError, WaybackError, WaybackThrottled, WaybackUnavailable
+from pipeline.settings import Settings
+
+__all__ = [
+    "PERMANENT_ERRORS",
+    "RETRY_ERRORS",
+    "Breaker",
+    "CdxRow",
+    "JobState",
+    "RateLimiter",
+    "SpnAnswer",
+    "UserStatus",
+    "WaybackClient",
+    "snapshot_url",
+]
+
+# The reference's lists: errors worth retrying; anything else is permanent.
+RETRY_ERRORS = frozenset(
+    {
+        "bad-gateway", "browsing-timeout", "cannot-fetch", "capture-location-error", "celery",
+        "gateway-timeout", "internal-server-error", "invalid-server-response", "job-failed",
+        "no-browsers-available", "protocol-error", "proxy-error", "read-timeout",
+        "service-unavailable", "soft-time-limit-exceeded", "too-many-requests", "user-session-limit",
+    }
+)
+PERMANENT_ERRORS = frozenset({"not-found", "no-access", "blocked-url", "invalid-url-syntax", "invalid-host-resolution"})
+
+
+def snapshot_url(timestamp: str, url: str) -> str:
+    """The link a reader follows: https://web.archive.org/web/<timestamp>/<url>."""
+    return f"https://web.archive.org/web/{timestamp}/{url}"
+
+
+class RateLimiter:
+    """At most `per_minute` calls a minute, evenly spaced (no bursts, so no window of the
+    service's ever sees more than its limit). Thread-safe: tasks run in threads, each with
+    its own event loop."""
+
+    def __init__(self, per_minute: float) -> None:
+        self.interval = 60.0 / per_minute
+        self._next = 0.0
+        self._lock = threading.Lock()
+
+    def reserve(self) -> float:
+        """Take the next slot; the seconds to wait for it."""
+        with self._lock:
+            now = time.monotonic()
+            start = max(now, self._next)
+            self._next = start + self.interval
+            return start - now
+
+
+class Breaker:
+    """After a 429 every caller pauses; the pause doubles while 429s go on, and resets on success."""
+
+    def __init__(self, backoff_s: float, max_backoff_s: float = 900.0) -> None:
+        self.backoff_s, self.max_backoff_s = backoff_s, max_backoff_s
+        self.trips = 0
+        self._open_until = 0.0
+        self._lock = threading.Lock()
+
+    def trip(self, retry_after: float | None = None) -> float:
+        with self._lock:
+            pause = retry_after if retry_after is not None else min(self.backoff_s * 2**self.trips, self.max_backoff_s)
+            self.trips += 1
+            self._open_until = max(self._open_until, time.monotonic() + pause)
+            return pause
+
+    def close(self) -> None:
+        with self._lock:
+            self.trips = 0
+
+    def wait(self) -> float:
+        with self._lock:
+            return max(0.0, self._open_until - time.monotonic())
+
+
+_shared_lock = threading.Lock()
+_shared: dict[tuple[str, float, float, float], tuple[RateLimiter, RateLimiter, Breaker]] = {}
+
+
+def _limits(settings: Settings) -> tuple[RateLimiter, RateLimiter, Breaker]:
+    """The process's limiters and breaker for one archive service."""
+    key = (settings.wayback_url, settings.captures_per_minute, settings.cdx_per_minute, settings.breaker_backoff_s)
+    with _shared_lock:
+        if key not in _shared:
+            _shared[key] = (
+                RateLimiter(settings.captures_per_minute),
+                RateLimiter(settings.cdx_per_minute),
+                Breaker(settings.breaker_backoff_s),
+            )
+        return _shared[key]
+
+
+@dataclass(frozen=True)
+class UserStatus:
+    available: int
+    processing: int
+    daily_captures: int
+    daily_captures_limit: int
+
+
+@dataclass(frozen=True)
+class SpnAnswer:
+    """What `POST /save` said: a job, no job (a recent capture exists), or an error inside 200."""
+
+    job_id: str | None
+    error: str | None = None  # the status_ext without "error:", e.g. "too-many-daily-captures"
+    message: str | None = None
+
+
+@dataclass(frozen=True)
+class JobState:
+    status: str  # "pending", "success" or "error"
+    error: str | None = None
+    timestamp: str | None = None
+    original_url: str | None = None
+    http_status: int | None = None
+
+
+@dataclass(frozen=True)
+class CdxRow:
+    timestamp: str
+    original: str
+    statuscode: str
+
+    @property
+    def link(self) -> str:
+        return snapshot_url(self.timestamp, self.original)
+
+
+def _retry_after(response: httpx.Response) -> float | None:
+    value = response.headers.get("Retry-After", "")
+    return float(value) if value.strip().isdigit() else None
+
+
+class WaybackClient:
+    """Calls to one Wayback-compatible service; one per event loop."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.capture_limiter, self.cdx_limiter, self.breaker = _limits(settings)
+        self.has_keys = bool(settings.wayback_access_key and settings.wayback_secret_key)
+        self._client = httpx.AsyncClient(
+            base_url=settings.wayback_url.rstrip("/"),
+            timeout=settings.wayback_timeout_s,
+            headers={"User-Agent": settings.user_agent},
+            trust_env=False,
+        )
+        self.requests = {"save": 0, "status": 0, "cdx": 0, "user": 0}
+
+    async def __aenter__(self) -> WaybackClient:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self._client.aclose()
+
+    def _auth(self) -> dict[str, str]:
+        s = self.settings
+        if not (s.wayback_access_key and s.wayback_secret_key):
+            raise WaybackAuthError("no archive keys: set INCIDENTLIB_WAYBACK_ACCESS_KEY and INCIDENTLIB_WAYBACK_SECRET_KEY")
+        return {
+            "Authorization": f"LOW {s.wayback_access_key.get_secret_value()}:{s.wayback_secret_key.get_secret_value()}"
+        }
+
+    async def _call(self, kind: str, method: str, path: str, limiter: RateLimiter | None, **kwargs: object) -> httpx.Response:
+        """One request: the breaker and the rate limit first, then 429, 401 and 5xx sorted out."""
+        await asyncio.sleep(self.breaker.wait())
+        if limiter is not None:
+            await asyncio.sleep(limiter.reserve())
+            await asyncio.sleep(self.breaker.wait())
+        self.requests[kind] += 1
+        try:
+            response = await self._client.request(method, path, **kwargs)
+        except httpx.TimeoutException:
+            raise WaybackUnavailable(f"{path}: no answer within {self.settings.wayback_timeout_s:g} s") from None
+        except httpx.TransportError as exc:
+            raise WaybackUnavailable(f"{path}: the connection failed ({exc.__class__.__name__})") from None
+        if response.status_code == 429:
+            pause = self.breaker.trip(_retry_after(response))
+            raise WaybackThrottled(f"{path}: 429 Too Many Requests; every archive call pauses {pause:g} s")
+        if response.status_code == 401:
+            raise WaybackAuthError(f"{path}: 401: the archive refused the keys")
+        if response.status_code >= 500:
+            raise WaybackUnavailable(f"{path}: answered HTTP {response.status_code}")
+        self.breaker.close()
+        return response
+
+    # ------------------------------------------------------------ Save Page Now 2
+
+    async def user_status(self) -> UserStatus:
+        """The account's free capture sessions and quota; raises WaybackAuthError for bad keys."""
+        response = await self._call("user", "GET", "/save/status/user", None, headers=self._auth())
+        data = response.json()
+        return UserStatus(
+            int(data.get("available", 0)),
+            int(data.get("processing", 0)),
+            int(data.get("daily_captures", 0)),
+            int(data.get("daily_captures_limit", 0)),
+        )
+
+    async def submit(self, url: str) -> SpnAnswer:
+        form = {"url": url, "skip_first_archive": "1"}
+        if self.settings.reuse_capture_within_s:
+            form["if_not_archived_within"] = str(int(self.settings.reuse_capture_within_s))
+        response = await self._call(
+            "save", "POST", "/save", self.capture_limiter, data=form, headers={**self._auth(), "Accept": "application/json"}
+        )
+        try:
+            data = response.json()
+        except ValueError:
+            raise WaybackError(f"/save: an answer that is not JSON (HTTP {response.status_code})") from None
+        status_ext = str(data.get("status_ext") or "")
+        if data.get("status") == "error" or status_ext:
+            error = status_ext.removeprefix("error:") or "unknown"
+            message = str(data.get("message") or "")
+            if "already reached the limit of active" in message:
+                error = "user-session-limit"
+            return SpnAnswer(None, error, message)
+        return SpnAnswer(data.get("job_id") or None, None, data.get("message"))
+
+    async def job(self, job_id: str) -> JobState:
+        response = await self._call("status", "GET", f"/save/status/{job_id}", None, headers=self._auth())
+        data = response.json()
+        status = data.get("status", "error")
+        if status == "error":
+            return JobState("error", error=str(data.get("status_ext") or "error:unknown").removeprefix("error:"))
+        if status == "success":
+            return JobState(
+                "success",
+                timestamp=str(data["timestamp"]),
+                original_url=str(data.get("original_url") or ""),
+                http_status=int(data["http_status"]) if data.get("http_status") is not None else None,
+            )
+        return JobState("pending")
+
+    # ------------------------------------------------------------ reading captures (CDX)
+
+    async def captures(self, url: str, *, since: datetime | None = None, timestamp: str | None = None) -> list[CdxRow]:
+        """Successful captures of `url` (newest last), since a moment or at one timestamp."""
+        reader = _BoundedCdx(
+            self,
+            url,
+            user_agent=self.settings.user_agent,
+            start_timestamp=timestamp or (since.strftime("%Y%m%d%H%M%S") if since else None),
+            end_timestamp=timestamp,
+            filters=["statuscode:[23]..", "!mimetype:warc/revisit"],
+            limit="-5",
+        )
+        reader.endpoint = f"{self.settings.wayback_url.rstrip('/')}/cdx/search/cdx"
+        self.requests["cdx"] += 1
+        await asyncio.sleep(self.breaker.wait())
+        await asyncio.sleep(self.cdx_limiter.reserve())
+        snapshots = await asyncio.to_thread(lambda: list(reader.snapshots()))
+        rows = [CdxRow(timestamp=s.timestamp, original=s.original, statuscode=s.statuscode) for s in snapshots]
+        return sorted(rows, key=lambda r: r.timestamp)
+
+    async def newest_capture(self, url: str, *, since: datetime | None = None) -> CdxRow | None:
+        rows = await self.captures(url, since=since)
+        return rows[-1] if rows else None
+
+
+class _BoundedCdx(WaybackMachineCDXServerAPI):
+    """waybackpy's CDX reader with its one network call made ours: a timeout, the breaker,
+    no hidden retries (its own retry five times on 5xx, which would spend the CDX rate)."""
+
+    def __init__(self, client: WaybackClient, url: str, **kwargs: object) -> None:
+        super().__init__(url, **kwargs)
+        self._owner = client
+
+    def cdx_api_manager(self, payload: dict[str, str], headers: dict[str, str]):  # noqa: ANN201 - a generator
+        payload["limit"] = str(self.limit)
+        url = full_url(self.endpoint, params=payload)
+        self.last_api_request_url = url
+        yield self._get(url, headers)
+
+    def _get(self, url: str, headers: dict[str, str]) -> str:
+        settings = self._owner.settings
+        try:
+            response = httpx.get(url, headers=headers, timeout=settings.wayback_timeout_s, trust_env=False)
+        except httpx.TimeoutException:
+            raise WaybackUnavailable(f"CDX: no answer within {settings.wayback_timeout_s:g} s") from None
+        except httpx.TransportError as exc:
+            raise WaybackUnavailable(f"CDX: the connection failed ({exc.__class__.__name__})") from None
+        if response.status_code == 429:
+            pause = self._owner.breaker.trip(_retry_after(response))
+            raise WaybackThrottled(f"CDX: 429 Too Many Requests; every archive call pauses {pause:g} s")
+        if response.status_code >= 500:
+            raise WaybackUnavailable(f"CDX: answered HTTP {response.status_code}")
+        if response.status_code != 200:
+            raise WaybackError(f"CDX: answered HTTP {response.status_code}")
+        self._owner.breaker.close()
+        return response.text
+
+
+def utc_stamp(moment: datetime | None = None) -> str:
+    return (moment or datetime.now(UTC)).strftime("%Y%m%d%H%M%S")

@@ -1,0 +1,278 @@
+"""Archiving against the Wayback stand-in: every failure of the reference, survived, nothing lost."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pytest
+
+from pipeline.archive import archive
+from pipeline.draft import new_draft
+from pipeline.models import SourceEntry
+from pipeline.standins.sitefarm import Page, Site, SiteFarm
+from pipeline.standins.wayback import WaybackStandIn
+from pipeline.store import Store
+
+from conftest import archive_settings, settings_env
+
+HTML = "<html><body><h1>Outage</h1><p>The gateway failed for an hour after a deploy.</p></body></html>"
+
+
+@pytest.fixture
+def site(farm: SiteFarm) -> Site:
+    site = farm.add_site("blog")
+    for n in range(3):
+        site.pages[f"/pm/{n}"] = Page.html(HTML.replace("an hour", f"{n} hours"))
+    return site
+
+
+def drafts_for(store: Store, *urls: str) -> list[str]:
+    ids = []
+    for url in urls:
+        draft = new_draft(SourceEntry(url=url))
+        store.write_draft(draft)
+        ids.append(draft.id)
+    return ids
+
+
+def states(store: Store) -> dict[str, tuple[str, str | None, str | None]]:
+    return {s.url: (s.archive.status, s.archive.reason, s.archived) for d in store.drafts() for s in d.sources}
+
+
+def test_every_source_is_captured_then_confirmed_then_left_alone(
+    store: Store, root: Path, site: Site, wayback: WaybackStandIn
+) -> None:
+    urls = [site.url(f"/pm/{n}") for n in range(3)]
+    drafts_for(store, *urls)
+    settings = archive_settings(root, wayback)
+
+    first = archive(store, settings)
+    assert first.counts()["captured"] == 3
+    for url in urls:
+        (capture,) = wayback.captures_of(url)
+        source = next(s for d in store.drafts() for s in d.sources if s.url == url)
+        assert source.archived == f"https://web.archive.org/web/{capture.timestamp}/{url}"
+        assert (source.archive.status, source.archive.confirmed, source.archive.attempts) == ("captured", False, 1)
+
+    second = archive(store, settings)
+    assert second.counts()["confirmed"] == 3 and second.requests["save"] == 0
+    third = archive(store, settings)
+    assert third.sources == [] and sum(third.requests.values()) == 0
+
+
+def test_a_recent_capture_is_reused(store: Store, root: Path, site: Site, wayback: WaybackStandIn) -> None:
+    url = site.url("/pm/0")
+    drafts_for(store, url)
+    archive(store, archive_settings(root, wayback))
+    other = Store(root.parent / "other")
+    drafts_for(other, url)
+    report = archive(other, archive_settings(other.root, wayback, reuse_capture_within_s=86400))
+    assert report.counts()["reused"] == 1 and report.requests["save"] == 0
+    assert len(wayback.captures_of(url)) == 1
+
+
+def test_without_keys_it_looks_up_and_waits(
+    store: Store, root: Path, site: Site, wayback: WaybackStandIn, caplog: pytest.LogCaptureFixture
+) -> None:
+    captured, new = site.url("/pm/0"), site.url("/pm/1")
+    archive(Store(root.parent / "earlier"), archive_settings(root.parent / "earlier", wayback))  # nothing there yet
+    drafts_for(Store(root.parent / "earlier"), captured)
+    archive(Store(root.parent / "earlier"), archive_settings(root.parent / "earlier", wayback))
+    drafts_for(store, captured, new)
+    caplog.set_level(logging.WARNING, logger="incidentlib.archive")
+    keyless = archive_settings(root, wayback, wayback_access_key=None, wayback_secret_key=None, reuse_capture_within_s=86400)
+    report = archive(store, keyless)
+    assert report.keys is False
+    assert states(store)[captured][0] == "captured"
+    assert states(store)[new][:2] == ("pending", "no-keys")
+    assert [r.message for r in caplog.records].count(
+        "archive: no archive keys; looking up existing captures only, new ones wait"
+    ) == 1
+
+
+def test_bad_keys_capture_nothing_and_say_so(store: Store, root: Path, site: Site, wayback: WaybackStandIn) -> None:
+    drafts_for(store, site.url("/pm/0"))
+    report = archive(store, archive_settings(root, wayback, wayback_secret_key="wrong"))
+    assert report.keys is False
+    assert states(store)[site.url("/pm/0")][:2] == ("pending", "bad-keys")
+    assert wayback.captures == [] and wayback.counts["save"] == 0
+
+
+def test_a_429_storm_pauses_everyone_and_loses_nothing(
+    store: Store, root: Path, site: Site, wayback: WaybackStandIn
+) -> None:
+    urls = [site.url(f"/pm/{n}") for n in range(3)]
+    drafts_for(store, *urls)
+    wayback.failures.storm_429 = 2
+    settings = archive_settings(root, wayback)
+    for _ in range(3):
+        archive(store, settings)
+    assert all(state[0] == "captured" for state in states(store).values())
+    assert all(len(wayback.captures_of(u)) == 1 for u in urls)
+    assert wayback.counts["429"] == 2, "after the first 429 everyone backed off"
+
+
+def test_a_5xx_after_a_capture_finds_the_capture_instead_of_making_another(
+    store: Store, root: Path, site: Site, wayback: WaybackStandIn
+) -> None:
+    url = site.url("/pm/0")
+    drafts_for(store, url)
+    wayback.failures.error_after_capture = 1
+    report = archive(store, archive_settings(root, wayback))
+    assert report.counts()["captured"] == 1
+    assert len(wayback.captures_of(url)) == 1 and wayback.counts["save"] == 1
+
+
+def test_a_job_stuck_pending_is_kept_and_polled_next_time(
+    store: Store, root: Path, site: Site, wayback: WaybackStandIn
+) -> None:
+    url = site.url("/pm/0")
+    drafts_for(store, url)
+    wayback.failures.stuck_pending = True
+    archive(store, archive_settings(root, wayback, poll_timeout_s=0.1))
+    source = next(store.drafts()).sources[0]
+    assert (source.archive.status, source.archive.reason) == ("pending", "job-pending")
+    job_id = source.archive.job_id
+    assert job_id in wayback.jobs
+    wayback.failures.stuck_pending = False
+    archive(store, archive_settings(root, wayback))
+    assert states(store)[url][0] == "captured"
+    assert wayback.counts["save"] == 1, "the same job was polled, not a new one submitted"
+
+
+def test_an_expired_job_looks_in_the_index_before_submitting_again(
+    store: Store, root: Path, site: Site, wayback: WaybackStandIn
+) -> None:
+    url = site.url("/pm/0")
+    drafts_for(store, url)
+    wayback.failures.expire_jobs = True
+    report = archive(store, archive_settings(root, wayback))
+    assert report.counts()["captured"] == 1 and wayback.counts["save"] == 1
+    assert len(wayback.captures_of(url)) == 1
+
+
+def test_a_capture_not_yet_in_the_index_is_recorded_now_and_confirmed_later(
+    store: Store, root: Path, site: Site, wayback: WaybackStandIn
+) -> None:
+    url = site.url("/pm/0")
+    drafts_for(store, url)
+    wayback.failures.cdx_lag_s = 3600
+    settings = archive_settings(root, wayback)
+    archive(store, settings)
+    archive(store, settings)
+    source = next(store.drafts()).sources[0]
+    assert (source.archive.status, source.archive.confirmed) == ("captured", False)
+    assert source.archived is not None
+    wayback.failures.cdx_lag_s = 0
+    archive(store, settings)
+    assert next(store.drafts()).sources[0].archive.confirmed is True
+    assert wayback.counts["save"] == 1
+
+
+def test_errors_inside_200_are_retried_or_final_as_they_deserve(
+    store: Store, root: Path, site: Site, wayback: WaybackStandIn
+) -> None:
+    retried, blocked = site.url("/pm/0"), site.url("/pm/1")
+    drafts_for(store, retried, blocked)
+    wayback.failures.error_in_200 = 1
+    wayback.failures.job_errors[blocked] = "error:blocked-url"
+    settings = archive_settings(root, wayback, capture_sessions=1)
+    archive(store, settings)
+    after_first = states(store)
+    assert after_first[blocked][:2] == ("failed", "blocked-url")
+    archive(store, settings)
+    assert states(store)[retried][0] == "captured"
+    assert states(store)[blocked][:2] == ("failed", "blocked-url"), "a permanent failure is not tried again"
+    assert wayback.counts["save"] == 3
+
+
+def test_too_many_daily_captures_means_captured_today(
+    store: Store, root: Path, site: Site, wayback: WaybackStandIn
+) -> None:
+    url = site.url("/pm/0")
+    drafts_for(Store(root.parent / "earlier"), url)
+    archive(Store(root.parent / "earlier"), archive_settings(root.parent / "earlier", wayback))
+    wayback.per_url_daily = 1
+    drafts_for(store, url)
+    report = archive(store, archive_settings(root, wayback))
+    assert report.counts()["reused"] == 1
+    assert len(wayback.captures_of(url)) == 1
+
+
+def test_a_session_limit_is_waited_out(store: Store, root: Path, site: Site, wayback: WaybackStandIn) -> None:
+    url = site.url("/pm/0")
+    drafts_for(store, url)
+    wayback.failures.session_limit = 1
+    settings = archive_settings(root, wayback)
+    archive(store, settings)
+    assert states(store)[url][:2] == ("pending", "user-session-limit")
+    archive(store, settings)
+    assert states(store)[url][0] == "captured"
+
+
+def test_a_redirected_capture_keeps_both_urls(store: Store, root: Path, site: Site, wayback: WaybackStandIn) -> None:
+    site.pages["/old"] = Page.redirect("/pm/2")
+    drafts_for(store, site.url("/old"))
+    archive(store, archive_settings(root, wayback))
+    source = next(store.drafts()).sources[0]
+    assert source.url == site.url("/old")
+    assert source.archive.captured_url == site.url("/pm/2")
+    assert source.archived.endswith("/" + site.url("/pm/2"))
+
+
+def test_an_archived_error_page_is_not_a_capture(store: Store, root: Path, site: Site, wayback: WaybackStandIn) -> None:
+    drafts_for(store, site.url("/missing"))
+    archive(store, archive_settings(root, wayback))
+    assert states(store)[site.url("/missing")] == ("failed", "archived-http-404", None)
+
+
+def test_the_keys_never_reach_a_log_or_a_record(
+    store: Store, root: Path, site: Site, wayback: WaybackStandIn, caplog: pytest.LogCaptureFixture
+) -> None:
+    drafts_for(store, site.url("/pm/0"), site.url("/missing"))
+    caplog.set_level(logging.DEBUG)
+    archive(store, archive_settings(root, wayback))
+    archive(store, archive_settings(root, wayback, wayback_secret_key="wrong-secret-value"))
+    everything = caplog.text + "".join(p.read_text() for p in root.rglob("*") if p.is_file())
+    assert "test-secret" not in everything and "wrong-secret-value" not in everything
+    assert "test-access" not in everything
+    assert "test-secret" not in repr(archive_settings(root, wayback))
+
+
+def test_a_run_killed_at_any_point_is_finished_by_the_next_with_nothing_lost_or_doubled(
+    store: Store, root: Path, farm: SiteFarm, wayback: WaybackStandIn
+) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    site = farm.add_site("many")
+    urls = []
+    for n in range(8):
+        site.pages[f"/pm/{n}"] = Page.html(HTML.replace("an hour", f"{n} hours"))
+        urls.append(site.url(f"/pm/{n}"))
+    drafts_for(store, *urls)
+    wayback.job_seconds = 0.05  # jobs take a moment, so kills land between submit and success too
+    settings = archive_settings(root, wayback, capture_sessions=2)
+    env = {**os.environ, **settings_env(settings)}
+    worker = Path(__file__).with_name("workers.py")
+    for sources_before_kill in (0, 1, 3, 5):
+        proc = subprocess.Popen(
+            [sys.executable, str(worker), "archive", str(root)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env
+        )
+        assert proc.stdout.readline().strip() == "ready"
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+        for _ in range(sources_before_kill):
+            if not proc.stdout.readline():
+                break
+        proc.send_signal(signal.SIGKILL)
+        proc.communicate()
+        for n in range(8):  # an archive run adds nothing a test would later need to find
+            assert len(wayback.captures_of(urls[n])) <= 1, "a capture was made twice"
+    for _ in range(3):
+        archive(store, settings)
+    assert {url: state[0] for url, state in states(store).items()} == {url: "captured" for url in urls}
+    assert [len(wayback.captures_of(u)) for u in urls] == [1] * 8
