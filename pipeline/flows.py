@@ -165,7 +165,7 @@ def _publish_archive_summary(report: archiving.ArchiveReport) -> None:
     lines = ["# Archive", ""]
     if not report.keys:
         lines += ["No usable archive keys: existing captures were looked up, new ones wait.", ""]
-    captured = [s for s in report.sources if s.archived and s.outcome in ("captured", "reused")]
+    captured = [s for s in report.sources if s.archived and s.outcome in ("captured", "reused", "confirmed")]
     if captured:
         lines += ["## Captures", ""] + [f"- [{s.url}]({s.archived}) ({s.outcome})" for s in captured]
     failed = [s for s in report.sources if s.outcome == "failed"]

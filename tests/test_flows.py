@@ -74,3 +74,52 @@ def test_crawl_command_runs_the_flow_and_reruns_change_nothing(
     summary = json.loads(again.stdout)
     assert summary["counts"] == {"new": 0, "updated": 0, "unchanged": 4, "failed": 1}
     assert (summary["bodies"], summary["writes"]) == (0, 0)
+
+
+def test_the_crawl_flow_archives_its_new_sources_and_the_archive_flow_confirms_them(
+    farm: SiteFarm, root: Path, crawl_env: None, wayback, monkeypatch: pytest.MonkeyPatch, cli: Callable
+) -> None:
+    from prefect.artifacts import Artifact
+
+    from conftest import archive_settings, settings_env
+
+    for name, value in settings_env(archive_settings(root, wayback)).items():
+        monkeypatch.setenv(name, value)
+    urls = registry(root, farm, hosts=1, pages=2)
+    crawled = json.loads(cli("crawl", "--root", str(root), "--json").stdout)
+    assert crawled["archive"]["counts"]["captured"] == 2
+    assert all(len(wayback.captures_of(u)) == 1 for u in urls)
+
+    archived = cli("archive", "--root", str(root))
+    assert archived.exit_code == 0, archived.output
+    assert "confirmed" in archived.stdout
+    drafts = list(Store(root).drafts())
+    assert all(s.archive.confirmed and s.archived for d in drafts for s in d.sources)
+    report = Artifact.get("archive-report")
+    assert report is not None and "## Captures" in report.data
+
+
+def test_the_stand_in_command_serves_until_stopped(tmp_path: Path) -> None:
+    import signal
+    import socket
+    import subprocess
+    import sys
+
+    import httpx
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pipeline", "stand-in", "--port", str(port)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert proc.stdout.readline().startswith(f"Wayback stand-in on http://127.0.0.1:{port}")
+        answer = httpx.get(f"http://127.0.0.1:{port}/wayback/available", params={"url": "https://example.org/"})
+        assert answer.json() == {"url": "https://example.org/", "archived_snapshots": {}}
+        refused = httpx.post(f"http://127.0.0.1:{port}/save", data={"url": "https://example.org/"})
+        assert refused.status_code == 401
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=30)
+    assert proc.returncode == 0 and "stopped" in out

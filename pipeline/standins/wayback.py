@@ -223,6 +223,10 @@ class WaybackStandIn:
             self._capture(job)
 
     def _active_jobs(self) -> int:
+        # Jobs run by themselves on the service, watched or not: bring them all up to date.
+        now = time.monotonic()
+        for job in self.jobs.values():
+            self._advance(job, now)
         return sum(1 for j in self.jobs.values() if j.status == "pending")
 
     # ------------------------------------------------------------ HTTP

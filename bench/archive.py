@@ -1,0 +1,129 @@
+"""How close archiving runs to the archive's allowed rate, and what survives its failures.
+
+Against the local Wayback stand-in (captures fetched for real from a local site farm),
+side by side in one run:
+
+1. `--sources` sources (200), the stand-in and the client both set to `--rate` captures
+   a minute: the captures a minute achieved over the rate allowed (`rate_ratio`,
+   target >= 0.9) and the 429s the client provoked (`throttled`, target 0);
+2. the same number of new sources with every failure switch of the stand-in on (429
+   storms, a 5xx after a capture, errors inside 200, expired jobs, session limits,
+   captures late into the index, permanent errors for a few URLs), runs repeated until
+   nothing is left to do: sources neither captured nor failed with a permanent reason
+   (`lost`, target 0) and sources the archive holds two captures of (`duplicated`,
+   target 0).
+
+Prints one JSON line. Usage: python bench/archive.py [--sources 200] [--rate 600]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+from pathlib import Path
+
+from pipeline.archive import archive
+from pipeline.draft import new_draft
+from pipeline.models import SourceEntry
+from pipeline.settings import Settings
+from pipeline.standins.sitefarm import Page, SiteFarm
+from pipeline.standins.wayback import WaybackStandIn
+from pipeline.store import Store
+
+PAGE = "<html><body><h1>Incident {n}</h1><p>The API was down for {n} minutes after a bad deploy.</p></body></html>"
+PERMANENT = ("not-found", "no-access", "blocked-url", "invalid-url-syntax", "invalid-host-resolution")
+
+
+def make_sources(farm: SiteFarm, prefix: str, count: int, root: Path) -> tuple[Store, list[str]]:
+    site = farm.add_site(prefix)
+    store = Store(root)
+    urls = []
+    for n in range(count):
+        site.pages[f"/{prefix}/{n}"] = Page.html(PAGE.format(n=n))
+        urls.append(site.url(f"/{prefix}/{n}"))
+        store.write_draft(new_draft(SourceEntry(url=urls[-1])))
+    return store, urls
+
+
+def settings_for(root: Path, wayback: WaybackStandIn, rate: float) -> Settings:
+    return Settings(
+        root=root,
+        wayback_url=wayback.url,
+        wayback_access_key="bench-access",
+        wayback_secret_key="bench-secret",
+        captures_per_minute=rate,
+        cdx_per_minute=rate * 2,
+        capture_sessions=wayback.sessions,
+        poll_interval_s=0.02,
+        poll_timeout_s=5.0,
+        breaker_backoff_s=0.5,
+        reuse_capture_within_s=0,
+        max_capture_attempts=10,
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sources", type=int, default=200)
+    parser.add_argument("--rate", type=float, default=600.0, help="captures a minute, the stand-in's and the client's")
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory() as tmp, SiteFarm() as farm:
+        # 1. The rate achieved against the rate allowed.
+        with WaybackStandIn(access_key="bench-access", secret_key="bench-secret", captures_per_minute=args.rate,
+                            cdx_per_minute=args.rate * 2, sessions=10) as wayback:
+            store, urls = make_sources(farm, "rate", args.sources, Path(tmp) / "rate")
+            start = time.perf_counter()
+            report = archive(store, settings_for(store.root, wayback, args.rate))
+            wall = time.perf_counter() - start
+            captured = report.counts()["captured"]
+            achieved = captured / (wall / 60.0)
+            throttled = wayback.counts["429"]
+
+        # 2. Every failure switch on.
+        with WaybackStandIn(access_key="bench-access", secret_key="bench-secret", captures_per_minute=args.rate,
+                            cdx_per_minute=args.rate * 2, sessions=10, job_seconds=0.05) as wayback:
+            store, urls = make_sources(farm, "fail", args.sources, Path(tmp) / "fail")
+            f = wayback.failures
+            f.storm_429, f.error_after_capture, f.error_in_200, f.session_limit = 5, 10, 10, 5
+            f.cdx_lag_s = 0.5
+            f.job_errors = {urls[n]: f"error:{PERMANENT[n % len(PERMANENT)]}" for n in range(0, args.sources, 40)}
+            settings = settings_for(store.root, wayback, args.rate)
+            runs = 0
+            for runs in range(1, 30):
+                if runs == 3:
+                    f.expire_jobs = True  # jobs forgotten at once: the index must answer
+                if runs == 5:
+                    f.expire_jobs, f.cdx_lag_s = False, 0.0
+                if not archive(store, settings).sources:
+                    break
+            final = {s.url: s.archive for d in store.drafts() for s in d.sources}
+            lost = sum(
+                1 for a in final.values()
+                if not (a.status == "captured" or (a.status == "failed" and a.reason in PERMANENT))
+            )
+            duplicated = sum(1 for url in urls if len(wayback.captures_of(url)) > 1)
+            failed_permanently = sum(1 for a in final.values() if a.status == "failed")
+
+    print(
+        json.dumps(
+            {
+                "sources": args.sources,
+                "rate_per_min": args.rate,
+                "wall_s": round(wall, 2),
+                "achieved_per_min": round(achieved, 1),
+                "rate_ratio": round(achieved / args.rate, 3),
+                "throttled": throttled,
+                "failure_runs": runs,
+                "failed_permanently": failed_permanently,
+                "lost": lost,
+                "duplicated": duplicated,
+            }
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()
