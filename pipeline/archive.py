@@ -280,8 +280,13 @@ async def archive_async(
     settings: Settings,
     draft_ids: list[str] | None = None,
     on_source: Callable[[SourceArchive], None] | None = None,
+    on_plan: Callable[[int], None] | None = None,
 ) -> ArchiveReport:
-    """Archive the sources of `draft_ids` (every draft when None); see the module's docstring."""
+    """Archive the sources of `draft_ids` (every draft when None); see the module's docstring.
+
+    `on_plan` hears how many sources there is work for, before any starts; `on_source`
+    hears of each as it ends.
+    """
     ids = store.ids("draft") if draft_ids is None else draft_ids
     work: list[tuple[str, str, ArchiveState]] = []
     for draft_id in ids:
@@ -291,6 +296,8 @@ async def archive_async(
             continue
         pending = set(sources_to_archive(draft))
         work += [(draft_id, s.url, s.archive) for s in draft.sources if s.url in pending]
+    if on_plan:
+        on_plan(len(work))
     report = ArchiveReport()
     async with WaybackClient(settings) as client:
         archiver = _Archiver(store, settings, client)
@@ -327,6 +334,7 @@ def archive(
     settings: Settings,
     draft_ids: list[str] | None = None,
     on_source: Callable[[SourceArchive], None] | None = None,
+    on_plan: Callable[[int], None] | None = None,
 ) -> ArchiveReport:
     """Capture (or find a capture of) every source not yet captured; see the module's docstring."""
-    return asyncio.run(archive_async(store, settings, draft_ids, on_source))
+    return asyncio.run(archive_async(store, settings, draft_ids, on_source, on_plan))

@@ -146,13 +146,23 @@ def archive_sources(root: str, draft_ids: list[str] | None = None) -> dict:
     """
     logger = get_run_logger()
     settings = _settings(root)
+    store = Store.from_settings(settings)
+    progress = _Progress(1, create_progress_artifact(0.0, key="archive-progress"))
 
     def on_source(source: archiving.SourceArchive) -> None:
         detail = f" ({source.reason})" if source.reason else ""
         link = f" -> {source.archived}" if source.archived else ""
         logger.info("%s %s%s%s", source.outcome, source.url, detail, link)
+        percent = progress.advance()
+        if percent is not None and progress.artifact_id is not None:
+            update_progress_artifact(progress.artifact_id, percent)
 
-    report = archiving.archive(Store.from_settings(settings), settings, draft_ids, on_source)
+    def on_plan(total: int) -> None:
+        progress.total = max(total, 1)
+
+    report = archiving.archive(store, settings, draft_ids, on_source, on_plan)
+    if progress.artifact_id is not None:
+        update_progress_artifact(progress.artifact_id, 100.0)
     _publish_archive_summary(report)
     return report.to_dict()
 
