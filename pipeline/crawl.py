@@ -26,14 +26,14 @@ from pipeline.errors import ExtractError, Fault, FetchError, InvalidRecord
 from pipeline.extract import Extraction, extract
 from pipeline.fetch import FetchResult, Fetcher, fetch_url_for
 from pipeline.ids import canonical_url, draft_id_for
-from pipeline.models import Draft, Origin, SourceEntry, utc_now
+from pipeline.models import Draft, DraftState, Origin, SourceEntry, utc_now
 from pipeline.registry import find_duplicates
 from pipeline.settings import Settings
 from pipeline.store import Store
 
 __all__ = ["CrawlReport", "SourceReport", "crawl", "crawl_async", "extract_one", "host_groups", "registry_entries", "share_concurrency"]
 
-Outcome = Literal["new", "updated", "unchanged", "failed"]
+Outcome = Literal["new", "updated", "unchanged", "failed", "skipped"]
 _log = logging.getLogger("incidentlib.crawl")
 
 
@@ -58,7 +58,7 @@ class CrawlReport:
 
     def counts(self) -> dict[str, int]:
         counted = Counter(s.outcome for s in self.sources)
-        return {name: counted.get(name, 0) for name in ("new", "updated", "unchanged", "failed")}
+        return {name: counted.get(name, 0) for name in ("new", "updated", "unchanged", "failed", "skipped")}
 
     def failures(self) -> dict[str, int]:
         return dict(Counter(s.reason or "unknown" for s in self.sources if s.outcome == "failed"))
@@ -200,6 +200,9 @@ async def crawl_async(
         except InvalidRecord as exc:
             # A hand-broken draft is not overwritten: a person must look at it first.
             return SourceReport(entry.url, draft_id, "failed", "invalid-draft", str(exc))
+        if existing is not None and existing.state == DraftState.REJECTED:
+            # A reviewer rejected it: not drafted again until someone reopens it.
+            return SourceReport(entry.url, draft_id, "skipped", "rejected", None)
         origin = existing.origin if existing and existing.origin.failure is None else None
         result = await fetcher.fetch(
             entry.url, etag=origin.etag if origin else None, last_modified=origin.last_modified if origin else None

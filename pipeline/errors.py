@@ -10,6 +10,7 @@
     ├── StoreError                   the data root could not be read or written
     │   └── ConflictError            the record changed since it was read (compare-and-swap lost)
     ├── VocabularyError              the vocabulary file itself is broken
+    ├── ReviewError                  a review step the rules do not allow (self-review, incomplete, ...)
     ├── WaybackError                 the archive answered something the client cannot use
     │   ├── WaybackAuthError         no keys, or keys the archive refuses (401)
     │   ├── WaybackThrottled         429: every archive call pauses behind the breaker
@@ -44,6 +45,7 @@ __all__ = [
     "PrivateAddressRefused",
     "RecordError",
     "RecordNotFound",
+    "ReviewError",
     "SettingsError",
     "StoreError",
     "UnreadableDocument",
@@ -66,6 +68,10 @@ class SettingsError(IncidentlibError):
 
 class VocabularyError(IncidentlibError):
     """The controlled vocabulary file is malformed."""
+
+
+class ReviewError(IncidentlibError):
+    """A review step the rules do not allow; the message says which rule and what is missing."""
 
 
 class WaybackError(IncidentlibError):

@@ -17,11 +17,12 @@ from prefect.task_runners import ThreadPoolTaskRunner
 
 from pipeline import archive as archiving
 from pipeline import crawl as crawling
+from pipeline import publish as publishing
 from pipeline.models import SourceEntry
 from pipeline.settings import Settings
 from pipeline.store import Store
 
-__all__ = ["archive", "crawl"]
+__all__ = ["archive", "crawl", "promote"]
 
 
 class _Progress:
@@ -196,3 +197,25 @@ def archive(root: str | None = None) -> dict:
 def crawl_flow_for(settings: Settings):  # noqa: ANN201 - a Prefect Flow
     """The crawl flow with a task runner sized to the settings' task groups."""
     return crawl.with_options(task_runner=ThreadPoolTaskRunner(max_workers=settings.crawl_task_groups))
+
+
+@task(name="promote-drafts")
+def promote_drafts(root: str) -> dict:
+    """Publish every approved draft with the library's `promote`."""
+    logger = get_run_logger()
+    settings = _settings(root)
+    report = publishing.promote(Store.from_settings(settings), settings)
+    for entry in report.drafts:
+        if entry.outcome == "incomplete":
+            logger.warning("%s stays approved: missing %s", entry.draft_id, ", ".join(entry.missing))
+        else:
+            logger.info("%s %s as %s", entry.draft_id, entry.outcome, entry.case_id)
+    rows = [{"outcome": name, "drafts": n} for name, n in report.counts().items()]
+    create_table_artifact(key="promote-summary", table=rows, description="What the last promotion did")
+    return report.to_dict()
+
+
+@flow(name="promote", log_prints=False)
+def promote(root: str | None = None) -> dict:
+    """Publish every approved, complete draft as a case; say what the others lack."""
+    return promote_drafts(str(Store.from_settings(_settings(root)).root))

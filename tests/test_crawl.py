@@ -40,7 +40,7 @@ def test_a_crawl_makes_one_draft_per_source_ready_for_review(
 
     report = crawl(store, settings)
 
-    assert report.counts() == {"new": 1, "updated": 0, "unchanged": 0, "failed": 0}
+    assert report.counts() == {"new": 1, "updated": 0, "unchanged": 0, "failed": 0, "skipped": 0}
     draft = store.read_draft(draft_id_for(site.url("/pm/cache.md")))
     assert (draft.org, draft.org_slug, draft.date) == ("Acme", "acme", "2024-03-05")
     assert draft.title == {"en": "Cache stampede took the API down"}
@@ -120,7 +120,7 @@ def test_failures_are_recorded_on_their_draft_and_the_rest_go_on(
 
     report = crawl(store, settings)
 
-    assert report.counts() == {"new": 1, "updated": 0, "unchanged": 0, "failed": 5}
+    assert report.counts() == {"new": 1, "updated": 0, "unchanged": 0, "failed": 5, "skipped": 0}
     assert report.failures() == {
         "http-410": 1,
         "http-403": 1,

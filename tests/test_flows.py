@@ -47,7 +47,7 @@ def test_the_crawl_flow_splits_work_by_host_and_publishes_its_summary(
 
     summary = crawl_flow_for(Settings(root=root))(root=str(root))
 
-    assert summary["counts"] == {"new": 12, "updated": 0, "unchanged": 0, "failed": 0}
+    assert summary["counts"] == {"new": 12, "updated": 0, "unchanged": 0, "failed": 0, "skipped": 0}
     assert summary["registry_faults"] == ["sources/broken.yaml:2: -: not valid YAML: expected ',' or ']', but got '<stream end>'"]
     assert sorted(Store(root).ids("draft")) == sorted(draft_id_for(u) for u in urls)
     table = Artifact.get("crawl-summary")
@@ -72,7 +72,7 @@ def test_crawl_command_runs_the_flow_and_reruns_change_nothing(
 
     again = cli("crawl", "--root", str(root), "--json")
     summary = json.loads(again.stdout)
-    assert summary["counts"] == {"new": 0, "updated": 0, "unchanged": 4, "failed": 1}
+    assert summary["counts"] == {"new": 0, "updated": 0, "unchanged": 4, "failed": 1, "skipped": 0}
     assert (summary["bodies"], summary["writes"]) == (0, 0)
 
 

@@ -9,6 +9,8 @@
     python tests/workers.py archive ROOT
         archive every draft's sources (settings from INCIDENTLIB_* variables), printing
         a line as each source is done
+    python tests/workers.py promote ROOT
+        promote every approved draft, printing each draft's outcome and case id
     python tests/workers.py stall ROOT DRAFT_ID STAGE
         write a new version of one draft, but stop at STAGE of the atomic write
         (file-synced: temporary file written, before its fsync; renamed: before the
@@ -70,6 +72,16 @@ def rewrite(root: str, draft_id: str) -> None:
         n += 1
 
 
+def promote(root: str) -> None:
+    from pipeline.publish import promote as promote_drafts
+    from pipeline.settings import Settings
+
+    store = Store(root)
+    _start()
+    for entry in promote_drafts(store, Settings(root=root)).drafts:
+        print(entry.draft_id, entry.outcome, entry.case_id, flush=True)
+
+
 def archive(root: str) -> None:
     from pipeline.archive import archive as archive_sources
     from pipeline.settings import Settings
@@ -109,4 +121,4 @@ def stall(root: str, draft_id: str, stage: str) -> None:
 
 if __name__ == "__main__":
     command, *args = sys.argv[1:]
-    {"update": update, "publish": publish, "rewrite": rewrite, "stall": stall, "archive": archive}[command](*args)
+    {"update": update, "publish": publish, "rewrite": rewrite, "stall": stall, "archive": archive, "promote": promote}[command](*args)

@@ -1,0 +1,105 @@
+"""Promotion: approved drafts become published cases.
+
+    report = promote(store, settings)
+
+For each approved draft: check it is complete (pipeline.review.missing_for_publication);
+give it the next case id (or, for a draft published before and re-approved after an
+edit, its own id again); write `cases/<id>.json` in the published format (no draft-only
+field, `url` from the public base URL, `updated_at` now); mark the draft published with
+its case id. A draft that lacks something stays approved and the report says what.
+
+Safe to run twice and from several processes at once: each draft is promoted under its
+own lock and re-read there, so a draft another process already published is skipped;
+case ids are allocated under the cases lock (pipeline.store).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Literal
+
+from pipeline.models import Case, Draft, DraftState, Source, Transition, utc_now
+from pipeline.review import missing_for_publication
+from pipeline.settings import Settings
+from pipeline.store import Store
+
+__all__ = ["PromoteReport", "Promotion", "case_from_draft", "promote"]
+
+Outcome = Literal["published", "updated", "incomplete", "skipped"]
+
+
+@dataclass
+class Promotion:
+    draft_id: str
+    outcome: Outcome
+    case_id: str | None = None
+    missing: list[str] = field(default_factory=list)
+
+
+@dataclass
+class PromoteReport:
+    drafts: list[Promotion] = field(default_factory=list)
+
+    def counts(self) -> dict[str, int]:
+        names = ("published", "updated", "incomplete", "skipped")
+        return {name: sum(1 for d in self.drafts if d.outcome == name) for name in names}
+
+    def to_dict(self) -> dict:
+        return {"counts": self.counts(), "drafts": [asdict(d) for d in self.drafts]}
+
+
+_CASE_FIELDS = tuple(name for name in Case.model_fields if name not in ("id", "sources", "updated_at", "url"))
+
+
+def case_from_draft(draft: Draft, case_id: str, base_url: str) -> Case:
+    """The published record of a complete draft: the case fields only, in the published shape."""
+    data = draft.model_dump(mode="json", include=set(_CASE_FIELDS))
+    return Case.model_validate(
+        {
+            **data,
+            "id": case_id,
+            "sources": [Source(url=s.url, kind=s.kind, archived=s.archived).model_dump(mode="json") for s in draft.sources],
+            "updated_at": utc_now().isoformat(),
+            "url": base_url.rstrip("/") + "/" + case_id,
+        }
+    )
+
+
+def _promote_one(store: Store, settings: Settings, draft_id: str) -> Promotion:
+    outcome: list[Promotion] = []
+
+    def change(draft: Draft) -> Draft | None:
+        if draft.state != DraftState.APPROVED:  # another process got here first
+            outcome.append(Promotion(draft_id, "skipped", draft.case_id))
+            return None
+        missing = missing_for_publication(draft, settings.required_languages)
+        if missing:
+            outcome.append(Promotion(draft_id, "incomplete", draft.case_id, missing))
+            return None
+        if draft.case_id and store.exists("case", draft.case_id):
+            case = case_from_draft(draft, draft.case_id, settings.public_base_url)
+            store.write_case(case)
+            what: Outcome = "updated"
+        else:
+            case = store.publish_case(lambda new_id: case_from_draft(draft, new_id, settings.public_base_url))
+            what = "published"
+        outcome.append(Promotion(draft_id, what, case.id))
+        entry = Transition(at=utc_now(), by="incidentlib promote", from_state=draft.state, to_state=DraftState.PUBLISHED,
+                           comment=f"published as {case.id}")
+        return draft.model_copy(
+            update={"state": DraftState.PUBLISHED, "case_id": case.id, "url": case.url, "updated_at": case.updated_at,
+                    "history": [*draft.history, entry]}
+        )
+
+    store.update_draft(draft_id, change)
+    return outcome[0]
+
+
+def promote(store: Store, settings: Settings, draft_ids: list[str] | None = None) -> PromoteReport:
+    """Publish every approved draft (or those of `draft_ids`); see the module's docstring."""
+    report = PromoteReport()
+    for draft_id in draft_ids if draft_ids is not None else store.ids("draft"):
+        draft = store.read_draft(draft_id)
+        if draft.state == DraftState.APPROVED:
+            report.drafts.append(_promote_one(store, settings, draft_id))
+    return report

@@ -1,0 +1,184 @@
+"""The review of drafts, pure: states, the rules between them, and what a draft still lacks.
+
+    extracted ──write──▶ written ──approve──▶ approved ──promote──▶ published
+        ▲                  │ ▲                   │
+        │      request-changes│ └─write── changes_requested
+        │                  ▼                     │ (an edit after approval: back to in_review)
+        └──reopen── rejected ◀──reject── (any state but published)
+
+Rules: a writer signs `write` (review.written_by); only a different person may approve,
+request changes or reject (four eyes); `reviewed_by` and `reviewed_at` are set by an
+approval and by nothing else; every transition is appended to the draft's history (who,
+when, from, to, comment) and never rewritten, so no decision is lost, rejections
+included. Each function takes a draft and returns the new one, or raises ReviewError
+saying why not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import ValidationError
+
+from pipeline.errors import ReviewError
+from pipeline.models import ArchiveStatus, Draft, DraftState, Review, Transition, utc_now
+
+__all__ = [
+    "REQUIRED_NARRATIVE",
+    "approve",
+    "edited",
+    "missing_for_publication",
+    "reject",
+    "reopen",
+    "request_changes",
+    "write",
+]
+
+# Narrative fields every published case has, in every required language.
+REQUIRED_NARRATIVE = ("title", "summary")
+OPTIONAL_NARRATIVE = ("symptoms_text", "trigger", "detection", "lessons")
+_REVIEWABLE = (DraftState.WRITTEN, DraftState.IN_REVIEW)
+
+
+def missing_for_publication(draft: Draft, languages: Sequence[str]) -> list[str]:
+    """Everything the draft lacks before it can be published, one short phrase each."""
+    missing: list[str] = []
+    for name in REQUIRED_NARRATIVE:
+        text = getattr(draft, name)
+        if not text:
+            missing.append(f"{name}")
+        else:
+            missing += [f"{name}.{lang}" for lang in languages if lang not in text]
+    for name in OPTIONAL_NARRATIVE:
+        text = getattr(draft, name)
+        if text:
+            missing += [f"{name}.{lang}" for lang in languages if lang not in text]
+    for list_name in ("remediation", "action_items"):
+        for index, action in enumerate(getattr(draft, list_name)):
+            missing += [f"{list_name}.{index}.text.{lang}" for lang in languages if lang not in action.text]
+    for name in ("org", "org_slug", "date", "date_kind"):
+        if not getattr(draft, name):
+            missing.append(name)
+    if not draft.sources:
+        missing.append("sources")
+    for index, source in enumerate(draft.sources):
+        if not source.archived or source.archive.status != ArchiveStatus.CAPTURED:
+            why = source.archive.reason or source.archive.status
+            missing.append(f"sources.{index}.archived ({why})")
+    return missing
+
+
+def _step(draft: Draft, to: DraftState, by: str, comment: str | None, **changes: Any) -> Draft:
+    entry = Transition(at=utc_now(), by=by, from_state=draft.state, to_state=to, comment=comment)
+    return draft.model_copy(update={"state": to, "history": [*draft.history, entry], **changes})
+
+
+def _require(draft: Draft, allowed: Sequence[DraftState], action: str) -> None:
+    if draft.state not in allowed:
+        states = ", ".join(s.value for s in allowed)
+        raise ReviewError(f"{draft.id}: cannot {action} a draft that is {draft.state.value} (only when {states})")
+
+
+def _four_eyes(draft: Draft, by: str, action: str) -> None:
+    if draft.review.written_by and by.casefold() == draft.review.written_by.casefold():
+        raise ReviewError(f"{draft.id}: {by} wrote this draft and cannot {action} it; another reviewer must")
+
+
+def write(draft: Draft, by: str, languages: Sequence[str], comment: str | None = None) -> Draft:
+    """The writer has filled the narrative fields: sign the draft and hand it to review."""
+    _require(draft, (DraftState.EXTRACTED, DraftState.CHANGES_REQUESTED, DraftState.WRITTEN), "mark as written")
+    narrative = [m for m in missing_for_publication(draft, languages) if m.split(".")[0] in REQUIRED_NARRATIVE]
+    if narrative:
+        raise ReviewError(f"{draft.id}: not written yet, still missing {', '.join(narrative)}")
+    review = Review(written_by=by, reviewed_by=None, reviewed_at=None)
+    return _step(draft, DraftState.WRITTEN, by, comment, review=review)
+
+
+def approve(draft: Draft, by: str, languages: Sequence[str], comment: str | None = None) -> Draft:
+    """A reviewer who is not the writer approves a complete draft."""
+    _require(draft, _REVIEWABLE, "approve")
+    _four_eyes(draft, by, "approve")
+    missing = missing_for_publication(draft, languages)
+    if missing:
+        raise ReviewError(f"{draft.id}: incomplete, cannot approve; missing {', '.join(missing)}")
+    now = utc_now()
+    review = draft.review.model_copy(update={"reviewed_by": by, "reviewed_at": now})
+    return _step(draft, DraftState.APPROVED, by, comment, review=review)
+
+
+def request_changes(draft: Draft, by: str, comment: str) -> Draft:
+    """Back to the writer with the reviewer's comments."""
+    _require(draft, (*_REVIEWABLE, DraftState.APPROVED), "request changes on")
+    _four_eyes(draft, by, "review")
+    if not comment or not comment.strip():
+        raise ReviewError(f"{draft.id}: say what should change (--comment)")
+    review = draft.review.model_copy(update={"reviewed_by": None, "reviewed_at": None})
+    return _step(draft, DraftState.CHANGES_REQUESTED, by, comment.strip(), review=review)
+
+
+def reject(draft: Draft, by: str, reason: str) -> Draft:
+    """Rejected, with a reason: the draft is kept, and its source is not drafted again."""
+    _require(
+        draft,
+        (DraftState.EXTRACTED, DraftState.WRITTEN, DraftState.IN_REVIEW, DraftState.CHANGES_REQUESTED, DraftState.APPROVED),
+        "reject",
+    )
+    _four_eyes(draft, by, "reject")
+    if not reason or not reason.strip():
+        raise ReviewError(f"{draft.id}: say why it is rejected (--reason)")
+    review = draft.review.model_copy(update={"reviewed_by": None, "reviewed_at": None})
+    return _step(draft, DraftState.REJECTED, by, reason.strip(), review=review)
+
+
+def reopen(draft: Draft, by: str, comment: str | None = None) -> Draft:
+    """A rejected draft goes back to the start; its source is crawled again."""
+    _require(draft, (DraftState.REJECTED,), "reopen")
+    return _step(draft, DraftState.EXTRACTED, by, comment, review=Review(written_by=draft.review.written_by))
+
+
+def edited(before: Draft, after: Draft, by: str) -> Draft:
+    """A person's edit: after an approval (or a publication) it sends the draft back to review."""
+    content_changed = _content(before) != _content(after)
+    if not content_changed or before.state not in (DraftState.APPROVED, DraftState.PUBLISHED):
+        return after
+    review = after.review.model_copy(update={"reviewed_by": None, "reviewed_at": None})
+    moved = _step(after.model_copy(update={"state": before.state}), DraftState.IN_REVIEW, by, "edited after approval")
+    return moved.model_copy(update={"review": review})
+
+
+def _content(draft: Draft) -> dict[str, Any]:
+    """What a reviewer approves: the case fields, not the review's own bookkeeping."""
+    return draft.model_dump(mode="json", exclude={"state", "history", "review", "updated_at", "extracted"})
+
+
+def set_field(draft: Draft, path: str, value: Any) -> Draft:
+    """The draft with one field (a dotted path: `summary.ko`, `impact.scope`) set to `value`."""
+    data = draft.model_dump(mode="json")
+    parts = path.split(".")
+    if parts[0] in ("id", "state", "history", "review", "case_id", "extracted", "origin", "created_at"):
+        raise ReviewError(f"{draft.id}: {parts[0]} is kept by the pipeline and the review commands, not set by hand")
+    node: Any = data
+    for index, part in enumerate(parts[:-1]):
+        key: Any = int(part) if isinstance(node, list) and part.isdigit() else part
+        try:
+            child = node[key]
+        except (KeyError, IndexError, TypeError):
+            raise ReviewError(f"{draft.id}: no field {'.'.join(parts[: index + 1])}") from None
+        if child is None:
+            child = {}
+            node[key] = child
+        node = child
+    last: Any = int(parts[-1]) if isinstance(node, list) and parts[-1].isdigit() else parts[-1]
+    if isinstance(node, dict) and len(parts) == 1 and last not in node:
+        raise ReviewError(f"{draft.id}: no field {path}")
+    try:
+        node[last] = value
+    except (IndexError, TypeError):
+        raise ReviewError(f"{draft.id}: cannot set {path}") from None
+    try:
+        return Draft.model_validate(data)
+    except ValidationError as exc:
+        error = exc.errors(include_url=False)[0]
+        where = ".".join(str(p) for p in error["loc"])
+        raise ReviewError(f"{draft.id}: {where}: {error['msg'].removeprefix('Value error, ')}") from None
