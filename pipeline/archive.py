@@ -145,8 +145,10 @@ class _Archiver:
         self.keys_problem = "no-keys"  # or "bad-keys" once the archive has refused them
         self.sessions = asyncio.Semaphore(settings.capture_sessions)
 
-    async def save(self, draft_id: str, url: str, step: _Step) -> None:
-        """Write one source's new state into its draft, under the draft's lock."""
+    async def save(self, draft_id: str | None, url: str, step: _Step) -> None:
+        """Write one source's new state into its draft, under the draft's lock (no draft: nothing to keep)."""
+        if draft_id is None:
+            return
 
         def change(draft: Draft) -> Draft | None:
             sources = []
@@ -193,7 +195,7 @@ class _Archiver:
         # 5. submit and poll.
         return await self.capture(draft_id, url, state)
 
-    async def capture(self, draft_id: str, url: str, state: ArchiveState) -> _Step:
+    async def capture(self, draft_id: str | None, url: str, state: ArchiveState) -> _Step:
         s = self.settings
         async with self.sessions:
             submitted_at = utc_now()
@@ -242,7 +244,9 @@ class _Archiver:
             return _pending(state, error, attempt=True, max_attempts=s.max_capture_attempts)
         return _failed(state, error)
 
-    async def poll(self, draft_id: str, url: str, state: ArchiveState, job_id: str, submitted_at: datetime) -> _Step:
+    async def poll(
+        self, draft_id: str | None, url: str, state: ArchiveState, job_id: str, submitted_at: datetime
+    ) -> _Step:
         s = self.settings
         deadline = asyncio.get_running_loop().time() + s.poll_timeout_s
         while True:

@@ -27,6 +27,7 @@ from rich.console import Console
 from rich.table import Table
 
 from pipeline.crawl import extract_one
+from pipeline import links as linking
 from pipeline import queue as review_queue
 from pipeline import review
 from pipeline.errors import Fault, IncidentlibError, InvalidRecord, ReviewError, SettingsError
@@ -519,6 +520,42 @@ def promote(root: RootOption = None, as_json: JsonOption = False) -> None:
         elif entry["outcome"] in ("published", "updated"):
             typer.echo(f"{entry['draft_id']}: {entry['outcome']} as cases/{entry['case_id']}.json")
     _print_table("promote", list(summary["counts"].items()))
+
+
+@app.command()
+def refresh(root: RootOption = None, as_json: JsonOption = False) -> None:
+    """Check every source of every draft and case: is it alive, moved, gone; re-archive what changed (a Prefect flow run)."""
+    settings = load_settings(root)
+    from pipeline.flows import refresh as refresh_flow
+
+    summary = refresh_flow(root=str(settings.root))
+    if as_json:
+        typer.echo(json.dumps(summary, indent=2))
+        return
+    for source in summary["sources"]:
+        if source["outcome"] in ("gone", "moved", "blocked", "failed"):
+            extra = source["moved_to"] or source["reason"] or ""
+            typer.echo(f"{source['outcome']} {source['url']} {extra}".rstrip())
+    _print_table("refresh", list(summary["counts"].items()))
+
+
+@app.command("links")
+def links_(
+    root: RootOption = None,
+    status: Annotated[
+        str | None, typer.Option(help="Only links in this status: ok, moved, gone, blocked or error.")
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """List what the last refresh found for each source link; `--status gone` is what needs a person."""
+    states = linking.links(open_store(root), status)
+    if as_json:
+        typer.echo(json.dumps([s.model_dump(mode="json") for s in states], indent=2))
+        return
+    for state in states:
+        where = f" -> {state.moved_to}" if state.moved_to else ""
+        kept = f" (archived: {state.archived})" if state.archived else " (no capture)"
+        typer.echo(f"{state.status.value} {state.url}{where}{kept}  checked {state.checked_at:%Y-%m-%d %H:%M}")
 
 
 def main() -> None:

@@ -17,12 +17,13 @@ from prefect.task_runners import ThreadPoolTaskRunner
 
 from pipeline import archive as archiving
 from pipeline import crawl as crawling
+from pipeline import links as linking
 from pipeline import publish as publishing
 from pipeline.models import SourceEntry
 from pipeline.settings import Settings
 from pipeline.store import Store
 
-__all__ = ["archive", "crawl", "promote"]
+__all__ = ["archive", "crawl", "promote", "refresh"]
 
 
 class _Progress:
@@ -219,3 +220,33 @@ def promote_drafts(root: str) -> dict:
 def promote(root: str | None = None) -> dict:
     """Publish every approved, complete draft as a case; say what the others lack."""
     return promote_drafts(str(Store.from_settings(_settings(root)).root))
+
+
+@task(name="refresh-links")
+def refresh_links(root: str) -> dict:
+    """Check every source of every draft and case with the library's `refresh`."""
+    logger = get_run_logger()
+    settings = _settings(root)
+    report = linking.refresh(Store.from_settings(settings), settings)
+    for source in report.sources:
+        if source.outcome != "unchanged":
+            extra = source.moved_to or source.reason or source.archived or ""
+            logger.info("%s %s %s", source.outcome, source.url, extra)
+    counts = report.counts()
+    create_table_artifact(
+        key="refresh-summary", table=[{"outcome": k, "sources": v} for k, v in counts.items()],
+        description="What the last link refresh found",
+    )
+    needs_person = [s for s in report.sources if s.outcome in ("gone", "moved", "blocked", "failed")]
+    lines = ["# Links", ""] + [
+        f"- **{s.outcome}** {s.url}" + (f" → {s.moved_to}" if s.moved_to else "") + (f" (kept: {s.archived})" if s.archived else "")
+        for s in needs_person
+    ]
+    create_markdown_artifact(key="refresh-report", markdown="\n".join(lines), description="Links that need a person")
+    return report.to_dict()
+
+
+@flow(name="refresh", log_prints=False)
+def refresh(root: str | None = None) -> dict:
+    """Check every source of every draft and case: live status, captures, re-archive what changed."""
+    return refresh_links(str(Store.from_settings(_settings(root)).root))

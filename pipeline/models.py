@@ -43,6 +43,8 @@ __all__ = [
     "DraftState",
     "FetchFailure",
     "Impact",
+    "LinkState",
+    "LinkStatus",
     "Origin",
     "Review",
     "Section",
@@ -380,6 +382,33 @@ class Draft(CaseContent):
         "no longer matches was edited by a person, and a re-crawl leaves it alone.",
     )
     created_at: Timestamp | None = None
+
+
+# ---------------------------------------------------------------- link health
+
+
+class LinkStatus(StrEnum):
+    OK = "ok"
+    MOVED = "moved"  # redirects elsewhere: `moved_to`
+    GONE = "gone"  # 404 or 410: the capture is all that is left
+    BLOCKED = "blocked"  # 401/403: often a bot block, not a dead page
+    ERROR = "error"  # could not be checked this time: `reason`
+
+
+class LinkState(Record):
+    """What the last refresh found for one source URL (kept in .incidentlib/links.json)."""
+
+    url: Url
+    checked_at: Timestamp
+    status: LinkStatus
+    http_status: int | None = None
+    moved_to: Url | None = None
+    reason: str | None = None
+    etag: str | None = None
+    last_modified: str | None = None
+    text_sha: str | None = Field(default=None, description="Of the live page's normalised text when last read.")
+    archived: Url | None = Field(default=None, description="The newest good capture.")
+    capture_text_sha: str | None = Field(default=None, description="Of the newest capture's normalised text.")
 
 
 # ---------------------------------------------------------------- source registry

@@ -23,6 +23,7 @@ Guarantees:
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import tempfile
 from collections.abc import Callable, Iterator
@@ -36,8 +37,8 @@ from pydantic import BaseModel
 
 from pipeline.errors import ConflictError, DuplicateSource, Fault, InvalidId, InvalidRecord, RecordNotFound, StoreError
 from pipeline.ids import canonical_url, case_id, case_number, check_case_id, check_draft_id
-from pipeline.models import Case, Draft, SourceEntry
-from pipeline.records import dump_record, file_name_fault, load_record
+from pipeline.models import Case, Draft, LinkState, SourceEntry
+from pipeline.records import dump_json, dump_record, file_name_fault, load_record
 from pipeline.registry import RegisteredSource, parse_registry
 from pipeline.settings import Settings
 
@@ -253,6 +254,28 @@ class Store:
             self.sources_dir.mkdir(parents=True, exist_ok=True)
             write_atomic(path, (old + ("\n" if old else "") + text).encode("utf-8"))
         return path
+
+    # ------------------------------------------------------------ link health (pipeline.links)
+
+    @property
+    def links_path(self) -> Path:
+        return self.state_dir / "links.json"
+
+    def read_links(self) -> dict[str, LinkState]:
+        """What the last refresh found, by source URL; empty before the first refresh."""
+        try:
+            data = json.loads(self.links_path.read_bytes())
+        except FileNotFoundError:
+            return {}
+        return {url: LinkState.model_validate(state) for url, state in data.items()}
+
+    def update_links(self, states: dict[str, LinkState]) -> None:
+        """Merge new link states into the file, atomically and under its lock."""
+        with self.lock("links"):
+            current = {url: s.model_dump(mode="json") for url, s in self.read_links().items()}
+            current.update({url: s.model_dump(mode="json") for url, s in states.items()})
+            self.state_dir.mkdir(parents=True, exist_ok=True)
+            write_atomic(self.links_path, dump_json(dict(sorted(current.items()))))
 
     # ------------------------------------------------------------ writing
 

@@ -176,7 +176,7 @@ class WaybackClient:
             headers={"User-Agent": settings.user_agent},
             trust_env=False,
         )
-        self.requests = {"save": 0, "status": 0, "cdx": 0, "user": 0}
+        self.requests = {"save": 0, "status": 0, "cdx": 0, "user": 0, "web": 0}
 
     async def __aenter__(self) -> WaybackClient:
         return self
@@ -283,6 +283,34 @@ class WaybackClient:
         snapshots = await asyncio.to_thread(lambda: list(reader.snapshots()))
         rows = [CdxRow(timestamp=s.timestamp, original=s.original, statuscode=s.statuscode) for s in snapshots]
         return sorted(rows, key=lambda r: r.timestamp)
+
+    async def captures_under(self, prefix: str, *, since: str | None = None) -> list[CdxRow]:
+        """Every successful capture of every URL under `prefix`, in one CDX request."""
+        reader = _BoundedCdx(
+            self,
+            prefix,
+            user_agent=self.settings.user_agent,
+            start_timestamp=since,
+            filters=["statuscode:[23]..", "!mimetype:warc/revisit"],
+            match_type="prefix",
+            limit="10000",
+        )
+        reader.endpoint = f"{self.settings.wayback_url.rstrip('/')}/cdx/search/cdx"
+        self.requests["cdx"] += 1
+        await asyncio.sleep(self.breaker.wait())
+        await asyncio.sleep(self.cdx_limiter.reserve())
+        snapshots = await asyncio.to_thread(lambda: list(reader.snapshots()))
+        return sorted(
+            (CdxRow(timestamp=s.timestamp, original=s.original, statuscode=s.statuscode) for s in snapshots),
+            key=lambda r: r.timestamp,
+        )
+
+    async def capture_bytes(self, row: CdxRow) -> bytes:
+        """The original bytes of one capture (`/web/<timestamp>id_/<url>`)."""
+        response = await self._call("web", "GET", f"/web/{row.timestamp}id_/{row.original}", None)
+        if response.status_code != 200:
+            raise WaybackError(f"/web/{row.timestamp}id_/{row.original}: answered HTTP {response.status_code}")
+        return response.content
 
     async def newest_capture(self, url: str, *, since: datetime | None = None) -> CdxRow | None:
         rows = await self.captures(url, since=since)

@@ -40,7 +40,7 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from urllib.parse import parse_qs, unquote, urlsplit
@@ -173,6 +173,12 @@ class WaybackStandIn:
 
     # ------------------------------------------------------------ the service's state
 
+    def set_limits(self, captures_per_minute: float, cdx_per_minute: float) -> None:
+        """New limits, counted from now (the last minute's requests are forgotten)."""
+        with self._lock:
+            self.captures_per_minute, self.cdx_per_minute = captures_per_minute, cdx_per_minute
+            self._capture_window, self._cdx_window = _Window(), _Window()
+
     def captures_of(self, url: str) -> list[Capture]:
         with self._lock:
             return [c for c in self.captures if url in (c.original, c.requested)]
@@ -201,8 +207,12 @@ class WaybackStandIn:
             job.status, job.error = "error", "error:invalid-host-resolution"
             return
         now = datetime.now(UTC)
+        taken = {c.timestamp for c in self.captures if c.original == str(response.url)}
+        while _timestamp(now) in taken:  # one capture a second per URL, as the timestamp's precision allows
+            now += timedelta(seconds=1)
+        stamp = _timestamp(now)
         capture = Capture(
-            timestamp=_timestamp(now),
+            timestamp=stamp,
             original=str(response.url),
             requested=job.url,
             statuscode=response.status_code,
@@ -404,7 +414,11 @@ class WaybackStandIn:
 
             def _cdx(self, query: dict[str, list[str]], now: float) -> None:
                 url = unquote(query.get("url", [""])[0])
-                rows = [c for c in self._visible(now) if url in (c.original, c.requested)]
+                if query.get("matchType", ["exact"])[0] == "prefix" or url.endswith("*"):
+                    prefix = url.rstrip("*")
+                    rows = [c for c in self._visible(now) if c.original.startswith(prefix)]
+                else:
+                    rows = [c for c in self._visible(now) if url in (c.original, c.requested)]
                 for expression in query.get("filter", []):
                     negate = expression.startswith("!")
                     name, _, pattern = expression.lstrip("!").partition(":")

@@ -1,0 +1,282 @@
+"""Keeping archived links current: every source of every draft and case, checked again.
+
+    report = refresh(store, settings)
+
+For each source URL (once, however many records cite it):
+1. the live page, by a conditional request: ok, moved (a redirect: `moved_to`), gone
+   (404, 410), blocked (401, 403: often a bot block, not a dead page), or an error;
+2. its captures, from the index (CDX): one prefix query for the URLs that share a
+   folder on a host, so a thousand sources cost tens of requests, not a thousand;
+3. whether the live page really changed since its newest capture, by comparing the
+   normalised extracted text of both (dynamic pages differ byte for byte on every load);
+4. a new capture when it changed, or when there is none (never of a dead page, nor of
+   one that moved: that needs a person to update the source, and keeps its capture);
+5. `archived` set to the newest good capture in every draft and case citing the URL. A
+   gone page keeps its capture: an archived link is never dropped.
+
+What it found is kept per URL in `.incidentlib/links.json` (see `incidentlib links`).
+The fetcher's politeness, the archive's rate limiters and its breaker apply as in the
+crawl and the archive runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from collections import Counter, defaultdict
+from dataclasses import asdict, dataclass, field
+from typing import Literal
+from urllib.parse import urlsplit
+
+from pipeline.archive import _Archiver
+from pipeline.errors import ExtractError, WaybackError
+from pipeline.extract import decode_text, extract
+from pipeline.fetch import FetchResult, Fetcher, fetch_url_for
+from pipeline.ids import canonical_url
+from pipeline.models import ArchiveState, ArchiveStatus, Case, Draft, LinkState, LinkStatus, utc_now
+from pipeline.settings import Settings
+from pipeline.store import Store
+from pipeline.wayback import CdxRow, WaybackClient
+
+__all__ = ["LinkReport", "RefreshReport", "links", "refresh"]
+
+Outcome = Literal["unchanged", "re-archived", "moved", "gone", "blocked", "failed"]
+_GONE = ("http-404", "http-410")
+_BLOCKED = ("http-401", "http-403")
+
+
+@dataclass
+class LinkReport:
+    url: str
+    outcome: Outcome
+    status: str
+    archived: str | None = None
+    moved_to: str | None = None
+    reason: str | None = None
+
+
+@dataclass
+class RefreshReport:
+    sources: list[LinkReport] = field(default_factory=list)
+    requests: dict[str, int] = field(default_factory=dict)
+    records_updated: int = 0
+
+    def counts(self) -> dict[str, int]:
+        counted = Counter(s.outcome for s in self.sources)
+        names = ("unchanged", "re-archived", "moved", "gone", "blocked", "failed")
+        return {"checked": len(self.sources), **{name: counted.get(name, 0) for name in names}}
+
+    def to_dict(self) -> dict:
+        return {
+            "counts": self.counts(),
+            "requests": self.requests,
+            "records_updated": self.records_updated,
+            "sources": [asdict(s) for s in self.sources],
+        }
+
+
+def _normalised_sha(body: bytes, url: str, content_type: str | None) -> str:
+    """A hash of what a reader sees of a page: its extracted text, case and spacing folded."""
+    try:
+        text = extract(body, url, content_type).text
+    except ExtractError:
+        try:
+            text = decode_text(body, content_type, url)
+        except ExtractError:
+            text = body.hex()
+    return hashlib.sha256(" ".join(text.casefold().split()).encode()).hexdigest()
+
+
+def _cited(store: Store) -> tuple[dict[str, list[str]], dict[str, set[str]]]:
+    """Every source URL: the drafts citing it, and its archived links in drafts and cases."""
+    drafts: dict[str, list[str]] = defaultdict(list)
+    archived: dict[str, set[str]] = defaultdict(set)
+    for draft in store.drafts():
+        for source in draft.sources:
+            drafts[source.url].append(draft.id)
+            if source.archived:
+                archived[source.url].add(source.archived)
+    for case in store.cases():
+        for source in case.sources:
+            drafts.setdefault(source.url, [])
+            if source.archived:
+                archived[source.url].add(source.archived)
+    return dict(drafts), dict(archived)
+
+
+def _folder(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}{parts.path.rsplit('/', 1)[0]}/"
+
+
+def _live_status(url: str, live: FetchResult) -> tuple[LinkStatus, str | None]:
+    if live.outcome == "failed":
+        if live.reason in _GONE:
+            return LinkStatus.GONE, None
+        if live.reason in _BLOCKED:
+            return LinkStatus.BLOCKED, None
+        return LinkStatus.ERROR, None
+    final = live.final_url or url
+    if canonical_url(final) != canonical_url(fetch_url_for(url)):
+        return LinkStatus.MOVED, final
+    return LinkStatus.OK, None
+
+
+class _Refresher:
+    def __init__(self, store: Store, settings: Settings, fetcher: Fetcher, client: WaybackClient) -> None:
+        self.store, self.settings, self.fetcher, self.client = store, settings, fetcher, client
+        self.archiver = _Archiver(store, settings, client)
+        self.rows: dict[str, list[CdxRow] | None] = {}
+
+    async def index(self, urls: list[str]) -> None:
+        """The captures of every URL, in as few CDX requests as the API allows."""
+        by_folder: dict[str, list[str]] = defaultdict(list)
+        for url in urls:
+            by_folder[_folder(url)].append(url)
+
+        async def one_folder(folder: str, members: list[str]) -> None:
+            try:
+                if len(members) == 1:
+                    found = await self.client.captures(members[0])
+                else:
+                    found = await self.client.captures_under(folder)
+            except WaybackError:
+                for url in members:
+                    self.rows[url] = None  # unknown this time: nothing is decided from it
+                return
+            for url in members:
+                self.rows[url] = [r for r in found if r.original == url or canonical_url(r.original) == canonical_url(url)]
+
+        await asyncio.gather(*(one_folder(folder, members) for folder, members in by_folder.items()))
+
+    async def one(self, url: str, draft_ids: list[str], recorded: set[str], previous: LinkState | None) -> tuple[LinkReport, LinkState]:
+        ok_before = previous is not None and previous.status == LinkStatus.OK
+        live = await self.fetcher.fetch(
+            url,
+            etag=previous.etag if ok_before else None,
+            last_modified=previous.last_modified if ok_before else None,
+        )
+        status, moved_to = _live_status(url, live)
+        rows = self.rows.get(url)
+        newest = rows[-1] if rows else None
+        state = LinkState(
+            url=url,
+            checked_at=utc_now(),
+            status=status,
+            http_status=live.status,
+            moved_to=moved_to,
+            reason=live.reason if status == LinkStatus.ERROR else None,
+            etag=live.etag if live.outcome == "fetched" else (previous.etag if previous else None),
+            last_modified=live.last_modified if live.outcome == "fetched" else (previous.last_modified if previous else None),
+            text_sha=previous.text_sha if previous else None,
+            archived=newest.link if newest else (previous.archived if previous else None),
+            capture_text_sha=previous.capture_text_sha if previous and newest and previous.archived == newest.link else None,
+        )
+        if status in (LinkStatus.GONE, LinkStatus.BLOCKED, LinkStatus.ERROR) or rows is None:
+            # Never capture a dead or unreadable page; without the index this time, decide nothing.
+            outcome: Outcome = {"gone": "gone", "blocked": "blocked"}.get(status.value, "failed")  # type: ignore[assignment]
+            reason = state.reason or (None if rows is not None else "index-unavailable")
+            state = state.model_copy(update={"archived": state.archived or _newest_recorded(recorded)})
+            return LinkReport(url, outcome, status.value, state.archived, moved_to, reason), state
+
+        changed = newest is None
+        if live.outcome == "fetched" and live.body is not None:
+            live_sha = await asyncio.to_thread(_normalised_sha, live.body, live.final_url or url, live.content_type)
+            state = state.model_copy(update={"text_sha": live_sha})
+            if newest is not None:
+                capture_sha = state.capture_text_sha
+                if capture_sha is None:
+                    try:
+                        body = await self.client.capture_bytes(newest)
+                    except WaybackError:
+                        return LinkReport(url, "failed", status.value, state.archived, moved_to, "capture-unreadable"), state
+                    capture_sha = await asyncio.to_thread(_normalised_sha, body, newest.original, None)
+                    state = state.model_copy(update={"capture_text_sha": capture_sha})
+                changed = live_sha != capture_sha
+        if status == LinkStatus.MOVED:
+            # The page lives elsewhere now: a person should update the source; its capture stays.
+            return LinkReport(url, "moved", status.value, state.archived, moved_to), state
+        if not changed:
+            return LinkReport(url, "unchanged", status.value, state.archived, moved_to), state
+
+        step = await self.archiver.capture(draft_ids[0] if draft_ids else None, url, ArchiveState())
+        if step.archived is None:
+            reason = step.state.reason or "capture-failed"
+            return LinkReport(url, "failed", status.value, state.archived, moved_to, reason), state
+        state = state.model_copy(update={"archived": step.archived, "capture_text_sha": state.text_sha})
+        return LinkReport(url, "re-archived", status.value, step.archived, moved_to), state
+
+
+def _newest_recorded(recorded: set[str]) -> str | None:
+    return max(recorded, key=lambda link: link.split("/web/", 1)[-1]) if recorded else None
+
+
+def _update_records(store: Store, newest: dict[str, str]) -> int:
+    """Set `archived` to the newest good capture wherever a record cites an older one."""
+    written = 0
+
+    def sources_changed(sources: list) -> list | None:
+        updated = [
+            s.model_copy(update={"archived": newest[s.url]}) if s.url in newest and s.archived != newest[s.url] else s
+            for s in sources
+        ]
+        return updated if updated != sources else None
+
+    for draft_id in store.ids("draft"):
+
+        def change(draft: Draft) -> Draft | None:
+            sources = sources_changed(draft.sources)
+            if sources is None:
+                return None
+            sources = [
+                s.model_copy(update={"archive": s.archive.model_copy(update={"status": ArchiveStatus.CAPTURED})})
+                if s.url in newest else s
+                for s in sources
+            ]
+            return draft.model_copy(update={"sources": sources})
+
+        before = store.path("draft", draft_id).read_bytes()
+        store.update_draft(draft_id, change)
+        written += store.path("draft", draft_id).read_bytes() != before
+    for case in store.cases():
+        sources = sources_changed(case.sources)
+        if sources is not None:
+            # Like any edit: only the link and updated_at change, and the diff shows just that.
+            store.write_case(Case.model_validate({**case.model_dump(mode="json"),
+                                                  "sources": [s.model_dump(mode="json") for s in sources],
+                                                  "updated_at": utc_now().isoformat()}))
+            written += 1
+    return written
+
+
+async def refresh_async(store: Store, settings: Settings) -> RefreshReport:
+    drafts, recorded = _cited(store)
+    previous = store.read_links()
+    report = RefreshReport()
+    states: dict[str, LinkState] = {}
+    async with Fetcher(settings) as fetcher, WaybackClient(settings) as client:
+        refresher = _Refresher(store, settings, fetcher, client)
+        await refresher.index(list(drafts))
+
+        async def run(url: str) -> None:
+            source, state = await refresher.one(url, drafts[url], recorded.get(url, set()), previous.get(url))
+            report.sources.append(source)
+            states[url] = state
+
+        await asyncio.gather(*(run(url) for url in drafts))
+        report.requests = {**client.requests, "live": fetcher.requests}
+    newest = {url: s.archived for url, s in states.items() if s.archived}
+    report.records_updated = await asyncio.to_thread(_update_records, store, newest)
+    await asyncio.to_thread(store.update_links, states)
+    return report
+
+
+def refresh(store: Store, settings: Settings) -> RefreshReport:
+    """Check every source of every draft and case; see the module's docstring."""
+    return asyncio.run(refresh_async(store, settings))
+
+
+def links(store: Store, status: str | None = None) -> list[LinkState]:
+    """What the last refresh found, optionally only the links in one status (gone, blocked, ...)."""
+    states = sorted(store.read_links().values(), key=lambda s: s.url)
+    return [s for s in states if status is None or s.status.value == status]
