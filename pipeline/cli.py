@@ -558,6 +558,22 @@ def links_(
         typer.echo(f"{state.status.value} {state.url}{where}{kept}  checked {state.checked_at:%Y-%m-%d %H:%M}")
 
 
+@app.command()
+def demo(
+    keep: Annotated[
+        Path | None, typer.Option(help="Leave the demo's data root here to look at (else a temporary folder).", file_okay=False)
+    ] = None,
+) -> None:
+    """Run the whole pipeline offline: local sites, a local Wayback stand-in, crawl to published cases."""
+    from pipeline.demo import run_demo
+
+    report = run_demo(keep, say=typer.echo)
+    where = f"the library it made is in {report.root}" if keep else "the library it made was temporary (use --keep DIR)"
+    typer.echo(f"done: {len(report.cases)} cases published; {where}; nothing is left running")
+    if report.faults:
+        raise typer.Exit(1)
+
+
 def main() -> None:
     try:
         app()

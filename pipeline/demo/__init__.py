@@ -1,0 +1,132 @@
+"""The offline demo: the whole pipeline, on one machine, with no network.
+
+A local site serves real postmortems bundled in `samples/` (with their public URLs
+and licences in `samples.yaml`); a local Wayback stand-in archives them. In a temporary
+data root (or `keep`), the Prefect flows then crawl the registry (archiving the new
+sources), a scripted writer and reviewer take every draft through review, promotion
+publishes the cases, one page changes and a refresh re-archives it, and validation
+checks everything written. Nothing is left running.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+import yaml
+
+from pipeline import review
+from pipeline.settings import Settings
+from pipeline.standins.sitefarm import Page, SiteFarm
+from pipeline.standins.wayback import WaybackStandIn
+from pipeline.store import Store
+from pipeline.validate import validate
+
+__all__ = ["DemoReport", "run_demo"]
+
+WRITER, REVIEWER = "demo-writer", "demo-reviewer"
+
+
+@dataclass
+class DemoReport:
+    root: Path
+    steps: list[tuple[str, str]] = field(default_factory=list)
+    cases: list[str] = field(default_factory=list)
+    faults: int = 0
+
+
+def _samples() -> list[dict]:
+    folder = resources.files("pipeline.demo").joinpath("samples")
+    entries = yaml.safe_load(folder.joinpath("samples.yaml").read_text(encoding="utf-8"))
+    return [{**e, "text": folder.joinpath(e["file"]).read_text(encoding="utf-8")} for e in entries]
+
+
+@contextmanager
+def _environment(values: dict[str, str]) -> Iterator[None]:
+    """Settings for this process only, put back as they were afterwards."""
+    saved = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def run_demo(keep: Path | None = None, say: Callable[[str], None] = print) -> DemoReport:
+    """Run the whole pipeline offline; `keep` is the data root to leave behind (else a temporary one)."""
+    with tempfile.TemporaryDirectory(prefix="incidentlib-demo-") as scratch:
+        root = (keep or Path(scratch) / "library").resolve()
+        (root / "sources").mkdir(parents=True, exist_ok=True)
+        with SiteFarm() as farm, WaybackStandIn(access_key="demo-access", secret_key="demo-secret",
+                                                captures_per_minute=600, cdx_per_minute=600) as wayback:
+            site = farm.add_site("postmortems", latency_s=0.01)
+            samples = _samples()
+            lines = ["# The demo's sources: bundled postmortems served by a local site.\n"]
+            for n, sample in enumerate(samples):
+                path = f"/{n}/{sample['file']}"
+                site.pages[path] = Page.markdown(sample["text"])
+                lines.append(f"- url: {site.url(path)}\n  org: {sample['org']}\n  kind: {sample['kind']}\n")
+            (root / "sources" / "demo.yaml").write_text("".join(lines), encoding="utf-8")
+            env = {
+                "INCIDENTLIB_ALLOW_PRIVATE_HOSTS": "1",  # the demo's sites are on this machine
+                "INCIDENTLIB_PER_HOST_DELAY_S": "0.05",
+                "INCIDENTLIB_WAYBACK_URL": wayback.url,
+                "INCIDENTLIB_WAYBACK_ACCESS_KEY": "demo-access",
+                "INCIDENTLIB_WAYBACK_SECRET_KEY": "demo-secret",
+                "INCIDENTLIB_CAPTURES_PER_MINUTE": "600",
+                "INCIDENTLIB_CDX_PER_MINUTE": "600",
+                "INCIDENTLIB_POLL_INTERVAL_S": "0.05",
+                "INCIDENTLIB_REUSE_CAPTURE_WITHIN_S": "0",
+                "PREFECT_HOME": os.environ.get("PREFECT_HOME", str(Path(scratch) / "prefect")),
+                "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+                "PREFECT_LOGGING_LEVEL": os.environ.get("PREFECT_LOGGING_LEVEL", "WARNING"),
+            }
+            with _environment(env):
+                return _steps(root, site, samples, say)
+
+
+def _steps(root: Path, site, samples: list[dict], say: Callable[[str], None]) -> DemoReport:  # noqa: ANN001
+    from pipeline import flows  # Prefect starts its temporary server on the first flow run
+
+    report = DemoReport(root)
+    settings = Settings(root=root)
+    store = Store.from_settings(settings)
+    for sample in samples:
+        say(f"source: {sample['url']} ({sample['licence']}), served locally")
+
+    crawled = flows.crawl(root=str(root))
+    report.steps.append(("crawl", ", ".join(f"{n} {k}" for k, n in crawled["counts"].items() if n)))
+    archived = crawled.get("archive") or {"counts": {}}
+    report.steps.append(("archive", ", ".join(f"{n} {k}" for k, n in archived["counts"].items() if n)))
+    say(f"crawl: {report.steps[-2][1]}; archive: {report.steps[-1][1]}")
+
+    for draft_id in store.ids("draft"):
+        store.update_draft(draft_id, lambda d: review.write(d, WRITER, settings.required_languages, "demo"))
+        store.update_draft(draft_id, lambda d: review.approve(d, REVIEWER, settings.required_languages, "demo"))
+    report.steps.append(("review", f"{len(store.ids('draft'))} drafts written by {WRITER}, approved by {REVIEWER}"))
+    say(f"review: {report.steps[-1][1]}")
+
+    promoted = flows.promote(root=str(root))
+    report.cases = [d["case_id"] for d in promoted["drafts"] if d["case_id"]]
+    report.steps.append(("promote", ", ".join(f"{n} {k}" for k, n in promoted["counts"].items() if n)))
+    say(f"promote: {report.steps[-1][1]} -> {', '.join(report.cases)}")
+
+    first_path = next(iter(site.pages))
+    site.pages[first_path] = Page.markdown(site.pages[first_path].body.decode() + "\n\nUpdate: a follow-up fixed the root cause.\n")
+    refreshed = flows.refresh(root=str(root))
+    report.steps.append(("refresh", ", ".join(f"{n} {k}" for k, n in refreshed["counts"].items() if n)))
+    say(f"refresh (one page changed): {report.steps[-1][1]}")
+
+    report.faults = len(validate(store, required_languages=settings.required_languages).faults)
+    report.steps.append(("validate", f"{report.faults} faults"))
+    say(f"validate: {report.faults} faults")
+    return report
