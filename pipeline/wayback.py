@@ -267,14 +267,21 @@ class WaybackClient:
 
     async def captures(self, url: str, *, since: datetime | None = None, timestamp: str | None = None) -> list[CdxRow]:
         """Successful captures of `url` (newest last), since a moment or at one timestamp."""
+        start = timestamp or (since.strftime("%Y%m%d%H%M%S") if since else None)
+        return await self._read_index(url, start_timestamp=start, end_timestamp=timestamp, limit="-5")
+
+    async def captures_under(self, prefix: str, *, since: str | None = None) -> list[CdxRow]:
+        """Every successful capture of every URL under `prefix`, in one CDX request."""
+        return await self._read_index(prefix, start_timestamp=since, match_type="prefix", limit="10000")
+
+    async def _read_index(self, url: str, **query: str | None) -> list[CdxRow]:
+        """One CDX request through waybackpy's reader, behind the breaker and the CDX rate."""
         reader = _BoundedCdx(
             self,
             url,
             user_agent=self.settings.user_agent,
-            start_timestamp=timestamp or (since.strftime("%Y%m%d%H%M%S") if since else None),
-            end_timestamp=timestamp,
             filters=["statuscode:[23]..", "!mimetype:warc/revisit"],
-            limit="-5",
+            **query,
         )
         reader.endpoint = f"{self.settings.wayback_url.rstrip('/')}/cdx/search/cdx"
         self.requests["cdx"] += 1
@@ -283,27 +290,6 @@ class WaybackClient:
         snapshots = await asyncio.to_thread(lambda: list(reader.snapshots()))
         rows = [CdxRow(timestamp=s.timestamp, original=s.original, statuscode=s.statuscode) for s in snapshots]
         return sorted(rows, key=lambda r: r.timestamp)
-
-    async def captures_under(self, prefix: str, *, since: str | None = None) -> list[CdxRow]:
-        """Every successful capture of every URL under `prefix`, in one CDX request."""
-        reader = _BoundedCdx(
-            self,
-            prefix,
-            user_agent=self.settings.user_agent,
-            start_timestamp=since,
-            filters=["statuscode:[23]..", "!mimetype:warc/revisit"],
-            match_type="prefix",
-            limit="10000",
-        )
-        reader.endpoint = f"{self.settings.wayback_url.rstrip('/')}/cdx/search/cdx"
-        self.requests["cdx"] += 1
-        await asyncio.sleep(self.breaker.wait())
-        await asyncio.sleep(self.cdx_limiter.reserve())
-        snapshots = await asyncio.to_thread(lambda: list(reader.snapshots()))
-        return sorted(
-            (CdxRow(timestamp=s.timestamp, original=s.original, statuscode=s.statuscode) for s in snapshots),
-            key=lambda r: r.timestamp,
-        )
 
     async def capture_bytes(self, row: CdxRow) -> bytes:
         """The original bytes of one capture (`/web/<timestamp>id_/<url>`)."""
