@@ -292,14 +292,16 @@ ByOption = Annotated[
 DraftArgument = Annotated[str, typer.Argument(help="The draft's id (its file name in drafts/ without .json).")]
 
 
-def who(by: str | None) -> str:
-    """The person acting: --by, else git's user.name; a review step needs a name."""
-    if by and by.strip():
-        return by.strip()
+def _git_name() -> str:
     try:
-        name = subprocess.run(["git", "config", "user.name"], capture_output=True, text=True, timeout=10).stdout.strip()
+        return subprocess.run(["git", "config", "user.name"], capture_output=True, text=True, timeout=10).stdout.strip()
     except (OSError, subprocess.SubprocessError):
-        name = ""
+        return ""
+
+
+def who(by: str | None, fallback: str | None = None) -> str:
+    """The person acting: --by, else git's user.name, else `fallback`; a review step needs a name."""
+    name = (by or "").strip() or _git_name() or (fallback or "")
     if not name:
         raise ReviewError("say who you are with --by NAME (or set git's user.name)")
     return name
@@ -393,7 +395,7 @@ def set_(
         parsed = json.loads(value)
     except json.JSONDecodeError:
         parsed = value
-    name = by or "incidentlib set"
+    name = who(by, "incidentlib set")
     draft = _review_step(root, draft_id, lambda d, s: review.edited(d, review.set_field(d, field, parsed), name))
     _said(draft, f"{field} set")
 
@@ -412,7 +414,7 @@ def edit(draft_id: DraftArgument, by: ByOption = None, root: RootOption = None) 
     after = load_record(Draft, edited_bytes, label)
     if after.id != before.id:
         raise ReviewError(f"{label}: id: the id is the file name; it cannot be edited")
-    name = by or "incidentlib edit"
+    name = who(by, "incidentlib edit")
     result = review.edited(before, after, name)
     store.write_draft(result, expected_version=version)
     _said(result, "saved")

@@ -80,9 +80,17 @@ def _require(draft: Draft, allowed: Sequence[DraftState], action: str) -> None:
         raise ReviewError(f"{draft.id}: cannot {action} a draft that is {draft.state.value} (only when {states})")
 
 
+def _writers(draft: Draft) -> set[str]:
+    """Everyone who signed the draft as written or edited its content, now or earlier."""
+    names = {h.by.casefold() for h in draft.history if h.to_state in (DraftState.WRITTEN, DraftState.IN_REVIEW)}
+    if draft.review.written_by:
+        names.add(draft.review.written_by.casefold())
+    return names
+
+
 def _four_eyes(draft: Draft, by: str, action: str) -> None:
-    if draft.review.written_by and by.casefold() == draft.review.written_by.casefold():
-        raise ReviewError(f"{draft.id}: {by} wrote this draft and cannot {action} it; another reviewer must")
+    if by.casefold() in _writers(draft):
+        raise ReviewError(f"{draft.id}: {by} wrote or edited this draft and cannot {action} it; another reviewer must")
 
 
 def write(draft: Draft, by: str, languages: Sequence[str], comment: str | None = None) -> Draft:
@@ -137,10 +145,29 @@ def reopen(draft: Draft, by: str, comment: str | None = None) -> Draft:
     return _step(draft, DraftState.EXTRACTED, by, comment, review=Review(written_by=draft.review.written_by))
 
 
+# Kept by the pipeline and the review commands; an edit may not touch them.
+PIPELINE_FIELDS = ("id", "state", "history", "review", "case_id", "extracted", "origin", "created_at")
+
+
 def edited(before: Draft, after: Draft, by: str) -> Draft:
-    """A person's edit: after an approval (or a publication) it sends the draft back to review."""
+    """A person's edit: after an approval (or a publication) it sends the draft back to review.
+
+    The review's own fields (state, review, history, case id, archive states) are refused:
+    an edit cannot approve a draft, take another case's id or fake a capture.
+    """
+    for name in PIPELINE_FIELDS:
+        if getattr(before, name) != getattr(after, name):
+            raise ReviewError(f"{before.id}: {name} is kept by the pipeline and the review commands, not edited by hand")
+    archive_states = lambda d: [(s.url, s.archived, s.archive) for s in d.sources]  # noqa: E731
+    if archive_states(before) != archive_states(after):
+        raise ReviewError(f"{before.id}: sources' archive states and links are kept by the archive run, not edited by hand")
     content_changed = _content(before) != _content(after)
-    if not content_changed or before.state not in (DraftState.APPROVED, DraftState.PUBLISHED):
+    if not content_changed:
+        return after
+    if before.state in _REVIEWABLE:
+        # Kept in the history, so whoever edits a draft under review cannot also approve it.
+        return _step(after, before.state, by, "edited")
+    if before.state not in (DraftState.APPROVED, DraftState.PUBLISHED):
         return after
     review = after.review.model_copy(update={"reviewed_by": None, "reviewed_at": None})
     moved = _step(after.model_copy(update={"state": before.state}), DraftState.IN_REVIEW, by, "edited after approval")
@@ -156,7 +183,7 @@ def set_field(draft: Draft, path: str, value: Any) -> Draft:
     """The draft with one field (a dotted path: `summary.ko`, `impact.scope`) set to `value`."""
     data = draft.model_dump(mode="json")
     parts = path.split(".")
-    if parts[0] in ("id", "state", "history", "review", "case_id", "extracted", "origin", "created_at"):
+    if parts[0] in PIPELINE_FIELDS:
         raise ReviewError(f"{draft.id}: {parts[0]} is kept by the pipeline and the review commands, not set by hand")
     node: Any = data
     for index, part in enumerate(parts[:-1]):

@@ -63,7 +63,7 @@ def test_the_whole_path_from_draft_to_case_and_every_refusal(
     assert run("write", draft_id, "--by", "alice", *r).returncode == 0
     own = run("approve", draft_id, "--by", "Alice", *r)
     assert own.returncode == 1
-    assert own.stderr == f"Error: {draft_id}: Alice wrote this draft and cannot approve it; another reviewer must\n"
+    assert own.stderr == f"Error: {draft_id}: Alice wrote or edited this draft and cannot approve it; another reviewer must\n"
     unarchived = run("approve", draft_id, "--by", "bob", *r)
     assert unarchived.returncode == 1
     assert f"Error: {draft_id}: incomplete, cannot approve; missing sources.0.archived (pending)" in unarchived.stderr
@@ -75,8 +75,16 @@ def test_the_whole_path_from_draft_to_case_and_every_refusal(
     broken = run("edit", draft_id, *r, env={"EDITOR": f"{sys.executable} {editor}"})
     assert broken.returncode == 1 and broken.stderr.startswith(f"Error: drafts/{draft_id}.json (as edited): -: not valid JSON")
     assert store.path("draft", draft_id).read_bytes() == before
+    sneaky = tmp_path / "approve.py"
+    sneaky.write_text(
+        "import json, sys\nd = json.load(open(sys.argv[1]))\nd['state'] = 'approved'\n"
+        "d['review']['reviewed_by'] = 'bob'\njson.dump(d, open(sys.argv[1], 'w'))\n"
+    )
+    refused = run("edit", draft_id, *r, env={"EDITOR": f"{sys.executable} {sneaky}"})
+    assert refused.returncode == 1 and "state is kept by the pipeline" in refused.stderr
+    assert store.path("draft", draft_id).read_bytes() == before
 
-    assert run("set", draft_id, "summary.ko", "캐시가 비면서 API 가 40분 동안 실패했다.", *r).returncode == 0
+    assert run("set", draft_id, "summary.ko", "캐시가 비면서 API 가 40분 동안 실패했다.", "--by", "alice", *r).returncode == 0
     bad = run("set", draft_id, "components", '["warp-drive"]', *r)
     assert bad.returncode == 1 and "unknown component 'warp-drive'" in bad.stderr
     assert run("approve", draft_id, "--by", "bob", "--comment", "clear and sourced", *r).returncode == 0
@@ -97,10 +105,11 @@ def test_the_whole_path_from_draft_to_case_and_every_refusal(
     assert store.read_draft(draft_id).case_id == "IL-0001"
 
     # An edit after publication sends the draft back to review; re-approved, it updates its case in place.
-    assert run("set", draft_id, "lessons.en", "Warm caches before restarts.", *r).returncode == 0
+    assert run("set", draft_id, "lessons.en", "Warm caches before restarts.", "--by", "carol", *r).returncode == 0
     assert store.read_draft(draft_id).state == "in_review"
     assert store.read_draft(draft_id).review.reviewed_by is None
     assert cli("promote", *r).stdout.count("published as") == 0
+    assert run("approve", draft_id, "--by", "carol", *r).returncode == 1, "carol edited it: another must approve"
     assert run("approve", draft_id, "--by", "bob", *r).returncode == 0
     again = cli("promote", *r, "--json")
     assert json.loads(again.stdout)["drafts"] == [
@@ -116,9 +125,10 @@ def test_the_whole_path_from_draft_to_case_and_every_refusal(
     history = [(h.from_state, h.to_state, h.by) for h in store.read_draft(draft_id).history]
     assert history == [
         ("extracted", "written", "alice"),
+        ("written", "written", "alice"),
         ("written", "approved", "bob"),
         ("approved", "published", "incidentlib promote"),
-        ("published", "in_review", "incidentlib set"),
+        ("published", "in_review", "carol"),
         ("in_review", "approved", "bob"),
         ("approved", "published", "incidentlib promote"),
     ]
