@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from datetime import date
 
-__all__ = ["DateFound", "dates_in", "date_in_url", "first_date"]
+__all__ = ["DateFound", "dates_in", "date_in_url", "first_date", "machine_date"]
 
 _MONTHS = {
     name: number
@@ -33,6 +33,8 @@ _FORMS = [
     re.compile(rf"\b{_DAY}\s+{_MONTH},?\s+{_YEAR}\b", re.IGNORECASE),
 ]
 _URL_DATE = re.compile(r"/((?:19|20)\d{2})[/-]([01]\d)[/-]([0-3]\d)(?:[/_-]|$)")
+# A timestamp as metadata writes it: 2020-10-06T09:00:00Z, 2020-10-06 09:00, 2020/10/06.
+_MACHINE_DATE = re.compile(r"\s*((?:19|20)\d{2})[-/.]([01]?\d)[-/.]([0-3]?\d)(?!\d)")
 
 
 class DateFound(str):
@@ -75,3 +77,15 @@ def date_in_url(url: str) -> str | None:
     """A date in a URL's path (/2020/02/26/ or /2020-02-26-...), as blogs and reports write it."""
     match = _URL_DATE.search(url)
     return _iso(match.group(1), int(match.group(2)), match.group(3)) if match else None
+
+
+def machine_date(value: str | None) -> str | None:
+    """The day of a date in metadata (a timestamp, or one of the written forms above), as written:
+    a timestamp's own day, not converted to UTC, since that is the day its page shows."""
+    if not value:
+        return None
+    match = _MACHINE_DATE.match(value)
+    if match:
+        return _iso(match.group(1), int(match.group(2)), match.group(3))
+    found = dates_in(value)
+    return str(found[0]) if found else None
