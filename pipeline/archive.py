@@ -30,7 +30,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from typing import Literal
 
-from pipeline.errors import RecordNotFound, WaybackAuthError, WaybackError, WaybackThrottled, WaybackUnavailable
+from pipeline.errors import InvalidRecord, RecordNotFound, WaybackAuthError, WaybackError, WaybackThrottled, WaybackUnavailable
 from pipeline.models import ArchiveState, ArchiveStatus, Draft, utc_now
 from pipeline.settings import Settings
 from pipeline.store import Store
@@ -78,6 +78,14 @@ class ArchiveReport:
             "requests": self.requests,
             "sources": [asdict(s) for s in self.sources],
         }
+
+
+def _timestamp_of(link: str | None) -> str | None:
+    """The timestamp of a https://web.archive.org/web/<timestamp>/<url> link."""
+    if not link or "/web/" not in link:
+        return None
+    stamp = link.split("/web/", 1)[1].split("/", 1)[0]
+    return stamp if stamp.isdigit() else None
 
 
 def sources_to_archive(draft: Draft) -> list[str]:
@@ -161,23 +169,26 @@ class _Archiver:
 
         await asyncio.to_thread(self.store.update_draft, draft_id, change)
 
-    async def look(self, url: str, since: datetime | None) -> CdxRow | None:
+    async def look(self, url: str, since: datetime | None = None, *, timestamp: str | None = None) -> CdxRow | None:
+        """The newest capture since a moment (or the one at `timestamp`); None when the index cannot say."""
         try:
-            return await self.client.newest_capture(url, since=since)
-        except (WaybackThrottled, WaybackUnavailable):
+            rows = await self.client.captures(url, since=since, timestamp=timestamp)
+        except WaybackError:
             return None
+        return rows[-1] if rows else None
 
-    async def one(self, draft_id: str, url: str, state: ArchiveState) -> _Step:
+    async def one(self, draft_id: str, url: str, state: ArchiveState, recorded: str | None = None) -> _Step:
         s = self.settings
-        # 1. captured, not yet seen in the index: confirm it.
+        # 1. captured, not yet seen in the index: confirm that very capture, not another.
         if state.status == ArchiveStatus.CAPTURED:
-            row = await self.look(state.captured_url or url, None)
+            timestamp = _timestamp_of(recorded)
+            row = await self.look(state.captured_url or url, timestamp=timestamp) if timestamp else None
             if row is not None:
                 return _captured(state, row, outcome="confirmed", confirmed=True, url=url)
-            return _Step(state, None, "captured")
-        # 2. a job an earlier run left: poll it; a submit it may not have seen answered: look first.
-        if state.job_submitted_at and utc_now() - state.job_submitted_at < _JOB_MEMORY:
-            if state.job_id:
+            return _Step(state, recorded, "captured")
+        # 2. a job an earlier run left: poll it; a submit whose answer was never seen: look first.
+        if state.job_submitted_at:
+            if state.job_id and utc_now() - state.job_submitted_at < _JOB_MEMORY:
                 return await self.poll(draft_id, url, state, state.job_id, state.job_submitted_at)
             row = await self.look(url, state.job_submitted_at - timedelta(minutes=1))
             if row is not None:
@@ -187,8 +198,8 @@ class _Archiver:
         row = await self.look(url, since) if s.reuse_capture_within_s else None
         if row is not None:
             return _captured(state, row, outcome="reused", confirmed=True, url=url)
-        if state.job_id or state.job_submitted_at:  # nothing came of an earlier submit: start afresh
-            state = state.model_copy(update={"job_id": None, "job_submitted_at": None})
+        if state.job_id:  # nothing came of an earlier job: start afresh (its time is kept, see capture)
+            state = state.model_copy(update={"job_id": None})
         # 4. no keys: wait for an operator.
         if not self.keys_ok:
             return _pending(state, self.keys_problem, attempt=False, max_attempts=s.max_capture_attempts)
@@ -199,12 +210,16 @@ class _Archiver:
         s = self.settings
         async with self.sessions:
             submitted_at = utc_now()
+            # An earlier submit whose answer was never seen may have captured meanwhile: the
+            # archive itself is asked not to capture again within that time.
+            earlier = state.job_submitted_at
+            not_within = (submitted_at - earlier).total_seconds() + 120 if earlier else None
             # Durable before the request: a run killed while the archive answers looks for
             # the capture next time instead of making a second one.
             state = state.model_copy(update={"job_id": None, "job_submitted_at": submitted_at, "reason": "submitting"})
             await self.save(draft_id, url, _Step(state, None, "waiting"))
             try:
-                answer = await self.client.submit(url)
+                answer = await self.client.submit(url, not_within_s=not_within)
             except WaybackAuthError as exc:
                 self.keys_ok, self.keys_problem = False, "bad-keys"
                 _log.warning("archive: %s; captures stop for this run", exc)
@@ -252,7 +267,9 @@ class _Archiver:
         while True:
             try:
                 job = await self.client.job(job_id)
-            except (WaybackThrottled, WaybackUnavailable):
+            except WaybackAuthError:
+                return _pending(state, "bad-keys", attempt=False, max_attempts=s.max_capture_attempts)
+            except WaybackError:  # throttled, unavailable or unreadable: look again after a pause
                 job = None
             if job is not None and job.status == "success" and job.timestamp:
                 original = job.original_url or url
@@ -292,14 +309,19 @@ async def archive_async(
     hears of each as it ends.
     """
     ids = store.ids("draft") if draft_ids is None else draft_ids
-    work: list[tuple[str, str, ArchiveState]] = []
+    # One piece of work per URL, however many drafts cite it: one capture serves them all.
+    work: dict[str, tuple[list[str], ArchiveState, str | None]] = {}
     for draft_id in ids:
         try:
             draft = store.read_draft(draft_id)
-        except RecordNotFound:
+        except (RecordNotFound, InvalidRecord) as exc:
+            _log.warning("archive: %s: skipped: %s", draft_id, exc)
             continue
         pending = set(sources_to_archive(draft))
-        work += [(draft_id, s.url, s.archive) for s in draft.sources if s.url in pending]
+        for source in draft.sources:
+            if source.url in pending:
+                drafts, state, recorded = work.setdefault(source.url, ([], source.archive, source.archived))
+                drafts.append(draft_id)
     if on_plan:
         on_plan(len(work))
     report = ArchiveReport()
@@ -313,23 +335,32 @@ async def archive_async(
             except WaybackAuthError as exc:
                 archiver.keys_ok, archiver.keys_problem = False, "bad-keys"
                 _log.warning("archive: %s; only existing captures will be looked up", exc)
-            except (WaybackThrottled, WaybackUnavailable) as exc:
+            except WaybackError as exc:
                 _log.warning("archive: could not check the account: %s", exc)
         elif not client.has_keys and work:
             _log.warning("archive: no archive keys; looking up existing captures only, new ones wait")
         report.keys = archiver.keys_ok
 
-        async def run(draft_id: str, url: str, state: ArchiveState) -> None:
-            step = await archiver.one(draft_id, url, state)
-            await archiver.save(draft_id, url, step)
-            source = SourceArchive(draft_id, url, step.outcome, step.state.reason, step.archived)
+        async def run(url: str, draft_ids: list[str], state: ArchiveState, recorded: str | None) -> None:
+            try:
+                step = await archiver.one(draft_ids[0], url, state, recorded)
+                for draft_id in draft_ids:
+                    await archiver.save(draft_id, url, step)
+                source = SourceArchive(draft_ids[0], url, step.outcome, step.state.reason, step.archived)
+            except Exception as exc:  # noqa: BLE001 - a bug: kept, and raised once every source had its turn
+                _log.error("%s: unexpected error", url, exc_info=exc)
+                errors.append(exc)
+                source = SourceArchive(draft_ids[0], url, "failed", "internal-error")
             report.sources.append(source)
             if on_source:
                 on_source(source)
 
-        await asyncio.gather(*(run(*item) for item in work))
+        errors: list[BaseException] = []
+        await asyncio.gather(*(run(url, *item) for url, item in work.items()))
         report.requests = dict(client.requests)
         report.keys = archiver.keys_ok
+    if errors:
+        raise ExceptionGroup(f"{len(errors)} sources failed unexpectedly", errors)
     return report
 
 

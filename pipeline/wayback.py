@@ -25,6 +25,7 @@ from datetime import UTC, datetime
 
 import httpx
 from waybackpy import WaybackMachineCDXServerAPI
+from waybackpy.exceptions import WaybackError as WaybackpyError
 from waybackpy.cdx_utils import full_url
 
 from pipeline.errors import WaybackAuthError, WaybackError, WaybackThrottled, WaybackUnavailable
@@ -158,6 +159,16 @@ class CdxRow:
         return snapshot_url(self.timestamp, self.original)
 
 
+def _json(response: httpx.Response, what: str) -> dict:
+    try:
+        data = response.json()
+    except ValueError:
+        raise WaybackError(f"{what}: an answer that is not JSON (HTTP {response.status_code})") from None
+    if not isinstance(data, dict):
+        raise WaybackError(f"{what}: an answer that is not a JSON object")
+    return data
+
+
 def _retry_after(response: httpx.Response) -> float | None:
     value = response.headers.get("Retry-After", "")
     return float(value) if value.strip().isdigit() else None
@@ -192,12 +203,20 @@ class WaybackClient:
             "Authorization": f"LOW {s.wayback_access_key.get_secret_value()}:{s.wayback_secret_key.get_secret_value()}"
         }
 
+    async def _pace(self, limiter: RateLimiter | None) -> None:
+        """Wait out the breaker, then for a slot of the rate; a slot that fell inside a pause is
+        given up and taken again after it, so callers resume spaced, not all at once."""
+        while True:
+            await asyncio.sleep(self.breaker.wait())
+            if limiter is None:
+                return
+            await asyncio.sleep(limiter.reserve())
+            if self.breaker.wait() == 0:
+                return
+
     async def _call(self, kind: str, method: str, path: str, limiter: RateLimiter | None, **kwargs: object) -> httpx.Response:
         """One request: the breaker and the rate limit first, then 429, 401 and 5xx sorted out."""
-        await asyncio.sleep(self.breaker.wait())
-        if limiter is not None:
-            await asyncio.sleep(limiter.reserve())
-            await asyncio.sleep(self.breaker.wait())
+        await self._pace(limiter)
         self.requests[kind] += 1
         try:
             response = await self._client.request(method, path, **kwargs)
@@ -220,7 +239,7 @@ class WaybackClient:
     async def user_status(self) -> UserStatus:
         """The account's free capture sessions and quota; raises WaybackAuthError for bad keys."""
         response = await self._call("user", "GET", "/save/status/user", None, headers=self._auth())
-        data = response.json()
+        data = _json(response, "/save/status/user")
         return UserStatus(
             int(data.get("available", 0)),
             int(data.get("processing", 0)),
@@ -228,17 +247,16 @@ class WaybackClient:
             int(data.get("daily_captures_limit", 0)),
         )
 
-    async def submit(self, url: str) -> SpnAnswer:
+    async def submit(self, url: str, *, not_within_s: float | None = None) -> SpnAnswer:
+        """Ask for a capture; none is made if one exists younger than `not_within_s` (default: the reuse setting)."""
         form = {"url": url, "skip_first_archive": "1"}
-        if self.settings.reuse_capture_within_s:
-            form["if_not_archived_within"] = str(int(self.settings.reuse_capture_within_s))
+        window = max(self.settings.reuse_capture_within_s, not_within_s or 0)
+        if window:
+            form["if_not_archived_within"] = str(int(window))
         response = await self._call(
             "save", "POST", "/save", self.capture_limiter, data=form, headers={**self._auth(), "Accept": "application/json"}
         )
-        try:
-            data = response.json()
-        except ValueError:
-            raise WaybackError(f"/save: an answer that is not JSON (HTTP {response.status_code})") from None
+        data = _json(response, "/save")
         status_ext = str(data.get("status_ext") or "")
         if data.get("status") == "error" or status_ext:
             error = status_ext.removeprefix("error:") or "unknown"
@@ -250,7 +268,7 @@ class WaybackClient:
 
     async def job(self, job_id: str) -> JobState:
         response = await self._call("status", "GET", f"/save/status/{job_id}", None, headers=self._auth())
-        data = response.json()
+        data = _json(response, "/save/status/<job>")
         status = data.get("status", "error")
         if status == "error":
             return JobState("error", error=str(data.get("status_ext") or "error:unknown").removeprefix("error:"))
@@ -272,7 +290,8 @@ class WaybackClient:
 
     async def captures_under(self, prefix: str, *, since: str | None = None) -> list[CdxRow]:
         """Every successful capture of every URL under `prefix`, in one CDX request."""
-        return await self._read_index(prefix, start_timestamp=since, match_type="prefix", limit="10000")
+        # A negative limit keeps the last rows: the index sorts oldest first, and the newest matter.
+        return await self._read_index(prefix, start_timestamp=since, match_type="prefix", limit="-10000")
 
     async def _read_index(self, url: str, **query: str | None) -> list[CdxRow]:
         """One CDX request through waybackpy's reader, behind the breaker and the CDX rate."""
@@ -285,9 +304,11 @@ class WaybackClient:
         )
         reader.endpoint = f"{self.settings.wayback_url.rstrip('/')}/cdx/search/cdx"
         self.requests["cdx"] += 1
-        await asyncio.sleep(self.breaker.wait())
-        await asyncio.sleep(self.cdx_limiter.reserve())
-        snapshots = await asyncio.to_thread(lambda: list(reader.snapshots()))
+        await self._pace(self.cdx_limiter)
+        try:
+            snapshots = await asyncio.to_thread(lambda: list(reader.snapshots()))
+        except WaybackpyError as exc:  # an answer waybackpy cannot parse
+            raise WaybackError(f"CDX: an answer that could not be read: {exc}") from None
         rows = [CdxRow(timestamp=s.timestamp, original=s.original, statuscode=s.statuscode) for s in snapshots]
         return sorted(rows, key=lambda r: r.timestamp)
 
