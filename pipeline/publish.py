@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Literal
 
+from pipeline.errors import InvalidRecord
 from pipeline.models import Case, Draft, DraftState, Source, Transition, utc_now
 from pipeline.review import missing_for_publication
 from pipeline.settings import Settings
@@ -65,6 +66,23 @@ def case_from_draft(draft: Draft, case_id: str, base_url: str) -> Case:
     )
 
 
+def _case_of(store: Store, draft: Draft) -> str | None:
+    """A case already published from this draft by a run that stopped before marking the draft.
+
+    The case is written before the draft is marked; after a crash between the two, the
+    case with exactly the draft's sources is its own, and is updated, not published again.
+    """
+    urls = sorted(s.url for s in draft.sources)
+    for case_id in store.ids("case"):
+        try:
+            case = store.read_case(case_id)
+        except InvalidRecord:
+            continue
+        if sorted(s.url for s in case.sources) == urls:
+            return case_id
+    return None
+
+
 def _promote_one(store: Store, settings: Settings, draft_id: str) -> Promotion:
     outcome: list[Promotion] = []
 
@@ -76,8 +94,9 @@ def _promote_one(store: Store, settings: Settings, draft_id: str) -> Promotion:
         if missing:
             outcome.append(Promotion(draft_id, "incomplete", draft.case_id, missing))
             return None
-        if draft.case_id and store.exists("case", draft.case_id):
-            case = case_from_draft(draft, draft.case_id, settings.public_base_url)
+        case_id = draft.case_id or _case_of(store, draft)
+        if case_id and store.exists("case", case_id):
+            case = case_from_draft(draft, case_id, settings.public_base_url)
             store.write_case(case)
             what: Outcome = "updated"
         else:
@@ -99,7 +118,11 @@ def promote(store: Store, settings: Settings, draft_ids: list[str] | None = None
     """Publish every approved draft (or those of `draft_ids`); see the module's docstring."""
     report = PromoteReport()
     for draft_id in draft_ids if draft_ids is not None else store.ids("draft"):
-        draft = store.read_draft(draft_id)
+        try:
+            draft = store.read_draft(draft_id)
+        except InvalidRecord as exc:  # one broken draft does not hold up the others
+            report.drafts.append(Promotion(draft_id, "incomplete", None, [f"not a valid draft: {exc}"]))
+            continue
         if draft.state == DraftState.APPROVED:
             report.drafts.append(_promote_one(store, settings, draft_id))
     return report

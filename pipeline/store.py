@@ -352,6 +352,17 @@ class Store:
         with self.lock(f"case-{case.id}"):
             return self._write(path, case)
 
+    def update_case(self, record_id: str, change: Callable[[Case], Case | None]) -> bool:
+        """Read, change and write one case under its lock; True when it was written."""
+        path = self.path("case", record_id)
+        with self.lock(f"case-{record_id}"):
+            try:
+                case = self._parse(Case, path.read_bytes(), path)
+            except FileNotFoundError:
+                raise RecordNotFound("case", record_id, self.label(path)) from None
+            changed = change(case.model_copy(deep=True))
+            return changed is not None and self._write(path, changed)
+
     def next_case_number(self) -> int:
         numbers = [case_number(record_id, self.case_id_prefix) for record_id in self.ids("case")]
         highest = max((n for n in numbers if n is not None), default=self.case_id_start - 1)

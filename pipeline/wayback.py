@@ -312,6 +312,15 @@ class WaybackClient:
         rows = [CdxRow(timestamp=s.timestamp, original=s.original, statuscode=s.statuscode) for s in snapshots]
         return sorted(rows, key=lambda r: r.timestamp)
 
+    async def resolves(self, link: str) -> bool:
+        """Whether a recorded https://web.archive.org/web/<ts>/<url> link leads to a capture here."""
+        path = "/web/" + link.split("/web/", 1)[-1]
+        try:
+            response = await self._call("web", "GET", path, None)
+        except (WaybackThrottled, WaybackUnavailable):
+            return True  # cannot tell now: keep the link
+        return response.status_code in (200, 301, 302)
+
     async def capture_bytes(self, row: CdxRow) -> bytes:
         """The original bytes of one capture (`/web/<timestamp>id_/<url>`)."""
         response = await self._call("web", "GET", f"/web/{row.timestamp}id_/{row.original}", None)

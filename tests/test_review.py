@@ -215,3 +215,18 @@ def test_processes_promoting_at_once_publish_each_draft_once(store: Store, root:
     assert sorted(c for _, c in published) == [f"IL-{n:04d}" for n in range(429, 441)]
     assert all(store.read_draft(d).case_id == c for d, c in published)
     assert validate(store).faults == []
+
+
+def test_a_promotion_cut_short_after_writing_the_case_is_finished_not_repeated(
+    store: Store, root: Path, example_json: dict
+) -> None:
+    from pipeline.publish import case_from_draft, promote
+
+    draft = complete_draft(example_json, 1)
+    store.write_draft(draft)
+    # A run wrote the case, then died before marking the draft published.
+    store.publish_case(lambda new_id: case_from_draft(draft, new_id, "https://example.org/cases/"))
+    report = promote(store, Settings(root=root))
+    assert [(d.outcome, d.case_id) for d in report.drafts] == [("updated", "IL-0001")]
+    assert store.ids("case") == ["IL-0001"]
+    assert store.read_draft(draft.id).case_id == "IL-0001"
