@@ -16,6 +16,7 @@ the crawler really did.
 from __future__ import annotations
 
 import hashlib
+import sys
 import threading
 import time
 import zlib
@@ -79,6 +80,15 @@ def _gzip_bomb(decoded_size: int) -> bytes:
     return b"".join(parts) + compressor.flush()
 
 
+class _QuietServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address) -> None:  # noqa: ANN001 - socketserver's signature
+        # A client hanging up (a crawler done, or one that cut a body off) is not an error here.
+        if not isinstance(sys.exc_info()[1], (ConnectionResetError, BrokenPipeError)):
+            super().handle_error(request, client_address)
+
+
 class Site:
     """One host of the farm."""
 
@@ -97,8 +107,7 @@ class Site:
         self._served: Counter[str] = Counter()
         self._stop = stop
         self._lock = threading.Lock()
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self.server.daemon_threads = True
+        self.server = _QuietServer(("127.0.0.1", 0), self._handler())
         self.port = self.server.server_address[1]
 
     def url(self, path: str = "/") -> str:
