@@ -40,6 +40,8 @@ __all__ = ["ArchiveReport", "SourceArchive", "archive", "archive_async", "source
 
 _log = logging.getLogger("incidentlib.archive")
 Outcome = Literal["captured", "reused", "confirmed", "waiting", "failed"]
+# What is worth another try within the same run (the rest waits for the next run or a person).
+_RETRY_NOW = RETRY_ERRORS | {"throttled", "submit-failed", "job-expired", "capture-not-yet-visible"}
 # A job's status is kept about an hour by the service; older ones are not worth a look.
 _JOB_MEMORY = timedelta(minutes=55)
 
@@ -344,6 +346,12 @@ async def archive_async(
         async def run(url: str, draft_ids: list[str], state: ArchiveState, recorded: str | None) -> None:
             try:
                 step = await archiver.one(draft_ids[0], url, state, recorded)
+                # Retry-worthy trouble is tried again in this run too, after a doubling pause.
+                for retry in range(settings.in_run_retries):
+                    if step.outcome != "waiting" or step.state.reason not in _RETRY_NOW:
+                        break
+                    await asyncio.sleep(min(settings.poll_interval_s * 2**retry, 60.0))
+                    step = await archiver.one(draft_ids[0], url, step.state, recorded)
                 for draft_id in draft_ids:
                     await archiver.save(draft_id, url, step)
                 source = SourceArchive(draft_ids[0], url, step.outcome, step.state.reason, step.archived)

@@ -16,7 +16,11 @@ __all__ = ["Settings"]
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="INCIDENTLIB_", extra="ignore", validate_default=True)
+    # Also read from a settings file in the working folder (KEY=value lines, like the
+    # environment), for the archive keys above all; git ignores it.
+    model_config = SettingsConfigDict(
+        env_prefix="INCIDENTLIB_", extra="ignore", validate_default=True, env_file="incidentlib.env"
+    )
 
     root: Path = Field(
         default=Path("."),
@@ -108,6 +112,9 @@ class Settings(BaseSettings):
     wayback_timeout_s: float = Field(default=30.0, gt=0, description="Timeout of one request to the archive.")
     max_capture_attempts: int = Field(
         default=5, ge=1, description="Attempts at a capture before the source is marked failed."
+    )
+    in_run_retries: int = Field(
+        default=2, ge=0, le=10, description="Further tries within one run after a retry-worthy failure."
     )
 
     @field_validator("root")

@@ -204,11 +204,12 @@ def test_a_session_limit_is_waited_out(store: Store, root: Path, site: Site, way
     url = site.url("/pm/0")
     drafts_for(store, url)
     wayback.failures.session_limit = 1
-    settings = archive_settings(root, wayback)
-    archive(store, settings)
+    archive(store, archive_settings(root, wayback, in_run_retries=0))
     assert states(store)[url][:2] == ("pending", "user-session-limit")
-    archive(store, settings)
+    wayback.failures.session_limit = 1
+    archive(store, archive_settings(root, wayback))  # retried within the run, after a pause
     assert states(store)[url][0] == "captured"
+    assert wayback.counts["save"] == 3
 
 
 def test_a_redirected_capture_keeps_both_urls(store: Store, root: Path, site: Site, wayback: WaybackStandIn) -> None:
