@@ -34,7 +34,7 @@ from pipeline.errors import InvalidRecord, RecordNotFound, WaybackAuthError, Way
 from pipeline.models import ArchiveState, ArchiveStatus, Draft, utc_now
 from pipeline.settings import Settings
 from pipeline.store import Store
-from pipeline.wayback import PERMANENT_ERRORS, RETRY_ERRORS, CdxRow, WaybackClient, snapshot_url
+from pipeline.wayback import PERMANENT_ERRORS, RETRY_ERRORS, CdxRow, WaybackClient, snapshot_timestamp, snapshot_url
 
 __all__ = ["ArchiveReport", "SourceArchive", "archive", "archive_async", "sources_to_archive"]
 
@@ -80,14 +80,6 @@ class ArchiveReport:
             "requests": self.requests,
             "sources": [asdict(s) for s in self.sources],
         }
-
-
-def _timestamp_of(link: str | None) -> str | None:
-    """The timestamp of a https://web.archive.org/web/<timestamp>/<url> link."""
-    if not link or "/web/" not in link:
-        return None
-    stamp = link.split("/web/", 1)[1].split("/", 1)[0]
-    return stamp if stamp.isdigit() else None
 
 
 def sources_to_archive(draft: Draft) -> list[str]:
@@ -183,7 +175,7 @@ class _Archiver:
         s = self.settings
         # 1. captured, not yet seen in the index: confirm that very capture, not another.
         if state.status == ArchiveStatus.CAPTURED:
-            timestamp = _timestamp_of(recorded)
+            timestamp = snapshot_timestamp(recorded)
             row = await self.look(state.captured_url or url, timestamp=timestamp) if timestamp else None
             if row is not None:
                 return _captured(state, row, outcome="confirmed", confirmed=True, url=url)

@@ -37,7 +37,7 @@ from pipeline.ids import canonical_url
 from pipeline.models import ArchiveState, ArchiveStatus, Case, Draft, LinkState, LinkStatus, utc_now
 from pipeline.settings import Settings
 from pipeline.store import Store
-from pipeline.wayback import CdxRow, WaybackClient
+from pipeline.wayback import CdxRow, WaybackClient, snapshot_timestamp
 
 __all__ = ["LinkReport", "RefreshReport", "links", "refresh"]
 
@@ -224,7 +224,7 @@ class _Refresher:
 
 
 def _timestamp(link: str) -> str:
-    return link.split("/web/", 1)[-1].split("/", 1)[0]
+    return snapshot_timestamp(link) or ""
 
 
 def _newest_recorded(recorded: set[str]) -> str | None:

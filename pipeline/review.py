@@ -22,13 +22,14 @@ from typing import Any
 from pydantic import ValidationError
 
 from pipeline.errors import ReviewError
-from pipeline.models import ArchiveStatus, Draft, DraftState, Review, Transition, utc_now
+from pipeline.models import ArchiveStatus, Case, Draft, DraftState, Review, Transition, utc_now
 
 __all__ = [
     "REQUIRED_NARRATIVE",
     "approve",
     "edited",
     "missing_for_publication",
+    "missing_languages",
     "reject",
     "reopen",
     "request_changes",
@@ -41,22 +42,25 @@ OPTIONAL_NARRATIVE = ("symptoms_text", "trigger", "detection", "lessons")
 _REVIEWABLE = (DraftState.WRITTEN, DraftState.IN_REVIEW)
 
 
+def missing_languages(record: Case | Draft, languages: Sequence[str]) -> list[tuple[str, list[str]]]:
+    """Each narrative text present (fields, then remediation and action items) with the required
+    languages it lacks; texts that lack none are left out. Empty fields are not checked here."""
+    texts = [(name, getattr(record, name)) for name in (*REQUIRED_NARRATIVE, *OPTIONAL_NARRATIVE)]
+    for list_name in ("remediation", "action_items"):
+        texts += [(f"{list_name}.{i}.text", action.text) for i, action in enumerate(getattr(record, list_name))]
+    gaps = [(name, [lang for lang in languages if lang not in text]) for name, text in texts if text]
+    return [(name, langs) for name, langs in gaps if langs]
+
+
 def missing_for_publication(draft: Draft, languages: Sequence[str]) -> list[str]:
     """Everything the draft lacks before it can be published, one short phrase each."""
+    gaps = dict(missing_languages(draft, languages))
     missing: list[str] = []
-    for name in REQUIRED_NARRATIVE:
-        text = getattr(draft, name)
-        if not text:
-            missing.append(f"{name}")
-        else:
-            missing += [f"{name}.{lang}" for lang in languages if lang not in text]
-    for name in OPTIONAL_NARRATIVE:
-        text = getattr(draft, name)
-        if text:
-            missing += [f"{name}.{lang}" for lang in languages if lang not in text]
-    for list_name in ("remediation", "action_items"):
-        for index, action in enumerate(getattr(draft, list_name)):
-            missing += [f"{list_name}.{index}.text.{lang}" for lang in languages if lang not in action.text]
+    for name in (*REQUIRED_NARRATIVE, *OPTIONAL_NARRATIVE):
+        if name in REQUIRED_NARRATIVE and not getattr(draft, name):
+            missing.append(name)
+        missing += [f"{name}.{lang}" for lang in gaps.pop(name, [])]
+    missing += [f"{path}.{lang}" for path, langs in gaps.items() for lang in langs]
     for name in ("org", "org_slug", "date", "date_kind"):
         if not getattr(draft, name):
             missing.append(name)

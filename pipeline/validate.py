@@ -13,12 +13,10 @@ from pipeline.errors import Fault, InvalidRecord
 from pipeline.models import Case, Draft, DraftState
 from pipeline.records import file_name_fault, load_record
 from pipeline.registry import find_duplicates
+from pipeline.review import missing_languages
 from pipeline.store import MODELS, RecordKind, Store
 
 __all__ = ["ValidateReport", "language_faults", "validate"]
-
-# The narrative fields of a case: texts a reader needs in every required language.
-NARRATIVE_FIELDS = ("title", "summary", "symptoms_text", "trigger", "detection", "lessons")
 
 
 @dataclass
@@ -35,17 +33,10 @@ class ValidateReport:
 
 def language_faults(record: Case | Draft, languages: Sequence[str], label: str) -> list[Fault]:
     """Narrative texts that lack one of the required languages (empty fields are not faults here)."""
-    faults = []
-    texts = [(name, getattr(record, name)) for name in NARRATIVE_FIELDS]
-    for list_name in ("remediation", "action_items"):
-        texts += [(f"{list_name}.{i}.text", action.text) for i, action in enumerate(getattr(record, list_name))]
-    for name, text in texts:
-        if text is None:
-            continue
-        missing = [lang for lang in languages if lang not in text]
-        if missing:
-            faults.append(Fault(label, name, f"missing the required language {', '.join(missing)}"))
-    return faults
+    return [
+        Fault(label, name, f"missing the required language {', '.join(langs)}")
+        for name, langs in missing_languages(record, languages)
+    ]
 
 
 def validate(store: Store, *, required_languages: Sequence[str] = ("en",)) -> ValidateReport:

@@ -21,7 +21,7 @@ import asyncio
 import threading
 import time
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 
 import httpx
 from waybackpy import WaybackMachineCDXServerAPI
@@ -41,6 +41,7 @@ __all__ = [
     "SpnAnswer",
     "UserStatus",
     "WaybackClient",
+    "snapshot_timestamp",
     "snapshot_url",
 ]
 
@@ -59,6 +60,14 @@ PERMANENT_ERRORS = frozenset({"not-found", "no-access", "blocked-url", "invalid-
 def snapshot_url(timestamp: str, url: str) -> str:
     """The link a reader follows: https://web.archive.org/web/<timestamp>/<url>."""
     return f"https://web.archive.org/web/{timestamp}/{url}"
+
+
+def snapshot_timestamp(link: str | None) -> str | None:
+    """The timestamp of a link `snapshot_url` made; None for anything else."""
+    if not link or "/web/" not in link:
+        return None
+    stamp = link.split("/web/", 1)[1].split("/", 1)[0]
+    return stamp if stamp.isdigit() else None
 
 
 class RateLimiter:
@@ -328,10 +337,6 @@ class WaybackClient:
             raise WaybackError(f"/web/{row.timestamp}id_/{row.original}: answered HTTP {response.status_code}")
         return response.content
 
-    async def newest_capture(self, url: str, *, since: datetime | None = None) -> CdxRow | None:
-        rows = await self.captures(url, since=since)
-        return rows[-1] if rows else None
-
 
 class _BoundedCdx(WaybackMachineCDXServerAPI):
     """waybackpy's CDX reader with its one network call made ours: a timeout, the breaker,
@@ -365,6 +370,3 @@ class _BoundedCdx(WaybackMachineCDXServerAPI):
         self._owner.breaker.close()
         return response.text
 
-
-def utc_stamp(moment: datetime | None = None) -> str:
-    return (moment or datetime.now(UTC)).strftime("%Y%m%d%H%M%S")

@@ -11,7 +11,6 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
 import typer
 
 from pipeline.cli import app

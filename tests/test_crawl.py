@@ -13,7 +13,7 @@ from pipeline.errors import FetchError
 from pipeline.ids import draft_id_for
 from pipeline.models import DraftState, SourceEntry
 from pipeline.settings import Settings
-from pipeline.standins.sitefarm import Page, Site, SiteFarm
+from pipeline.standins.sitefarm import Page, SiteFarm
 from pipeline.store import Store
 from pipeline.validate import validate
 

@@ -10,7 +10,7 @@ import pytest
 from pipeline.archive import archive
 from pipeline.draft import new_draft
 from pipeline.links import links, refresh
-from pipeline.models import Case, SourceEntry
+from pipeline.models import SourceEntry
 from pipeline.standins.sitefarm import Page, Site, SiteFarm
 from pipeline.standins.wayback import WaybackStandIn
 from pipeline.store import Store

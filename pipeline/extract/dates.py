@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from datetime import date
 
-__all__ = ["DateFound", "dates_in", "date_in_url", "first_date", "machine_date"]
+__all__ = ["DateFound", "dates_in", "date_in_url", "machine_date"]
 
 _MONTHS = {
     name: number
@@ -66,11 +66,6 @@ def dates_in(text: str) -> list[DateFound]:
             if value:
                 found.append(DateFound(value, match.start()))
     return sorted(found, key=lambda d: d.position)
-
-
-def first_date(text: str) -> DateFound | None:
-    found = dates_in(text)
-    return found[0] if found else None
 
 
 def date_in_url(url: str) -> str | None:

@@ -240,9 +240,6 @@ class SiteFarm:
         self._threads.append(thread)
         return site
 
-    def total(self, counter: str) -> int:
-        return sum(sum(getattr(site, counter).values()) for site in self.sites.values())
-
     def __enter__(self) -> SiteFarm:
         return self
 
