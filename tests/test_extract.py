@@ -179,3 +179,20 @@ def test_every_heading_of_the_real_postmortems_maps_to_its_field() -> None:
         assert x.title in item["titles"], item["file"]
         if item["dates"]:
             assert x.date in item["dates"], item["file"]
+
+
+def test_tags_for_several_vocabularies_match_one_pass_each() -> None:
+    """One pass over the text for all vocabularies finds what a pass per vocabulary finds,
+    where a longer phrase of one vocabulary overlaps a word of another ("gpu fell off")."""
+    from pipeline.extract.tags import suggest_tags, suggest_terms
+
+    text = (
+        "The GPU fell off the bus twice; an NCCL timeout followed, then a collective operation "
+        "timeout. The gpu died again and all-reduce hung; the NCCL watchdog fired. An ECC error was "
+        "logged for the GPU. Checkpoint-writer (not a checkpoint) was fine."
+    )
+    kinds = ("domains", "components", "symptoms", "contributing")
+    together = suggest_tags(kinds, text, min_hits=1)
+    assert together == {kind: suggest_terms(kind, text, min_hits=1) for kind in kinds}
+    assert "gpu-hardware" in together["components"] and "gpu-unavailable" in together["symptoms"]
+    assert together["symptoms"][0] == "nccl-timeout"  # three mentions, most first

@@ -23,7 +23,7 @@ from pipeline.extract.dates import date_in_url, dates_in
 from pipeline.extract.html import read_html
 from pipeline.extract.markdown import read_markdown
 from pipeline.extract.pdf import read_pdf
-from pipeline.extract.tags import suggest_terms
+from pipeline.extract.tags import suggest_tags
 from pipeline.ids import GITHUB_HOSTS
 from pipeline.models import Section, SectionField
 
@@ -35,6 +35,8 @@ _CHARSET = re.compile(r"charset=[\"']?([\w.:-]+)", re.IGNORECASE)
 _META_CHARSET = re.compile(rb"<meta[^>]+charset=[\"']?([\w.:-]+)", re.IGNORECASE)
 # Front matter, or an ATX heading on a line of its own, in the first bytes.
 _MARKDOWN_SNIFF = re.compile(rb"\A(?:---|\+\+\+)\s*\n|^#{1,6} \S", re.MULTILINE)
+# The vocabularies a draft's tags are suggested from (root causes are read from their own section).
+_TAG_KINDS = ("domains", "components", "symptoms", "contributing")
 _PUBLISHED_CUE = re.compile(r"(posted|published|written|updated|date)(\s+on)?\W{0,5}$", re.IGNORECASE)
 
 
@@ -218,5 +220,5 @@ def extract(
         text=full,
         sections=sections,
         summary="\n\n".join(summaries) if summaries else opening_text(blocks),
-        tags={k: suggest_terms(k, full) for k in ("domains", "components", "symptoms", "contributing")},
+        tags=suggest_tags(_TAG_KINDS, full),
     )
