@@ -13,17 +13,21 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
-import typer
-from pydantic import ValidationError
-
+import logging
 import os
 import shlex
+import signal
 import subprocess
 import tempfile
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict
 
+import typer
+from pydantic import SecretStr, ValidationError
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
 from pipeline.crawl import extract_one
@@ -35,6 +39,8 @@ from pipeline.fmt import fmt as fmt_records
 from pipeline.models import SCHEMA_MODELS, Draft, SourceEntry, json_schema
 from pipeline.records import dump_record, faults_from, load_record
 from pipeline.settings import Settings
+from pipeline import server as prefect_server
+from pipeline.status import status as library_status
 from pipeline.store import Store
 from pipeline.validate import validate as validate_records
 
@@ -57,6 +63,26 @@ RootOption = Annotated[
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON document for scripts instead of text.")]
+
+# How much a run prints: 0 a progress bar and one line per problem, 1 one line per source, 2 debugging.
+_verbosity = 0
+
+
+@app.callback()
+def _global_options(
+    verbose: Annotated[
+        int, typer.Option("--verbose", "-v", count=True, help="-v: one line per source as it ends; -vv: debugging too.")
+    ] = 0,
+) -> None:
+    global _verbosity
+    _verbosity = verbose
+    # Read by Prefect when it is first imported, which the commands that run flows do after this.
+    os.environ["PREFECT_LOGGING_LEVEL"] = ("WARNING", "INFO", "DEBUG")[min(verbose, 2)]
+    if verbose:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s", "%H:%M:%S"))
+        logging.getLogger("pipeline").addHandler(handler)
+        logging.getLogger("pipeline").setLevel(logging.INFO if verbose == 1 else logging.DEBUG)
 
 
 def _read_settings(root: Path | None) -> Settings:
@@ -83,10 +109,10 @@ def _count(n: int, plural: str) -> str:
     return f"{n} {plural[:-1] if n == 1 else plural}"
 
 
-def _print_table(title: str, rows: list[tuple[str, int]]) -> None:
+def _print_table(title: str, rows: list[tuple[str, int]], unit: str = "sources") -> None:
     table = Table(title=title)
     table.add_column("what")
-    table.add_column("sources", justify="right")
+    table.add_column(unit, justify="right")
     for name, n in rows:
         table.add_row(name, str(n))
     Console().print(table)
@@ -95,6 +121,55 @@ def _print_table(title: str, rows: list[tuple[str, int]]) -> None:
 def _print_faults(faults: list[Fault]) -> None:
     for fault in faults:
         typer.echo(str(fault))
+
+
+def _rate(done: int, elapsed: float) -> str:
+    if not done or elapsed <= 0:
+        return ""
+    per_second = done / elapsed
+    return f"{per_second:.1f}/s" if per_second >= 1 else f"{per_second * 60:.1f}/min"
+
+
+@contextmanager
+def _flow_progress(show: bool) -> Iterator[None]:
+    """A progress bar on stderr for each flow this process runs: done/total, rate, time left."""
+    if not show:
+        yield
+        return
+    from pipeline import flows
+
+    started: dict[str, float] = {}
+    tasks: dict[str, object] = {}
+    with Progress(
+        TextColumn("{task.description:<8}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[rate]:>10}"),
+        TextColumn("left"),
+        TimeRemainingColumn(),
+        console=Console(stderr=True),
+    ) as bar:
+
+        def listen(flow_name: str, done: int, total: int) -> None:
+            if flow_name not in tasks:
+                started[flow_name] = time.monotonic()
+                tasks[flow_name] = bar.add_task(flow_name, total=total or None, rate="")
+            rate = _rate(done, time.monotonic() - started[flow_name])
+            bar.update(tasks[flow_name], completed=done, total=total or None, rate=rate)
+
+        flows.progress_listeners.append(listen)
+        try:
+            yield
+        finally:
+            flows.progress_listeners.remove(listen)
+
+
+def _use_known_server(settings: Settings) -> None:
+    """Runs go to the server `serve` started for this data root, when it runs (so they show there)."""
+    if not os.environ.get("PREFECT_API_URL"):
+        api_url = prefect_server.api_url_for(Store.from_settings(settings))
+        if api_url:
+            os.environ["PREFECT_API_URL"] = api_url
 
 
 class SchemaName(StrEnum):
@@ -166,9 +241,11 @@ def crawl(root: RootOption = None, as_json: JsonOption = False) -> None:
     is kept. Each source's outcome is logged as it finishes; a summary ends the run.
     """
     settings = load_settings(root)
+    _use_known_server(settings)
     from pipeline.flows import crawl_flow_for  # Prefect is imported only by the commands that run flows
 
-    summary = crawl_flow_for(settings)(root=str(settings.root))
+    with _flow_progress(not as_json and _verbosity == 0):
+        summary = crawl_flow_for(settings)(root=str(settings.root))
     if as_json:
         typer.echo(json.dumps(summary, indent=2))
         return
@@ -193,9 +270,11 @@ def archive(root: RootOption = None, as_json: JsonOption = False) -> None:
     captures are looked up and the rest wait. Interrupted, it carries on where it stopped.
     """
     settings = load_settings(root)
+    _use_known_server(settings)
     from pipeline.flows import archive as archive_flow
 
-    summary = archive_flow(root=str(settings.root))
+    with _flow_progress(not as_json and _verbosity == 0):
+        summary = archive_flow(root=str(settings.root))
     if as_json:
         typer.echo(json.dumps(summary, indent=2))
         return
@@ -341,6 +420,29 @@ def approve(
     name = who(by)
     draft = _review_step(root, draft_id, lambda d, s: review.approve(d, name, s.required_languages, comment))
     _said(draft, f"approved by {name}")
+    _request_promotion(root)
+
+
+def _request_promotion(root: Path | None) -> None:
+    """After an approval, a promotion run on the served deployments, when a server is known;
+    otherwise `incidentlib promote` publishes (said so, nothing fails)."""
+    settings = load_settings(root)
+    api_url = prefect_server.api_url_for(Store.from_settings(settings))
+    if not api_url:
+        typer.echo("no Prefect server is known: run `incidentlib promote` to publish", err=True)
+        return
+    os.environ["PREFECT_API_URL"] = api_url
+    from pipeline.flows import request_promotion
+
+    try:
+        run = request_promotion()
+    except Exception as exc:  # noqa: BLE001 - the approval stands; only the convenience failed
+        typer.echo(f"approved, but no promotion run could be asked of {api_url}: {exc}", err=True)
+        return
+    if run is None:
+        typer.echo(f"{api_url} serves no promote deployment: run `incidentlib promote` to publish", err=True)
+    else:
+        typer.echo(f"promotion run {run} requested of {api_url}")
 
 
 @app.command("request-changes")
@@ -510,6 +612,7 @@ def show(draft_id: DraftArgument, root: RootOption = None) -> None:
 def promote(root: RootOption = None, as_json: JsonOption = False) -> None:
     """Publish every approved, complete draft as a case (a Prefect flow run); say what the others lack."""
     settings = load_settings(root)
+    _use_known_server(settings)
     from pipeline.flows import promote as promote_flow
 
     summary = promote_flow(root=str(settings.root))
@@ -528,9 +631,11 @@ def promote(root: RootOption = None, as_json: JsonOption = False) -> None:
 def refresh(root: RootOption = None, as_json: JsonOption = False) -> None:
     """Check every source of every draft and case: is it alive, moved, gone; re-archive what changed (a Prefect flow run)."""
     settings = load_settings(root)
+    _use_known_server(settings)
     from pipeline.flows import refresh as refresh_flow
 
-    summary = refresh_flow(root=str(settings.root))
+    with _flow_progress(not as_json and _verbosity == 0):
+        summary = refresh_flow(root=str(settings.root))
     if as_json:
         typer.echo(json.dumps(summary, indent=2))
         return
@@ -574,6 +679,147 @@ def demo(
     typer.echo(f"done: {len(report.cases)} cases published; {where}; nothing is left running")
     if report.faults:
         raise typer.Exit(1)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+@app.command()
+def serve(root: RootOption = None) -> None:
+    """Run the flows on their schedules until stopped (Ctrl-C): crawl, archive, refresh, and promote.
+
+    Uses the Prefect server PREFECT_API_URL names; with none, starts one here (SQLite under
+    the data root's .incidentlib/prefect/), prints its UI address and stops it on exit.
+    Schedules stay active across a restart.
+    """
+    settings = load_settings(root)
+    store = Store.from_settings(settings)
+    with prefect_server.running_server(store, settings) as server:
+        os.environ["PREFECT_API_URL"] = server.api_url  # before Prefect is imported below
+        # A service's log: every source of every scheduled run, one line each, here and in the UI.
+        os.environ["PREFECT_LOGGING_LEVEL"] = "DEBUG" if _verbosity >= 2 else "INFO"
+        from pipeline import flows
+
+        typer.echo(f"Prefect UI: {server.ui_url}  (API {server.api_url})")
+        for name in flows.DEPLOYMENT_FLOWS:
+            typer.echo(f"  {name}/{flows.DEPLOYMENT}: {flows.schedule_of(settings, name) or 'on demand'}")
+        typer.echo("serving; Ctrl-C stops" + ("" if server.pid is None else " (and stops the server)"))
+        # A service manager stops with SIGTERM: taken as Ctrl-C, so the server is stopped too.
+        signal.signal(signal.SIGTERM, _interrupt)
+        try:
+            flows.serve(settings)
+        except KeyboardInterrupt:  # one that arrived before or after Prefect's own loop caught it
+            pass
+    typer.echo("stopped")
+
+
+@app.command()
+def deploy(
+    pool: Annotated[str, typer.Option("--pool", help="The Prefect work pool whose workers run the flows.")],
+    root: Annotated[
+        Path | None,
+        typer.Option("--root", help="Data root every run uses; left out, each worker's own INCIDENTLIB_ROOT.", file_okay=False),
+    ] = None,
+) -> None:
+    """Create the same deployments, with their schedules, on a work pool of the server PREFECT_API_URL names.
+
+    Workers (`prefect worker start --pool NAME`) on any machine with incidentlib installed
+    then run them. With INCIDENTLIB_CAPTURE_LIMIT set, that global concurrency limit is
+    created too, for the workers' captures to share one rate.
+    """
+    settings = _read_settings(root)
+    if not os.environ.get("PREFECT_API_URL"):
+        raise SettingsError("PREFECT_API_URL: set it to the Prefect server the workers use (deploy needs a server)")
+    from pipeline import flows
+
+    try:
+        flows.deploy(settings, pool, str(settings.root) if root is not None else None)
+    except ValueError as exc:  # Prefect's own: no such work pool
+        raise SettingsError(f"--pool {pool}: {exc}") from None
+    for name in flows.DEPLOYMENT_FLOWS:
+        typer.echo(f"{name}/{flows.DEPLOYMENT} on pool {pool}: {flows.schedule_of(settings, name) or 'on demand'}")
+    if settings.capture_limit:
+        typer.echo(f"global concurrency limit {settings.capture_limit}: {settings.captures_per_minute:g} captures a minute")
+
+
+@app.command()
+def status(root: RootOption = None, as_json: JsonOption = False) -> None:
+    """What is scheduled, how each flow last ran, the review queue, captures waiting, links gone."""
+    settings = load_settings(root)
+    store = Store.from_settings(settings)
+    api_url = prefect_server.api_url_for(store)
+    served = None
+    if api_url:
+        os.environ["PREFECT_API_URL"] = api_url
+        from pipeline.flows import served_deployments
+
+        try:
+            served = served_deployments()
+        except Exception as exc:  # noqa: BLE001 - the rest of the status stands without the server
+            typer.echo(f"{api_url}: the Prefect server did not answer ({type(exc).__name__}); schedules unknown", err=True)
+    report = library_status(store, settings, api_url, served)
+    if as_json:
+        typer.echo(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+        return
+    console = Console()
+    console.print(f"data root {settings.root}")
+    console.print(f"Prefect server: {api_url or 'none known (nothing runs on a schedule; see incidentlib serve)'}")
+    table = Table(title="flows")
+    for column in ("flow", "schedule", "scheduled", "next run", "last run", "ended", "counts"):
+        table.add_column(column)
+    for flow in report.flows:
+        last = flow.last_run or {}
+        scheduled = "-" if flow.served is None else ("yes" if flow.served else "no")
+        counts = ", ".join(f"{n} {k}" for k, n in (last.get("counts") or {}).items())
+        ended = last.get("state", "never run") + (f": {last['error']}" if last.get("error") else "")
+        table.add_row(
+            flow.flow, flow.schedule or "on demand", scheduled, (flow.next_run or "-")[:19],
+            (last.get("started_at") or "-")[:19], ended, counts,
+        )
+    console.print(table)
+    _print_table("library", [
+        *((f"drafts {state}", n) for state, n in report.drafts.items()),
+        ("cases published", report.cases),
+        *((f"waiting for capture: {reason}", n) for reason, n in report.waiting_capture.items()),
+        *((f"capture failed: {reason}", n) for reason, n in report.failed_capture.items()),
+        *((f"links {state}", n) for state, n in report.links.items()),
+    ], unit="count")
+    for url in report.gone:
+        typer.echo(f"gone {url}")
+    for label in report.unreadable:
+        typer.echo(f"unreadable {label}", err=True)
+
+
+@app.command()
+def config(root: RootOption = None, as_json: JsonOption = False) -> None:
+    """Print the effective settings (environment, incidentlib.env, defaults), secrets masked."""
+    settings = _read_settings(root)
+    values = {}
+    for name, value in settings:
+        if isinstance(value, SecretStr):
+            value = "********" if value.get_secret_value() else None
+        values[name] = str(value) if isinstance(value, Path) else value
+    values["prefect_api_url"] = os.environ.get("PREFECT_API_URL") or prefect_server.api_url_for(Store.from_settings(settings))
+    if as_json:
+        typer.echo(json.dumps(values, indent=2))
+        return
+    # NAME=value lines, as the environment and incidentlib.env spell them, each with its origin.
+    fields = type(settings).model_fields
+    for name, value in values.items():
+        env = f"INCIDENTLIB_{name.upper()}" if name in fields else "PREFECT_API_URL"
+        if name == "root" and root is not None:
+            origin = "--root"
+        elif env in os.environ:
+            origin = "environment"
+        elif name in settings.model_fields_set:
+            origin = "incidentlib.env"
+        elif name in fields:
+            origin = "default"
+        else:
+            origin = "a running `incidentlib serve`" if value else "not set"
+        shown = "" if value is None else json.dumps(value) if isinstance(value, list) else str(value)
+        typer.echo(f"{env}={shown}  # {origin}")
 
 
 def main() -> None:

@@ -7,11 +7,15 @@ report. Durable facts (what was fetched, extracted, written) live in the records
 
 from __future__ import annotations
 
+import logging
 import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from uuid import UUID
 
 from prefect import flow, get_run_logger, task
+from prefect.context import get_run_context
 from prefect.artifacts import create_markdown_artifact, create_progress_artifact, create_table_artifact, update_progress_artifact
 from prefect.task_runners import ThreadPoolTaskRunner
 
@@ -19,35 +23,83 @@ from pipeline import archive as archiving
 from pipeline import crawl as crawling
 from pipeline import links as linking
 from pipeline import publish as publishing
-from pipeline.models import SourceEntry
-from pipeline.settings import Settings
+from pipeline.models import SourceEntry, utc_now
+from pipeline.settings import Settings, interval_seconds
 from pipeline.store import Store
 
-__all__ = ["archive", "crawl", "promote", "refresh"]
+__all__ = ["DEPLOYMENT", "archive", "crawl", "deploy", "deployments", "progress_listeners", "promote", "refresh", "request_promotion", "serve"]
+
+
+# Whoever watches this process's flow runs (the command line's progress bar): each hears
+# (flow name, done, total) as a source ends. Listeners run on the flow's threads.
+ProgressListener = Callable[[str, int, int], None]
+progress_listeners: list[ProgressListener] = []
 
 
 class _Progress:
-    """Sources done out of a total, shared by the threads of one flow run."""
+    """Sources done out of a total, shared by the threads of one flow run: kept in a Prefect
+    progress artifact and told to this process's listeners."""
 
-    def __init__(self, total: int, artifact_id: UUID | None) -> None:
-        self.total = max(total, 1)
+    def __init__(self, flow_name: str, total: int, artifact_key: str) -> None:
+        self.flow_name = flow_name
+        self.total = total
         self.done = 0
-        self.artifact_id = artifact_id
+        self.artifact_id: UUID | None = create_progress_artifact(0.0, key=artifact_key)
         self._lock = threading.Lock()
         self._last_reported = 0.0
 
-    def advance(self) -> float | None:
+    def plan(self, total: int) -> None:
+        self.total = total
+        self._tell()
+
+    def _tell(self) -> None:
+        for listener in list(progress_listeners):
+            listener(self.flow_name, self.done, self.total)
+
+    def advance(self) -> None:
         with self._lock:
             self.done += 1
-            percent = 100.0 * self.done / self.total
+            self._tell()
+            percent = 100.0 * self.done / max(self.total, 1)
             # An artifact update costs a request to the API: report every 2 %, and the end.
             if percent - self._last_reported < 2.0 and self.done != self.total:
-                return None
+                return
             self._last_reported = percent
-            return percent
+        if self.artifact_id is not None:
+            update_progress_artifact(self.artifact_id, min(percent, 100.0))
+
+    def finish(self) -> None:
+        # Threads report as they go and may arrive out of order; the end is stated once.
+        if self.artifact_id is not None:
+            update_progress_artifact(self.artifact_id, 100.0)
 
 
 _progress: dict[str, _Progress] = {}
+
+
+@contextmanager
+def _recorded(store: Store, flow_name: str) -> Iterator[dict]:
+    """Keep how this flow run went in the data root's runs file (read by `status`), however it ends.
+
+    The caller puts the run's counts in the dict it is given.
+    """
+    run: dict = {"started_at": utc_now().isoformat(), "state": "failed"}
+    try:
+        flow_run = get_run_context().flow_run
+        run["flow_run"] = flow_run.name if flow_run else None
+    except Exception:  # noqa: BLE001 - no run context (the flow's function called bare)
+        run["flow_run"] = None
+    counts: dict = {}
+    try:
+        yield counts
+        run["state"] = "completed"
+    except BaseException as exc:
+        run["error"] = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
+        raise
+    finally:
+        run["finished_at"] = utc_now().isoformat()
+        run["counts"] = counts
+        store.record_run(flow_name, run)
 
 
 def _settings(root: str | None) -> Settings:
@@ -62,12 +114,12 @@ def crawl_hosts(root: str, entries: list[dict], concurrency: int, progress_key: 
     progress = _progress.get(progress_key)
 
     def on_source(source: crawling.SourceReport) -> None:
-        detail = f": {source.message}" if source.message else ""
-        logger.info("%s %s -> drafts/%s.json%s", source.outcome, source.url, source.draft_id, detail)
+        detail = ": ".join(["", *(part for part in (source.reason, source.message) if part)])
+        # A failure is a warning: shown by default, one line naming the URL; the rest with -v.
+        level = logging.WARNING if source.outcome == "failed" else logging.INFO
+        logger.log(level, "%s %s -> drafts/%s.json%s", source.outcome, source.url, source.draft_id, detail)
         if progress is not None:
-            percent = progress.advance()
-            if percent is not None and progress.artifact_id is not None:
-                update_progress_artifact(progress.artifact_id, percent)
+            progress.advance()
 
     report = crawling.crawl(
         Store.from_settings(settings),
@@ -100,43 +152,44 @@ def _publish_summary(report: crawling.CrawlReport) -> None:
 
 
 @flow(name="crawl", log_prints=False)
-def crawl(root: str | None = None) -> dict:
-    """Fetch every source of the registry, extract it, and write or update its draft."""
+def crawl(root: str | None = None, archive_new: bool = True) -> dict:
+    """Fetch every source of the registry, extract it, and write or update its draft;
+    then (`archive_new`) capture the sources of the new drafts."""
     logger = get_run_logger()
     settings = _settings(root)
     store = Store.from_settings(settings)
-    entries, faults = crawling.registry_entries(store)
-    for fault in faults:
-        logger.warning("registry: %s", fault)
-    groups = crawling.host_groups(entries, settings.crawl_task_groups)
-    concurrency = crawling.share_concurrency(settings, len(groups))
+    with _recorded(store, "crawl") as counts:
+        entries, faults = crawling.registry_entries(store)
+        for fault in faults:
+            logger.warning("registry: %s", fault)
+        groups = crawling.host_groups(entries, settings.crawl_task_groups)
+        concurrency = crawling.share_concurrency(settings, len(groups))
 
-    key = f"crawl-{id(entries)}"
-    progress_id = create_progress_artifact(0.0, key="crawl-progress")
-    _progress[key] = _Progress(len(entries), progress_id)
-    try:
-        futures = [
-            crawl_hosts.submit(str(store.root), [e.model_dump(mode="json") for e in group], concurrency, key)
-            for group in groups
-        ]
-        report = crawling.CrawlReport()
-        for future in futures:
-            report = report.merge(crawling.CrawlReport.from_dict(future.result()))
-    finally:
-        del _progress[key]
-    # Threads report as they go and may arrive out of order; the end is stated once.
-    update_progress_artifact(progress_id, 100.0)
-    _publish_summary(report)
-    counts = report.counts()
-    logger.info("crawl: %s", ", ".join(f"{n} {name}" for name, n in counts.items()))
-    if report.errors:
-        # Every other source is done and the summary is published: now the bug is shown.
-        raise RuntimeError(f"{len(report.errors)} sources failed unexpectedly; the first:\n{report.errors[0]}")
-    summary = report.to_dict()
-    summary["registry_faults"] = [str(f) for f in faults]
-    new_drafts = [s.draft_id for s in report.sources if s.outcome == "new"]
-    summary["archive"] = archive_sources(str(store.root), new_drafts) if new_drafts else None
-    return summary
+        key = f"crawl-{id(entries)}"
+        progress = _progress[key] = _Progress("crawl", len(entries), "crawl-progress")
+        progress.plan(len(entries))
+        try:
+            futures = [
+                crawl_hosts.submit(str(store.root), [e.model_dump(mode="json") for e in group], concurrency, key)
+                for group in groups
+            ]
+            report = crawling.CrawlReport()
+            for future in futures:
+                report = report.merge(crawling.CrawlReport.from_dict(future.result()))
+        finally:
+            del _progress[key]
+        progress.finish()
+        _publish_summary(report)
+        counts.update(report.counts())
+        logger.info("crawl: %s", ", ".join(f"{n} {name}" for name, n in report.counts().items()))
+        if report.errors:
+            # Every other source is done and the summary is published: now the bug is shown.
+            raise RuntimeError(f"{len(report.errors)} sources failed unexpectedly; the first:\n{report.errors[0]}")
+        summary = report.to_dict()
+        summary["registry_faults"] = [str(f) for f in faults]
+        new_drafts = [s.draft_id for s in report.sources if s.outcome == "new"]
+        summary["archive"] = archive_sources(str(store.root), new_drafts) if new_drafts and archive_new else None
+        return summary
 
 
 @task(name="archive-sources")
@@ -149,22 +202,16 @@ def archive_sources(root: str, draft_ids: list[str] | None = None) -> dict:
     logger = get_run_logger()
     settings = _settings(root)
     store = Store.from_settings(settings)
-    progress = _Progress(1, create_progress_artifact(0.0, key="archive-progress"))
+    progress = _Progress("archive", 0, "archive-progress")
 
     def on_source(source: archiving.SourceArchive) -> None:
         detail = f" ({source.reason})" if source.reason else ""
         link = f" -> {source.archived}" if source.archived else ""
-        logger.info("%s %s%s%s", source.outcome, source.url, detail, link)
-        percent = progress.advance()
-        if percent is not None and progress.artifact_id is not None:
-            update_progress_artifact(progress.artifact_id, percent)
+        logger.log(logging.WARNING if source.outcome == "failed" else logging.INFO, "%s %s%s%s", source.outcome, source.url, detail, link)
+        progress.advance()
 
-    def on_plan(total: int) -> None:
-        progress.total = max(total, 1)
-
-    report = archiving.archive(store, settings, draft_ids, on_source, on_plan)
-    if progress.artifact_id is not None:
-        update_progress_artifact(progress.artifact_id, 100.0)
+    report = archiving.archive(store, settings, draft_ids, on_source, progress.plan)
+    progress.finish()
     _publish_archive_summary(report)
     return report.to_dict()
 
@@ -189,10 +236,12 @@ def _publish_archive_summary(report: archiving.ArchiveReport) -> None:
 @flow(name="archive", log_prints=False)
 def archive(root: str | None = None) -> dict:
     """Capture every source of every draft that has no capture yet, and confirm fresh ones."""
-    settings = _settings(root)
-    summary = archive_sources(str(Store.from_settings(settings).root))
-    get_run_logger().info("archive: %s", ", ".join(f"{n} {name}" for name, n in summary["counts"].items()))
-    return summary
+    store = Store.from_settings(_settings(root))
+    with _recorded(store, "archive") as counts:
+        summary = archive_sources(str(store.root))
+        counts.update(summary["counts"])
+        get_run_logger().info("archive: %s", ", ".join(f"{n} {name}" for name, n in summary["counts"].items()))
+        return summary
 
 
 def crawl_flow_for(settings: Settings):  # noqa: ANN201 - a Prefect Flow
@@ -219,7 +268,11 @@ def promote_drafts(root: str) -> dict:
 @flow(name="promote", log_prints=False)
 def promote(root: str | None = None) -> dict:
     """Publish every approved, complete draft as a case; say what the others lack."""
-    return promote_drafts(str(Store.from_settings(_settings(root)).root))
+    store = Store.from_settings(_settings(root))
+    with _recorded(store, "promote") as counts:
+        summary = promote_drafts(str(store.root))
+        counts.update(summary["counts"])
+        return summary
 
 
 @task(name="refresh-links")
@@ -227,11 +280,16 @@ def refresh_links(root: str) -> dict:
     """Check every source of every draft and case with the library's `refresh`."""
     logger = get_run_logger()
     settings = _settings(root)
-    report = linking.refresh(Store.from_settings(settings), settings)
-    for source in report.sources:
-        if source.outcome != "unchanged":
-            extra = source.moved_to or source.reason or source.archived or ""
-            logger.info("%s %s %s", source.outcome, source.url, extra)
+    progress = _Progress("refresh", 0, "refresh-progress")
+
+    def on_source(source: linking.LinkReport) -> None:
+        extra = source.moved_to or source.reason or source.archived or ""
+        level = logging.WARNING if source.outcome in ("gone", "moved", "failed") else logging.INFO
+        logger.log(level, "%s %s %s", source.outcome, source.url, extra)
+        progress.advance()
+
+    report = linking.refresh(Store.from_settings(settings), settings, on_source, progress.plan)
+    progress.finish()
     counts = report.counts()
     create_table_artifact(
         key="refresh-summary", table=[{"outcome": k, "sources": v} for k, v in counts.items()],
@@ -249,4 +307,136 @@ def refresh_links(root: str) -> dict:
 @flow(name="refresh", log_prints=False)
 def refresh(root: str | None = None) -> dict:
     """Check every source of every draft and case: live status, captures, re-archive what changed."""
-    return refresh_links(str(Store.from_settings(_settings(root)).root))
+    store = Store.from_settings(_settings(root))
+    with _recorded(store, "refresh") as counts:
+        summary = refresh_links(str(store.root))
+        counts.update(summary["counts"])
+        return summary
+
+
+# ------------------------------------------------------------ deployments and schedules
+
+DEPLOYMENT = "incidentlib"
+_FLOWS = {"crawl": crawl, "archive": archive, "refresh": refresh, "promote": promote}
+DEPLOYMENT_FLOWS = tuple(_FLOWS)
+
+
+def schedule_of(settings: Settings, flow_name: str) -> str | None:
+    return getattr(settings, f"{flow_name}_schedule")
+
+
+def deployments(settings: Settings, root: str | None) -> list:
+    """The four flows as deployments named `incidentlib`, each with its schedule from the settings.
+
+    Entry points are module paths (`pipeline.flows.crawl`), so any machine with incidentlib
+    installed runs them, wherever its checkout lies. `root` is the data root given to
+    every run; None leaves it to each worker's own INCIDENTLIB_ROOT.
+    """
+    from prefect.deployments.runner import EntrypointType
+
+    made = []
+    for name, flow_ in _FLOWS.items():
+        schedule = schedule_of(settings, name)
+        timing: dict = {}
+        if schedule:
+            seconds = interval_seconds(schedule)
+            timing = {"interval": seconds} if seconds else {"cron": schedule}
+        made.append(
+            flow_.to_deployment(
+                name=DEPLOYMENT,
+                parameters={"root": root} if root else {},
+                description=(flow_.description or "").split("\n")[0],
+                tags=["incidentlib"],
+                entrypoint_type=EntrypointType.MODULE_PATH,
+                # One run of each at a time, wherever the workers are: two crawls at once would
+                # double every host's request rate, two archive runs the capture rate.
+                concurrency_limit=1,
+                **timing,
+            )
+        )
+    return made
+
+
+def serve(settings: Settings) -> None:
+    """Run the deployments here until interrupted: scheduled runs start as processes of their own.
+
+    The schedules stay active when this stops (a restart must not pause them); the
+    server keeps the runs that fell due meanwhile and this picks them up when back.
+    """
+    from prefect import serve as prefect_serve
+
+    prefect_serve(*deployments(settings, str(settings.root)), pause_on_shutdown=False, print_starting_message=False)
+
+
+def deploy(settings: Settings, pool: str, root: str | None) -> list[str]:
+    """Create (or update) the deployments on work pool `pool`, for its workers to run.
+
+    With `capture_limit` set, also create that global concurrency limit, paced at the
+    capture rate, for the workers' archive runs to share.
+    """
+    from prefect import deploy as prefect_deploy
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.actions import GlobalConcurrencyLimitCreate
+    from prefect.exceptions import ObjectAlreadyExists
+
+    ids = prefect_deploy(*deployments(settings, root), work_pool_name=pool, build=False, push=False, print_next_steps_message=False, ignore_warnings=True)
+    if settings.capture_limit:
+        with get_client(sync_client=True) as client:
+            try:
+                client.create_global_concurrency_limit(
+                    GlobalConcurrencyLimitCreate(
+                        name=settings.capture_limit, limit=1, slot_decay_per_second=settings.captures_per_minute / 60.0
+                    )
+                )
+            except ObjectAlreadyExists:
+                pass
+    return [str(i) for i in ids]
+
+
+def request_promotion() -> str | None:
+    """Ask the server for a run of the promote deployment now; its flow run's name, or None when
+    the server has no such deployment (nothing is served)."""
+    from prefect.deployments import run_deployment
+    from prefect.exceptions import ObjectNotFound
+
+    try:
+        run = run_deployment(f"promote/{DEPLOYMENT}", timeout=0)
+    except ObjectNotFound:
+        return None
+    return run.name
+
+
+def served_deployments() -> dict[str, dict]:
+    """What the Prefect server knows of each flow's deployment: whether its schedule is active,
+    its next scheduled run, and its work pool (None when served by `serve`)."""
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import (
+        DeploymentFilter,
+        DeploymentFilterId,
+        FlowRunFilter,
+        FlowRunFilterState,
+        FlowRunFilterStateType,
+    )
+    from prefect.client.schemas.objects import StateType
+    from prefect.client.schemas.sorting import FlowRunSort
+    from prefect.exceptions import ObjectNotFound
+
+    found: dict[str, dict] = {}
+    with get_client(sync_client=True) as client:
+        for name in _FLOWS:
+            try:
+                deployment = client.read_deployment_by_name(f"{name}/{DEPLOYMENT}")
+            except ObjectNotFound:
+                continue
+            scheduled = client.read_flow_runs(
+                deployment_filter=DeploymentFilter(id=DeploymentFilterId(any_=[deployment.id])),
+                flow_run_filter=FlowRunFilter(state=FlowRunFilterState(type=FlowRunFilterStateType(any_=[StateType.SCHEDULED]))),
+                sort=FlowRunSort.EXPECTED_START_TIME_ASC,
+                limit=1,
+            )
+            found[name] = {
+                "active": bool(deployment.schedules) and any(s.active for s in deployment.schedules) and not deployment.paused,
+                "next_run": scheduled[0].expected_start_time.isoformat() if scheduled and scheduled[0].expected_start_time else None,
+                "work_pool": deployment.work_pool_name,
+            }
+    return found

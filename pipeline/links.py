@@ -25,6 +25,7 @@ import asyncio
 import hashlib
 import logging
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Literal
 from urllib.parse import urlsplit
@@ -280,8 +281,15 @@ def _update_records(store: Store, newest: dict[str, str]) -> int:
     return written
 
 
-async def refresh_async(store: Store, settings: Settings) -> RefreshReport:
+async def refresh_async(
+    store: Store,
+    settings: Settings,
+    on_source: Callable[[LinkReport], None] | None = None,
+    on_plan: Callable[[int], None] | None = None,
+) -> RefreshReport:
     drafts, recorded = _cited(store)
+    if on_plan:
+        on_plan(len(drafts))
     previous = store.read_links()
     report = RefreshReport()
     states: dict[str, LinkState] = {}
@@ -295,10 +303,12 @@ async def refresh_async(store: Store, settings: Settings) -> RefreshReport:
             except Exception as exc:  # noqa: BLE001 - a bug: kept, and raised once every link had its turn
                 _log.error("%s: unexpected error", url, exc_info=exc)
                 errors.append(exc)
-                report.sources.append(LinkReport(url, "failed", "error", reason="internal-error"))
-                return
+                source = LinkReport(url, "failed", "error", reason="internal-error")
+            else:
+                states[url] = state
             report.sources.append(source)
-            states[url] = state
+            if on_source:
+                on_source(source)
 
         errors: list[BaseException] = []
         await asyncio.gather(*(run(url) for url in drafts))
@@ -311,9 +321,18 @@ async def refresh_async(store: Store, settings: Settings) -> RefreshReport:
     return report
 
 
-def refresh(store: Store, settings: Settings) -> RefreshReport:
-    """Check every source of every draft and case; see the module's docstring."""
-    return asyncio.run(refresh_async(store, settings))
+def refresh(
+    store: Store,
+    settings: Settings,
+    on_source: Callable[[LinkReport], None] | None = None,
+    on_plan: Callable[[int], None] | None = None,
+) -> RefreshReport:
+    """Check every source of every draft and case; see the module's docstring.
+
+    `on_plan` hears how many links there are, before any is checked; `on_source` hears
+    of each as it ends.
+    """
+    return asyncio.run(refresh_async(store, settings, on_source, on_plan))
 
 
 def links(store: Store, status: str | None = None) -> list[LinkState]:

@@ -7,12 +7,23 @@ stand beside each field.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-__all__ = ["Settings"]
+__all__ = ["INTERVAL", "Settings", "interval_seconds"]
+
+# An interval schedule: a number and a unit (seconds, minutes, hours, days).
+INTERVAL = re.compile(r"(\d+)([smhd])")
+_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def interval_seconds(schedule: str) -> int | None:
+    """Seconds of an interval schedule ("15m" -> 900); None for a cron line."""
+    match = INTERVAL.fullmatch(schedule)
+    return int(match.group(1)) * _UNIT_SECONDS[match.group(2)] if match else None
 
 
 class Settings(BaseSettings):
@@ -116,6 +127,38 @@ class Settings(BaseSettings):
     in_run_retries: int = Field(
         default=2, ge=0, le=10, description="Further tries within one run after a retry-worthy failure."
     )
+
+    capture_limit: str | None = Field(
+        default=None,
+        description="Name of a Prefect global concurrency limit every capture also takes a slot of, "
+        "for when several processes or machines capture at once (none: the local limiter alone).",
+    )
+
+    # ------------------------------------------------------------ running as a service
+    crawl_schedule: str | None = Field(
+        default="0 * * * *", description="When `serve` crawls: a cron line or an interval (90s, 15m, 1h, 7d); empty: never."
+    )
+    archive_schedule: str | None = Field(default="30 * * * *", description="When `serve` archives the sources waiting for capture.")
+    refresh_schedule: str | None = Field(default="0 4 * * 1", description="When `serve` checks every link (weekly).")
+    promote_schedule: str | None = Field(
+        default=None, description="When `serve` promotes approved drafts; besides, every approval asks for a promotion run."
+    )
+    server_port: int = Field(
+        default=4200, ge=1, le=65535, description="Port of the Prefect server `serve` starts when no PREFECT_API_URL is set."
+    )
+    server_startup_timeout_s: float = Field(
+        default=90.0, gt=0, description="How long `serve` waits for the Prefect server it starts to answer."
+    )
+
+    @field_validator("crawl_schedule", "archive_schedule", "refresh_schedule", "promote_schedule")
+    @classmethod
+    def _schedule(cls, value: str | None) -> str | None:
+        value = (value or "").strip()
+        if not value:
+            return None
+        if not (INTERVAL.fullmatch(value) or len(value.split()) == 5):
+            raise ValueError(f"{value!r} is neither a cron line of five fields nor an interval like 90s, 15m, 1h or 7d")
+        return value
 
     @field_validator("root")
     @classmethod

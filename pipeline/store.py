@@ -6,6 +6,9 @@ Layout under the data root:
     drafts/<draft-id>.json        drafts awaiting review
     cases/<case-id>.json          published cases
     .incidentlib/locks/           lock files (not data; ignored by git)
+    .incidentlib/links.json       link health, by source URL (pipeline.links)
+    .incidentlib/runs.json        the last run of each flow (pipeline.status)
+    .incidentlib/prefect/         the local Prefect server `serve` starts (pipeline.server)
 
 Guarantees:
 - Every write is atomic: the bytes go to a temporary file in the same folder, are
@@ -276,6 +279,27 @@ class Store:
             current.update({url: s.model_dump(mode="json") for url, s in states.items()})
             self.state_dir.mkdir(parents=True, exist_ok=True)
             write_atomic(self.links_path, dump_json(dict(sorted(current.items()))))
+
+    # ------------------------------------------------------------ flow runs (pipeline.status)
+
+    @property
+    def runs_path(self) -> Path:
+        return self.state_dir / "runs.json"
+
+    def read_runs(self) -> dict[str, dict]:
+        """The last run of each flow by name: when it started and ended, how, and its counts."""
+        try:
+            return json.loads(self.runs_path.read_bytes())
+        except FileNotFoundError:
+            return {}
+
+    def record_run(self, flow: str, run: dict) -> None:
+        """Keep `run` as the last run of `flow`, atomically and under the file's lock."""
+        with self.lock("runs"):
+            runs = self.read_runs()
+            runs[flow] = run
+            self.state_dir.mkdir(parents=True, exist_ok=True)
+            write_atomic(self.runs_path, dump_json(dict(sorted(runs.items()))))
 
     # ------------------------------------------------------------ writing
 

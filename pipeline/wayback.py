@@ -183,6 +183,21 @@ def _retry_after(response: httpx.Response) -> float | None:
     return float(value) if value.strip().isdigit() else None
 
 
+async def _global_capture_slot(name: str) -> None:
+    """A slot of the Prefect global concurrency limit `name`, shared by every process that captures.
+
+    The local limiter paces one process exactly; when several processes or machines
+    capture with the same account, the server's limit (a slot decay of the capture rate)
+    paces them together. Strict: a limit that does not exist is an error, not a no-op.
+    """
+    from prefect.concurrency.asyncio import rate_limit  # only where such a limit is configured
+
+    try:
+        await rate_limit(name, strict=True)
+    except Exception as exc:  # noqa: BLE001 - Prefect's errors here have no common base
+        raise WaybackError(f"capture limit {name!r}: {exc}") from exc
+
+
 class WaybackClient:
     """Calls to one Wayback-compatible service; one per event loop."""
 
@@ -262,6 +277,8 @@ class WaybackClient:
         window = max(self.settings.reuse_capture_within_s, not_within_s or 0)
         if window:
             form["if_not_archived_within"] = str(int(window))
+        if self.settings.capture_limit:
+            await _global_capture_slot(self.settings.capture_limit)
         response = await self._call(
             "save", "POST", "/save", self.capture_limiter, data=form, headers={**self._auth(), "Accept": "application/json"}
         )

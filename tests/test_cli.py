@@ -238,3 +238,69 @@ def test_extract_reads_a_saved_file_as_if_fetched_from_its_url(cli: Callable, tm
         }
     ]
     assert list((root / "drafts").iterdir()) == [], "extract writes nothing"
+
+
+def test_config_masks_the_keys_and_says_where_each_value_came_from(
+    cli: Callable, root: Path, tmp_path: Path, monkeypatch
+) -> None:
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    (workdir / "incidentlib.env").write_text("INCIDENTLIB_WAYBACK_SECRET_KEY=file-secret-42\nINCIDENTLIB_CAPTURES_PER_MINUTE=6\n")
+    monkeypatch.chdir(workdir)
+    env = {"INCIDENTLIB_WAYBACK_ACCESS_KEY": "env-access-17", "INCIDENTLIB_CRAWL_SCHEDULE": "15m"}
+
+    as_json = cli("config", "--root", str(root), "--json", env=env)
+    values = json.loads(as_json.stdout)
+    assert values["wayback_access_key"] == values["wayback_secret_key"] == "********"
+    assert values["captures_per_minute"] == 6.0 and values["crawl_schedule"] == "15m" and values["root"] == str(root)
+    assert values["prefect_api_url"] is None
+
+    text = cli("config", "--root", str(root), env=env)
+    assert "env-access-17" not in text.stdout + as_json.stdout and "file-secret-42" not in text.stdout + as_json.stdout
+    lines = text.stdout.splitlines()
+    assert "INCIDENTLIB_WAYBACK_ACCESS_KEY=********  # environment" in lines
+    assert "INCIDENTLIB_CAPTURES_PER_MINUTE=6.0  # incidentlib.env" in lines
+    assert f"INCIDENTLIB_ROOT={root}  # --root" in lines
+    assert "INCIDENTLIB_PER_HOST_DELAY_S=1.0  # default" in lines
+    assert "INCIDENTLIB_PROMOTE_SCHEDULE=  # default" in lines
+
+
+def test_a_schedule_that_is_neither_cron_nor_interval_is_one_line(root: Path) -> None:
+    result = run_installed("status", "--root", str(root), env={"INCIDENTLIB_CRAWL_SCHEDULE": "hourly"})
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert result.stderr.startswith("Error: INCIDENTLIB_CRAWL_SCHEDULE: Value error, 'hourly' is neither a cron line")
+
+
+def test_deploy_needs_a_server_and_says_so(root: Path) -> None:
+    env = {name: "" for name in ("PREFECT_API_URL",)}
+    result = run_installed("deploy", "--pool", "incidents", "--root", str(root), env=env)
+    assert result.returncode == 1
+    assert result.stderr == "Error: PREFECT_API_URL: set it to the Prefect server the workers use (deploy needs a server)\n"
+
+
+def test_status_without_a_server_reads_the_data_root(
+    cli: Callable, root: Path, make_draft: Callable[..., Draft]
+) -> None:
+    from pipeline.models import ArchiveState, LinkState, utc_now
+    from pipeline.store import Store
+
+    store = Store(root)
+    waiting = make_draft("https://example.org/pm/1")
+    waiting.sources[0].archive = ArchiveState(reason="no-keys")
+    store.write_draft(waiting)
+    store.write_draft(make_draft("https://example.org/pm/2"))
+    store.update_links({"https://example.org/pm/2": LinkState(url="https://example.org/pm/2", checked_at=utc_now(), status="gone", http_status=410)})
+    store.record_run("crawl", {"started_at": "2026-11-29T10:00:00+00:00", "finished_at": "2026-11-29T10:01:00+00:00",
+                               "state": "completed", "counts": {"new": 2}, "flow_run": "brave-otter"})
+
+    report = json.loads(cli("status", "--root", str(root), "--json").stdout)
+    assert report["server"] is None
+    flows = {f["flow"]: f for f in report["flows"]}
+    assert flows["crawl"]["served"] is None and flows["crawl"]["last_run"]["counts"] == {"new": 2}
+    assert flows["promote"]["schedule"] is None and flows["archive"]["last_run"] is None
+    assert report["drafts"] == {"extracted": 2} and report["cases"] == 0
+    assert report["waiting_capture"] == {"no-keys": 1, "not-tried": 1}
+    assert report["links"] == {"gone": 1} and report["gone"] == ["https://example.org/pm/2"]
+
+    text = cli("status", "--root", str(root)).stdout
+    assert "none known" in text and "completed" in text and "gone https://example.org/pm/2" in text

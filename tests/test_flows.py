@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -69,6 +70,8 @@ def test_crawl_command_runs_the_flow_and_reruns_change_nothing(
     first = cli("crawl", "--root", str(root))
     assert first.exit_code == 0, first.output
     assert "new" in first.stdout and f"failed {farm.sites['host1'].url('/gone')}: http-410: " in first.stdout
+    # Progress on stderr: done/total, the rate and the time left.
+    assert re.search(r"crawl .* 5/5 +[\d.]+/(s|min) left 0:00:00", first.stderr), first.stderr
 
     again = cli("crawl", "--root", str(root), "--json")
     summary = json.loads(again.stdout)
@@ -123,3 +126,30 @@ def test_the_stand_in_command_serves_until_stopped(tmp_path: Path) -> None:
         proc.send_signal(signal.SIGINT)
         out, _ = proc.communicate(timeout=30)
     assert proc.returncode == 0 and "stopped" in out
+
+
+def test_logs_are_a_line_per_problem_and_with_v_a_line_per_source(farm: SiteFarm, root: Path, tmp_path: Path) -> None:
+    """As a person sees them, in a process of its own: no traceback for a page that is gone."""
+    import os
+    import subprocess
+    import sys
+
+    urls = registry(root, farm, hosts=1, pages=1)
+    gone = farm.sites["host0"].url("/gone")
+    farm.sites["host0"].pages["/gone"] = Page(status=410)
+    with (root / "sources" / "farm.yaml").open("a") as registry_file:
+        registry_file.write(f"- url: {gone}\n")
+    env = {name: value for name, value in os.environ.items() if not name.startswith(("PREFECT_", "INCIDENTLIB_"))}
+    env |= {"INCIDENTLIB_ALLOW_PRIVATE_HOSTS": "1", "INCIDENTLIB_PER_HOST_DELAY_S": "0", "INCIDENTLIB_MAX_RETRIES": "0",
+            "PREFECT_HOME": str(tmp_path / "prefect"), "PREFECT_SERVER_ANALYTICS_ENABLED": "false", "DO_NOT_TRACK": "1"}
+    command = [str(Path(sys.executable).parent / "incidentlib")]
+
+    quiet = subprocess.run([*command, "crawl", "--root", str(root)], env=env, capture_output=True, text=True, timeout=300)
+    assert quiet.returncode == 0, quiet.stderr
+    mentions = [line for line in quiet.stderr.splitlines() if gone in line]
+    assert len(mentions) == 1 and "WARNING" in mentions[0] and "http-410" in mentions[0]
+    assert urls[0] not in quiet.stderr and "Traceback" not in quiet.stderr
+
+    loud = subprocess.run([*command, "-v", "crawl", "--root", str(root)], env=env, capture_output=True, text=True, timeout=300)
+    assert loud.returncode == 0, loud.stderr
+    assert [line for line in loud.stderr.splitlines() if urls[0] in line and "unchanged" in line]

@@ -1,0 +1,93 @@
+"""Where the library stands, for `incidentlib status`: pure but for reading the data root.
+
+What is scheduled comes from the Prefect server when one is known (the caller passes
+what it said); when each flow last ran and how it ended comes from the data root's own
+runs file, which every flow run writes however it ends, so it is there with no server
+at all. The rest is read from the drafts and the link states.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+
+from pipeline.archive import sources_to_archive
+from pipeline.errors import InvalidRecord
+from pipeline.models import ArchiveStatus, LinkStatus
+from pipeline.settings import Settings
+from pipeline.store import Store
+
+__all__ = ["FLOWS", "FlowStatus", "Status", "status"]
+
+FLOWS = ("crawl", "archive", "refresh", "promote")
+
+
+@dataclass
+class FlowStatus:
+    flow: str
+    schedule: str | None  # from the settings
+    served: bool | None  # whether the server has it scheduled and active; None: no server known
+    next_run: str | None  # the server's next scheduled run
+    last_run: dict | None  # started_at, finished_at, state, counts, error
+
+
+@dataclass
+class Status:
+    server: str | None
+    flows: list[FlowStatus]
+    drafts: dict[str, int]  # by review state
+    cases: int
+    waiting_capture: dict[str, int]  # source URLs waiting for a capture, by reason
+    failed_capture: dict[str, int]  # source URLs whose capture failed for good, by reason
+    links: dict[str, int]  # by status, from the last refresh
+    gone: list[str] = field(default_factory=list)  # source URLs that are gone (404/410)
+    unreadable: list[str] = field(default_factory=list)  # draft files that could not be read
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def status(store: Store, settings: Settings, server: str | None = None, served: dict[str, dict] | None = None) -> Status:
+    """The library's state; `served` is what the server said of each flow's deployment, by flow name."""
+    runs = store.read_runs()
+    flows = []
+    for name in FLOWS:
+        deployment = (served or {}).get(name)
+        flows.append(
+            FlowStatus(
+                flow=name,
+                schedule=getattr(settings, f"{name}_schedule"),
+                served=None if served is None else bool(deployment and deployment.get("active")),
+                next_run=deployment.get("next_run") if deployment else None,
+                last_run=runs.get(name),
+            )
+        )
+    states: Counter[str] = Counter()
+    waiting: dict[str, str] = {}
+    failed: dict[str, str] = {}
+    unreadable = []
+    for path in store.files("draft"):
+        try:
+            draft = store.read_draft(path.stem)
+        except InvalidRecord:
+            unreadable.append(store.label(path))
+            continue
+        states[draft.state.value] += 1
+        pending = set(sources_to_archive(draft))
+        for source in draft.sources:
+            if source.archive.status == ArchiveStatus.FAILED:
+                failed[source.url] = source.archive.reason or "failed"
+            elif source.url in pending and source.archive.status == ArchiveStatus.PENDING:
+                waiting[source.url] = source.archive.reason or "not-tried"
+    links = store.read_links()
+    return Status(
+        server=server,
+        flows=flows,
+        drafts=dict(sorted(states.items())),
+        cases=len(store.files("case")),
+        waiting_capture=dict(Counter(waiting.values()).most_common()),
+        failed_capture=dict(Counter(failed.values()).most_common()),
+        links=dict(Counter(s.status.value for s in links.values()).most_common()),
+        gone=sorted(url for url, s in links.items() if s.status == LinkStatus.GONE),
+        unreadable=unreadable,
+    )

@@ -1,0 +1,218 @@
+"""Running as a service, for real: `incidentlib serve` with its own Prefect server and a
+scheduled run that writes drafts; `incidentlib deploy` onto a process work pool of a real
+`prefect server start`, with a real worker running the flow.
+
+Every program here is a process of its own, as an operator starts it. The tests wait on
+what the programs say or write (a line on stdout, a run recorded in the data root), each
+with a deadline, never on a fixed pause.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from conftest import archive_settings, settings_env
+from documents import POSTMORTEM_MD
+from pipeline import review
+from pipeline.ids import draft_id_for
+from pipeline.server import healthy, running_server
+from pipeline.settings import Settings
+from pipeline.standins.sitefarm import Page, SiteFarm
+from pipeline.standins.wayback import WaybackStandIn
+from pipeline.store import Store
+
+BIN = Path(sys.executable).parent
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for(condition: Callable[[], object], what: str, timeout: float = 120.0) -> object:
+    """Poll `condition` until it holds; fail naming `what` after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.2)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def read_line_with(process: subprocess.Popen, text: str, seen: list[str]) -> None:
+    """Read the process's stdout until a line holds `text` (the line arrives when it is ready)."""
+    for line in process.stdout:
+        seen.append(line)
+        if text in line:
+            return
+    raise AssertionError(f"the process ended (exit {process.wait()}) before saying {text!r}: {''.join(seen)}")
+
+
+def last_run(root: Path, flow: str) -> dict | None:
+    return Store(root).read_runs().get(flow)
+
+
+@pytest.fixture
+def library(root: Path, farm: SiteFarm, wayback: WaybackStandIn) -> tuple[Path, str, dict[str, str]]:
+    """A data root whose registry has one local postmortem, and the environment of its programs."""
+    site = farm.add_site("ops")
+    site.pages["/postmortems/2024-03-05-cache.md"] = Page.markdown(POSTMORTEM_MD)
+    url = site.url("/postmortems/2024-03-05-cache.md")
+    (root / "sources" / "local.yaml").write_text(f"- url: {url}\n  org: acme\n", encoding="utf-8")
+    env = {name: value for name, value in os.environ.items() if not name.startswith(("PREFECT_", "INCIDENTLIB_"))}
+    env |= settings_env(archive_settings(root, wayback))
+    env |= {
+        "INCIDENTLIB_ROOT": str(root),
+        "PREFECT_HOME": str(root.parent / "prefect-home"),
+        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+        "DO_NOT_TRACK": "1",
+        "PREFECT_LOGGING_LEVEL": "WARNING",
+        "PREFECT_RUNNER_POLL_FREQUENCY": "1",
+        "PREFECT_WORKER_QUERY_SECONDS": "1",
+        "PREFECT_WORKER_PREFETCH_SECONDS": "5",
+    }
+    return root, url, env
+
+
+@pytest.fixture
+def started() -> Iterator[list[subprocess.Popen]]:
+    """Processes a test starts; any still running at its end are stopped with their children."""
+    processes: list[subprocess.Popen] = []
+    yield processes
+    for process in processes:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+        if process.stdout:
+            process.stdout.close()
+
+
+def start_serve(env: dict[str, str], started: list[subprocess.Popen]) -> tuple[subprocess.Popen, list[str]]:
+    process = subprocess.Popen(
+        [str(BIN / "incidentlib"), "serve"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        text=True, start_new_session=True,
+    )
+    started.append(process)
+    seen: list[str] = []
+    read_line_with(process, "serving", seen)
+    return process, seen
+
+
+def stop(process: subprocess.Popen, how: signal.Signals = signal.SIGINT) -> str:
+    process.send_signal(how)
+    out, _ = process.communicate(timeout=60)
+    return out
+
+
+def test_serve_starts_a_server_runs_the_schedule_and_stops_everything(
+    library: tuple[Path, str, dict[str, str]], started: list[subprocess.Popen], cli: Callable
+) -> None:
+    root, url, env = library
+    env |= {
+        "INCIDENTLIB_SERVER_PORT": str(free_port()),
+        "INCIDENTLIB_CRAWL_SCHEDULE": "2s",
+        "INCIDENTLIB_ARCHIVE_SCHEDULE": "",
+        "INCIDENTLIB_REFRESH_SCHEDULE": "",
+    }
+    serve, seen = start_serve(env, started)
+    state = json.loads((root / ".incidentlib" / "prefect" / "server.json").read_text())
+    assert any(f"Prefect UI: {state['ui_url']}" in line for line in seen)
+    assert (root / ".incidentlib" / "prefect" / "prefect.db").is_file()  # SQLite under the data root
+    assert healthy(state["api_url"])
+
+    # Nobody runs anything: the schedule does, and its run writes the draft and archives its source.
+    def archived_draft():
+        if not Store(root).exists("draft", draft_id_for(url)):
+            return None
+        draft = Store(root).read_draft(draft_id_for(url))
+        return draft if draft.sources[0].archived else None
+
+    draft = wait_for(archived_draft, "a scheduled crawl run to draft and archive the page")
+    assert draft.sources[0].archived.startswith("https://web.archive.org/web/")
+    run = wait_for(lambda: last_run(root, "crawl"), "the crawl run's record")
+    assert run["flow_run"] and run["state"] == "completed"
+
+    # An approval asks the served promote deployment for a run at once; that run publishes.
+    settings = Settings(root=root)
+    Store(root).update_draft(draft.id, lambda d: review.write(d, "writer", settings.required_languages))
+    approved = subprocess.run([str(BIN / "incidentlib"), "approve", draft.id, "--by", "reviewer"],
+                              env=env, capture_output=True, text=True, timeout=120)
+    assert approved.returncode == 0, approved.stderr
+    assert f"promotion run " in approved.stdout and state["api_url"] in approved.stdout
+    promoted = wait_for(lambda: last_run(root, "promote"), "the promotion run")
+    assert promoted["state"] == "completed" and promoted["counts"]["published"] == 1
+    assert Store(root).read_draft(draft.id).case_id in Store(root).ids("case")
+
+    out = stop(serve)
+    assert serve.returncode == 0, out
+    assert "stopped" in out
+    assert not (root / ".incidentlib" / "prefect" / "server.json").exists()
+    wait_for(lambda: not healthy(state["api_url"], timeout=0.5), "the server to be gone", timeout=30)
+
+    # A restart finds the schedules still active, with the next run already planned.
+    serve, _ = start_serve(env, started)
+    status = subprocess.run([str(BIN / "incidentlib"), "status", "--json"], env=env, capture_output=True, text=True, check=True)
+    report = json.loads(status.stdout)
+    crawl = next(f for f in report["flows"] if f["flow"] == "crawl")
+    assert report["server"] == state["api_url"]
+    assert crawl["served"] is True and crawl["schedule"] == "2s" and crawl["last_run"]["state"] == "completed"
+    assert report["drafts"] == {"published": 1} and report["cases"] == 1
+    # A service manager stops it with SIGTERM: the server it started goes too.
+    out = stop(serve, signal.SIGTERM)
+    assert serve.returncode == 0 and "stopped" in out
+    wait_for(lambda: not healthy(state["api_url"], timeout=0.5), "the server to be gone", timeout=30)
+
+
+def test_deploy_onto_a_process_work_pool_and_a_worker_runs_the_flows(
+    library: tuple[Path, str, dict[str, str]], started: list[subprocess.Popen]
+) -> None:
+    root, url, env = library
+    env |= {"INCIDENTLIB_CAPTURE_LIMIT": "incidentlib-captures"}
+    settings = Settings(root=root, server_port=free_port())
+    # The server an operator runs on its own machine (here through the same code serve uses).
+    os.environ.pop("PREFECT_API_URL", None)
+    with running_server(Store(root), settings) as server:
+        env["PREFECT_API_URL"] = server.api_url
+
+        def run(*args: str) -> subprocess.CompletedProcess:
+            done = subprocess.run(list(args), env=env, capture_output=True, text=True, timeout=180)
+            assert done.returncode == 0, done.stdout + done.stderr
+            return done
+
+        run(str(BIN / "prefect"), "work-pool", "create", "incidents", "--type", "process")
+        deployed = run(str(BIN / "incidentlib"), "deploy", "--pool", "incidents")
+        assert "crawl/incidentlib on pool incidents: 0 * * * *" in deployed.stdout
+        assert "global concurrency limit incidentlib-captures" in deployed.stdout
+
+        worker = subprocess.Popen(
+            [str(BIN / "prefect"), "worker", "start", "--pool", "incidents", "--type", "process"],
+            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+        )
+        started.append(worker)
+        run(str(BIN / "prefect"), "deployment", "run", "crawl/incidentlib")
+        crawl = wait_for(lambda: (last_run(root, "crawl") or {}).get("state") == "completed" and last_run(root, "crawl"),
+                         "the worker's crawl run")
+        assert crawl["counts"]["new"] == 1
+        # The crawl archived the new draft's source, its capture paced by the shared global limit.
+        draft = Store(root).read_draft(draft_id_for(url))
+        assert draft.sources[0].archived
+
+        status = run(str(BIN / "incidentlib"), "status", "--json")
+        flows = {f["flow"]: f for f in json.loads(status.stdout)["flows"]}
+        assert flows["crawl"]["served"] is True and flows["crawl"]["next_run"]
+        assert flows["promote"]["served"] is False  # on demand: no schedule
+
+        os.killpg(worker.pid, signal.SIGINT)
+        worker.wait(timeout=60)
