@@ -13,9 +13,9 @@ start is reported as `server_start_s`, not counted in the runs). Then, alternati
 
 Prints one JSON line: pages, hosts, delay_s, repeats, direct_s and flow_s (medians),
 ratio (flow_s / direct_s), flow_runs_s and direct_runs_s (every run), tasks (per flow
-run), server_start_s.
+run), server_start_s, log_level (at INFO every source's line goes to the server too).
 
-Usage: python bench/overhead.py [--pages 2000] [--hosts 20] [--delay 0] [--repeats 3]
+Usage: python bench/overhead.py [--pages 2000] [--hosts 20] [--delay 0] [--repeats 3] [--log-level INFO]
 """
 
 from __future__ import annotations
@@ -38,6 +38,9 @@ def main() -> None:
     parser.add_argument("--hosts", type=int, default=20)
     parser.add_argument("--delay", type=float, default=0.0, help="per-host delay between request starts, seconds")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument(
+        "--log-level", default="WARNING", help="Prefect's: WARNING as the commands run by default, INFO as `serve` runs"
+    )
     args = parser.parse_args()
 
     parent, child = multiprocessing.Pipe()
@@ -54,7 +57,7 @@ def main() -> None:
                 "PREFECT_HOME": str(Path(tmp) / "prefect"),
                 "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
                 "DO_NOT_TRACK": "1",
-                "PREFECT_LOGGING_LEVEL": "WARNING",
+                "PREFECT_LOGGING_LEVEL": args.log_level,
             }
         )
         from pipeline.flows import crawl_flow_for
@@ -102,6 +105,7 @@ def main() -> None:
                 "flow_runs_s": [round(w, 2) for w in flow_runs],
                 "tasks": settings.crawl_task_groups,
                 "server_start_s": round(server_start_s, 2),
+                "log_level": args.log_level,
             }
         )
     )
