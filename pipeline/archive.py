@@ -30,11 +30,11 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from typing import Literal
 
-from pipeline.errors import InvalidRecord, RecordNotFound, WaybackAuthError, WaybackError, WaybackThrottled, WaybackUnavailable
+from pipeline.errors import CaptureLimitError, InvalidRecord, RecordNotFound, StoreError, WaybackAuthError, WaybackError, WaybackThrottled, WaybackUnavailable
 from pipeline.models import ArchiveState, ArchiveStatus, Draft, utc_now
 from pipeline.settings import Settings
 from pipeline.store import Store
-from pipeline.wayback import PERMANENT_ERRORS, RETRY_ERRORS, CdxRow, WaybackClient, snapshot_timestamp, snapshot_url
+from pipeline.wayback import PERMANENT_ERRORS, RETRY_ERRORS, CdxRow, WaybackClient, capture_limit_problem, snapshot_timestamp, snapshot_url
 
 __all__ = ["ArchiveReport", "SourceArchive", "archive", "archive_async", "sources_to_archive"]
 
@@ -60,6 +60,8 @@ class ArchiveReport:
     sources: list[SourceArchive] = field(default_factory=list)
     requests: dict[str, int] = field(default_factory=dict)
     keys: bool = True
+    problem: str | None = None  # why captures stopped (no-keys, bad-keys, no-capture-limit)
+    busy: bool = False  # another archive run of the data root was capturing: nothing was done
 
     def counts(self) -> dict[str, int]:
         counted = Counter(s.outcome for s in self.sources)
@@ -77,6 +79,8 @@ class ArchiveReport:
             "failures": self.failures(),
             "waiting": self.waiting(),
             "keys": self.keys,
+            "problem": self.problem,
+            "busy": self.busy,
             "requests": self.requests,
             "sources": [asdict(s) for s in self.sources],
         }
@@ -214,10 +218,12 @@ class _Archiver:
             await self.save(draft_id, url, _Step(state, None, "waiting"))
             try:
                 answer = await self.client.submit(url, not_within_s=not_within)
-            except WaybackAuthError as exc:
-                self.keys_ok, self.keys_problem = False, "bad-keys"
-                _log.warning("archive: %s; captures stop for this run", exc)
-                return _pending(state, "bad-keys", attempt=False, max_attempts=s.max_capture_attempts)
+            except (WaybackAuthError, CaptureLimitError) as exc:
+                problem = "no-capture-limit" if isinstance(exc, CaptureLimitError) else "bad-keys"
+                if self.keys_ok:
+                    _log.warning("archive: %s; captures stop for this run", exc)
+                self.keys_ok, self.keys_problem = False, problem
+                return _pending(state, problem, attempt=False, max_attempts=s.max_capture_attempts)
             except WaybackThrottled:
                 return _pending(state, "throttled", attempt=False, max_attempts=s.max_capture_attempts)
             except (WaybackUnavailable, WaybackError):
@@ -331,6 +337,10 @@ async def archive_async(
                 _log.warning("archive: %s; only existing captures will be looked up", exc)
             except WaybackError as exc:
                 _log.warning("archive: could not check the account: %s", exc)
+            problem = await capture_limit_problem(settings.capture_limit) if settings.capture_limit else None
+            if problem:
+                archiver.keys_ok, archiver.keys_problem = False, "no-capture-limit"
+                _log.warning("archive: %s; only existing captures will be looked up", problem)
         elif not client.has_keys and work:
             _log.warning("archive: no archive keys; looking up existing captures only, new ones wait")
         report.keys = archiver.keys_ok
@@ -359,6 +369,7 @@ async def archive_async(
         await asyncio.gather(*(run(url, *item) for url, item in work.items()))
         report.requests = dict(client.requests)
         report.keys = archiver.keys_ok
+        report.problem = None if archiver.keys_ok else archiver.keys_problem
     if errors:
         raise ExceptionGroup(f"{len(errors)} sources failed unexpectedly", errors)
     return report
@@ -371,5 +382,16 @@ def archive(
     on_source: Callable[[SourceArchive], None] | None = None,
     on_plan: Callable[[int], None] | None = None,
 ) -> ArchiveReport:
-    """Capture (or find a capture of) every source not yet captured; see the module's docstring."""
-    return asyncio.run(archive_async(store, settings, draft_ids, on_source, on_plan))
+    """Capture (or find a capture of) every source not yet captured; see the module's docstring.
+
+    One archive run at a time per data root: the rate limiters live in each process, so two
+    at once (a crawl archiving its new drafts while the hourly archive runs) would capture
+    at twice the rate. A run that finds another one capturing leaves its sources as they
+    are, waiting for the next run, and says so.
+    """
+    try:
+        with store.lock("captures", timeout=0):
+            return asyncio.run(archive_async(store, settings, draft_ids, on_source, on_plan))
+    except StoreError:
+        _log.warning("archive: another archive run of this data root is capturing; these sources wait for the next run")
+        return ArchiveReport(busy=True)

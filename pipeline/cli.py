@@ -77,7 +77,8 @@ def _global_options(
     global _verbosity
     _verbosity = verbose
     # Read by Prefect when it is first imported, which the commands that run flows do after this.
-    os.environ["PREFECT_LOGGING_LEVEL"] = ("WARNING", "INFO", "DEBUG")[min(verbose, 2)]
+    if verbose or "PREFECT_LOGGING_LEVEL" not in os.environ:  # an operator's own level stands without -v
+        os.environ["PREFECT_LOGGING_LEVEL"] = ("WARNING", "INFO", "DEBUG")[min(verbose, 2)]
     if verbose:
         handler = logging.StreamHandler()
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s", "%H:%M:%S"))
@@ -278,8 +279,10 @@ def archive(root: RootOption = None, as_json: JsonOption = False) -> None:
     if as_json:
         typer.echo(json.dumps(summary, indent=2))
         return
-    if not summary["keys"]:
-        typer.echo("no usable archive keys: existing captures were looked up, new ones wait", err=True)
+    if summary["busy"]:
+        typer.echo("another archive run of this data root is capturing: nothing done, the sources wait for the next run", err=True)
+    elif not summary["keys"]:
+        typer.echo(f"captures stopped ({summary['problem']}): existing captures were looked up, new ones wait", err=True)
     rows = list(summary["counts"].items())
     rows += [(f"waiting: {reason}", n) for reason, n in summary["waiting"].items()]
     rows += [(f"failed: {reason}", n) for reason, n in summary["failures"].items()]
@@ -435,12 +438,12 @@ def _request_promotion(root: Path | None) -> None:
     from pipeline.flows import request_promotion
 
     try:
-        run = request_promotion()
+        run = request_promotion(str(settings.root))
     except Exception as exc:  # noqa: BLE001 - the approval stands; only the convenience failed
         typer.echo(f"approved, but no promotion run could be asked of {api_url}: {exc}", err=True)
         return
     if run is None:
-        typer.echo(f"{api_url} serves no promote deployment: run `incidentlib promote` to publish", err=True)
+        typer.echo(f"{api_url} serves no promote deployment for this data root: run `incidentlib promote` to publish", err=True)
     else:
         typer.echo(f"promotion run {run} requested of {api_url}")
 
@@ -695,6 +698,9 @@ def serve(root: RootOption = None) -> None:
     """
     settings = load_settings(root)
     store = Store.from_settings(settings)
+    # A service manager stops with SIGTERM: taken as Ctrl-C from here on, so that the server
+    # this starts is stopped too, even while it is still starting.
+    signal.signal(signal.SIGTERM, _interrupt)
     with prefect_server.running_server(store, settings) as server:
         os.environ["PREFECT_API_URL"] = server.api_url  # before Prefect is imported below
         # A service's log: every source of every scheduled run, one line each, here and in the UI.
@@ -705,8 +711,6 @@ def serve(root: RootOption = None) -> None:
         for name in flows.DEPLOYMENT_FLOWS:
             typer.echo(f"  {name}/{flows.DEPLOYMENT}: {flows.schedule_of(settings, name) or 'on demand'}")
         typer.echo("serving; Ctrl-C stops" + ("" if server.pid is None else " (and stops the server)"))
-        # A service manager stops with SIGTERM: taken as Ctrl-C, so the server is stopped too.
-        signal.signal(signal.SIGTERM, _interrupt)
         try:
             flows.serve(settings)
         except KeyboardInterrupt:  # one that arrived before or after Prefect's own loop caught it
@@ -729,14 +733,14 @@ def deploy(
     created too, for the workers' captures to share one rate.
     """
     settings = _read_settings(root)
-    if not os.environ.get("PREFECT_API_URL"):
+    api_url = os.environ.get("PREFECT_API_URL")
+    if not api_url:
         raise SettingsError("PREFECT_API_URL: set it to the Prefect server the workers use (deploy needs a server)")
+    if not prefect_server.healthy(api_url, timeout=10.0):
+        raise SettingsError(f"PREFECT_API_URL={api_url}: no Prefect server answers there")
     from pipeline import flows
 
-    try:
-        flows.deploy(settings, pool, str(settings.root) if root is not None else None)
-    except ValueError as exc:  # Prefect's own: no such work pool
-        raise SettingsError(f"--pool {pool}: {exc}") from None
+    flows.deploy(settings, pool, str(settings.root) if root is not None else None)
     for name in flows.DEPLOYMENT_FLOWS:
         typer.echo(f"{name}/{flows.DEPLOYMENT} on pool {pool}: {flows.schedule_of(settings, name) or 'on demand'}")
     if settings.capture_limit:
@@ -755,7 +759,7 @@ def status(root: RootOption = None, as_json: JsonOption = False) -> None:
         from pipeline.flows import served_deployments
 
         try:
-            served = served_deployments()
+            served = served_deployments(str(settings.root))
         except Exception as exc:  # noqa: BLE001 - the rest of the status stands without the server
             typer.echo(f"{api_url}: the Prefect server did not answer ({type(exc).__name__}); schedules unknown", err=True)
     report = library_status(store, settings, api_url, served)
@@ -770,7 +774,7 @@ def status(root: RootOption = None, as_json: JsonOption = False) -> None:
         table.add_column(column)
     for flow in report.flows:
         last = flow.last_run or {}
-        scheduled = "-" if flow.served is None else ("yes" if flow.served else "no")
+        scheduled = "-" if flow.served is None else ("no" if not flow.served else "yes" if flow.ready else "yes, nothing runs it")
         counts = ", ".join(f"{n} {k}" for k, n in (last.get("counts") or {}).items())
         ended = last.get("state", "never run") + (f": {last['error']}" if last.get("error") else "")
         table.add_row(

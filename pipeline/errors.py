@@ -82,6 +82,11 @@ class WaybackAuthError(WaybackError):
     """No keys, or keys the archive refuses."""
 
 
+class CaptureLimitError(WaybackError):
+    """The Prefect global concurrency limit for captures (INCIDENTLIB_CAPTURE_LIMIT) is missing or
+    cannot be reached: a fault of the set-up, not of a source, so no capture attempt is counted."""
+
+
 class WaybackThrottled(WaybackError):
     """429: the breaker is open and every archive call waits."""
 

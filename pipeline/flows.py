@@ -23,6 +23,7 @@ from pipeline import archive as archiving
 from pipeline import crawl as crawling
 from pipeline import links as linking
 from pipeline import publish as publishing
+from pipeline.errors import SettingsError
 from pipeline.models import SourceEntry, utc_now
 from pipeline.settings import Settings, interval_seconds
 from pipeline.store import Store
@@ -103,7 +104,15 @@ def _recorded(store: Store, flow_name: str) -> Iterator[dict]:
 
 
 def _settings(root: str | None) -> Settings:
-    return Settings(root=Path(root)) if root else Settings()
+    settings = Settings(root=Path(root)) if root else Settings()
+    # A worker runs each flow in a temporary folder: without a data root given, that empty
+    # folder would pass for an empty library and the run would "succeed" doing nothing.
+    if not any((settings.root / folder).is_dir() for folder in ("sources", "drafts", "cases")):
+        raise SettingsError(
+            f"{settings.root}: not a data root (no sources/, drafts/ or cases/); give the deployment a root "
+            "(incidentlib deploy --root) or set INCIDENTLIB_ROOT where the flow runs"
+        )
+    return settings
 
 
 @task(name="crawl-hosts", retries=1, retry_delay_seconds=10)
@@ -222,8 +231,10 @@ def _publish_archive_summary(report: archiving.ArchiveReport) -> None:
     rows += [{"outcome": f"failed: {reason}", "sources": n} for reason, n in report.failures().items()]
     create_table_artifact(key="archive-summary", table=rows, description="What the last archive run did")
     lines = ["# Archive", ""]
-    if not report.keys:
-        lines += ["No usable archive keys: existing captures were looked up, new ones wait.", ""]
+    if report.busy:
+        lines += ["Another archive run of this data root was capturing: nothing done, the sources wait.", ""]
+    elif not report.keys:
+        lines += [f"Captures stopped ({report.problem}): existing captures were looked up, new ones wait.", ""]
     captured = [s for s in report.sources if s.archived and s.outcome in ("captured", "reused", "confirmed")]
     if captured:
         lines += ["## Captures", ""] + [f"- [{s.url}]({s.archived}) ({s.outcome})" for s in captured]
@@ -334,12 +345,21 @@ def deployments(settings: Settings, root: str | None) -> list:
     """
     from prefect.deployments.runner import EntrypointType
 
+    from prefect.client.schemas.schedules import CronSchedule
+    from pydantic import ValidationError
+
     made = []
     for name, flow_ in _FLOWS.items():
         schedule = schedule_of(settings, name)
         timing: dict = {}
         if schedule:
             seconds = interval_seconds(schedule)
+            if not seconds:
+                try:  # checked by Prefect's own rules, so that a bad line fails here, named
+                    CronSchedule(cron=schedule)
+                except ValidationError as exc:
+                    message = exc.errors(include_url=False)[0]["msg"]
+                    raise SettingsError(f"INCIDENTLIB_{name.upper()}_SCHEDULE: {schedule!r}: {message}") from None
             timing = {"interval": seconds} if seconds else {"cron": schedule}
         made.append(
             flow_.to_deployment(
@@ -376,39 +396,57 @@ def deploy(settings: Settings, pool: str, root: str | None) -> list[str]:
     """
     from prefect import deploy as prefect_deploy
     from prefect.client.orchestration import get_client
-    from prefect.client.schemas.actions import GlobalConcurrencyLimitCreate
-    from prefect.exceptions import ObjectAlreadyExists
+    from prefect.client.schemas.actions import GlobalConcurrencyLimitCreate, GlobalConcurrencyLimitUpdate
+    from prefect.exceptions import ObjectAlreadyExists, ObjectNotFound
 
-    ids = prefect_deploy(*deployments(settings, root), work_pool_name=pool, build=False, push=False, print_next_steps_message=False, ignore_warnings=True)
+    made = deployments(settings, root)
+    with get_client(sync_client=True) as client:
+        try:
+            client.read_work_pool(pool)
+        except ObjectNotFound:
+            raise SettingsError(f"--pool {pool}: no such work pool (prefect work-pool create {pool} --type process)") from None
+    ids = prefect_deploy(*made, work_pool_name=pool, build=False, push=False, print_next_steps_message=False, ignore_warnings=True)
     if settings.capture_limit:
+        decay = settings.captures_per_minute / 60.0
         with get_client(sync_client=True) as client:
             try:
                 client.create_global_concurrency_limit(
-                    GlobalConcurrencyLimitCreate(
-                        name=settings.capture_limit, limit=1, slot_decay_per_second=settings.captures_per_minute / 60.0
-                    )
+                    GlobalConcurrencyLimitCreate(name=settings.capture_limit, limit=1, slot_decay_per_second=decay)
                 )
-            except ObjectAlreadyExists:
-                pass
+            except ObjectAlreadyExists:  # kept in step with the rate configured now
+                client.update_global_concurrency_limit(
+                    settings.capture_limit, GlobalConcurrencyLimitUpdate(limit=1, slot_decay_per_second=decay)
+                )
     return [str(i) for i in ids]
 
 
-def request_promotion() -> str | None:
+def _for_root(deployment, root: str) -> bool:  # noqa: ANN001 - a Prefect DeploymentResponse
+    """Whether a deployment runs on this data root (one without a root runs on its workers' own)."""
+    given = (deployment.parameters or {}).get("root")
+    return not given or Path(given).resolve() == Path(root).resolve()
+
+
+def request_promotion(root: str) -> str | None:
     """Ask the server for a run of the promote deployment now; its flow run's name, or None when
-    the server has no such deployment (nothing is served)."""
+    the server has no such deployment for this data root (nothing is served)."""
+    from prefect.client.orchestration import get_client
     from prefect.deployments import run_deployment
     from prefect.exceptions import ObjectNotFound
 
-    try:
-        run = run_deployment(f"promote/{DEPLOYMENT}", timeout=0)
-    except ObjectNotFound:
+    with get_client(sync_client=True) as client:
+        try:
+            deployment = client.read_deployment_by_name(f"promote/{DEPLOYMENT}")
+        except ObjectNotFound:
+            return None
+    if not _for_root(deployment, root):
         return None
-    return run.name
+    return run_deployment(deployment.id, timeout=0).name
 
 
-def served_deployments() -> dict[str, dict]:
-    """What the Prefect server knows of each flow's deployment: whether its schedule is active,
-    its next scheduled run, and its work pool (None when served by `serve`)."""
+def served_deployments(root: str) -> dict[str, dict]:
+    """What the Prefect server knows of each flow's deployment for data root `root`: whether its
+    schedule is active, whether something is there to run it (`ready`: a `serve` or a worker
+    polling), its next scheduled run, and its work pool (None when served by `serve`)."""
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.filters import (
         DeploymentFilter,
@@ -428,6 +466,8 @@ def served_deployments() -> dict[str, dict]:
                 deployment = client.read_deployment_by_name(f"{name}/{DEPLOYMENT}")
             except ObjectNotFound:
                 continue
+            if not _for_root(deployment, root):
+                continue
             scheduled = client.read_flow_runs(
                 deployment_filter=DeploymentFilter(id=DeploymentFilterId(any_=[deployment.id])),
                 flow_run_filter=FlowRunFilter(state=FlowRunFilterState(type=FlowRunFilterStateType(any_=[StateType.SCHEDULED]))),
@@ -436,6 +476,7 @@ def served_deployments() -> dict[str, dict]:
             )
             found[name] = {
                 "active": bool(deployment.schedules) and any(s.active for s in deployment.schedules) and not deployment.paused,
+                "ready": str(getattr(deployment.status, "value", deployment.status) or "").upper() == "READY",
                 "next_run": scheduled[0].expected_start_time.isoformat() if scheduled and scheduled[0].expected_start_time else None,
                 "work_pool": deployment.work_pool_name,
             }

@@ -18,13 +18,13 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 
-from pipeline.errors import SettingsError
+from pipeline.errors import SettingsError, StoreError
 from pipeline.settings import Settings
 from pipeline.store import Store, write_atomic
 
@@ -70,7 +70,7 @@ def recorded_server(store: Store) -> LocalServer | None:
         server = LocalServer(data["api_url"], data["ui_url"], int(data["pid"]))
     except (FileNotFoundError, ValueError, KeyError, TypeError):
         return None
-    if server.pid is None or not _alive(server.pid) or not healthy(server.api_url):
+    if data.get("state") != "running" or not _alive(server.pid) or not healthy(server.api_url):
         return None
     return server
 
@@ -89,9 +89,29 @@ def _prefect_command() -> list[str]:
     return [str(script)] if script.exists() else [shutil.which("prefect") or "prefect"]
 
 
+def _write_state(store: Store, server: LocalServer, state: str) -> None:
+    data = {"api_url": server.api_url, "ui_url": server.ui_url, "pid": server.pid, "state": state}
+    write_atomic(_folder(store) / "server.json", json.dumps(data).encode())
+
+
+def _stop_leftover(store: Store) -> None:
+    """A server a `serve` of this data root started and could not stop (it was killed): stopped now."""
+    try:
+        pid = int(json.loads((_folder(store) / "server.json").read_text(encoding="utf-8"))["pid"])
+    except (FileNotFoundError, ValueError, KeyError, TypeError):
+        return
+    if _alive(pid):
+        try:
+            os.killpg(pid, signal.SIGTERM)
+        except (ProcessLookupError, PermissionError):
+            pass
+    (_folder(store) / "server.json").unlink(missing_ok=True)
+
+
 def _start(store: Store, settings: Settings) -> tuple[LocalServer, subprocess.Popen]:
     folder = _folder(store)
     folder.mkdir(parents=True, exist_ok=True)
+    _stop_leftover(store)
     host, port = "127.0.0.1", settings.server_port
     api_url, ui_url = f"http://{host}:{port}/api", f"http://{host}:{port}"
     if healthy(api_url, timeout=0.5):
@@ -108,28 +128,33 @@ def _start(store: Store, settings: Settings) -> tuple[LocalServer, subprocess.Po
         "DO_NOT_TRACK": "1",
     }
     env.pop("PREFECT_API_URL", None)
-    log = open(folder / "server.log", "ab")  # noqa: SIM115 - handed to the child, closed with it
-    process = subprocess.Popen(
-        [*_prefect_command(), "server", "start", "--host", host, "--port", str(port)],
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,  # its own process group: stopped as a whole, not by a Ctrl-C meant for us
-    )
-    log.close()
-    deadline = time.monotonic() + settings.server_startup_timeout_s
-    while not healthy(api_url, timeout=1.0):
-        if process.poll() is not None:
-            raise SettingsError(f"the Prefect server stopped at start (exit {process.returncode}); see {folder / 'server.log'}")
-        if time.monotonic() > deadline:
-            _stop(process)
-            raise SettingsError(
-                f"the Prefect server did not answer within {settings.server_startup_timeout_s:.0f} s; see {folder / 'server.log'}"
-            )
-        time.sleep(0.2)  # polling a child's health: there is nothing to wait on instead
+    with open(folder / "server.log", "ab") as log:
+        process = subprocess.Popen(
+            [*_prefect_command(), "server", "start", "--host", host, "--port", str(port)],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # its own process group: stopped as a whole, not by a Ctrl-C meant for us
+        )
     server = LocalServer(api_url, ui_url, process.pid)
-    write_atomic(folder / "server.json", json.dumps({"api_url": api_url, "ui_url": ui_url, "pid": process.pid}).encode())
+    try:
+        # Recorded before it answers: whoever finds it there after a crash can stop it.
+        _write_state(store, server, "starting")
+        deadline = time.monotonic() + settings.server_startup_timeout_s
+        while not healthy(api_url, timeout=1.0):
+            if process.poll() is not None:
+                raise SettingsError(f"the Prefect server stopped at start (exit {process.returncode}); see {folder / 'server.log'}")
+            if time.monotonic() > deadline:
+                raise SettingsError(
+                    f"the Prefect server did not answer within {settings.server_startup_timeout_s:.0f} s; see {folder / 'server.log'}"
+                )
+            time.sleep(0.2)  # polling a child's health: there is nothing to wait on instead
+        _write_state(store, server, "running")
+    except BaseException:  # a Ctrl-C while it starts included: it must not outlive us
+        _stop(process)
+        (folder / "server.json").unlink(missing_ok=True)
+        raise
     return server, process
 
 
@@ -156,9 +181,21 @@ def running_server(store: Store, settings: Settings) -> Iterator[LocalServer]:
             raise SettingsError(f"PREFECT_API_URL={configured}: no Prefect server answers there")
         yield LocalServer(configured, configured.removesuffix("/api"), None)
         return
-    server, process = _start(store, settings)
-    try:
-        yield server
-    finally:
-        _stop(process)
-        (_folder(store) / "server.json").unlink(missing_ok=True)
+    with ExitStack() as held:
+        # One `serve` per data root: a second would fight the first over the server's database.
+        try:
+            held.enter_context(store.lock("serve", timeout=0))
+        except StoreError:
+            raise SettingsError(f"{store.root}: another `incidentlib serve` of this data root is running") from None
+        server, process = _start(store, settings)
+        try:
+            yield server
+        finally:
+            # A second Ctrl-C or SIGTERM must not cut the stop short and leave the server behind.
+            previous = {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT, signal.SIGTERM)}
+            try:
+                _stop(process)
+                (_folder(store) / "server.json").unlink(missing_ok=True)
+            finally:
+                for sig, handler in previous.items():
+                    signal.signal(sig, handler)

@@ -158,6 +158,8 @@ class Settings(BaseSettings):
             return None
         if not (INTERVAL.fullmatch(value) or len(value.split()) == 5):
             raise ValueError(f"{value!r} is neither a cron line of five fields nor an interval like 90s, 15m, 1h or 7d")
+        if interval_seconds(value) == 0:
+            raise ValueError(f"{value!r}: an interval must be longer than nothing")
         return value
 
     @field_validator("root")

@@ -27,6 +27,7 @@ class FlowStatus:
     flow: str
     schedule: str | None  # from the settings
     served: bool | None  # whether the server has it scheduled and active; None: no server known
+    ready: bool | None  # whether a `serve` or a worker is there to run it; None: no server known
     next_run: str | None  # the server's next scheduled run
     last_run: dict | None  # started_at, finished_at, state, counts, error
 
@@ -58,6 +59,7 @@ def status(store: Store, settings: Settings, server: str | None = None, served: 
                 flow=name,
                 schedule=getattr(settings, f"{name}_schedule"),
                 served=None if served is None else bool(deployment and deployment.get("active")),
+                ready=None if served is None else bool(deployment and deployment.get("ready")),
                 next_run=deployment.get("next_run") if deployment else None,
                 last_run=runs.get(name),
             )

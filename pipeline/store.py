@@ -142,16 +142,19 @@ class Store:
         return path
 
     @contextmanager
-    def lock(self, name: str) -> Iterator[None]:
-        """An exclusive lock shared by every process using this data root."""
+    def lock(self, name: str, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None]:
+        """An exclusive lock shared by every process using this data root (waited for up to `timeout` s)."""
         folder = self.state_dir / "locks"
         folder.mkdir(parents=True, exist_ok=True)
-        lock = filelock.FileLock(folder / f"{name}.lock", timeout=LOCK_TIMEOUT_S)
+        lock = filelock.FileLock(folder / f"{name}.lock", timeout=timeout)
         try:
-            with lock:
-                yield
+            lock.acquire()
         except filelock.Timeout:
-            raise StoreError(f"{folder / name}.lock: still held by another process after {LOCK_TIMEOUT_S:.0f} s") from None
+            raise StoreError(f"{folder / name}.lock: still held by another process after {timeout:.0f} s") from None
+        try:
+            yield
+        finally:
+            lock.release()
 
     # ------------------------------------------------------------ reading
 

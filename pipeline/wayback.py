@@ -28,7 +28,7 @@ from waybackpy import WaybackMachineCDXServerAPI
 from waybackpy.exceptions import WaybackError as WaybackpyError
 from waybackpy.cdx_utils import full_url
 
-from pipeline.errors import WaybackAuthError, WaybackError, WaybackThrottled, WaybackUnavailable
+from pipeline.errors import CaptureLimitError, WaybackAuthError, WaybackError, WaybackThrottled, WaybackUnavailable
 from pipeline.settings import Settings
 
 __all__ = [
@@ -195,7 +195,22 @@ async def _global_capture_slot(name: str) -> None:
     try:
         await rate_limit(name, strict=True)
     except Exception as exc:  # noqa: BLE001 - Prefect's errors here have no common base
-        raise WaybackError(f"capture limit {name!r}: {exc}") from exc
+        raise CaptureLimitError(f"capture limit {name!r} (INCIDENTLIB_CAPTURE_LIMIT): {exc}") from exc
+
+
+async def capture_limit_problem(name: str) -> str | None:
+    """Why the global capture limit `name` cannot be used (missing, no server), or None when it can."""
+    from prefect.client.orchestration import get_client
+    from prefect.exceptions import ObjectNotFound
+
+    try:
+        async with get_client() as client:
+            await client.read_global_concurrency_limit_by_name(name)
+    except ObjectNotFound:
+        return f"capture limit {name!r} (INCIDENTLIB_CAPTURE_LIMIT) does not exist; incidentlib deploy creates it"
+    except Exception as exc:  # noqa: BLE001 - no server, or one that fails: said, not raised
+        return f"capture limit {name!r} (INCIDENTLIB_CAPTURE_LIMIT): {type(exc).__name__}: {exc}"
+    return None
 
 
 class WaybackClient:

@@ -277,3 +277,45 @@ def test_a_run_killed_at_any_point_is_finished_by_the_next_with_nothing_lost_or_
         archive(store, settings)
     assert {url: state[0] for url, state in states(store).items()} == {url: "captured" for url in urls}
     assert [len(wayback.captures_of(u)) for u in urls] == [1] * 8
+
+
+@pytest.mark.usefixtures("prefect_api")
+def test_a_missing_capture_limit_stops_captures_without_using_up_attempts(
+    store: Store, root: Path, site: Site, wayback: WaybackStandIn
+) -> None:
+    url = site.url("/pm/0")
+    drafts_for(store, url)
+    settings = archive_settings(root, wayback, capture_limit="no-such-limit")
+    for _ in range(3):
+        report = archive(store, settings)
+        assert (report.keys, report.problem) == (False, "no-capture-limit")
+    source = next(s for d in store.drafts() for s in d.sources)
+    assert (source.archive.status, source.archive.reason, source.archive.attempts) == ("pending", "no-capture-limit", 0)
+    assert wayback.counts["save"] == 0
+
+
+@pytest.mark.usefixtures("prefect_api")
+def test_with_the_capture_limit_in_place_captures_take_its_slots(
+    store: Store, root: Path, site: Site, wayback: WaybackStandIn
+) -> None:
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.actions import GlobalConcurrencyLimitCreate
+
+    with get_client(sync_client=True) as client:
+        client.create_global_concurrency_limit(GlobalConcurrencyLimitCreate(name="test-captures", limit=10, slot_decay_per_second=100))
+    urls = [site.url(f"/pm/{n}") for n in range(3)]
+    drafts_for(store, *urls)
+    report = archive(store, archive_settings(root, wayback, capture_limit="test-captures"))
+    assert report.counts()["captured"] == 3 and report.problem is None
+
+
+def test_a_second_archive_run_of_the_data_root_leaves_its_sources_to_the_first(
+    store: Store, root: Path, site: Site, wayback: WaybackStandIn
+) -> None:
+    url = site.url("/pm/0")
+    drafts_for(store, url)
+    with store.lock("captures"):  # an archive run in another process holds it
+        report = archive(store, archive_settings(root, wayback))
+    assert report.busy and report.sources == [] and wayback.counts["save"] == 0
+    assert states(store)[url][0] == "pending"
+    assert archive(store, archive_settings(root, wayback)).counts()["captured"] == 1

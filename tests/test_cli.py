@@ -11,6 +11,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 import typer
 
 from pipeline.cli import app
@@ -269,6 +270,17 @@ def test_a_schedule_that_is_neither_cron_nor_interval_is_one_line(root: Path) ->
     result = run_installed("status", "--root", str(root), env={"INCIDENTLIB_CRAWL_SCHEDULE": "hourly"})
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert result.stderr.startswith("Error: INCIDENTLIB_CRAWL_SCHEDULE: Value error, 'hourly' is neither a cron line")
+    nothing = run_installed("status", "--root", str(root), env={"INCIDENTLIB_ARCHIVE_SCHEDULE": "0s"})
+    assert nothing.stderr == "Error: INCIDENTLIB_ARCHIVE_SCHEDULE: Value error, '0s': an interval must be longer than nothing\n"
+
+
+def test_a_cron_line_prefect_would_refuse_is_named_before_anything_runs(root: Path) -> None:
+    from pipeline.errors import SettingsError
+    from pipeline.flows import deployments
+    from pipeline.settings import Settings
+
+    with pytest.raises(SettingsError, match=r"^INCIDENTLIB_REFRESH_SCHEDULE: '99 \* \* \* \*': "):
+        deployments(Settings(root=root, refresh_schedule="99 * * * *"), str(root))
 
 
 def test_deploy_needs_a_server_and_says_so(root: Path) -> None:

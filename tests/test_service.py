@@ -15,10 +15,12 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import psutil
 import pytest
 
 from conftest import archive_settings, settings_env
@@ -51,13 +53,22 @@ def wait_for(condition: Callable[[], object], what: str, timeout: float = 120.0)
     raise AssertionError(f"timed out waiting for {what}")
 
 
-def read_line_with(process: subprocess.Popen, text: str, seen: list[str]) -> None:
-    """Read the process's stdout until a line holds `text` (the line arrives when it is ready)."""
-    for line in process.stdout:
-        seen.append(line)
-        if text in line:
-            return
-    raise AssertionError(f"the process ended (exit {process.wait()}) before saying {text!r}: {''.join(seen)}")
+def read_line_with(process: subprocess.Popen, text: str, seen: list[str], timeout: float = 180.0) -> None:
+    """Wait for the process to print a line holding `text` (it prints it when it is ready)."""
+    found = threading.Event()
+
+    def read() -> None:
+        for line in process.stdout:
+            seen.append(line)
+            if text in line:
+                found.set()
+                return
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(timeout)
+    if not found.is_set():
+        raise AssertionError(f"no line with {text!r} within {timeout:.0f} s (exit {process.poll()}): {''.join(seen)}")
 
 
 def last_run(root: Path, flow: str) -> dict | None:
@@ -161,13 +172,20 @@ def test_serve_starts_a_server_runs_the_schedule_and_stops_everything(
     assert not (root / ".incidentlib" / "prefect" / "server.json").exists()
     wait_for(lambda: not healthy(state["api_url"], timeout=0.5), "the server to be gone", timeout=30)
 
-    # A restart finds the schedules still active, with the next run already planned.
+    # Stopping serve did not pause the schedules: with the server alone up again, they are active.
+    with running_server(Store(root), Settings(root=root, server_port=int(env["INCIDENTLIB_SERVER_PORT"]))):
+        alone = subprocess.run([str(BIN / "incidentlib"), "status", "--json"], env=env, capture_output=True, text=True, check=True)
+    crawl = next(f for f in json.loads(alone.stdout)["flows"] if f["flow"] == "crawl")
+    assert crawl["served"] is True and crawl["next_run"]
+
+    # A restart serves them again.
     serve, _ = start_serve(env, started)
     status = subprocess.run([str(BIN / "incidentlib"), "status", "--json"], env=env, capture_output=True, text=True, check=True)
     report = json.loads(status.stdout)
     crawl = next(f for f in report["flows"] if f["flow"] == "crawl")
     assert report["server"] == state["api_url"]
     assert crawl["served"] is True and crawl["schedule"] == "2s" and crawl["last_run"]["state"] == "completed"
+    assert crawl["next_run"]
     assert report["drafts"] == {"published": 1} and report["cases"] == 1
     # A service manager stops it with SIGTERM: the server it started goes too.
     out = stop(serve, signal.SIGTERM)
@@ -216,3 +234,23 @@ def test_deploy_onto_a_process_work_pool_and_a_worker_runs_the_flows(
 
         os.killpg(worker.pid, signal.SIGINT)
         worker.wait(timeout=60)
+
+
+def test_serve_interrupted_while_its_server_starts_leaves_nothing_running(
+    library: tuple[Path, str, dict[str, str]], started: list[subprocess.Popen]
+) -> None:
+    root, _, env = library
+    env |= {"INCIDENTLIB_SERVER_PORT": str(free_port())}
+    state_file = root / ".incidentlib" / "prefect" / "server.json"
+    serve = subprocess.Popen([str(BIN / "incidentlib"), "serve"], env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    started.append(serve)
+    # The server is recorded as starting before it answers (it takes seconds): stop serve then.
+    state = wait_for(lambda: state_file.exists() and json.loads(state_file.read_text()), "the server to be starting")
+    assert state["state"] == "starting"
+    out = stop(serve, signal.SIGTERM)
+    assert "Traceback" not in out
+    wait_for(lambda: not psutil.pid_exists(state["pid"]) or psutil.Process(state["pid"]).status() == psutil.STATUS_ZOMBIE,
+             "the starting server to be stopped", timeout=60)
+    assert not state_file.exists()
+    assert not healthy(state["api_url"], timeout=0.5)
