@@ -165,12 +165,16 @@ def _flow_progress(show: bool) -> Iterator[None]:
             flows.progress_listeners.remove(listen)
 
 
-def _use_known_server(settings: Settings) -> None:
-    """Runs go to the server `serve` started for this data root, when it runs (so they show there)."""
-    if not os.environ.get("PREFECT_API_URL"):
-        api_url = prefect_server.api_url_for(Store.from_settings(settings))
-        if api_url:
-            os.environ["PREFECT_API_URL"] = api_url
+def _use_known_server(settings: Settings) -> str | None:
+    """The Prefect server this data root's commands use (PREFECT_API_URL, else the one a running
+    `serve` started), made the one Prefect talks to; None when none is known.
+
+    Runs then go to it, so that they show there. Set before Prefect is first imported.
+    """
+    api_url = prefect_server.api_url_for(Store.from_settings(settings))
+    if api_url:
+        os.environ["PREFECT_API_URL"] = api_url
+    return api_url
 
 
 class SchemaName(StrEnum):
@@ -430,11 +434,10 @@ def _request_promotion(root: Path | None) -> None:
     """After an approval, a promotion run on the served deployments, when a server is known;
     otherwise `incidentlib promote` publishes (said so, nothing fails)."""
     settings = load_settings(root)
-    api_url = prefect_server.api_url_for(Store.from_settings(settings))
+    api_url = _use_known_server(settings)
     if not api_url:
         typer.echo("no Prefect server is known: run `incidentlib promote` to publish", err=True)
         return
-    os.environ["PREFECT_API_URL"] = api_url
     from pipeline.flows import request_promotion
 
     try:
@@ -752,10 +755,9 @@ def status(root: RootOption = None, as_json: JsonOption = False) -> None:
     """What is scheduled, how each flow last ran, the review queue, captures waiting, links gone."""
     settings = load_settings(root)
     store = Store.from_settings(settings)
-    api_url = prefect_server.api_url_for(store)
+    api_url = _use_known_server(settings)
     served = None
     if api_url:
-        os.environ["PREFECT_API_URL"] = api_url
         from pipeline.flows import served_deployments
 
         try:
@@ -804,7 +806,7 @@ def config(root: RootOption = None, as_json: JsonOption = False) -> None:
         if isinstance(value, SecretStr):
             value = "********" if value.get_secret_value() else None
         values[name] = str(value) if isinstance(value, Path) else value
-    values["prefect_api_url"] = os.environ.get("PREFECT_API_URL") or prefect_server.api_url_for(Store.from_settings(settings))
+    values["prefect_api_url"] = prefect_server.api_url_for(Store.from_settings(settings))
     if as_json:
         typer.echo(json.dumps(values, indent=2))
         return

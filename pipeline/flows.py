@@ -39,11 +39,12 @@ progress_listeners: list[ProgressListener] = []
 
 class _Progress:
     """Sources done out of a total, shared by the threads of one flow run: kept in a Prefect
-    progress artifact and told to this process's listeners."""
+    progress artifact and told to this process's listeners. The total is known once the work
+    is planned (`plan`)."""
 
-    def __init__(self, flow_name: str, total: int, artifact_key: str) -> None:
+    def __init__(self, flow_name: str, artifact_key: str) -> None:
         self.flow_name = flow_name
-        self.total = total
+        self.total = 0
         self.done = 0
         self.artifact_id: UUID | None = create_progress_artifact(0.0, key=artifact_key)
         self._lock = threading.Lock()
@@ -175,7 +176,7 @@ def crawl(root: str | None = None, archive_new: bool = True) -> dict:
         concurrency = crawling.share_concurrency(settings, len(groups))
 
         key = f"crawl-{id(entries)}"
-        progress = _progress[key] = _Progress("crawl", len(entries), "crawl-progress")
+        progress = _progress[key] = _Progress("crawl", "crawl-progress")
         progress.plan(len(entries))
         try:
             futures = [
@@ -211,7 +212,7 @@ def archive_sources(root: str, draft_ids: list[str] | None = None) -> dict:
     logger = get_run_logger()
     settings = _settings(root)
     store = Store.from_settings(settings)
-    progress = _Progress("archive", 0, "archive-progress")
+    progress = _Progress("archive", "archive-progress")
 
     def on_source(source: archiving.SourceArchive) -> None:
         detail = f" ({source.reason})" if source.reason else ""
@@ -244,15 +245,21 @@ def _publish_archive_summary(report: archiving.ArchiveReport) -> None:
     create_markdown_artifact(key="archive-report", markdown="\n".join(lines), description="Captures and failures")
 
 
+def _one_recorded_task(flow_name: str, task_, root: str | None) -> dict:  # noqa: ANN001 - a Prefect Task
+    """A flow that is one task over the data root: run it, its counts kept in the runs file."""
+    store = Store.from_settings(_settings(root))
+    with _recorded(store, flow_name) as counts:
+        summary = task_(str(store.root))
+        counts.update(summary["counts"])
+    return summary
+
+
 @flow(name="archive", log_prints=False)
 def archive(root: str | None = None) -> dict:
     """Capture every source of every draft that has no capture yet, and confirm fresh ones."""
-    store = Store.from_settings(_settings(root))
-    with _recorded(store, "archive") as counts:
-        summary = archive_sources(str(store.root))
-        counts.update(summary["counts"])
-        get_run_logger().info("archive: %s", ", ".join(f"{n} {name}" for name, n in summary["counts"].items()))
-        return summary
+    summary = _one_recorded_task("archive", archive_sources, root)
+    get_run_logger().info("archive: %s", ", ".join(f"{n} {name}" for name, n in summary["counts"].items()))
+    return summary
 
 
 def crawl_flow_for(settings: Settings):  # noqa: ANN201 - a Prefect Flow
@@ -279,11 +286,7 @@ def promote_drafts(root: str) -> dict:
 @flow(name="promote", log_prints=False)
 def promote(root: str | None = None) -> dict:
     """Publish every approved, complete draft as a case; say what the others lack."""
-    store = Store.from_settings(_settings(root))
-    with _recorded(store, "promote") as counts:
-        summary = promote_drafts(str(store.root))
-        counts.update(summary["counts"])
-        return summary
+    return _one_recorded_task("promote", promote_drafts, root)
 
 
 @task(name="refresh-links")
@@ -291,7 +294,7 @@ def refresh_links(root: str) -> dict:
     """Check every source of every draft and case with the library's `refresh`."""
     logger = get_run_logger()
     settings = _settings(root)
-    progress = _Progress("refresh", 0, "refresh-progress")
+    progress = _Progress("refresh", "refresh-progress")
 
     def on_source(source: linking.LinkReport) -> None:
         extra = source.moved_to or source.reason or source.archived or ""
@@ -318,11 +321,7 @@ def refresh_links(root: str) -> dict:
 @flow(name="refresh", log_prints=False)
 def refresh(root: str | None = None) -> dict:
     """Check every source of every draft and case: live status, captures, re-archive what changed."""
-    store = Store.from_settings(_settings(root))
-    with _recorded(store, "refresh") as counts:
-        summary = refresh_links(str(store.root))
-        counts.update(summary["counts"])
-        return summary
+    return _one_recorded_task("refresh", refresh_links, root)
 
 
 # ------------------------------------------------------------ deployments and schedules

@@ -63,14 +63,22 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def recorded_server(store: Store) -> LocalServer | None:
-    """The local server a `serve` of this data root started, if it still runs and answers."""
+def _recorded_state(store: Store) -> tuple[LocalServer, str] | None:
+    """The server a `serve` of this data root recorded, and its state (starting, running); None when none is."""
     try:
         data = json.loads((_folder(store) / "server.json").read_text(encoding="utf-8"))
-        server = LocalServer(data["api_url"], data["ui_url"], int(data["pid"]))
+        return LocalServer(data["api_url"], data["ui_url"], int(data["pid"])), data.get("state", "")
     except (FileNotFoundError, ValueError, KeyError, TypeError):
         return None
-    if data.get("state") != "running" or not _alive(server.pid) or not healthy(server.api_url):
+
+
+def recorded_server(store: Store) -> LocalServer | None:
+    """The local server a `serve` of this data root started, if it still runs and answers."""
+    recorded = _recorded_state(store)
+    if recorded is None:
+        return None
+    server, state = recorded
+    if state != "running" or not _alive(server.pid) or not healthy(server.api_url):
         return None
     return server
 
@@ -96,10 +104,10 @@ def _write_state(store: Store, server: LocalServer, state: str) -> None:
 
 def _stop_leftover(store: Store) -> None:
     """A server a `serve` of this data root started and could not stop (it was killed): stopped now."""
-    try:
-        pid = int(json.loads((_folder(store) / "server.json").read_text(encoding="utf-8"))["pid"])
-    except (FileNotFoundError, ValueError, KeyError, TypeError):
+    recorded = _recorded_state(store)
+    if recorded is None:
         return
+    pid = recorded[0].pid
     if _alive(pid):
         try:
             os.killpg(pid, signal.SIGTERM)

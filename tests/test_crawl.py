@@ -13,7 +13,7 @@ from pipeline.errors import FetchError
 from pipeline.ids import draft_id_for
 from pipeline.models import DraftState, SourceEntry
 from pipeline.settings import Settings
-from pipeline.standins.sitefarm import Page, SiteFarm
+from pipeline.standins.sitefarm import Page, Site, SiteFarm
 from pipeline.store import Store
 from pipeline.validate import validate
 
@@ -29,6 +29,15 @@ def register(root: Path, *entries: dict) -> list[SourceEntry]:
     )
     (root / "sources" / "test.yaml").write_text(lines)
     return [SourceEntry.model_validate(e) for e in entries]
+
+
+def crawled_postmortem(farm: SiteFarm, store: Store, settings: Settings, root: Path) -> tuple[Site, str]:
+    """One registered Markdown postmortem, crawled once: its site and its draft's id."""
+    site = farm.add_site("acme")
+    site.pages["/pm.md"] = Page.markdown(POSTMORTEM_MD)
+    (entry,) = register(root, {"url": site.url("/pm.md")})
+    crawl(store, settings)
+    return site, draft_id_for(entry.url)
 
 
 def test_a_crawl_makes_one_draft_per_source_ready_for_review(
@@ -80,11 +89,7 @@ def test_a_recrawl_of_unchanged_pages_downloads_and_writes_nothing(
 def test_a_changed_page_updates_its_draft_but_keeps_what_a_person_wrote(
     farm: SiteFarm, store: Store, settings: Settings, root: Path
 ) -> None:
-    site = farm.add_site("acme")
-    site.pages["/pm.md"] = Page.markdown(POSTMORTEM_MD)
-    (entry,) = register(root, {"url": site.url("/pm.md")})
-    crawl(store, settings)
-    draft_id = draft_id_for(entry.url)
+    site, draft_id = crawled_postmortem(farm, store, settings, root)
     store.update_draft(
         draft_id, lambda d: d.model_copy(update={"summary": {"en": "A writer's summary.", "ko": "작성자의 요약."}})
     )
@@ -178,11 +183,7 @@ def test_a_source_registered_twice_is_crawled_once(farm: SiteFarm, store: Store,
 
 
 def test_a_field_a_person_emptied_stays_empty(farm: SiteFarm, store: Store, settings: Settings, root: Path) -> None:
-    site = farm.add_site("acme")
-    site.pages["/pm.md"] = Page.markdown(POSTMORTEM_MD)
-    (entry,) = register(root, {"url": site.url("/pm.md")})
-    crawl(store, settings)
-    draft_id = draft_id_for(entry.url)
+    site, draft_id = crawled_postmortem(farm, store, settings, root)
     store.update_draft(draft_id, lambda d: d.model_copy(update={"components": [], "lessons": None}))
     site.pages["/pm.md"] = Page.markdown(POSTMORTEM_MD + "\nOne more line about the database cache.\n")
     assert crawl(store, settings).counts()["updated"] == 1
@@ -194,11 +195,7 @@ def test_a_field_a_person_emptied_stays_empty(farm: SiteFarm, store: Store, sett
 def test_a_draft_being_reviewed_keeps_its_fields_and_sees_the_new_text(
     farm: SiteFarm, store: Store, settings: Settings, root: Path
 ) -> None:
-    site = farm.add_site("acme")
-    site.pages["/pm.md"] = Page.markdown(POSTMORTEM_MD)
-    (entry,) = register(root, {"url": site.url("/pm.md")})
-    crawl(store, settings)
-    draft_id = draft_id_for(entry.url)
+    site, draft_id = crawled_postmortem(farm, store, settings, root)
     store.update_draft(draft_id, lambda d: d.model_copy(update={"state": DraftState.IN_REVIEW}))
     before = store.read_draft(draft_id)
     site.pages["/pm.md"] = Page.markdown(POSTMORTEM_MD.replace("A cache is part", "A warm cache is part"))
