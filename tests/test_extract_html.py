@@ -142,3 +142,10 @@ def test_main_text_without_menus_or_footers(favor: str) -> None:
 def test_broken_json_ld_is_ignored() -> None:
     markup = page('<script type="application/ld+json">{"headline": </script><title>Plain page</title>', f"<div><p>{PROSE}</p></div>")
     assert read_html(markup, "https://example.org/p").title == "Plain page"
+
+
+def test_text_held_in_a_page_wide_form_is_read() -> None:
+    # ASP.NET sites wrap the whole page in one <form>: its text is the page's.
+    markup = page("<title>Outage</title>", f"<form action='/' method='post'>{article('Outage')}<input type='hidden' name='v'></form>")
+    text = " ".join(block.text for block in read_html(markup, "https://acme.example/outage").blocks)
+    assert "Paragraph 5 of the story" in text and "Home" not in text
