@@ -98,7 +98,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--format", choices=sorted(CORPORA), required=True)
     parser.add_argument("folder", type=Path)
-    parser.add_argument("--favor", choices=["precision", "balanced", "recall"], default="precision")
+    parser.add_argument("--favor", choices=["precision", "balanced", "recall"], default="balanced")
     args = parser.parse_args()
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})

@@ -144,6 +144,23 @@ def test_broken_json_ld_is_ignored() -> None:
     assert read_html(markup, "https://example.org/p").title == "Plain page"
 
 
+def test_a_boxed_callout_reaches_the_draft_by_default() -> None:
+    # Blogs put the key finding in a bordered box; trafilatura's precision mode drops any
+    # block with a border in its style, its balanced mode (the default here) keeps it.
+    callout = (
+        '<div class="callout" style="border-left: 4px solid #f0a020; padding: 8px"><p>Root cause: the NCCL '
+        "watchdog timed out because one rank stalled on a slow NFS read while the others waited.</p></div>"
+    )
+    markup = page("<title>Training hang</title>", f"<main><h1>Training hang</h1>{f'<p>{PROSE}</p>' * 3}{callout}<p>{PROSE}</p></main>")
+
+    def text(**favor: str) -> str:
+        return " ".join(block.text for block in read_html(markup, "https://acme.example/hang", **favor).blocks)
+
+    assert "NCCL watchdog timed out" in text()
+    assert "NCCL watchdog timed out" not in text(favor="precision")
+    assert "Paragraph 5 of the story" in text(favor="precision")
+
+
 def test_text_held_in_a_page_wide_form_is_read() -> None:
     # ASP.NET sites wrap the whole page in one <form>: its text is the page's.
     markup = page("<title>Outage</title>", f"<form action='/' method='post'>{article('Outage')}<input type='hidden' name='v'></form>")

@@ -166,7 +166,7 @@ def extract(
     org: str | None = None,
     title: str | None = None,
     date: str | None = None,
-    favor: str = "precision",
+    favor: str = "balanced",
 ) -> Extraction:
     """Read one fetched document. `org`, `title`, `date` are the registry's hints and win.
 

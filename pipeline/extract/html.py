@@ -406,7 +406,7 @@ def _parse(markup: str):
     return tree
 
 
-def read_html(markup: str, url: str | None = None, *, favor: str = "precision") -> HtmlDocument:
+def read_html(markup: str, url: str | None = None, *, favor: str = "balanced") -> HtmlDocument:
     """Blocks, title, publication date and site name of an HTML page."""
     tree = _parse(markup)
     if tree is None:  # too small or too broken for lxml's document parser
