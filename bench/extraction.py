@@ -11,8 +11,15 @@ averages (the convention of Scrapinghub's article-extraction benchmark), with
 the ground truth ignoring case, punctuation and spacing (postmortems: any of the
 acceptable titles); a date when it equals the ground truth's day (postmortems: any of
 the acceptable dates). `heading_field_accuracy` is the share of the index's headings
-whose section got the case field the index names. Speed is pages per second of
-`extract()` alone (no decompression, no scoring), pinned to one core.
+whose section got the case field the index names.
+
+Speed is pages per second of `extract()` alone (no decompression, no scoring), pinned to
+one core, as a long-running crawler sees it: the first pass over the corpus (scored, and
+reported as `first_pass_pages_per_s`) pays for the imports and caches libraries fill on
+first use; then `--repeat` more passes are timed, each page's median counts, and
+`pages_per_s` is the page count over the sum of those medians. Whole passes rather than
+one page several times in a row, so no page finds itself in the CPU's caches; medians
+so that a moment of a busy neighbour on a shared machine does not count.
 """
 
 from __future__ import annotations
@@ -99,6 +106,7 @@ def main() -> None:
     parser.add_argument("--format", choices=sorted(CORPORA), required=True)
     parser.add_argument("folder", type=Path)
     parser.add_argument("--favor", choices=["precision", "balanced", "recall"], default="balanced")
+    parser.add_argument("--repeat", type=int, default=3, help="timed passes after the first (default 3)")
     args = parser.parse_args()
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
@@ -106,7 +114,7 @@ def main() -> None:
     pages = list(CORPORA[args.format](args.folder))
     precisions, recalls, f1s = [], [], []
     titles_right = titles_total = dates_right = dates_total = fields_right = fields_total = failures = 0
-    seconds = 0.0
+    first_pass = 0.0
     for page in pages:
         start = time.perf_counter()
         try:
@@ -114,7 +122,7 @@ def main() -> None:
         except ExtractError:
             result = None
             failures += 1
-        seconds += time.perf_counter() - start
+        first_pass += time.perf_counter() - start
 
         if page.text is not None:
             got, want = words(result.text if result else ""), words(page.text)
@@ -150,7 +158,18 @@ def main() -> None:
         figures |= {"date_accuracy": round(dates_right / dates_total, 4), "pages_with_date": dates_total}
     if fields_total:
         figures["heading_field_accuracy"] = round(fields_right / fields_total, 4)
-    figures["pages_per_s"] = round(len(pages) / seconds, 1)
+    timings: list[list[float]] = [[] for _ in pages]
+    for _ in range(args.repeat):
+        for page, times in zip(pages, timings):
+            start = time.perf_counter()
+            try:
+                extract(page.body, page.url, page.content_type, favor=args.favor)
+            except ExtractError:
+                pass
+            times.append(time.perf_counter() - start)
+    if args.repeat:
+        figures["pages_per_s"] = round(len(pages) / sum(statistics.median(t) for t in timings), 1)
+    figures |= {"first_pass_pages_per_s": round(len(pages) / first_pass, 1), "timed_passes": args.repeat}
     print(json.dumps(figures))
 
 
