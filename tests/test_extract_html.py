@@ -166,3 +166,14 @@ def test_text_held_in_a_page_wide_form_is_read() -> None:
     markup = page("<title>Outage</title>", f"<form action='/' method='post'>{article('Outage')}<input type='hidden' name='v'></form>")
     text = " ".join(block.text for block in read_html(markup, "https://acme.example/outage").blocks)
     assert "Paragraph 5 of the story" in text and "Home" not in text
+
+
+@pytest.mark.parametrize("wrapper", ["noscript", "fieldset", "label", "menu"])
+def test_an_article_inside_a_part_trafilatura_strips_is_still_read(wrapper: str) -> None:
+    # Pages rendered by scripts put the article for readers without them in a <noscript>;
+    # other sites wrap it in a fieldset or a label. Balanced mode falls back on the whole
+    # page when what it found is short, so those parts must still be there when it does.
+    paragraphs = "".join(f"<p>The storage cluster lost quorum after a partition ({n}). {PROSE}</p>" for n in range(4))
+    markup = page("<title>Outage</title>", f"<div><p>Intro words.</p><{wrapper}>{paragraphs}</{wrapper}></div>")
+    text = " ".join(block.text for block in read_html(markup, "https://acme.example/outage").blocks)
+    assert text.count("lost quorum") == 4
