@@ -15,7 +15,7 @@ whose section got the case field the index names.
 
 Speed is pages per second of `extract()` alone (no decompression, no scoring), pinned to
 one core, as a long-running crawler sees it: the first pass over the corpus (scored, and
-reported as `first_pass_pages_per_s`) pays for the imports and caches libraries fill on
+reported as `first_pass_pages_per_s`) pays for what libraries import and cache on
 first use; then `--repeat` more passes are timed, each page's median counts, and
 `pages_per_s` is the page count over the sum of those medians. Whole passes rather than
 one page several times in a row, so no page finds itself in the CPU's caches; medians
@@ -101,12 +101,19 @@ def harmonic(p: float, r: float) -> float:
     return 2 * p * r / (p + r) if p + r else 0.0
 
 
+def passes(value: str) -> int:
+    count = int(value)
+    if count < 1:
+        raise argparse.ArgumentTypeError(f"{value}: at least one timed pass")
+    return count
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--format", choices=sorted(CORPORA), required=True)
     parser.add_argument("folder", type=Path)
     parser.add_argument("--favor", choices=["precision", "balanced", "recall"], default="balanced")
-    parser.add_argument("--repeat", type=int, default=3, help="timed passes after the first (default 3)")
+    parser.add_argument("--repeat", type=passes, default=3, help="timed passes after the first (default 3)")
     args = parser.parse_args()
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
@@ -167,8 +174,7 @@ def main() -> None:
             except ExtractError:
                 pass
             times.append(time.perf_counter() - start)
-    if args.repeat:
-        figures["pages_per_s"] = round(len(pages) / sum(statistics.median(t) for t in timings), 1)
+    figures["pages_per_s"] = round(len(pages) / sum(statistics.median(t) for t in timings), 1)
     figures |= {"first_pass_pages_per_s": round(len(pages) / first_pass, 1), "timed_passes": args.repeat}
     print(json.dumps(figures))
 
