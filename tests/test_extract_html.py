@@ -177,3 +177,25 @@ def test_an_article_inside_a_part_trafilatura_strips_is_still_read(wrapper: str)
     markup = page("<title>Outage</title>", f"<div><p>Intro words.</p><{wrapper}>{paragraphs}</{wrapper}></div>")
     text = " ".join(block.text for block in read_html(markup, "https://acme.example/outage").blocks)
     assert text.count("lost quorum") == 4
+
+
+@pytest.mark.parametrize(
+    "beside",
+    [
+        "<noscript><p>This site works best with JavaScript enabled. Please enable JavaScript in your browser "
+        "settings to receive live updates on incidents and maintenance.</p></noscript>",
+        "<menu>" + "".join(f"<li><p>Product area number {n} overview</p></li>" for n in range(15)) + "</menu>",
+    ],
+)
+def test_a_short_status_update_keeps_to_itself(beside: str) -> None:
+    # Two sentences are less than trafilatura calls a result, so its fallbacks run; the
+    # notice or menu stripped beside them holds no article and stays out.
+    update = (
+        "<main><h1>Elevated API errors</h1><p>We are investigating elevated error rates on the API in eu-west-1.</p>"
+        "<p>Update 14:05 UTC: a fix has been deployed and error rates are back to normal.</p></main>"
+    )
+    markup = page("<title>Elevated API errors - Acme Status</title>", beside + update)
+    texts = [block.text for block in read_html(markup, "https://status.acme.example/incidents/1").blocks]
+    assert texts[0] == "Elevated API errors"
+    assert "back to normal" in texts[-1]
+    assert not any("JavaScript" in text or "Product area" in text for text in texts)

@@ -68,12 +68,20 @@ _BOILERPLATE = tuple(
     if tag not in ("form", "figure", "math", "head")
 )
 _DELETED = tuple(tag for tag in _BOILERPLATE if tag != "script")
+_SIDEBARS = {"nav", "aside", "footer"}
+# Paragraphs in the parts stripped before trafilatura, menus, footers and their entries
+# aside: an article held in a <noscript> or a <fieldset>, which balanced mode's fallback on
+# the whole page would read.
+_HELD_PARAGRAPHS = XPath(
+    "//p[("
+    + " or ".join(f"ancestor::{tag}" for tag in _DELETED if tag not in _SIDEBARS)
+    + ") and not(ancestor::li or ancestor::a)]"
+)
 _UNWRAPPED = tuple(MANUALLY_STRIPPED)
 # A byline sits right under (or just over) the headline.
 _BYLINE_AFTER, _BYLINE_BEFORE = 300, 100
 # A paragraph longer than a byline is prose; inline tags do not end a line.
 _BYLINE_LINE = 150
-_SIDEBARS = {"nav", "aside", "footer"}
 _INLINE_TAGS = {"a", "abbr", "b", "cite", "code", "em", "font", "i", "mark", "small", "span", "strong", "sub", "sup", "time", "u"}
 # trafilatura's own parser settings, with one change. lxml.html's parser asks a Python
 # method which class each element gets (a form, an input, a label...), and trafilatura's
@@ -466,6 +474,7 @@ def read_html(markup: str, url: str | None = None, *, favor: str = "balanced") -
         favor_recall=favor == "recall",
     )
     stripped = favor != "recall"  # recall mode brings deleted parts back when nothing else is left
+    held = sum(len(_clean(p.text_content())) for p in _HELD_PARAGRAPHS(tree)) if favor == "balanced" else 0  # before stripping
     if stripped:  # see _BOILERPLATE
         for script in list(tree.iter("script")):
             if script.get("type") != "application/ld+json":  # trafilatura looks for forum threads there
@@ -475,17 +484,17 @@ def read_html(markup: str, url: str | None = None, *, favor: str = "balanced") -
     # trafilatura's own rules alone are enough on more than 9 pages in 10, at half the
     # cost of its full cascade. When they hold under two fifths of the text outside menus
     # and footers, they may have caught only part of the article (or none): then the
-    # cascade's second opinions (readability, jusText) run too. So they do when balanced
-    # mode finds less than trafilatura itself calls a result, since that mode then falls
-    # back on the whole page (the text of every <p>, an article held in a <noscript>
-    # among them): it gets the page as it came, not the stripped one. Precision mode
-    # deletes those parts in every pass, so the stripped tree serves it as well.
+    # cascade's second opinions (readability, jusText) run too; in balanced mode also
+    # when they find less than trafilatura itself calls a result. That mode then falls
+    # back on the whole page, so when the stripped parts held an article (a <noscript>
+    # one), the cascade gets the page as it came; otherwise the stripped page, where a
+    # short status update stays free of the "enable JavaScript" notice beside it.
     document = trafilatura.bare_extraction(tree, fast=True, **options)
     found = len(_clean(document.raw_text)) if document is not None else 0
     code = sum(len(_clean(e.text)) for e in tree.iter(_HIDDEN))
     short = favor == "balanced" and found < _MIN_EXTRACTED
     if short or found < _PARTIAL_SHARE * (_PAGE_LENGTH(tree) - code):
-        whole = _parse(markup) if stripped and favor == "balanced" else tree
+        whole = _parse(markup) if stripped and held >= _MIN_EXTRACTED else tree
         document = trafilatura.bare_extraction(whole, fast=False, **options)
     blocks = _blocks_from_tree(document.body) if document is not None and document.body is not None else []
     if not blocks:
