@@ -199,3 +199,11 @@ def test_a_short_status_update_keeps_to_itself(beside: str) -> None:
     assert texts[0] == "Elevated API errors"
     assert "back to normal" in texts[-1]
     assert not any("JavaScript" in text or "Product area" in text for text in texts)
+
+
+def test_preformatted_output_keeps_its_lines() -> None:
+    # Postmortems paste command output in a bare <pre>; joined into one line it is unreadable.
+    output = "NAME    READY   STATUS\npg-0    1/1     Running\npg-1    0/1     CrashLoopBackOff"
+    markup = page("<title>Outage</title>", f"<article><h1>Outage</h1><p>{PROSE}</p><pre>{output}</pre><p>{PROSE}</p></article>")
+    texts = [block.text for block in read_html(markup, "https://acme.example/outage").blocks]
+    assert output in texts

@@ -439,6 +439,18 @@ def _parse(markup: str):
     return tree
 
 
+def _keep_preformatted(tree):
+    """A <pre> without <code> in it gets one, so trafilatura keeps it as a code block with
+    its lines rather than as a quote whose lines the blocks join (kubectl output, logs)."""
+    for pre in tree.iter("pre"):
+        if pre.find(".//code") is None:
+            code = pre.makeelement("code")
+            code.text, pre.text = pre.text, None
+            code.extend(list(pre))
+            pre.append(code)
+    return tree
+
+
 def read_html(markup: str, url: str | None = None, *, favor: str = "balanced") -> HtmlDocument:
     """Blocks, title, publication date and site name of an HTML page."""
     tree = _parse(markup)
@@ -462,6 +474,7 @@ def read_html(markup: str, url: str | None = None, *, favor: str = "balanced") -
     )
     headline = next((h for h, text in zip(h1s, texts) if title and title in text), None)
     date = _published(tree, headline, metas, objects, url)
+    _keep_preformatted(tree)
 
     options = dict(
         url=url,
@@ -494,7 +507,7 @@ def read_html(markup: str, url: str | None = None, *, favor: str = "balanced") -
     code = sum(len(_clean(e.text)) for e in tree.iter(_HIDDEN))
     short = favor == "balanced" and found < _MIN_EXTRACTED
     if short or found < _PARTIAL_SHARE * (_PAGE_LENGTH(tree) - code):
-        whole = _parse(markup) if stripped and held >= _MIN_EXTRACTED else tree
+        whole = _keep_preformatted(_parse(markup)) if stripped and held >= _MIN_EXTRACTED else tree
         document = trafilatura.bare_extraction(whole, fast=False, **options)
     blocks = _blocks_from_tree(document.body) if document is not None and document.body is not None else []
     if not blocks:
