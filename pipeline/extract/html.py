@@ -69,14 +69,8 @@ _BOILERPLATE = tuple(
 )
 _DELETED = tuple(tag for tag in _BOILERPLATE if tag != "script")
 _SIDEBARS = {"nav", "aside", "footer"}
-# Paragraphs in the parts stripped before trafilatura, menus, footers and their entries
-# aside: an article held in a <noscript> or a <fieldset>, which balanced mode's fallback on
-# the whole page would read.
-_HELD_PARAGRAPHS = XPath(
-    "//p[("
-    + " or ".join(f"ancestor::{tag}" for tag in _DELETED if tag not in _SIDEBARS)
-    + ") and not(ancestor::li or ancestor::a)]"
-)
+# The stripped parts that may hold an article (a <noscript>, a <fieldset>), unlike menus and footers.
+_HOLDERS = tuple(tag for tag in _DELETED if tag not in _SIDEBARS)
 _UNWRAPPED = tuple(MANUALLY_STRIPPED)
 # A byline sits right under (or just over) the headline.
 _BYLINE_AFTER, _BYLINE_BEFORE = 300, 100
@@ -439,6 +433,13 @@ def _parse(markup: str):
     return tree
 
 
+def _held_text(tree) -> int:
+    """Characters of the paragraphs in the parts stripped before trafilatura, menu entries
+    and links aside: an article there is what balanced mode's fallback on the whole page reads."""
+    paragraphs = {p for holder in tree.iter(*_HOLDERS) for p in holder.iter("p")}
+    return sum(len(_clean(p.text_content())) for p in paragraphs if next(p.iterancestors("li", "a"), None) is None)
+
+
 def _keep_preformatted(tree):
     """A <pre> without <code> in it gets one, so trafilatura keeps it as a code block with
     its lines rather than as a quote whose lines the blocks join (kubectl output, logs)."""
@@ -486,9 +487,8 @@ def read_html(markup: str, url: str | None = None, *, favor: str = "balanced") -
         favor_precision=favor == "precision",
         favor_recall=favor == "recall",
     )
-    stripped = favor != "recall"  # recall mode brings deleted parts back when nothing else is left
-    held = sum(len(_clean(p.text_content())) for p in _HELD_PARAGRAPHS(tree)) if favor == "balanced" else 0  # before stripping
-    if stripped:  # see _BOILERPLATE
+    held = _held_text(tree) if favor == "balanced" else 0  # before stripping
+    if favor != "recall":  # see _BOILERPLATE; recall mode brings deleted parts back when nothing else is left
         for script in list(tree.iter("script")):
             if script.get("type") != "application/ld+json":  # trafilatura looks for forum threads there
                 script.drop_tree()
@@ -507,7 +507,7 @@ def read_html(markup: str, url: str | None = None, *, favor: str = "balanced") -
     code = sum(len(_clean(e.text)) for e in tree.iter(_HIDDEN))
     short = favor == "balanced" and found < _MIN_EXTRACTED
     if short or found < _PARTIAL_SHARE * (_PAGE_LENGTH(tree) - code):
-        whole = _keep_preformatted(_parse(markup)) if stripped and held >= _MIN_EXTRACTED else tree
+        whole = _keep_preformatted(_parse(markup)) if held >= _MIN_EXTRACTED else tree
         document = trafilatura.bare_extraction(whole, fast=False, **options)
     blocks = _blocks_from_tree(document.body) if document is not None and document.body is not None else []
     if not blocks:
