@@ -72,8 +72,13 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as tmp, SiteFarm() as farm:
         # 1. The rate achieved against the rate allowed.
-        with WaybackStandIn(access_key="bench-access", secret_key="bench-secret", captures_per_minute=args.rate,
-                            cdx_per_minute=args.rate * 2, sessions=10) as wayback:
+        with WaybackStandIn(
+            access_key="bench-access",
+            secret_key="bench-secret",
+            captures_per_minute=args.rate,
+            cdx_per_minute=args.rate * 2,
+            sessions=10,
+        ) as wayback:
             store, urls = make_sources(farm, "rate", args.sources, Path(tmp) / "rate")
             start = time.perf_counter()
             report = archive(store, settings_for(store.root, wayback, args.rate))
@@ -83,8 +88,14 @@ def main() -> None:
             throttled = wayback.counts["429"]
 
         # 2. Every failure switch on.
-        with WaybackStandIn(access_key="bench-access", secret_key="bench-secret", captures_per_minute=args.rate,
-                            cdx_per_minute=args.rate * 2, sessions=10, job_seconds=0.05) as wayback:
+        with WaybackStandIn(
+            access_key="bench-access",
+            secret_key="bench-secret",
+            captures_per_minute=args.rate,
+            cdx_per_minute=args.rate * 2,
+            sessions=10,
+            job_seconds=0.05,
+        ) as wayback:
             store, urls = make_sources(farm, "fail", args.sources, Path(tmp) / "fail")
             f = wayback.failures
             f.storm_429, f.error_after_capture, f.error_in_200, f.session_limit = 5, 10, 10, 5
@@ -101,7 +112,8 @@ def main() -> None:
                     break
             final = {s.url: s.archive for d in store.drafts() for s in d.sources}
             lost = sum(
-                1 for a in final.values()
+                1
+                for a in final.values()
                 if not (a.status == "captured" or (a.status == "failed" and a.reason in PERMANENT))
             )
             duplicated = sum(1 for url in urls if len(wayback.captures_of(url)) > 1)

@@ -42,10 +42,17 @@ def main() -> None:
     parser.add_argument("--capture-rate", type=float, default=120.0)
     args = parser.parse_args()
 
-    with tempfile.TemporaryDirectory() as tmp, SiteFarm() as farm, WaybackStandIn(
-        access_key="bench-access", secret_key="bench-secret", captures_per_minute=100_000, cdx_per_minute=100_000,
-        sessions=20,
-    ) as wayback:
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        SiteFarm() as farm,
+        WaybackStandIn(
+            access_key="bench-access",
+            secret_key="bench-secret",
+            captures_per_minute=100_000,
+            cdx_per_minute=100_000,
+            sessions=20,
+        ) as wayback,
+    ):
         root = Path(tmp)
         store = Store(root)
         sites = [farm.add_site(f"h{h}") for h in range(args.hosts)]

@@ -42,8 +42,10 @@ def build(root: Path, records: int) -> None:
         draft = new_draft(SourceEntry(url=f"https://example.org/postmortems/{n}", org="Example")).model_copy(
             update={
                 "text": text,
-                "sections": [Section(heading=h, field=f, text=text[:800]) for h, f in
-                             [("Summary", "summary"), ("Impact", "impact"), ("Root cause", "root_cause")]],
+                "sections": [
+                    Section(heading=h, field=f, text=text[:800])
+                    for h, f in [("Summary", "summary"), ("Impact", "impact"), ("Root cause", "root_cause")]
+                ],
                 "summary": template["summary"],
             }
         )

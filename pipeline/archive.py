@@ -30,11 +30,28 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from typing import Literal
 
-from pipeline.errors import CaptureLimitError, InvalidRecord, RecordNotFound, StoreError, WaybackAuthError, WaybackError, WaybackThrottled, WaybackUnavailable
+from pipeline.errors import (
+    CaptureLimitError,
+    InvalidRecord,
+    RecordNotFound,
+    StoreError,
+    WaybackAuthError,
+    WaybackError,
+    WaybackThrottled,
+    WaybackUnavailable,
+)
 from pipeline.models import ArchiveState, ArchiveStatus, Draft, utc_now
 from pipeline.settings import Settings
 from pipeline.store import Store
-from pipeline.wayback import PERMANENT_ERRORS, RETRY_ERRORS, CdxRow, WaybackClient, capture_limit_problem, snapshot_timestamp, snapshot_url
+from pipeline.wayback import (
+    PERMANENT_ERRORS,
+    RETRY_ERRORS,
+    CdxRow,
+    WaybackClient,
+    capture_limit_problem,
+    snapshot_timestamp,
+    snapshot_url,
+)
 
 __all__ = ["ArchiveReport", "SourceArchive", "archive", "archive_async", "sources_to_archive"]
 
@@ -127,19 +144,37 @@ def _pending(state: ArchiveState, reason: str, *, attempt: bool, max_attempts: i
     attempts = state.attempts + (1 if attempt else 0)
     if attempts >= max_attempts:
         failed = state.model_copy(
-            update={"status": ArchiveStatus.FAILED, "reason": f"gave-up:{reason}", "attempts": attempts,
-                    "last_attempt_at": utc_now(), "job_id": None, **update}
+            update={
+                "status": ArchiveStatus.FAILED,
+                "reason": f"gave-up:{reason}",
+                "attempts": attempts,
+                "last_attempt_at": utc_now(),
+                "job_id": None,
+                **update,
+            }
         )
         return _Step(failed, None, "failed")
-    new = state.model_copy(update={"status": ArchiveStatus.PENDING, "reason": reason, "attempts": attempts,
-                                   "last_attempt_at": utc_now() if attempt else state.last_attempt_at, **update})
+    new = state.model_copy(
+        update={
+            "status": ArchiveStatus.PENDING,
+            "reason": reason,
+            "attempts": attempts,
+            "last_attempt_at": utc_now() if attempt else state.last_attempt_at,
+            **update,
+        }
+    )
     return _Step(new, None, "waiting")
 
 
 def _failed(state: ArchiveState, reason: str) -> _Step:
     new = state.model_copy(
-        update={"status": ArchiveStatus.FAILED, "reason": reason, "attempts": state.attempts + 1,
-                "last_attempt_at": utc_now(), "job_id": None}
+        update={
+            "status": ArchiveStatus.FAILED,
+            "reason": reason,
+            "attempts": state.attempts + 1,
+            "last_attempt_at": utc_now(),
+            "job_id": None,
+        }
     )
     return _Step(new, None, "failed")
 
@@ -160,7 +195,9 @@ class _Archiver:
             sources = []
             for source in draft.sources:
                 if source.url == url:
-                    source = source.model_copy(update={"archive": step.state, "archived": step.archived or source.archived})
+                    source = source.model_copy(
+                        update={"archive": step.state, "archived": step.archived or source.archived}
+                    )
                 sources.append(source)
             updated = draft.model_copy(update={"sources": sources})
             return updated if updated != draft else None
@@ -242,8 +279,13 @@ class _Archiver:
                 return _pending(state, "capture-not-yet-visible", attempt=False, max_attempts=s.max_capture_attempts)
             # Durable before anything else: a run killed now polls this job next time.
             submitted = state.model_copy(
-                update={"job_id": answer.job_id, "job_submitted_at": submitted_at, "attempts": state.attempts + 1,
-                        "last_attempt_at": submitted_at, "reason": "job-submitted"}
+                update={
+                    "job_id": answer.job_id,
+                    "job_submitted_at": submitted_at,
+                    "attempts": state.attempts + 1,
+                    "last_attempt_at": submitted_at,
+                    "reason": "job-submitted",
+                }
             )
             await self.save(draft_id, url, _Step(submitted, None, "waiting"))
             return await self.poll(draft_id, url, submitted, answer.job_id, submitted_at)
@@ -276,7 +318,9 @@ class _Archiver:
                 if job.http_status is not None and job.http_status >= 400:
                     return _failed(state, f"archived-http-{job.http_status}")
                 # Recorded now; the index may show it only later, when a pass confirms it.
-                step = _captured(state, snapshot_url(job.timestamp, original), outcome="captured", confirmed=False, url=url)
+                step = _captured(
+                    state, snapshot_url(job.timestamp, original), outcome="captured", confirmed=False, url=url
+                )
                 if original != url:
                     step.state = step.state.model_copy(update={"captured_url": original})
                 return step
@@ -285,12 +329,24 @@ class _Archiver:
                     row = await self.look(url, submitted_at - timedelta(minutes=1))
                     if row is not None:
                         return _captured(state, row, outcome="captured", confirmed=True, url=url)
-                    return _pending(state, "job-expired", attempt=False, max_attempts=s.max_capture_attempts,
-                                    job_id=None, job_submitted_at=None)
+                    return _pending(
+                        state,
+                        "job-expired",
+                        attempt=False,
+                        max_attempts=s.max_capture_attempts,
+                        job_id=None,
+                        job_submitted_at=None,
+                    )
                 if job.error in PERMANENT_ERRORS or job.error not in RETRY_ERRORS:
                     return _failed(state, job.error)
-                return _pending(state, job.error, attempt=False, max_attempts=s.max_capture_attempts,
-                                job_id=None, job_submitted_at=None)
+                return _pending(
+                    state,
+                    job.error,
+                    attempt=False,
+                    max_attempts=s.max_capture_attempts,
+                    job_id=None,
+                    job_submitted_at=None,
+                )
             if asyncio.get_running_loop().time() >= deadline:
                 return _pending(state, "job-pending", attempt=False, max_attempts=s.max_capture_attempts)
             await asyncio.sleep(s.poll_interval_s)

@@ -185,7 +185,9 @@ class SchemaName(StrEnum):
 
 @app.command()
 def schema(
-    name: Annotated[SchemaName | None, typer.Argument(help="Which record: case, draft or source; all when left out.")] = None,
+    name: Annotated[
+        SchemaName | None, typer.Argument(help="Which record: case, draft or source; all when left out.")
+    ] = None,
 ) -> None:
     """Print the JSON Schema of the records, generated from the models."""
     if name is None:
@@ -284,9 +286,14 @@ def archive(root: RootOption = None, as_json: JsonOption = False) -> None:
         typer.echo(json.dumps(summary, indent=2))
         return
     if summary["busy"]:
-        typer.echo("another archive run of this data root is capturing: nothing done, the sources wait for the next run", err=True)
+        typer.echo(
+            "another archive run of this data root is capturing: nothing done, the sources wait for the next run",
+            err=True,
+        )
     elif not summary["keys"]:
-        typer.echo(f"captures stopped ({summary['problem']}): existing captures were looked up, new ones wait", err=True)
+        typer.echo(
+            f"captures stopped ({summary['problem']}): existing captures were looked up, new ones wait", err=True
+        )
     rows = list(summary["counts"].items())
     rows += [(f"waiting: {reason}", n) for reason, n in summary["waiting"].items()]
     rows += [(f"failed: {reason}", n) for reason, n in summary["failures"].items()]
@@ -327,7 +334,9 @@ def stand_in(
 def add(
     url: Annotated[str, typer.Argument(help="The source's URL.")],
     org: Annotated[str | None, typer.Option(help="The organisation that wrote the postmortem.")] = None,
-    kind: Annotated[str | None, typer.Option(help="Source kind (github, blog, status-page, paper, logbook, ...).")] = None,
+    kind: Annotated[
+        str | None, typer.Option(help="Source kind (github, blog, status-page, paper, logbook, ...).")
+    ] = None,
     title: Annotated[str | None, typer.Option(help="Title, when the page's own is poor.")] = None,
     date: Annotated[str | None, typer.Option(help="Date as YYYY, YYYY-MM or YYYY-MM-DD.")] = None,
     to: Annotated[str, typer.Option("--to", help="Registry file in sources/ to append to.")] = "added.yaml",
@@ -346,11 +355,15 @@ def add(
 @app.command()
 def extract(
     url: Annotated[
-        str | None, typer.Argument(help="The URL to fetch, or with --file the URL the file came from.", show_default=False)
+        str | None,
+        typer.Argument(help="The URL to fetch, or with --file the URL the file came from.", show_default=False),
     ] = None,
-    url_option: Annotated[str | None, typer.Option("--url", help="The same URL, as an option.", show_default=False)] = None,
+    url_option: Annotated[
+        str | None, typer.Option("--url", help="The same URL, as an option.", show_default=False)
+    ] = None,
     file: Annotated[
-        Path | None, typer.Option("--file", help="Read this saved file instead of fetching.", exists=True, dir_okay=False)
+        Path | None,
+        typer.Option("--file", help="Read this saved file instead of fetching.", exists=True, dir_okay=False),
     ] = None,
     org: Annotated[str | None, typer.Option(help="The organisation, as a registry hint would give it.")] = None,
     kind: Annotated[str | None, typer.Option(help="Source kind, as a registry hint would give it.")] = None,
@@ -446,7 +459,9 @@ def _request_promotion(root: Path | None) -> None:
         typer.echo(f"approved, but no promotion run could be asked of {api_url}: {exc}", err=True)
         return
     if run is None:
-        typer.echo(f"{api_url} serves no promote deployment for this data root: run `incidentlib promote` to publish", err=True)
+        typer.echo(
+            f"{api_url} serves no promote deployment for this data root: run `incidentlib promote` to publish", err=True
+        )
     else:
         typer.echo(f"promotion run {run} requested of {api_url}")
 
@@ -582,7 +597,9 @@ def show(draft_id: DraftArgument, root: RootOption = None) -> None:
     store = Store.from_settings(settings)
     draft = store.read_draft(draft_id)
     console = Console(width=120)
-    console.print(f"[bold]{draft.id}[/bold]  {draft.state.value}" + (f"  (case {draft.case_id})" if draft.case_id else ""))
+    console.print(
+        f"[bold]{draft.id}[/bold]  {draft.state.value}" + (f"  (case {draft.case_id})" if draft.case_id else "")
+    )
     for name in ("org", "date", "date_kind", "severity", "root_cause"):
         console.print(f"{name}: {getattr(draft, name)}")
     for name in ("domain", "components", "symptoms", "contributing"):
@@ -598,14 +615,19 @@ def show(draft_id: DraftArgument, root: RootOption = None) -> None:
     console.print("\n[bold]sources[/bold]")
     for source in draft.sources:
         state = source.archive
-        console.print(f"- {source.url} [{source.kind}] archive: {state.status.value}"
-                      + (f" ({state.reason})" if state.reason else "") + (f" {source.archived}" if source.archived else ""))
+        console.print(
+            f"- {source.url} [{source.kind}] archive: {state.status.value}"
+            + (f" ({state.reason})" if state.reason else "")
+            + (f" {source.archived}" if source.archived else "")
+        )
     if draft.origin.failure:
         console.print(f"fetch failed: {draft.origin.failure.reason}: {draft.origin.failure.message}")
     console.print("\n[bold]sections[/bold] (heading -> field it fills)")
     for section in draft.sections:
         preview = " ".join(section.text.split())[:100]
-        console.print(f"- {section.heading or '(opening)'} -> {section.field.value if section.field else '-'}: {preview}")
+        console.print(
+            f"- {section.heading or '(opening)'} -> {section.field.value if section.field else '-'}: {preview}"
+        )
     if draft.history:
         console.print("\n[bold]history[/bold]")
         for entry in draft.history:
@@ -674,7 +696,8 @@ def links_(
 @app.command()
 def demo(
     keep: Annotated[
-        Path | None, typer.Option(help="Leave the demo's data root here to look at (else a temporary folder).", file_okay=False)
+        Path | None,
+        typer.Option(help="Leave the demo's data root here to look at (else a temporary folder).", file_okay=False),
     ] = None,
 ) -> None:
     """Run the whole pipeline offline: local sites, a local Wayback stand-in, crawl to published cases."""
@@ -726,7 +749,9 @@ def deploy(
     pool: Annotated[str, typer.Option("--pool", help="The Prefect work pool whose workers run the flows.")],
     root: Annotated[
         Path | None,
-        typer.Option("--root", help="Data root every run uses; left out, each worker's own INCIDENTLIB_ROOT.", file_okay=False),
+        typer.Option(
+            "--root", help="Data root every run uses; left out, each worker's own INCIDENTLIB_ROOT.", file_okay=False
+        ),
     ] = None,
 ) -> None:
     """Create the same deployments, with their schedules, on a work pool of the server PREFECT_API_URL names.
@@ -747,7 +772,9 @@ def deploy(
     for name in flows.DEPLOYMENT_FLOWS:
         typer.echo(f"{name}/{flows.DEPLOYMENT} on pool {pool}: {flows.schedule_of(settings, name) or 'on demand'}")
     if settings.capture_limit:
-        typer.echo(f"global concurrency limit {settings.capture_limit}: {settings.captures_per_minute:g} captures a minute")
+        typer.echo(
+            f"global concurrency limit {settings.capture_limit}: {settings.captures_per_minute:g} captures a minute"
+        )
 
 
 @app.command()
@@ -763,7 +790,9 @@ def status(root: RootOption = None, as_json: JsonOption = False) -> None:
         try:
             served = served_deployments(str(settings.root))
         except Exception as exc:  # noqa: BLE001 - the rest of the status stands without the server
-            typer.echo(f"{api_url}: the Prefect server did not answer ({type(exc).__name__}); schedules unknown", err=True)
+            typer.echo(
+                f"{api_url}: the Prefect server did not answer ({type(exc).__name__}); schedules unknown", err=True
+            )
     report = library_status(store, settings, api_url, served)
     if as_json:
         typer.echo(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
@@ -776,21 +805,34 @@ def status(root: RootOption = None, as_json: JsonOption = False) -> None:
         table.add_column(column)
     for flow in report.flows:
         last = flow.last_run or {}
-        scheduled = "-" if flow.served is None else ("no" if not flow.served else "yes" if flow.ready else "yes, nothing runs it")
+        scheduled = (
+            "-"
+            if flow.served is None
+            else ("no" if not flow.served else "yes" if flow.ready else "yes, nothing runs it")
+        )
         counts = ", ".join(f"{n} {k}" for k, n in (last.get("counts") or {}).items())
         ended = last.get("state", "never run") + (f": {last['error']}" if last.get("error") else "")
         table.add_row(
-            flow.flow, flow.schedule or "on demand", scheduled, (flow.next_run or "-")[:19],
-            (last.get("started_at") or "-")[:19], ended, counts,
+            flow.flow,
+            flow.schedule or "on demand",
+            scheduled,
+            (flow.next_run or "-")[:19],
+            (last.get("started_at") or "-")[:19],
+            ended,
+            counts,
         )
     console.print(table)
-    _print_table("library", [
-        *((f"drafts {state}", n) for state, n in report.drafts.items()),
-        ("cases published", report.cases),
-        *((f"waiting for capture: {reason}", n) for reason, n in report.waiting_capture.items()),
-        *((f"capture failed: {reason}", n) for reason, n in report.failed_capture.items()),
-        *((f"links {state}", n) for state, n in report.links.items()),
-    ], unit="count")
+    _print_table(
+        "library",
+        [
+            *((f"drafts {state}", n) for state, n in report.drafts.items()),
+            ("cases published", report.cases),
+            *((f"waiting for capture: {reason}", n) for reason, n in report.waiting_capture.items()),
+            *((f"capture failed: {reason}", n) for reason, n in report.failed_capture.items()),
+            *((f"links {state}", n) for state, n in report.links.items()),
+        ],
+        unit="count",
+    )
     for url in report.gone:
         typer.echo(f"gone {url}")
     for label in report.unreadable:

@@ -31,7 +31,16 @@ from pipeline.registry import find_duplicates
 from pipeline.settings import Settings
 from pipeline.store import Store
 
-__all__ = ["CrawlReport", "SourceReport", "crawl", "crawl_async", "extract_one", "host_groups", "registry_entries", "share_concurrency"]
+__all__ = [
+    "CrawlReport",
+    "SourceReport",
+    "crawl",
+    "crawl_async",
+    "extract_one",
+    "host_groups",
+    "registry_entries",
+    "share_concurrency",
+]
 
 Outcome = Literal["new", "updated", "unchanged", "failed", "skipped"]
 _log = logging.getLogger("incidentlib.crawl")
@@ -309,7 +318,9 @@ def extract_one(
         if result.outcome != "fetched":
             raise FetchError(url, result.reason or "unknown", (result.message or "failed").removeprefix(f"{url}: "))
     else:
-        result = FetchResult(url=url, outcome="fetched", final_url=url, status=200, content_type=content_type, body=body)
+        result = FetchResult(
+            url=url, outcome="fetched", final_url=url, status=200, content_type=content_type, body=body
+        )
     draft, outcome, reason, message = _updated_draft(new_draft(entry), entry, result, settings)
     if outcome == "failed":
         raise ExtractError(message or reason or "could not be read")

@@ -43,7 +43,14 @@ from pipeline.settings import Settings
 __all__ = ["ACCEPTED_TYPES", "FetchResult", "Fetcher", "fetch_url_for", "is_public_address"]
 
 # What extraction reads; anything else is refused before its body is downloaded.
-ACCEPTED_TYPES = ("text/html", "application/xhtml+xml", "text/plain", "text/markdown", "text/x-markdown", "application/pdf")
+ACCEPTED_TYPES = (
+    "text/html",
+    "application/xhtml+xml",
+    "text/plain",
+    "text/markdown",
+    "text/x-markdown",
+    "application/pdf",
+)
 _RETRY_STATUSES = {429, 500, 502, 503, 504}
 _REDIRECTS = {301, 302, 303, 307, 308}
 
@@ -282,7 +289,9 @@ class Fetcher:
         except FetchError as exc:
             if exc.reason.startswith("http-5"):
                 # RFC 9309, 2.3.1.4: an unreachable robots.txt means "disallow everything" for now.
-                robots.refusal = FetchError(origin, "robots", f"robots.txt answered {exc.reason[5:]}; not crawling the host")
+                robots.refusal = FetchError(
+                    origin, "robots", f"robots.txt answered {exc.reason[5:]}; not crawling the host"
+                )
             elif not exc.reason.startswith("http-4"):  # 4xx: "unavailable", which allows all
                 robots.refusal = FetchError(origin, exc.reason, f"robots.txt could not be read: {exc}")
             return
@@ -381,7 +390,9 @@ class Fetcher:
             await asyncio.sleep(wait)
         raise AssertionError("unreachable")
 
-    async def _exchange(self, url: str, headers: dict[str, str], limit: int, *, truncate: bool, pages: bool) -> _Response:
+    async def _exchange(
+        self, url: str, headers: dict[str, str], limit: int, *, truncate: bool, pages: bool
+    ) -> _Response:
         """One request and its response, within the host's politeness and the global bound."""
         assert self._client is not None
         host = self._host(url)

@@ -16,7 +16,12 @@ from uuid import UUID
 
 from prefect import flow, get_run_logger, task
 from prefect.context import get_run_context
-from prefect.artifacts import create_markdown_artifact, create_progress_artifact, create_table_artifact, update_progress_artifact
+from prefect.artifacts import (
+    create_markdown_artifact,
+    create_progress_artifact,
+    create_table_artifact,
+    update_progress_artifact,
+)
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from pipeline import archive as archiving
@@ -28,7 +33,18 @@ from pipeline.models import SourceEntry, utc_now
 from pipeline.settings import Settings, interval_seconds
 from pipeline.store import Store
 
-__all__ = ["DEPLOYMENT", "archive", "crawl", "deploy", "deployments", "progress_listeners", "promote", "refresh", "request_promotion", "serve"]
+__all__ = [
+    "DEPLOYMENT",
+    "archive",
+    "crawl",
+    "deploy",
+    "deployments",
+    "progress_listeners",
+    "promote",
+    "refresh",
+    "request_promotion",
+    "serve",
+]
 
 
 # Whoever watches this process's flow runs (the command line's progress bar): each hears
@@ -217,7 +233,14 @@ def archive_sources(root: str, draft_ids: list[str] | None = None) -> dict:
     def on_source(source: archiving.SourceArchive) -> None:
         detail = f" ({source.reason})" if source.reason else ""
         link = f" -> {source.archived}" if source.archived else ""
-        logger.log(logging.WARNING if source.outcome == "failed" else logging.INFO, "%s %s%s%s", source.outcome, source.url, detail, link)
+        logger.log(
+            logging.WARNING if source.outcome == "failed" else logging.INFO,
+            "%s %s%s%s",
+            source.outcome,
+            source.url,
+            detail,
+            link,
+        )
         progress.advance()
 
     report = archiving.archive(store, settings, draft_ids, on_source, progress.plan)
@@ -306,12 +329,15 @@ def refresh_links(root: str) -> dict:
     progress.finish()
     counts = report.counts()
     create_table_artifact(
-        key="refresh-summary", table=[{"outcome": k, "sources": v} for k, v in counts.items()],
+        key="refresh-summary",
+        table=[{"outcome": k, "sources": v} for k, v in counts.items()],
         description="What the last link refresh found",
     )
     needs_person = [s for s in report.sources if s.outcome in ("gone", "moved", "blocked", "failed")]
     lines = ["# Links", ""] + [
-        f"- **{s.outcome}** {s.url}" + (f" → {s.moved_to}" if s.moved_to else "") + (f" (kept: {s.archived})" if s.archived else "")
+        f"- **{s.outcome}** {s.url}"
+        + (f" → {s.moved_to}" if s.moved_to else "")
+        + (f" (kept: {s.archived})" if s.archived else "")
         for s in needs_person
     ]
     create_markdown_artifact(key="refresh-report", markdown="\n".join(lines), description="Links that need a person")
@@ -403,8 +429,12 @@ def deploy(settings: Settings, pool: str, root: str | None) -> list[str]:
         try:
             client.read_work_pool(pool)
         except ObjectNotFound:
-            raise SettingsError(f"--pool {pool}: no such work pool (prefect work-pool create {pool} --type process)") from None
-    ids = prefect_deploy(*made, work_pool_name=pool, build=False, push=False, print_next_steps_message=False, ignore_warnings=True)
+            raise SettingsError(
+                f"--pool {pool}: no such work pool (prefect work-pool create {pool} --type process)"
+            ) from None
+    ids = prefect_deploy(
+        *made, work_pool_name=pool, build=False, push=False, print_next_steps_message=False, ignore_warnings=True
+    )
     if settings.capture_limit:
         decay = settings.captures_per_minute / 60.0
         with get_client(sync_client=True) as client:
@@ -469,14 +499,20 @@ def served_deployments(root: str) -> dict[str, dict]:
                 continue
             scheduled = client.read_flow_runs(
                 deployment_filter=DeploymentFilter(id=DeploymentFilterId(any_=[deployment.id])),
-                flow_run_filter=FlowRunFilter(state=FlowRunFilterState(type=FlowRunFilterStateType(any_=[StateType.SCHEDULED]))),
+                flow_run_filter=FlowRunFilter(
+                    state=FlowRunFilterState(type=FlowRunFilterStateType(any_=[StateType.SCHEDULED]))
+                ),
                 sort=FlowRunSort.EXPECTED_START_TIME_ASC,
                 limit=1,
             )
             found[name] = {
-                "active": bool(deployment.schedules) and any(s.active for s in deployment.schedules) and not deployment.paused,
+                "active": bool(deployment.schedules)
+                and any(s.active for s in deployment.schedules)
+                and not deployment.paused,
                 "ready": str(getattr(deployment.status, "value", deployment.status) or "").upper() == "READY",
-                "next_run": scheduled[0].expected_start_time.isoformat() if scheduled and scheduled[0].expected_start_time else None,
+                "next_run": scheduled[0].expected_start_time.isoformat()
+                if scheduled and scheduled[0].expected_start_time
+                else None,
                 "work_pool": deployment.work_pool_name,
             }
     return found

@@ -15,9 +15,7 @@ from urllib.parse import quote, unquote, urlsplit, urlunsplit
 from pipeline.errors import InvalidId
 from pipeline.models import CASE_ID_PATTERN, DRAFT_ID_MAX, DRAFT_ID_PATTERN
 
-__all__ = [
-    "GITHUB_HOSTS",
-    "canonical_url", "case_id", "case_number", "check_case_id", "check_draft_id", "draft_id_for"]
+__all__ = ["GITHUB_HOSTS", "canonical_url", "case_id", "case_number", "check_case_id", "check_draft_id", "draft_id_for"]
 
 # Query parameters that only track where a click came from; they never change the page.
 _TRACKING = re.compile(r"^(utm_[a-z]+|fbclid|gclid|mc_cid|mc_eid)$", re.IGNORECASE)

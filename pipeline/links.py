@@ -153,11 +153,15 @@ class _Refresher:
                     self.rows[url] = None  # unknown this time: nothing is decided from it
                 return
             for url in members:
-                self.rows[url] = [r for r in found if r.original == url or canonical_url(r.original) == canonical_url(url)]
+                self.rows[url] = [
+                    r for r in found if r.original == url or canonical_url(r.original) == canonical_url(url)
+                ]
 
         await asyncio.gather(*(one_folder(folder, members) for folder, members in by_folder.items()))
 
-    async def one(self, url: str, draft_ids: list[str], recorded: set[str], previous: LinkState | None) -> tuple[LinkReport, LinkState]:
+    async def one(
+        self, url: str, draft_ids: list[str], recorded: set[str], previous: LinkState | None
+    ) -> tuple[LinkReport, LinkState]:
         ok_before = previous is not None and previous.status == LinkStatus.OK
         live = await self.fetcher.fetch(
             url,
@@ -183,10 +187,14 @@ class _Refresher:
             moved_to=moved_to,
             reason=live.reason if status == LinkStatus.ERROR else None,
             etag=live.etag if live.outcome == "fetched" else (previous.etag if previous else None),
-            last_modified=live.last_modified if live.outcome == "fetched" else (previous.last_modified if previous else None),
+            last_modified=live.last_modified
+            if live.outcome == "fetched"
+            else (previous.last_modified if previous else None),
             text_sha=previous.text_sha if previous else None,
             archived=newest.link if newest else (best_recorded or (previous.archived if previous else None)),
-            capture_text_sha=previous.capture_text_sha if previous and newest and previous.archived == newest.link else None,
+            capture_text_sha=previous.capture_text_sha
+            if previous and newest and previous.archived == newest.link
+            else None,
         )
         if status in (LinkStatus.GONE, LinkStatus.BLOCKED, LinkStatus.ERROR) or rows is None:
             # Never capture a dead or unreadable page; without the index this time, decide nothing.
@@ -205,7 +213,9 @@ class _Refresher:
                     try:
                         body = await self.client.capture_bytes(newest)
                     except WaybackError:
-                        return LinkReport(url, "failed", status.value, state.archived, moved_to, "capture-unreadable"), state
+                        return LinkReport(
+                            url, "failed", status.value, state.archived, moved_to, "capture-unreadable"
+                        ), state
                     capture_sha = await asyncio.to_thread(_normalised_sha, body, newest.original, None)
                     state = state.model_copy(update={"capture_text_sha": capture_sha})
                 changed = live_sha != capture_sha
@@ -250,10 +260,16 @@ def _update_records(store: Store, newest: dict[str, str]) -> int:
             sources = []
             for s in draft.sources:
                 if forward(s.url, s.archived):
-                    archive = s.archive.model_copy(update={
-                        "status": ArchiveStatus.CAPTURED, "reason": None, "job_id": None, "job_submitted_at": None,
-                        "captured_at": utc_now(), "confirmed": False,
-                    })
+                    archive = s.archive.model_copy(
+                        update={
+                            "status": ArchiveStatus.CAPTURED,
+                            "reason": None,
+                            "job_id": None,
+                            "job_submitted_at": None,
+                            "captured_at": utc_now(),
+                            "confirmed": False,
+                        }
+                    )
                     s = s.model_copy(update={"archived": newest[s.url], "archive": archive})
                 sources.append(s)
             return draft.model_copy(update={"sources": sources})
@@ -270,7 +286,10 @@ def _update_records(store: Store, newest: dict[str, str]) -> int:
             if not any(forward(s.url, s.archived) for s in case.sources):
                 return None
             # Like any edit: only the link and updated_at change, and the diff shows just that.
-            sources = [s.model_copy(update={"archived": newest[s.url]}) if forward(s.url, s.archived) else s for s in case.sources]
+            sources = [
+                s.model_copy(update={"archived": newest[s.url]}) if forward(s.url, s.archived) else s
+                for s in case.sources
+            ]
             return case.model_copy(update={"sources": sources, "updated_at": utc_now()})
 
         try:

@@ -59,7 +59,9 @@ def case_from_draft(draft: Draft, case_id: str, base_url: str) -> Case:
         {
             **data,
             "id": case_id,
-            "sources": [Source(url=s.url, kind=s.kind, archived=s.archived).model_dump(mode="json") for s in draft.sources],
+            "sources": [
+                Source(url=s.url, kind=s.kind, archived=s.archived).model_dump(mode="json") for s in draft.sources
+            ],
             "updated_at": utc_now().isoformat(),
             "url": base_url.rstrip("/") + "/" + case_id,
         }
@@ -103,11 +105,21 @@ def _promote_one(store: Store, settings: Settings, draft_id: str) -> Promotion:
             case = store.publish_case(lambda new_id: case_from_draft(draft, new_id, settings.public_base_url))
             what = "published"
         outcome.append(Promotion(draft_id, what, case.id))
-        entry = Transition(at=utc_now(), by="incidentlib promote", from_state=draft.state, to_state=DraftState.PUBLISHED,
-                           comment=f"published as {case.id}")
+        entry = Transition(
+            at=utc_now(),
+            by="incidentlib promote",
+            from_state=draft.state,
+            to_state=DraftState.PUBLISHED,
+            comment=f"published as {case.id}",
+        )
         return draft.model_copy(
-            update={"state": DraftState.PUBLISHED, "case_id": case.id, "url": case.url, "updated_at": case.updated_at,
-                    "history": [*draft.history, entry]}
+            update={
+                "state": DraftState.PUBLISHED,
+                "case_id": case.id,
+                "url": case.url,
+                "updated_at": case.updated_at,
+                "history": [*draft.history, entry],
+            }
         )
 
     store.update_draft(draft_id, change)

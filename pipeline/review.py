@@ -133,7 +133,13 @@ def reject(draft: Draft, by: str, reason: str) -> Draft:
     """Rejected, with a reason: the draft is kept, and its source is not drafted again."""
     _require(
         draft,
-        (DraftState.EXTRACTED, DraftState.WRITTEN, DraftState.IN_REVIEW, DraftState.CHANGES_REQUESTED, DraftState.APPROVED),
+        (
+            DraftState.EXTRACTED,
+            DraftState.WRITTEN,
+            DraftState.IN_REVIEW,
+            DraftState.CHANGES_REQUESTED,
+            DraftState.APPROVED,
+        ),
         "reject",
     )
     _four_eyes(draft, by, "reject")
@@ -161,10 +167,14 @@ def edited(before: Draft, after: Draft, by: str) -> Draft:
     """
     for name in PIPELINE_FIELDS:
         if getattr(before, name) != getattr(after, name):
-            raise ReviewError(f"{before.id}: {name} is kept by the pipeline and the review commands, not edited by hand")
+            raise ReviewError(
+                f"{before.id}: {name} is kept by the pipeline and the review commands, not edited by hand"
+            )
     archive_states = lambda d: [(s.url, s.archived, s.archive) for s in d.sources]  # noqa: E731
     if archive_states(before) != archive_states(after):
-        raise ReviewError(f"{before.id}: sources' archive states and links are kept by the archive run, not edited by hand")
+        raise ReviewError(
+            f"{before.id}: sources' archive states and links are kept by the archive run, not edited by hand"
+        )
     content_changed = _content(before) != _content(after)
     if not content_changed:
         return after

@@ -152,7 +152,9 @@ def _start(store: Store, settings: Settings) -> tuple[LocalServer, subprocess.Po
         deadline = time.monotonic() + settings.server_startup_timeout_s
         while not healthy(api_url, timeout=1.0):
             if process.poll() is not None:
-                raise SettingsError(f"the Prefect server stopped at start (exit {process.returncode}); see {folder / 'server.log'}")
+                raise SettingsError(
+                    f"the Prefect server stopped at start (exit {process.returncode}); see {folder / 'server.log'}"
+                )
             if time.monotonic() > deadline:
                 raise SettingsError(
                     f"the Prefect server did not answer within {settings.server_startup_timeout_s:.0f} s; see {folder / 'server.log'}"

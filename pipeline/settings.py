@@ -138,15 +138,22 @@ class Settings(BaseSettings):
 
     # ------------------------------------------------------------ running as a service
     crawl_schedule: str | None = Field(
-        default="0 * * * *", description="When `serve` crawls: a cron line or an interval (90s, 15m, 1h, 7d); empty: never."
+        default="0 * * * *",
+        description="When `serve` crawls: a cron line or an interval (90s, 15m, 1h, 7d); empty: never.",
     )
-    archive_schedule: str | None = Field(default="30 * * * *", description="When `serve` archives the sources waiting for capture.")
+    archive_schedule: str | None = Field(
+        default="30 * * * *", description="When `serve` archives the sources waiting for capture."
+    )
     refresh_schedule: str | None = Field(default="0 4 * * 1", description="When `serve` checks every link (weekly).")
     promote_schedule: str | None = Field(
-        default=None, description="When `serve` promotes approved drafts; besides, every approval asks for a promotion run."
+        default=None,
+        description="When `serve` promotes approved drafts; besides, every approval asks for a promotion run.",
     )
     server_port: int = Field(
-        default=4200, ge=1, le=65535, description="Port of the Prefect server `serve` starts when no PREFECT_API_URL is set."
+        default=4200,
+        ge=1,
+        le=65535,
+        description="Port of the Prefect server `serve` starts when no PREFECT_API_URL is set.",
     )
     server_startup_timeout_s: float = Field(
         default=90.0, gt=0, description="How long `serve` waits for the Prefect server it starts to answer."

@@ -48,7 +48,9 @@ class Status:
         return asdict(self)
 
 
-def status(store: Store, settings: Settings, server: str | None = None, served: dict[str, dict] | None = None) -> Status:
+def status(
+    store: Store, settings: Settings, server: str | None = None, served: dict[str, dict] | None = None
+) -> Status:
     """The library's state; `served` is what the server said of each flow's deployment, by flow name."""
     runs = store.read_runs()
     flows = []

@@ -48,10 +48,23 @@ __all__ = [
 # The reference's lists: errors worth retrying; anything else is permanent.
 RETRY_ERRORS = frozenset(
     {
-        "bad-gateway", "browsing-timeout", "cannot-fetch", "capture-location-error", "celery",
-        "gateway-timeout", "internal-server-error", "invalid-server-response", "job-failed",
-        "no-browsers-available", "protocol-error", "proxy-error", "read-timeout",
-        "service-unavailable", "soft-time-limit-exceeded", "too-many-requests", "user-session-limit",
+        "bad-gateway",
+        "browsing-timeout",
+        "cannot-fetch",
+        "capture-location-error",
+        "celery",
+        "gateway-timeout",
+        "internal-server-error",
+        "invalid-server-response",
+        "job-failed",
+        "no-browsers-available",
+        "protocol-error",
+        "proxy-error",
+        "read-timeout",
+        "service-unavailable",
+        "soft-time-limit-exceeded",
+        "too-many-requests",
+        "user-session-limit",
     }
 )
 PERMANENT_ERRORS = frozenset({"not-found", "no-access", "blocked-url", "invalid-url-syntax", "invalid-host-resolution"})
@@ -237,7 +250,9 @@ class WaybackClient:
     def _auth(self) -> dict[str, str]:
         s = self.settings
         if not (s.wayback_access_key and s.wayback_secret_key):
-            raise WaybackAuthError("no archive keys: set INCIDENTLIB_WAYBACK_ACCESS_KEY and INCIDENTLIB_WAYBACK_SECRET_KEY")
+            raise WaybackAuthError(
+                "no archive keys: set INCIDENTLIB_WAYBACK_ACCESS_KEY and INCIDENTLIB_WAYBACK_SECRET_KEY"
+            )
         return {
             "Authorization": f"LOW {s.wayback_access_key.get_secret_value()}:{s.wayback_secret_key.get_secret_value()}"
         }
@@ -253,7 +268,9 @@ class WaybackClient:
             if self.breaker.wait() == 0:
                 return
 
-    async def _call(self, kind: str, method: str, path: str, limiter: RateLimiter | None, **kwargs: object) -> httpx.Response:
+    async def _call(
+        self, kind: str, method: str, path: str, limiter: RateLimiter | None, **kwargs: object
+    ) -> httpx.Response:
         """One request: the breaker and the rate limit first, then 429, 401 and 5xx sorted out."""
         await self._pace(limiter)
         self.requests[kind] += 1
@@ -295,7 +312,12 @@ class WaybackClient:
         if self.settings.capture_limit:
             await _global_capture_slot(self.settings.capture_limit)
         response = await self._call(
-            "save", "POST", "/save", self.capture_limiter, data=form, headers={**self._auth(), "Accept": "application/json"}
+            "save",
+            "POST",
+            "/save",
+            self.capture_limiter,
+            data=form,
+            headers={**self._auth(), "Accept": "application/json"},
         )
         data = _json(response, "/save")
         status_ext = str(data.get("status_ext") or "")
@@ -401,4 +423,3 @@ class _BoundedCdx(WaybackMachineCDXServerAPI):
             raise WaybackError(f"CDX: answered HTTP {response.status_code}")
         self._owner.breaker.close()
         return response.text
-

@@ -107,7 +107,9 @@ def farm() -> Iterator[SiteFarm]:
 @pytest.fixture
 def wayback() -> Iterator[WaybackStandIn]:
     """The Wayback Machine stand-in on 127.0.0.1, with limits far above what a test reaches."""
-    with WaybackStandIn(access_key="test-access", secret_key="test-secret", captures_per_minute=6000, cdx_per_minute=6000) as stand_in:
+    with WaybackStandIn(
+        access_key="test-access", secret_key="test-secret", captures_per_minute=6000, cdx_per_minute=6000
+    ) as stand_in:
         yield stand_in
 
 

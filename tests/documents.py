@@ -5,9 +5,13 @@ from __future__ import annotations
 
 def make_pdf(lines: list[str], title: str | None = None) -> bytes:
     """A one-page PDF whose text layer holds `lines` (Helvetica, one line each)."""
-    text = "BT /F1 11 Tf 50 780 Td 14 TL " + " ".join(
-        "(" + line.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)") + ") Tj T*" for line in lines
-    ) + " ET"
+    text = (
+        "BT /F1 11 Tf 50 780 Td 14 TL "
+        + " ".join(
+            "(" + line.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)") + ") Tj T*" for line in lines
+        )
+        + " ET"
+    )
     stream = text.encode("latin-1")
     info = f"<< /Title ({title}) >>" if title else "<< >>"
     objects = [

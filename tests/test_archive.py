@@ -81,7 +81,9 @@ def test_without_keys_it_looks_up_and_waits(
     archive(Store(root.parent / "earlier"), archive_settings(root.parent / "earlier", wayback))
     drafts_for(store, captured, new)
     caplog.set_level(logging.WARNING, logger="incidentlib.archive")
-    keyless = archive_settings(root, wayback, wayback_access_key=None, wayback_secret_key=None, reuse_capture_within_s=86400)
+    keyless = archive_settings(
+        root, wayback, wayback_access_key=None, wayback_secret_key=None, reuse_capture_within_s=86400
+    )
     report = archive(store, keyless)
     assert report.keys is False
     assert states(store)[captured][0] == "captured"
@@ -261,7 +263,11 @@ def test_a_run_killed_at_any_point_is_finished_by_the_next_with_nothing_lost_or_
     worker = Path(__file__).with_name("workers.py")
     for sources_before_kill in (0, 1, 3, 5):
         proc = subprocess.Popen(
-            [sys.executable, str(worker), "archive", str(root)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env
+            [sys.executable, str(worker), "archive", str(root)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
         )
         assert proc.stdout.readline().strip() == "ready"
         proc.stdin.write("go\n")
@@ -302,7 +308,9 @@ def test_with_the_capture_limit_in_place_captures_take_its_slots(
     from prefect.client.schemas.actions import GlobalConcurrencyLimitCreate
 
     with get_client(sync_client=True) as client:
-        client.create_global_concurrency_limit(GlobalConcurrencyLimitCreate(name="test-captures", limit=10, slot_decay_per_second=100))
+        client.create_global_concurrency_limit(
+            GlobalConcurrencyLimitCreate(name="test-captures", limit=10, slot_decay_per_second=100)
+        )
     urls = [site.url(f"/pm/{n}") for n in range(3)]
     drafts_for(store, *urls)
     report = archive(store, archive_settings(root, wayback, capture_limit="test-captures"))

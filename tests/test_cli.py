@@ -116,7 +116,9 @@ def test_root_comes_from_the_environment_when_not_given(
     assert given.exit_code == 0 and "1 case: 0 faults" in given.stderr
 
 
-def test_fmt_rewrites_the_example_without_changing_a_key_or_value(cli: Callable, root: Path, example_json: dict) -> None:
+def test_fmt_rewrites_the_example_without_changing_a_key_or_value(
+    cli: Callable, root: Path, example_json: dict
+) -> None:
     path = root / "cases" / "IL-0428.json"
     shutil.copy(EXAMPLE_CASE, path)
     assert cli("fmt", "--root", str(root), "--check").exit_code == 1
@@ -194,7 +196,18 @@ def test_the_installed_command_validates_a_root(root: Path, make_case: Callable[
 
 def test_add_appends_to_the_registry_and_refuses_a_duplicate(cli: Callable, root: Path) -> None:
     (root / "sources" / "starter.yaml").write_text("# the starter set\n- url: https://example.org/pm/1\n")
-    added = cli("add", "https://example.org/pm/2", "--org", "Example", "--kind", "blog", "--date", "2024-05-01", "--root", str(root))
+    added = cli(
+        "add",
+        "https://example.org/pm/2",
+        "--org",
+        "Example",
+        "--kind",
+        "blog",
+        "--date",
+        "2024-05-01",
+        "--root",
+        str(root),
+    )
     assert added.exit_code == 0 and added.stdout == "added https://example.org/pm/2 to sources/added.yaml\n"
     assert (root / "sources" / "added.yaml").read_text() == (
         "- url: https://example.org/pm/2\n  org: Example\n  kind: blog\n  date: '2024-05-01'\n"
@@ -214,11 +227,18 @@ def test_extract_reads_a_saved_file_as_if_fetched_from_its_url(cli: Callable, tm
     saved.write_text(POSTMORTEM_MD)
     url = "https://github.com/acme/postmortems/blob/main/cache.md"
     by_option = json.loads(cli("extract", "--file", str(saved), "--url", url).stdout)
-    assert (by_option["id"], by_option["title"]) == (json.loads(cli("extract", "--file", str(saved), url).stdout)["id"], {"en": "Cache stampede took the API down"})
+    assert (by_option["id"], by_option["title"]) == (
+        json.loads(cli("extract", "--file", str(saved), url).stdout)["id"],
+        {"en": "Cache stampede took the API down"},
+    )
     result = cli("extract", "--file", str(saved), url, "--root", str(root))
     assert result.exit_code == 0, result.output
     draft = json.loads(result.stdout)
-    assert (draft["org"], draft["title"], draft["date"]) == ("acme", {"en": "Cache stampede took the API down"}, "2024-03-05")
+    assert (draft["org"], draft["title"], draft["date"]) == (
+        "acme",
+        {"en": "Cache stampede took the API down"},
+        "2024-03-05",
+    )
     assert draft["sources"] == [
         {
             "url": "https://github.com/acme/postmortems/blob/main/cache.md",
@@ -246,7 +266,9 @@ def test_config_masks_the_keys_and_says_where_each_value_came_from(
 ) -> None:
     workdir = tmp_path / "work"
     workdir.mkdir()
-    (workdir / "incidentlib.env").write_text("INCIDENTLIB_WAYBACK_SECRET_KEY=file-secret-42\nINCIDENTLIB_CAPTURES_PER_MINUTE=6\n")
+    (workdir / "incidentlib.env").write_text(
+        "INCIDENTLIB_WAYBACK_SECRET_KEY=file-secret-42\nINCIDENTLIB_CAPTURES_PER_MINUTE=6\n"
+    )
     monkeypatch.chdir(workdir)
     env = {"INCIDENTLIB_WAYBACK_ACCESS_KEY": "env-access-17", "INCIDENTLIB_CRAWL_SCHEDULE": "15m"}
 
@@ -271,7 +293,10 @@ def test_a_schedule_that_is_neither_cron_nor_interval_is_one_line(root: Path) ->
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert result.stderr.startswith("Error: INCIDENTLIB_CRAWL_SCHEDULE: Value error, 'hourly' is neither a cron line")
     nothing = run_installed("status", "--root", str(root), env={"INCIDENTLIB_ARCHIVE_SCHEDULE": "0s"})
-    assert nothing.stderr == "Error: INCIDENTLIB_ARCHIVE_SCHEDULE: Value error, '0s': an interval must be longer than nothing\n"
+    assert (
+        nothing.stderr
+        == "Error: INCIDENTLIB_ARCHIVE_SCHEDULE: Value error, '0s': an interval must be longer than nothing\n"
+    )
 
 
 def test_a_cron_line_prefect_would_refuse_is_named_before_anything_runs(root: Path) -> None:
@@ -287,7 +312,10 @@ def test_deploy_needs_a_server_and_says_so(root: Path) -> None:
     env = {name: "" for name in ("PREFECT_API_URL",)}
     result = run_installed("deploy", "--pool", "incidents", "--root", str(root), env=env)
     assert result.returncode == 1
-    assert result.stderr == "Error: PREFECT_API_URL: set it to the Prefect server the workers use (deploy needs a server)\n"
+    assert (
+        result.stderr
+        == "Error: PREFECT_API_URL: set it to the Prefect server the workers use (deploy needs a server)\n"
+    )
 
 
 def test_status_without_a_server_reads_the_data_root(
@@ -301,9 +329,23 @@ def test_status_without_a_server_reads_the_data_root(
     waiting.sources[0].archive = ArchiveState(reason="no-keys")
     store.write_draft(waiting)
     store.write_draft(make_draft("https://example.org/pm/2"))
-    store.update_links({"https://example.org/pm/2": LinkState(url="https://example.org/pm/2", checked_at=utc_now(), status="gone", http_status=410)})
-    store.record_run("crawl", {"started_at": "2026-11-29T10:00:00+00:00", "finished_at": "2026-11-29T10:01:00+00:00",
-                               "state": "completed", "counts": {"new": 2}, "flow_run": "brave-otter"})
+    store.update_links(
+        {
+            "https://example.org/pm/2": LinkState(
+                url="https://example.org/pm/2", checked_at=utc_now(), status="gone", http_status=410
+            )
+        }
+    )
+    store.record_run(
+        "crawl",
+        {
+            "started_at": "2026-11-29T10:00:00+00:00",
+            "finished_at": "2026-11-29T10:01:00+00:00",
+            "state": "completed",
+            "counts": {"new": 2},
+            "flow_run": "brave-otter",
+        },
+    )
 
     report = json.loads(cli("status", "--root", str(root), "--json").stdout)
     assert report["server"] is None

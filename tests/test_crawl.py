@@ -24,9 +24,7 @@ def settings(root: Path) -> Settings:
 
 
 def register(root: Path, *entries: dict) -> list[SourceEntry]:
-    lines = "".join(
-        "- " + "\n  ".join(f"{k}: {json.dumps(v)}" for k, v in entry.items()) + "\n" for entry in entries
-    )
+    lines = "".join("- " + "\n  ".join(f"{k}: {json.dumps(v)}" for k, v in entry.items()) + "\n" for entry in entries)
     (root / "sources" / "test.yaml").write_text(lines)
     return [SourceEntry.model_validate(e) for e in entries]
 
@@ -95,8 +93,9 @@ def test_a_changed_page_updates_its_draft_but_keeps_what_a_person_wrote(
     )
 
     site.pages["/pm.md"] = Page.markdown(
-        POSTMORTEM_MD.replace("A cache is part of capacity", "A cold cache is part of capacity")
-        .replace("On 5 March 2024 the API", "On 5 March 2024 the public API")
+        POSTMORTEM_MD.replace("A cache is part of capacity", "A cold cache is part of capacity").replace(
+            "On 5 March 2024 the API", "On 5 March 2024 the public API"
+        )
     )
     report = crawl(store, settings)
 
@@ -173,7 +172,9 @@ def test_extract_one_fetches_without_writing(farm: SiteFarm, settings: Settings,
         extract_one(settings, site.url("/missing"))
 
 
-def test_a_source_registered_twice_is_crawled_once(farm: SiteFarm, store: Store, settings: Settings, root: Path) -> None:
+def test_a_source_registered_twice_is_crawled_once(
+    farm: SiteFarm, store: Store, settings: Settings, root: Path
+) -> None:
     site = farm.add_site("acme")
     site.pages["/pm.md"] = Page.markdown(POSTMORTEM_MD)
     register(root, {"url": site.url("/pm.md")}, {"url": site.url("/pm.md") + "#again"})
@@ -219,7 +220,9 @@ def test_odd_inputs_fail_their_own_source_and_nothing_else(
     site = farm.add_site("odd")
     site.pages["/good.md"] = Page.markdown(POSTMORTEM_MD)
     site.pages["/bad-gzip"] = Page(b"garbage", headers={"Content-Encoding": "gzip"})
-    site.pages["/odd-date.md"] = Page.markdown("---\ntitle: Odd\ndate: March 3, 2024\n---\n\nThe queue stalled for an hour.\n")
+    site.pages["/odd-date.md"] = Page.markdown(
+        "---\ntitle: Odd\ndate: March 3, 2024\n---\n\nThe queue stalled for an hour.\n"
+    )
     register(
         root,
         {"url": site.url("/good.md")},

@@ -82,7 +82,11 @@ def test_html_headings_become_sections_and_the_site_name_is_cut_from_the_title()
 
 def test_pdf_text_layer_is_read() -> None:
     pdf = make_pdf(
-        ["1 Introduction", "We trained on 16,384 GPUs for 54 days and saw 419 unexpected interruptions.", "Posted on July 23, 2024."],
+        [
+            "1 Introduction",
+            "We trained on 16,384 GPUs for 54 days and saw 419 unexpected interruptions.",
+            "Posted on July 23, 2024.",
+        ],
         title="Reliability at scale",
     )
     x = extract(pdf, "https://arxiv.org/pdf/2407.21783")
@@ -104,12 +108,16 @@ def test_pdf_text_layer_is_read() -> None:
         ("https://example.org/saved", None, b"+++\ntitle='x'\n+++\n", "markdown"),
     ],
 )
-def test_format_is_decided_by_type_then_url_then_bytes(url: str, content_type: str | None, body: bytes, expected: str) -> None:
+def test_format_is_decided_by_type_then_url_then_bytes(
+    url: str, content_type: str | None, body: bytes, expected: str
+) -> None:
     assert detect_format(url, content_type, body) == expected
 
 
 def test_anything_else_is_refused_with_the_reason() -> None:
-    with pytest.raises(UnsupportedContent, match=r"https://example.org/a.png: image/png is not a document incidentlib reads"):
+    with pytest.raises(
+        UnsupportedContent, match=r"https://example.org/a.png: image/png is not a document incidentlib reads"
+    ):
         extract(b"\x89PNG", "https://example.org/a.png", "image/png")
 
 
@@ -147,8 +155,16 @@ def test_org_comes_from_the_github_owner_or_the_domain() -> None:
 
 
 def test_registry_hints_win_over_the_page() -> None:
-    x = extract(POSTMORTEM_MD.encode(), "https://example.org/pm.md", org="Acme Corp", title="Cache stampede", date="2024-03")
-    assert (x.org, x.org_slug, x.title, x.date, x.date_kind) == ("Acme Corp", "acme-corp", "Cache stampede", "2024-03", "published")
+    x = extract(
+        POSTMORTEM_MD.encode(), "https://example.org/pm.md", org="Acme Corp", title="Cache stampede", date="2024-03"
+    )
+    assert (x.org, x.org_slug, x.title, x.date, x.date_kind) == (
+        "Acme Corp",
+        "acme-corp",
+        "Cache stampede",
+        "2024-03",
+        "published",
+    )
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,8 @@ from pipeline.extract.html import choose_title, read_html
 
 PROSE = " ".join(
     f"Paragraph {n} of the story explains what the team saw, what they tried first and why "
-    "the fix took longer than anyone expected on the day." for n in range(6)
+    "the fix took longer than anyone expected on the day."
+    for n in range(6)
 )
 
 
@@ -37,11 +38,16 @@ def test_site_logo_h1_is_passed_over_for_the_first_part_of_the_title() -> None:
 
 
 def test_h1_that_is_the_host_name_is_not_the_headline() -> None:
-    assert choose_title(["davidbau.com"], None, "Vibe Coding", None, url="https://davidbau.com/archives/x.html") == "Vibe Coding"
+    assert (
+        choose_title(["davidbau.com"], None, "Vibe Coding", None, url="https://davidbau.com/archives/x.html")
+        == "Vibe Coding"
+    )
 
 
 def test_call_to_action_h1_loses_to_the_metadata_title() -> None:
-    assert choose_title(["Subscribe to our newsletter"], "Quarterly results | Acme", None, "Acme") == "Quarterly results"
+    assert (
+        choose_title(["Subscribe to our newsletter"], "Quarterly results | Acme", None, "Acme") == "Quarterly results"
+    )
 
 
 def test_site_name_is_cut_from_the_h1() -> None:
@@ -56,7 +62,10 @@ def test_site_name_equal_to_the_whole_title_is_not_a_site_name() -> None:
 
 def test_json_ld_headline_is_a_reference_and_a_fallback() -> None:
     assert choose_title([], None, None, None, headline="Grid failure report") == "Grid failure report"
-    assert choose_title(["Grid failure report", "Related posts"], None, None, None, headline="Grid failure report") == "Grid failure report"
+    assert (
+        choose_title(["Grid failure report", "Related posts"], None, None, None, headline="Grid failure report")
+        == "Grid failure report"
+    )
 
 
 def test_h1_inside_the_article_is_read_as_a_reader_sees_it() -> None:
@@ -87,8 +96,12 @@ def test_declared_publication_meta_comes_first() -> None:
 
 
 def test_byline_date_under_the_headline_beats_json_ld() -> None:
-    head = '<script type="application/ld+json">{"@type": "Article", "datePublished": "2024-03-06T02:16:49-08:00"}</script>'
-    markup = page(head, article("Analytics for ecommerce", "<div class='meta'>By Elena · Last updated on November 19, 2025</div>"))
+    head = (
+        '<script type="application/ld+json">{"@type": "Article", "datePublished": "2024-03-06T02:16:49-08:00"}</script>'
+    )
+    markup = page(
+        head, article("Analytics for ecommerce", "<div class='meta'>By Elena · Last updated on November 19, 2025</div>")
+    )
     assert read_html(markup, "https://blog.example/analytics").date == "2025-11-19"
 
 
@@ -105,7 +118,9 @@ def test_date_in_the_opening_sentence_is_not_a_byline() -> None:
 
 
 def test_date_in_a_sidebar_next_to_the_headline_is_not_a_byline() -> None:
-    sidebar = "<aside>Most read: Ten tips for spring, March 3, 2024</aside><p class='byline'>By Ann Lee, May 5, 2025</p>"
+    sidebar = (
+        "<aside>Most read: Ten tips for spring, March 3, 2024</aside><p class='byline'>By Ann Lee, May 5, 2025</p>"
+    )
     markup = page("<title>Garden notes</title>", article("Garden notes", sidebar))
     assert read_html(markup, "https://garden.example/notes").date == "2025-05-05"
 
@@ -140,7 +155,10 @@ def test_main_text_without_menus_or_footers(favor: str) -> None:
 
 
 def test_broken_json_ld_is_ignored() -> None:
-    markup = page('<script type="application/ld+json">{"headline": </script><title>Plain page</title>', f"<div><p>{PROSE}</p></div>")
+    markup = page(
+        '<script type="application/ld+json">{"headline": </script><title>Plain page</title>',
+        f"<div><p>{PROSE}</p></div>",
+    )
     assert read_html(markup, "https://example.org/p").title == "Plain page"
 
 
@@ -151,7 +169,10 @@ def test_a_boxed_callout_reaches_the_draft_by_default() -> None:
         '<div class="callout" style="border-left: 4px solid #f0a020; padding: 8px"><p>Root cause: the NCCL '
         "watchdog timed out because one rank stalled on a slow NFS read while the others waited.</p></div>"
     )
-    markup = page("<title>Training hang</title>", f"<main><h1>Training hang</h1>{f'<p>{PROSE}</p>' * 3}{callout}<p>{PROSE}</p></main>")
+    markup = page(
+        "<title>Training hang</title>",
+        f"<main><h1>Training hang</h1>{f'<p>{PROSE}</p>' * 3}{callout}<p>{PROSE}</p></main>",
+    )
 
     def text(**favor: str) -> str:
         return " ".join(block.text for block in read_html(markup, "https://acme.example/hang", **favor).blocks)
@@ -163,7 +184,10 @@ def test_a_boxed_callout_reaches_the_draft_by_default() -> None:
 
 def test_text_held_in_a_page_wide_form_is_read() -> None:
     # ASP.NET sites wrap the whole page in one <form>: its text is the page's.
-    markup = page("<title>Outage</title>", f"<form action='/' method='post'>{article('Outage')}<input type='hidden' name='v'></form>")
+    markup = page(
+        "<title>Outage</title>",
+        f"<form action='/' method='post'>{article('Outage')}<input type='hidden' name='v'></form>",
+    )
     text = " ".join(block.text for block in read_html(markup, "https://acme.example/outage").blocks)
     assert "Paragraph 5 of the story" in text and "Home" not in text
 
@@ -204,6 +228,8 @@ def test_a_short_status_update_keeps_to_itself(beside: str) -> None:
 def test_preformatted_output_keeps_its_lines() -> None:
     # Postmortems paste command output in a bare <pre>; joined into one line it is unreadable.
     output = "NAME    READY   STATUS\npg-0    1/1     Running\npg-1    0/1     CrashLoopBackOff"
-    markup = page("<title>Outage</title>", f"<article><h1>Outage</h1><p>{PROSE}</p><pre>{output}</pre><p>{PROSE}</p></article>")
+    markup = page(
+        "<title>Outage</title>", f"<article><h1>Outage</h1><p>{PROSE}</p><pre>{output}</pre><p>{PROSE}</p></article>"
+    )
     texts = [block.text for block in read_html(markup, "https://acme.example/outage").blocks]
     assert output in texts

@@ -49,7 +49,9 @@ def test_the_crawl_flow_splits_work_by_host_and_publishes_its_summary(
     summary = crawl_flow_for(Settings(root=root))(root=str(root))
 
     assert summary["counts"] == {"new": 12, "updated": 0, "unchanged": 0, "failed": 0, "skipped": 0}
-    assert summary["registry_faults"] == ["sources/broken.yaml:2: -: not valid YAML: expected ',' or ']', but got '<stream end>'"]
+    assert summary["registry_faults"] == [
+        "sources/broken.yaml:2: -: not valid YAML: expected ',' or ']', but got '<stream end>'"
+    ]
     assert sorted(Store(root).ids("draft")) == sorted(draft_id_for(u) for u in urls)
     table = Artifact.get("crawl-summary")
     assert table is not None and '"new"' in table.data and "12" in table.data
@@ -140,16 +142,26 @@ def test_logs_are_a_line_per_problem_and_with_v_a_line_per_source(farm: SiteFarm
     with (root / "sources" / "farm.yaml").open("a") as registry_file:
         registry_file.write(f"- url: {gone}\n")
     env = {name: value for name, value in os.environ.items() if not name.startswith(("PREFECT_", "INCIDENTLIB_"))}
-    env |= {"INCIDENTLIB_ALLOW_PRIVATE_HOSTS": "1", "INCIDENTLIB_PER_HOST_DELAY_S": "0", "INCIDENTLIB_MAX_RETRIES": "0",
-            "PREFECT_HOME": str(tmp_path / "prefect"), "PREFECT_SERVER_ANALYTICS_ENABLED": "false", "DO_NOT_TRACK": "1"}
+    env |= {
+        "INCIDENTLIB_ALLOW_PRIVATE_HOSTS": "1",
+        "INCIDENTLIB_PER_HOST_DELAY_S": "0",
+        "INCIDENTLIB_MAX_RETRIES": "0",
+        "PREFECT_HOME": str(tmp_path / "prefect"),
+        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+        "DO_NOT_TRACK": "1",
+    }
     command = [str(Path(sys.executable).parent / "incidentlib")]
 
-    quiet = subprocess.run([*command, "crawl", "--root", str(root)], env=env, capture_output=True, text=True, timeout=300)
+    quiet = subprocess.run(
+        [*command, "crawl", "--root", str(root)], env=env, capture_output=True, text=True, timeout=300
+    )
     assert quiet.returncode == 0, quiet.stderr
     mentions = [line for line in quiet.stderr.splitlines() if gone in line]
     assert len(mentions) == 1 and "WARNING" in mentions[0] and "http-410" in mentions[0]
     assert urls[0] not in quiet.stderr and "Traceback" not in quiet.stderr
 
-    loud = subprocess.run([*command, "-v", "crawl", "--root", str(root)], env=env, capture_output=True, text=True, timeout=300)
+    loud = subprocess.run(
+        [*command, "-v", "crawl", "--root", str(root)], env=env, capture_output=True, text=True, timeout=300
+    )
     assert loud.returncode == 0, loud.stderr
     assert [line for line in loud.stderr.splitlines() if urls[0] in line and "unchanged" in line]

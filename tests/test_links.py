@@ -70,7 +70,15 @@ def test_refresh_sorts_every_kind_of_source(
     assert outcome[urls["missing"]] == ("re-archived", "ok")
     assert outcome[urls["newer"]] == ("unchanged", "ok")
     assert outcome[urls["same"]] == ("unchanged", "ok")
-    assert report.counts() == {"checked": 8, "unchanged": 2, "re-archived": 2, "moved": 1, "gone": 2, "blocked": 1, "failed": 0}
+    assert report.counts() == {
+        "checked": 8,
+        "unchanged": 2,
+        "re-archived": 2,
+        "moved": 1,
+        "gone": 2,
+        "blocked": 1,
+        "failed": 0,
+    }
 
     # The case now cites the new capture; nothing else in it moved but updated_at.
     before, after = json.loads(case_bytes), json.loads(store.path("case", "IL-0007").read_bytes())
@@ -124,7 +132,13 @@ def test_cdx_requests_are_shared_by_urls_of_one_folder(
 
 
 def test_refresh_and_links_commands(
-    store: Store, root: Path, site: Site, wayback: WaybackStandIn, prefect_api: None, cli, monkeypatch: pytest.MonkeyPatch
+    store: Store,
+    root: Path,
+    site: Site,
+    wayback: WaybackStandIn,
+    prefect_api: None,
+    cli,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from prefect.artifacts import Artifact
 

@@ -75,7 +75,11 @@ def test_unknown_term_is_rejected_with_the_known_ones(example_json: dict) -> Non
         ({"date": "2022-02-30"}, "date", "not a calendar date"),
         ({"date": "March 2022"}, "date", "expected YYYY, YYYY-MM or YYYY-MM-DD"),
         ({"id": "IL-42"}, "id", "String should match pattern"),
-        ({"sources": [{"url": "ftp://x.org/a", "kind": "blog", "archived": None}]}, "sources.0.url", "not an absolute http(s) URL"),
+        (
+            {"sources": [{"url": "ftp://x.org/a", "kind": "blog", "archived": None}]},
+            "sources.0.url",
+            "not an absolute http(s) URL",
+        ),
         ({"summary": {"english": "text"}}, "summary.english.[key]", "not a language code such as en or ko: 'english'"),
         ({"colour": "red"}, "colour", "extra inputs are not permitted"),
         ({"title": None}, "title", "Input should be an object"),
@@ -102,7 +106,9 @@ def test_partial_dates_are_allowed(example_json: dict) -> None:
 def test_a_registry_date_may_be_written_unquoted() -> None:
     from pipeline.registry import parse_registry
 
-    entries, faults = parse_registry("- url: https://example.org/a\n  date: 2020-10-06\n- url: https://example.org/b\n  date: 2021\n", "s.yaml")
+    entries, faults = parse_registry(
+        "- url: https://example.org/a\n  date: 2020-10-06\n- url: https://example.org/b\n  date: 2021\n", "s.yaml"
+    )
     assert faults == []
     assert [e.entry.date for e in entries] == ["2020-10-06", "2021"]
 
@@ -130,7 +136,10 @@ def test_new_draft_leaves_review_fields_open() -> None:
 
 def test_a_draft_may_have_any_content_field_empty() -> None:
     draft = Draft.model_validate(
-        {"id": "example-org-a-12345678", "origin": {"url": "https://example.org/a", "canonical_url": "https://example.org/a"}}
+        {
+            "id": "example-org-a-12345678",
+            "origin": {"url": "https://example.org/a", "canonical_url": "https://example.org/a"},
+        }
     )
     assert draft.title is None and draft.summary is None and draft.sources == []
 

@@ -30,7 +30,11 @@ WORKERS = Path(__file__).with_name("workers.py")
 def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """`incidentlib ARGS` in a process of its own, as a person's shell runs it."""
     return subprocess.run(
-        [sys.executable, "-m", "pipeline", *args], capture_output=True, text=True, env={**os.environ, **(env or {})}, timeout=120
+        [sys.executable, "-m", "pipeline", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        timeout=120,
     )
 
 
@@ -63,7 +67,10 @@ def test_the_whole_path_from_draft_to_case_and_every_refusal(
     assert run("write", draft_id, "--by", "alice", *r).returncode == 0
     own = run("approve", draft_id, "--by", "Alice", *r)
     assert own.returncode == 1
-    assert own.stderr == f"Error: {draft_id}: Alice wrote or edited this draft and cannot approve it; another reviewer must\n"
+    assert (
+        own.stderr
+        == f"Error: {draft_id}: Alice wrote or edited this draft and cannot approve it; another reviewer must\n"
+    )
     unarchived = run("approve", draft_id, "--by", "bob", *r)
     assert unarchived.returncode == 1
     assert f"Error: {draft_id}: incomplete, cannot approve; missing sources.0.archived (pending)" in unarchived.stderr
@@ -73,7 +80,9 @@ def test_the_whole_path_from_draft_to_case_and_every_refusal(
     editor.write_text("import sys\nopen(sys.argv[1], 'w').write('{\"id\": \"half')\n")
     before = store.path("draft", draft_id).read_bytes()
     broken = run("edit", draft_id, *r, env={"EDITOR": f"{sys.executable} {editor}"})
-    assert broken.returncode == 1 and broken.stderr.startswith(f"Error: drafts/{draft_id}.json (as edited): -: not valid JSON")
+    assert broken.returncode == 1 and broken.stderr.startswith(
+        f"Error: drafts/{draft_id}.json (as edited): -: not valid JSON"
+    )
     assert store.path("draft", draft_id).read_bytes() == before
     sneaky = tmp_path / "approve.py"
     sneaky.write_text(
@@ -84,7 +93,10 @@ def test_the_whole_path_from_draft_to_case_and_every_refusal(
     assert refused.returncode == 1 and "state is kept by the pipeline" in refused.stderr
     assert store.path("draft", draft_id).read_bytes() == before
 
-    assert run("set", draft_id, "summary.ko", "캐시가 비면서 API 가 40분 동안 실패했다.", "--by", "alice", *r).returncode == 0
+    assert (
+        run("set", draft_id, "summary.ko", "캐시가 비면서 API 가 40분 동안 실패했다.", "--by", "alice", *r).returncode
+        == 0
+    )
     bad = run("set", draft_id, "components", '["warp-drive"]', *r)
     assert bad.returncode == 1 and "unknown component 'warp-drive'" in bad.stderr
     assert run("approve", draft_id, "--by", "bob", "--comment", "clear and sourced", *r).returncode == 0
@@ -185,7 +197,9 @@ def complete_draft(example_json: dict, n: int) -> Draft:
             "origin": Origin(url=url, canonical_url=url).model_dump(mode="json"),
             "sources": [
                 DraftSource(
-                    url=url, kind="blog", archived=f"https://web.archive.org/web/20260101000000/{url}",
+                    url=url,
+                    kind="blog",
+                    archived=f"https://web.archive.org/web/20260101000000/{url}",
                     archive=ArchiveState(status="captured", confirmed=True),
                 ).model_dump(mode="json")
             ],
@@ -201,7 +215,12 @@ def test_processes_promoting_at_once_publish_each_draft_once(store: Store, root:
         store.write_draft(draft)
         ids.append(draft.id)
     procs = [
-        subprocess.Popen([sys.executable, str(WORKERS), "promote", str(root)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            [sys.executable, str(WORKERS), "promote", str(root)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         for _ in range(3)
     ]
     for proc in procs:

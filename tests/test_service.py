@@ -112,8 +112,12 @@ def started() -> Iterator[list[subprocess.Popen]]:
 
 def start_serve(env: dict[str, str], started: list[subprocess.Popen]) -> tuple[subprocess.Popen, list[str]]:
     process = subprocess.Popen(
-        [str(BIN / "incidentlib"), "serve"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-        text=True, start_new_session=True,
+        [str(BIN / "incidentlib"), "serve"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
     )
     started.append(process)
     seen: list[str] = []
@@ -158,8 +162,13 @@ def test_serve_starts_a_server_runs_the_schedule_and_stops_everything(
     # An approval asks the served promote deployment for a run at once; that run publishes.
     settings = Settings(root=root)
     Store(root).update_draft(draft.id, lambda d: review.write(d, "writer", settings.required_languages))
-    approved = subprocess.run([str(BIN / "incidentlib"), "approve", draft.id, "--by", "reviewer"],
-                              env=env, capture_output=True, text=True, timeout=120)
+    approved = subprocess.run(
+        [str(BIN / "incidentlib"), "approve", draft.id, "--by", "reviewer"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert approved.returncode == 0, approved.stderr
     assert f"promotion run " in approved.stdout and state["api_url"] in approved.stdout
     promoted = wait_for(lambda: last_run(root, "promote"), "the promotion run")
@@ -174,13 +183,17 @@ def test_serve_starts_a_server_runs_the_schedule_and_stops_everything(
 
     # Stopping serve did not pause the schedules: with the server alone up again, they are active.
     with running_server(Store(root), Settings(root=root, server_port=int(env["INCIDENTLIB_SERVER_PORT"]))):
-        alone = subprocess.run([str(BIN / "incidentlib"), "status", "--json"], env=env, capture_output=True, text=True, check=True)
+        alone = subprocess.run(
+            [str(BIN / "incidentlib"), "status", "--json"], env=env, capture_output=True, text=True, check=True
+        )
     crawl = next(f for f in json.loads(alone.stdout)["flows"] if f["flow"] == "crawl")
     assert crawl["served"] is True and crawl["next_run"]
 
     # A restart serves them again.
     serve, _ = start_serve(env, started)
-    status = subprocess.run([str(BIN / "incidentlib"), "status", "--json"], env=env, capture_output=True, text=True, check=True)
+    status = subprocess.run(
+        [str(BIN / "incidentlib"), "status", "--json"], env=env, capture_output=True, text=True, check=True
+    )
     report = json.loads(status.stdout)
     crawl = next(f for f in report["flows"] if f["flow"] == "crawl")
     assert report["server"] == state["api_url"]
@@ -216,12 +229,17 @@ def test_deploy_onto_a_process_work_pool_and_a_worker_runs_the_flows(
 
         worker = subprocess.Popen(
             [str(BIN / "prefect"), "worker", "start", "--pool", "incidents", "--type", "process"],
-            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
         )
         started.append(worker)
         run(str(BIN / "prefect"), "deployment", "run", "crawl/incidentlib")
-        crawl = wait_for(lambda: (last_run(root, "crawl") or {}).get("state") == "completed" and last_run(root, "crawl"),
-                         "the worker's crawl run")
+        crawl = wait_for(
+            lambda: (last_run(root, "crawl") or {}).get("state") == "completed" and last_run(root, "crawl"),
+            "the worker's crawl run",
+        )
         assert crawl["counts"]["new"] == 1
         # The crawl archived the new draft's source, its capture paced by the shared global limit.
         draft = Store(root).read_draft(draft_id_for(url))
@@ -242,15 +260,24 @@ def test_serve_interrupted_while_its_server_starts_leaves_nothing_running(
     root, _, env = library
     env |= {"INCIDENTLIB_SERVER_PORT": str(free_port())}
     state_file = root / ".incidentlib" / "prefect" / "server.json"
-    serve = subprocess.Popen([str(BIN / "incidentlib"), "serve"], env=env, stdout=subprocess.PIPE,
-                             stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    serve = subprocess.Popen(
+        [str(BIN / "incidentlib"), "serve"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
     started.append(serve)
     # The server is recorded as starting before it answers (it takes seconds): stop serve then.
     state = wait_for(lambda: state_file.exists() and json.loads(state_file.read_text()), "the server to be starting")
     assert state["state"] == "starting"
     out = stop(serve, signal.SIGTERM)
     assert "Traceback" not in out
-    wait_for(lambda: not psutil.pid_exists(state["pid"]) or psutil.Process(state["pid"]).status() == psutil.STATUS_ZOMBIE,
-             "the starting server to be stopped", timeout=60)
+    wait_for(
+        lambda: not psutil.pid_exists(state["pid"]) or psutil.Process(state["pid"]).status() == psutil.STATUS_ZOMBIE,
+        "the starting server to be stopped",
+        timeout=60,
+    )
     assert not state_file.exists()
     assert not healthy(state["api_url"], timeout=0.5)

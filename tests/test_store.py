@@ -28,7 +28,9 @@ WORKERS = Path(__file__).with_name("workers.py")
 def start_workers(*commands: list[str]) -> list[subprocess.Popen]:
     """Start worker processes, wait until each says it is ready, then release them together."""
     procs = [
-        subprocess.Popen([sys.executable, str(WORKERS), *command], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            [sys.executable, str(WORKERS), *command], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
         for command in commands
     ]
     for proc in procs:
@@ -71,7 +73,9 @@ def test_writing_the_same_record_again_touches_nothing(store: Store, make_draft:
     assert path.stat().st_mtime_ns == before
 
 
-def test_nothing_invalid_reaches_disk(store: Store, make_draft: Callable[..., Draft], make_case: Callable[..., Case]) -> None:
+def test_nothing_invalid_reaches_disk(
+    store: Store, make_draft: Callable[..., Draft], make_case: Callable[..., Case]
+) -> None:
     draft = make_draft()
     store.write_draft(draft)
     before = store.path("draft", draft.id).read_bytes()

@@ -121,4 +121,6 @@ def stall(root: str, draft_id: str, stage: str) -> None:
 
 if __name__ == "__main__":
     command, *args = sys.argv[1:]
-    {"update": update, "publish": publish, "rewrite": rewrite, "stall": stall, "archive": archive, "promote": promote}[command](*args)
+    {"update": update, "publish": publish, "rewrite": rewrite, "stall": stall, "archive": archive, "promote": promote}[
+        command
+    ](*args)

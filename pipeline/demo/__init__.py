@@ -66,8 +66,12 @@ def run_demo(keep: Path | None = None, say: Callable[[str], None] = print) -> De
     with tempfile.TemporaryDirectory(prefix="incidentlib-demo-") as scratch:
         root = (keep or Path(scratch) / "library").resolve()
         (root / "sources").mkdir(parents=True, exist_ok=True)
-        with SiteFarm() as farm, WaybackStandIn(access_key="demo-access", secret_key="demo-secret",
-                                                captures_per_minute=600, cdx_per_minute=600) as wayback:
+        with (
+            SiteFarm() as farm,
+            WaybackStandIn(
+                access_key="demo-access", secret_key="demo-secret", captures_per_minute=600, cdx_per_minute=600
+            ) as wayback,
+        ):
             site = farm.add_site("postmortems", latency_s=0.01)
             samples = _samples()
             lines = ["# The demo's sources: bundled postmortems served by a local site.\n"]
@@ -121,7 +125,9 @@ def _steps(root: Path, site, samples: list[dict], say: Callable[[str], None]) ->
     say(f"promote: {report.steps[-1][1]} -> {', '.join(report.cases)}")
 
     first_path = next(iter(site.pages))
-    site.pages[first_path] = Page.markdown(site.pages[first_path].body.decode() + "\n\nUpdate: a follow-up fixed the root cause.\n")
+    site.pages[first_path] = Page.markdown(
+        site.pages[first_path].body.decode() + "\n\nUpdate: a follow-up fixed the root cause.\n"
+    )
     refreshed = flows.refresh(root=str(root))
     report.steps.append(("refresh", ", ".join(f"{n} {k}" for k, n in refreshed["counts"].items() if n)))
     say(f"refresh (one page changed): {report.steps[-1][1]}")

@@ -64,7 +64,24 @@ _MIN_EXTRACTED = DEFAULT_CONFIG.getint("DEFAULT", "MIN_EXTRACTED_SIZE")
 # and the <head> (its <title> tells it the headline apart from the text).
 _BOILERPLATE = tuple(
     tag
-    for tag in dict.fromkeys(("nav", "aside", "footer", "script", "style", "svg", "noscript", "select", "button", "input", "iframe", "link", "meta", *MANUALLY_CLEANED))
+    for tag in dict.fromkeys(
+        (
+            "nav",
+            "aside",
+            "footer",
+            "script",
+            "style",
+            "svg",
+            "noscript",
+            "select",
+            "button",
+            "input",
+            "iframe",
+            "link",
+            "meta",
+            *MANUALLY_CLEANED,
+        )
+    )
     if tag not in ("form", "figure", "math", "head")
 )
 _DELETED = tuple(tag for tag in _BOILERPLATE if tag != "script")
@@ -76,7 +93,24 @@ _UNWRAPPED = tuple(MANUALLY_STRIPPED)
 _BYLINE_AFTER, _BYLINE_BEFORE = 300, 100
 # A paragraph longer than a byline is prose; inline tags do not end a line.
 _BYLINE_LINE = 150
-_INLINE_TAGS = {"a", "abbr", "b", "cite", "code", "em", "font", "i", "mark", "small", "span", "strong", "sub", "sup", "time", "u"}
+_INLINE_TAGS = {
+    "a",
+    "abbr",
+    "b",
+    "cite",
+    "code",
+    "em",
+    "font",
+    "i",
+    "mark",
+    "small",
+    "span",
+    "strong",
+    "sub",
+    "sup",
+    "time",
+    "u",
+}
 # trafilatura's own parser settings, with one change. lxml.html's parser asks a Python
 # method which class each element gets (a form, an input, a label...), and trafilatura's
 # XPath rules make lxml build an element for every attribute they test: thousands of
@@ -130,9 +164,17 @@ def _is_site(text: str, sites: list[str], host: str) -> bool:
 def _strip_site(heading: str, sites: list[str], host: str) -> str:
     """A heading with a leading or trailing site name cut off ("Story – Site")."""
     cuts = list(_TITLE_SEPARATOR.finditer(heading))
-    if cuts and _is_site(heading[cuts[-1].end() :], sites, host) and not _is_site(heading[: cuts[-1].start()], sites, host):
+    if (
+        cuts
+        and _is_site(heading[cuts[-1].end() :], sites, host)
+        and not _is_site(heading[: cuts[-1].start()], sites, host)
+    ):
         return heading[: cuts[-1].start()].strip()
-    if cuts and _is_site(heading[: cuts[0].start()], sites, host) and not _is_site(heading[cuts[0].end() :], sites, host):
+    if (
+        cuts
+        and _is_site(heading[: cuts[0].start()], sites, host)
+        and not _is_site(heading[cuts[0].end() :], sites, host)
+    ):
         return heading[cuts[0].end() :].strip()
     return heading
 
@@ -221,7 +263,11 @@ def _json_ld(tree) -> list[dict]:
                 pending.extend(item)
             elif isinstance(item, dict):
                 objects.append(item)
-                pending.extend(item[k] for k in ("@graph", "mainEntity", "mainEntityOfPage") if isinstance(item.get(k), (list, dict)))
+                pending.extend(
+                    item[k]
+                    for k in ("@graph", "mainEntity", "mainEntityOfPage")
+                    if isinstance(item.get(k), (list, dict))
+                )
     return objects
 
 
@@ -282,7 +328,9 @@ def _article_time(tree) -> str | None:
     for element in _DATE_ELEMENTS(tree):
         places = {a.tag for a in element.iterancestors()}
         if places & {"article", "main", "header"} and not places & _SIDEBARS:
-            value = machine_date(element.get("datetime") or element.get("content")) or machine_date(_clean(element.text_content()))
+            value = machine_date(element.get("datetime") or element.get("content")) or machine_date(
+                _clean(element.text_content())
+            )
             if value:
                 return value
     return None
@@ -372,7 +420,9 @@ def _soup_blocks(markup: str) -> list[Block]:
         elif element.name == "li":
             blocks.append(Block(text, kind="item"))
         elif element.name == "tr":
-            blocks.append(Block(" | ".join(_clean(c.get_text(" ")) for c in element.find_all(["td", "th"])), kind="row"))
+            blocks.append(
+                Block(" | ".join(_clean(c.get_text(" ")) for c in element.find_all(["td", "th"])), kind="row")
+            )
         else:
             blocks.append(Block(text))
     if not blocks:

@@ -154,7 +154,9 @@ class WaybackStandIn:
         self.start()
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.stop()
 
     def start(self) -> None:
@@ -250,7 +252,9 @@ class WaybackStandIn:
             def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - quiet
                 pass
 
-            def _send(self, status: int, body: bytes, content_type: str = "application/json", headers: dict | None = None) -> None:
+            def _send(
+                self, status: int, body: bytes, content_type: str = "application/json", headers: dict | None = None
+            ) -> None:
                 self.send_response(status)
                 self.send_header("Content-Type", content_type)
                 self.send_header("Content-Length", str(len(body)))
@@ -294,7 +298,9 @@ class WaybackStandIn:
                     if not self._gate(now):
                         return
                     if not self._authorised():
-                        self._json({"status": "error", "message": "You need to be logged in to use Save Page Now."}, 401)
+                        self._json(
+                            {"status": "error", "message": "You need to be logged in to use Save Page Now."}, 401
+                        )
                         return
                     if not wayback._throttle(wayback._capture_window.admit(wayback.captures_per_minute, now), now):
                         self._too_many()
@@ -305,39 +311,72 @@ class WaybackStandIn:
                 failures = wayback.failures
                 url = form.get("url", "")
                 if not url.startswith(("http://", "https://")):
-                    self._json({"status": "error", "status_ext": "error:invalid-url-syntax", "message": f"Invalid URL {url}"})
+                    self._json(
+                        {"status": "error", "status_ext": "error:invalid-url-syntax", "message": f"Invalid URL {url}"}
+                    )
                     return
                 if failures.session_limit > 0:
                     failures.session_limit -= 1
-                    self._json({"status": "error", "status_ext": "error:user-session-limit",
-                                "message": "You have already reached the limit of active Save Page Now sessions."})
+                    self._json(
+                        {
+                            "status": "error",
+                            "status_ext": "error:user-session-limit",
+                            "message": "You have already reached the limit of active Save Page Now sessions.",
+                        }
+                    )
                     return
                 if wayback._active_jobs() >= wayback.sessions:
-                    self._json({"status": "error", "status_ext": "error:user-session-limit",
-                                "message": "You have already reached the limit of active Save Page Now sessions."})
+                    self._json(
+                        {
+                            "status": "error",
+                            "status_ext": "error:user-session-limit",
+                            "message": "You have already reached the limit of active Save Page Now sessions.",
+                        }
+                    )
                     return
                 if failures.error_in_200 > 0:
                     failures.error_in_200 -= 1
-                    self._json({"status": "error", "status_ext": "error:internal-server-error", "message": "Internal error."})
+                    self._json(
+                        {"status": "error", "status_ext": "error:internal-server-error", "message": "Internal error."}
+                    )
                     return
-                today = [c for c in wayback.captures if url in (c.requested, c.original)
-                         and c.timestamp[:8] == _timestamp(datetime.now(UTC))[:8]]
+                today = [
+                    c
+                    for c in wayback.captures
+                    if url in (c.requested, c.original) and c.timestamp[:8] == _timestamp(datetime.now(UTC))[:8]
+                ]
                 if len(today) >= wayback.per_url_daily:
-                    self._json({"status": "error", "status_ext": "error:too-many-daily-captures",
-                                "message": f"This URL has been already captured {len(today)} times today."})
+                    self._json(
+                        {
+                            "status": "error",
+                            "status_ext": "error:too-many-daily-captures",
+                            "message": f"This URL has been already captured {len(today)} times today.",
+                        }
+                    )
                     return
                 if len(wayback.captures) >= wayback.daily_quota:
-                    self._json({"status": "error", "status_ext": "error:too-many-captures",
-                                "message": "You have reached your daily quota."})
+                    self._json(
+                        {
+                            "status": "error",
+                            "status_ext": "error:too-many-captures",
+                            "message": "You have reached your daily quota.",
+                        }
+                    )
                     return
                 within = form.get("if_not_archived_within")
                 if within:
                     seconds = _seconds(within)
-                    recent = [c for c in wayback.captures if url in (c.requested, c.original)
-                              and now - c.made_at <= seconds]
+                    recent = [
+                        c for c in wayback.captures if url in (c.requested, c.original) and now - c.made_at <= seconds
+                    ]
                     if recent:
-                        self._json({"url": url, "job_id": None,
-                                    "message": f"The same snapshot had been made {int(now - recent[-1].made_at)} seconds ago."})
+                        self._json(
+                            {
+                                "url": url,
+                                "job_id": None,
+                                "message": f"The same snapshot had been made {int(now - recent[-1].made_at)} seconds ago.",
+                            }
+                        )
                         return
                 for job in wayback.jobs.values():  # the same URL again within the hour: the same job
                     if job.url == url and now - job.created < 3600 and job.status == "pending":
@@ -365,10 +404,14 @@ class WaybackStandIn:
                         if not self._authorised():
                             self._json({"status": "error", "message": "You need to be logged in."}, 401)
                             return
-                        self._json({"processing": wayback._active_jobs(),
-                                    "available": max(0, wayback.sessions - wayback._active_jobs()),
-                                    "daily_captures": len(wayback.captures),
-                                    "daily_captures_limit": wayback.daily_quota})
+                        self._json(
+                            {
+                                "processing": wayback._active_jobs(),
+                                "available": max(0, wayback.sessions - wayback._active_jobs()),
+                                "daily_captures": len(wayback.captures),
+                                "daily_captures_limit": wayback.daily_quota,
+                            }
+                        )
                         return
                     if path.startswith("/save/status/"):
                         wayback.counts["status"] += 1
@@ -387,7 +430,7 @@ class WaybackStandIn:
                         return
                     if path.startswith("/web/"):
                         wayback.counts["web"] += 1
-                        self._web(self.path[len("/web/"):])
+                        self._web(self.path[len("/web/") :])
                         return
                 self._send(404, b"not found", "text/plain")
 
@@ -400,14 +443,27 @@ class WaybackStandIn:
                 if job.status == "pending":
                     self._json({"status": "pending", "job_id": job.job_id, "resources": []})
                 elif job.status == "error":
-                    self._json({"status": "error", "status_ext": job.error, "job_id": job.job_id,
-                                "message": f"The capture failed: {job.error}"})
+                    self._json(
+                        {
+                            "status": "error",
+                            "status_ext": job.error,
+                            "job_id": job.job_id,
+                            "message": f"The capture failed: {job.error}",
+                        }
+                    )
                 else:
                     capture = job.capture
                     assert capture is not None
-                    self._json({"status": "success", "job_id": job.job_id, "original_url": capture.original,
-                                "timestamp": capture.timestamp, "http_status": capture.statuscode,
-                                "duration_sec": round(now - job.created, 3)})
+                    self._json(
+                        {
+                            "status": "success",
+                            "job_id": job.job_id,
+                            "original_url": capture.original,
+                            "timestamp": capture.timestamp,
+                            "http_status": capture.statuscode,
+                            "duration_sec": round(now - job.created, 3),
+                        }
+                    )
 
             def _visible(self, now: float) -> list[Capture]:
                 return [c for c in wayback.captures if now - c.made_at >= wayback.failures.cdx_lag_s]
@@ -433,7 +489,9 @@ class WaybackStandIn:
                     rows = rows[:limit]
                 elif limit < 0:
                     rows = rows[limit:]
-                fields = (query.get("fl", [""])[0] or "urlkey,timestamp,original,mimetype,statuscode,digest,length").split(",")
+                fields = (
+                    query.get("fl", [""])[0] or "urlkey,timestamp,original,mimetype,statuscode,digest,length"
+                ).split(",")
                 table = [[str(_field(c, name)) for name in fields] for c in rows]
                 if query.get("output", [""])[0] == "json":
                     self._json([fields, *table] if table else [])
@@ -443,24 +501,33 @@ class WaybackStandIn:
 
             def _available(self, query: dict[str, list[str]], now: float) -> None:
                 url = query.get("url", [""])[0]
-                rows = sorted((c for c in self._visible(now) if url in (c.original, c.requested)),
-                              key=lambda c: c.timestamp)
+                rows = sorted(
+                    (c for c in self._visible(now) if url in (c.original, c.requested)), key=lambda c: c.timestamp
+                )
                 snapshots = {}
                 if rows:
                     closest = rows[-1]
-                    snapshots = {"closest": {"status": str(closest.statuscode), "available": True,
-                                             "url": f"http://web.archive.org/web/{closest.timestamp}/{closest.original}",
-                                             "timestamp": closest.timestamp}}
+                    snapshots = {
+                        "closest": {
+                            "status": str(closest.statuscode),
+                            "available": True,
+                            "url": f"http://web.archive.org/web/{closest.timestamp}/{closest.original}",
+                            "timestamp": closest.timestamp,
+                        }
+                    }
                 self._json({"url": url, "archived_snapshots": snapshots})
 
             def _web(self, rest: str) -> None:
                 stamp, _, url = rest.partition("/")
                 raw = stamp.endswith("id_")
                 stamp = stamp.removesuffix("id_")
-                rows = sorted((c for c in wayback.captures if url in (c.original, c.requested)),
-                              key=lambda c: c.timestamp)
+                rows = sorted(
+                    (c for c in wayback.captures if url in (c.original, c.requested)), key=lambda c: c.timestamp
+                )
                 if not rows:
-                    self._send(404, b"<html><body>Wayback Machine has not archived that URL.</body></html>", "text/html")
+                    self._send(
+                        404, b"<html><body>Wayback Machine has not archived that URL.</body></html>", "text/html"
+                    )
                     return
                 exact = next((c for c in rows if c.timestamp == stamp), None)
                 if exact is None:
