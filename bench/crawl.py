@@ -73,7 +73,7 @@ a certificate rotation ran. Clients saw TLS handshake failures and retried, whic
 """
 
 
-def serve_farm(hosts: int, pages: int, connection) -> None:  # noqa: ANN001 - a multiprocessing Connection
+def serve_farm(hosts: int, pages: int, connection) -> None:  # a multiprocessing Connection
     """The child process: start the farm, send its page URLs and latencies, serve until told to stop."""
     from pipeline.standins.sitefarm import Page, SiteFarm
 

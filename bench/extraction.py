@@ -167,7 +167,7 @@ def main() -> None:
         figures["heading_field_accuracy"] = round(fields_right / fields_total, 4)
     timings: list[list[float]] = [[] for _ in pages]
     for _ in range(args.repeat):
-        for page, times in zip(pages, timings):
+        for page, times in zip(pages, timings, strict=False):
             start = time.perf_counter()
             try:
                 extract(page.body, page.url, page.content_type, favor=args.favor)

@@ -376,7 +376,7 @@ async def archive_async(
         pending = set(sources_to_archive(draft))
         for source in draft.sources:
             if source.url in pending:
-                drafts, state, recorded = work.setdefault(source.url, ([], source.archive, source.archived))
+                drafts, _state, _recorded = work.setdefault(source.url, ([], source.archive, source.archived))
                 drafts.append(draft_id)
     if on_plan:
         on_plan(len(work))
@@ -413,7 +413,7 @@ async def archive_async(
                 for draft_id in draft_ids:
                     await archiver.save(draft_id, url, step)
                 source = SourceArchive(draft_ids[0], url, step.outcome, step.state.reason, step.archived)
-            except Exception as exc:  # noqa: BLE001 - a bug: kept, and raised once every source had its turn
+            except Exception as exc:  # a bug: kept, and raised once every source had its turn
                 _log.error("%s: unexpected error", url, exc_info=exc)
                 errors.append(exc)
                 source = SourceArchive(draft_ids[0], url, "failed", "internal-error")

@@ -8,21 +8,20 @@ else is a bug and shows its traceback.
 from __future__ import annotations
 
 import json
-import sys
-from enum import StrEnum
-from pathlib import Path
-from typing import Annotated
-
 import logging
 import os
 import shlex
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
 
 import typer
 from pydantic import SecretStr, ValidationError
@@ -30,16 +29,16 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from pipeline.crawl import extract_one
 from pipeline import links as linking
 from pipeline import queue as review_queue
 from pipeline import review
+from pipeline import server as prefect_server
+from pipeline.crawl import extract_one
 from pipeline.errors import Fault, IncidentlibError, InvalidRecord, ReviewError, SettingsError
 from pipeline.fmt import fmt as fmt_records
 from pipeline.models import SCHEMA_MODELS, Draft, SourceEntry, json_schema
 from pipeline.records import dump_record, faults_from, load_record
 from pipeline.settings import Settings
-from pipeline import server as prefect_server
 from pipeline.status import status as library_status
 from pipeline.store import Store
 from pipeline.validate import validate as validate_records
@@ -455,7 +454,7 @@ def _request_promotion(root: Path | None) -> None:
 
     try:
         run = request_promotion(str(settings.root))
-    except Exception as exc:  # noqa: BLE001 - the approval stands; only the convenience failed
+    except Exception as exc:  # the approval stands; only the convenience failed
         typer.echo(f"approved, but no promotion run could be asked of {api_url}: {exc}", err=True)
         return
     if run is None:
@@ -657,7 +656,7 @@ def promote(root: RootOption = None, as_json: JsonOption = False) -> None:
 
 @app.command()
 def refresh(root: RootOption = None, as_json: JsonOption = False) -> None:
-    """Check every source of every draft and case: is it alive, moved, gone; re-archive what changed (a Prefect flow run)."""
+    """Check every source of every draft and case: alive, moved or gone; re-archive what changed (a flow run)."""
     settings = load_settings(root)
     _use_known_server(settings)
     from pipeline.flows import refresh as refresh_flow
@@ -789,7 +788,7 @@ def status(root: RootOption = None, as_json: JsonOption = False) -> None:
 
         try:
             served = served_deployments(str(settings.root))
-        except Exception as exc:  # noqa: BLE001 - the rest of the status stands without the server
+        except Exception as exc:  # the rest of the status stands without the server
             typer.echo(
                 f"{api_url}: the Prefect server did not answer ({type(exc).__name__}); schedules unknown", err=True
             )

@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 from pipeline.draft import apply_extraction, new_draft, record_failure
 from pipeline.errors import ExtractError, Fault, FetchError, InvalidRecord
 from pipeline.extract import Extraction, extract
-from pipeline.fetch import FetchResult, Fetcher, fetch_url_for
+from pipeline.fetch import Fetcher, FetchResult, fetch_url_for
 from pipeline.ids import canonical_url, draft_id_for
 from pipeline.models import Draft, DraftState, Origin, SourceEntry, utc_now
 from pipeline.registry import find_duplicates
@@ -222,7 +222,7 @@ async def crawl_async(
     async def guarded(fetcher: Fetcher, entry: SourceEntry) -> None:
         try:
             source = await one(fetcher, entry)
-        except Exception as exc:  # noqa: BLE001 - kept in report.errors and raised by the caller
+        except Exception as exc:  # kept in report.errors and raised by the caller
             _log.error("%s: unexpected error", entry.url, exc_info=exc)
             report.errors.append(exc)
             source = SourceReport(entry.url, draft_id_for(entry.url), "failed", "internal-error", repr(exc))

@@ -19,15 +19,15 @@ import re
 from typing import Any
 from urllib.parse import urlsplit
 
+from pydantic import ValidationError
+
 from pipeline.extract import Extraction
 from pipeline.extract.tags import suggest_terms
 from pipeline.ids import GITHUB_HOSTS, canonical_url, draft_id_for
-from pydantic import ValidationError
-
 from pipeline.models import (
     Draft,
-    DraftState,
     DraftSource,
+    DraftState,
     FetchFailure,
     Origin,
     Review,

@@ -146,7 +146,7 @@ class _AddressGuard(httpcore.AsyncNetworkBackend):
                 error = exc
         raise error or httpcore.ConnectError(f"no address for {host}")
 
-    async def connect_unix_socket(self, path, timeout=None, socket_options=None):  # noqa: ANN001
+    async def connect_unix_socket(self, path, timeout=None, socket_options=None):
         raise httpcore.ConnectError("unix sockets are not used by the crawler")
 
     async def sleep(self, seconds: float) -> None:
@@ -159,8 +159,8 @@ def _guarded_transport(settings: Settings, limits: httpx.Limits) -> httpx.AsyncH
     transport = httpx.AsyncHTTPTransport(limits=limits, trust_env=False)
     # httpx has no public hook for the network backend; swap the pool it built for
     # one that uses the guard (tests/test_fetch.py proves the guard is in the path).
-    transport._pool = httpcore.AsyncConnectionPool(  # noqa: SLF001
-        ssl_context=transport._pool._ssl_context,  # noqa: SLF001
+    transport._pool = httpcore.AsyncConnectionPool(
+        ssl_context=transport._pool._ssl_context,
         max_connections=limits.max_connections,
         max_keepalive_connections=limits.max_keepalive_connections,
         keepalive_expiry=limits.keepalive_expiry,

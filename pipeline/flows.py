@@ -15,13 +15,13 @@ from pathlib import Path
 from uuid import UUID
 
 from prefect import flow, get_run_logger, task
-from prefect.context import get_run_context
 from prefect.artifacts import (
     create_markdown_artifact,
     create_progress_artifact,
     create_table_artifact,
     update_progress_artifact,
 )
+from prefect.context import get_run_context
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from pipeline import archive as archiving
@@ -105,7 +105,7 @@ def _recorded(store: Store, flow_name: str) -> Iterator[dict]:
     try:
         flow_run = get_run_context().flow_run
         run["flow_run"] = flow_run.name if flow_run else None
-    except Exception:  # noqa: BLE001 - no run context (the flow's function called bare)
+    except Exception:  # no run context (the flow's function called bare)
         run["flow_run"] = None
     counts: dict = {}
     try:
@@ -268,7 +268,7 @@ def _publish_archive_summary(report: archiving.ArchiveReport) -> None:
     create_markdown_artifact(key="archive-report", markdown="\n".join(lines), description="Captures and failures")
 
 
-def _one_recorded_task(flow_name: str, task_, root: str | None) -> dict:  # noqa: ANN001 - a Prefect Task
+def _one_recorded_task(flow_name: str, task_, root: str | None) -> dict:  # a Prefect Task
     """A flow that is one task over the data root: run it, its counts kept in the runs file."""
     store = Store.from_settings(_settings(root))
     with _recorded(store, flow_name) as counts:
@@ -285,7 +285,7 @@ def archive(root: str | None = None) -> dict:
     return summary
 
 
-def crawl_flow_for(settings: Settings):  # noqa: ANN201 - a Prefect Flow
+def crawl_flow_for(settings: Settings):  # a Prefect Flow
     """The crawl flow with a task runner sized to the settings' task groups."""
     return crawl.with_options(task_runner=ThreadPoolTaskRunner(max_workers=settings.crawl_task_groups))
 
@@ -368,9 +368,8 @@ def deployments(settings: Settings, root: str | None) -> list:
     installed runs them, wherever its checkout lies. `root` is the data root given to
     every run; None leaves it to each worker's own INCIDENTLIB_ROOT.
     """
-    from prefect.deployments.runner import EntrypointType
-
     from prefect.client.schemas.schedules import CronSchedule
+    from prefect.deployments.runner import EntrypointType
     from pydantic import ValidationError
 
     made = []
@@ -449,7 +448,7 @@ def deploy(settings: Settings, pool: str, root: str | None) -> list[str]:
     return [str(i) for i in ids]
 
 
-def _for_root(deployment, root: str) -> bool:  # noqa: ANN001 - a Prefect DeploymentResponse
+def _for_root(deployment, root: str) -> bool:  # a Prefect DeploymentResponse
     """Whether a deployment runs on this data root (one without a root runs on its workers' own)."""
     given = (deployment.parameters or {}).get("root")
     return not given or Path(given).resolve() == Path(root).resolve()

@@ -33,7 +33,7 @@ from urllib.parse import urlsplit
 from pipeline.archive import _Archiver
 from pipeline.errors import ExtractError, InvalidRecord, WaybackError
 from pipeline.extract import decode_text, extract
-from pipeline.fetch import FetchResult, Fetcher, fetch_url_for
+from pipeline.fetch import Fetcher, FetchResult, fetch_url_for
 from pipeline.ids import canonical_url
 from pipeline.models import ArchiveState, ArchiveStatus, Case, Draft, LinkState, LinkStatus, utc_now
 from pipeline.settings import Settings
@@ -244,54 +244,51 @@ def _newest_recorded(recorded: set[str]) -> str | None:
 
 def _update_records(store: Store, newest: dict[str, str]) -> int:
     """Set `archived` to the newest good capture wherever a record cites an older one (never a newer)."""
-    written = 0
 
     def forward(source_url: str, archived: str | None) -> bool:
         link = newest.get(source_url)
         return link is not None and link != archived and (archived is None or _timestamp(link) >= _timestamp(archived))
 
+    touched: set[str] = set()
+
+    def change(draft: Draft) -> Draft | None:
+        if not any(forward(s.url, s.archived) for s in draft.sources):
+            return None
+        touched.add(draft.id)
+        sources = []
+        for s in draft.sources:
+            if forward(s.url, s.archived):
+                archive = s.archive.model_copy(
+                    update={
+                        "status": ArchiveStatus.CAPTURED,
+                        "reason": None,
+                        "job_id": None,
+                        "job_submitted_at": None,
+                        "captured_at": utc_now(),
+                        "confirmed": False,
+                    }
+                )
+                s = s.model_copy(update={"archived": newest[s.url], "archive": archive})
+            sources.append(s)
+        return draft.model_copy(update={"sources": sources})
+
     for draft_id in store.ids("draft"):
-        changed: list[bool] = []
-
-        def change(draft: Draft) -> Draft | None:
-            if not any(forward(s.url, s.archived) for s in draft.sources):
-                return None
-            changed.append(True)
-            sources = []
-            for s in draft.sources:
-                if forward(s.url, s.archived):
-                    archive = s.archive.model_copy(
-                        update={
-                            "status": ArchiveStatus.CAPTURED,
-                            "reason": None,
-                            "job_id": None,
-                            "job_submitted_at": None,
-                            "captured_at": utc_now(),
-                            "confirmed": False,
-                        }
-                    )
-                    s = s.model_copy(update={"archived": newest[s.url], "archive": archive})
-                sources.append(s)
-            return draft.model_copy(update={"sources": sources})
-
         try:
             store.update_draft(draft_id, change)
         except InvalidRecord as exc:
             _log.warning("refresh: %s: not updated: %s", draft_id, exc)
-            continue
-        written += bool(changed)
+    written = len(touched)
+
+    def change_case(case: Case) -> Case | None:
+        if not any(forward(s.url, s.archived) for s in case.sources):
+            return None
+        # Like any edit: only the link and updated_at change, and the diff shows just that.
+        sources = [
+            s.model_copy(update={"archived": newest[s.url]}) if forward(s.url, s.archived) else s for s in case.sources
+        ]
+        return case.model_copy(update={"sources": sources, "updated_at": utc_now()})
+
     for case_id in store.ids("case"):
-
-        def change_case(case: Case) -> Case | None:
-            if not any(forward(s.url, s.archived) for s in case.sources):
-                return None
-            # Like any edit: only the link and updated_at change, and the diff shows just that.
-            sources = [
-                s.model_copy(update={"archived": newest[s.url]}) if forward(s.url, s.archived) else s
-                for s in case.sources
-            ]
-            return case.model_copy(update={"sources": sources, "updated_at": utc_now()})
-
         try:
             if store.update_case(case_id, change_case):
                 written += 1
@@ -319,7 +316,7 @@ async def refresh_async(
         async def run(url: str) -> None:
             try:
                 source, state = await refresher.one(url, drafts[url], recorded.get(url, set()), previous.get(url))
-            except Exception as exc:  # noqa: BLE001 - a bug: kept, and raised once every link had its turn
+            except Exception as exc:  # a bug: kept, and raised once every link had its turn
                 _log.error("%s: unexpected error", url, exc_info=exc)
                 errors.append(exc)
                 source = LinkReport(url, "failed", "error", reason="internal-error")

@@ -22,8 +22,8 @@ from urllib.parse import urlsplit
 from pydantic import (
     AfterValidator,
     AwareDatetime,
-    BeforeValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     StringConstraints,

@@ -156,8 +156,9 @@ def _start(store: Store, settings: Settings) -> tuple[LocalServer, subprocess.Po
                     f"the Prefect server stopped at start (exit {process.returncode}); see {folder / 'server.log'}"
                 )
             if time.monotonic() > deadline:
+                waited = settings.server_startup_timeout_s
                 raise SettingsError(
-                    f"the Prefect server did not answer within {settings.server_startup_timeout_s:.0f} s; see {folder / 'server.log'}"
+                    f"the Prefect server did not answer within {waited:.0f} s; see {folder / 'server.log'}"
                 )
             time.sleep(0.2)  # polling a child's health: there is nothing to wait on instead
         _write_state(store, server, "running")

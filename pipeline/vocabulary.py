@@ -15,7 +15,7 @@ import yaml
 
 from pipeline.errors import VocabularyError
 
-__all__ = ["Kind", "KINDS", "Term", "Vocabulary", "check_term", "vocabulary"]
+__all__ = ["KINDS", "Kind", "Term", "Vocabulary", "check_term", "vocabulary"]
 
 Kind = Literal[
     "domains",

@@ -25,8 +25,8 @@ from datetime import datetime
 
 import httpx
 from waybackpy import WaybackMachineCDXServerAPI
-from waybackpy.exceptions import WaybackError as WaybackpyError
 from waybackpy.cdx_utils import full_url
+from waybackpy.exceptions import WaybackError as WaybackpyError
 
 from pipeline.errors import CaptureLimitError, WaybackAuthError, WaybackError, WaybackThrottled, WaybackUnavailable
 from pipeline.settings import Settings
@@ -207,7 +207,7 @@ async def _global_capture_slot(name: str) -> None:
 
     try:
         await rate_limit(name, strict=True)
-    except Exception as exc:  # noqa: BLE001 - Prefect's errors here have no common base
+    except Exception as exc:  # Prefect's errors here have no common base
         raise CaptureLimitError(f"capture limit {name!r} (INCIDENTLIB_CAPTURE_LIMIT): {exc}") from exc
 
 
@@ -221,7 +221,7 @@ async def capture_limit_problem(name: str) -> str | None:
             await client.read_global_concurrency_limit_by_name(name)
     except ObjectNotFound:
         return f"capture limit {name!r} (INCIDENTLIB_CAPTURE_LIMIT) does not exist; incidentlib deploy creates it"
-    except Exception as exc:  # noqa: BLE001 - no server, or one that fails: said, not raised
+    except Exception as exc:  # no server, or one that fails: said, not raised
         return f"capture limit {name!r} (INCIDENTLIB_CAPTURE_LIMIT): {type(exc).__name__}: {exc}"
     return None
 
@@ -400,7 +400,7 @@ class _BoundedCdx(WaybackMachineCDXServerAPI):
         super().__init__(url, **kwargs)
         self._owner = client
 
-    def cdx_api_manager(self, payload: dict[str, str], headers: dict[str, str]):  # noqa: ANN201 - a generator
+    def cdx_api_manager(self, payload: dict[str, str], headers: dict[str, str]):  # a generator
         payload["limit"] = str(self.limit)
         url = full_url(self.endpoint, params=payload)
         self.last_api_request_url = url

@@ -6,6 +6,7 @@ import logging
 from pathlib import Path
 
 import pytest
+from conftest import archive_settings, settings_env
 
 from pipeline.archive import archive
 from pipeline.draft import new_draft
@@ -13,8 +14,6 @@ from pipeline.models import SourceEntry
 from pipeline.standins.sitefarm import Page, Site, SiteFarm
 from pipeline.standins.wayback import WaybackStandIn
 from pipeline.store import Store
-
-from conftest import archive_settings, settings_env
 
 HTML = "<html><body><h1>Outage</h1><p>The gateway failed for an hour after a deploy.</p></body></html>"
 

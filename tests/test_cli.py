@@ -13,11 +13,10 @@ from pathlib import Path
 
 import pytest
 import typer
+from conftest import EXAMPLE_CASE, REPO
 
 from pipeline.cli import app
 from pipeline.models import Case, Draft
-
-from conftest import EXAMPLE_CASE, REPO
 
 
 def command_names() -> list[str]:

@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-
 from documents import POSTMORTEM_MD
+
 from pipeline.crawl import crawl, extract_one, host_groups
 from pipeline.errors import FetchError
 from pipeline.ids import draft_id_for

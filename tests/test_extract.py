@@ -5,14 +5,13 @@ from __future__ import annotations
 import json
 
 import pytest
-
+from conftest import SHARED
 from documents import POSTMORTEM_MD, make_pdf
+
 from pipeline.errors import EmptyDocument, UnsupportedContent
 from pipeline.extract import detect_format, extract, org_for_url
 from pipeline.extract.headings import field_for_heading
 from pipeline.models import SectionField
-
-from conftest import SHARED
 
 POSTMORTEMS = SHARED / "corpus" / "postmortems"
 
@@ -41,7 +40,10 @@ def test_markdown_front_matter_title_date_and_sections() -> None:
 
 
 def test_toml_front_matter_and_a_date_in_the_url() -> None:
-    text = '+++\ntitle = "docs.rs outage"\n+++\n\nThe build queue stopped on 21 October 2019.\n\n## Resolution\n\nRestarted it.\n'
+    text = (
+        '+++\ntitle = "docs.rs outage"\n+++\n\n'
+        "The build queue stopped on 21 October 2019.\n\n## Resolution\n\nRestarted it.\n"
+    )
     x = extract(text.encode(), "https://blog.example.org/2019/10/24/docsrs-outage/", None)
     assert x.format == "markdown"
     assert x.title == "docs.rs outage"
@@ -50,7 +52,10 @@ def test_toml_front_matter_and_a_date_in_the_url() -> None:
 
 
 def test_a_logbook_without_template_headings_gets_a_summary_from_its_opening() -> None:
-    text = "# Chronicles\n\nTrials and tribulations of the 176B run, kept day by day by the engineers on call.\n\n## 2022-03-06\n\nThe run hung at iteration 1200 with an NCCL timeout.\n"
+    text = (
+        "# Chronicles\n\nTrials and tribulations of the 176B run, kept day by day by the engineers on call.\n\n"
+        "## 2022-03-06\n\nThe run hung at iteration 1200 with an NCCL timeout.\n"
+    )
     x = extract(text.encode(), "https://github.com/org/repo/blob/main/chronicles.md")
     assert x.summary.startswith("Trials and tribulations of the 176B run")
     assert (x.date, x.date_kind) == ("2022-03-06", "incident")
@@ -65,7 +70,8 @@ def test_html_headings_become_sections_and_the_site_name_is_cut_from_the_title()
         "<p>On 2 May 2023 our primary database stopped accepting writes for 25 minutes after a failover.</p>"
         "<h2>What happened</h2><p>The replica promoted during the failover had fallen behind by several minutes.</p>"
         "<h2>Detection</h2><p>The write error rate alert paged the on-call engineer within two minutes.</p>"
-        "<h2>Corrective actions</h2><ul><li>Block promotion of a lagging replica.</li><li>Test failover monthly.</li></ul>"
+        "<h2>Corrective actions</h2>"
+        "<ul><li>Block promotion of a lagging replica.</li><li>Test failover monthly.</li></ul>"
         "</article><footer>© Acme</footer></body></html>"
     )
     x = extract(page.encode(), "https://acme.example/blog/database-outage", "text/html; charset=utf-8")
@@ -133,7 +139,10 @@ def test_an_empty_page_says_so(body: bytes) -> None:
 
 
 def test_malformed_html_still_gives_its_text() -> None:
-    body = b"<html><body><div><p>The load balancer dropped every connection for ten minutes after a config push<div><p>Rolled back at 14:10"
+    body = (
+        b"<html><body><div><p>The load balancer dropped every connection for ten minutes after a config push"
+        b"<div><p>Rolled back at 14:10"
+    )
     x = extract(body, "https://example.org/broken", "text/html")
     assert "load balancer dropped every connection" in x.text
 

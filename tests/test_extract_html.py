@@ -20,7 +20,8 @@ def page(head: str = "", body: str = "") -> str:
 
 def article(headline: str, byline: str = "", extra: str = "") -> str:
     paragraphs = "".join(f"<p>{PROSE}</p>" for _ in range(3))
-    return f"<nav><a href='/'>Home</a> <a href='/blog'>Blog</a></nav><article><h1>{headline}</h1>{byline}{extra}{paragraphs}</article>"
+    nav = "<nav><a href='/'>Home</a> <a href='/blog'>Blog</a></nav>"
+    return f"{nav}<article><h1>{headline}</h1>{byline}{extra}{paragraphs}</article>"
 
 
 # -- headline -----------------------------------------------------------------
@@ -77,7 +78,10 @@ def test_h1_inside_the_article_is_read_as_a_reader_sees_it() -> None:
 
 
 def test_json_ld_headline_is_read_from_the_page() -> None:
-    ld = '<script type="application/ld+json">{"@graph": [{"@type": "NewsArticle", "headline": "Storm &amp; flood"}]}</script>'
+    ld = (
+        '<script type="application/ld+json">'
+        '{"@graph": [{"@type": "NewsArticle", "headline": "Storm &amp; flood"}]}</script>'
+    )
     markup = page(ld, f"<div><p>{PROSE}</p></div>")
     assert read_html(markup, "https://news.example/a").title == "Storm & flood"
 

@@ -7,10 +7,11 @@ loopback explicitly, except in the tests of the address guard.
 from __future__ import annotations
 
 import asyncio
+import itertools
 
 import pytest
 
-from pipeline.fetch import FetchResult, Fetcher, fetch_url_for, is_public_address
+from pipeline.fetch import Fetcher, FetchResult, fetch_url_for, is_public_address
 from pipeline.settings import Settings
 from pipeline.standins.sitefarm import Page, Site, SiteFarm
 
@@ -277,7 +278,7 @@ def test_one_host_gets_one_request_at_a_time_spaced_by_the_delay(farm: SiteFarm)
     assert all(r.outcome == "fetched" for r in results)
     assert site.max_in_flight == 1
     starts = sorted(site.started)
-    gaps = [b - a for a, b in zip(starts, starts[1:], strict=False)]
+    gaps = [b - a for a, b in itertools.pairwise(starts)]
     assert min(gaps) >= 0.095, gaps
 
 
@@ -297,7 +298,7 @@ def test_crawl_delay_in_robots_txt_is_honoured(site: Site) -> None:
         site.pages[f"/p{n}"] = Page.html(HTML)
     fetch_all([site.url(f"/p{n}") for n in range(3)], settings(per_host_delay_s=0.0))
     starts = sorted(site.started)[1:]  # after robots.txt
-    assert all(b - a >= 0.29 for a, b in zip(starts, starts[1:], strict=False))
+    assert all(b - a >= 0.29 for a, b in itertools.pairwise(starts))
 
 
 def test_github_blob_pages_are_fetched_as_their_raw_file() -> None:

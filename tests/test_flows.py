@@ -8,8 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-
 from documents import POSTMORTEM_MD
+
 from pipeline.ids import draft_id_for
 from pipeline.settings import Settings
 from pipeline.standins.sitefarm import Page, SiteFarm
@@ -84,9 +84,8 @@ def test_crawl_command_runs_the_flow_and_reruns_change_nothing(
 def test_the_crawl_flow_archives_its_new_sources_and_the_archive_flow_confirms_them(
     farm: SiteFarm, root: Path, crawl_env: None, wayback, monkeypatch: pytest.MonkeyPatch, cli: Callable
 ) -> None:
-    from prefect.artifacts import Artifact
-
     from conftest import archive_settings, settings_env
+    from prefect.artifacts import Artifact
 
     for name, value in settings_env(archive_settings(root, wayback)).items():
         monkeypatch.setenv(name, value)

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import archive_settings
 
 from pipeline.archive import archive
 from pipeline.draft import new_draft
@@ -15,8 +16,6 @@ from pipeline.standins.sitefarm import Page, Site, SiteFarm
 from pipeline.standins.wayback import WaybackStandIn
 from pipeline.store import Store
 from pipeline.validate import validate
-
-from conftest import archive_settings
 
 PAGE = "<html><body><h1>{title}</h1><p>{text}</p></body></html>"
 
@@ -140,9 +139,8 @@ def test_refresh_and_links_commands(
     cli,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from prefect.artifacts import Artifact
-
     from conftest import settings_env
+    from prefect.artifacts import Artifact
 
     for name, value in settings_env(archive_settings(root, wayback)).items():
         monkeypatch.setenv(name, value)

@@ -10,8 +10,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-
+from conftest import archive_settings
 from documents import POSTMORTEM_MD
+
 from pipeline.archive import archive
 from pipeline.crawl import crawl
 from pipeline.ids import draft_id_for
@@ -21,8 +22,6 @@ from pipeline.standins.sitefarm import Page, SiteFarm
 from pipeline.standins.wayback import WaybackStandIn
 from pipeline.store import Store
 from pipeline.validate import validate
-
-from conftest import archive_settings
 
 WORKERS = Path(__file__).with_name("workers.py")
 

@@ -22,9 +22,9 @@ from pathlib import Path
 
 import psutil
 import pytest
-
 from conftest import archive_settings, settings_env
 from documents import POSTMORTEM_MD
+
 from pipeline import review
 from pipeline.ids import draft_id_for
 from pipeline.server import healthy, running_server
@@ -170,7 +170,7 @@ def test_serve_starts_a_server_runs_the_schedule_and_stops_everything(
         timeout=120,
     )
     assert approved.returncode == 0, approved.stderr
-    assert f"promotion run " in approved.stdout and state["api_url"] in approved.stdout
+    assert "promotion run " in approved.stdout and state["api_url"] in approved.stdout
     promoted = wait_for(lambda: last_run(root, "promote"), "the promotion run")
     assert promoted["state"] == "completed" and promoted["counts"]["published"] == 1
     assert Store(root).read_draft(draft.id).case_id in Store(root).ids("case")

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from conftest import EXAMPLE_CASE
 
 from pipeline.errors import ConflictError, InvalidId, InvalidRecord, RecordNotFound
 from pipeline.ids import canonical_url, draft_id_for
@@ -19,8 +20,6 @@ from pipeline.records import dump_record
 from pipeline.settings import Settings
 from pipeline.store import Store
 from pipeline.validate import validate
-
-from conftest import EXAMPLE_CASE
 
 WORKERS = Path(__file__).with_name("workers.py")
 

@@ -98,7 +98,7 @@ def run_demo(keep: Path | None = None, say: Callable[[str], None] = print) -> De
                 return _steps(root, site, samples, say)
 
 
-def _steps(root: Path, site, samples: list[dict], say: Callable[[str], None]) -> DemoReport:  # noqa: ANN001
+def _steps(root: Path, site, samples: list[dict], say: Callable[[str], None]) -> DemoReport:
     from pipeline import flows  # Prefect starts its temporary server on the first flow run
 
     report = DemoReport(root)

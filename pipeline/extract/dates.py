@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from datetime import date
 
-__all__ = ["DateFound", "dates_in", "date_in_url", "machine_date"]
+__all__ = ["DateFound", "date_in_url", "dates_in", "machine_date"]
 
 _MONTHS = {
     name: number

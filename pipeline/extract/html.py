@@ -523,7 +523,7 @@ def read_html(markup: str, url: str | None = None, *, favor: str = "balanced") -
         headline=_ld_text(objects, "headline"),
         url=url,
     )
-    headline = next((h for h, text in zip(h1s, texts) if title and title in text), None)
+    headline = next((h for h, text in zip(h1s, texts, strict=False) if title and title in text), None)
     date = _published(tree, headline, metas, objects, url)
     _keep_preformatted(tree)
 

@@ -83,7 +83,7 @@ def _gzip_bomb(decoded_size: int) -> bytes:
 class _QuietServer(ThreadingHTTPServer):
     daemon_threads = True
 
-    def handle_error(self, request, client_address) -> None:  # noqa: ANN001 - socketserver's signature
+    def handle_error(self, request, client_address) -> None:  # socketserver's signature
         # A client hanging up (a crawler done, or one that cut a body off) is not an error here.
         if not isinstance(sys.exc_info()[1], (ConnectionResetError, BrokenPipeError)):
             super().handle_error(request, client_address)
@@ -129,10 +129,10 @@ class Site:
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
-            def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - quiet
+            def log_message(self, format: str, *args: object) -> None:  # quiet
                 pass
 
-            def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            def do_GET(self) -> None:  # http.server's name
                 path = self.path.split("?")[0]
                 with site._lock:
                     site.requests[path] += 1

@@ -102,7 +102,7 @@ class _Window:
 
 
 def _digest(body: bytes) -> str:
-    return base64.b32encode(hashlib.sha1(body).digest()).decode()  # noqa: S324 - the CDX digest is SHA-1
+    return base64.b32encode(hashlib.sha1(body).digest()).decode()  # the CDX digest is SHA-1
 
 
 def _timestamp(moment: datetime) -> str:
@@ -249,7 +249,7 @@ class WaybackStandIn:
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
-            def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - quiet
+            def log_message(self, format: str, *args: object) -> None:  # quiet
                 pass
 
             def _send(
@@ -286,7 +286,7 @@ class WaybackStandIn:
                     return False
                 return True
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 form = {k: v[0] for k, v in parse_qs(self.rfile.read(length).decode()).items()}
                 if urlsplit(self.path).path.rstrip("/") != "/save":
@@ -370,11 +370,12 @@ class WaybackStandIn:
                         c for c in wayback.captures if url in (c.requested, c.original) and now - c.made_at <= seconds
                     ]
                     if recent:
+                        ago = int(now - recent[-1].made_at)
                         self._json(
                             {
                                 "url": url,
                                 "job_id": None,
-                                "message": f"The same snapshot had been made {int(now - recent[-1].made_at)} seconds ago.",
+                                "message": f"The same snapshot had been made {ago} seconds ago.",
                             }
                         )
                         return
@@ -391,7 +392,7 @@ class WaybackStandIn:
                     return
                 self._json({"url": url, "job_id": job.job_id})
 
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 parts = urlsplit(self.path)
                 query = {k: v for k, v in parse_qs(parts.query, keep_blank_values=True).items()}
                 now = time.monotonic()
