@@ -83,9 +83,9 @@ def main() -> None:
                 root = Path(tmp) / f"flow-{n}"
                 register(root, urls)
                 start = time.perf_counter()
-                summary = flow(root=str(root), archive_new=False)
+                run = flow(root=str(root), archive_new=False)
                 flow_runs.append(time.perf_counter() - start)
-                assert summary["counts"]["new"] == args.pages, summary["counts"]
+                assert run.counts()["new"] == args.pages, run.counts()
         finally:
             parent.send("stop")
             farm.join(timeout=30)

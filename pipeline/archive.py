@@ -24,23 +24,25 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections import Counter
 from collections.abc import Callable
+from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
-from typing import Literal
+from typing import Any, Literal
 
+from pipeline.batch import each, raise_unexpected, tally, tally_reasons
 from pipeline.errors import (
     CaptureLimitError,
     InvalidRecord,
+    LockBusy,
     RecordNotFound,
-    StoreError,
     WaybackAuthError,
     WaybackError,
     WaybackThrottled,
     WaybackUnavailable,
 )
 from pipeline.models import ArchiveState, ArchiveStatus, Draft, utc_now
+from pipeline.reasons import Reason
 from pipeline.settings import Settings
 from pipeline.store import Store
 from pipeline.wayback import (
@@ -51,6 +53,7 @@ from pipeline.wayback import (
     capture_limit_problem,
     snapshot_timestamp,
     snapshot_url,
+    spn_reason,
 )
 
 __all__ = ["ArchiveReport", "SourceArchive", "archive", "archive_async", "sources_to_archive"]
@@ -58,7 +61,7 @@ __all__ = ["ArchiveReport", "SourceArchive", "archive", "archive_async", "source
 _log = logging.getLogger("incidentlib.archive")
 Outcome = Literal["captured", "reused", "confirmed", "waiting", "failed"]
 # What is worth another try within the same run (the rest waits for the next run or a person).
-_RETRY_NOW = RETRY_ERRORS | {"throttled", "submit-failed", "job-expired", "capture-not-yet-visible"}
+_RETRY_NOW = RETRY_ERRORS | {Reason.THROTTLED, Reason.SUBMIT_FAILED, Reason.JOB_EXPIRED, Reason.CAPTURE_NOT_YET_VISIBLE}
 # A job's status is kept about an hour by the service; older ones are not worth a look.
 _JOB_MEMORY = timedelta(minutes=55)
 
@@ -68,7 +71,7 @@ class SourceArchive:
     draft_id: str
     url: str
     outcome: Outcome
-    reason: str | None = None
+    reason: Reason | None = None
     archived: str | None = None
 
 
@@ -77,20 +80,20 @@ class ArchiveReport:
     sources: list[SourceArchive] = field(default_factory=list)
     requests: dict[str, int] = field(default_factory=dict)
     keys: bool = True
-    problem: str | None = None  # why captures stopped (no-keys, bad-keys, no-capture-limit)
+    problem: Reason | None = None  # why captures stopped (no-keys, bad-keys, no-capture-limit)
     busy: bool = False  # another archive run of the data root was capturing: nothing was done
+    errors: list[Exception] = field(default_factory=list)  # unexpected: bugs to raise once reported
 
     def counts(self) -> dict[str, int]:
-        counted = Counter(s.outcome for s in self.sources)
-        return {name: counted.get(name, 0) for name in ("captured", "reused", "confirmed", "waiting", "failed")}
+        return tally((s.outcome for s in self.sources), Outcome)
 
     def failures(self) -> dict[str, int]:
-        return dict(Counter(s.reason or "unknown" for s in self.sources if s.outcome == "failed"))
+        return tally_reasons(((s.outcome, s.reason) for s in self.sources), "failed")
 
     def waiting(self) -> dict[str, int]:
-        return dict(Counter(s.reason or "unknown" for s in self.sources if s.outcome == "waiting"))
+        return tally_reasons(((s.outcome, s.reason) for s in self.sources), "waiting")
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "counts": self.counts(),
             "failures": self.failures(),
@@ -140,13 +143,13 @@ def _captured(state: ArchiveState, found: CdxRow | str, *, outcome: Outcome, con
     return _Step(new, link, outcome)
 
 
-def _pending(state: ArchiveState, reason: str, *, attempt: bool, max_attempts: int, **update: object) -> _Step:
+def _pending(state: ArchiveState, reason: Reason, *, attempt: bool, max_attempts: int, **update: object) -> _Step:
     attempts = state.attempts + (1 if attempt else 0)
     if attempts >= max_attempts:
         failed = state.model_copy(
             update={
                 "status": ArchiveStatus.FAILED,
-                "reason": f"gave-up:{reason}",
+                "reason": reason,  # the attempts say it was the last
                 "attempts": attempts,
                 "last_attempt_at": utc_now(),
                 "job_id": None,
@@ -166,11 +169,12 @@ def _pending(state: ArchiveState, reason: str, *, attempt: bool, max_attempts: i
     return _Step(new, None, "waiting")
 
 
-def _failed(state: ArchiveState, reason: str) -> _Step:
+def _failed(state: ArchiveState, reason: Reason, detail: str | None = None) -> _Step:
     new = state.model_copy(
         update={
             "status": ArchiveStatus.FAILED,
             "reason": reason,
+            "detail": detail,
             "attempts": state.attempts + 1,
             "last_attempt_at": utc_now(),
             "job_id": None,
@@ -183,7 +187,7 @@ class _Archiver:
     def __init__(self, store: Store, settings: Settings, client: WaybackClient) -> None:
         self.store, self.settings, self.client = store, settings, client
         self.keys_ok = client.has_keys
-        self.keys_problem = "no-keys"  # or "bad-keys" once the archive has refused them
+        self.keys_problem = Reason.NO_KEYS  # or BAD_KEYS once the archive has refused them
         self.sessions = asyncio.Semaphore(settings.capture_sessions)
 
     async def save(self, draft_id: str | None, url: str, step: _Step) -> None:
@@ -251,24 +255,26 @@ class _Archiver:
             not_within = (submitted_at - earlier).total_seconds() + 120 if earlier else None
             # Durable before the request: a run killed while the archive answers looks for
             # the capture next time instead of making a second one.
-            state = state.model_copy(update={"job_id": None, "job_submitted_at": submitted_at, "reason": "submitting"})
+            state = state.model_copy(
+                update={"job_id": None, "job_submitted_at": submitted_at, "reason": Reason.SUBMITTING}
+            )
             await self.save(draft_id, url, _Step(state, None, "waiting"))
             try:
                 answer = await self.client.submit(url, not_within_s=not_within)
             except (WaybackAuthError, CaptureLimitError) as exc:
-                problem = "no-capture-limit" if isinstance(exc, CaptureLimitError) else "bad-keys"
+                problem = Reason.NO_CAPTURE_LIMIT if isinstance(exc, CaptureLimitError) else Reason.BAD_KEYS
                 if self.keys_ok:
                     _log.warning("archive: %s; captures stop for this run", exc)
                 self.keys_ok, self.keys_problem = False, problem
                 return _pending(state, problem, attempt=False, max_attempts=s.max_capture_attempts)
             except WaybackThrottled:
-                return _pending(state, "throttled", attempt=False, max_attempts=s.max_capture_attempts)
+                return _pending(state, Reason.THROTTLED, attempt=False, max_attempts=s.max_capture_attempts)
             except (WaybackUnavailable, WaybackError):
                 # Ambiguous: the capture may have gone through. Look before submitting again.
                 row = await self.look(url, submitted_at - timedelta(minutes=1))
                 if row is not None:
                     return _captured(state, row, outcome="captured", confirmed=True, url=url)
-                return _pending(state, "submit-failed", attempt=True, max_attempts=s.max_capture_attempts)
+                return _pending(state, Reason.SUBMIT_FAILED, attempt=True, max_attempts=s.max_capture_attempts)
             if answer.error:
                 return await self.refused(url, state, answer.error, submitted_at)
             if answer.job_id is None:
@@ -276,7 +282,9 @@ class _Archiver:
                 row = await self.look(url, submitted_at - timedelta(seconds=s.reuse_capture_within_s or 86400))
                 if row is not None:
                     return _captured(state, row, outcome="reused", confirmed=True, url=url)
-                return _pending(state, "capture-not-yet-visible", attempt=False, max_attempts=s.max_capture_attempts)
+                return _pending(
+                    state, Reason.CAPTURE_NOT_YET_VISIBLE, attempt=False, max_attempts=s.max_capture_attempts
+                )
             # Durable before anything else: a run killed now polls this job next time.
             submitted = state.model_copy(
                 update={
@@ -284,7 +292,7 @@ class _Archiver:
                     "job_submitted_at": submitted_at,
                     "attempts": state.attempts + 1,
                     "last_attempt_at": submitted_at,
-                    "reason": "job-submitted",
+                    "reason": Reason.JOB_SUBMITTED,
                 }
             )
             await self.save(draft_id, url, _Step(submitted, None, "waiting"))
@@ -296,10 +304,13 @@ class _Archiver:
             row = await self.look(url, submitted_at.replace(hour=0, minute=0, second=0, microsecond=0))
             if row is not None:
                 return _captured(state, row, outcome="reused", confirmed=True, url=url)
-            return _pending(state, "captured-today-not-yet-visible", attempt=False, max_attempts=s.max_capture_attempts)
-        if error in RETRY_ERRORS:
-            return _pending(state, error, attempt=True, max_attempts=s.max_capture_attempts)
-        return _failed(state, error)
+            return _pending(
+                state, Reason.CAPTURED_TODAY_NOT_YET_VISIBLE, attempt=False, max_attempts=s.max_capture_attempts
+            )
+        reason, detail = spn_reason(error)
+        if reason in RETRY_ERRORS:
+            return _pending(state, reason, attempt=True, max_attempts=s.max_capture_attempts)
+        return _failed(state, reason, detail)
 
     async def poll(
         self, draft_id: str | None, url: str, state: ArchiveState, job_id: str, submitted_at: datetime
@@ -310,13 +321,13 @@ class _Archiver:
             try:
                 job = await self.client.job(job_id)
             except WaybackAuthError:
-                return _pending(state, "bad-keys", attempt=False, max_attempts=s.max_capture_attempts)
+                return _pending(state, Reason.BAD_KEYS, attempt=False, max_attempts=s.max_capture_attempts)
             except WaybackError:  # throttled, unavailable or unreadable: look again after a pause
                 job = None
             if job is not None and job.status == "success" and job.timestamp:
                 original = job.original_url or url
                 if job.http_status is not None and job.http_status >= 400:
-                    return _failed(state, f"archived-http-{job.http_status}")
+                    return _failed(state, Reason.ARCHIVED_ERROR_PAGE, f"HTTP {job.http_status}")
                 # Recorded now; the index may show it only later, when a pass confirms it.
                 step = _captured(
                     state, snapshot_url(job.timestamp, original), outcome="captured", confirmed=False, url=url
@@ -331,24 +342,25 @@ class _Archiver:
                         return _captured(state, row, outcome="captured", confirmed=True, url=url)
                     return _pending(
                         state,
-                        "job-expired",
+                        Reason.JOB_EXPIRED,
                         attempt=False,
                         max_attempts=s.max_capture_attempts,
                         job_id=None,
                         job_submitted_at=None,
                     )
-                if job.error in PERMANENT_ERRORS or job.error not in RETRY_ERRORS:
-                    return _failed(state, job.error)
+                reason, detail = spn_reason(job.error)
+                if reason in PERMANENT_ERRORS or reason not in RETRY_ERRORS:
+                    return _failed(state, reason, detail)
                 return _pending(
                     state,
-                    job.error,
+                    reason,
                     attempt=False,
                     max_attempts=s.max_capture_attempts,
                     job_id=None,
                     job_submitted_at=None,
                 )
             if asyncio.get_running_loop().time() >= deadline:
-                return _pending(state, "job-pending", attempt=False, max_attempts=s.max_capture_attempts)
+                return _pending(state, Reason.JOB_PENDING, attempt=False, max_attempts=s.max_capture_attempts)
             await asyncio.sleep(s.poll_interval_s)
 
 
@@ -389,45 +401,38 @@ async def archive_async(
                 if status.available == 0:
                     _log.warning("archive: no free capture sessions now; jobs will wait for one")
             except WaybackAuthError as exc:
-                archiver.keys_ok, archiver.keys_problem = False, "bad-keys"
+                archiver.keys_ok, archiver.keys_problem = False, Reason.BAD_KEYS
                 _log.warning("archive: %s; only existing captures will be looked up", exc)
             except WaybackError as exc:
                 _log.warning("archive: could not check the account: %s", exc)
             problem = await capture_limit_problem(settings.capture_limit) if settings.capture_limit else None
             if problem:
-                archiver.keys_ok, archiver.keys_problem = False, "no-capture-limit"
+                archiver.keys_ok, archiver.keys_problem = False, Reason.NO_CAPTURE_LIMIT
                 _log.warning("archive: %s; only existing captures will be looked up", problem)
         elif not client.has_keys and work:
             _log.warning("archive: no archive keys; looking up existing captures only, new ones wait")
         report.keys = archiver.keys_ok
 
-        async def run(url: str, draft_ids: list[str], state: ArchiveState, recorded: str | None) -> None:
-            try:
-                step = await archiver.one(draft_ids[0], url, state, recorded)
-                # Retry-worthy trouble is tried again in this run too, after a doubling pause.
-                for retry in range(settings.in_run_retries):
-                    if step.outcome != "waiting" or step.state.reason not in _RETRY_NOW:
-                        break
-                    await asyncio.sleep(min(settings.poll_interval_s * 2**retry, 60.0))
-                    step = await archiver.one(draft_ids[0], url, step.state, recorded)
-                for draft_id in draft_ids:
-                    await archiver.save(draft_id, url, step)
-                source = SourceArchive(draft_ids[0], url, step.outcome, step.state.reason, step.archived)
-            except Exception as exc:  # a bug: kept, and raised once every source had its turn
-                _log.error("%s: unexpected error", url, exc_info=exc)
-                errors.append(exc)
-                source = SourceArchive(draft_ids[0], url, "failed", "internal-error")
-            report.sources.append(source)
-            if on_source:
-                on_source(source)
+        async def one(url: str) -> SourceArchive:
+            draft_ids, state, recorded = work[url]
+            step = await archiver.one(draft_ids[0], url, state, recorded)
+            # Retry-worthy trouble is tried again in this run too, after a doubling pause.
+            for retry in range(settings.in_run_retries):
+                if step.outcome != "waiting" or step.state.reason not in _RETRY_NOW:
+                    break
+                await asyncio.sleep(min(settings.poll_interval_s * 2**retry, 60.0))
+                step = await archiver.one(draft_ids[0], url, step.state, recorded)
+            for draft_id in draft_ids:
+                await archiver.save(draft_id, url, step)
+            return SourceArchive(draft_ids[0], url, step.outcome, step.state.reason, step.archived)
 
-        errors: list[BaseException] = []
-        await asyncio.gather(*(run(url, *item) for url, item in work.items()))
+        def failed(url: str, exc: Exception) -> SourceArchive:
+            return SourceArchive(work[url][0][0], url, "failed", Reason.INTERNAL_ERROR)
+
+        report.sources, report.errors = await each(work, one, failed, on_source)
         report.requests = dict(client.requests)
         report.keys = archiver.keys_ok
         report.problem = None if archiver.keys_ok else archiver.keys_problem
-    if errors:
-        raise ExceptionGroup(f"{len(errors)} sources failed unexpectedly", errors)
     return report
 
 
@@ -437,6 +442,8 @@ def archive(
     draft_ids: list[str] | None = None,
     on_source: Callable[[SourceArchive], None] | None = None,
     on_plan: Callable[[int], None] | None = None,
+    *,
+    raise_errors: bool = True,
 ) -> ArchiveReport:
     """Capture (or find a capture of) every source not yet captured; see the module's docstring.
 
@@ -444,10 +451,17 @@ def archive(
     at once (a crawl archiving its new drafts while the hourly archive runs) would capture
     at twice the rate. A run that finds another one capturing leaves its sources as they
     are, waiting for the next run, and says so.
+
+    Unexpected errors (bugs) are raised as one ExceptionGroup once every source has had its
+    turn (pipeline.batch); with `raise_errors=False` they stay in `report.errors`.
     """
-    try:
-        with store.lock("captures", timeout=0):
-            return asyncio.run(archive_async(store, settings, draft_ids, on_source, on_plan))
-    except StoreError:
-        _log.warning("archive: another archive run of this data root is capturing; these sources wait for the next run")
-        return ArchiveReport(busy=True)
+    with ExitStack() as held:
+        try:
+            held.enter_context(store.lock("captures", timeout=0))
+        except LockBusy:
+            _log.warning("archive: another archive run of this data root is capturing; its sources wait for the next")
+            return ArchiveReport(busy=True)
+        report = asyncio.run(archive_async(store, settings, draft_ids, on_source, on_plan))
+    if raise_errors:
+        raise_unexpected(report.errors, "sources")
+    return report

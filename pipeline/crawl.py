@@ -13,26 +13,27 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import logging
 import traceback
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Literal
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
+from pipeline.batch import each, raise_unexpected, tally, tally_reasons
 from pipeline.draft import apply_extraction, new_draft, record_failure
 from pipeline.errors import ExtractError, Fault, FetchError, InvalidRecord
 from pipeline.extract import Extraction, extract
 from pipeline.fetch import Fetcher, FetchResult, fetch_url_for
 from pipeline.ids import canonical_url, draft_id_for
 from pipeline.models import Draft, DraftState, Origin, SourceEntry, utc_now
+from pipeline.reasons import Reason
 from pipeline.registry import find_duplicates
 from pipeline.settings import Settings
 from pipeline.store import Store
 
 __all__ = [
     "CrawlReport",
+    "Outcome",
     "SourceReport",
     "crawl",
     "crawl_async",
@@ -43,7 +44,6 @@ __all__ = [
 ]
 
 Outcome = Literal["new", "updated", "unchanged", "failed", "skipped"]
-_log = logging.getLogger("incidentlib.crawl")
 
 
 @dataclass
@@ -51,7 +51,7 @@ class SourceReport:
     url: str
     draft_id: str
     outcome: Outcome
-    reason: str | None = None
+    reason: Reason | None = None
     message: str | None = None
     wrote: bool = False  # the draft file was written
     downloaded: bool = False  # a body was downloaded
@@ -63,14 +63,13 @@ class CrawlReport:
     requests: int = 0  # HTTP requests sent, robots.txt included
     bodies: int = 0  # response bodies downloaded
     writes: int = 0  # draft files written
-    errors: list[BaseException] = field(default_factory=list)  # unexpected: bugs to raise once reported
+    errors: list[Exception] = field(default_factory=list)  # unexpected: bugs to raise once reported
 
     def counts(self) -> dict[str, int]:
-        counted = Counter(s.outcome for s in self.sources)
-        return {name: counted.get(name, 0) for name in ("new", "updated", "unchanged", "failed", "skipped")}
+        return tally((s.outcome for s in self.sources), Outcome)
 
     def failures(self) -> dict[str, int]:
-        return dict(Counter(s.reason or "unknown" for s in self.sources if s.outcome == "failed"))
+        return tally_reasons(((s.outcome, s.reason) for s in self.sources), "failed")
 
     def merge(self, other: CrawlReport) -> CrawlReport:
         return CrawlReport(
@@ -81,7 +80,7 @@ class CrawlReport:
             self.errors + other.errors,
         )
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "counts": self.counts(),
             "failures": self.failures(),
@@ -91,17 +90,6 @@ class CrawlReport:
             "sources": [asdict(s) for s in self.sources],
             "errors": ["".join(traceback.format_exception(e)) for e in self.errors],
         }
-
-    @classmethod
-    def from_dict(cls, data: dict) -> CrawlReport:
-        """A report sent back by a task; its unexpected errors come back as their tracebacks' text."""
-        return cls(
-            [SourceReport(**s) for s in data["sources"]],
-            data["requests"],
-            data["bodies"],
-            data["writes"],
-            [RuntimeError(text) for text in data.get("errors", [])],
-        )
 
 
 def host_groups(entries: list[SourceEntry], groups: int) -> list[list[SourceEntry]]:
@@ -161,13 +149,13 @@ def _updated_draft(
     result: FetchResult,
     settings: Settings,
     reading: Extraction | ExtractError | None = None,
-) -> tuple[Draft, Outcome, str | None, str | None]:
+) -> tuple[Draft, Outcome, Reason | None, str | None]:
     """The draft after one fetch, and what happened. Pure but for the clock (and `_read` when not given)."""
     if result.outcome == "not_modified":
         return draft, "unchanged", None, None
     if result.outcome == "failed":
-        reason, message = result.reason or "unknown", result.message or "failed"
-        return record_failure(draft, reason, message), "failed", reason, message
+        reason, message = result.reason or Reason.INTERNAL_ERROR, result.message or "failed"
+        return record_failure(draft, reason, message, result.status), "failed", reason, message
     origin = _origin(entry, result)
     if not _needs_reading(draft, result):
         # Same bytes: keep the text; only new validators (ETag, Last-Modified) are worth a write.
@@ -178,8 +166,7 @@ def _updated_draft(
     if reading is None:
         reading = _read(entry, result, settings)
     if isinstance(reading, ExtractError):
-        reason = f"extract-{reading.reason}"
-        return record_failure(draft, reason, str(reading)), "failed", reason, str(reading)
+        return record_failure(draft, reading.reason, str(reading)), "failed", reading.reason, str(reading)
     origin = origin.model_copy(update={"format": reading.format})
     return apply_extraction(draft, entry, reading, origin), "updated", None, None
 
@@ -195,23 +182,22 @@ async def crawl_async(
     """Crawl `entries` concurrently within the politeness limits; see `crawl`.
 
     An unexpected error in one source is a bug: it is recorded on that source as
-    `internal-error` and kept in `report.errors`, and the other sources go on; the
-    caller decides how to fail once the report is safe.
+    `internal-error` and kept in `report.errors`, and the other sources go on (see
+    pipeline.batch); the caller decides how to fail once the report is safe.
     """
     if concurrency is not None:
         settings = settings.model_copy(update={"concurrency": concurrency})
-    report = CrawlReport()
 
-    async def one(fetcher: Fetcher, entry: SourceEntry) -> SourceReport:
+    async def one(entry: SourceEntry) -> SourceReport:
         draft_id = draft_id_for(entry.url)
         try:
             existing = store.read_draft(draft_id) if store.exists("draft", draft_id) else None
         except InvalidRecord as exc:
             # A hand-broken draft is not overwritten: a person must look at it first.
-            return SourceReport(entry.url, draft_id, "failed", "invalid-draft", str(exc))
+            return SourceReport(entry.url, draft_id, "failed", Reason.INVALID_DRAFT, str(exc))
         if existing is not None and existing.state == DraftState.REJECTED:
             # A reviewer rejected it: not drafted again until someone reopens it.
-            return SourceReport(entry.url, draft_id, "skipped", "rejected", None)
+            return SourceReport(entry.url, draft_id, "skipped", Reason.REJECTED, None)
         origin = existing.origin if existing and existing.origin.failure is None else None
         result = await fetcher.fetch(
             entry.url, etag=origin.etag if origin else None, last_modified=origin.last_modified if origin else None
@@ -219,20 +205,12 @@ async def crawl_async(
         reading = await asyncio.to_thread(_read, entry, result, settings) if _needs_reading(existing, result) else None
         return await asyncio.to_thread(_apply, store, settings, entry, draft_id, result, reading)
 
-    async def guarded(fetcher: Fetcher, entry: SourceEntry) -> None:
-        try:
-            source = await one(fetcher, entry)
-        except Exception as exc:  # kept in report.errors and raised by the caller
-            _log.error("%s: unexpected error", entry.url, exc_info=exc)
-            report.errors.append(exc)
-            source = SourceReport(entry.url, draft_id_for(entry.url), "failed", "internal-error", repr(exc))
-        report.sources.append(source)
-        if on_source:
-            on_source(source)
+    def failed(entry: SourceEntry, exc: Exception) -> SourceReport:
+        return SourceReport(entry.url, draft_id_for(entry.url), "failed", Reason.INTERNAL_ERROR, repr(exc))
 
     async with Fetcher(settings) as fetcher:
-        await asyncio.gather(*(guarded(fetcher, entry) for entry in entries))
-        report.requests = fetcher.requests
+        sources, errors = await each(entries, one, failed, on_source, label=lambda entry: entry.url)
+        report = CrawlReport(sources, requests=fetcher.requests, errors=errors)
     report.bodies = sum(1 for s in report.sources if s.downloaded)
     report.writes = sum(1 for s in report.sources if s.wrote)
     return report
@@ -276,13 +254,13 @@ def crawl(
     """Fetch and extract every source (the registry's, unless `entries` is given) into its draft.
 
     Unexpected errors (bugs) are raised as one ExceptionGroup after every source has had
-    its turn; with `raise_errors=False` they stay in `report.errors` for the caller.
+    its turn (pipeline.batch); with `raise_errors=False` they stay in `report.errors`.
     """
     if entries is None:
         entries, _ = registry_entries(store)
     report = asyncio.run(crawl_async(store, settings, entries, on_source, concurrency=concurrency))
-    if report.errors and raise_errors:
-        raise ExceptionGroup(f"{len(report.errors)} sources failed unexpectedly", report.errors)
+    if raise_errors:
+        raise_unexpected(report.errors, "sources")
     return report
 
 
@@ -316,14 +294,15 @@ def extract_one(
     if body is None:
         result = asyncio.run(_fetch_one(settings, url))
         if result.outcome != "fetched":
-            raise FetchError(url, result.reason or "unknown", (result.message or "failed").removeprefix(f"{url}: "))
+            reason = result.reason or Reason.INTERNAL_ERROR
+            raise FetchError(url, reason, (result.message or "failed").removeprefix(f"{url}: "), status=result.status)
     else:
         result = FetchResult(
             url=url, outcome="fetched", final_url=url, status=200, content_type=content_type, body=body
         )
     draft, outcome, reason, message = _updated_draft(new_draft(entry), entry, result, settings)
     if outcome == "failed":
-        raise ExtractError(message or reason or "could not be read")
+        raise ExtractError(message or "could not be read")
     return draft
 
 

@@ -35,6 +35,7 @@ from pipeline.models import (
     SourceEntry,
     utc_now,
 )
+from pipeline.reasons import Reason
 
 __all__ = ["apply_extraction", "field_proposals", "guess_source_kind", "new_draft", "record_failure"]
 
@@ -194,7 +195,8 @@ def apply_extraction(draft: Draft, entry: SourceEntry, extraction: Extraction, o
     return _merge(draft, proposals, changes)
 
 
-def record_failure(draft: Draft, reason: str, message: str) -> Draft:
+def record_failure(draft: Draft, reason: Reason, message: str, http_status: int | None = None) -> Draft:
     """The draft after a failed fetch or extraction: the reason on its origin, nothing else touched."""
-    origin = draft.origin.model_copy(update={"failure": FetchFailure(reason=reason, message=message)})
+    failure = FetchFailure(reason=reason, message=message, http_status=http_status)
+    origin = draft.origin.model_copy(update={"failure": failure})
     return draft.model_copy(update={"origin": origin})

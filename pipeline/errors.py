@@ -1,38 +1,42 @@
 """Every error incidentlib raises on purpose, as one tree.
 
     IncidentlibError                 root: catch this to catch anything we raise
-    ├── SettingsError                a setting has a value we cannot use
-    ├── RecordError                  a record (file) is not what the format says
-    │   ├── DuplicateSource          a URL already in the registry
-    │   ├── RecordNotFound           no record with that id
-    │   ├── InvalidRecord            the record fails validation (carries every fault)
-    │   └── InvalidId                an id that is malformed or would leave its folder
-    ├── StoreError                   the data root could not be read or written
-    │   └── ConflictError            the record changed since it was read (compare-and-swap lost)
+    ├── SettingsError                a setting has a value we cannot use (`name`)
     ├── VocabularyError              the vocabulary file itself is broken
-    ├── ReviewError                  a review step the rules do not allow (self-review, incomplete, ...)
-    ├── WaybackError                 the archive answered something the client cannot use
+    ├── RecordError                  a record (file) is not what the format says
+    │   ├── DuplicateSource          a URL already in the registry (`url`, `where`)
+    │   ├── RecordNotFound           no record with that id (`kind`, `record_id`, `path`)
+    │   ├── InvalidRecord            the record fails validation (`faults`)
+    │   └── InvalidId                an id that is malformed or would leave its folder (`value`)
+    ├── StoreError                   the data root could not be read or written (`path`)
+    │   └── ConflictError            the record changed since it was read (compare-and-swap lost)
+    ├── LockBusy                     another process holds a lock we would not wait for (`path`)
+    ├── ReviewError                  a review step the rules do not allow (`draft_id`)
+    ├── WaybackError                 the archive answered something the client cannot use (`url`)
     │   ├── WaybackAuthError         no keys, or keys the archive refuses (401)
-    │   ├── WaybackThrottled         429: every archive call pauses behind the breaker
+    │   ├── CaptureLimitError        the shared capture limit is missing or unreachable (`limit`)
+    │   ├── WaybackThrottled         429: every archive call pauses behind the breaker (`pause`)
     │   └── WaybackUnavailable       5xx, a timeout or a dropped connection (the capture may exist)
-    ├── FetchError                   a source could not be fetched; `reason` is a short code
+    ├── FetchError                   a source could not be fetched (`url`, `reason`)
     │   └── PrivateAddressRefused    the URL (or a redirect) leads to a non-public address
-    └── ExtractError                 a fetched document could not be turned into text
+    └── ExtractError                 a fetched document could not be turned into text (`url`, `reason`)
         ├── UnsupportedContent       a kind of document incidentlib does not read
         ├── UnreadableDocument       a PDF or page too broken to read
         └── EmptyDocument            a document with no text in it
 
-Later stages add their own subtrees (fetch, wayback, extract, review) under the root.
-Each error names what it concerns (a path, a field, a record id) so that the command
-line can print it as one line and a person knows where to look.
+Each error names what it concerns (a path, a field, a record id, a URL) in its message,
+so the command line prints it as one line and a person knows where to look, and keeps
+it as an attribute, so code that catches it need not parse the message.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
+
+from pipeline.reasons import Reason
 
 __all__ = [
+    "CaptureLimitError",
     "ConflictError",
     "DuplicateSource",
     "EmptyDocument",
@@ -42,6 +46,7 @@ __all__ = [
     "IncidentlibError",
     "InvalidId",
     "InvalidRecord",
+    "LockBusy",
     "PrivateAddressRefused",
     "RecordError",
     "RecordNotFound",
@@ -63,7 +68,11 @@ class IncidentlibError(Exception):
 
 
 class SettingsError(IncidentlibError):
-    """A setting has a value the pipeline cannot use."""
+    """A setting has a value the pipeline cannot use; `name` is the variable or option, when known."""
+
+    def __init__(self, message: str, *, name: str | None = None) -> None:
+        super().__init__(message)
+        self.name = name
 
 
 class VocabularyError(IncidentlibError):
@@ -73,9 +82,20 @@ class VocabularyError(IncidentlibError):
 class ReviewError(IncidentlibError):
     """A review step the rules do not allow; the message says which rule and what is missing."""
 
+    def __init__(self, message: str, *, draft_id: str | None = None) -> None:
+        super().__init__(f"{draft_id}: {message}" if draft_id else message)
+        self.draft_id = draft_id
+
 
 class WaybackError(IncidentlibError):
-    """The archive answered something the client cannot use. Messages never hold the keys."""
+    """The archive answered something the client cannot use. Messages never hold the keys.
+
+    `url` is what the call concerned: the archive's endpoint, or the source URL being captured.
+    """
+
+    def __init__(self, message: str, *, url: str | None = None) -> None:
+        super().__init__(message)
+        self.url = url
 
 
 class WaybackAuthError(WaybackError):
@@ -86,9 +106,17 @@ class CaptureLimitError(WaybackError):
     """The Prefect global concurrency limit for captures (INCIDENTLIB_CAPTURE_LIMIT) is missing or
     cannot be reached: a fault of the set-up, not of a source, so no capture attempt is counted."""
 
+    def __init__(self, message: str, *, limit: str) -> None:
+        super().__init__(message)
+        self.limit = limit
+
 
 class WaybackThrottled(WaybackError):
-    """429: the breaker is open and every archive call waits."""
+    """429: the breaker is open and every archive call waits `pause` seconds."""
+
+    def __init__(self, message: str, *, url: str | None = None, pause: float = 0.0) -> None:
+        super().__init__(message, url=url)
+        self.pause = pause
 
 
 class WaybackUnavailable(WaybackError):
@@ -96,49 +124,57 @@ class WaybackUnavailable(WaybackError):
 
 
 class FetchError(IncidentlibError):
-    """A source could not be fetched. `reason` is a short code recorded on the source
-    (`http-404`, `robots`, `too-large`, `timeout`, ...); the message is the sentence."""
+    """A source could not be fetched. `reason` is recorded on the source (`http-404`, `robots`,
+    `too-large`, `timeout`, ...); `detail` is the sentence behind it, `status` the HTTP status."""
 
-    def __init__(self, url: str, reason: str, message: str) -> None:
+    def __init__(self, url: str, reason: Reason, message: str, *, status: int | None = None) -> None:
         super().__init__(f"{url}: {message}")
         self.url = url
         self.reason = reason
+        self.detail = message
+        self.status = status  # the HTTP status the server answered with, when it answered
 
 
 class PrivateAddressRefused(FetchError):
     def __init__(self, url: str, host: str, address: str) -> None:
         super().__init__(
             url,
-            "private-address",
-            f"{host} resolves to {address}, a non-public address; refused "
-            "(allow with INCIDENTLIB_ALLOW_PRIVATE_HOSTS=1)",
+            Reason.PRIVATE_ADDRESS,
+            f"{host} resolves to {address}, a non-public address; refused (allow with INCIDENTLIB_ALLOW_PRIVATE_HOSTS)",
         )
         self.host = host
         self.address = address
 
 
 class ExtractError(IncidentlibError):
-    """A fetched document could not be turned into text; the message says why."""
+    """A fetched document could not be turned into text; the message says why.
 
-    reason = "failed"  # recorded on the source as extract-<reason>
+    `reason` is what the source records (`extract-empty`, ...); `url` the document's URL.
+    """
+
+    reason = Reason.EXTRACT_FAILED
+
+    def __init__(self, message: str, *, url: str | None = None) -> None:
+        super().__init__(f"{url}: {message}" if url else message)
+        self.url = url
 
 
 class UnsupportedContent(ExtractError):
     """Neither HTML, Markdown, plain text nor PDF (or binary bytes served as text)."""
 
-    reason = "unsupported"
+    reason = Reason.EXTRACT_UNSUPPORTED
 
 
 class UnreadableDocument(ExtractError):
     """A document of a known kind too broken to read."""
 
-    reason = "unreadable"
+    reason = Reason.EXTRACT_UNREADABLE
 
 
 class EmptyDocument(ExtractError):
     """A document with no text in it."""
 
-    reason = "empty"
+    reason = Reason.EXTRACT_EMPTY
 
 
 class RecordError(IncidentlibError):
@@ -146,11 +182,16 @@ class RecordError(IncidentlibError):
 
 
 class DuplicateSource(RecordError):
-    """A source URL that the registry already holds (after canonicalisation)."""
+    """A source URL that the registry already holds (after canonicalisation), at `where` (file:line)."""
+
+    def __init__(self, url: str, where: str) -> None:
+        super().__init__(f"{url} is already registered at {where}")
+        self.url = url
+        self.where = where
 
 
 class RecordNotFound(RecordError):
-    def __init__(self, kind: str, record_id: str, path: Path) -> None:
+    def __init__(self, kind: str, record_id: str, path: str) -> None:
         super().__init__(f"{path}: no {kind} with id {record_id!r}")
         self.kind = kind
         self.record_id = record_id
@@ -159,6 +200,10 @@ class RecordNotFound(RecordError):
 
 class InvalidId(RecordError):
     """An id that does not match the id pattern, or that would resolve outside its folder."""
+
+    def __init__(self, message: str, *, value: str) -> None:
+        super().__init__(message)
+        self.value = value
 
 
 @dataclass(frozen=True)
@@ -187,8 +232,23 @@ class InvalidRecord(RecordError):
 
 
 class StoreError(IncidentlibError):
-    """The data root could not be read or written."""
+    """The data root could not be read or written; `path` is the file or folder concerned."""
+
+    def __init__(self, message: str, *, path: str | None = None) -> None:
+        super().__init__(message)
+        self.path = path
 
 
 class ConflictError(StoreError):
     """Someone else wrote the record after we read it; re-read and try again."""
+
+
+class LockBusy(IncidentlibError):
+    """Another process holds the lock at `path` and this one would not (or could no longer) wait.
+
+    Not a StoreError: nothing is wrong with the data root; someone else is at work in it.
+    """
+
+    def __init__(self, message: str, *, path: str) -> None:
+        super().__init__(message)
+        self.path = path

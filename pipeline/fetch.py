@@ -22,7 +22,6 @@ Safety:
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import ipaddress
 import socket
 import time
@@ -38,6 +37,8 @@ from protego import Protego
 
 from pipeline.errors import FetchError, PrivateAddressRefused
 from pipeline.ids import GITHUB_HOSTS
+from pipeline.reasons import Reason
+from pipeline.retry_after import retry_after_seconds
 from pipeline.settings import Settings
 
 __all__ = ["ACCEPTED_TYPES", "FetchResult", "Fetcher", "fetch_url_for", "is_public_address"]
@@ -61,7 +62,7 @@ class FetchResult:
     outcome: Literal["fetched", "not_modified", "failed"]
     final_url: str | None = None
     status: int | None = None
-    reason: str | None = None
+    reason: Reason | None = None
     message: str | None = None
     content_type: str | None = None
     etag: str | None = None
@@ -271,7 +272,7 @@ class Fetcher:
             return FetchError(url, robots.refusal.reason, str(robots.refusal).removeprefix(f"{origin}/robots.txt: "))
         if robots.rules is not None and not robots.rules.can_fetch(url, self.settings.user_agent):
             agent = self.settings.user_agent.split("/")[0]
-            return FetchError(url, "robots", f"robots.txt at {origin}/robots.txt disallows this URL for {agent}")
+            return FetchError(url, Reason.ROBOTS, f"robots.txt at {origin}/robots.txt disallows this URL for {agent}")
         return None
 
     async def _read_robots(self, origin: str, robots: _Robots) -> None:
@@ -287,12 +288,12 @@ class Fetcher:
         except PrivateAddressRefused:
             raise
         except FetchError as exc:
-            if exc.reason.startswith("http-5"):
+            if exc.status is not None and exc.status >= 500:
                 # RFC 9309, 2.3.1.4: an unreachable robots.txt means "disallow everything" for now.
                 robots.refusal = FetchError(
-                    origin, "robots", f"robots.txt answered {exc.reason[5:]}; not crawling the host"
+                    origin, Reason.ROBOTS, f"robots.txt answered {exc.status}; not crawling the host"
                 )
-            elif not exc.reason.startswith("http-4"):  # 4xx: "unavailable", which allows all
+            elif exc.status is None or exc.status < 400:  # 4xx: "unavailable", which allows all
                 robots.refusal = FetchError(origin, exc.reason, f"robots.txt could not be read: {exc}")
             return
         robots.rules = Protego.parse((response.body or b"").decode("utf-8", "replace"))
@@ -301,7 +302,7 @@ class Fetcher:
             if float(delay) > self.settings.max_crawl_delay_s:
                 robots.refusal = FetchError(
                     origin,
-                    "robots",
+                    Reason.ROBOTS,
                     f"robots.txt asks for {float(delay):g} s between requests, more than "
                     f"max_crawl_delay_s ({self.settings.max_crawl_delay_s:g} s)",
                 )
@@ -320,6 +321,7 @@ class Fetcher:
             result.message = str(PrivateAddressRefused(url, exc.host, exc.address))
         except FetchError as exc:
             result.outcome, result.reason, result.message, result.body = "failed", exc.reason, str(exc), None
+            result.status = exc.status
         return result
 
     async def _fetch_following_redirects(
@@ -333,11 +335,13 @@ class Fetcher:
             headers["If-Modified-Since"] = last_modified
         while True:
             if urlsplit(url).scheme not in ("http", "https"):
-                raise FetchError(url, "unsupported-scheme", "only http and https URLs are fetched")
+                raise FetchError(url, Reason.UNSUPPORTED_SCHEME, "only http and https URLs are fetched")
             if url in seen:
-                raise FetchError(result.url, "redirect-loop", f"redirect loop through {seen[-1]} back to {url}")
+                raise FetchError(result.url, Reason.REDIRECT_LOOP, f"redirect loop through {seen[-1]} back to {url}")
             if len(seen) > self.settings.max_redirects:
-                raise FetchError(result.url, "too-many-redirects", f"more than {self.settings.max_redirects} redirects")
+                raise FetchError(
+                    result.url, Reason.TOO_MANY_REDIRECTS, f"more than {self.settings.max_redirects} redirects"
+                )
             seen.append(url)
             refusal = await self._robots_refusal(url)
             if refusal:
@@ -376,15 +380,22 @@ class Fetcher:
                 response = await self._exchange(url, headers, limit, truncate=truncate, pages=result is not None)
                 if response.status not in _RETRY_STATUSES:
                     return response
-                retry_after = _retry_after(response.headers.get("Retry-After"))
-                failure = FetchError(url, f"http-{response.status}", f"answered HTTP {response.status}")
+                retry_after = retry_after_seconds(response.headers.get("Retry-After"))
+                failure = FetchError(
+                    url, Reason.for_status(response.status), f"answered HTTP {response.status}", status=response.status
+                )
             except (httpx.TransportError, TimeoutError) as exc:
                 failure = _transport_failure(url, exc, settings)
             if attempt == settings.max_retries:
                 raise failure
             wait = settings.retry_backoff_s * 2**attempt if retry_after is None else retry_after
             if wait > settings.max_retry_wait_s:
-                raise FetchError(url, failure.reason, f"{failure} and asked to wait {wait:.0f} s, more than allowed")
+                raise FetchError(
+                    url,
+                    failure.reason,
+                    f"{failure} and asked to wait {wait:.0f} s, more than allowed",
+                    status=failure.status,
+                )
             if retry_after is not None:
                 self._hold_off(url, wait)
             await asyncio.sleep(wait)
@@ -412,9 +423,9 @@ class Fetcher:
                         finally:
                             await response.aclose()
                 except (httpx.DecodingError, httpx.TooManyRedirects, httpx.UnsupportedProtocol) as exc:
-                    raise FetchError(url, "bad-response", f"the response could not be read: {exc}") from None
+                    raise FetchError(url, Reason.BAD_RESPONSE, f"the response could not be read: {exc}") from None
                 except (httpx.InvalidURL, UnicodeError) as exc:
-                    raise FetchError(url, "invalid-url", f"not a URL that can be fetched: {exc}") from None
+                    raise FetchError(url, Reason.INVALID_URL, f"not a URL that can be fetched: {exc}") from None
 
     async def _read(self, url: str, response: httpx.Response, limit: int, *, truncate: bool, pages: bool) -> _Response:
         status = response.status_code
@@ -423,10 +434,10 @@ class Fetcher:
         if status == 304 or status in _RETRY_STATUSES:
             return _Response(status, response.headers)
         if status != 200:
-            raise FetchError(url, f"http-{status}", _status_message(status))
+            raise FetchError(url, Reason.for_status(status), _status_message(status), status=status)
         mime = (response.headers.get("content-type") or "").split(";")[0].strip().lower()
         if pages and mime and mime not in ACCEPTED_TYPES:
-            raise FetchError(url, "unsupported-type", f"served {mime}, which is not a document incidentlib reads")
+            raise FetchError(url, Reason.UNSUPPORTED_TYPE, f"served {mime}, which is not a document incidentlib reads")
         chunks: list[bytes] = []
         size = 0
         async for chunk in response.aiter_bytes():  # decoded: a gzip bomb is counted as it inflates
@@ -435,23 +446,9 @@ class Fetcher:
                 if truncate:  # robots.txt: what fits is what counts
                     chunks.append(chunk[: limit - (size - len(chunk))])
                     break
-                raise FetchError(url, "too-large", f"body larger than {limit} bytes; cut off")
+                raise FetchError(url, Reason.TOO_LARGE, f"body larger than {limit} bytes; cut off")
             chunks.append(chunk)
         return _Response(status, response.headers, body=b"".join(chunks))
-
-
-def _retry_after(value: str | None) -> float | None:
-    """Seconds to wait from a Retry-After header: a number of seconds or an HTTP date."""
-    if not value:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
 
 
 def _status_message(status: int) -> str:
@@ -468,9 +465,9 @@ def _transport_failure(url: str, exc: BaseException, settings: Settings) -> Fetc
     if isinstance(exc, (TimeoutError, httpx.TimeoutException)):
         what = "connect" if isinstance(exc, httpx.ConnectTimeout) else "read"
         if isinstance(exc, TimeoutError):
-            return FetchError(url, "timeout", f"took longer than {settings.total_timeout_s:g} s in all")
+            return FetchError(url, Reason.TIMEOUT, f"took longer than {settings.total_timeout_s:g} s in all")
         limit = settings.connect_timeout_s if what == "connect" else settings.read_timeout_s
-        return FetchError(url, "timeout", f"{what} timed out after {limit:g} s")
+        return FetchError(url, Reason.TIMEOUT, f"{what} timed out after {limit:g} s")
     if isinstance(exc, httpx.ConnectError):
-        return FetchError(url, "connect-error", f"could not connect: {exc}")
-    return FetchError(url, "transport-error", f"the connection failed: {exc.__class__.__name__}: {exc}")
+        return FetchError(url, Reason.CONNECT_ERROR, f"could not connect: {exc}")
+    return FetchError(url, Reason.TRANSPORT_ERROR, f"the connection failed: {exc.__class__.__name__}: {exc}")

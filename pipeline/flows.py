@@ -2,112 +2,77 @@
 
 Prefect's own cost is about a second per hundred task runs on a small machine, so a
 task here is a share of the work (a group of hosts), not one URL; its result is a small
-report. Durable facts (what was fetched, extracted, written) live in the records.
+report. Durable facts (what was fetched, extracted, written) live in the records. Each
+flow returns the library's typed report, which the command line prints; what Prefect's
+UI shows is rendered from the same reports (pipeline.artifacts). Deployments and
+schedules are in pipeline.deployments.
 """
 
 from __future__ import annotations
 
 import logging
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
-from uuid import UUID
+from typing import Any
 
-from prefect import flow, get_run_logger, task
-from prefect.artifacts import (
-    create_markdown_artifact,
-    create_progress_artifact,
-    create_table_artifact,
-    update_progress_artifact,
-)
-from prefect.context import get_run_context
+from prefect import Flow, flow, get_run_logger, task
+from prefect.context import FlowRunContext
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from pipeline import archive as archiving
 from pipeline import crawl as crawling
 from pipeline import links as linking
 from pipeline import publish as publishing
-from pipeline.errors import SettingsError
+from pipeline.artifacts import (
+    Progress,
+    publish_archive_summary,
+    publish_crawl_summary,
+    publish_promote_summary,
+    publish_refresh_summary,
+)
+from pipeline.batch import raise_unexpected
+from pipeline.errors import Fault, SettingsError
 from pipeline.models import SourceEntry, utc_now
-from pipeline.settings import Settings, interval_seconds
+from pipeline.settings import Settings
 from pipeline.store import Store
 
-__all__ = [
-    "DEPLOYMENT",
-    "archive",
-    "crawl",
-    "deploy",
-    "deployments",
-    "progress_listeners",
-    "promote",
-    "refresh",
-    "request_promotion",
-    "serve",
-]
+__all__ = ["CrawlRun", "archive", "crawl", "crawl_flow_for", "promote", "refresh"]
 
 
-# Whoever watches this process's flow runs (the command line's progress bar): each hears
-# (flow name, done, total) as a source ends. Listeners run on the flow's threads.
-ProgressListener = Callable[[str, int, int], None]
-progress_listeners: list[ProgressListener] = []
+@dataclass
+class CrawlRun:
+    """What a crawl flow run did: the crawl, the registry's faults, and the archiving of new drafts."""
+
+    report: crawling.CrawlReport
+    registry_faults: list[Fault] = field(default_factory=list)
+    archive: archiving.ArchiveReport | None = None
+
+    def counts(self) -> dict[str, int]:
+        return self.report.counts()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **self.report.to_dict(),
+            "registry_faults": [str(f) for f in self.registry_faults],
+            "archive": self.archive.to_dict() if self.archive else None,
+        }
 
 
-class _Progress:
-    """Sources done out of a total, shared by the threads of one flow run: kept in a Prefect
-    progress artifact and told to this process's listeners. The total is known once the work
-    is planned (`plan`)."""
-
-    def __init__(self, flow_name: str, artifact_key: str) -> None:
-        self.flow_name = flow_name
-        self.total = 0
-        self.done = 0
-        self.artifact_id: UUID | None = create_progress_artifact(0.0, key=artifact_key)
-        self._lock = threading.Lock()
-        self._last_reported = 0.0
-
-    def plan(self, total: int) -> None:
-        self.total = total
-        self._tell()
-
-    def _tell(self) -> None:
-        for listener in list(progress_listeners):
-            listener(self.flow_name, self.done, self.total)
-
-    def advance(self) -> None:
-        with self._lock:
-            self.done += 1
-            self._tell()
-            percent = 100.0 * self.done / max(self.total, 1)
-            # An artifact update costs a request to the API: report every 2 %, and the end.
-            if percent - self._last_reported < 2.0 and self.done != self.total:
-                return
-            self._last_reported = percent
-        if self.artifact_id is not None:
-            update_progress_artifact(self.artifact_id, min(percent, 100.0))
-
-    def finish(self) -> None:
-        # Threads report as they go and may arrive out of order; the end is stated once.
-        if self.artifact_id is not None:
-            update_progress_artifact(self.artifact_id, 100.0)
-
-
-_progress: dict[str, _Progress] = {}
+_progress: dict[str, Progress] = {}
 
 
 @contextmanager
-def _recorded(store: Store, flow_name: str) -> Iterator[dict]:
+def _recorded(store: Store, flow_name: str) -> Iterator[dict[str, int]]:
     """Keep how this flow run went in the data root's runs file (read by `status`), however it ends.
 
     The caller puts the run's counts in the dict it is given.
     """
-    run: dict = {"started_at": utc_now().isoformat(), "state": "failed"}
-    try:
-        flow_run = get_run_context().flow_run
-        run["flow_run"] = flow_run.name if flow_run else None
-    except Exception:  # no run context (the flow's function called bare)
-        run["flow_run"] = None
-    counts: dict = {}
+    run: dict[str, Any] = {"started_at": utc_now().isoformat(), "state": "failed"}
+    context = FlowRunContext.get()
+    run["flow_run"] = context.flow_run.name if context and context.flow_run else None
+    counts: dict[str, int] = {}
     try:
         yield counts
         run["state"] = "completed"
@@ -127,13 +92,14 @@ def _settings(root: str | None) -> Settings:
     if not any((settings.root / folder).is_dir() for folder in ("sources", "drafts", "cases")):
         raise SettingsError(
             f"{settings.root}: not a data root (no sources/, drafts/ or cases/); give the deployment a root "
-            "(incidentlib deploy --root) or set INCIDENTLIB_ROOT where the flow runs"
+            "(incidentlib deploy --root) or set INCIDENTLIB_ROOT where the flow runs",
+            name="INCIDENTLIB_ROOT",
         )
     return settings
 
 
 @task(name="crawl-hosts", retries=1, retry_delay_seconds=10)
-def crawl_hosts(root: str, entries: list[dict], concurrency: int, progress_key: str) -> dict:
+def crawl_hosts(root: str, entries: list[dict[str, Any]], concurrency: int, progress_key: str) -> crawling.CrawlReport:
     """Crawl one share of the registry (whole hosts) with the library's `crawl`."""
     logger = get_run_logger()
     settings = _settings(root)
@@ -141,13 +107,12 @@ def crawl_hosts(root: str, entries: list[dict], concurrency: int, progress_key: 
 
     def on_source(source: crawling.SourceReport) -> None:
         detail = ": ".join(["", *(part for part in (source.reason, source.message) if part)])
-        # A failure is a warning: shown by default, one line naming the URL; the rest with -v.
         level = logging.WARNING if source.outcome == "failed" else logging.INFO
         logger.log(level, "%s %s -> drafts/%s.json%s", source.outcome, source.url, source.draft_id, detail)
         if progress is not None:
             progress.advance()
 
-    report = crawling.crawl(
+    return crawling.crawl(
         Store.from_settings(settings),
         settings,
         [SourceEntry.model_validate(e) for e in entries],
@@ -155,30 +120,10 @@ def crawl_hosts(root: str, entries: list[dict], concurrency: int, progress_key: 
         concurrency=concurrency,
         raise_errors=False,  # the flow reports first, then fails; a retry would redo the whole share
     )
-    return report.to_dict()
-
-
-def _publish_summary(report: crawling.CrawlReport) -> None:
-    counts = report.counts()
-    create_table_artifact(
-        key="crawl-summary",
-        table=[{"outcome": name, "sources": n} for name, n in counts.items()]
-        + [{"outcome": "requests", "sources": report.requests}, {"outcome": "bodies", "sources": report.bodies}],
-        description="What the last crawl did",
-    )
-    lines = ["# Crawl", "", "| outcome | sources |", "| --- | --- |"]
-    lines += [f"| {name} | {n} |" for name, n in counts.items()]
-    new = [s for s in report.sources if s.outcome == "new"]
-    failed = [s for s in report.sources if s.outcome == "failed"]
-    if new:
-        lines += ["", "## New drafts", ""] + [f"- `drafts/{s.draft_id}.json` from {s.url}" for s in new]
-    if failed:
-        lines += ["", "## Failures", ""] + [f"- **{s.reason}** {s.url}: {s.message}" for s in failed]
-    create_markdown_artifact(key="crawl-report", markdown="\n".join(lines), description="New drafts and failures")
 
 
 @flow(name="crawl", log_prints=False)
-def crawl(root: str | None = None, archive_new: bool = True) -> dict:
+def crawl(root: str | None = None, archive_new: bool = True) -> CrawlRun:
     """Fetch every source of the registry, extract it, and write or update its draft;
     then (`archive_new`) capture the sources of the new drafts."""
     logger = get_run_logger()
@@ -192,7 +137,7 @@ def crawl(root: str | None = None, archive_new: bool = True) -> dict:
         concurrency = crawling.share_concurrency(settings, len(groups))
 
         key = f"crawl-{id(entries)}"
-        progress = _progress[key] = _Progress("crawl", "crawl-progress")
+        progress = _progress[key] = Progress("crawl", "crawl-progress")
         progress.plan(len(entries))
         try:
             futures = [
@@ -201,25 +146,24 @@ def crawl(root: str | None = None, archive_new: bool = True) -> dict:
             ]
             report = crawling.CrawlReport()
             for future in futures:
-                report = report.merge(crawling.CrawlReport.from_dict(future.result()))
+                report = report.merge(future.result())
         finally:
             del _progress[key]
         progress.finish()
-        _publish_summary(report)
+        publish_crawl_summary(report)
         counts.update(report.counts())
         logger.info("crawl: %s", ", ".join(f"{n} {name}" for name, n in report.counts().items()))
-        if report.errors:
-            # Every other source is done and the summary is published: now the bug is shown.
-            raise RuntimeError(f"{len(report.errors)} sources failed unexpectedly; the first:\n{report.errors[0]}")
-        summary = report.to_dict()
-        summary["registry_faults"] = [str(f) for f in faults]
+        # Every other source is done and the summary is published: now the bugs are shown.
+        raise_unexpected(report.errors, "sources")
+        run = CrawlRun(report, faults)
         new_drafts = [s.draft_id for s in report.sources if s.outcome == "new"]
-        summary["archive"] = archive_sources(str(store.root), new_drafts) if new_drafts and archive_new else None
-        return summary
+        if new_drafts and archive_new:
+            run.archive = archive_sources(str(store.root), new_drafts)
+        return run
 
 
 @task(name="archive-sources")
-def archive_sources(root: str, draft_ids: list[str] | None = None) -> dict:
+def archive_sources(root: str, draft_ids: list[str] | None = None) -> archiving.ArchiveReport:
     """Capture the sources of some drafts (all when None) with the library's `archive`.
 
     One task for the whole batch: the capture and index rates are the bottleneck, and
@@ -228,70 +172,40 @@ def archive_sources(root: str, draft_ids: list[str] | None = None) -> dict:
     logger = get_run_logger()
     settings = _settings(root)
     store = Store.from_settings(settings)
-    progress = _Progress("archive", "archive-progress")
+    progress = Progress("archive", "archive-progress")
 
     def on_source(source: archiving.SourceArchive) -> None:
         detail = f" ({source.reason})" if source.reason else ""
         link = f" -> {source.archived}" if source.archived else ""
-        logger.log(
-            logging.WARNING if source.outcome == "failed" else logging.INFO,
-            "%s %s%s%s",
-            source.outcome,
-            source.url,
-            detail,
-            link,
-        )
+        level = logging.WARNING if source.outcome == "failed" else logging.INFO
+        logger.log(level, "%s %s%s%s", source.outcome, source.url, detail, link)
         progress.advance()
 
-    report = archiving.archive(store, settings, draft_ids, on_source, progress.plan)
+    report = archiving.archive(store, settings, draft_ids, on_source, progress.plan, raise_errors=False)
     progress.finish()
-    _publish_archive_summary(report)
-    return report.to_dict()
-
-
-def _publish_archive_summary(report: archiving.ArchiveReport) -> None:
-    rows = [{"outcome": name, "sources": n} for name, n in report.counts().items()]
-    rows += [{"outcome": f"waiting: {reason}", "sources": n} for reason, n in report.waiting().items()]
-    rows += [{"outcome": f"failed: {reason}", "sources": n} for reason, n in report.failures().items()]
-    create_table_artifact(key="archive-summary", table=rows, description="What the last archive run did")
-    lines = ["# Archive", ""]
-    if report.busy:
-        lines += ["Another archive run of this data root was capturing: nothing done, the sources wait.", ""]
-    elif not report.keys:
-        lines += [f"Captures stopped ({report.problem}): existing captures were looked up, new ones wait.", ""]
-    captured = [s for s in report.sources if s.archived and s.outcome in ("captured", "reused", "confirmed")]
-    if captured:
-        lines += ["## Captures", ""] + [f"- [{s.url}]({s.archived}) ({s.outcome})" for s in captured]
-    failed = [s for s in report.sources if s.outcome == "failed"]
-    if failed:
-        lines += ["", "## Failures", ""] + [f"- **{s.reason}** {s.url}" for s in failed]
-    create_markdown_artifact(key="archive-report", markdown="\n".join(lines), description="Captures and failures")
-
-
-def _one_recorded_task(flow_name: str, task_, root: str | None) -> dict:  # a Prefect Task
-    """A flow that is one task over the data root: run it, its counts kept in the runs file."""
-    store = Store.from_settings(_settings(root))
-    with _recorded(store, flow_name) as counts:
-        summary = task_(str(store.root))
-        counts.update(summary["counts"])
-    return summary
+    publish_archive_summary(report)
+    raise_unexpected(report.errors, "sources")
+    return report
 
 
 @flow(name="archive", log_prints=False)
-def archive(root: str | None = None) -> dict:
+def archive(root: str | None = None) -> archiving.ArchiveReport:
     """Capture every source of every draft that has no capture yet, and confirm fresh ones."""
-    summary = _one_recorded_task("archive", archive_sources, root)
-    get_run_logger().info("archive: %s", ", ".join(f"{n} {name}" for name, n in summary["counts"].items()))
-    return summary
+    store = Store.from_settings(_settings(root))
+    with _recorded(store, "archive") as counts:
+        report = archive_sources(str(store.root))
+        counts.update(report.counts())
+    get_run_logger().info("archive: %s", ", ".join(f"{n} {name}" for name, n in report.counts().items()))
+    return report
 
 
-def crawl_flow_for(settings: Settings):  # a Prefect Flow
+def crawl_flow_for(settings: Settings) -> Flow[..., CrawlRun]:
     """The crawl flow with a task runner sized to the settings' task groups."""
     return crawl.with_options(task_runner=ThreadPoolTaskRunner(max_workers=settings.crawl_task_groups))
 
 
 @task(name="promote-drafts")
-def promote_drafts(root: str) -> dict:
+def promote_drafts(root: str) -> publishing.PromoteReport:
     """Publish every approved draft with the library's `promote`."""
     logger = get_run_logger()
     settings = _settings(root)
@@ -301,23 +215,26 @@ def promote_drafts(root: str) -> dict:
             logger.warning("%s stays approved: missing %s", entry.draft_id, ", ".join(entry.missing))
         else:
             logger.info("%s %s as %s", entry.draft_id, entry.outcome, entry.case_id)
-    rows = [{"outcome": name, "drafts": n} for name, n in report.counts().items()]
-    create_table_artifact(key="promote-summary", table=rows, description="What the last promotion did")
-    return report.to_dict()
+    publish_promote_summary(report)
+    return report
 
 
 @flow(name="promote", log_prints=False)
-def promote(root: str | None = None) -> dict:
+def promote(root: str | None = None) -> publishing.PromoteReport:
     """Publish every approved, complete draft as a case; say what the others lack."""
-    return _one_recorded_task("promote", promote_drafts, root)
+    store = Store.from_settings(_settings(root))
+    with _recorded(store, "promote") as counts:
+        report = promote_drafts(str(store.root))
+        counts.update(report.counts())
+    return report
 
 
 @task(name="refresh-links")
-def refresh_links(root: str) -> dict:
+def refresh_links(root: str) -> linking.RefreshReport:
     """Check every source of every draft and case with the library's `refresh`."""
     logger = get_run_logger()
     settings = _settings(root)
-    progress = _Progress("refresh", "refresh-progress")
+    progress = Progress("refresh", "refresh-progress")
 
     def on_source(source: linking.LinkReport) -> None:
         extra = source.moved_to or source.reason or source.archived or ""
@@ -325,193 +242,18 @@ def refresh_links(root: str) -> dict:
         logger.log(level, "%s %s %s", source.outcome, source.url, extra)
         progress.advance()
 
-    report = linking.refresh(Store.from_settings(settings), settings, on_source, progress.plan)
+    report = linking.refresh(Store.from_settings(settings), settings, on_source, progress.plan, raise_errors=False)
     progress.finish()
-    counts = report.counts()
-    create_table_artifact(
-        key="refresh-summary",
-        table=[{"outcome": k, "sources": v} for k, v in counts.items()],
-        description="What the last link refresh found",
-    )
-    needs_person = [s for s in report.sources if s.outcome in ("gone", "moved", "blocked", "failed")]
-    lines = ["# Links", ""] + [
-        f"- **{s.outcome}** {s.url}"
-        + (f" → {s.moved_to}" if s.moved_to else "")
-        + (f" (kept: {s.archived})" if s.archived else "")
-        for s in needs_person
-    ]
-    create_markdown_artifact(key="refresh-report", markdown="\n".join(lines), description="Links that need a person")
-    return report.to_dict()
+    publish_refresh_summary(report)
+    raise_unexpected(report.errors, "links")
+    return report
 
 
 @flow(name="refresh", log_prints=False)
-def refresh(root: str | None = None) -> dict:
+def refresh(root: str | None = None) -> linking.RefreshReport:
     """Check every source of every draft and case: live status, captures, re-archive what changed."""
-    return _one_recorded_task("refresh", refresh_links, root)
-
-
-# ------------------------------------------------------------ deployments and schedules
-
-DEPLOYMENT = "incidentlib"
-_FLOWS = {"crawl": crawl, "archive": archive, "refresh": refresh, "promote": promote}
-DEPLOYMENT_FLOWS = tuple(_FLOWS)
-
-
-def schedule_of(settings: Settings, flow_name: str) -> str | None:
-    return getattr(settings, f"{flow_name}_schedule")
-
-
-def deployments(settings: Settings, root: str | None) -> list:
-    """The four flows as deployments named `incidentlib`, each with its schedule from the settings.
-
-    Entry points are module paths (`pipeline.flows.crawl`), so any machine with incidentlib
-    installed runs them, wherever its checkout lies. `root` is the data root given to
-    every run; None leaves it to each worker's own INCIDENTLIB_ROOT.
-    """
-    from prefect.client.schemas.schedules import CronSchedule
-    from prefect.deployments.runner import EntrypointType
-    from pydantic import ValidationError
-
-    made = []
-    for name, flow_ in _FLOWS.items():
-        schedule = schedule_of(settings, name)
-        timing: dict = {}
-        if schedule:
-            seconds = interval_seconds(schedule)
-            if not seconds:
-                try:  # checked by Prefect's own rules, so that a bad line fails here, named
-                    CronSchedule(cron=schedule)
-                except ValidationError as exc:
-                    message = exc.errors(include_url=False)[0]["msg"]
-                    raise SettingsError(f"INCIDENTLIB_{name.upper()}_SCHEDULE: {schedule!r}: {message}") from None
-            timing = {"interval": seconds} if seconds else {"cron": schedule}
-        made.append(
-            flow_.to_deployment(
-                name=DEPLOYMENT,
-                parameters={"root": root} if root else {},
-                description=(flow_.description or "").split("\n")[0],
-                tags=["incidentlib"],
-                entrypoint_type=EntrypointType.MODULE_PATH,
-                # One run of each at a time, wherever the workers are: two crawls at once would
-                # double every host's request rate, two archive runs the capture rate.
-                concurrency_limit=1,
-                **timing,
-            )
-        )
-    return made
-
-
-def serve(settings: Settings) -> None:
-    """Run the deployments here until interrupted: scheduled runs start as processes of their own.
-
-    The schedules stay active when this stops (a restart must not pause them); the
-    server keeps the runs that fell due meanwhile and this picks them up when back.
-    """
-    from prefect import serve as prefect_serve
-
-    prefect_serve(*deployments(settings, str(settings.root)), pause_on_shutdown=False, print_starting_message=False)
-
-
-def deploy(settings: Settings, pool: str, root: str | None) -> list[str]:
-    """Create (or update) the deployments on work pool `pool`, for its workers to run.
-
-    With `capture_limit` set, also create that global concurrency limit, paced at the
-    capture rate, for the workers' archive runs to share.
-    """
-    from prefect import deploy as prefect_deploy
-    from prefect.client.orchestration import get_client
-    from prefect.client.schemas.actions import GlobalConcurrencyLimitCreate, GlobalConcurrencyLimitUpdate
-    from prefect.exceptions import ObjectAlreadyExists, ObjectNotFound
-
-    made = deployments(settings, root)
-    with get_client(sync_client=True) as client:
-        try:
-            client.read_work_pool(pool)
-        except ObjectNotFound:
-            raise SettingsError(
-                f"--pool {pool}: no such work pool (prefect work-pool create {pool} --type process)"
-            ) from None
-    ids = prefect_deploy(
-        *made, work_pool_name=pool, build=False, push=False, print_next_steps_message=False, ignore_warnings=True
-    )
-    if settings.capture_limit:
-        decay = settings.captures_per_minute / 60.0
-        with get_client(sync_client=True) as client:
-            try:
-                client.create_global_concurrency_limit(
-                    GlobalConcurrencyLimitCreate(name=settings.capture_limit, limit=1, slot_decay_per_second=decay)
-                )
-            except ObjectAlreadyExists:  # kept in step with the rate configured now
-                client.update_global_concurrency_limit(
-                    settings.capture_limit, GlobalConcurrencyLimitUpdate(limit=1, slot_decay_per_second=decay)
-                )
-    return [str(i) for i in ids]
-
-
-def _for_root(deployment, root: str) -> bool:  # a Prefect DeploymentResponse
-    """Whether a deployment runs on this data root (one without a root runs on its workers' own)."""
-    given = (deployment.parameters or {}).get("root")
-    return not given or Path(given).resolve() == Path(root).resolve()
-
-
-def request_promotion(root: str) -> str | None:
-    """Ask the server for a run of the promote deployment now; its flow run's name, or None when
-    the server has no such deployment for this data root (nothing is served)."""
-    from prefect.client.orchestration import get_client
-    from prefect.deployments import run_deployment
-    from prefect.exceptions import ObjectNotFound
-
-    with get_client(sync_client=True) as client:
-        try:
-            deployment = client.read_deployment_by_name(f"promote/{DEPLOYMENT}")
-        except ObjectNotFound:
-            return None
-    if not _for_root(deployment, root):
-        return None
-    return run_deployment(deployment.id, timeout=0).name
-
-
-def served_deployments(root: str) -> dict[str, dict]:
-    """What the Prefect server knows of each flow's deployment for data root `root`: whether its
-    schedule is active, whether something is there to run it (`ready`: a `serve` or a worker
-    polling), its next scheduled run, and its work pool (None when served by `serve`)."""
-    from prefect.client.orchestration import get_client
-    from prefect.client.schemas.filters import (
-        DeploymentFilter,
-        DeploymentFilterId,
-        FlowRunFilter,
-        FlowRunFilterState,
-        FlowRunFilterStateType,
-    )
-    from prefect.client.schemas.objects import StateType
-    from prefect.client.schemas.sorting import FlowRunSort
-    from prefect.exceptions import ObjectNotFound
-
-    found: dict[str, dict] = {}
-    with get_client(sync_client=True) as client:
-        for name in _FLOWS:
-            try:
-                deployment = client.read_deployment_by_name(f"{name}/{DEPLOYMENT}")
-            except ObjectNotFound:
-                continue
-            if not _for_root(deployment, root):
-                continue
-            scheduled = client.read_flow_runs(
-                deployment_filter=DeploymentFilter(id=DeploymentFilterId(any_=[deployment.id])),
-                flow_run_filter=FlowRunFilter(
-                    state=FlowRunFilterState(type=FlowRunFilterStateType(any_=[StateType.SCHEDULED]))
-                ),
-                sort=FlowRunSort.EXPECTED_START_TIME_ASC,
-                limit=1,
-            )
-            found[name] = {
-                "active": bool(deployment.schedules)
-                and any(s.active for s in deployment.schedules)
-                and not deployment.paused,
-                "ready": str(getattr(deployment.status, "value", deployment.status) or "").upper() == "READY",
-                "next_run": scheduled[0].expected_start_time.isoformat()
-                if scheduled and scheduled[0].expected_start_time
-                else None,
-                "work_pool": deployment.work_pool_name,
-            }
-    return found
+    store = Store.from_settings(_settings(root))
+    with _recorded(store, "refresh") as counts:
+        report = refresh_links(str(store.root))
+        counts.update(report.counts())
+    return report

@@ -15,7 +15,16 @@ from urllib.parse import quote, unquote, urlsplit, urlunsplit
 from pipeline.errors import InvalidId
 from pipeline.models import CASE_ID_PATTERN, DRAFT_ID_MAX, DRAFT_ID_PATTERN
 
-__all__ = ["GITHUB_HOSTS", "canonical_url", "case_id", "case_number", "check_case_id", "check_draft_id", "draft_id_for"]
+__all__ = [
+    "GITHUB_HOSTS",
+    "canonical_url",
+    "case_id",
+    "case_number",
+    "check_case_id",
+    "check_draft_id",
+    "draft_id_for",
+    "slugify",
+]
 
 # Query parameters that only track where a click came from; they never change the page.
 _TRACKING = re.compile(r"^(utm_[a-z]+|fbclid|gclid|mc_cid|mc_eid)$", re.IGNORECASE)
@@ -65,7 +74,8 @@ def canonical_url(url: str) -> str:
     return urlunsplit((scheme, netloc, path, query, ""))
 
 
-def _slug(text: str, limit: int) -> str:
+def slugify(text: str, limit: int = 80) -> str:
+    """Lower-case letters and digits joined by single dashes, at most `limit` long ("" for none)."""
     slug = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
     return slug[:limit].rstrip("-")
 
@@ -78,8 +88,8 @@ def draft_id_for(url: str) -> str:
     hostname = (parts.hostname or "").removeprefix("www.")
     # On GitHub the owner says more than the host does.
     site = segments[0] if hostname in GITHUB_HOSTS and segments else hostname
-    host = _slug(site, 24)
-    tail = _slug(re.sub(r"\.(md|html?|pdf|txt|rst)$", "", segments[-1]) if segments else "", 36)
+    host = slugify(site, 24)
+    tail = slugify(re.sub(r"\.(md|html?|pdf|txt|rst)$", "", segments[-1]) if segments else "", 36)
     digest = hashlib.sha256(canonical.encode()).hexdigest()[:8]
     return "-".join(p for p in (host, tail, digest) if p)
 
@@ -87,13 +97,15 @@ def draft_id_for(url: str) -> str:
 def check_draft_id(value: str) -> str:
     """Raise InvalidId unless `value` can name a draft file (no separators, no dots, no escape)."""
     if not _DRAFT_ID.fullmatch(value) or len(value) > DRAFT_ID_MAX:
-        raise InvalidId(f"invalid draft id {value!r}: expected lower-case letters, digits and single dashes")
+        raise InvalidId(
+            f"invalid draft id {value!r}: expected lower-case letters, digits and single dashes", value=value
+        )
     return value
 
 
 def check_case_id(value: str) -> str:
     if not _CASE_ID.fullmatch(value):
-        raise InvalidId(f"invalid case id {value!r}: expected PREFIX-NNNN, such as IL-0428")
+        raise InvalidId(f"invalid case id {value!r}: expected PREFIX-NNNN, such as IL-0428", value=value)
     return value
 
 

@@ -24,18 +24,20 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Literal
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from pipeline.archive import _Archiver
+from pipeline.batch import each, raise_unexpected, tally
 from pipeline.errors import ExtractError, InvalidRecord, WaybackError
 from pipeline.extract import decode_text, extract
 from pipeline.fetch import Fetcher, FetchResult, fetch_url_for
 from pipeline.ids import canonical_url
 from pipeline.models import ArchiveState, ArchiveStatus, Case, Draft, LinkState, LinkStatus, utc_now
+from pipeline.reasons import Reason
 from pipeline.settings import Settings
 from pipeline.store import Store
 from pipeline.wayback import CdxRow, WaybackClient, snapshot_timestamp
@@ -44,8 +46,8 @@ __all__ = ["LinkReport", "RefreshReport", "links", "refresh"]
 
 Outcome = Literal["unchanged", "re-archived", "moved", "gone", "blocked", "failed"]
 _log = logging.getLogger("incidentlib.links")
-_GONE = ("http-404", "http-410")
-_BLOCKED = ("http-401", "http-403")
+_GONE = (Reason.HTTP_404, Reason.HTTP_410)
+_BLOCKED = (Reason.HTTP_401, Reason.HTTP_403)
 
 
 @dataclass
@@ -55,7 +57,7 @@ class LinkReport:
     status: str
     archived: str | None = None
     moved_to: str | None = None
-    reason: str | None = None
+    reason: Reason | None = None
 
 
 @dataclass
@@ -63,13 +65,12 @@ class RefreshReport:
     sources: list[LinkReport] = field(default_factory=list)
     requests: dict[str, int] = field(default_factory=dict)
     records_updated: int = 0
+    errors: list[Exception] = field(default_factory=list)  # unexpected: bugs to raise once reported
 
     def counts(self) -> dict[str, int]:
-        counted = Counter(s.outcome for s in self.sources)
-        names = ("unchanged", "re-archived", "moved", "gone", "blocked", "failed")
-        return {"checked": len(self.sources), **{name: counted.get(name, 0) for name in names}}
+        return {"checked": len(self.sources), **tally((s.outcome for s in self.sources), Outcome)}
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "counts": self.counts(),
             "requests": self.requests,
@@ -198,8 +199,10 @@ class _Refresher:
         )
         if status in (LinkStatus.GONE, LinkStatus.BLOCKED, LinkStatus.ERROR) or rows is None:
             # Never capture a dead or unreadable page; without the index this time, decide nothing.
-            outcome: Outcome = {"gone": "gone", "blocked": "blocked"}.get(status.value, "failed")  # type: ignore[assignment]
-            reason = state.reason or (None if rows is not None else "index-unavailable")
+            outcome: Outcome = (
+                "gone" if status == LinkStatus.GONE else "blocked" if status == LinkStatus.BLOCKED else "failed"
+            )
+            reason = state.reason or (None if rows is not None else Reason.INDEX_UNAVAILABLE)
             state = state.model_copy(update={"archived": state.archived or _newest_recorded(recorded)})
             return LinkReport(url, outcome, status.value, state.archived, moved_to, reason), state
 
@@ -213,9 +216,8 @@ class _Refresher:
                     try:
                         body = await self.client.capture_bytes(newest)
                     except WaybackError:
-                        return LinkReport(
-                            url, "failed", status.value, state.archived, moved_to, "capture-unreadable"
-                        ), state
+                        unreadable = Reason.CAPTURE_UNREADABLE
+                        return LinkReport(url, "failed", status.value, state.archived, moved_to, unreadable), state
                     capture_sha = await asyncio.to_thread(_normalised_sha, body, newest.original, None)
                     state = state.model_copy(update={"capture_text_sha": capture_sha})
                 changed = live_sha != capture_sha
@@ -228,7 +230,7 @@ class _Refresher:
         # No draft's archive state is touched here: the result is written to every record at the end.
         step = await self.archiver.capture(None, url, ArchiveState())
         if step.archived is None:
-            reason = step.state.reason or "capture-failed"
+            reason = step.state.reason or Reason.CAPTURE_FAILED
             return LinkReport(url, "failed", status.value, state.archived, moved_to, reason), state
         state = state.model_copy(update={"archived": step.archived, "capture_text_sha": state.text_sha})
         return LinkReport(url, "re-archived", status.value, step.archived, moved_to), state
@@ -313,27 +315,18 @@ async def refresh_async(
         refresher = _Refresher(store, settings, fetcher, client)
         await refresher.index(list(drafts))
 
-        async def run(url: str) -> None:
-            try:
-                source, state = await refresher.one(url, drafts[url], recorded.get(url, set()), previous.get(url))
-            except Exception as exc:  # a bug: kept, and raised once every link had its turn
-                _log.error("%s: unexpected error", url, exc_info=exc)
-                errors.append(exc)
-                source = LinkReport(url, "failed", "error", reason="internal-error")
-            else:
-                states[url] = state
-            report.sources.append(source)
-            if on_source:
-                on_source(source)
+        async def one(url: str) -> LinkReport:
+            source, states[url] = await refresher.one(url, drafts[url], recorded.get(url, set()), previous.get(url))
+            return source
 
-        errors: list[BaseException] = []
-        await asyncio.gather(*(run(url) for url in drafts))
+        def failed(url: str, exc: Exception) -> LinkReport:
+            return LinkReport(url, "failed", "error", reason=Reason.INTERNAL_ERROR)
+
+        report.sources, report.errors = await each(drafts, one, failed, on_source)
         report.requests = {**client.requests, "live": fetcher.requests}
     newest = {url: s.archived for url, s in states.items() if s.archived}
     report.records_updated = await asyncio.to_thread(_update_records, store, newest)
     await asyncio.to_thread(store.update_links, states)
-    if errors:
-        raise ExceptionGroup(f"{len(errors)} links failed unexpectedly", errors)
     return report
 
 
@@ -342,13 +335,20 @@ def refresh(
     settings: Settings,
     on_source: Callable[[LinkReport], None] | None = None,
     on_plan: Callable[[int], None] | None = None,
+    *,
+    raise_errors: bool = True,
 ) -> RefreshReport:
     """Check every source of every draft and case; see the module's docstring.
 
     `on_plan` hears how many links there are, before any is checked; `on_source` hears
-    of each as it ends.
+    of each as it ends. Unexpected errors (bugs) are raised as one ExceptionGroup once
+    every link has had its turn and the records are written (pipeline.batch); with
+    `raise_errors=False` they stay in `report.errors`.
     """
-    return asyncio.run(refresh_async(store, settings, on_source, on_plan))
+    report = asyncio.run(refresh_async(store, settings, on_source, on_plan))
+    if raise_errors:
+        raise_unexpected(report.errors, "links")
+    return report
 
 
 def links(store: Store, status: str | None = None) -> list[LinkState]:

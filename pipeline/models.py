@@ -30,6 +30,7 @@ from pydantic import (
     WithJsonSchema,
 )
 
+from pipeline.reasons import Reason
 from pipeline.vocabulary import Kind, check_term, vocabulary
 
 __all__ = [
@@ -174,6 +175,10 @@ Texts = Annotated[
 ]
 
 
+# A failure reason of today's vocabulary; a record of an earlier version is read in it.
+ReasonCode = Annotated[Reason, BeforeValidator(Reason.parse)]
+
+
 def utc_now() -> datetime:
     return datetime.now(UTC)
 
@@ -295,8 +300,11 @@ class ArchiveState(Record):
     """Where archiving one source stands, so an interrupted run can carry on where it stopped."""
 
     status: ArchiveStatus = ArchiveStatus.PENDING
-    reason: str | None = Field(
+    reason: ReasonCode | None = Field(
         default=None, description="Why it is still pending (no-keys, throttled, ...) or why it failed (not-found, ...)."
+    )
+    detail: str | None = Field(
+        default=None, description="What the archive said beyond the reason: an unknown code, an error page's status."
     )
     attempts: int = Field(default=0, ge=0)
     last_attempt_at: Timestamp | None = None
@@ -336,8 +344,11 @@ class Section(Record):
 class FetchFailure(Record):
     """Why the last crawl of a source failed: a short code and the sentence behind it."""
 
-    reason: str = Field(description="http-404, robots, timeout, too-large, private-address, unsupported-type, ...")
+    reason: ReasonCode = Field(
+        description="http-404, robots, timeout, too-large, private-address, unsupported-type, ..."
+    )
     message: str
+    http_status: int | None = Field(default=None, description="The status the source answered with, if it answered.")
 
 
 class Origin(Record):
@@ -403,7 +414,7 @@ class LinkState(Record):
     status: LinkStatus
     http_status: int | None = None
     moved_to: Url | None = None
-    reason: str | None = None
+    reason: ReasonCode | None = None
     etag: str | None = None
     last_modified: str | None = None
     text_sha: str | None = Field(default=None, description="Of the live page's normalised text when last read.")

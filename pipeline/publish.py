@@ -16,15 +16,16 @@ case ids are allocated under the cases lock (pipeline.store).
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
+from pipeline.batch import tally
 from pipeline.errors import InvalidRecord
 from pipeline.models import Case, Draft, DraftState, Source, Transition, utc_now
 from pipeline.review import missing_for_publication
 from pipeline.settings import Settings
 from pipeline.store import Store
 
-__all__ = ["PromoteReport", "Promotion", "case_from_draft", "promote"]
+__all__ = ["Outcome", "PromoteReport", "Promotion", "case_from_draft", "promote"]
 
 Outcome = Literal["published", "updated", "incomplete", "skipped"]
 
@@ -42,10 +43,9 @@ class PromoteReport:
     drafts: list[Promotion] = field(default_factory=list)
 
     def counts(self) -> dict[str, int]:
-        names = ("published", "updated", "incomplete", "skipped")
-        return {name: sum(1 for d in self.drafts if d.outcome == name) for name in names}
+        return tally((d.outcome for d in self.drafts), Outcome)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"counts": self.counts(), "drafts": [asdict(d) for d in self.drafts]}
 
 

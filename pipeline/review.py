@@ -22,7 +22,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from pipeline.errors import ReviewError
-from pipeline.models import ArchiveStatus, Case, Draft, DraftState, Review, Transition, utc_now
+from pipeline.models import ArchiveState, ArchiveStatus, Case, Draft, DraftState, Review, Transition, utc_now
 
 __all__ = [
     "REQUIRED_NARRATIVE",
@@ -81,7 +81,9 @@ def _step(draft: Draft, to: DraftState, by: str, comment: str | None, **changes:
 def _require(draft: Draft, allowed: Sequence[DraftState], action: str) -> None:
     if draft.state not in allowed:
         states = ", ".join(s.value for s in allowed)
-        raise ReviewError(f"{draft.id}: cannot {action} a draft that is {draft.state.value} (only when {states})")
+        raise ReviewError(
+            f"cannot {action} a draft that is {draft.state.value} (only when {states})", draft_id=draft.id
+        )
 
 
 def _writers(draft: Draft) -> set[str]:
@@ -94,7 +96,9 @@ def _writers(draft: Draft) -> set[str]:
 
 def _four_eyes(draft: Draft, by: str, action: str) -> None:
     if by.casefold() in _writers(draft):
-        raise ReviewError(f"{draft.id}: {by} wrote or edited this draft and cannot {action} it; another reviewer must")
+        raise ReviewError(
+            f"{by} wrote or edited this draft and cannot {action} it; another reviewer must", draft_id=draft.id
+        )
 
 
 def write(draft: Draft, by: str, languages: Sequence[str], comment: str | None = None) -> Draft:
@@ -102,7 +106,7 @@ def write(draft: Draft, by: str, languages: Sequence[str], comment: str | None =
     _require(draft, (DraftState.EXTRACTED, DraftState.CHANGES_REQUESTED, DraftState.WRITTEN), "mark as written")
     narrative = [m for m in missing_for_publication(draft, languages) if m.split(".")[0] in REQUIRED_NARRATIVE]
     if narrative:
-        raise ReviewError(f"{draft.id}: not written yet, still missing {', '.join(narrative)}")
+        raise ReviewError(f"not written yet, still missing {', '.join(narrative)}", draft_id=draft.id)
     review = Review(written_by=by, reviewed_by=None, reviewed_at=None)
     return _step(draft, DraftState.WRITTEN, by, comment, review=review)
 
@@ -113,7 +117,7 @@ def approve(draft: Draft, by: str, languages: Sequence[str], comment: str | None
     _four_eyes(draft, by, "approve")
     missing = missing_for_publication(draft, languages)
     if missing:
-        raise ReviewError(f"{draft.id}: incomplete, cannot approve; missing {', '.join(missing)}")
+        raise ReviewError(f"incomplete, cannot approve; missing {', '.join(missing)}", draft_id=draft.id)
     now = utc_now()
     review = draft.review.model_copy(update={"reviewed_by": by, "reviewed_at": now})
     return _step(draft, DraftState.APPROVED, by, comment, review=review)
@@ -124,7 +128,7 @@ def request_changes(draft: Draft, by: str, comment: str) -> Draft:
     _require(draft, (*_REVIEWABLE, DraftState.APPROVED), "request changes on")
     _four_eyes(draft, by, "review")
     if not comment or not comment.strip():
-        raise ReviewError(f"{draft.id}: say what should change (--comment)")
+        raise ReviewError("say what should change (--comment)", draft_id=draft.id)
     review = draft.review.model_copy(update={"reviewed_by": None, "reviewed_at": None})
     return _step(draft, DraftState.CHANGES_REQUESTED, by, comment.strip(), review=review)
 
@@ -144,7 +148,7 @@ def reject(draft: Draft, by: str, reason: str) -> Draft:
     )
     _four_eyes(draft, by, "reject")
     if not reason or not reason.strip():
-        raise ReviewError(f"{draft.id}: say why it is rejected (--reason)")
+        raise ReviewError("say why it is rejected (--reason)", draft_id=draft.id)
     review = draft.review.model_copy(update={"reviewed_by": None, "reviewed_at": None})
     return _step(draft, DraftState.REJECTED, by, reason.strip(), review=review)
 
@@ -168,12 +172,11 @@ def edited(before: Draft, after: Draft, by: str) -> Draft:
     for name in PIPELINE_FIELDS:
         if getattr(before, name) != getattr(after, name):
             raise ReviewError(
-                f"{before.id}: {name} is kept by the pipeline and the review commands, not edited by hand"
+                f"{name} is kept by the pipeline and the review commands, not edited by hand", draft_id=before.id
             )
-    archive_states = lambda d: [(s.url, s.archived, s.archive) for s in d.sources]  # noqa: E731
-    if archive_states(before) != archive_states(after):
+    if _archive_states(before) != _archive_states(after):
         raise ReviewError(
-            f"{before.id}: sources' archive states and links are kept by the archive run, not edited by hand"
+            "sources' archive states and links are kept by the archive run, not edited by hand", draft_id=before.id
         )
     content_changed = _content(before) != _content(after)
     if not content_changed:
@@ -188,6 +191,10 @@ def edited(before: Draft, after: Draft, by: str) -> Draft:
     return moved.model_copy(update={"review": review})
 
 
+def _archive_states(draft: Draft) -> list[tuple[str, str | None, ArchiveState]]:
+    return [(s.url, s.archived, s.archive) for s in draft.sources]
+
+
 def _content(draft: Draft) -> dict[str, Any]:
     """What a reviewer approves: the case fields, not the review's own bookkeeping."""
     return draft.model_dump(mode="json", exclude={"state", "history", "review", "updated_at", "extracted"})
@@ -198,28 +205,30 @@ def set_field(draft: Draft, path: str, value: Any) -> Draft:
     data = draft.model_dump(mode="json")
     parts = path.split(".")
     if parts[0] in PIPELINE_FIELDS:
-        raise ReviewError(f"{draft.id}: {parts[0]} is kept by the pipeline and the review commands, not set by hand")
+        raise ReviewError(
+            f"{parts[0]} is kept by the pipeline and the review commands, not set by hand", draft_id=draft.id
+        )
     node: Any = data
     for index, part in enumerate(parts[:-1]):
         key: Any = int(part) if isinstance(node, list) and part.isdigit() else part
         try:
             child = node[key]
         except (KeyError, IndexError, TypeError):
-            raise ReviewError(f"{draft.id}: no field {'.'.join(parts[: index + 1])}") from None
+            raise ReviewError(f"no field {'.'.join(parts[: index + 1])}", draft_id=draft.id) from None
         if child is None:
             child = {}
             node[key] = child
         node = child
     last: Any = int(parts[-1]) if isinstance(node, list) and parts[-1].isdigit() else parts[-1]
     if isinstance(node, dict) and len(parts) == 1 and last not in node:
-        raise ReviewError(f"{draft.id}: no field {path}")
+        raise ReviewError(f"no field {path}", draft_id=draft.id)
     try:
         node[last] = value
     except (IndexError, TypeError):
-        raise ReviewError(f"{draft.id}: cannot set {path}") from None
+        raise ReviewError(f"cannot set {path}", draft_id=draft.id) from None
     try:
         return Draft.model_validate(data)
     except ValidationError as exc:
         error = exc.errors(include_url=False)[0]
         where = ".".join(str(p) for p in error["loc"])
-        raise ReviewError(f"{draft.id}: {where}: {error['msg'].removeprefix('Value error, ')}") from None
+        raise ReviewError(f"{where}: {error['msg'].removeprefix('Value error, ')}", draft_id=draft.id) from None

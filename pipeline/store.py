@@ -38,7 +38,7 @@ import filelock
 import yaml
 from pydantic import BaseModel
 
-from pipeline.errors import ConflictError, DuplicateSource, Fault, InvalidId, InvalidRecord, RecordNotFound, StoreError
+from pipeline.errors import ConflictError, DuplicateSource, Fault, InvalidId, InvalidRecord, LockBusy, RecordNotFound
 from pipeline.ids import canonical_url, case_id, case_number, check_case_id, check_draft_id
 from pipeline.models import Case, Draft, LinkState, SourceEntry
 from pipeline.records import dump_json, dump_record, file_name_fault, load_record
@@ -138,7 +138,7 @@ class Store:
         path = folder / f"{record_id}.json"
         # The patterns already forbid separators and dots; this is the belt to those braces.
         if path.resolve().parent != folder.resolve():
-            raise InvalidId(f"{kind} id {record_id!r} would leave {folder}")
+            raise InvalidId(f"{kind} id {record_id!r} would leave {folder}", value=record_id)
         return path
 
     @contextmanager
@@ -150,7 +150,11 @@ class Store:
         try:
             lock.acquire()
         except filelock.Timeout:
-            raise StoreError(f"{folder / name}.lock: still held by another process after {timeout:.0f} s") from None
+            where = self.label(folder / f"{name}.lock")
+            waited = (
+                "is held by another process" if timeout <= 0 else f"still held by another process after {timeout:.0f} s"
+            )
+            raise LockBusy(f"{where}: {waited}", path=where) from None
         try:
             yield
         finally:
@@ -244,14 +248,16 @@ class Store:
         The entry is appended as text, so the file's comments and layout stay as they were.
         """
         if "/" in file_name or not file_name.endswith((".yaml", ".yml")) or file_name.startswith("."):
-            raise InvalidId(f"registry file {file_name!r}: expected a name like added.yaml inside sources/")
+            raise InvalidId(
+                f"registry file {file_name!r}: expected a name like added.yaml inside sources/", value=file_name
+            )
         path = self.sources_dir / file_name
         with self.lock("sources"):
             registered, _ = self.read_sources()
             key = canonical_url(entry.url)
             for source in registered:
                 if canonical_url(source.entry.url) == key:
-                    raise DuplicateSource(f"{entry.url} is already registered at {source.where}")
+                    raise DuplicateSource(entry.url, source.where)
             old = path.read_text(encoding="utf-8") if path.exists() else ""
             if old and not old.endswith("\n"):
                 old += "\n"
@@ -341,7 +347,8 @@ class Store:
                 except FileNotFoundError:
                     current = None
                 if current != expected_version:
-                    raise ConflictError(f"{self.label(path)}: changed by someone else since it was read; re-read it")
+                    label = self.label(path)
+                    raise ConflictError(f"{label}: changed by someone else since it was read; re-read it", path=label)
             return self._write(path, draft)
 
     def update_draft(
@@ -368,7 +375,7 @@ class Store:
             changed = change(draft.model_copy(deep=True))
             if changed is not None:
                 if changed.id != record_id:
-                    raise InvalidId(f"a change may not rename draft {record_id!r} to {changed.id!r}")
+                    raise InvalidId(f"a change may not rename draft {record_id!r} to {changed.id!r}", value=changed.id)
                 self._write(path, changed)
                 return changed
             return draft
@@ -405,10 +412,11 @@ class Store:
             new_id = case_id(self.case_id_prefix, self.next_case_number(), self.case_id_digits)
             case = build(new_id)
             if case.id != new_id:
-                raise InvalidId(f"the case built for {new_id} has id {case.id!r}")
+                raise InvalidId(f"the case built for {new_id} has id {case.id!r}", value=case.id)
             path = self.path("case", new_id)
             with self.lock(f"case-{new_id}"):
                 if path.exists():  # only a write_case() of an id nobody allocated could cause this
-                    raise ConflictError(f"{self.label(path)}: already exists; refusing to overwrite a published case")
+                    label = self.label(path)
+                    raise ConflictError(f"{label}: already exists; refusing to overwrite a published case", path=label)
                 self._write(path, case)
             return case

@@ -29,6 +29,8 @@ from waybackpy.cdx_utils import full_url
 from waybackpy.exceptions import WaybackError as WaybackpyError
 
 from pipeline.errors import CaptureLimitError, WaybackAuthError, WaybackError, WaybackThrottled, WaybackUnavailable
+from pipeline.reasons import Reason
+from pipeline.retry_after import retry_after_seconds
 from pipeline.settings import Settings
 
 __all__ = [
@@ -43,31 +45,43 @@ __all__ = [
     "WaybackClient",
     "snapshot_timestamp",
     "snapshot_url",
+    "spn_reason",
 ]
 
 # The reference's lists: errors worth retrying; anything else is permanent.
 RETRY_ERRORS = frozenset(
     {
-        "bad-gateway",
-        "browsing-timeout",
-        "cannot-fetch",
-        "capture-location-error",
-        "celery",
-        "gateway-timeout",
-        "internal-server-error",
-        "invalid-server-response",
-        "job-failed",
-        "no-browsers-available",
-        "protocol-error",
-        "proxy-error",
-        "read-timeout",
-        "service-unavailable",
-        "soft-time-limit-exceeded",
-        "too-many-requests",
-        "user-session-limit",
+        Reason.BAD_GATEWAY,
+        Reason.BROWSING_TIMEOUT,
+        Reason.CANNOT_FETCH,
+        Reason.CAPTURE_LOCATION_ERROR,
+        Reason.CELERY,
+        Reason.GATEWAY_TIMEOUT,
+        Reason.INTERNAL_SERVER_ERROR,
+        Reason.INVALID_SERVER_RESPONSE,
+        Reason.JOB_FAILED,
+        Reason.NO_BROWSERS_AVAILABLE,
+        Reason.PROTOCOL_ERROR,
+        Reason.PROXY_ERROR,
+        Reason.READ_TIMEOUT,
+        Reason.SERVICE_UNAVAILABLE,
+        Reason.SOFT_TIME_LIMIT_EXCEEDED,
+        Reason.TOO_MANY_REQUESTS,
+        Reason.USER_SESSION_LIMIT,
     }
 )
-PERMANENT_ERRORS = frozenset({"not-found", "no-access", "blocked-url", "invalid-url-syntax", "invalid-host-resolution"})
+PERMANENT_ERRORS = frozenset(
+    {Reason.NOT_FOUND, Reason.NO_ACCESS, Reason.BLOCKED_URL, Reason.INVALID_URL_SYNTAX, Reason.INVALID_HOST_RESOLUTION}
+)
+
+
+def spn_reason(code: str | None) -> tuple[Reason, str | None]:
+    """The reason an SPN `status_ext` code (without "error:") stands for, and the code itself when
+    it is one incidentlib does not know (kept as the detail)."""
+    try:
+        return Reason(code or ""), None
+    except ValueError:
+        return Reason.SPN_UNKNOWN, code or "unknown"
 
 
 def snapshot_url(timestamp: str, url: str) -> str:
@@ -191,9 +205,23 @@ def _json(response: httpx.Response, what: str) -> dict:
     return data
 
 
-def _retry_after(response: httpx.Response) -> float | None:
-    value = response.headers.get("Retry-After", "")
-    return float(value) if value.strip().isdigit() else None
+def _checked(response: httpx.Response, where: str, breaker: Breaker) -> httpx.Response:
+    """An archive answer sorted out: 429 trips the breaker, 401 is the keys, 5xx the service."""
+    if response.status_code == 429:
+        pause = breaker.trip(retry_after_seconds(response.headers.get("Retry-After")))
+        raise WaybackThrottled(f"{where}: 429 Too Many Requests; every archive call pauses {pause:g} s", pause=pause)
+    if response.status_code == 401:
+        raise WaybackAuthError(f"{where}: 401: the archive refused the keys")
+    if response.status_code >= 500:
+        raise WaybackUnavailable(f"{where}: answered HTTP {response.status_code}")
+    breaker.close()
+    return response
+
+
+def _unreachable(exc: httpx.TransportError, where: str, timeout: float) -> WaybackUnavailable:
+    if isinstance(exc, httpx.TimeoutException):
+        return WaybackUnavailable(f"{where}: no answer within {timeout:g} s")
+    return WaybackUnavailable(f"{where}: the connection failed ({exc.__class__.__name__})")
 
 
 async def _global_capture_slot(name: str) -> None:
@@ -208,7 +236,7 @@ async def _global_capture_slot(name: str) -> None:
     try:
         await rate_limit(name, strict=True)
     except Exception as exc:  # Prefect's errors here have no common base
-        raise CaptureLimitError(f"capture limit {name!r} (INCIDENTLIB_CAPTURE_LIMIT): {exc}") from exc
+        raise CaptureLimitError(f"capture limit {name!r} (INCIDENTLIB_CAPTURE_LIMIT): {exc}", limit=name) from exc
 
 
 async def capture_limit_problem(name: str) -> str | None:
@@ -269,26 +297,23 @@ class WaybackClient:
                 return
 
     async def _call(
-        self, kind: str, method: str, path: str, limiter: RateLimiter | None, **kwargs: object
+        self,
+        kind: str,
+        method: str,
+        path: str,
+        limiter: RateLimiter | None,
+        *,
+        headers: dict[str, str] | None = None,
+        data: dict[str, str] | None = None,
     ) -> httpx.Response:
         """One request: the breaker and the rate limit first, then 429, 401 and 5xx sorted out."""
         await self._pace(limiter)
         self.requests[kind] += 1
         try:
-            response = await self._client.request(method, path, **kwargs)
-        except httpx.TimeoutException:
-            raise WaybackUnavailable(f"{path}: no answer within {self.settings.wayback_timeout_s:g} s") from None
+            response = await self._client.request(method, path, headers=headers, data=data)
         except httpx.TransportError as exc:
-            raise WaybackUnavailable(f"{path}: the connection failed ({exc.__class__.__name__})") from None
-        if response.status_code == 429:
-            pause = self.breaker.trip(_retry_after(response))
-            raise WaybackThrottled(f"{path}: 429 Too Many Requests; every archive call pauses {pause:g} s")
-        if response.status_code == 401:
-            raise WaybackAuthError(f"{path}: 401: the archive refused the keys")
-        if response.status_code >= 500:
-            raise WaybackUnavailable(f"{path}: answered HTTP {response.status_code}")
-        self.breaker.close()
-        return response
+            raise _unreachable(exc, path, self.settings.wayback_timeout_s) from None
+        return _checked(response, path, self.breaker)
 
     # ------------------------------------------------------------ Save Page Now 2
 
@@ -410,16 +435,8 @@ class _BoundedCdx(WaybackMachineCDXServerAPI):
         settings = self._owner.settings
         try:
             response = httpx.get(url, headers=headers, timeout=settings.wayback_timeout_s, trust_env=False)
-        except httpx.TimeoutException:
-            raise WaybackUnavailable(f"CDX: no answer within {settings.wayback_timeout_s:g} s") from None
         except httpx.TransportError as exc:
-            raise WaybackUnavailable(f"CDX: the connection failed ({exc.__class__.__name__})") from None
-        if response.status_code == 429:
-            pause = self._owner.breaker.trip(_retry_after(response))
-            raise WaybackThrottled(f"CDX: 429 Too Many Requests; every archive call pauses {pause:g} s")
-        if response.status_code >= 500:
-            raise WaybackUnavailable(f"CDX: answered HTTP {response.status_code}")
-        if response.status_code != 200:
+            raise _unreachable(exc, "CDX", settings.wayback_timeout_s) from None
+        if _checked(response, "CDX", self._owner.breaker).status_code != 200:
             raise WaybackError(f"CDX: answered HTTP {response.status_code}")
-        self._owner.breaker.close()
         return response.text

@@ -226,7 +226,8 @@ def test_a_redirected_capture_keeps_both_urls(store: Store, root: Path, site: Si
 def test_an_archived_error_page_is_not_a_capture(store: Store, root: Path, site: Site, wayback: WaybackStandIn) -> None:
     drafts_for(store, site.url("/missing"))
     archive(store, archive_settings(root, wayback))
-    assert states(store)[site.url("/missing")] == ("failed", "archived-http-404", None)
+    assert states(store)[site.url("/missing")] == ("failed", "archived-error-page", None)
+    assert next(store.drafts()).sources[0].archive.detail == "HTTP 404"
 
 
 def test_the_keys_never_reach_a_log_or_a_record(

@@ -246,6 +246,7 @@ def test_extract_reads_a_saved_file_as_if_fetched_from_its_url(cli: Callable, tm
             "archive": {
                 "status": "pending",
                 "reason": None,
+                "detail": None,
                 "attempts": 0,
                 "last_attempt_at": None,
                 "captured_at": None,
@@ -300,7 +301,7 @@ def test_a_schedule_that_is_neither_cron_nor_interval_is_one_line(root: Path) ->
 
 def test_a_cron_line_prefect_would_refuse_is_named_before_anything_runs(root: Path) -> None:
     from pipeline.errors import SettingsError
-    from pipeline.flows import deployments
+    from pipeline.deployments import deployments
     from pipeline.settings import Settings
 
     with pytest.raises(SettingsError, match=r"^INCIDENTLIB_REFRESH_SCHEDULE: '99 \* \* \* \*': "):

@@ -46,10 +46,10 @@ def test_the_crawl_flow_splits_work_by_host_and_publishes_its_summary(
     urls = registry(root, farm, hosts=3, pages=4)
     (root / "sources" / "broken.yaml").write_text("- url: [unclosed\n")
 
-    summary = crawl_flow_for(Settings(root=root))(root=str(root))
+    run = crawl_flow_for(Settings(root=root))(root=str(root))
 
-    assert summary["counts"] == {"new": 12, "updated": 0, "unchanged": 0, "failed": 0, "skipped": 0}
-    assert summary["registry_faults"] == [
+    assert run.counts() == {"new": 12, "updated": 0, "unchanged": 0, "failed": 0, "skipped": 0}
+    assert [str(fault) for fault in run.registry_faults] == [
         "sources/broken.yaml:2: -: not valid YAML: expected ',' or ']', but got '<stream end>'"
     ]
     assert sorted(Store(root).ids("draft")) == sorted(draft_id_for(u) for u in urls)

@@ -22,7 +22,7 @@ import yaml
 
 from pipeline import review
 from pipeline.settings import Settings
-from pipeline.standins.sitefarm import Page, SiteFarm
+from pipeline.standins.sitefarm import Page, Site, SiteFarm
 from pipeline.standins.wayback import WaybackStandIn
 from pipeline.store import Store
 from pipeline.validate import validate
@@ -40,7 +40,7 @@ class DemoReport:
     faults: int = 0
 
 
-def _samples() -> list[dict]:
+def _samples() -> list[dict[str, str]]:
     folder = resources.files("pipeline.demo").joinpath("samples")
     entries = yaml.safe_load(folder.joinpath("samples.yaml").read_text(encoding="utf-8"))
     return [{**e, "text": folder.joinpath(e["file"]).read_text(encoding="utf-8")} for e in entries]
@@ -98,7 +98,11 @@ def run_demo(keep: Path | None = None, say: Callable[[str], None] = print) -> De
                 return _steps(root, site, samples, say)
 
 
-def _steps(root: Path, site, samples: list[dict], say: Callable[[str], None]) -> DemoReport:
+def _counts(counts: dict[str, int]) -> str:
+    return ", ".join(f"{n} {name}" for name, n in counts.items() if n)
+
+
+def _steps(root: Path, site: Site, samples: list[dict[str, str]], say: Callable[[str], None]) -> DemoReport:
     from pipeline import flows  # Prefect starts its temporary server on the first flow run
 
     report = DemoReport(root)
@@ -108,9 +112,8 @@ def _steps(root: Path, site, samples: list[dict], say: Callable[[str], None]) ->
         say(f"source: {sample['url']} ({sample['licence']}), served locally")
 
     crawled = flows.crawl(root=str(root))
-    report.steps.append(("crawl", ", ".join(f"{n} {k}" for k, n in crawled["counts"].items() if n)))
-    archived = crawled.get("archive") or {"counts": {}}
-    report.steps.append(("archive", ", ".join(f"{n} {k}" for k, n in archived["counts"].items() if n)))
+    report.steps.append(("crawl", _counts(crawled.counts())))
+    report.steps.append(("archive", _counts(crawled.archive.counts() if crawled.archive else {})))
     say(f"crawl: {report.steps[-2][1]}; archive: {report.steps[-1][1]}")
 
     for draft_id in store.ids("draft"):
@@ -120,8 +123,8 @@ def _steps(root: Path, site, samples: list[dict], say: Callable[[str], None]) ->
     say(f"review: {report.steps[-1][1]}")
 
     promoted = flows.promote(root=str(root))
-    report.cases = [d["case_id"] for d in promoted["drafts"] if d["case_id"]]
-    report.steps.append(("promote", ", ".join(f"{n} {k}" for k, n in promoted["counts"].items() if n)))
+    report.cases = [d.case_id for d in promoted.drafts if d.case_id]
+    report.steps.append(("promote", _counts(promoted.counts())))
     say(f"promote: {report.steps[-1][1]} -> {', '.join(report.cases)}")
 
     first_path = next(iter(site.pages))
@@ -129,7 +132,7 @@ def _steps(root: Path, site, samples: list[dict], say: Callable[[str], None]) ->
         site.pages[first_path].body.decode() + "\n\nUpdate: a follow-up fixed the root cause.\n"
     )
     refreshed = flows.refresh(root=str(root))
-    report.steps.append(("refresh", ", ".join(f"{n} {k}" for k, n in refreshed["counts"].items() if n)))
+    report.steps.append(("refresh", _counts(refreshed.counts())))
     say(f"refresh (one page changed): {report.steps[-1][1]}")
 
     report.faults = len(validate(store, required_languages=settings.required_languages).faults)

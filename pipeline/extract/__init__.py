@@ -24,10 +24,10 @@ from pipeline.extract.html import read_html
 from pipeline.extract.markdown import read_markdown
 from pipeline.extract.pdf import read_pdf
 from pipeline.extract.tags import suggest_tags
-from pipeline.ids import GITHUB_HOSTS
+from pipeline.ids import GITHUB_HOSTS, slugify
 from pipeline.models import Section, SectionField
 
-__all__ = ["Extraction", "decode_text", "detect_format", "extract", "org_for_url", "slugify"]
+__all__ = ["Extraction", "decode_text", "detect_format", "extract", "org_for_url"]
 
 _MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx", ".mkd")
 _TEXT_SUFFIXES = (".txt", ".rst", ".log")
@@ -109,11 +109,6 @@ def decode_text(body: bytes, content_type: str | None, url: str) -> str:
     if best is None:
         raise UnsupportedContent(f"{url}: bytes that are not text in any known encoding")
     return str(best)
-
-
-def slugify(text: str) -> str | None:
-    slug = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:80].rstrip("-")
-    return slug or None
 
 
 def org_for_url(url: str) -> str:
@@ -216,7 +211,7 @@ def extract(
         date=chosen_date,
         date_kind=("published" if date else date_kind) if chosen_date else None,
         org=chosen_org,
-        org_slug=slugify(chosen_org),
+        org_slug=slugify(chosen_org) or None,
         text=full,
         sections=sections,
         summary="\n\n".join(summaries) if summaries else opening_text(blocks),

@@ -1,0 +1,76 @@
+"""Work done item by item (sources, links), where one item's bug costs only that item.
+
+    errors = await each(items, work, failed, on_result)
+    raise_unexpected(errors, "sources")
+
+The crawl, the archive run and the link refresh all go through a list of items
+concurrently. An expected failure (a 404, a refused capture) is part of an item's
+result. An unexpected one is a bug: the item gets its `failed` result (reason
+`internal-error`), the others go on, and once every item has had its turn the bugs are
+raised together as one ExceptionGroup, so Prefect shows the run failed, with tracebacks.
+
+A report's counts are tallied from the Literal of its outcomes, so that every outcome
+has its line, zero or not, in the order the Literal gives.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import Counter
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any, TypeVar, get_args
+
+__all__ = ["each", "raise_unexpected", "tally", "tally_reasons"]
+
+T = TypeVar("T")
+R = TypeVar("R")
+_log = logging.getLogger("incidentlib")
+
+
+async def each(
+    items: Iterable[T],
+    work: Callable[[T], Awaitable[R]],
+    failed: Callable[[T, Exception], R],
+    on_result: Callable[[R], None] | None = None,
+    *,
+    label: Callable[[T], str] = str,
+) -> tuple[list[R], list[Exception]]:
+    """Run `work` on every item at once; the results in the order they ended, and the bugs met.
+
+    `failed(item, exc)` makes the result of an item whose work raised; `on_result` hears each
+    result as it comes; `label(item)` names the item in the log (its URL).
+    """
+    results: list[R] = []
+    errors: list[Exception] = []
+
+    async def one(item: T) -> None:
+        try:
+            result = await work(item)
+        except Exception as exc:  # a bug: this item's result says so, the others go on
+            _log.error("%s: unexpected error", label(item), exc_info=exc)
+            errors.append(exc)
+            result = failed(item, exc)
+        results.append(result)
+        if on_result is not None:
+            on_result(result)
+
+    await asyncio.gather(*(one(item) for item in items))
+    return results, errors
+
+
+def raise_unexpected(errors: list[Exception], what: str) -> None:
+    """Raise the bugs `each` met, all of them, once the run's results are safe."""
+    if errors:
+        raise ExceptionGroup(f"{len(errors)} {what} failed unexpectedly", errors)
+
+
+def tally(outcomes: Iterable[str], literal: Any) -> dict[str, int]:
+    """How many of each outcome of `literal` (a typing.Literal), every one of them listed."""
+    counted = Counter(outcomes)
+    return {name: counted.get(name, 0) for name in get_args(literal)}
+
+
+def tally_reasons(pairs: Iterable[tuple[str, str | None]], outcome: str) -> dict[str, int]:
+    """How many items ended as `outcome`, by reason (most first); `pairs` are (outcome, reason)."""
+    return dict(Counter(reason or "unknown" for what, reason in pairs if what == outcome).most_common())

@@ -1,0 +1,186 @@
+"""What every command shares: the app, its options, settings and the data root, and output.
+
+Options used by several commands are defined here once, so a flag means the same
+everywhere (`--root`, `--json`, `--by`).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from pydantic import ValidationError
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from pipeline import server as prefect_server
+from pipeline.errors import Fault, SettingsError
+from pipeline.settings import Settings
+from pipeline.store import Store
+
+__all__ = [
+    "ByOption",
+    "DraftArgument",
+    "JsonOption",
+    "RootOption",
+    "app",
+    "count",
+    "flow_progress",
+    "load_settings",
+    "open_store",
+    "print_faults",
+    "print_table",
+    "read_settings",
+    "use_known_server",
+    "verbosity",
+]
+
+app = typer.Typer(
+    name="incidentlib",
+    help="Turn public postmortems into a curated, reviewed library of incident cases.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+RootOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--root",
+        help="Data root holding sources/, drafts/ and cases/ [env: INCIDENTLIB_ROOT; default: current folder].",
+        file_okay=False,
+        show_default=False,
+    ),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON document for scripts instead of text.")]
+ByOption = Annotated[
+    str | None,
+    typer.Option("--by", help="Who does it [default: git's user.name].", show_default=False),
+]
+DraftArgument = Annotated[str, typer.Argument(help="The draft's id (its file name in drafts/ without .json).")]
+
+# How much a run prints: 0 a progress bar and one line per problem, 1 one line per source, 2 debugging.
+_verbosity = 0
+
+
+def verbosity() -> int:
+    return _verbosity
+
+
+@app.callback()
+def _global_options(
+    verbose: Annotated[
+        int, typer.Option("--verbose", "-v", count=True, help="-v: one line per source as it ends; -vv: debugging too.")
+    ] = 0,
+) -> None:
+    global _verbosity
+    _verbosity = verbose
+    # Read by Prefect when it is first imported, which the commands that run flows do after this.
+    if verbose or "PREFECT_LOGGING_LEVEL" not in os.environ:  # an operator's own level stands without -v
+        os.environ["PREFECT_LOGGING_LEVEL"] = ("WARNING", "INFO", "DEBUG")[min(verbose, 2)]
+    if verbose:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s", "%H:%M:%S"))
+        logging.getLogger("pipeline").addHandler(handler)
+        logging.getLogger("pipeline").setLevel(logging.INFO if verbose == 1 else logging.DEBUG)
+
+
+def read_settings(root: Path | None) -> Settings:
+    """The settings (environment, incidentlib.env, defaults), a bad value as one line naming it."""
+    try:
+        return Settings(root=root) if root is not None else Settings()
+    except ValidationError as exc:
+        error = exc.errors(include_url=False)[0]
+        name = "INCIDENTLIB_" + str(error["loc"][0]).upper() if error["loc"] else "settings"
+        raise SettingsError(f"{name}: {error['msg']}", name=name) from None
+
+
+def load_settings(root: Path | None) -> Settings:
+    settings = read_settings(root)
+    if not settings.root.is_dir():
+        raise SettingsError(
+            f"{settings.root}: no such data root (give --root or INCIDENTLIB_ROOT)", name="INCIDENTLIB_ROOT"
+        )
+    return settings
+
+
+def open_store(root: Path | None) -> Store:
+    return Store.from_settings(load_settings(root))
+
+
+def count(n: int, plural: str) -> str:
+    return f"{n} {plural[:-1] if n == 1 else plural}"
+
+
+def print_table(title: str, rows: list[tuple[str, int]], unit: str = "sources") -> None:
+    table = Table(title=title)
+    table.add_column("what")
+    table.add_column(unit, justify="right")
+    for name, n in rows:
+        table.add_row(name, str(n))
+    Console().print(table)
+
+
+def print_faults(faults: list[Fault]) -> None:
+    for fault in faults:
+        typer.echo(str(fault))
+
+
+def _rate(done: int, elapsed: float) -> str:
+    if not done or elapsed <= 0:
+        return ""
+    per_second = done / elapsed
+    return f"{per_second:.1f}/s" if per_second >= 1 else f"{per_second * 60:.1f}/min"
+
+
+@contextmanager
+def flow_progress(show: bool) -> Iterator[None]:
+    """A progress bar on stderr for each flow this process runs: done/total, rate, time left."""
+    if not show:
+        yield
+        return
+    from pipeline import artifacts
+
+    started: dict[str, float] = {}
+    tasks: dict[str, TaskID] = {}
+    with Progress(
+        TextColumn("{task.description:<8}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[rate]:>10}"),
+        TextColumn("left"),
+        TimeRemainingColumn(),
+        console=Console(stderr=True),
+    ) as bar:
+
+        def listen(flow_name: str, done: int, total: int) -> None:
+            if flow_name not in tasks:
+                started[flow_name] = time.monotonic()
+                tasks[flow_name] = bar.add_task(flow_name, total=total or None, rate="")
+            rate = _rate(done, time.monotonic() - started[flow_name])
+            bar.update(tasks[flow_name], completed=done, total=total or None, rate=rate)
+
+        artifacts.progress_listeners.append(listen)
+        try:
+            yield
+        finally:
+            artifacts.progress_listeners.remove(listen)
+
+
+def use_known_server(settings: Settings) -> str | None:
+    """The Prefect server this data root's commands use (PREFECT_API_URL, else the one a running
+    `serve` started), made the one Prefect talks to; None when none is known.
+
+    Runs then go to it, so that they show there. Set before Prefect is first imported.
+    """
+    api_url = prefect_server.api_url_for(Store.from_settings(settings))
+    if api_url:
+        os.environ["PREFECT_API_URL"] = api_url
+    return api_url

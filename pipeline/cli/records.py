@@ -1,0 +1,164 @@
+"""Commands for whoever keeps the library's records: their format, the registry, the links."""
+
+from __future__ import annotations
+
+import json
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from pydantic import ValidationError
+
+from pipeline import links as linking
+from pipeline.cli.common import (
+    JsonOption,
+    RootOption,
+    app,
+    count,
+    load_settings,
+    open_store,
+    print_faults,
+    read_settings,
+)
+from pipeline.crawl import extract_one
+from pipeline.errors import InvalidRecord
+from pipeline.fmt import fmt as fmt_records
+from pipeline.models import SCHEMA_MODELS, SourceEntry, json_schema
+from pipeline.records import dump_record, faults_from
+from pipeline.store import Store
+from pipeline.validate import validate as validate_records
+
+
+class SchemaName(StrEnum):
+    CASE = "case"
+    DRAFT = "draft"
+    SOURCE = "source"
+
+
+@app.command()
+def schema(
+    name: Annotated[
+        SchemaName | None, typer.Argument(help="Which record: case, draft or source; all when left out.")
+    ] = None,
+) -> None:
+    """Print the JSON Schema of the records, generated from the models."""
+    if name is None:
+        document = {kind: json_schema(kind) for kind in SCHEMA_MODELS}
+    else:
+        document = json_schema(name.value)
+    typer.echo(json.dumps(document, indent=2, ensure_ascii=False))
+
+
+@app.command()
+def validate(root: RootOption = None, as_json: JsonOption = False) -> None:
+    """Check every source entry, draft and case against the record format and vocabularies.
+
+    Prints `path: field: problem` for each fault; exits 1 when there is any.
+    """
+    settings = load_settings(root)
+    report = validate_records(Store.from_settings(settings), required_languages=settings.required_languages)
+    faults = report.faults
+    counts = {"sources": report.sources, "drafts": report.drafts, "cases": report.cases}
+    if as_json:
+        typer.echo(json.dumps({**counts, "faults": [vars(f) for f in faults]}, indent=2))
+    else:
+        print_faults(faults)
+        checked = ", ".join(count(n, name) for name, n in counts.items())
+        typer.echo(f"checked {checked}: {count(len(faults), 'faults')}", err=True)
+    raise typer.Exit(1 if faults else 0)
+
+
+@app.command()
+def fmt(
+    root: RootOption = None,
+    check: Annotated[bool, typer.Option("--check", help="Change nothing; exit 1 if any record would change.")] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Rewrite every draft and case in the canonical layout (a no-op on records already in it)."""
+    report = fmt_records(open_store(root), check=check)
+    if as_json:
+        typer.echo(
+            json.dumps(
+                {"changed": report.changed, "unchanged": report.unchanged, "faults": [vars(f) for f in report.faults]},
+                indent=2,
+            )
+        )
+    else:
+        print_faults(report.faults)
+        verb = "would reformat" if check else "reformatted"
+        for label in report.changed:
+            typer.echo(f"{verb} {label}")
+        typer.echo(f"{len(report.changed)} {verb}, {report.unchanged} unchanged, {len(report.faults)} faults", err=True)
+    raise typer.Exit(1 if report.faults or (check and report.changed) else 0)
+
+
+@app.command()
+def add(
+    url: Annotated[str, typer.Argument(help="The source's URL.")],
+    org: Annotated[str | None, typer.Option(help="The organisation that wrote the postmortem.")] = None,
+    kind: Annotated[
+        str | None, typer.Option(help="Source kind (github, blog, status-page, paper, logbook, ...).")
+    ] = None,
+    title: Annotated[str | None, typer.Option(help="Title, when the page's own is poor.")] = None,
+    date: Annotated[str | None, typer.Option(help="Date as YYYY, YYYY-MM or YYYY-MM-DD.")] = None,
+    to: Annotated[str, typer.Option("--to", help="Registry file in sources/ to append to.")] = "added.yaml",
+    root: RootOption = None,
+) -> None:
+    """Append a source to the registry; a URL already registered (in any spelling) is refused and named."""
+    store = open_store(root)
+    try:
+        entry = SourceEntry(url=url, org=org, kind=kind, title=title, date=date)
+    except ValidationError as exc:
+        raise InvalidRecord(faults_from(exc, "add")) from None
+    path = store.add_source(entry, to)
+    typer.echo(f"added {url} to {store.label(path)}")
+
+
+@app.command()
+def extract(
+    url: Annotated[
+        str | None,
+        typer.Argument(help="The URL to fetch, or with --file the URL the file came from.", show_default=False),
+    ] = None,
+    url_option: Annotated[
+        str | None, typer.Option("--url", help="The same URL, as an option.", show_default=False)
+    ] = None,
+    file: Annotated[
+        Path | None,
+        typer.Option("--file", help="Read this saved file instead of fetching.", exists=True, dir_okay=False),
+    ] = None,
+    org: Annotated[str | None, typer.Option(help="The organisation, as a registry hint would give it.")] = None,
+    kind: Annotated[str | None, typer.Option(help="Source kind, as a registry hint would give it.")] = None,
+    root: RootOption = None,
+) -> None:
+    """Fetch and extract one URL (or a saved file, as if fetched from URL) and print the draft; write nothing.
+
+    The URL decides the organisation, the kind and how the bytes are read: a GitHub
+    `blob/` or `.md` URL is read as Markdown.
+    """
+    given = url or url_option
+    if not given or (url and url_option and url != url_option):
+        raise typer.BadParameter("give the URL once: as an argument or as --url")
+    settings = read_settings(root)
+    draft = extract_one(settings, given, body=file.read_bytes() if file else None, org=org, kind=kind)
+    typer.echo(dump_record(draft).decode("utf-8"), nl=False)
+
+
+@app.command("links")
+def links_(
+    root: RootOption = None,
+    status: Annotated[
+        str | None, typer.Option(help="Only links in this status: ok, moved, gone, blocked or error.")
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """List what the last refresh found for each source link; `--status gone` is what needs a person."""
+    states = linking.links(open_store(root), status)
+    if as_json:
+        typer.echo(json.dumps([s.model_dump(mode="json") for s in states], indent=2))
+        return
+    for state in states:
+        where = f" -> {state.moved_to}" if state.moved_to else ""
+        kept = f" (archived: {state.archived})" if state.archived else " (no capture)"
+        typer.echo(f"{state.status.value} {state.url}{where}{kept}  checked {state.checked_at:%Y-%m-%d %H:%M}")

@@ -1,0 +1,283 @@
+"""Commands for writers and reviewers: the queue, a draft, its edits and its way through review.
+
+Each is one call to pipeline.review (the rules) under the draft's lock in the store.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import tempfile
+from collections.abc import Callable
+from dataclasses import asdict
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from pipeline import queue as review_queue
+from pipeline import review
+from pipeline.cli.common import (
+    ByOption,
+    DraftArgument,
+    JsonOption,
+    RootOption,
+    app,
+    load_settings,
+    open_store,
+    use_known_server,
+)
+from pipeline.errors import ReviewError
+from pipeline.models import Draft
+from pipeline.records import dump_record, load_record
+from pipeline.settings import Settings
+from pipeline.store import Store
+
+
+def _git_name() -> str:
+    try:
+        return subprocess.run(["git", "config", "user.name"], capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
+def who(by: str | None, fallback: str | None = None) -> str:
+    """The person acting: --by, else git's user.name, else `fallback`; a review step needs a name."""
+    name = (by or "").strip() or _git_name() or (fallback or "")
+    if not name:
+        raise ReviewError("say who you are with --by NAME (or set git's user.name)")
+    return name
+
+
+def _review_step(root: Path | None, draft_id: str, step: Callable[[Draft, Settings], Draft]) -> Draft:
+    settings = load_settings(root)
+    store = Store.from_settings(settings)
+    return store.update_draft(draft_id, lambda draft: step(draft, settings))
+
+
+def _said(draft: Draft, what: str) -> None:
+    typer.echo(f"{draft.id}: {what}, now {draft.state.value}")
+
+
+@app.command()
+def write(
+    draft_id: DraftArgument,
+    by: ByOption = None,
+    comment: Annotated[str | None, typer.Option(help="A note for the reviewer.")] = None,
+    root: RootOption = None,
+) -> None:
+    """Sign a draft as written (its narrative fields filled) and hand it to review."""
+    name = who(by)
+    draft = _review_step(root, draft_id, lambda d, s: review.write(d, name, s.required_languages, comment))
+    _said(draft, f"written by {name}")
+
+
+@app.command()
+def approve(
+    draft_id: DraftArgument,
+    by: ByOption = None,
+    comment: Annotated[str | None, typer.Option(help="A note kept in the history.")] = None,
+    root: RootOption = None,
+) -> None:
+    """Approve a complete draft; the approver must not be its writer."""
+    name = who(by)
+    draft = _review_step(root, draft_id, lambda d, s: review.approve(d, name, s.required_languages, comment))
+    _said(draft, f"approved by {name}")
+    _request_promotion(root)
+
+
+def _request_promotion(root: Path | None) -> None:
+    """After an approval, a promotion run on the served deployments, when a server is known;
+    otherwise `incidentlib promote` publishes (said so, nothing fails)."""
+    settings = load_settings(root)
+    api_url = use_known_server(settings)
+    if not api_url:
+        typer.echo("no Prefect server is known: run `incidentlib promote` to publish", err=True)
+        return
+    from pipeline.deployments import request_promotion
+
+    try:
+        run = request_promotion(str(settings.root))
+    except Exception as exc:  # the approval stands; only the convenience failed
+        typer.echo(f"approved, but no promotion run could be asked of {api_url}: {exc}", err=True)
+        return
+    if run is None:
+        typer.echo(
+            f"{api_url} serves no promote deployment for this data root: run `incidentlib promote` to publish", err=True
+        )
+    else:
+        typer.echo(f"promotion run {run} requested of {api_url}")
+
+
+@app.command("request-changes")
+def request_changes(
+    draft_id: DraftArgument,
+    comment: Annotated[str, typer.Option(help="What should change.")],
+    by: ByOption = None,
+    root: RootOption = None,
+) -> None:
+    """Send a draft back to its writer with what should change."""
+    name = who(by)
+    draft = _review_step(root, draft_id, lambda d, s: review.request_changes(d, name, comment))
+    _said(draft, f"changes requested by {name}")
+
+
+@app.command()
+def reject(
+    draft_id: DraftArgument,
+    reason: Annotated[str, typer.Option(help="Why it is not a case for the library.")],
+    by: ByOption = None,
+    root: RootOption = None,
+) -> None:
+    """Reject a draft with a reason; it is kept, and its source is not drafted again unless reopened."""
+    name = who(by)
+    draft = _review_step(root, draft_id, lambda d, s: review.reject(d, name, reason))
+    _said(draft, f"rejected by {name}")
+
+
+@app.command()
+def reopen(
+    draft_id: DraftArgument,
+    by: ByOption = None,
+    comment: Annotated[str | None, typer.Option(help="Why it is back.")] = None,
+    root: RootOption = None,
+) -> None:
+    """Reopen a rejected draft: back to the start, and its source is crawled again."""
+    name = who(by)
+    draft = _review_step(root, draft_id, lambda d, s: review.reopen(d, name, comment))
+    _said(draft, f"reopened by {name}")
+
+
+@app.command("set")
+def set_(
+    draft_id: DraftArgument,
+    field: Annotated[str, typer.Argument(help="A field, or a dotted path: summary.ko, impact.scope, components.")],
+    value: Annotated[str, typer.Argument(help="The value: JSON (a list, an object, null) or plain text.")],
+    by: ByOption = None,
+    root: RootOption = None,
+) -> None:
+    """Set one field of a draft, for scripts; the draft is validated before it is saved."""
+    try:
+        parsed = json.loads(value)
+    except json.JSONDecodeError:
+        parsed = value
+    name = who(by, "incidentlib set")
+    draft = _review_step(root, draft_id, lambda d, s: review.edited(d, review.set_field(d, field, parsed), name))
+    _said(draft, f"{field} set")
+
+
+@app.command()
+def edit(draft_id: DraftArgument, by: ByOption = None, root: RootOption = None) -> None:
+    """Open a draft in $EDITOR; the result is validated before it is saved (an invalid edit changes nothing)."""
+    store = open_store(root)
+    before, version = store.read_draft_versioned(draft_id)
+    original = dump_record(before)
+    edited_bytes = _edit_in_editor(original, f"{draft_id}.json")
+    if edited_bytes == original:
+        typer.echo(f"{draft_id}: no change")
+        return
+    label = f"{store.label(store.path('draft', draft_id))} (as edited)"
+    after = load_record(Draft, edited_bytes, label)
+    if after.id != before.id:
+        raise ReviewError(f"{label}: id: the id is the file name; it cannot be edited")
+    name = who(by, "incidentlib edit")
+    result = review.edited(before, after, name)
+    store.write_draft(result, expected_version=version)
+    _said(result, "saved")
+
+
+def _edit_in_editor(data: bytes, name: str) -> bytes:
+    """The bytes after a person edits them in $EDITOR (or $VISUAL, else vi)."""
+    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / name
+        path.write_bytes(data)
+        completed = subprocess.run([*shlex.split(editor), str(path)], check=False)
+        if completed.returncode != 0:
+            raise ReviewError(f"{editor} exited with status {completed.returncode}; nothing saved")
+        return path.read_bytes()
+
+
+@app.command()
+def queue(
+    root: RootOption = None,
+    state: Annotated[
+        list[str] | None, typer.Option("--state", help="Only drafts in this state (repeatable).", show_default=False)
+    ] = None,
+    org: Annotated[str | None, typer.Option(help="Only this organisation (org or org_slug).")] = None,
+    component: Annotated[str | None, typer.Option(help="Only drafts tagged with this component.")] = None,
+    older_than: Annotated[float | None, typer.Option(help="Only drafts older than this many days.")] = None,
+    sort: Annotated[str, typer.Option(help="Sort by age, state, org or id.")] = "age",
+    as_json: JsonOption = False,
+) -> None:
+    """List drafts by state, with what each still lacks for publication."""
+    settings = load_settings(root)
+    entries = review_queue.queue(
+        Store.from_settings(settings),
+        settings.required_languages,
+        states=state,
+        org=org,
+        component=component,
+        older_than_days=older_than,
+        sort=sort,
+    )
+    if as_json:
+        typer.echo(json.dumps([asdict(e) for e in entries], indent=2, ensure_ascii=False))
+        return
+    table = Table(title=f"queue ({len(entries)} drafts)")
+    for column in ("id", "state", "org", "age", "title", "lacks"):
+        table.add_column(column)
+    for e in entries:
+        lacks = ", ".join(e.missing[:3]) + (f" (+{len(e.missing) - 3})" if len(e.missing) > 3 else "")
+        table.add_row(e.id, e.state, e.org or "", f"{e.age_days:.0f} d", (e.title or "")[:50], lacks or "nothing")
+    Console(width=200).print(table)
+
+
+@app.command()
+def show(draft_id: DraftArgument, root: RootOption = None) -> None:
+    """Show a draft: its fields, what it lacks, its sources' archive state, and its sections beside their fields."""
+    settings = load_settings(root)
+    store = Store.from_settings(settings)
+    draft = store.read_draft(draft_id)
+    console = Console(width=120)
+    console.print(
+        f"[bold]{draft.id}[/bold]  {draft.state.value}" + (f"  (case {draft.case_id})" if draft.case_id else "")
+    )
+    for name in ("org", "date", "date_kind", "severity", "root_cause"):
+        console.print(f"{name}: {getattr(draft, name)}")
+    for name in ("domain", "components", "symptoms", "contributing"):
+        console.print(f"{name}: {', '.join(getattr(draft, name)) or '-'}")
+    console.print(f"written_by: {draft.review.written_by}  reviewed_by: {draft.review.reviewed_by}")
+    missing = review.missing_for_publication(draft, settings.required_languages)
+    console.print(f"lacks: {', '.join(missing) if missing else 'nothing'}")
+    for name in ("title", *review.REQUIRED_NARRATIVE[1:], *review.OPTIONAL_NARRATIVE):
+        text = getattr(draft, name)
+        if text:
+            for lang, value in text.items():
+                console.print(f"\n[bold]{name}.{lang}[/bold]\n{value}")
+    console.print("\n[bold]sources[/bold]")
+    for source in draft.sources:
+        state = source.archive
+        console.print(
+            f"- {source.url} [{source.kind}] archive: {state.status.value}"
+            + (f" ({state.reason})" if state.reason else "")
+            + (f" {source.archived}" if source.archived else "")
+        )
+    if draft.origin.failure:
+        console.print(f"fetch failed: {draft.origin.failure.reason}: {draft.origin.failure.message}")
+    console.print("\n[bold]sections[/bold] (heading -> field it fills)")
+    for section in draft.sections:
+        preview = " ".join(section.text.split())[:100]
+        console.print(
+            f"- {section.heading or '(opening)'} -> {section.field.value if section.field else '-'}: {preview}"
+        )
+    if draft.history:
+        console.print("\n[bold]history[/bold]")
+        for entry in draft.history:
+            note = f": {entry.comment}" if entry.comment else ""
+            was = entry.from_state.value if entry.from_state else "-"
+            console.print(f"- {entry.at:%Y-%m-%d %H:%M} {entry.by}: {was} -> {entry.to_state.value}{note}")

@@ -1,0 +1,173 @@
+"""Commands that run the pipeline's flows by hand: crawl, archive, refresh, promote; the demo.
+
+Each runs one Prefect flow (pipeline.flows) and prints the typed report it returns:
+a summary table, or the whole report with --json. Prefect is imported only here, by the
+commands that run flows, after the settings have chosen its server.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from pipeline.cli.common import (
+    JsonOption,
+    RootOption,
+    app,
+    flow_progress,
+    load_settings,
+    print_table,
+    use_known_server,
+    verbosity,
+)
+
+
+def _print_json(report: Any) -> None:
+    typer.echo(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+
+
+@app.command()
+def crawl(root: RootOption = None, as_json: JsonOption = False) -> None:
+    """Fetch every source in the registry, extract it, and write or update its draft (a Prefect flow run).
+
+    Unchanged pages download nothing and write nothing; text a person edited in a draft
+    is kept. Each source's outcome is logged as it finishes; a summary ends the run.
+    """
+    settings = load_settings(root)
+    use_known_server(settings)
+    from pipeline.flows import crawl_flow_for
+
+    with flow_progress(not as_json and verbosity() == 0):
+        run = crawl_flow_for(settings)(root=str(settings.root))
+    if as_json:
+        _print_json(run)
+        return
+    for fault in run.registry_faults:
+        typer.echo(f"registry: {fault}", err=True)
+    report = run.report
+    rows = list(report.counts().items())
+    rows += [("requests sent", report.requests), ("bodies downloaded", report.bodies)]
+    rows += [("drafts written", report.writes)]
+    if run.archive is not None:
+        rows += [(f"sources {name}", n) for name, n in run.archive.counts().items()]
+    print_table("crawl", rows)
+    for source in report.sources:
+        if source.outcome == "failed":
+            typer.echo(f"failed {source.url}: {source.reason}: {source.message}")
+
+
+@app.command()
+def archive(root: RootOption = None, as_json: JsonOption = False) -> None:
+    """Capture every source not yet in the Wayback Machine (a Prefect flow run); reuse recent captures.
+
+    Without keys (INCIDENTLIB_WAYBACK_ACCESS_KEY, INCIDENTLIB_WAYBACK_SECRET_KEY) existing
+    captures are looked up and the rest wait. Interrupted, it carries on where it stopped.
+    """
+    settings = load_settings(root)
+    use_known_server(settings)
+    from pipeline.flows import archive as archive_flow
+
+    with flow_progress(not as_json and verbosity() == 0):
+        report = archive_flow(root=str(settings.root))
+    if as_json:
+        _print_json(report)
+        return
+    if report.busy:
+        typer.echo(
+            "another archive run of this data root is capturing: nothing done, the sources wait for the next run",
+            err=True,
+        )
+    elif not report.keys:
+        typer.echo(f"captures stopped ({report.problem}): existing captures were looked up, new ones wait", err=True)
+    rows = list(report.counts().items())
+    rows += [(f"waiting: {reason}", n) for reason, n in report.waiting().items()]
+    rows += [(f"failed: {reason}", n) for reason, n in report.failures().items()]
+    print_table("archive", rows)
+
+
+@app.command()
+def promote(root: RootOption = None, as_json: JsonOption = False) -> None:
+    """Publish every approved, complete draft as a case (a Prefect flow run); say what the others lack."""
+    settings = load_settings(root)
+    use_known_server(settings)
+    from pipeline.flows import promote as promote_flow
+
+    report = promote_flow(root=str(settings.root))
+    if as_json:
+        _print_json(report)
+        return
+    for entry in report.drafts:
+        if entry.outcome == "incomplete":
+            typer.echo(f"{entry.draft_id}: not published, missing {', '.join(entry.missing)}")
+        elif entry.outcome in ("published", "updated"):
+            typer.echo(f"{entry.draft_id}: {entry.outcome} as cases/{entry.case_id}.json")
+    print_table("promote", list(report.counts().items()))
+
+
+@app.command()
+def refresh(root: RootOption = None, as_json: JsonOption = False) -> None:
+    """Check every source of every draft and case: alive, moved or gone; re-archive what changed (a flow run)."""
+    settings = load_settings(root)
+    use_known_server(settings)
+    from pipeline.flows import refresh as refresh_flow
+
+    with flow_progress(not as_json and verbosity() == 0):
+        report = refresh_flow(root=str(settings.root))
+    if as_json:
+        _print_json(report)
+        return
+    for source in report.sources:
+        if source.outcome in ("gone", "moved", "blocked", "failed"):
+            extra = source.moved_to or source.reason or ""
+            typer.echo(f"{source.outcome} {source.url} {extra}".rstrip())
+    print_table("refresh", list(report.counts().items()))
+
+
+@app.command()
+def demo(
+    keep: Annotated[
+        Path | None,
+        typer.Option(help="Leave the demo's data root here to look at (else a temporary folder).", file_okay=False),
+    ] = None,
+) -> None:
+    """Run the whole pipeline offline: local sites, a local Wayback stand-in, crawl to published cases."""
+    from pipeline.demo import run_demo
+
+    report = run_demo(keep, say=typer.echo)
+    where = f"the library it made is in {report.root}" if keep else "the library it made was temporary (use --keep DIR)"
+    typer.echo(f"done: {len(report.cases)} cases published; {where}; nothing is left running")
+    if report.faults:
+        raise typer.Exit(1)
+
+
+@app.command("stand-in")
+def stand_in(
+    port: Annotated[int, typer.Option(help="Port on 127.0.0.1 to listen on.")] = 8765,
+    captures_per_minute: Annotated[float, typer.Option(help="Captures a minute it allows.")] = 12,
+    cdx_per_minute: Annotated[float, typer.Option(help="CDX queries a minute it allows.")] = 30,
+    access_key: Annotated[str, typer.Option(help="The access key it accepts.")] = "stand-in-access",
+    secret_key: Annotated[str, typer.Option(help="The secret key it accepts.")] = "stand-in-secret",
+) -> None:
+    """Run the local Wayback Machine stand-in in the foreground, to try the pipeline by hand (Ctrl-C stops)."""
+    from pipeline.standins.wayback import WaybackStandIn
+
+    server = WaybackStandIn(
+        access_key=access_key,
+        secret_key=secret_key,
+        captures_per_minute=captures_per_minute,
+        cdx_per_minute=cdx_per_minute,
+        port=port,
+    )
+    typer.echo(f"Wayback stand-in on {server.url}; point the pipeline at it with:")
+    typer.echo(f"  export INCIDENTLIB_WAYBACK_URL={server.url}")
+    typer.echo("  and INCIDENTLIB_WAYBACK_ACCESS_KEY / INCIDENTLIB_WAYBACK_SECRET_KEY set to the keys given with")
+    typer.echo("  --access-key and --secret-key (by default stand-in-access and stand-in-secret)")
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        typer.echo("stopped")
+    finally:
+        server.server.server_close()

@@ -1,0 +1,192 @@
+"""Commands for whoever runs the library as a service: schedules, workers, status, settings."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from pydantic import SecretStr
+from rich.console import Console
+from rich.table import Table
+
+from pipeline import server as prefect_server
+from pipeline.cli.common import (
+    JsonOption,
+    RootOption,
+    app,
+    load_settings,
+    print_table,
+    read_settings,
+    use_known_server,
+    verbosity,
+)
+from pipeline.errors import SettingsError
+from pipeline.status import status as library_status
+from pipeline.store import Store
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+@app.command()
+def serve(root: RootOption = None) -> None:
+    """Run the flows on their schedules until stopped (Ctrl-C): crawl, archive, refresh, and promote.
+
+    Uses the Prefect server PREFECT_API_URL names; with none, starts one here (SQLite under
+    the data root's .incidentlib/prefect/), prints its UI address and stops it on exit.
+    Schedules stay active across a restart.
+    """
+    settings = load_settings(root)
+    store = Store.from_settings(settings)
+    # A service manager stops with SIGTERM: taken as Ctrl-C from here on, so that the server
+    # this starts is stopped too, even while it is still starting.
+    signal.signal(signal.SIGTERM, _interrupt)
+    with prefect_server.running_server(store, settings) as server:
+        os.environ["PREFECT_API_URL"] = server.api_url  # before Prefect is imported below
+        # A service's log: every source of every scheduled run, one line each, here and in the UI.
+        os.environ["PREFECT_LOGGING_LEVEL"] = "DEBUG" if verbosity() >= 2 else "INFO"
+        from pipeline import deployments as flows
+
+        typer.echo(f"Prefect UI: {server.ui_url}  (API {server.api_url})")
+        for name in flows.DEPLOYMENT_FLOWS:
+            typer.echo(f"  {name}/{flows.DEPLOYMENT}: {flows.schedule_of(settings, name) or 'on demand'}")
+        typer.echo("serving; Ctrl-C stops" + ("" if server.pid is None else " (and stops the server)"))
+        try:
+            flows.serve(settings)
+        except KeyboardInterrupt:  # one that arrived before or after Prefect's own loop caught it
+            pass
+    typer.echo("stopped")
+
+
+@app.command()
+def deploy(
+    pool: Annotated[str, typer.Option("--pool", help="The Prefect work pool whose workers run the flows.")],
+    root: Annotated[
+        Path | None,
+        typer.Option(
+            "--root", help="Data root every run uses; left out, each worker's own INCIDENTLIB_ROOT.", file_okay=False
+        ),
+    ] = None,
+) -> None:
+    """Create the same deployments, with their schedules, on a work pool of the server PREFECT_API_URL names.
+
+    Workers (`prefect worker start --pool NAME`) on any machine with incidentlib installed
+    then run them. With INCIDENTLIB_CAPTURE_LIMIT set, that global concurrency limit is
+    created too, for the workers' captures to share one rate.
+    """
+    settings = read_settings(root)
+    api_url = os.environ.get("PREFECT_API_URL")
+    if not api_url:
+        raise SettingsError(
+            "PREFECT_API_URL: set it to the Prefect server the workers use (deploy needs a server)",
+            name="PREFECT_API_URL",
+        )
+    if not prefect_server.healthy(api_url, timeout=10.0):
+        raise SettingsError(f"PREFECT_API_URL={api_url}: no Prefect server answers there", name="PREFECT_API_URL")
+    from pipeline import deployments as flows
+
+    flows.deploy(settings, pool, str(settings.root) if root is not None else None)
+    for name in flows.DEPLOYMENT_FLOWS:
+        typer.echo(f"{name}/{flows.DEPLOYMENT} on pool {pool}: {flows.schedule_of(settings, name) or 'on demand'}")
+    if settings.capture_limit:
+        typer.echo(
+            f"global concurrency limit {settings.capture_limit}: {settings.captures_per_minute:g} captures a minute"
+        )
+
+
+@app.command()
+def status(root: RootOption = None, as_json: JsonOption = False) -> None:
+    """What is scheduled, how each flow last ran, the review queue, captures waiting, links gone."""
+    settings = load_settings(root)
+    store = Store.from_settings(settings)
+    api_url = use_known_server(settings)
+    served = None
+    if api_url:
+        from pipeline.deployments import served_deployments
+
+        try:
+            served = served_deployments(str(settings.root))
+        except Exception as exc:  # the rest of the status stands without the server
+            typer.echo(
+                f"{api_url}: the Prefect server did not answer ({type(exc).__name__}); schedules unknown", err=True
+            )
+    report = library_status(store, settings, api_url, served)
+    if as_json:
+        typer.echo(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+        return
+    console = Console()
+    console.print(f"data root {settings.root}")
+    console.print(f"Prefect server: {api_url or 'none known (nothing runs on a schedule; see incidentlib serve)'}")
+    table = Table(title="flows")
+    for column in ("flow", "schedule", "scheduled", "next run", "last run", "ended", "counts"):
+        table.add_column(column)
+    for flow in report.flows:
+        last = flow.last_run or {}
+        scheduled = (
+            "-"
+            if flow.served is None
+            else ("no" if not flow.served else "yes" if flow.ready else "yes, nothing runs it")
+        )
+        counts = ", ".join(f"{n} {k}" for k, n in (last.get("counts") or {}).items())
+        ended = last.get("state", "never run") + (f": {last['error']}" if last.get("error") else "")
+        table.add_row(
+            flow.flow,
+            flow.schedule or "on demand",
+            scheduled,
+            (flow.next_run or "-")[:19],
+            (last.get("started_at") or "-")[:19],
+            ended,
+            counts,
+        )
+    console.print(table)
+    print_table(
+        "library",
+        [
+            *((f"drafts {state}", n) for state, n in report.drafts.items()),
+            ("cases published", report.cases),
+            *((f"waiting for capture: {reason}", n) for reason, n in report.waiting_capture.items()),
+            *((f"capture failed: {reason}", n) for reason, n in report.failed_capture.items()),
+            *((f"links {state}", n) for state, n in report.links.items()),
+        ],
+        unit="count",
+    )
+    for url in report.gone:
+        typer.echo(f"gone {url}")
+    for label in report.unreadable:
+        typer.echo(f"unreadable {label}", err=True)
+
+
+@app.command()
+def config(root: RootOption = None, as_json: JsonOption = False) -> None:
+    """Print the effective settings (environment, incidentlib.env, defaults), secrets masked."""
+    settings = read_settings(root)
+    values = {}
+    for name, value in settings:
+        if isinstance(value, SecretStr):
+            value = "********" if value.get_secret_value() else None
+        values[name] = str(value) if isinstance(value, Path) else value
+    values["prefect_api_url"] = prefect_server.api_url_for(Store.from_settings(settings))
+    if as_json:
+        typer.echo(json.dumps(values, indent=2))
+        return
+    # NAME=value lines, as the environment and incidentlib.env spell them, each with its origin.
+    fields = type(settings).model_fields
+    for name, value in values.items():
+        env = f"INCIDENTLIB_{name.upper()}" if name in fields else "PREFECT_API_URL"
+        if name == "root" and root is not None:
+            origin = "--root"
+        elif env in os.environ:
+            origin = "environment"
+        elif name in settings.model_fields_set:
+            origin = "incidentlib.env"
+        elif name in fields:
+            origin = "default"
+        else:
+            origin = "a running `incidentlib serve`" if value else "not set"
+        shown = "" if value is None else json.dumps(value) if isinstance(value, list) else str(value)
+        typer.echo(f"{env}={shown}  # {origin}")
