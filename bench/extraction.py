@@ -141,10 +141,10 @@ def main() -> None:
             f1s.append(harmonic(p, r))
         if page.titles:
             titles_total += 1
-            titles_right += bool(result) and normal(result.title) in {normal(t) for t in page.titles}
+            titles_right += result is not None and normal(result.title) in {normal(t) for t in page.titles}
         if page.dates:
             dates_total += 1
-            dates_right += bool(result) and result.date in page.dates
+            dates_right += result is not None and result.date in page.dates
         for heading in page.headings:
             fields_total += 1
             section = next((s for s in result.sections if s.heading == heading["heading"]), None) if result else None

@@ -20,6 +20,7 @@ import json
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from pipeline.archive import archive
 from pipeline.draft import new_draft
@@ -63,7 +64,7 @@ def main() -> None:
             site.pages[path] = Page.html(PAGE.format(n=n, text=f"The API failed for {n % 60} minutes after a deploy."))
             urls.append((site, path))
             store.write_draft(new_draft(SourceEntry(url=site.url(path))))
-        common = {
+        common: dict[str, Any] = {
             "root": root,
             "allow_private_hosts": True,
             "per_host_delay_s": 0.0,

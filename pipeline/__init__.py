@@ -12,6 +12,8 @@ from pipeline.ids import *  # noqa: F403
 from pipeline.ids import __all__ as _ids
 from pipeline.models import *  # noqa: F403
 from pipeline.models import __all__ as _models
+from pipeline.reasons import *  # noqa: F403
+from pipeline.reasons import __all__ as _reasons
 from pipeline.settings import *  # noqa: F403
 from pipeline.settings import __all__ as _settings
 from pipeline.store import *  # noqa: F403
@@ -19,5 +21,5 @@ from pipeline.store import __all__ as _store
 from pipeline.validate import *  # noqa: F403
 from pipeline.validate import __all__ as _validate
 
-__all__ = sorted({*_errors, *_fmt, *_ids, *_models, *_settings, *_store, *_validate})
+__all__ = sorted({*_errors, *_fmt, *_ids, *_models, *_reasons, *_settings, *_store, *_validate})
 __version__ = "0.1.0"

@@ -225,7 +225,7 @@ def _apply(
     reading: Extraction | ExtractError | None,
 ) -> SourceReport:
     """Merge the fetch into the draft under its lock (in a worker thread: file I/O)."""
-    outcome: list[tuple[Outcome, str | None, str | None, bool]] = []
+    outcome: list[tuple[Outcome, Reason | None, str | None, bool]] = []
 
     def change(draft: Draft) -> Draft | None:
         updated, what, reason, message = _updated_draft(draft, entry, result, settings, reading)
@@ -300,7 +300,7 @@ def extract_one(
         result = FetchResult(
             url=url, outcome="fetched", final_url=url, status=200, content_type=content_type, body=body
         )
-    draft, outcome, reason, message = _updated_draft(new_draft(entry), entry, result, settings)
+    draft, outcome, _, message = _updated_draft(new_draft(entry), entry, result, settings)
     if outcome == "failed":
         raise ExtractError(message or "could not be read")
     return draft

@@ -9,8 +9,11 @@ installed can run it.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
+from uuid import UUID
 
+from prefect import Flow
+from prefect.client.schemas.objects import FlowRun
 from prefect.client.schemas.responses import DeploymentResponse
 from prefect.deployments.runner import RunnerDeployment
 
@@ -30,7 +33,7 @@ __all__ = [
 ]
 
 DEPLOYMENT = "incidentlib"
-_FLOWS = {"crawl": crawl, "archive": archive, "refresh": refresh, "promote": promote}
+_FLOWS: dict[str, Flow[..., Any]] = {"crawl": crawl, "archive": archive, "refresh": refresh, "promote": promote}
 DEPLOYMENT_FLOWS = tuple(_FLOWS)
 
 
@@ -52,7 +55,7 @@ def deployments(settings: Settings, root: str | None) -> list[RunnerDeployment]:
     made = []
     for name, flow_ in _FLOWS.items():
         schedule = schedule_of(settings, name)
-        timing: dict = {}
+        timing: dict[str, Any] = {}
         if schedule:
             seconds = interval_seconds(schedule)
             if not seconds:
@@ -60,21 +63,22 @@ def deployments(settings: Settings, root: str | None) -> list[RunnerDeployment]:
                     CronSchedule(cron=schedule)
                 except ValidationError as exc:
                     message = exc.errors(include_url=False)[0]["msg"]
-                    raise SettingsError(f"INCIDENTLIB_{name.upper()}_SCHEDULE: {schedule!r}: {message}") from None
+                    variable = f"INCIDENTLIB_{name.upper()}_SCHEDULE"
+                    raise SettingsError(f"{variable}: {schedule!r}: {message}", name=variable) from None
             timing = {"interval": seconds} if seconds else {"cron": schedule}
-        made.append(
-            flow_.to_deployment(
-                name=DEPLOYMENT,
-                parameters={"root": root} if root else {},
-                description=(flow_.description or "").split("\n")[0],
-                tags=["incidentlib"],
-                entrypoint_type=EntrypointType.MODULE_PATH,
-                # One run of each at a time, wherever the workers are: two crawls at once would
-                # double every host's request rate, two archive runs the capture rate.
-                concurrency_limit=1,
-                **timing,
-            )
+        deployment = flow_.to_deployment(
+            name=DEPLOYMENT,
+            parameters={"root": root} if root else {},
+            description=(flow_.description or "").split("\n")[0],
+            tags=["incidentlib"],
+            entrypoint_type=EntrypointType.MODULE_PATH,
+            # One run of each at a time, wherever the workers are: two crawls at once would
+            # double every host's request rate, two archive runs the capture rate.
+            concurrency_limit=1,
+            **timing,
         )
+        # Called from sync code, Prefect's dispatcher runs the sync variant, not a coroutine.
+        made.append(cast(RunnerDeployment, deployment))
     return made
 
 
@@ -108,8 +112,12 @@ def deploy(settings: Settings, pool: str, root: str | None) -> list[str]:
             raise SettingsError(
                 f"--pool {pool}: no such work pool (prefect work-pool create {pool} --type process)"
             ) from None
-    ids = prefect_deploy(
-        *made, work_pool_name=pool, build=False, push=False, print_next_steps_message=False, ignore_warnings=True
+    # Called from sync code, Prefect's dispatcher runs the sync variant: a list, not a coroutine.
+    ids = cast(
+        list[UUID],
+        prefect_deploy(
+            *made, work_pool_name=pool, build=False, push=False, print_next_steps_message=False, ignore_warnings=True
+        ),
     )
     if settings.capture_limit:
         decay = settings.captures_per_minute / 60.0
@@ -145,7 +153,8 @@ def request_promotion(root: str) -> str | None:
             return None
     if not _for_root(deployment, root):
         return None
-    return run_deployment(deployment.id, timeout=0).name
+    # Called from sync code, Prefect's dispatcher runs the sync variant: a FlowRun, not a coroutine.
+    return cast(FlowRun, run_deployment(deployment.id, timeout=0)).name
 
 
 def served_deployments(root: str) -> dict[str, dict[str, Any]]:

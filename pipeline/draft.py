@@ -13,13 +13,14 @@ extractor's own and are refreshed.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
 from typing import Any
 from urllib.parse import urlsplit
 
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 from pipeline.extract import Extraction
 from pipeline.extract.tags import suggest_terms
@@ -101,9 +102,15 @@ def _merge(draft: Draft, proposals: dict[str, Any], changes: dict[str, Any]) -> 
     return merged.model_copy(update={"extracted": extracted})
 
 
+@functools.cache
+def _field_adapter(name: str) -> TypeAdapter[Any]:
+    """A validator of one field of a draft, with its constraints."""
+    return TypeAdapter(Draft.model_fields[name].rebuild_annotation())
+
+
 def _valid(name: str, value: Any) -> bool:
     try:
-        Draft.__pydantic_validator__.validate_assignment(Draft.model_construct(), name, value)
+        _field_adapter(name).validate_python(value)
     except ValidationError:
         return False
     return True

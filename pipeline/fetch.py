@@ -132,7 +132,7 @@ class _AddressGuard(httpcore.AsyncNetworkBackend):
             infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
         except socket.gaierror as exc:
             raise httpcore.ConnectError(f"cannot resolve {host}: {exc.strerror}") from None
-        addresses = list(dict.fromkeys(info[4][0] for info in infos))
+        addresses = list(dict.fromkeys(str(info[4][0]) for info in infos))
         if not self._allow_private:
             for address in addresses:
                 if not is_public_address(address):

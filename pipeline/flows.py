@@ -11,11 +11,11 @@ schedules are in pipeline.deployments.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from prefect import Flow, flow, get_run_logger, task
 from prefect.context import FlowRunContext
@@ -83,6 +83,22 @@ def _recorded(store: Store, flow_name: str) -> Iterator[dict[str, int]]:
         run["finished_at"] = utc_now().isoformat()
         run["counts"] = counts
         store.record_run(flow_name, run)
+
+
+class _Counted(Protocol):
+    def counts(self) -> dict[str, int]: ...
+
+
+R = TypeVar("R", bound=_Counted)
+
+
+def _one_recorded_task(flow_name: str, task_: Callable[[str], R], root: str | None) -> R:
+    """A flow that is one task over the data root: run it, its counts kept in the runs file."""
+    store = Store.from_settings(_settings(root))
+    with _recorded(store, flow_name) as counts:
+        report = task_(str(store.root))
+        counts.update(report.counts())
+    return report
 
 
 def _settings(root: str | None) -> Settings:
@@ -191,17 +207,17 @@ def archive_sources(root: str, draft_ids: list[str] | None = None) -> archiving.
 @flow(name="archive", log_prints=False)
 def archive(root: str | None = None) -> archiving.ArchiveReport:
     """Capture every source of every draft that has no capture yet, and confirm fresh ones."""
-    store = Store.from_settings(_settings(root))
-    with _recorded(store, "archive") as counts:
-        report = archive_sources(str(store.root))
-        counts.update(report.counts())
+    report = _one_recorded_task("archive", archive_sources, root)
     get_run_logger().info("archive: %s", ", ".join(f"{n} {name}" for name, n in report.counts().items()))
     return report
 
 
 def crawl_flow_for(settings: Settings) -> Flow[..., CrawlRun]:
     """The crawl flow with a task runner sized to the settings' task groups."""
-    return crawl.with_options(task_runner=ThreadPoolTaskRunner(max_workers=settings.crawl_task_groups))
+    runner: ThreadPoolTaskRunner[Any] = ThreadPoolTaskRunner(max_workers=settings.crawl_task_groups)
+    # Prefect types the argument as TaskRunner[PrefectFuture], which its own thread pool runner
+    # (TaskRunner[PrefectConcurrentFuture]) is not, the type parameter being invariant.
+    return crawl.with_options(task_runner=runner)  # type: ignore[arg-type]
 
 
 @task(name="promote-drafts")
@@ -222,11 +238,7 @@ def promote_drafts(root: str) -> publishing.PromoteReport:
 @flow(name="promote", log_prints=False)
 def promote(root: str | None = None) -> publishing.PromoteReport:
     """Publish every approved, complete draft as a case; say what the others lack."""
-    store = Store.from_settings(_settings(root))
-    with _recorded(store, "promote") as counts:
-        report = promote_drafts(str(store.root))
-        counts.update(report.counts())
-    return report
+    return _one_recorded_task("promote", promote_drafts, root)
 
 
 @task(name="refresh-links")
@@ -252,8 +264,4 @@ def refresh_links(root: str) -> linking.RefreshReport:
 @flow(name="refresh", log_prints=False)
 def refresh(root: str | None = None) -> linking.RefreshReport:
     """Check every source of every draft and case: live status, captures, re-archive what changed."""
-    store = Store.from_settings(_settings(root))
-    with _recorded(store, "refresh") as counts:
-        report = refresh_links(str(store.root))
-        counts.update(report.counts())
-    return report
+    return _one_recorded_task("refresh", refresh_links, root)

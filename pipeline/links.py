@@ -163,11 +163,9 @@ class _Refresher:
     async def one(
         self, url: str, draft_ids: list[str], recorded: set[str], previous: LinkState | None
     ) -> tuple[LinkReport, LinkState]:
-        ok_before = previous is not None and previous.status == LinkStatus.OK
+        before = previous if previous is not None and previous.status == LinkStatus.OK else None
         live = await self.fetcher.fetch(
-            url,
-            etag=previous.etag if ok_before else None,
-            last_modified=previous.last_modified if ok_before else None,
+            url, etag=before.etag if before else None, last_modified=before.last_modified if before else None
         )
         status, moved_to = _live_status(url, live)
         rows = self.rows.get(url)

@@ -14,8 +14,10 @@ of a written record is the field order declared here, so keep it a reading order
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from enum import StrEnum
+from functools import partial
 from typing import Annotated, Any
 from urllib.parse import urlsplit
 
@@ -26,9 +28,13 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    GetCoreSchemaHandler,
+    GetJsonSchemaHandler,
     StringConstraints,
     WithJsonSchema,
 )
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema, core_schema
 
 from pipeline.reasons import Reason
 from pipeline.vocabulary import Kind, check_term, vocabulary
@@ -62,23 +68,27 @@ __all__ = [
 # ---------------------------------------------------------------- field types
 
 
-def _term(kind: Kind) -> Any:
-    """A string that must be a term of one vocabulary; the schema lists the terms."""
-    return Annotated[
-        str,
-        AfterValidator(lambda value: check_term(kind, value)),
-        WithJsonSchema({"type": "string", "enum": vocabulary().names(kind)}),
-    ]
+@dataclass(frozen=True)
+class Term:
+    """Annotated metadata: a string that must be a term of one vocabulary; the schema lists the terms."""
+
+    kind: Kind
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
+        return core_schema.no_info_after_validator_function(partial(check_term, self.kind), handler(source))
+
+    def __get_pydantic_json_schema__(self, schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        return {"type": "string", "enum": vocabulary().names(self.kind)}
 
 
-Domain = _term("domains")
-Component = _term("components")
-Symptom = _term("symptoms")
-Contributing = _term("contributing")
-RootCause = _term("root_causes")
-Severity = _term("severities")
-SourceKind = _term("source_kinds")
-DateKind = _term("date_kinds")
+Domain = Annotated[str, Term("domains")]
+Component = Annotated[str, Term("components")]
+Symptom = Annotated[str, Term("symptoms")]
+Contributing = Annotated[str, Term("contributing")]
+RootCause = Annotated[str, Term("root_causes")]
+Severity = Annotated[str, Term("severities")]
+SourceKind = Annotated[str, Term("source_kinds")]
+DateKind = Annotated[str, Term("date_kinds")]
 
 CASE_ID_PATTERN = r"^[A-Z][A-Z0-9]*-[0-9]{4,}$"
 SLUG_PATTERN = r"^[a-z0-9]+(-[a-z0-9]+)*$"
@@ -382,7 +392,9 @@ class Draft(CaseContent):
     id: DraftId
     state: DraftState = DraftState.EXTRACTED
     case_id: CaseId | None = Field(default=None, description="The published case, once there is one.")
-    sources: list[DraftSource] = []
+    # Narrower than a case's: each source carries its archive state. Declared here, not added
+    # beside it, so that the field keeps its place in the key order of a written record.
+    sources: list[DraftSource] = []  # type: ignore[assignment]
     origin: Origin
     text: str | None = Field(default=None, description="The full extracted text, for the writer and the reviewer.")
     sections: list[Section] = []

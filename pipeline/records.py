@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
 
 from pipeline.errors import Fault, InvalidRecord
 
@@ -42,7 +43,7 @@ def _field(loc: tuple[int | str, ...]) -> str:
     return ".".join(str(part) for part in loc) or "-"
 
 
-def _problem(error: dict) -> str:
+def _problem(error: ErrorDetails) -> str:
     message: str = error["msg"]
     # pydantic prefixes our own validators' messages; the reader only needs the message.
     message = message.removeprefix("Value error, ")

@@ -78,7 +78,7 @@ def recorded_server(store: Store) -> LocalServer | None:
     if recorded is None:
         return None
     server, state = recorded
-    if state != "running" or not _alive(server.pid) or not healthy(server.api_url):
+    if state != "running" or server.pid is None or not _alive(server.pid) or not healthy(server.api_url):
         return None
     return server
 
@@ -108,7 +108,7 @@ def _stop_leftover(store: Store) -> None:
     if recorded is None:
         return
     pid = recorded[0].pid
-    if _alive(pid):
+    if pid is not None and _alive(pid):
         try:
             os.killpg(pid, signal.SIGTERM)
         except (ProcessLookupError, PermissionError):

@@ -20,8 +20,10 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from collections.abc import Generator
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 import httpx
 from waybackpy import WaybackMachineCDXServerAPI
@@ -421,11 +423,11 @@ class _BoundedCdx(WaybackMachineCDXServerAPI):
     """waybackpy's CDX reader with its one network call made ours: a timeout, the breaker,
     no hidden retries (its own retry five times on 5xx, which would spend the CDX rate)."""
 
-    def __init__(self, client: WaybackClient, url: str, **kwargs: object) -> None:
+    def __init__(self, client: WaybackClient, url: str, **kwargs: Any) -> None:
         super().__init__(url, **kwargs)
         self._owner = client
 
-    def cdx_api_manager(self, payload: dict[str, str], headers: dict[str, str]):  # a generator
+    def cdx_api_manager(self, payload: dict[str, str], headers: dict[str, str]) -> Generator[str, None, None]:
         payload["limit"] = str(self.limit)
         url = full_url(self.endpoint, params=payload)
         self.last_api_request_url = url

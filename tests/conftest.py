@@ -1,4 +1,8 @@
-"""Fixtures shared by the suite: a temporary data root, factories for records, the CLI."""
+"""Fixtures shared by the suite: a temporary data root, factories for records, the CLI.
+
+Helpers that are not fixtures (settings for the stand-ins, documents to serve) live in
+helpers.py and documents.py, which the tests import.
+"""
 
 from __future__ import annotations
 
@@ -6,22 +10,18 @@ import json
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from helpers import CASE_FIXTURE
 from typer.testing import CliRunner
 
 from pipeline.cli import app
 from pipeline.draft import new_draft
 from pipeline.models import Case, Draft, SourceEntry
-from pipeline.settings import Settings
 from pipeline.standins.sitefarm import SiteFarm
 from pipeline.standins.wayback import WaybackStandIn
 from pipeline.store import Store
-
-REPO = Path(__file__).resolve().parents[1]
-# The read-only reference material lies beside the checkout (../shared), in CI too.
-SHARED = Path(os.environ.get("INCIDENTLIB_SHARED", REPO.parent / "shared"))
-EXAMPLE_CASE = SHARED / "reference" / "example-case.json"
 
 
 @pytest.fixture(autouse=True)
@@ -59,9 +59,11 @@ def prefect_api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
 
 
 @pytest.fixture
-def example_json() -> dict:
-    assert EXAMPLE_CASE.is_file(), f"{EXAMPLE_CASE}: the reference example is missing (set INCIDENTLIB_SHARED)"
-    return json.loads(EXAMPLE_CASE.read_text(encoding="utf-8"))
+def case_json() -> dict[str, Any]:
+    """The suite's own published case (tests/fixtures/case.json), every field filled, without its
+    links to other cases (`related`, `recurrence_of`) so that it stands alone in a data root."""
+    data: dict[str, Any] = json.loads(CASE_FIXTURE.read_text(encoding="utf-8"))
+    return {**data, "related": [], "recurrence_of": None}
 
 
 @pytest.fixture
@@ -88,11 +90,11 @@ def make_draft() -> Callable[..., Draft]:
 
 
 @pytest.fixture
-def make_case(example_json: dict) -> Callable[..., Case]:
-    """A valid published case, the reference example with the given fields replaced."""
+def make_case(case_json: dict[str, Any]) -> Callable[..., Case]:
+    """A valid published case: the suite's own, with the given fields replaced."""
 
     def make(case_id: str = "IL-0428", **fields: object) -> Case:
-        return Case.model_validate({**example_json, "id": case_id, **fields})
+        return Case.model_validate({**case_json, "id": case_id, **fields})
 
     return make
 
@@ -111,39 +113,6 @@ def wayback() -> Iterator[WaybackStandIn]:
         access_key="test-access", secret_key="test-secret", captures_per_minute=6000, cdx_per_minute=6000
     ) as stand_in:
         yield stand_in
-
-
-def archive_settings(root: Path, wayback: WaybackStandIn, **changes: object) -> Settings:
-    """Settings pointing at the stand-in, fast: tests wait on nothing real."""
-    base: dict[str, object] = {
-        "root": root,
-        "allow_private_hosts": True,
-        "per_host_delay_s": 0.0,
-        "wayback_url": wayback.url,
-        "wayback_access_key": "test-access",
-        "wayback_secret_key": "test-secret",
-        "captures_per_minute": 6000,
-        "cdx_per_minute": 6000,
-        "poll_interval_s": 0.01,
-        "poll_timeout_s": 2.0,
-        "breaker_backoff_s": 0.05,
-        "reuse_capture_within_s": 0,
-    }
-    return Settings(**{**base, **changes})
-
-
-def settings_env(settings: Settings) -> dict[str, str]:
-    """The same settings as INCIDENTLIB_* variables, for a process of its own."""
-    env = {}
-    for name, value in settings.model_dump(mode="json").items():
-        if name == "root":
-            continue
-        secret = getattr(settings, name)
-        if hasattr(secret, "get_secret_value"):
-            value = secret.get_secret_value()
-        if value is not None:
-            env[f"INCIDENTLIB_{name.upper()}"] = json.dumps(value) if isinstance(value, list) else str(value)
-    return env
 
 
 @pytest.fixture

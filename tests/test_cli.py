@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -13,14 +12,17 @@ from pathlib import Path
 
 import pytest
 import typer
-from conftest import EXAMPLE_CASE, REPO
+from helpers import REPO
+from typer.core import TyperGroup
 
 from pipeline.cli import app
 from pipeline.models import Case, Draft
 
 
 def command_names() -> list[str]:
-    return sorted(typer.main.get_command(app).commands)
+    group = typer.main.get_command(app)
+    assert isinstance(group, TyperGroup)
+    return sorted(group.commands)
 
 
 def test_every_command_has_help_and_is_in_the_readme(cli: Callable) -> None:
@@ -32,8 +34,8 @@ def test_every_command_has_help_and_is_in_the_readme(cli: Callable) -> None:
         assert f"incidentlib {name}" in readme, f"the README does not document `incidentlib {name}`"
 
 
-def test_validate_passes_on_a_good_root(cli: Callable, root: Path, example_json: dict) -> None:
-    shutil.copy(EXAMPLE_CASE, root / "cases" / "IL-0428.json")
+def test_validate_passes_on_a_good_root(cli: Callable, root: Path, case_json: dict) -> None:
+    (root / "cases" / "IL-0428.json").write_text(json.dumps(case_json))
     (root / "sources" / "starter.yaml").write_text("- url: https://example.org/postmortem\n  org: Example\n")
     result = cli("validate", "--root", str(root))
     assert result.exit_code == 0, result.output
@@ -42,13 +44,13 @@ def test_validate_passes_on_a_good_root(cli: Callable, root: Path, example_json:
 
 
 def test_validate_prints_one_line_per_fault(
-    cli: Callable, root: Path, example_json: dict, make_draft: Callable[..., Draft]
+    cli: Callable, root: Path, case_json: dict, make_draft: Callable[..., Draft]
 ) -> None:
     cases = root / "cases"
-    (cases / "IL-0001.json").write_text(json.dumps({**example_json, "id": "IL-0001", "components": ["warp-drive"]}))
-    (cases / "IL-0002.json").write_text(json.dumps({**example_json, "id": "IL-0003"}))
+    (cases / "IL-0001.json").write_text(json.dumps({**case_json, "id": "IL-0001", "components": ["warp-drive"]}))
+    (cases / "IL-0002.json").write_text(json.dumps({**case_json, "id": "IL-0003"}))
     (cases / "IL-0004.json").write_text('{"id": "IL-0004",')
-    (cases / "IL-0005.json").write_text(json.dumps({**example_json, "id": "IL-0005", "related": ["IL-0999"]}))
+    (cases / "IL-0005.json").write_text(json.dumps({**case_json, "id": "IL-0005", "related": ["IL-0999"]}))
     draft = make_draft()
     (root / "drafts" / f"{draft.id}.json").write_text(
         json.dumps({**draft.model_dump(mode="json"), "date": "yesterday"})
@@ -62,8 +64,8 @@ def test_validate_prints_one_line_per_fault(
     )
     (root / "sources" / "b.yaml").write_text("- url: [unclosed\n")
     (root / "sources" / "c.yaml").write_text("- url: https://example.org:99999/x\n")
-    (cases / "IL-0006 copy.json").write_text(json.dumps({**example_json, "id": "IL-0006"}))
-    (cases / "IL-0007.json").write_text(json.dumps({**example_json, "id": "IL-0007", "title": {"ko": "제목"}}))
+    (cases / "IL-0006 copy.json").write_text(json.dumps({**case_json, "id": "IL-0006"}))
+    (cases / "IL-0007.json").write_text(json.dumps({**case_json, "id": "IL-0007", "title": {"ko": "제목"}}))
     (cases / "folder.json").mkdir()  # not a record file: ignored
 
     result = cli("validate", "--root", str(root))
@@ -90,8 +92,8 @@ def test_validate_prints_one_line_per_fault(
     assert len(lines) == len(expected)
 
 
-def test_validate_json_output_for_scripts(cli: Callable, root: Path, example_json: dict) -> None:
-    (root / "cases" / "IL-0001.json").write_text(json.dumps({**example_json, "id": "IL-0001", "severity": "dire"}))
+def test_validate_json_output_for_scripts(cli: Callable, root: Path, case_json: dict) -> None:
+    (root / "cases" / "IL-0001.json").write_text(json.dumps({**case_json, "id": "IL-0001", "severity": "dire"}))
     result = cli("validate", "--root", str(root), "--json")
     assert result.exit_code == 1
     report = json.loads(result.stdout)
@@ -103,30 +105,30 @@ def test_validate_json_output_for_scripts(cli: Callable, root: Path, example_jso
 
 
 def test_root_comes_from_the_environment_when_not_given(
-    cli: Callable, root: Path, tmp_path: Path, example_json: dict
+    cli: Callable, root: Path, tmp_path: Path, case_json: dict
 ) -> None:
-    (root / "cases" / "IL-0001.json").write_text(json.dumps({**example_json, "id": "IL-0001", "severity": "dire"}))
+    (root / "cases" / "IL-0001.json").write_text(json.dumps({**case_json, "id": "IL-0001", "severity": "dire"}))
     good = tmp_path / "good"
     (good / "cases").mkdir(parents=True)
-    shutil.copy(EXAMPLE_CASE, good / "cases" / "IL-0428.json")
+    (good / "cases" / "IL-0428.json").write_text(json.dumps(case_json))
     from_env = cli("validate", env={"INCIDENTLIB_ROOT": str(root)})
     assert from_env.exit_code == 1 and from_env.stdout.startswith("cases/IL-0001.json: severity: ")
     given = cli("validate", "--root", str(good), env={"INCIDENTLIB_ROOT": str(root)})
     assert given.exit_code == 0 and "1 case: 0 faults" in given.stderr
 
 
-def test_fmt_rewrites_the_example_without_changing_a_key_or_value(
-    cli: Callable, root: Path, example_json: dict
-) -> None:
+def test_fmt_rewrites_a_case_without_changing_a_key_or_value(cli: Callable, root: Path, case_json: dict) -> None:
     path = root / "cases" / "IL-0428.json"
-    shutil.copy(EXAMPLE_CASE, path)
+    # As another tool might write it: keys in alphabetical order, ASCII escapes, one line.
+    path.write_text(json.dumps(case_json, sort_keys=True))
+    written = path.read_bytes()
     assert cli("fmt", "--root", str(root), "--check").exit_code == 1
-    assert path.read_bytes() == EXAMPLE_CASE.read_bytes(), "--check changes nothing"
+    assert path.read_bytes() == written, "--check changes nothing"
 
     result = cli("fmt", "--root", str(root))
     assert result.exit_code == 0
     assert result.stdout == "reformatted cases/IL-0428.json\n"
-    assert json.loads(path.read_text(encoding="utf-8")) == example_json
+    assert json.loads(path.read_text(encoding="utf-8")) == case_json
 
     formatted = path.read_bytes()
     again = cli("fmt", "--root", str(root))
@@ -180,8 +182,8 @@ def test_a_missing_root_is_an_error_not_an_empty_library(tmp_path: Path) -> None
     assert result.stderr == f"Error: {tmp_path / 'typo'}: no such data root (give --root or INCIDENTLIB_ROOT)\n"
 
 
-def test_a_fault_is_always_one_line(cli: Callable, root: Path, example_json: dict) -> None:
-    (root / "cases" / "IL-0001.json").write_text(json.dumps({**example_json, "id": "IL-0001", "bad\nkey": 1}))
+def test_a_fault_is_always_one_line(cli: Callable, root: Path, case_json: dict) -> None:
+    (root / "cases" / "IL-0001.json").write_text(json.dumps({**case_json, "id": "IL-0001", "bad\nkey": 1}))
     result = cli("validate", "--root", str(root))
     assert result.stdout == "cases/IL-0001.json: bad\\nkey: extra inputs are not permitted\n"
 
@@ -300,8 +302,8 @@ def test_a_schedule_that_is_neither_cron_nor_interval_is_one_line(root: Path) ->
 
 
 def test_a_cron_line_prefect_would_refuse_is_named_before_anything_runs(root: Path) -> None:
-    from pipeline.errors import SettingsError
     from pipeline.deployments import deployments
+    from pipeline.errors import SettingsError
     from pipeline.settings import Settings
 
     with pytest.raises(SettingsError, match=r"^INCIDENTLIB_REFRESH_SCHEDULE: '99 \* \* \* \*': "):

@@ -20,7 +20,7 @@ def test_the_demo_publishes_cases_and_leaves_nothing_running(tmp_path: Path, pre
     assert report.faults == 0
     store = Store(tmp_path / "library")
     assert validate(store).faults == []
-    assert all(case.sources[0].archived.startswith("https://web.archive.org/web/") for case in store.cases())
+    assert all((case.sources[0].archived or "").startswith("https://web.archive.org/web/") for case in store.cases())
     assert [name for name, _ in report.steps] == ["crawl", "archive", "review", "promote", "refresh", "validate"]
     assert "1 re-archived" in dict(report.steps)["refresh"]
     assert any("MIT" in line for line in said), "the bundled pages' licences are shown"

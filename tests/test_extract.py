@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import SHARED
 from documents import POSTMORTEM_MD, make_pdf
+from helpers import SHARED
 
 from pipeline.errors import EmptyDocument, UnsupportedContent
 from pipeline.extract import detect_format, extract, org_for_url
@@ -34,7 +34,7 @@ def test_markdown_front_matter_title_date_and_sections() -> None:
         "Action items": "action_items",
         "Lessons learned": "lessons",
     }
-    assert x.summary.startswith("On 5 March 2024 the API returned errors")
+    assert (x.summary or "").startswith("On 5 March 2024 the API returned errors")
     assert "- Warm the cache before a restart.\n- Add request coalescing" in x.text
     assert "database" in x.tags["components"]
 
@@ -57,7 +57,7 @@ def test_a_logbook_without_template_headings_gets_a_summary_from_its_opening() -
         "## 2022-03-06\n\nThe run hung at iteration 1200 with an NCCL timeout.\n"
     )
     x = extract(text.encode(), "https://github.com/org/repo/blob/main/chronicles.md")
-    assert x.summary.startswith("Trials and tribulations of the 176B run")
+    assert (x.summary or "").startswith("Trials and tribulations of the 176B run")
     assert (x.date, x.date_kind) == ("2022-03-06", "incident")
 
 
@@ -196,6 +196,10 @@ def test_template_headings_map_to_case_fields(heading: str, field: str | None) -
 
 
 def test_every_heading_of_the_real_postmortems_maps_to_its_field() -> None:
+    """The shared corpus of real postmortems, read when it lies beside the checkout (bench/extraction.py
+    measures the same figures)."""
+    if not (POSTMORTEMS / "index.json").is_file():
+        pytest.skip(f"{POSTMORTEMS} not found: the real postmortems are read only beside ../shared")
     for item in json.loads((POSTMORTEMS / "index.json").read_text(encoding="utf-8")):
         x = extract((POSTMORTEMS / item["file"]).read_bytes(), item["source_url"])
         fields = {s.heading: s.field for s in x.sections}
@@ -210,13 +214,14 @@ def test_tags_for_several_vocabularies_match_one_pass_each() -> None:
     """One pass over the text for all vocabularies finds what a pass per vocabulary finds,
     where a longer phrase of one vocabulary overlaps a word of another ("gpu fell off")."""
     from pipeline.extract.tags import suggest_tags, suggest_terms
+    from pipeline.vocabulary import Kind
 
     text = (
         "The GPU fell off the bus twice; an NCCL timeout followed, then a collective operation "
         "timeout. The gpu died again and all-reduce hung; the NCCL watchdog fired. An ECC error was "
         "logged for the GPU. Checkpoint-writer (not a checkpoint) was fine."
     )
-    kinds = ("domains", "components", "symptoms", "contributing")
+    kinds: tuple[Kind, ...] = ("domains", "components", "symptoms", "contributing")
     together = suggest_tags(kinds, text, min_hits=1)
     assert together == {kind: suggest_terms(kind, text, min_hits=1) for kind in kinds}
     assert "gpu-hardware" in together["components"] and "gpu-unavailable" in together["symptoms"]

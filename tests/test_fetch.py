@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+from typing import Any
 
 import pytest
 
@@ -23,8 +24,8 @@ def site(farm: SiteFarm) -> Site:
     return farm.add_site("site")
 
 
-def settings(**changes: object) -> Settings:
-    base = {
+def settings(**changes: Any) -> Settings:
+    base: dict[str, Any] = {
         "allow_private_hosts": True,
         "per_host_delay_s": 0.0,
         "retry_backoff_s": 0.01,
@@ -64,7 +65,7 @@ def test_a_page_is_fetched_with_an_honest_user_agent(site: Site) -> None:
 def test_an_unchanged_page_is_not_downloaded_again(site: Site) -> None:
     site.pages["/a"] = Page.html(HTML)
     first = fetch(site.url("/a"))
-    again = fetch(site.url("/a"), etag=first.etag, last_modified=first.last_modified)
+    again = fetch(site.url("/a"), etag=first.etag or "", last_modified=first.last_modified or "")
     assert again.outcome == "not_modified" and again.body is None
     assert site.bodies["/a"] == 1 and site.requests["/a"] == 2
 
@@ -77,7 +78,7 @@ def test_client_errors_fail_at_once_with_the_reason(site: Site, status: int, rea
     site.pages["/x"] = Page(b"no", status=status)
     result = fetch(site.url("/x"))
     assert (result.outcome, result.reason, result.attempts) == ("failed", reason, 1)
-    assert words in result.message and site.url("/x") in result.message
+    assert words in (result.message or "") and site.url("/x") in (result.message or "")
 
 
 def test_429_is_retried_after_the_time_it_asks_for_not_the_backoff(site: Site) -> None:
@@ -95,7 +96,7 @@ def test_a_retry_after_beyond_the_limit_fails_instead_of_waiting(site: Site) -> 
     site.pages["/busy"] = Page(status=429, headers={"Retry-After": "3600"})
     result = fetch(site.url("/busy"), settings(max_retry_wait_s=60))
     assert (result.outcome, result.reason, site.requests["/busy"]) == ("failed", "http-429", 1)
-    assert "asked to wait 3600 s" in result.message
+    assert "asked to wait 3600 s" in (result.message or "")
 
 
 def test_5xx_is_retried_then_reported(site: Site) -> None:
@@ -112,7 +113,7 @@ def test_robots_txt_is_obeyed(site: Site) -> None:
     site.pages["/public"] = Page.html(HTML)
     denied = fetch(site.url("/private/pm"))
     assert (denied.outcome, denied.reason) == ("failed", "robots")
-    assert "robots.txt" in denied.message and site.requests["/private/pm"] == 0
+    assert "robots.txt" in (denied.message or "") and site.requests["/private/pm"] == 0
     assert fetch(site.url("/public")).outcome == "fetched"
 
 
@@ -146,7 +147,7 @@ def test_a_crawl_delay_beyond_the_limit_fails_the_host(site: Site) -> None:
     site.pages["/a"] = Page.html(HTML)
     result = fetch(site.url("/a"), settings(max_crawl_delay_s=60))
     assert (result.outcome, result.reason) == ("failed", "robots")
-    assert "asks for 3600 s between requests" in result.message and site.requests["/a"] == 0
+    assert "asks for 3600 s between requests" in (result.message or "") and site.requests["/a"] == 0
 
 
 def test_a_broken_gzip_body_is_a_reason_not_a_crash(site: Site) -> None:
@@ -194,14 +195,14 @@ def test_a_server_that_stalls_mid_body_times_out(site: Site) -> None:
     site.pages["/stall"] = Page.html("<p>" + "words " * 5000 + "</p>", behavior="stall")
     result = fetch(site.url("/stall"), settings(max_retries=0))
     assert (result.outcome, result.reason) == ("failed", "timeout")
-    assert "read timed out after 0.5 s" in result.message
+    assert "read timed out after 0.5 s" in (result.message or "")
 
 
 def test_a_page_that_never_ends_is_cut_off(site: Site) -> None:
     site.pages["/endless"] = Page(behavior="endless")
     result = fetch(site.url("/endless"))
     assert (result.outcome, result.reason) == ("failed", "too-large")
-    assert "larger than 1000000 bytes" in result.message
+    assert "larger than 1000000 bytes" in (result.message or "")
 
 
 def test_a_gzip_bomb_stops_at_the_decoded_limit(site: Site) -> None:
@@ -238,7 +239,7 @@ def test_private_addresses_are_refused_unless_allowed(site: Site, host: str) -> 
     url = f"http://{host}:{site.port}/a"
     refused = fetch(url, settings(allow_private_hosts=False))
     assert (refused.outcome, refused.reason) == ("failed", "private-address")
-    assert refused.message.startswith(f"{url}: {host} resolves to 127.0.0.1, a non-public address; refused")
+    assert (refused.message or "").startswith(f"{url}: {host} resolves to 127.0.0.1, a non-public address; refused")
     assert sum(site.requests.values()) == 0, "nothing reached the server, robots.txt included"
     assert fetch(url, settings(allow_private_hosts=True)).outcome == "fetched"
 

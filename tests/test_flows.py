@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from documents import POSTMORTEM_MD
+from helpers import artifact_text
 
 from pipeline.ids import draft_id_for
 from pipeline.settings import Settings
@@ -39,8 +40,6 @@ def registry(root: Path, farm: SiteFarm, hosts: int, pages: int) -> list[str]:
 def test_the_crawl_flow_splits_work_by_host_and_publishes_its_summary(
     farm: SiteFarm, root: Path, crawl_env: None
 ) -> None:
-    from prefect.artifacts import Artifact
-
     from pipeline.flows import crawl_flow_for
 
     urls = registry(root, farm, hosts=3, pages=4)
@@ -53,12 +52,10 @@ def test_the_crawl_flow_splits_work_by_host_and_publishes_its_summary(
         "sources/broken.yaml:2: -: not valid YAML: expected ',' or ']', but got '<stream end>'"
     ]
     assert sorted(Store(root).ids("draft")) == sorted(draft_id_for(u) for u in urls)
-    table = Artifact.get("crawl-summary")
-    assert table is not None and '"new"' in table.data and "12" in table.data
-    report = Artifact.get("crawl-report")
-    assert report is not None and "## New drafts" in report.data
-    progress = Artifact.get("crawl-progress")
-    assert progress is not None and float(progress.data) == pytest.approx(100.0)
+    table = artifact_text("crawl-summary")
+    assert '"new"' in table and "12" in table
+    assert "## New drafts" in artifact_text("crawl-report")
+    assert float(artifact_text("crawl-progress")) == pytest.approx(100.0)
 
 
 def test_crawl_command_runs_the_flow_and_reruns_change_nothing(
@@ -84,8 +81,7 @@ def test_crawl_command_runs_the_flow_and_reruns_change_nothing(
 def test_the_crawl_flow_archives_its_new_sources_and_the_archive_flow_confirms_them(
     farm: SiteFarm, root: Path, crawl_env: None, wayback, monkeypatch: pytest.MonkeyPatch, cli: Callable
 ) -> None:
-    from conftest import archive_settings, settings_env
-    from prefect.artifacts import Artifact
+    from helpers import archive_settings, settings_env
 
     for name, value in settings_env(archive_settings(root, wayback)).items():
         monkeypatch.setenv(name, value)
@@ -99,8 +95,7 @@ def test_the_crawl_flow_archives_its_new_sources_and_the_archive_flow_confirms_t
     assert "confirmed" in archived.stdout
     drafts = list(Store(root).drafts())
     assert all(s.archive.confirmed and s.archived for d in drafts for s in d.sources)
-    report = Artifact.get("archive-report")
-    assert report is not None and "## Captures" in report.data
+    assert "## Captures" in artifact_text("archive-report")
 
 
 def test_the_stand_in_command_serves_until_stopped(tmp_path: Path) -> None:
@@ -118,7 +113,9 @@ def test_the_stand_in_command_serves_until_stopped(tmp_path: Path) -> None:
         [sys.executable, "-m", "pipeline", "stand-in", "--port", str(port)], stdout=subprocess.PIPE, text=True
     )
     try:
-        assert proc.stdout.readline().startswith(f"Wayback stand-in on http://127.0.0.1:{port}")
+        assert proc.stdout is not None and proc.stdout.readline().startswith(
+            f"Wayback stand-in on http://127.0.0.1:{port}"
+        )
         answer = httpx.get(f"http://127.0.0.1:{port}/wayback/available", params={"url": "https://example.org/"})
         assert answer.json() == {"url": "https://example.org/", "archived_snapshots": {}}
         refused = httpx.post(f"http://127.0.0.1:{port}/save", data={"url": "https://example.org/"})

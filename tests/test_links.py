@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import archive_settings
+from helpers import archive_settings, artifact_text
 
 from pipeline.archive import archive
 from pipeline.draft import new_draft
-from pipeline.links import links, refresh
-from pipeline.models import SourceEntry
+from pipeline.links import RefreshReport, links, refresh
+from pipeline.models import Case, SourceEntry
+from pipeline.settings import Settings
 from pipeline.standins.sitefarm import Page, Site, SiteFarm
 from pipeline.standins.wayback import WaybackStandIn
 from pipeline.store import Store
@@ -32,12 +35,24 @@ def site(farm: SiteFarm) -> Site:
     return site
 
 
-def test_refresh_sorts_every_kind_of_source(
-    store: Store, root: Path, site: Site, wayback: WaybackStandIn, make_case
-) -> None:
-    names = ("changed", "moved", "dead", "gone", "blocked", "missing", "newer", "same")
-    urls = {name: site.url(f"/pm/{name}") for name in names}
-    for name in names:
+NAMES = ("changed", "moved", "dead", "gone", "blocked", "missing", "newer", "same")
+
+
+@dataclass
+class Refreshed:
+    report: RefreshReport
+    urls: dict[str, str]
+    case_before: bytes
+    settings: Settings
+
+
+@pytest.fixture
+def refreshed(
+    store: Store, root: Path, site: Site, wayback: WaybackStandIn, make_case: Callable[..., Case]
+) -> Refreshed:
+    """Every kind of source, archived, then changed on the live site, then refreshed once."""
+    urls = {name: site.url(f"/pm/{name}") for name in NAMES}
+    for name in NAMES:
         if name != "missing":
             store.write_draft(new_draft(SourceEntry(url=urls[name])))
     settings = archive_settings(root, wayback)
@@ -46,8 +61,7 @@ def test_refresh_sorts_every_kind_of_source(
     archive(store, settings)
     # A published case cites the page that will change, with the capture made above.
     captured = next(s.archived for d in store.drafts() for s in d.sources if s.url == urls["changed"])
-    case = make_case("IL-0007", sources=[{"url": urls["changed"], "kind": "blog", "archived": captured}])
-    store.write_case(case)
+    store.write_case(make_case("IL-0007", sources=[{"url": urls["changed"], "kind": "blog", "archived": captured}]))
     # One source has no capture at all.
     store.write_draft(new_draft(SourceEntry(url=urls["missing"])))
 
@@ -56,20 +70,24 @@ def test_refresh_sorts_every_kind_of_source(
     site.pages["/pm/dead"] = Page(b"gone", status=404)
     site.pages["/pm/gone"] = Page(b"gone", status=410)
     site.pages["/pm/blocked"] = Page(b"no bots", status=403)
-    case_bytes = store.path("case", "IL-0007").read_bytes()
+    case_before = store.path("case", "IL-0007").read_bytes()
+    return Refreshed(refresh(store, settings), urls, case_before, settings)
 
-    report = refresh(store, settings)
 
-    outcome = {s.url: (s.outcome, s.status) for s in report.sources}
-    assert outcome[urls["changed"]] == ("re-archived", "ok")
-    assert outcome[urls["moved"]] == ("moved", "moved")
-    assert outcome[urls["dead"]] == ("gone", "gone")
-    assert outcome[urls["gone"]] == ("gone", "gone")
-    assert outcome[urls["blocked"]] == ("blocked", "blocked")
-    assert outcome[urls["missing"]] == ("re-archived", "ok")
-    assert outcome[urls["newer"]] == ("unchanged", "ok")
-    assert outcome[urls["same"]] == ("unchanged", "ok")
-    assert report.counts() == {
+def test_refresh_sorts_every_source_by_what_its_page_answers(refreshed: Refreshed) -> None:
+    urls = refreshed.urls
+    outcome = {s.url: (s.outcome, s.status) for s in refreshed.report.sources}
+    assert outcome == {
+        urls["changed"]: ("re-archived", "ok"),
+        urls["moved"]: ("moved", "moved"),
+        urls["dead"]: ("gone", "gone"),
+        urls["gone"]: ("gone", "gone"),
+        urls["blocked"]: ("blocked", "blocked"),
+        urls["missing"]: ("re-archived", "ok"),
+        urls["newer"]: ("unchanged", "ok"),
+        urls["same"]: ("unchanged", "ok"),
+    }
+    assert refreshed.report.counts() == {
         "checked": 8,
         "unchanged": 2,
         "re-archived": 2,
@@ -79,24 +97,36 @@ def test_refresh_sorts_every_kind_of_source(
         "failed": 0,
     }
 
-    # The case now cites the new capture; nothing else in it moved but updated_at.
-    before, after = json.loads(case_bytes), json.loads(store.path("case", "IL-0007").read_bytes())
+
+def test_a_case_citing_a_changed_page_gets_the_new_capture_and_nothing_else(
+    refreshed: Refreshed, store: Store, wayback: WaybackStandIn
+) -> None:
+    url = refreshed.urls["changed"]
+    before, after = json.loads(refreshed.case_before), json.loads(store.path("case", "IL-0007").read_bytes())
+    newest = wayback.captures_of(url)[-1]
+    assert after["sources"][0]["archived"] == f"https://web.archive.org/web/{newest.timestamp}/{url}"
     assert after["sources"][0]["archived"] != before["sources"][0]["archived"]
-    newest = wayback.captures_of(urls["changed"])[-1]
-    assert after["sources"][0]["archived"] == f"https://web.archive.org/web/{newest.timestamp}/{urls['changed']}"
     assert {k for k in before if before[k] != after[k]} == {"sources", "updated_at"}
-    # A gone page keeps its capture.
-    dead = next(s for d in store.drafts() for s in d.sources if s.url == urls["dead"])
-    assert dead.archived is not None
-    gone = links(store, "gone")
-    assert sorted(s.url for s in gone) == sorted([urls["dead"], urls["gone"]])
-    assert all(s.archived for s in gone)
-    assert links(store, "moved")[0].moved_to == urls["same"]
     assert validate(store).faults == []
 
-    # Nothing changed since: a second refresh captures nothing and writes no record.
+
+def test_a_gone_page_keeps_its_capture(refreshed: Refreshed, store: Store) -> None:
+    dead = next(s for d in store.drafts() for s in d.sources if s.url == refreshed.urls["dead"])
+    assert dead.archived is not None
+    gone = links(store, "gone")
+    assert sorted(s.url for s in gone) == sorted([refreshed.urls["dead"], refreshed.urls["gone"]])
+    assert all(s.archived for s in gone)
+
+
+def test_a_moved_page_is_listed_with_where_it_went(refreshed: Refreshed, store: Store) -> None:
+    assert [(s.url, s.moved_to) for s in links(store, "moved")] == [(refreshed.urls["moved"], refreshed.urls["same"])]
+
+
+def test_a_second_refresh_with_nothing_changed_captures_and_writes_nothing(
+    refreshed: Refreshed, store: Store, wayback: WaybackStandIn
+) -> None:
     saves = wayback.counts["save"]
-    again = refresh(store, settings)
+    again = refresh(store, refreshed.settings)
     assert again.counts()["re-archived"] == 0 and wayback.counts["save"] == saves
     assert again.records_updated == 0
 
@@ -139,8 +169,7 @@ def test_refresh_and_links_commands(
     cli,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from conftest import settings_env
-    from prefect.artifacts import Artifact
+    from helpers import settings_env
 
     for name, value in settings_env(archive_settings(root, wayback)).items():
         monkeypatch.setenv(name, value)
@@ -154,5 +183,4 @@ def test_refresh_and_links_commands(
     listed = cli("links", "--status", "gone", "--root", str(root))
     assert listed.stdout.startswith(f"gone {site.url('/pm/dead')} (archived: https://web.archive.org/web/")
     assert len(listed.stdout.splitlines()) == 1
-    report = Artifact.get("refresh-report")
-    assert report is not None and "**gone**" in report.data
+    assert "**gone**" in artifact_text("refresh-report")

@@ -1,4 +1,4 @@
-"""The record format: the published example round-trips, vocabularies bind, drafts start open."""
+"""The record format: a published case round-trips, vocabularies bind, drafts start open."""
 
 from __future__ import annotations
 
@@ -6,49 +6,73 @@ import json
 
 import jsonschema
 import pytest
+from helpers import CASE_FIXTURE, SHARED
 from pydantic import ValidationError
 
 from pipeline.draft import new_draft
 from pipeline.errors import InvalidRecord
-from pipeline.models import Case, Draft, SourceEntry, json_schema
+from pipeline.models import Case, Draft, Impact, Review, SourceEntry, json_schema
 from pipeline.records import dump_record, load_record
 from pipeline.vocabulary import KINDS, vocabulary
 
 
-def test_example_case_round_trips_to_the_same_json(example_json: dict) -> None:
-    case = Case.model_validate(example_json)
-    written = json.loads(dump_record(case))
-    assert written == example_json
-    assert list(written) != list(example_json), "the canonical layout orders keys for reading"
+def test_the_suites_case_fills_every_field_of_the_format() -> None:
+    """tests/fixtures/case.json is the suite's record of the format: no field left empty, and it
+    is written in the canonical layout already."""
+    data = json.loads(CASE_FIXTURE.read_text(encoding="utf-8"))
+    assert list(data) == list(Case.model_fields)
+    empty = [name for name, value in data.items() if value in (None, [], {}, "", "unknown")]
+    assert empty == []
+    assert all(value != "unknown" for value in data["impact"].values())
+    assert dump_record(Case.model_validate(data)) == CASE_FIXTURE.read_bytes()
 
 
-def test_case_has_exactly_the_fields_of_the_published_format(example_json: dict) -> None:
-    assert set(Case.model_fields) == set(example_json)
-    assert set(Case.model_fields["review"].annotation.model_fields) == set(example_json["review"])
-    assert set(Case.model_fields["impact"].annotation.model_fields) == set(example_json["impact"])
+def test_a_case_round_trips_to_the_same_json(case_json: dict) -> None:
+    case = Case.model_validate(case_json)
+    shuffled = dict(sorted(case_json.items()))
+    written = json.loads(dump_record(Case.model_validate(shuffled)))
+    assert written == case_json == json.loads(dump_record(case))
+    assert list(written) == list(Case.model_fields), "the canonical layout orders keys for reading"
 
 
-def test_canonical_layout_is_a_fixed_point(example_json: dict) -> None:
-    once = dump_record(Case.model_validate(example_json))
+def test_the_librarys_published_example_round_trips() -> None:
+    """The library's own published case (../shared/reference), checked when it lies beside the checkout."""
+    example = SHARED / "reference" / "example-case.json"
+    if not example.is_file():
+        pytest.skip(f"{example} not found: the library's published example is checked only beside ../shared")
+    data = json.loads(example.read_text(encoding="utf-8"))
+    written = json.loads(dump_record(Case.model_validate(data)))
+    assert written == data
+    assert set(Case.model_fields) == set(data)
+
+
+def test_case_has_exactly_the_fields_of_the_published_format(case_json: dict) -> None:
+    assert set(Case.model_fields) == set(case_json)
+    assert set(Review.model_fields) == set(case_json["review"])
+    assert set(Impact.model_fields) == set(case_json["impact"])
+
+
+def test_canonical_layout_is_a_fixed_point(case_json: dict) -> None:
+    once = dump_record(Case.model_validate(case_json))
     twice = dump_record(load_record(Case, once, "cases/IL-0428.json"))
     assert once == twice
     assert once.endswith(b"}\n") and not once.endswith(b"\n\n")
-    assert "멈추고".encode() in once, "non-ASCII text is written as UTF-8, not \\u escapes"
+    assert "체크포인트".encode() in once, "non-ASCII text is written as UTF-8, not \\u escapes"
     assert b'\n  "id": "IL-0428",\n' in once, "two-space indent, id first"
 
 
-def test_every_term_in_the_example_is_in_the_vocabulary(example_json: dict) -> None:
+def test_every_term_in_the_example_is_in_the_vocabulary(case_json: dict) -> None:
     vocab = vocabulary()
-    assert ("domains", example_json["domain"][0]) in vocab
-    for symptom in example_json["symptoms"]:
+    assert ("domains", case_json["domain"][0]) in vocab
+    for symptom in case_json["symptoms"]:
         assert ("symptoms", symptom) in vocab
-    for component in example_json["components"]:
+    for component in case_json["components"]:
         assert ("components", component) in vocab
-    assert ("contributing", example_json["contributing"][0]) in vocab
-    assert ("root_causes", example_json["root_cause"]) in vocab
-    assert ("severities", example_json["severity"]) in vocab
-    assert ("source_kinds", example_json["sources"][0]["kind"]) in vocab
-    assert ("date_kinds", example_json["date_kind"]) in vocab
+    assert ("contributing", case_json["contributing"][0]) in vocab
+    assert ("root_causes", case_json["root_cause"]) in vocab
+    assert ("severities", case_json["severity"]) in vocab
+    assert ("source_kinds", case_json["sources"][0]["kind"]) in vocab
+    assert ("date_kinds", case_json["date_kind"]) in vocab
 
 
 def test_every_vocabulary_term_has_a_label_and_every_kind_has_terms() -> None:
@@ -59,9 +83,9 @@ def test_every_vocabulary_term_has_a_label_and_every_kind_has_terms() -> None:
         assert all(term.label for term in terms.values())
 
 
-def test_unknown_term_is_rejected_with_the_known_ones(example_json: dict) -> None:
+def test_unknown_term_is_rejected_with_the_known_ones(case_json: dict) -> None:
     with pytest.raises(InvalidRecord) as caught:
-        load_record(Case, json.dumps({**example_json, "components": ["nccl", "flux-capacitor"]}), "cases/IL-0428.json")
+        load_record(Case, json.dumps({**case_json, "components": ["nccl", "flux-capacitor"]}), "cases/IL-0428.json")
     (fault,) = caught.value.faults
     assert fault.path == "cases/IL-0428.json"
     assert fault.field == "components.1"
@@ -85,22 +109,22 @@ def test_unknown_term_is_rejected_with_the_known_ones(example_json: dict) -> Non
         ({"title": None}, "title", "Input should be an object"),
     ],
 )
-def test_faults_name_the_field_and_the_problem(example_json: dict, change: dict, field: str, problem: str) -> None:
+def test_faults_name_the_field_and_the_problem(case_json: dict, change: dict, field: str, problem: str) -> None:
     with pytest.raises(InvalidRecord) as caught:
-        load_record(Case, json.dumps({**example_json, **change}), "cases/IL-0428.json")
+        load_record(Case, json.dumps({**case_json, **change}), "cases/IL-0428.json")
     assert [(f.field, problem in f.problem) for f in caught.value.faults] == [(field, True)]
 
 
-def test_a_missing_required_field_is_named(example_json: dict) -> None:
-    data = {k: v for k, v in example_json.items() if k != "org_slug"}
+def test_a_missing_required_field_is_named(case_json: dict) -> None:
+    data = {k: v for k, v in case_json.items() if k != "org_slug"}
     with pytest.raises(InvalidRecord) as caught:
         load_record(Case, json.dumps(data), "cases/IL-0428.json")
     assert [str(f) for f in caught.value.faults] == ["cases/IL-0428.json: org_slug: required field is missing"]
 
 
-def test_partial_dates_are_allowed(example_json: dict) -> None:
+def test_partial_dates_are_allowed(case_json: dict) -> None:
     for value in ("2022", "2022-03", "2022-03-04"):
-        assert Case.model_validate({**example_json, "date": value}).date == value
+        assert Case.model_validate({**case_json, "date": value}).date == value
 
 
 def test_a_registry_date_may_be_written_unquoted() -> None:
@@ -113,13 +137,13 @@ def test_a_registry_date_may_be_written_unquoted() -> None:
     assert [e.entry.date for e in entries] == ["2020-10-06", "2021"]
 
 
-def test_timestamps_are_stored_in_utc(example_json: dict) -> None:
-    case = Case.model_validate({**example_json, "updated_at": "2026-11-14T14:34:07+02:00"})
+def test_timestamps_are_stored_in_utc(case_json: dict) -> None:
+    case = Case.model_validate({**case_json, "updated_at": "2026-11-14T14:34:07+02:00"})
     assert json.loads(dump_record(case))["updated_at"] == "2026-11-14T12:34:07Z"
 
 
-def test_texts_are_written_in_language_order(example_json: dict) -> None:
-    case = Case.model_validate({**example_json, "title": {"ko": "제목", "en": "Title"}})
+def test_texts_are_written_in_language_order(case_json: dict) -> None:
+    case = Case.model_validate({**case_json, "title": {"ko": "제목", "en": "Title"}})
     assert list(json.loads(dump_record(case))["title"]) == ["en", "ko"]
 
 
@@ -151,12 +175,12 @@ def test_a_case_needs_its_published_fields() -> None:
     assert missing == {"org", "org_slug", "date", "date_kind", "title", "summary", "sources", "updated_at", "url"}
 
 
-def test_generated_schema_accepts_the_example_and_rejects_unknown_terms(example_json: dict) -> None:
+def test_generated_schema_accepts_the_example_and_rejects_unknown_terms(case_json: dict) -> None:
     schema = json_schema("case")
-    jsonschema.validate(example_json, schema)
+    jsonschema.validate(case_json, schema)
     assert "nccl" in json.dumps(schema), "vocabulary terms are listed in the schema"
     with pytest.raises(jsonschema.ValidationError):
-        jsonschema.validate({**example_json, "severity": "apocalyptic"}, schema)
+        jsonschema.validate({**case_json, "severity": "apocalyptic"}, schema)
 
 
 def test_generated_draft_schema_accepts_a_new_draft() -> None:

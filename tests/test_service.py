@@ -19,11 +19,12 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 import psutil
 import pytest
-from conftest import archive_settings, settings_env
 from documents import POSTMORTEM_MD
+from helpers import archive_settings, settings_env
 
 from pipeline import review
 from pipeline.ids import draft_id_for
@@ -34,6 +35,7 @@ from pipeline.standins.wayback import WaybackStandIn
 from pipeline.store import Store
 
 BIN = Path(sys.executable).parent
+T = TypeVar("T")
 
 
 def free_port() -> int:
@@ -42,7 +44,7 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def wait_for(condition: Callable[[], object], what: str, timeout: float = 120.0) -> object:
+def wait_for(condition: Callable[[], T | None], what: str, timeout: float = 120.0) -> T:
     """Poll `condition` until it holds; fail naming `what` after `timeout` seconds."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -58,7 +60,7 @@ def read_line_with(process: subprocess.Popen, text: str, seen: list[str], timeou
     found = threading.Event()
 
     def read() -> None:
-        for line in process.stdout:
+        for line in process.stdout or ():
             seen.append(line)
             if text in line:
                 found.set()

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLE_CASE
+from helpers import CASE_FIXTURE, pipes
 
 from pipeline.errors import ConflictError, InvalidId, InvalidRecord, RecordNotFound
 from pipeline.ids import canonical_url, draft_id_for
@@ -33,10 +33,10 @@ def start_workers(*commands: list[str]) -> list[subprocess.Popen]:
         for command in commands
     ]
     for proc in procs:
-        assert proc.stdout.readline().strip() == "ready"
+        assert pipes(proc)[1].readline().strip() == "ready"
     for proc in procs:
-        proc.stdin.write("go\n")
-        proc.stdin.flush()
+        pipes(proc)[0].write("go\n")
+        pipes(proc)[0].flush()
     return procs
 
 
@@ -233,7 +233,7 @@ def test_a_writer_killed_at_each_stage_leaves_a_whole_record(
         stdout=subprocess.PIPE,
         text=True,
     )
-    assert proc.stdout.readline().strip() == "stalled"
+    assert pipes(proc)[1].readline().strip() == "stalled"
     proc.send_signal(signal.SIGKILL)
     proc.communicate()
     assert store.path("draft", draft.id).read_bytes() == (old if survivor == "old" else new)
@@ -250,7 +250,7 @@ def test_a_killed_writer_leaves_the_old_record_or_the_new(store: Store, make_dra
     for writes_before_kill in (1, 2, 3, 5, 8, 13):
         (proc,) = start_workers(["rewrite", str(store.root), draft.id])
         for _ in range(writes_before_kill):
-            proc.stdout.readline()
+            pipes(proc)[1].readline()
         proc.send_signal(signal.SIGKILL)  # lands somewhere inside the next write
         proc.communicate()
         assert path.read_bytes() in (small, large)
@@ -278,7 +278,7 @@ def test_case_id_prefix_and_start_are_settings(tmp_path: Path, make_case: Callab
 
 def test_processes_publishing_at_once_get_unique_consecutive_ids(store: Store, make_case: Callable[..., Case]) -> None:
     store.write_case(make_case("IL-0428"))
-    procs = start_workers(*[["publish", str(store.root), "5", str(EXAMPLE_CASE)] for _ in range(4)])
+    procs = start_workers(*[["publish", str(store.root), "5", str(CASE_FIXTURE)] for _ in range(4)])
     ids = [line for out in finish(procs) for line in out.split()]
     assert sorted(ids) == [f"IL-{n:04d}" for n in range(429, 449)]
     assert store.ids("case") == ["IL-0428", *sorted(ids)]

@@ -25,13 +25,15 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from pipeline.models import Case, Transition
 from pipeline.store import Store
 
-EXAMPLE = Path(__file__).resolve().parents[1].parent / "shared" / "reference" / "example-case.json"
+CASE = Path(__file__).resolve().parent / "fixtures" / "case.json"
 
 
 def _start() -> None:
@@ -51,9 +53,10 @@ def update(root: str, draft_id: str, worker: str, count: str) -> None:
         store.update_draft(draft_id, append)
 
 
-def publish(root: str, count: str, example: str = str(EXAMPLE)) -> None:
+def publish(root: str, count: str, example: str = str(CASE)) -> None:
     store = Store(root)
-    template = json.loads(Path(example).read_text(encoding="utf-8"))
+    # The suite's own case, standing alone: without its links to other cases.
+    template = {**json.loads(Path(example).read_text(encoding="utf-8")), "related": [], "recurrence_of": None}
     _start()
     for _ in range(int(count)):
         case = store.publish_case(lambda new_id: Case.model_validate({**template, "id": new_id}))
@@ -104,13 +107,13 @@ def stall(root: str, draft_id: str, stage: str) -> None:
         sys.stdin.readline()
         raise SystemExit("not killed")
 
-    def fsync(fd: int) -> None:
+    def fsync(fd: Any) -> None:
         calls["fsync"] += 1
         if (stage, calls["fsync"]) in (("file-synced", 1), ("dir-synced", 2)):
             wait_to_be_killed()
         real_fsync(fd)
 
-    def replace(src, dst) -> None:
+    def replace(src: Any, dst: Any, **kwargs: Any) -> None:
         if stage == "renamed":
             wait_to_be_killed()
         real_replace(src, dst)
@@ -121,6 +124,12 @@ def stall(root: str, draft_id: str, stage: str) -> None:
 
 if __name__ == "__main__":
     command, *args = sys.argv[1:]
-    {"update": update, "publish": publish, "rewrite": rewrite, "stall": stall, "archive": archive, "promote": promote}[
-        command
-    ](*args)
+    programs: dict[str, Callable[..., None]] = {
+        "update": update,
+        "publish": publish,
+        "rewrite": rewrite,
+        "stall": stall,
+        "archive": archive,
+        "promote": promote,
+    }
+    programs[command](*args)

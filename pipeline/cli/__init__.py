@@ -1,8 +1,9 @@
 """The `incidentlib` command. Each command is one call into the library, of the same name.
 
 No logic lives here: options are parsed, one library function runs, its result is
-printed. Expected failures (an IncidentlibError) print one line and exit 1; anything
-else is a bug and shows its traceback. The commands are grouped by who uses them:
+printed. Expected failures (an IncidentlibError) print one line and exit 1 (the command
+group does it, so every way of running a command behaves the same); anything else is a
+bug and shows its traceback. The commands are grouped by who uses them:
 
     records   schema, validate, fmt, add, extract, links    whoever keeps the records
     review    queue, show, edit, set, write, approve, ...   writers and reviewers
@@ -12,20 +13,11 @@ else is a bug and shows its traceback. The commands are grouped by who uses them
 
 from __future__ import annotations
 
-import sys
-
-import typer
-
 from pipeline.cli import records, review, runs, service
 from pipeline.cli.common import app
-from pipeline.errors import IncidentlibError
 
 __all__ = ["app", "main", "records", "review", "runs", "service"]
 
 
 def main() -> None:
-    try:
-        app()
-    except IncidentlibError as exc:
-        typer.echo(f"Error: {exc}", err=True)
-        sys.exit(1)
+    app()

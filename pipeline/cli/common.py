@@ -12,16 +12,17 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from pydantic import ValidationError
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
 from rich.table import Table
+from typer.core import TyperGroup
 
 from pipeline import server as prefect_server
-from pipeline.errors import Fault, SettingsError
+from pipeline.errors import Fault, IncidentlibError, SettingsError
 from pipeline.settings import Settings
 from pipeline.store import Store
 
@@ -42,7 +43,20 @@ __all__ = [
     "verbosity",
 ]
 
+
+class _Commands(TyperGroup):
+    """The command group: an error incidentlib raises on purpose is one line on stderr and exit 1."""
+
+    def invoke(self, ctx: Any) -> Any:  # click's Context, which typer vendors privately
+        try:
+            return super().invoke(ctx)
+        except IncidentlibError as exc:
+            typer.echo(f"Error: {exc}", err=True)
+            raise typer.Exit(1) from None
+
+
 app = typer.Typer(
+    cls=_Commands,
     name="incidentlib",
     help="Turn public postmortems into a curated, reviewed library of incident cases.",
     no_args_is_help=True,

@@ -8,8 +8,9 @@ commands that run flows, after the settings have chosen its server.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Protocol, TypeVar
 
 import typer
 
@@ -23,10 +24,25 @@ from pipeline.cli.common import (
     use_known_server,
     verbosity,
 )
+from pipeline.settings import Settings
 
 
-def _print_json(report: Any) -> None:
-    typer.echo(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+class _Report(Protocol):
+    def to_dict(self) -> dict[str, Any]: ...
+
+
+R = TypeVar("R", bound=_Report)
+
+
+def _run_flow(flow_: Callable[..., R], settings: Settings, as_json: bool, *, progress: bool = True) -> R | None:
+    """Run one flow on the data root, with a progress bar unless quiet; with --json, print its
+    report and give None, else give the report to print."""
+    with flow_progress(progress and not as_json and verbosity() == 0):
+        report = flow_(root=str(settings.root))
+    if as_json:
+        typer.echo(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+        return None
+    return report
 
 
 @app.command()
@@ -40,10 +56,8 @@ def crawl(root: RootOption = None, as_json: JsonOption = False) -> None:
     use_known_server(settings)
     from pipeline.flows import crawl_flow_for
 
-    with flow_progress(not as_json and verbosity() == 0):
-        run = crawl_flow_for(settings)(root=str(settings.root))
-    if as_json:
-        _print_json(run)
+    run = _run_flow(crawl_flow_for(settings), settings, as_json)
+    if run is None:
         return
     for fault in run.registry_faults:
         typer.echo(f"registry: {fault}", err=True)
@@ -70,10 +84,8 @@ def archive(root: RootOption = None, as_json: JsonOption = False) -> None:
     use_known_server(settings)
     from pipeline.flows import archive as archive_flow
 
-    with flow_progress(not as_json and verbosity() == 0):
-        report = archive_flow(root=str(settings.root))
-    if as_json:
-        _print_json(report)
+    report = _run_flow(archive_flow, settings, as_json)
+    if report is None:
         return
     if report.busy:
         typer.echo(
@@ -95,9 +107,8 @@ def promote(root: RootOption = None, as_json: JsonOption = False) -> None:
     use_known_server(settings)
     from pipeline.flows import promote as promote_flow
 
-    report = promote_flow(root=str(settings.root))
-    if as_json:
-        _print_json(report)
+    report = _run_flow(promote_flow, settings, as_json, progress=False)
+    if report is None:
         return
     for entry in report.drafts:
         if entry.outcome == "incomplete":
@@ -114,10 +125,8 @@ def refresh(root: RootOption = None, as_json: JsonOption = False) -> None:
     use_known_server(settings)
     from pipeline.flows import refresh as refresh_flow
 
-    with flow_progress(not as_json and verbosity() == 0):
-        report = refresh_flow(root=str(settings.root))
-    if as_json:
-        _print_json(report)
+    report = _run_flow(refresh_flow, settings, as_json)
+    if report is None:
         return
     for source in report.sources:
         if source.outcome in ("gone", "moved", "blocked", "failed"):

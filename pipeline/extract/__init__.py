@@ -26,6 +26,7 @@ from pipeline.extract.pdf import read_pdf
 from pipeline.extract.tags import suggest_tags
 from pipeline.ids import GITHUB_HOSTS, slugify
 from pipeline.models import Section, SectionField
+from pipeline.vocabulary import Kind
 
 __all__ = ["Extraction", "decode_text", "detect_format", "extract", "org_for_url"]
 
@@ -36,7 +37,7 @@ _META_CHARSET = re.compile(rb"<meta[^>]+charset=[\"']?([\w.:-]+)", re.IGNORECASE
 # Front matter, or an ATX heading on a line of its own, in the first bytes.
 _MARKDOWN_SNIFF = re.compile(rb"\A(?:---|\+\+\+)\s*\n|^#{1,6} \S", re.MULTILINE)
 # The vocabularies a draft's tags are suggested from (root causes are read from their own section).
-_TAG_KINDS = ("domains", "components", "symptoms", "contributing")
+_TAG_KINDS: tuple[Kind, ...] = ("domains", "components", "symptoms", "contributing")
 _PUBLISHED_CUE = re.compile(r"(posted|published|written|updated|date)(\s+on)?\W{0,5}$", re.IGNORECASE)
 
 
@@ -52,7 +53,7 @@ class Extraction:
     text: str
     sections: list[Section]
     summary: str | None
-    tags: dict[str, list[str]] = field(default_factory=dict)  # vocabulary kind -> suggested terms
+    tags: dict[Kind, list[str]] = field(default_factory=dict)  # vocabulary kind -> suggested terms
 
     def texts_for(self, target: SectionField) -> list[str]:
         return [s.text for s in self.sections if s.field == target and s.text]
@@ -83,8 +84,8 @@ def detect_format(url: str, content_type: str | None, body: bytes) -> str:
             return "html"
         return "text"
     raise UnsupportedContent(
-        f"{url}: {mime or 'unknown content type'} is not a document incidentlib reads "
-        "(HTML, Markdown, plain text or PDF)"
+        f"{mime or 'unknown content type'} is not a document incidentlib reads (HTML, Markdown, plain text or PDF)",
+        url=url,
     )
 
 
@@ -92,7 +93,7 @@ def decode_text(body: bytes, content_type: str | None, url: str) -> str:
     """Bytes to text: UTF-8 when they are UTF-8 (a wrong declared charset is common), else the
     declared charset, else the page's <meta charset>, else charset-normalizer's best guess."""
     if b"\x00" in body[:4096]:
-        raise UnsupportedContent(f"{url}: binary content served as {content_type or 'text'}")
+        raise UnsupportedContent(f"binary content served as {content_type or 'text'}", url=url)
     try:
         return body.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError:
@@ -107,7 +108,7 @@ def decode_text(body: bytes, content_type: str | None, url: str) -> str:
                 continue
     best = from_bytes(body).best()
     if best is None:
-        raise UnsupportedContent(f"{url}: bytes that are not text in any known encoding")
+        raise UnsupportedContent("bytes that are not text in any known encoding", url=url)
     return str(best)
 
 
@@ -168,8 +169,10 @@ def extract(
     Raises UnsupportedContent, UnreadableDocument or EmptyDocument with the reason.
     """
     kind = detect_format(url, content_type, body)
-    page_title = page_date = site_name = None
-    date_kind = "published"
+    page_title: str | None = None
+    page_date: str | None = None
+    site_name: str | None = None
+    date_kind: str | None = "published"
     if kind == "pdf":
         pdf = read_pdf(body)
         blocks, page_title, page_date = pdf.blocks, pdf.title, pdf.date
@@ -188,7 +191,7 @@ def extract(
             page_title = next((b.text for b in blocks if len(b.text) <= 200), None)
 
     if not any(b.text.strip() for b in blocks):
-        raise EmptyDocument(f"{url}: no text found in the {kind} document")
+        raise EmptyDocument(f"no text found in the {kind} document", url=url)
     sections = sections_from(blocks)
 
     if not page_date:

@@ -57,7 +57,9 @@ def sections_from(blocks: list[Block]) -> list[Section]:
     """
     sections: list[Section] = []
     parents: list[tuple[int, SectionField | None]] = []  # (level, field) of open headings
-    heading, field, body = "", None, []
+    heading: str = ""
+    field: SectionField | None = None
+    body: list[Block] = []
 
     def close() -> None:
         if heading or body:

@@ -27,7 +27,7 @@ from lxml.etree import ElementDefaultClassLookup, HTMLParser, LxmlError, ParserE
 from lxml.html import HtmlComment, HtmlElement, HtmlEntity, HtmlProcessingInstruction
 from lxml.html import fromstring as html_fromstring
 from readability import Document as ReadabilityDocument
-from trafilatura.settings import DEFAULT_CONFIG, MANUALLY_CLEANED, MANUALLY_STRIPPED
+from trafilatura.settings import DEFAULT_CONFIG, MANUALLY_CLEANED, MANUALLY_STRIPPED, Document
 from trafilatura.utils import DOCTYPE_TAG, FAULTY_HTML, INVALID_XML_CHARS, is_dubious_html
 
 from pipeline.extract.blocks import Block
@@ -502,6 +502,24 @@ def _keep_preformatted(tree):
     return tree
 
 
+def _trafilatura(tree: HtmlElement, url: str | None, favor: str, *, fast: bool) -> Document | None:
+    """trafilatura's extraction of the main text, as a tree of its XML (the body alone)."""
+    document = trafilatura.bare_extraction(
+        tree,
+        url=url,
+        fast=fast,
+        output_format="xml",  # the body alone, no text rendering
+        with_metadata=False,
+        include_formatting=False,  # blocks keep words, not bold: fewer elements in its passes
+        include_tables=True,
+        include_comments=False,
+        favor_precision=favor == "precision",
+        favor_recall=favor == "recall",
+    )
+    assert document is None or isinstance(document, Document)  # a dict only with as_dict=True
+    return document
+
+
 def read_html(markup: str, url: str | None = None, *, favor: str = "balanced") -> HtmlDocument:
     """Blocks, title, publication date and site name of an HTML page."""
     tree = _parse(markup)
@@ -527,16 +545,6 @@ def read_html(markup: str, url: str | None = None, *, favor: str = "balanced") -
     date = _published(tree, headline, metas, objects, url)
     _keep_preformatted(tree)
 
-    options = dict(
-        url=url,
-        output_format="xml",  # the body alone, no text rendering
-        with_metadata=False,
-        include_formatting=False,  # blocks keep words, not bold: fewer elements in its passes
-        include_tables=True,
-        include_comments=False,
-        favor_precision=favor == "precision",
-        favor_recall=favor == "recall",
-    )
     held = _held_text(tree) if favor == "balanced" else 0  # before stripping
     if favor != "recall":  # see _BOILERPLATE; recall mode brings deleted parts back when nothing else is left
         for script in list(tree.iter("script")):
@@ -552,13 +560,13 @@ def read_html(markup: str, url: str | None = None, *, favor: str = "balanced") -
     # back on the whole page, so when the stripped parts held an article (a <noscript>
     # one), the cascade gets the page as it came; otherwise the stripped page, where a
     # short status update stays free of the "enable JavaScript" notice beside it.
-    document = trafilatura.bare_extraction(tree, fast=True, **options)
+    document = _trafilatura(tree, url, favor, fast=True)
     found = len(_clean(document.raw_text)) if document is not None else 0
     code = sum(len(_clean(e.text)) for e in tree.iter(_HIDDEN))
     short = favor == "balanced" and found < _MIN_EXTRACTED
     if short or found < _PARTIAL_SHARE * (_PAGE_LENGTH(tree) - code):
         whole = _keep_preformatted(_parse(markup)) if held >= _MIN_EXTRACTED else tree
-        document = trafilatura.bare_extraction(whole, fast=False, **options)
+        document = _trafilatura(whole, url, favor, fast=False)
     blocks = _blocks_from_tree(document.body) if document is not None and document.body is not None else []
     if not blocks:
         blocks = _fallback_blocks(markup)

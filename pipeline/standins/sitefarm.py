@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
+from typing import Any
 
 __all__ = ["Page", "Site", "SiteFarm"]
 
@@ -40,11 +41,11 @@ class Page:
     then: list[Page] = field(default_factory=list)  # answers for the following requests, in order
 
     @classmethod
-    def html(cls, markup: str, **kwargs: object) -> Page:
+    def html(cls, markup: str, **kwargs: Any) -> Page:
         return cls(markup.encode("utf-8"), **kwargs)
 
     @classmethod
-    def markdown(cls, text: str, **kwargs: object) -> Page:
+    def markdown(cls, text: str, **kwargs: Any) -> Page:
         return cls(text.encode("utf-8"), content_type="text/plain; charset=utf-8", **kwargs)
 
     @classmethod

@@ -1,0 +1,69 @@
+"""Helpers the tests import: where the suite's own fixtures lie, settings for the local stand-ins."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import IO, Any, cast
+
+from pipeline.settings import Settings
+from pipeline.standins.wayback import WaybackStandIn
+
+TESTS = Path(__file__).resolve().parent
+REPO = TESTS.parent
+# The suite's own published case, every field of the format filled.
+CASE_FIXTURE = TESTS / "fixtures" / "case.json"
+# The read-only reference material lies beside a checkout (../shared), but the suite must pass
+# without it: the few tests that read it say so in one line and are skipped when it is absent.
+SHARED = Path(os.environ.get("INCIDENTLIB_SHARED", REPO.parent / "shared"))
+
+
+def pipes(process: subprocess.Popen[str]) -> tuple[IO[str], IO[str]]:
+    """The stdin and stdout of a process started with both piped."""
+    assert process.stdin is not None and process.stdout is not None
+    return process.stdin, process.stdout
+
+
+def artifact_text(key: str) -> str:
+    """The data of the newest Prefect artifact under `key` (the test fails if there is none)."""
+    from prefect.artifacts import Artifact
+
+    # Called from sync code, Prefect's dispatcher runs the sync variant, not a coroutine.
+    artifact = cast(Artifact | None, Artifact.get(key))
+    assert artifact is not None, f"no artifact {key!r}"
+    return str(artifact.data)
+
+
+def archive_settings(root: Path, wayback: WaybackStandIn, **changes: object) -> Settings:
+    """Settings pointing at the stand-in, fast: tests wait on nothing real."""
+    base: dict[str, Any] = {
+        "root": root,
+        "allow_private_hosts": True,
+        "per_host_delay_s": 0.0,
+        "wayback_url": wayback.url,
+        "wayback_access_key": "test-access",
+        "wayback_secret_key": "test-secret",
+        "captures_per_minute": 6000,
+        "cdx_per_minute": 6000,
+        "poll_interval_s": 0.01,
+        "poll_timeout_s": 2.0,
+        "breaker_backoff_s": 0.05,
+        "reuse_capture_within_s": 0,
+    }
+    return Settings(**{**base, **changes})
+
+
+def settings_env(settings: Settings) -> dict[str, str]:
+    """The same settings as INCIDENTLIB_* variables, for a process of its own."""
+    env = {}
+    for name, value in settings.model_dump(mode="json").items():
+        if name == "root":
+            continue
+        secret = getattr(settings, name)
+        if hasattr(secret, "get_secret_value"):
+            value = secret.get_secret_value()
+        if value is not None:
+            env[f"INCIDENTLIB_{name.upper()}"] = json.dumps(value) if isinstance(value, list) else str(value)
+    return env
