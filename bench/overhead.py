@@ -60,7 +60,8 @@ def main() -> None:
                 "PREFECT_LOGGING_LEVEL": args.log_level,
             }
         )
-        from pipeline.flows import crawl_flow_for
+        from pipeline.crawl import CrawlRun
+        from pipeline.flows import crawl_flow_for, run
         from pipeline.settings import Settings
 
         settings = Settings()
@@ -83,9 +84,9 @@ def main() -> None:
                 root = Path(tmp) / f"flow-{n}"
                 register(root, urls)
                 start = time.perf_counter()
-                run = flow(root=str(root), archive_new=False)
+                crawled = run(flow, CrawlRun, root=str(root), archive_new=False)
                 flow_runs.append(time.perf_counter() - start)
-                assert run.counts()["new"] == args.pages, run.counts()
+                assert crawled.counts()["new"] == args.pages, crawled.counts()
         finally:
             parent.send("stop")
             farm.join(timeout=30)

@@ -30,6 +30,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
+from pipeline import interrupt
 from pipeline.batch import each, raise_unexpected, tally, tally_reasons
 from pipeline.errors import (
     CaptureLimitError,
@@ -461,7 +462,7 @@ def archive(
         except LockBusy:
             _log.warning("archive: another archive run of this data root is capturing; its sources wait for the next")
             return ArchiveReport(busy=True)
-        report = asyncio.run(archive_async(store, settings, draft_ids, on_source, on_plan))
+        report = interrupt.run(archive_async(store, settings, draft_ids, on_source, on_plan))
     if raise_errors:
         raise_unexpected(report.errors, "sources")
     return report

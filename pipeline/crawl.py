@@ -16,9 +16,10 @@ import hashlib
 import traceback
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
+from pipeline import interrupt
 from pipeline.batch import each, raise_unexpected, tally, tally_reasons
 from pipeline.draft import apply_extraction, new_draft, record_failure
 from pipeline.errors import ExtractError, Fault, FetchError, InvalidRecord
@@ -31,8 +32,12 @@ from pipeline.registry import find_duplicates
 from pipeline.settings import Settings
 from pipeline.store import Store
 
+if TYPE_CHECKING:  # a crawl run archives its new drafts; the crawl itself needs nothing of it
+    from pipeline.archive import ArchiveReport
+
 __all__ = [
     "CrawlReport",
+    "CrawlRun",
     "Outcome",
     "SourceReport",
     "crawl",
@@ -89,6 +94,25 @@ class CrawlReport:
             "writes": self.writes,
             "sources": [asdict(s) for s in self.sources],
             "errors": ["".join(traceback.format_exception(e)) for e in self.errors],
+        }
+
+
+@dataclass
+class CrawlRun:
+    """What a crawl flow run did: the crawl, the registry's faults, and the archiving of new drafts."""
+
+    report: CrawlReport
+    registry_faults: list[Fault] = field(default_factory=list)
+    archive: ArchiveReport | None = None
+
+    def counts(self) -> dict[str, int]:
+        return self.report.counts()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **self.report.to_dict(),
+            "registry_faults": [str(f) for f in self.registry_faults],
+            "archive": self.archive.to_dict() if self.archive else None,
         }
 
 
@@ -258,7 +282,7 @@ def crawl(
     """
     if entries is None:
         entries, _ = registry_entries(store)
-    report = asyncio.run(crawl_async(store, settings, entries, on_source, concurrency=concurrency))
+    report = interrupt.run(crawl_async(store, settings, entries, on_source, concurrency=concurrency))
     if raise_errors:
         raise_unexpected(report.errors, "sources")
     return report
@@ -292,7 +316,7 @@ def extract_one(
     """
     entry = SourceEntry(url=url, org=org, kind=kind)
     if body is None:
-        result = asyncio.run(_fetch_one(settings, url))
+        result = interrupt.run(_fetch_one(settings, url))
         if result.outcome != "fetched":
             reason = result.reason or Reason.INTERNAL_ERROR
             raise FetchError(url, reason, (result.message or "failed").removeprefix(f"{url}: "), status=result.status)

@@ -8,12 +8,14 @@ installed can run it.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, cast
 from uuid import UUID
 
 from prefect import Flow
-from prefect.client.schemas.objects import FlowRun
+from prefect.client.orchestration import SyncPrefectClient
+from prefect.client.schemas.objects import FlowRun, StateType
 from prefect.client.schemas.responses import DeploymentResponse
 from prefect.deployments.runner import RunnerDeployment
 
@@ -24,6 +26,7 @@ from pipeline.settings import Settings, interval_seconds
 __all__ = [
     "DEPLOYMENT",
     "DEPLOYMENT_FLOWS",
+    "clear_stuck_runs",
     "deploy",
     "deployments",
     "request_promotion",
@@ -157,22 +160,36 @@ def request_promotion(root: str) -> str | None:
     return cast(FlowRun, run_deployment(deployment.id, timeout=0)).name
 
 
-def served_deployments(root: str) -> dict[str, dict[str, Any]]:
-    """What the Prefect server knows of each flow's deployment for data root `root`: whether its
-    schedule is active, whether something is there to run it (`ready`: a `serve` or a worker
-    polling), its next scheduled run, and its work pool (None when served by `serve`)."""
+def _schedule_text(schedule: object) -> str:
+    """A schedule as an operator writes it: a cron line (UTC unless the server says otherwise) or an interval."""
+    from prefect.client.schemas.schedules import CronSchedule, IntervalSchedule, RRuleSchedule
+
+    if isinstance(schedule, CronSchedule):
+        zone = schedule.timezone or "UTC"
+        return schedule.cron if zone in ("UTC", "Etc/UTC") else f"{schedule.cron} ({zone})"
+    if isinstance(schedule, IntervalSchedule):
+        seconds = int(schedule.interval.total_seconds())
+        for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+            if seconds % size == 0:
+                return f"{seconds // size}{unit}"
+        return f"{seconds}s"
+    if isinstance(schedule, RRuleSchedule):
+        return f"rrule {schedule.rrule}"
+    return str(schedule)
+
+
+def served_deployments(root: str, *, stuck_after: timedelta = timedelta(minutes=5)) -> dict[str, dict[str, Any]]:
+    """What the Prefect server knows of each flow's deployment for data root `root`: the schedules
+    in force on the server (which may differ from the settings: the last `serve` or `deploy`
+    applied them), whether one is active, whether something is there to run it (`ready`: a
+    `serve` or a worker polling), its next scheduled run, its work pool (None when served by
+    `serve`), and its stuck runs: submitted or pending longer than `stuck_after`, waiting for
+    the deployment's slot, or late by more than `stuck_after`."""
     from prefect.client.orchestration import get_client
-    from prefect.client.schemas.filters import (
-        DeploymentFilter,
-        DeploymentFilterId,
-        FlowRunFilter,
-        FlowRunFilterState,
-        FlowRunFilterStateType,
-    )
     from prefect.client.schemas.objects import StateType
-    from prefect.client.schemas.sorting import FlowRunSort
     from prefect.exceptions import ObjectNotFound
 
+    now = datetime.now(UTC)
     found: dict[str, dict[str, Any]] = {}
     with get_client(sync_client=True) as client:
         for name in _FLOWS:
@@ -182,15 +199,17 @@ def served_deployments(root: str) -> dict[str, dict[str, Any]]:
                 continue
             if not _for_root(deployment, root):
                 continue
-            scheduled = client.read_flow_runs(
-                deployment_filter=DeploymentFilter(id=DeploymentFilterId(any_=[deployment.id])),
-                flow_run_filter=FlowRunFilter(
-                    state=FlowRunFilterState(type=FlowRunFilterStateType(any_=[StateType.SCHEDULED]))
-                ),
-                sort=FlowRunSort.EXPECTED_START_TIME_ASC,
-                limit=1,
-            )
+            scheduled = _runs(client, deployment.id, [StateType.SCHEDULED], limit=1)
+            pending = _runs(client, deployment.id, [StateType.PENDING])
+            waiting = [r for r in _runs(client, deployment.id, [StateType.SCHEDULED]) if _awaiting_slot(r)]
+            late = _runs(client, deployment.id, [StateType.SCHEDULED], before=now - stuck_after)
+            stuck = [f"{r.name}: {r.state_name} since {_since(r, now)}" for r in pending if _age(r, now) > stuck_after]
+            stuck += [f"{r.name}: waiting for the deployment's slot since {_since(r, now)}" for r in waiting]
+            stuck += [f"{r.name}: late by {_since(r, now)}" for r in late if not _awaiting_slot(r)]
             found[name] = {
+                "schedules": [
+                    _schedule_text(s.schedule) + ("" if s.active else " (paused)") for s in deployment.schedules
+                ],
                 "active": bool(deployment.schedules)
                 and any(s.active for s in deployment.schedules)
                 and not deployment.paused,
@@ -199,5 +218,84 @@ def served_deployments(root: str) -> dict[str, dict[str, Any]]:
                 if scheduled and scheduled[0].expected_start_time
                 else None,
                 "work_pool": deployment.work_pool_name,
+                "stuck": stuck,
             }
     return found
+
+
+def clear_stuck_runs(root: str) -> list[str]:
+    """Runs a `serve` of this data root left behind when it was stopped or killed, ended, so that the
+    schedules go on: every run of its deployments still submitting, pending or running (one
+    `serve` runs per data root, so none of them is alive) is marked Crashed, which frees the
+    deployment's slot; of the runs that fell due meanwhile, the newest of each deployment
+    stands for the rest, which are cancelled. Runs of workers (`deploy`) are not touched.
+    Each cleared run is named, with what became of it."""
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.objects import StateType
+    from prefect.exceptions import ObjectNotFound
+    from prefect.states import Cancelled, Crashed
+
+    now = datetime.now(UTC)
+    cleared: list[str] = []
+    with get_client(sync_client=True) as client:
+        for name in _FLOWS:
+            try:
+                deployment = client.read_deployment_by_name(f"{name}/{DEPLOYMENT}")
+            except ObjectNotFound:
+                continue
+            if not _for_root(deployment, root) or deployment.work_pool_name:
+                continue
+            held = [StateType.PENDING, StateType.RUNNING, StateType.CANCELLING]
+            for run in _runs(client, deployment.id, held):
+                message = "left by a serve of this data root that stopped; cleared by the next"
+                client.set_flow_run_state(run.id, Crashed(message=message), force=True)
+                cleared.append(f"{name}: {run.name} was {run.state_name}, now Crashed")
+            overdue = _runs(client, deployment.id, [StateType.SCHEDULED], before=now)
+            for run in overdue[:-1]:  # sorted by when they fell due: the newest stands for the rest
+                client.set_flow_run_state(run.id, Cancelled(message="superseded by a later run"), force=True)
+                cleared.append(f"{name}: {run.name} fell due while nothing served it, now Cancelled")
+    return cleared
+
+
+def _runs(
+    client: SyncPrefectClient,
+    deployment_id: UUID,
+    types: list[StateType],
+    *,
+    before: datetime | None = None,
+    limit: int = 200,
+) -> list[FlowRun]:
+    """Runs of one deployment in these state types (oldest due first), due before `before` if given."""
+    from prefect.client.schemas.filters import (
+        DeploymentFilter,
+        DeploymentFilterId,
+        FlowRunFilter,
+        FlowRunFilterExpectedStartTime,
+        FlowRunFilterState,
+        FlowRunFilterStateType,
+    )
+    from prefect.client.schemas.sorting import FlowRunSort
+
+    return client.read_flow_runs(
+        deployment_filter=DeploymentFilter(id=DeploymentFilterId(any_=[deployment_id])),
+        flow_run_filter=FlowRunFilter(
+            state=FlowRunFilterState(type=FlowRunFilterStateType(any_=types)),
+            expected_start_time=FlowRunFilterExpectedStartTime(before_=before) if before else None,
+        ),
+        sort=FlowRunSort.EXPECTED_START_TIME_ASC,
+        limit=limit,
+    )
+
+
+def _awaiting_slot(run: FlowRun) -> bool:
+    return run.state_name == "AwaitingConcurrencySlot"
+
+
+def _age(run: FlowRun, now: datetime) -> timedelta:
+    since = run.state.timestamp if run.state else run.expected_start_time
+    return now - since if since else timedelta(0)
+
+
+def _since(run: FlowRun, now: datetime) -> str:
+    minutes = int(_age(run, now).total_seconds() // 60)
+    return f"{minutes // 60} h {minutes % 60} min" if minutes >= 60 else f"{minutes} min"

@@ -10,19 +10,23 @@ schedules are in pipeline.deployments.
 
 from __future__ import annotations
 
+import functools
 import logging
+import signal
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, ParamSpec, Protocol, TypeVar, cast
 
 from prefect import Flow, flow, get_run_logger, task
 from prefect.context import FlowRunContext
+from prefect.futures import PrefectFuture
+from prefect.states import Cancelled, State
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from pipeline import archive as archiving
 from pipeline import crawl as crawling
+from pipeline import interrupt
 from pipeline import links as linking
 from pipeline import publish as publishing
 from pipeline.artifacts import (
@@ -33,34 +37,52 @@ from pipeline.artifacts import (
     publish_refresh_summary,
 )
 from pipeline.batch import raise_unexpected
-from pipeline.errors import Fault, SettingsError
+from pipeline.errors import SettingsError
 from pipeline.models import SourceEntry, utc_now
 from pipeline.settings import Settings
 from pipeline.store import Store
 
-__all__ = ["CrawlRun", "archive", "crawl", "crawl_flow_for", "promote", "refresh"]
+__all__ = ["archive", "crawl", "crawl_flow_for", "promote", "refresh", "run"]
 
-
-@dataclass
-class CrawlRun:
-    """What a crawl flow run did: the crawl, the registry's faults, and the archiving of new drafts."""
-
-    report: crawling.CrawlReport
-    registry_faults: list[Fault] = field(default_factory=list)
-    archive: archiving.ArchiveReport | None = None
-
-    def counts(self) -> dict[str, int]:
-        return self.report.counts()
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            **self.report.to_dict(),
-            "registry_faults": [str(f) for f in self.registry_faults],
-            "archive": self.archive.to_dict() if self.archive else None,
-        }
+P = ParamSpec("P")
+R = TypeVar("R")
+T = TypeVar("T")
 
 
 _progress: dict[str, Progress] = {}
+
+
+def _stoppable(body: Callable[P, R]) -> Callable[P, R | State[Any]]:
+    """A flow body that a signal stops within seconds, the run then recorded as cancelled.
+
+    Prefect's engine puts its own SIGTERM handler in place for a flow run: it would end the
+    run as crashed, but only after waiting for every thread to finish its work (minutes, in
+    a crawl). The body takes the signals back (pipeline.interrupt): a first signal cancels
+    the work in flight, whatever thread it runs in, and the run ends Cancelled.
+    """
+
+    @functools.wraps(body)
+    def stoppable(*args: P.args, **kwargs: P.kwargs) -> R | State[Any]:
+        with interrupt.signal_handlers(), interrupt.cooperating():
+            try:
+                return body(*args, **kwargs)
+            except interrupt.Interrupted as exc:
+                get_run_logger().warning("%s: the work in flight was cancelled; the rest waits for the next run", exc)
+                return Cancelled(message=str(exc))
+
+    return stoppable
+
+
+def _results(futures: list[PrefectFuture[T]]) -> list[T]:
+    """The tasks' results; a task ended by a stop request is the stop, not a task's failure."""
+    results = []
+    for future in futures:
+        try:
+            results.append(future.result())
+        except BaseException:
+            interrupt.check()
+            raise
+    return results
 
 
 @contextmanager
@@ -76,6 +98,10 @@ def _recorded(store: Store, flow_name: str) -> Iterator[dict[str, int]]:
     try:
         yield counts
         run["state"] = "completed"
+    except interrupt.Interrupted as exc:
+        run["state"] = "cancelled"
+        run["error"] = str(exc)
+        raise
     except BaseException as exc:
         run["error"] = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
         raise
@@ -89,10 +115,10 @@ class _Counted(Protocol):
     def counts(self) -> dict[str, int]: ...
 
 
-R = TypeVar("R", bound=_Counted)
+C = TypeVar("C", bound=_Counted)
 
 
-def _one_recorded_task(flow_name: str, task_: Callable[[str], R], root: str | None) -> R:
+def _one_recorded_task(flow_name: str, task_: Callable[[str], C], root: str | None) -> C:
     """A flow that is one task over the data root: run it, its counts kept in the runs file."""
     store = Store.from_settings(_settings(root))
     with _recorded(store, flow_name) as counts:
@@ -139,7 +165,8 @@ def crawl_hosts(root: str, entries: list[dict[str, Any]], concurrency: int, prog
 
 
 @flow(name="crawl", log_prints=False)
-def crawl(root: str | None = None, archive_new: bool = True) -> CrawlRun:
+@_stoppable
+def crawl(root: str | None = None, archive_new: bool = True) -> crawling.CrawlRun:
     """Fetch every source of the registry, extract it, and write or update its draft;
     then (`archive_new`) capture the sources of the new drafts."""
     logger = get_run_logger()
@@ -161,8 +188,8 @@ def crawl(root: str | None = None, archive_new: bool = True) -> CrawlRun:
                 for group in groups
             ]
             report = crawling.CrawlReport()
-            for future in futures:
-                report = report.merge(future.result())
+            for share in _results(futures):
+                report = report.merge(share)
         finally:
             del _progress[key]
         progress.finish()
@@ -171,7 +198,7 @@ def crawl(root: str | None = None, archive_new: bool = True) -> CrawlRun:
         logger.info("crawl: %s", ", ".join(f"{n} {name}" for name, n in report.counts().items()))
         # Every other source is done and the summary is published: now the bugs are shown.
         raise_unexpected(report.errors, "sources")
-        run = CrawlRun(report, faults)
+        run = crawling.CrawlRun(report, faults)
         new_drafts = [s.draft_id for s in report.sources if s.outcome == "new"]
         if new_drafts and archive_new:
             run.archive = archive_sources(str(store.root), new_drafts)
@@ -205,6 +232,7 @@ def archive_sources(root: str, draft_ids: list[str] | None = None) -> archiving.
 
 
 @flow(name="archive", log_prints=False)
+@_stoppable
 def archive(root: str | None = None) -> archiving.ArchiveReport:
     """Capture every source of every draft that has no capture yet, and confirm fresh ones."""
     report = _one_recorded_task("archive", archive_sources, root)
@@ -212,7 +240,18 @@ def archive(root: str | None = None) -> archiving.ArchiveReport:
     return report
 
 
-def crawl_flow_for(settings: Settings) -> Flow[..., CrawlRun]:
+def run(flow_: Flow[..., Any], kind: type[T], **parameters: Any) -> T:
+    """Run a flow in this process and give its report (of type `kind`). A run a signal stopped
+    raises Interrupted; a run that failed raises its error."""
+    state = cast(State[Any], flow_(**parameters, return_state=True))
+    if state.is_cancelled():
+        raise interrupt.Interrupted(interrupt.requested() or signal.SIGTERM)
+    report = state.result()
+    assert isinstance(report, kind), report
+    return report
+
+
+def crawl_flow_for(settings: Settings) -> Flow[..., crawling.CrawlRun | State[Any]]:
     """The crawl flow with a task runner sized to the settings' task groups."""
     runner: ThreadPoolTaskRunner[Any] = ThreadPoolTaskRunner(max_workers=settings.crawl_task_groups)
     # Prefect types the argument as TaskRunner[PrefectFuture], which its own thread pool runner
@@ -236,6 +275,7 @@ def promote_drafts(root: str) -> publishing.PromoteReport:
 
 
 @flow(name="promote", log_prints=False)
+@_stoppable
 def promote(root: str | None = None) -> publishing.PromoteReport:
     """Publish every approved, complete draft as a case; say what the others lack."""
     return _one_recorded_task("promote", promote_drafts, root)
@@ -262,6 +302,7 @@ def refresh_links(root: str) -> linking.RefreshReport:
 
 
 @flow(name="refresh", log_prints=False)
+@_stoppable
 def refresh(root: str | None = None) -> linking.RefreshReport:
     """Check every source of every draft and case: live status, captures, re-archive what changed."""
     return _one_recorded_task("refresh", refresh_links, root)

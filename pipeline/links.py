@@ -30,6 +30,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
+from pipeline import interrupt
 from pipeline.archive import _Archiver
 from pipeline.batch import each, raise_unexpected, tally
 from pipeline.errors import ExtractError, InvalidRecord, WaybackError
@@ -343,7 +344,7 @@ def refresh(
     every link has had its turn and the records are written (pipeline.batch); with
     `raise_errors=False` they stay in `report.errors`.
     """
-    report = asyncio.run(refresh_async(store, settings, on_source, on_plan))
+    report = interrupt.run(refresh_async(store, settings, on_source, on_plan))
     if raise_errors:
         raise_unexpected(report.errors, "links")
     return report

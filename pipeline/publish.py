@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from pipeline import interrupt
 from pipeline.batch import tally
 from pipeline.errors import InvalidRecord
 from pipeline.models import Case, Draft, DraftState, Source, Transition, utc_now
@@ -130,6 +131,7 @@ def promote(store: Store, settings: Settings, draft_ids: list[str] | None = None
     """Publish every approved draft (or those of `draft_ids`); see the module's docstring."""
     report = PromoteReport()
     for draft_id in draft_ids if draft_ids is not None else store.ids("draft"):
+        interrupt.check()  # a stop asked for: the drafts not reached stay approved for the next run
         try:
             draft = store.read_draft(draft_id)
         except InvalidRecord as exc:  # one broken draft does not hold up the others

@@ -1,19 +1,24 @@
-"""The Prefect server schedules need, found or started: the I/O shell of `serve` and `status`.
+"""The Prefect server the flows report to, found or started: the I/O shell of the commands and `serve`.
 
-Prefect's ephemeral mode (no `PREFECT_API_URL`) starts a throwaway server per process
-and cannot run schedules. So `serve` uses the server `PREFECT_API_URL` names, or starts
-`prefect server start` itself, with its SQLite database under the data root's state
-folder (`.incidentlib/prefect/`), and writes where it listens to `server.json` there, so
-that the other commands of the same data root (`status`, `approve`, `crawl`, ...) find it
-while it runs. The server's own log goes to `server.log` beside it.
+Which server a command uses, in order:
+1. the one `PREFECT_API_URL` names (an operator's own server, with PostgreSQL past one machine);
+2. the one a running `incidentlib serve` of the same data root started (`server.json`);
+3. one started for the command alone, API only, stopped when the command ends.
+
+`serve` uses the first, or starts the whole server (UI, scheduler) on `INCIDENTLIB_SERVER_PORT`
+and records where it listens in `server.json`. Every server started here keeps its SQLite
+database and its log under the data root's state folder (`.incidentlib/prefect/`), and runs
+as pipeline.server_process, which watches its parent: it never outlives the command or the
+`serve` that started it, SIGKILL included. Prefect's own temporary server has no such guard,
+so it is never let start (PREFECT_SERVER_EPHEMERAL_ENABLED=false).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -24,20 +29,38 @@ from pathlib import Path
 
 import httpx
 
-from pipeline.errors import SettingsError, StoreError
+from pipeline import interrupt
+from pipeline.errors import LockBusy, SettingsError
+from pipeline.server_process import PARENT_ENV, SOCKET_ENV
 from pipeline.settings import Settings
 from pipeline.store import Store, write_atomic
 
-__all__ = ["LocalServer", "api_url_for", "healthy", "running_server"]
+__all__ = ["LocalServer", "api_url_for", "command_server", "healthy", "quiet_prefect", "running_server"]
 
 _STATE = "prefect"
+# What the server and the client must be told before Prefect is first imported: no telemetry and
+# no analytics (offline they print errors, and the telemetry service raced start-up writes into a
+# "database is locked" traceback), and never a temporary server of Prefect's own (it has no guard).
+QUIET = {"PREFECT_SERVER_ANALYTICS_ENABLED": "false", "DO_NOT_TRACK": "1", "PREFECT_SERVER_EPHEMERAL_ENABLED": "false"}
+# Deployment concurrency leases kept on disk, so a slot held by a run of a killed `serve` is freed
+# by the server itself once the lease expires (in memory, a restarted server forgets it for good).
+_LEASES = "prefect.server.concurrency.lease_storage.filesystem"
 
 
 @dataclass(frozen=True)
 class LocalServer:
     api_url: str
     ui_url: str
-    pid: int | None  # None: a server this process did not start (PREFECT_API_URL)
+    pid: int | None  # None: a server this process did not start (PREFECT_API_URL, or a `serve`'s)
+
+
+def quiet_prefect(store: Store | None = None) -> None:
+    """Set what Prefect must read before it is first imported, unless the operator set it: quiet
+    offline, no unguarded server, and its home under the data root (one database per library)."""
+    for name, value in QUIET.items():
+        os.environ.setdefault(name, value)
+    if store is not None:
+        os.environ.setdefault("PREFECT_HOME", str(_folder(store)))
 
 
 def _folder(store: Store) -> Path:
@@ -73,7 +96,7 @@ def _recorded_state(store: Store) -> tuple[LocalServer, str] | None:
 
 
 def recorded_server(store: Store) -> LocalServer | None:
-    """The local server a `serve` of this data root started, if it still runs and answers."""
+    """The server a `serve` of this data root started, if it still runs and answers."""
     recorded = _recorded_state(store)
     if recorded is None:
         return None
@@ -92,18 +115,14 @@ def api_url_for(store: Store) -> str | None:
     return server.api_url if server else None
 
 
-def _prefect_command() -> list[str]:
-    script = Path(sys.executable).with_name("prefect")
-    return [str(script)] if script.exists() else [shutil.which("prefect") or "prefect"]
-
-
 def _write_state(store: Store, server: LocalServer, state: str) -> None:
     data = {"api_url": server.api_url, "ui_url": server.ui_url, "pid": server.pid, "state": state}
     write_atomic(_folder(store) / "server.json", json.dumps(data).encode())
 
 
 def _stop_leftover(store: Store) -> None:
-    """A server a `serve` of this data root started and could not stop (it was killed): stopped now."""
+    """A server a `serve` of this data root recorded and could not stop: stopped now. (Its server
+    watches its parent, so this is only a safety net for one of an earlier version.)"""
     recorded = _recorded_state(store)
     if recorded is None:
         return
@@ -116,61 +135,84 @@ def _stop_leftover(store: Store) -> None:
     (_folder(store) / "server.json").unlink(missing_ok=True)
 
 
-def _start(store: Store, settings: Settings) -> tuple[LocalServer, subprocess.Popen]:
+def _bind(port: int) -> socket.socket:
+    """A listening loopback socket, handed down to the server: port 0 takes any free one, without a race."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(("127.0.0.1", port))
+    except OSError as exc:
+        sock.close()
+        raise SettingsError(
+            f"127.0.0.1:{port}: cannot listen there ({exc.strerror}); set INCIDENTLIB_SERVER_PORT to another port",
+            name="INCIDENTLIB_SERVER_PORT",
+        ) from None
+    sock.listen(128)
+    return sock
+
+
+def _start(store: Store, settings: Settings, *, full: bool, port: int) -> tuple[LocalServer, subprocess.Popen[bytes]]:
+    """Start pipeline.server_process and wait until it answers. Call from the main thread: the
+    kernel's death signal follows the thread that started the child."""
     folder = _folder(store)
     folder.mkdir(parents=True, exist_ok=True)
-    _stop_leftover(store)
-    host, port = "127.0.0.1", settings.server_port
-    api_url, ui_url = f"http://{host}:{port}/api", f"http://{host}:{port}"
-    if healthy(api_url, timeout=0.5):
+    if full and healthy(f"http://127.0.0.1:{port}/api", timeout=0.5):
         raise SettingsError(
-            f"{ui_url}: another Prefect server already listens there; set PREFECT_API_URL={api_url} "
-            "to use it, or INCIDENTLIB_SERVER_PORT to start one elsewhere"
+            f"http://127.0.0.1:{port}: another Prefect server already listens there; set PREFECT_API_URL to "
+            "use it, or INCIDENTLIB_SERVER_PORT to start one elsewhere",
+            name="INCIDENTLIB_SERVER_PORT",
         )
-    env = {
-        **os.environ,
+    sock = _bind(port)
+    api_url = f"http://127.0.0.1:{sock.getsockname()[1]}/api"
+    env = {name: value for name, value in os.environ.items() if name != "PREFECT_API_URL"}
+    env |= QUIET | {
+        PARENT_ENV: str(os.getpid()),
+        SOCKET_ENV: str(sock.fileno()),
         "PREFECT_HOME": str(folder),
         "PREFECT_API_DATABASE_CONNECTION_URL": f"sqlite+aiosqlite:///{folder / 'prefect.db'}",
-        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
-        "PREFECT_UI_API_URL": api_url,
-        "DO_NOT_TRACK": "1",
+        "PREFECT_SERVER_CONCURRENCY_LEASE_STORAGE": _LEASES,
     }
-    env.pop("PREFECT_API_URL", None)
-    with open(folder / "server.log", "ab") as log:
+    if full:
+        env["PREFECT_UI_API_URL"] = api_url
+    else:  # as Prefect's own temporary server: the API alone
+        env |= {"PREFECT_UI_ENABLED": "0", "PREFECT__SERVER_EPHEMERAL": "1", "PREFECT__SERVER_FINAL": "1"}
+    log = folder / "server.log"
+    with open(log, "ab") as output:
         process = subprocess.Popen(
-            [*_prefect_command(), "server", "start", "--host", host, "--port", str(port)],
+            [sys.executable, "-m", "pipeline.server_process"],
             env=env,
             stdin=subprocess.DEVNULL,
-            stdout=log,
+            stdout=output,
             stderr=subprocess.STDOUT,
-            start_new_session=True,  # its own process group: stopped as a whole, not by a Ctrl-C meant for us
+            pass_fds=[sock.fileno()],
+            start_new_session=True,  # a Ctrl-C meant for the command is not the server's to hear
         )
-    server = LocalServer(api_url, ui_url, process.pid)
+    sock.close()  # the server holds it now
+    server = LocalServer(api_url, api_url.removesuffix("/api"), process.pid)
     try:
-        # Recorded before it answers: whoever finds it there after a crash can stop it.
-        _write_state(store, server, "starting")
+        if full:  # recorded before it answers: whoever finds it there after a crash can stop it
+            _write_state(store, server, "starting")
         deadline = time.monotonic() + settings.server_startup_timeout_s
         while not healthy(api_url, timeout=1.0):
+            interrupt.check()
             if process.poll() is not None:
-                raise SettingsError(
-                    f"the Prefect server stopped at start (exit {process.returncode}); see {folder / 'server.log'}"
-                )
+                raise SettingsError(f"the Prefect server stopped at start (exit {process.returncode}); see {log}")
             if time.monotonic() > deadline:
                 waited = settings.server_startup_timeout_s
-                raise SettingsError(
-                    f"the Prefect server did not answer within {waited:.0f} s; see {folder / 'server.log'}"
-                )
+                raise SettingsError(f"the Prefect server did not answer within {waited:.0f} s; see {log}")
             time.sleep(0.2)  # polling a child's health: there is nothing to wait on instead
-        _write_state(store, server, "running")
-    except BaseException:  # a Ctrl-C while it starts included: it must not outlive us
+        if full:
+            _write_state(store, server, "running")
+    except BaseException:  # a signal while it starts included: it must not outlive us
         _stop(process)
-        (folder / "server.json").unlink(missing_ok=True)
+        if full:
+            (folder / "server.json").unlink(missing_ok=True)
         raise
     return server, process
 
 
-def _stop(process: subprocess.Popen, grace_s: float = 20.0) -> None:
-    """SIGTERM to the server's process group, SIGKILL if it is still there after `grace_s`."""
+def _stop(process: subprocess.Popen[bytes], grace_s: float = 20.0) -> None:
+    """SIGTERM to the server, SIGKILL if it is still there after `grace_s`."""
     for sig, wait in ((signal.SIGTERM, grace_s), (signal.SIGKILL, 5.0)):
         try:
             os.killpg(process.pid, sig)
@@ -184,29 +226,61 @@ def _stop(process: subprocess.Popen, grace_s: float = 20.0) -> None:
 
 
 @contextmanager
+def _stopped_after(process: subprocess.Popen[bytes]) -> Iterator[None]:
+    try:
+        yield
+    finally:
+        # A second Ctrl-C or SIGTERM must not cut the stop short and leave the server behind
+        # (were this process killed outright, the server would see it and stop by itself).
+        previous = {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            _stop(process)
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+
+@contextmanager
 def running_server(store: Store, settings: Settings) -> Iterator[LocalServer]:
-    """The server to use while the block runs: PREFECT_API_URL's, or one started here and stopped after."""
+    """The server `serve` uses while the block runs: PREFECT_API_URL's, or the whole server started
+    here on INCIDENTLIB_SERVER_PORT, recorded for the other commands and stopped after."""
+    quiet_prefect(store)
     configured = os.environ.get("PREFECT_API_URL")
     if configured:
         if not healthy(configured, timeout=10.0):
-            raise SettingsError(f"PREFECT_API_URL={configured}: no Prefect server answers there")
+            raise SettingsError(
+                f"PREFECT_API_URL={configured}: no Prefect server answers there", name="PREFECT_API_URL"
+            )
         yield LocalServer(configured, configured.removesuffix("/api"), None)
         return
     with ExitStack() as held:
         # One `serve` per data root: a second would fight the first over the server's database.
         try:
             held.enter_context(store.lock("serve", timeout=0))
-        except StoreError:
+        except LockBusy:
             raise SettingsError(f"{store.root}: another `incidentlib serve` of this data root is running") from None
-        server, process = _start(store, settings)
-        try:
-            yield server
-        finally:
-            # A second Ctrl-C or SIGTERM must not cut the stop short and leave the server behind.
-            previous = {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT, signal.SIGTERM)}
-            try:
-                _stop(process)
-                (_folder(store) / "server.json").unlink(missing_ok=True)
-            finally:
-                for sig, handler in previous.items():
-                    signal.signal(sig, handler)
+        _stop_leftover(store)
+        server, process = _start(store, settings, full=True, port=settings.server_port)
+        held.callback(lambda: (_folder(store) / "server.json").unlink(missing_ok=True))
+        held.enter_context(_stopped_after(process))
+        yield server
+
+
+@contextmanager
+def command_server(store: Store, settings: Settings) -> Iterator[str]:
+    """The Prefect API a command's flow runs report to while the block runs, made the one Prefect
+    talks to (PREFECT_API_URL): the configured one, a running `serve`'s, or one started for this
+    command alone and stopped after. Enter it before Prefect is first imported."""
+    quiet_prefect(store)
+    known = api_url_for(store)
+    if known:
+        os.environ["PREFECT_API_URL"] = known
+        yield known
+        return
+    server, process = _start(store, settings, full=False, port=0)
+    os.environ["PREFECT_API_URL"] = server.api_url
+    try:
+        with _stopped_after(process):
+            yield server.api_url
+    finally:
+        os.environ.pop("PREFECT_API_URL", None)

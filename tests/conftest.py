@@ -33,7 +33,7 @@ def _no_ambient_settings(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture(scope="session")
-def prefect_api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+def prefect_harness(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """One temporary Prefect server (SQLite) for the whole session: flows run for real against it.
 
     Started once because it costs seconds; the flow heartbeat is off because it costs a
@@ -49,13 +49,20 @@ def prefect_api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
         "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "90",
     }.items():
         patch.setenv(name, value)
-    from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
+    from prefect.settings import PREFECT_API_URL, PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
     from prefect.testing.utilities import prefect_test_harness
 
     with prefect_test_harness(server_startup_timeout=90):
         with temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}):
-            yield
+            yield str(PREFECT_API_URL.value())
     patch.undo()
+
+
+@pytest.fixture
+def prefect_api(prefect_harness: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The session's Prefect server, also named in the environment as an operator names it, so that
+    the commands run in-process use it instead of starting a server of their own."""
+    monkeypatch.setenv("PREFECT_API_URL", prefect_harness)
 
 
 @pytest.fixture

@@ -40,15 +40,16 @@ def registry(root: Path, farm: SiteFarm, hosts: int, pages: int) -> list[str]:
 def test_the_crawl_flow_splits_work_by_host_and_publishes_its_summary(
     farm: SiteFarm, root: Path, crawl_env: None
 ) -> None:
-    from pipeline.flows import crawl_flow_for
+    from pipeline.crawl import CrawlRun
+    from pipeline.flows import crawl_flow_for, run
 
     urls = registry(root, farm, hosts=3, pages=4)
     (root / "sources" / "broken.yaml").write_text("- url: [unclosed\n")
 
-    run = crawl_flow_for(Settings(root=root))(root=str(root))
+    crawled = run(crawl_flow_for(Settings(root=root)), CrawlRun, root=str(root))
 
-    assert run.counts() == {"new": 12, "updated": 0, "unchanged": 0, "failed": 0, "skipped": 0}
-    assert [str(fault) for fault in run.registry_faults] == [
+    assert crawled.counts() == {"new": 12, "updated": 0, "unchanged": 0, "failed": 0, "skipped": 0}
+    assert [str(fault) for fault in crawled.registry_faults] == [
         "sources/broken.yaml:2: -: not valid YAML: expected ',' or ']', but got '<stream end>'"
     ]
     assert sorted(Store(root).ids("draft")) == sorted(draft_id_for(u) for u in urls)

@@ -21,6 +21,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from rich.table import Table
 from typer.core import TyperGroup
 
+from pipeline import interrupt
 from pipeline import server as prefect_server
 from pipeline.errors import Fault, IncidentlibError, SettingsError
 from pipeline.settings import Settings
@@ -34,6 +35,7 @@ __all__ = [
     "app",
     "count",
     "flow_progress",
+    "flow_server",
     "load_settings",
     "open_store",
     "print_faults",
@@ -53,6 +55,9 @@ class _Commands(TyperGroup):
         except IncidentlibError as exc:
             typer.echo(f"Error: {exc}", err=True)
             raise typer.Exit(1) from None
+        except interrupt.Interrupted as exc:
+            typer.echo(f"{exc}: the work in flight was cancelled; what was written is whole", err=True)
+            raise typer.Exit(exc.exit_status) from None
 
 
 app = typer.Typer(
@@ -96,6 +101,7 @@ def _global_options(
 ) -> None:
     global _verbosity
     _verbosity = verbose
+    prefect_server.quiet_prefect()  # whichever command imports Prefect, it is quiet offline
     # Read by Prefect when it is first imported, which the commands that run flows do after this.
     if verbose or "PREFECT_LOGGING_LEVEL" not in os.environ:  # an operator's own level stands without -v
         os.environ["PREFECT_LOGGING_LEVEL"] = ("WARNING", "INFO", "DEBUG")[min(verbose, 2)]
@@ -190,11 +196,23 @@ def flow_progress(show: bool) -> Iterator[None]:
 
 def use_known_server(settings: Settings) -> str | None:
     """The Prefect server this data root's commands use (PREFECT_API_URL, else the one a running
-    `serve` started), made the one Prefect talks to; None when none is known.
+    `serve` started), made the one Prefect talks to; None when none is known. For commands that
+    only ask a server something (status, approve); flow commands use `flow_server`.
 
-    Runs then go to it, so that they show there. Set before Prefect is first imported.
+    Set before Prefect is first imported.
     """
-    api_url = prefect_server.api_url_for(Store.from_settings(settings))
+    store = Store.from_settings(settings)
+    prefect_server.quiet_prefect(store)
+    api_url = prefect_server.api_url_for(store)
     if api_url:
         os.environ["PREFECT_API_URL"] = api_url
     return api_url
+
+
+@contextmanager
+def flow_server(settings: Settings) -> Iterator[str]:
+    """What a command that runs flows needs around them: SIGTERM and Ctrl-C that stop the work in
+    flight within seconds (pipeline.interrupt), and a Prefect server (pipeline.server) that never
+    outlives the command. Enter it before Prefect is first imported."""
+    with interrupt.signal_handlers(), prefect_server.command_server(Store.from_settings(settings), settings) as url:
+        yield url

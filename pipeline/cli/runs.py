@@ -8,22 +8,26 @@ commands that run flows, after the settings have chosen its server.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, Protocol, TypeVar
+from typing import Annotated, Any, Literal, Protocol, TypeVar
 
 import typer
 
+from pipeline import interrupt
+from pipeline.archive import ArchiveReport
 from pipeline.cli.common import (
     JsonOption,
     RootOption,
     app,
     flow_progress,
+    flow_server,
     load_settings,
     print_table,
-    use_known_server,
     verbosity,
 )
+from pipeline.crawl import CrawlRun
+from pipeline.links import RefreshReport
+from pipeline.publish import PromoteReport
 from pipeline.settings import Settings
 
 
@@ -34,11 +38,22 @@ class _Report(Protocol):
 R = TypeVar("R", bound=_Report)
 
 
-def _run_flow(flow_: Callable[..., R], settings: Settings, as_json: bool, *, progress: bool = True) -> R | None:
+def _run_flow(
+    name: Literal["crawl", "archive", "promote", "refresh"],
+    settings: Settings,
+    as_json: bool,
+    kind: type[R],
+    *,
+    progress: bool = True,
+) -> R | None:
     """Run one flow on the data root, with a progress bar unless quiet; with --json, print its
-    report and give None, else give the report to print."""
-    with flow_progress(progress and not as_json and verbosity() == 0):
-        report = flow_(root=str(settings.root))
+    report and give None, else give the report (of type `kind`) to print. A run a signal
+    stopped raises Interrupted; a run that failed raises its error."""
+    with flow_server(settings), flow_progress(progress and not as_json and verbosity() == 0):
+        from pipeline import flows  # Prefect reads its settings once, when imported: after the server is chosen
+
+        flow_ = flows.crawl_flow_for(settings) if name == "crawl" else getattr(flows, name)
+        report = flows.run(flow_, kind, root=str(settings.root))
     if as_json:
         typer.echo(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
         return None
@@ -52,11 +67,7 @@ def crawl(root: RootOption = None, as_json: JsonOption = False) -> None:
     Unchanged pages download nothing and write nothing; text a person edited in a draft
     is kept. Each source's outcome is logged as it finishes; a summary ends the run.
     """
-    settings = load_settings(root)
-    use_known_server(settings)
-    from pipeline.flows import crawl_flow_for
-
-    run = _run_flow(crawl_flow_for(settings), settings, as_json)
+    run = _run_flow("crawl", load_settings(root), as_json, CrawlRun)
     if run is None:
         return
     for fault in run.registry_faults:
@@ -80,11 +91,7 @@ def archive(root: RootOption = None, as_json: JsonOption = False) -> None:
     Without keys (INCIDENTLIB_WAYBACK_ACCESS_KEY, INCIDENTLIB_WAYBACK_SECRET_KEY) existing
     captures are looked up and the rest wait. Interrupted, it carries on where it stopped.
     """
-    settings = load_settings(root)
-    use_known_server(settings)
-    from pipeline.flows import archive as archive_flow
-
-    report = _run_flow(archive_flow, settings, as_json)
+    report = _run_flow("archive", load_settings(root), as_json, ArchiveReport)
     if report is None:
         return
     if report.busy:
@@ -103,11 +110,7 @@ def archive(root: RootOption = None, as_json: JsonOption = False) -> None:
 @app.command()
 def promote(root: RootOption = None, as_json: JsonOption = False) -> None:
     """Publish every approved, complete draft as a case (a Prefect flow run); say what the others lack."""
-    settings = load_settings(root)
-    use_known_server(settings)
-    from pipeline.flows import promote as promote_flow
-
-    report = _run_flow(promote_flow, settings, as_json, progress=False)
+    report = _run_flow("promote", load_settings(root), as_json, PromoteReport, progress=False)
     if report is None:
         return
     for entry in report.drafts:
@@ -121,11 +124,7 @@ def promote(root: RootOption = None, as_json: JsonOption = False) -> None:
 @app.command()
 def refresh(root: RootOption = None, as_json: JsonOption = False) -> None:
     """Check every source of every draft and case: alive, moved or gone; re-archive what changed (a flow run)."""
-    settings = load_settings(root)
-    use_known_server(settings)
-    from pipeline.flows import refresh as refresh_flow
-
-    report = _run_flow(refresh_flow, settings, as_json)
+    report = _run_flow("refresh", load_settings(root), as_json, RefreshReport)
     if report is None:
         return
     for source in report.sources:
@@ -145,7 +144,8 @@ def demo(
     """Run the whole pipeline offline: local sites, a local Wayback stand-in, crawl to published cases."""
     from pipeline.demo import run_demo
 
-    report = run_demo(keep, say=typer.echo)
+    with interrupt.signal_handlers():
+        report = run_demo(keep, say=typer.echo)
     where = f"the library it made is in {report.root}" if keep else "the library it made was temporary (use --keep DIR)"
     typer.echo(f"done: {len(report.cases)} cases published; {where}; nothing is left running")
     if report.faults:

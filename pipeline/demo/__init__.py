@@ -21,6 +21,7 @@ from pathlib import Path
 import yaml
 
 from pipeline import review
+from pipeline.server import command_server
 from pipeline.settings import Settings
 from pipeline.standins.sitefarm import Page, Site, SiteFarm
 from pipeline.standins.wayback import WaybackStandIn
@@ -90,12 +91,12 @@ def run_demo(keep: Path | None = None, say: Callable[[str], None] = print) -> De
                 "INCIDENTLIB_CDX_PER_MINUTE": "600",
                 "INCIDENTLIB_POLL_INTERVAL_S": "0.05",
                 "INCIDENTLIB_REUSE_CAPTURE_WITHIN_S": "0",
-                "PREFECT_HOME": os.environ.get("PREFECT_HOME", str(Path(scratch) / "prefect")),
-                "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
                 "PREFECT_LOGGING_LEVEL": os.environ.get("PREFECT_LOGGING_LEVEL", "WARNING"),
             }
             with _environment(env):
-                return _steps(root, site, samples, say)
+                settings = Settings(root=root)
+                with command_server(Store.from_settings(settings), settings):
+                    return _steps(root, site, samples, say)
 
 
 def _counts(counts: dict[str, int]) -> str:
@@ -103,7 +104,10 @@ def _counts(counts: dict[str, int]) -> str:
 
 
 def _steps(root: Path, site: Site, samples: list[dict[str, str]], say: Callable[[str], None]) -> DemoReport:
-    from pipeline import flows  # Prefect starts its temporary server on the first flow run
+    from pipeline import flows
+    from pipeline.crawl import CrawlRun
+    from pipeline.links import RefreshReport
+    from pipeline.publish import PromoteReport
 
     report = DemoReport(root)
     settings = Settings(root=root)
@@ -111,7 +115,7 @@ def _steps(root: Path, site: Site, samples: list[dict[str, str]], say: Callable[
     for sample in samples:
         say(f"source: {sample['url']} ({sample['licence']}), served locally")
 
-    crawled = flows.crawl(root=str(root))
+    crawled = flows.run(flows.crawl, CrawlRun, root=str(root))
     report.steps.append(("crawl", _counts(crawled.counts())))
     report.steps.append(("archive", _counts(crawled.archive.counts() if crawled.archive else {})))
     say(f"crawl: {report.steps[-2][1]}; archive: {report.steps[-1][1]}")
@@ -122,7 +126,7 @@ def _steps(root: Path, site: Site, samples: list[dict[str, str]], say: Callable[
     report.steps.append(("review", f"{len(store.ids('draft'))} drafts written by {WRITER}, approved by {REVIEWER}"))
     say(f"review: {report.steps[-1][1]}")
 
-    promoted = flows.promote(root=str(root))
+    promoted = flows.run(flows.promote, PromoteReport, root=str(root))
     report.cases = [d.case_id for d in promoted.drafts if d.case_id]
     report.steps.append(("promote", _counts(promoted.counts())))
     say(f"promote: {report.steps[-1][1]} -> {', '.join(report.cases)}")
@@ -131,7 +135,7 @@ def _steps(root: Path, site: Site, samples: list[dict[str, str]], say: Callable[
     site.pages[first_path] = Page.markdown(
         site.pages[first_path].body.decode() + "\n\nUpdate: a follow-up fixed the root cause.\n"
     )
-    refreshed = flows.refresh(root=str(root))
+    refreshed = flows.run(flows.refresh, RefreshReport, root=str(root))
     report.steps.append(("refresh", _counts(refreshed.counts())))
     say(f"refresh (one page changed): {report.steps[-1][1]}")
 

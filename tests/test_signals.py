@@ -1,0 +1,161 @@
+"""Signals, as an operator and a service manager send them: the commands stop within seconds,
+lose nothing, and leave no process behind. Every command here is a process of its own."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TypeVar
+
+import psutil
+import pytest
+from documents import POSTMORTEM_MD
+
+from pipeline.standins.sitefarm import Page, Site, SiteFarm
+from pipeline.store import Store
+from pipeline.validate import validate
+
+BIN = Path(sys.executable).parent
+T = TypeVar("T")
+
+
+def wait_for(condition: Callable[[], T | None], what: str, timeout: float = 60.0) -> T:
+    """Poll `condition` until it holds; fail naming `what` after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def processes_of(home: Path) -> list[psutil.Process]:
+    """Every process whose Prefect home is `home`: the command's own server, a flow run, ..."""
+    found = []
+    for process in psutil.process_iter():
+        try:
+            if process.environ().get("PREFECT_HOME") == str(home):
+                found.append(process)
+        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+            continue
+    return found
+
+
+@pytest.fixture
+def slow_site(farm: SiteFarm) -> Site:
+    """Pages that hold a crawler: every one stalls half-way through its body."""
+    site = farm.add_site("slow")
+    for n in range(6):
+        site.pages[f"/pm{n}.md"] = Page.markdown(POSTMORTEM_MD * 40, behavior="stall")
+    site.pages["/ok.md"] = Page.markdown(POSTMORTEM_MD)
+    return site
+
+
+@pytest.fixture
+def command(root: Path, slow_site: Site) -> Iterator[Callable[..., subprocess.Popen[str]]]:
+    """Start `incidentlib ARGS` on the data root, as an operator's shell does; kill what remains after."""
+    (root / "sources" / "slow.yaml").write_text(
+        "".join(f"- url: {slow_site.url(path)}\n" for path in sorted(slow_site.pages)), encoding="utf-8"
+    )
+    env = {name: value for name, value in os.environ.items() if not name.startswith(("PREFECT_", "INCIDENTLIB_"))}
+    env |= {"INCIDENTLIB_ALLOW_PRIVATE_HOSTS": "1", "INCIDENTLIB_PER_HOST_DELAY_S": "0"}
+    started: list[subprocess.Popen[str]] = []
+
+    def start(*args: str) -> subprocess.Popen[str]:
+        process = subprocess.Popen(
+            [str(BIN / "incidentlib"), *args, "--root", str(root)],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        started.append(process)
+        return process
+
+    yield start
+    for process in started:
+        if process.poll() is None:
+            process.kill()
+        process.communicate()
+    for leftover in processes_of(root / ".incidentlib" / "prefect"):
+        leftover.kill()
+
+
+def stop_and_time(process: subprocess.Popen[str], *signals: signal.Signals) -> tuple[float, str]:
+    started = time.monotonic()
+    for signum in signals:
+        process.send_signal(signum)
+    _, err = process.communicate(timeout=60)
+    return time.monotonic() - started, err
+
+
+def crawl_state(root: Path) -> str | None:
+    """How the last crawl ended, by the data root's runs file and by the Prefect server's own record."""
+    run = Store(root).read_runs().get("crawl", {})
+    with sqlite3.connect(root / ".incidentlib" / "prefect" / "prefect.db") as db:
+        states = [row[0] for row in db.execute("SELECT state_type FROM flow_run")]
+    return f"{run.get('state')} / {','.join(states)}"
+
+
+@pytest.mark.parametrize(("signum", "status"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_a_signal_stops_a_crawl_within_seconds_and_the_run_is_cancelled(
+    command: Callable[..., subprocess.Popen[str]],
+    root: Path,
+    slow_site: Site,
+    signum: signal.Signals,
+    status: int,
+) -> None:
+    crawl = command("crawl")
+    wait_for(lambda: sum(slow_site.requests.values()) >= 2, "the crawl to be fetching", timeout=120)
+    took, err = stop_and_time(crawl, signum)
+    assert crawl.returncode == status, err
+    assert took < 10, f"took {took:.1f} s to stop"
+    assert f"stopped by {signum.name}" in err and "Traceback" not in err
+    assert crawl_state(root) == "cancelled / CANCELLED"
+    assert validate(Store(root)).faults == []
+    assert wait_for(lambda: not processes_of(root / ".incidentlib" / "prefect"), "its server to be gone", 10)
+
+
+def test_a_second_signal_exits_at_once(
+    command: Callable[..., subprocess.Popen[str]], root: Path, slow_site: Site
+) -> None:
+    crawl = command("crawl")
+    wait_for(lambda: sum(slow_site.requests.values()) >= 2, "the crawl to be fetching", timeout=120)
+    took, _ = stop_and_time(crawl, signal.SIGTERM, signal.SIGTERM)
+    assert crawl.returncode == 143 and took < 5
+    assert validate(Store(root)).faults == []
+    assert wait_for(lambda: not processes_of(root / ".incidentlib" / "prefect"), "its server to be gone", 10)
+
+
+def test_a_killed_command_leaves_no_server_behind(
+    command: Callable[..., subprocess.Popen[str]], root: Path, slow_site: Site
+) -> None:
+    crawl = command("crawl")
+    wait_for(lambda: sum(slow_site.requests.values()) >= 1, "the crawl to be fetching", timeout=120)
+    assert processes_of(root / ".incidentlib" / "prefect"), "the command's own server runs while it works"
+    crawl.send_signal(signal.SIGKILL)
+    crawl.communicate(timeout=30)
+    assert wait_for(lambda: not processes_of(root / ".incidentlib" / "prefect"), "its server to be gone", 10)
+    assert validate(Store(root)).faults == []
+
+
+def test_a_crawl_run_offline_says_nothing_of_telemetry(
+    command: Callable[..., subprocess.Popen[str]], root: Path, slow_site: Site
+) -> None:
+    for path in list(slow_site.pages):
+        if path != "/ok.md":
+            del slow_site.pages[path]
+    (root / "sources" / "slow.yaml").write_text(f"- url: {slow_site.url('/ok.md')}\n", encoding="utf-8")
+    crawl = command("crawl", "--json")
+    out, err = crawl.communicate(timeout=180)
+    assert crawl.returncode == 0, err
+    assert json.loads(out)["counts"]["new"] == 1
+    assert "telemetry" not in err.lower() and "Traceback" not in err and "ERROR" not in err, err
