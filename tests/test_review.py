@@ -75,6 +75,48 @@ def test_the_writer_cannot_approve_their_own_draft(archived: str, root: Path, cl
     )
 
 
+def test_whoever_edited_a_draft_while_it_was_extracted_cannot_approve_it(
+    archived: str, root: Path, store: Store, cli: Callable
+) -> None:
+    r = ["--root", str(root)]
+    assert cli("set", archived, "summary.ko", "요약", "--by", "carol", *r).exit_code == 0
+    assert cli("write", archived, "--by", "alice", *r).exit_code == 0
+    refused = cli("approve", archived, "--by", "carol", *r)
+    assert refused.exit_code == 1
+    assert refused.stderr == (
+        f"Error: {archived}: carol wrote or edited this draft and cannot approve it; another reviewer must\n"
+    )
+    edit = store.read_draft(archived).history[0]
+    assert (edit.by, edit.from_state, edit.to_state, edit.changed) == (
+        "carol",
+        "extracted",
+        "extracted",
+        ["summary.ko"],
+    )
+    assert cli("approve", archived, "--by", "bob", *r).exit_code == 0
+
+
+def test_whoever_edited_a_draft_while_changes_were_requested_cannot_approve_it(
+    archived: str, root: Path, cli: Callable
+) -> None:
+    r = ["--root", str(root)]
+    assert cli("write", archived, "--by", "alice", *r).exit_code == 0
+    assert cli("request-changes", archived, "--by", "bob", "--comment", "Name the cache.", *r).exit_code == 0
+    assert cli("set", archived, "impact.scope", "The whole API.", "--by", "carol", *r).exit_code == 0
+    assert cli("write", archived, "--by", "alice", *r).exit_code == 0
+    assert cli("approve", archived, "--by", "carol", *r).exit_code == 1
+    assert cli("approve", archived, "--by", "bob", *r).exit_code == 0
+
+
+def test_changes_cannot_be_requested_on_an_approved_draft(approved: str, root: Path, cli: Callable) -> None:
+    refused = cli("request-changes", approved, "--by", "carol", "--comment", "Too late?", "--root", str(root))
+    assert refused.exit_code == 1
+    assert refused.stderr == (
+        f"Error: {approved}: cannot request changes on a draft that is approved "
+        "(only one that is written or in_review)\n"
+    )
+
+
 def test_a_draft_whose_source_is_not_archived_cannot_be_approved(
     crawled: tuple[str, Settings], root: Path, cli: Callable
 ) -> None:
