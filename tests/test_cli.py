@@ -177,9 +177,12 @@ def test_a_bad_setting_is_one_line_naming_it(root: Path) -> None:
 
 
 def test_a_missing_root_is_an_error_not_an_empty_library(tmp_path: Path) -> None:
-    result = run_installed("validate", "--root", str(tmp_path / "typo"))
-    assert result.returncode == 1
-    assert result.stderr == f"Error: {tmp_path / 'typo'}: no such data root (give --root or INCIDENTLIB_ROOT)\n"
+    typo = tmp_path / "typo"
+    result = run_installed("validate", "--root", str(typo))
+    assert result.returncode == 2
+    assert result.stderr == (
+        f"Error: {typo}: no such folder; make one with `incidentlib init {typo}`, or give --root or INCIDENTLIB_ROOT\n"
+    )
 
 
 def test_a_fault_is_always_one_line(cli: Callable, root: Path, case_json: dict) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shlex
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -24,7 +25,7 @@ from typer.core import TyperGroup
 from pipeline import server as prefect_server
 from pipeline.errors import Fault, IncidentlibError, SettingsError
 from pipeline.settings import Settings
-from pipeline.store import Store
+from pipeline.store import Store, data_root_problem
 
 __all__ = [
     "ByOption",
@@ -117,11 +118,19 @@ def read_settings(root: Path | None) -> Settings:
 
 
 def load_settings(root: Path | None) -> Settings:
+    """The settings of a command that reads or writes a data root; outside one, one line and exit 2.
+
+    A folder without sources/, drafts/ or cases/ is not taken for an empty library: `validate`
+    would pass it and `queue` list nothing, which looks like success in the wrong folder.
+    """
     settings = read_settings(root)
-    if not settings.root.is_dir():
-        raise SettingsError(
-            f"{settings.root}: no such data root (give --root or INCIDENTLIB_ROOT)", name="INCIDENTLIB_ROOT"
+    problem = data_root_problem(settings.root)
+    if problem:
+        make = f"incidentlib init {shlex.quote(str(settings.root))}"
+        typer.echo(
+            f"Error: {settings.root}: {problem}; make one with `{make}`, or give --root or INCIDENTLIB_ROOT", err=True
         )
+        raise typer.Exit(2)
     return settings
 
 

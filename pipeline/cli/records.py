@@ -26,7 +26,7 @@ from pipeline.errors import InvalidRecord
 from pipeline.fmt import fmt as fmt_records
 from pipeline.models import SCHEMA_MODELS, SourceEntry, json_schema
 from pipeline.records import dump_record, faults_from
-from pipeline.store import Store
+from pipeline.store import Store, init_data_root
 from pipeline.validate import validate as validate_records
 
 
@@ -48,6 +48,27 @@ def schema(
     else:
         document = json_schema(name.value)
     typer.echo(json.dumps(document, indent=2, ensure_ascii=False))
+
+
+@app.command()
+def init(
+    folder: Annotated[
+        Path | None,
+        typer.Argument(help="The folder to make a data root of; made if missing.", show_default="current folder"),
+    ] = None,
+) -> None:
+    """Make a data root: sources/, drafts/ and cases/, a .gitignore for its state, a commented starter registry.
+
+    Safe to run again: a file or folder already there is kept as it is, never overwritten.
+    """
+    report = init_data_root(folder if folder is not None else Path.cwd())
+    for label in report.created:
+        typer.echo(f"created {label}")
+    for label in report.kept:
+        typer.echo(f"kept {label} (already there)")
+    for note in report.notes:
+        typer.echo(f"note: {note}", err=True)
+    typer.echo(f"{report.root} is a data root: add sources with `incidentlib add URL`, then `incidentlib crawl`")
 
 
 @app.command()
