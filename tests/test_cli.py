@@ -363,3 +363,24 @@ def test_status_without_a_server_reads_the_data_root(
 
     text = cli("status", "--root", str(root)).stdout
     assert "none known" in text and "completed" in text and "gone https://example.org/pm/2" in text
+
+
+def _flat(text: str) -> str:
+    """Help as words: box lines and wrapping gone."""
+    return " ".join(re.sub(r"[│╭╮╰╯─]", " ", text).split())
+
+
+def test_links_status_takes_exactly_the_statuses_a_link_keeps(cli: Callable, root: Path) -> None:
+    from pipeline.cli.records import LINK_STATUS_MEANINGS
+    from pipeline.models import LinkStatus
+
+    assert list(LINK_STATUS_MEANINGS) == list(LinkStatus)
+    readme = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
+    assert f"incidentlib links [--status {'|'.join(LinkStatus)}] [--json]" in readme
+    shown = _flat(cli("links", "--help", env={"COLUMNS": "400"}).stdout)
+    for status, meaning in LINK_STATUS_MEANINGS.items():
+        assert f"`{status.value}`: {meaning}" in readme and f"{status.value}: {meaning}" in shown
+    refused = cli("links", "--status", "failed", "--root", str(root))
+    assert refused.exit_code == 2 and "'failed' is not one of 'ok', 'moved', 'gone', 'blocked', 'error'" in _flat(
+        refused.stderr
+    )

@@ -24,7 +24,7 @@ from pipeline.cli.common import (
 from pipeline.crawl import extract_one
 from pipeline.errors import InvalidRecord
 from pipeline.fmt import fmt as fmt_records
-from pipeline.models import SCHEMA_MODELS, SourceEntry, json_schema
+from pipeline.models import SCHEMA_MODELS, LinkStatus, SourceEntry, json_schema
 from pipeline.records import dump_record, faults_from
 from pipeline.store import Store, init_data_root
 from pipeline.validate import validate as validate_records
@@ -166,11 +166,27 @@ def extract(
     typer.echo(dump_record(draft).decode("utf-8"), nl=False)
 
 
+# What each status of a link means: the --help of `links`, and the README's list (a test keeps them in step).
+LINK_STATUS_MEANINGS = {
+    LinkStatus.OK: "the page answers",
+    LinkStatus.MOVED: "it redirects elsewhere (the new URL is shown)",
+    LinkStatus.GONE: "404 or 410: the capture is all that is left",
+    LinkStatus.BLOCKED: "401 or 403: often a bot block, not a dead page",
+    LinkStatus.ERROR: "it could not be checked this time",
+}
+
+
 @app.command("links")
 def links_(
     root: RootOption = None,
     status: Annotated[
-        str | None, typer.Option(help="Only links in this status: ok, moved, gone, blocked or error.")
+        LinkStatus | None,
+        typer.Option(
+            help="Only links in this status, as the last refresh found them: "
+            + "; ".join(f"{s.value}: {meaning}" for s, meaning in LINK_STATUS_MEANINGS.items())
+            + ".",
+            show_default=False,
+        ),
     ] = None,
     as_json: JsonOption = False,
 ) -> None:
