@@ -370,6 +370,25 @@ def _flat(text: str) -> str:
     return " ".join(re.sub(r"[│╭╮╰╯─]", " ", text).split())
 
 
+def test_every_help_prints_its_texts_and_defaults_as_written(cli: Callable) -> None:
+    group = typer.main.get_command(app)
+    assert isinstance(group, TyperGroup)
+    for name, command in group.commands.items():
+        shown = _flat(cli(name, "--help", env={"COLUMNS": "400"}).stdout)
+        for paragraph in (command.help or "").split("\n\n"):
+            assert _flat(paragraph) in shown, f"{name}: its help lost {paragraph!r}"
+        for param in command.params:
+            help_text = getattr(param, "help", None)
+            if help_text:
+                assert _flat(help_text) in shown, f"{name} {param.name}: its help shows {help_text!r} otherwise"
+            show_default = getattr(param, "show_default", None)
+            if isinstance(show_default, str):
+                assert f"[default: ({show_default})]" in shown, f"{name} {param.name}: no default shown"
+            elif param.default not in (None, False) and not getattr(param, "is_flag", False):
+                default = getattr(param.default, "value", param.default)
+                assert f"[default: {default}]" in shown, f"{name} {param.name}: no default shown"
+
+
 def test_links_status_takes_exactly_the_statuses_a_link_keeps(cli: Callable, root: Path) -> None:
     from pipeline.cli.records import LINK_STATUS_MEANINGS
     from pipeline.models import LinkStatus

@@ -69,15 +69,15 @@ RootOption = Annotated[
     Path | None,
     typer.Option(
         "--root",
-        help="Data root holding sources/, drafts/ and cases/ [env: INCIDENTLIB_ROOT; default: current folder].",
+        help="Data root holding sources/, drafts/ and cases/.",
         file_okay=False,
-        show_default=False,
+        show_default="INCIDENTLIB_ROOT, else the current folder",
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON document for scripts instead of text.")]
 ByOption = Annotated[
     str | None,
-    typer.Option("--by", help="Who does it [default: git's user.name].", show_default=False),
+    typer.Option("--by", help="Who does it.", show_default="git's user.name"),
 ]
 DraftArgument = Annotated[str, typer.Argument(help="The draft's id (its file name in drafts/ without .json).")]
 
