@@ -55,6 +55,7 @@ from pydantic import ValidationError
 
 from pipeline.errors import ReviewError
 from pipeline.models import ArchiveState, ArchiveStatus, Case, Draft, DraftState, Review, Transition, utc_now
+from pipeline.records import load_record
 
 __all__ = [
     "OPTIONAL_NARRATIVE",
@@ -65,6 +66,7 @@ __all__ = [
     "ReviewAction",
     "Who",
     "allowed",
+    "apply_edit",
     "approve",
     "changed_fields",
     "edited",
@@ -74,6 +76,7 @@ __all__ = [
     "reopen",
     "request_changes",
     "set_field",
+    "without_notes",
     "write",
     "writers",
 ]
@@ -300,6 +303,24 @@ def edited(before: Draft, after: Draft, by: str) -> Draft:
     move = allowed(before, ReviewAction.EDIT, by)
     comment = "edited after approval" if move.to_state != before.state else "edited"
     return _step(after, move, by, comment, changed=changed, review=_unapproved(after))
+
+
+def apply_edit(before: Draft, data: bytes, by: str, label: str) -> Draft:
+    """A person's edit of the draft's whole file (`incidentlib edit`): parsed, checked, recorded.
+
+    Lines whose first character (after spaces) is `#` are dropped first: JSON has no such
+    line, so they are notes, such as the reason a previous attempt was refused. Raises
+    InvalidRecord or ReviewError, each naming `label`, when the edit cannot be saved.
+    """
+    after = load_record(Draft, without_notes(data), label)
+    if after.id != before.id:
+        raise ReviewError(f"{label}: id: the id is the file name; it cannot be edited")
+    return edited(before, after, by)
+
+
+def without_notes(data: bytes) -> bytes:
+    """The text without its note lines: those whose first character (after spaces) is `#`."""
+    return b"".join(line for line in data.splitlines(keepends=True) if not line.lstrip().startswith(b"#"))
 
 
 def changed_fields(before: Draft, after: Draft) -> list[str]:

@@ -31,9 +31,9 @@ from pipeline.cli.common import (
     open_store,
     use_known_server,
 )
-from pipeline.errors import ReviewError
+from pipeline.errors import ConflictError, InvalidRecord, ReviewError, SettingsError
 from pipeline.models import Draft
-from pipeline.records import dump_record, load_record
+from pipeline.records import dump_record
 from pipeline.settings import Settings
 from pipeline.store import Store
 
@@ -172,34 +172,80 @@ def set_(
 
 @app.command()
 def edit(draft_id: DraftArgument, by: ByOption = None, root: RootOption = None) -> None:
-    """Open a draft in $EDITOR; the result is validated before it is saved (an invalid edit changes nothing)."""
+    """Open a draft in $VISUAL or $EDITOR (else vi); the result is checked before it is saved.
+
+    A refused edit (not valid, or against the review's rules) is opened again with the
+    reason on top, in lines starting with # (dropped when read), until it is fixed. Saving
+    the same text again, or quitting the editor with an error (vi: :cq), gives up: nothing
+    is saved to the draft, and your text is kept in a file under .incidentlib/edits/, named.
+    """
     store = open_store(root)
+    name = who(by, "incidentlib edit")
     before, version = store.read_draft_versioned(draft_id)
     original = dump_record(before)
-    edited_bytes = _edit_in_editor(original, f"{draft_id}.json")
-    if edited_bytes == original:
-        typer.echo(f"{draft_id}: no change")
-        return
     label = f"{store.label(store.path('draft', draft_id))} (as edited)"
-    after = load_record(Draft, edited_bytes, label)
-    if after.id != before.id:
-        raise ReviewError(f"{label}: id: the id is the file name; it cannot be edited")
-    name = who(by, "incidentlib edit")
-    result = review.edited(before, after, name)
-    store.write_draft(result, expected_version=version)
-    _said(result, "saved")
+    folder = store.state_dir / "edits"
+    folder.mkdir(parents=True, exist_ok=True)
+    handle, file_name = tempfile.mkstemp(dir=folder, prefix=f"{draft_id}.", suffix=".json")
+    os.close(handle)
+    path = Path(file_name)
+    saved = False
+    try:
+        text, notes, refused, reason = original, b"", None, ""
+        while True:
+            path.write_bytes(notes + text)
+            status = _run_editor(path)
+            text = review.without_notes(path.read_bytes())
+            path.write_bytes(text)  # what is kept if this attempt goes no further: the person's text alone
+            if text == original:
+                typer.echo(f"{draft_id}: no change")
+                return
+            if not text.strip():
+                raise ReviewError(f"{label}: the file was emptied; nothing saved")
+            if status != 0 or text == refused:  # given up: the last reason, and where the text is
+                quit_ = f"the editor exited with status {status}" if status else ""
+                why = "; ".join(part for part in (reason if text == refused else "", quit_) if part)
+                raise ReviewError(f"{why}; nothing saved, your text is kept in {path}")
+            try:
+                result = review.apply_edit(before, text, name, label)
+                store.write_draft(result, expected_version=version)
+            except (InvalidRecord, ReviewError) as exc:
+                refused, reason = text, str(exc)
+                notes = _refusal_notes(exc, path)
+                continue
+            except ConflictError as exc:
+                raise ReviewError(f"{exc}; nothing saved, your text is kept in {path}") from None
+            saved = True
+            _said(result, "saved")
+            return
+    finally:
+        # The working file goes only when it holds nothing of the person's: saved, or as it began.
+        if saved or not path.exists() or path.read_bytes() in (original, b""):
+            path.unlink(missing_ok=True)
 
 
-def _edit_in_editor(data: bytes, name: str) -> bytes:
-    """The bytes after a person edits them in $EDITOR (or $VISUAL, else vi)."""
-    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / name
-        path.write_bytes(data)
-        completed = subprocess.run([*shlex.split(editor), str(path)], check=False)
-        if completed.returncode != 0:
-            raise ReviewError(f"{editor} exited with status {completed.returncode}; nothing saved")
-        return path.read_bytes()
+def _refusal_notes(exc: InvalidRecord | ReviewError, path: Path) -> bytes:
+    problems = [str(f) for f in exc.faults] if isinstance(exc, InvalidRecord) else [str(exc)]
+    lines = [
+        *(f"# incidentlib: not saved: {problem}" for problem in problems),
+        "# Fix it and save to try again; lines starting with # are ignored. To give up, save it unchanged",
+        f"# or quit the editor with an error (vi: :cq): your text is then kept in {path}",
+    ]
+    return ("\n".join(" ".join(line.split()) for line in lines) + "\n").encode("utf-8")
+
+
+def _run_editor(path: Path) -> int:
+    """Let a person edit `path` in $VISUAL or $EDITOR (else vi); the editor's exit status."""
+    variable = "VISUAL" if os.environ.get("VISUAL") else "EDITOR"
+    editor = os.environ.get(variable) or "vi"
+    try:
+        command = [*shlex.split(editor), str(path)]
+        return subprocess.run(command, check=False).returncode
+    except (OSError, ValueError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise SettingsError(
+            f"{variable}={editor}: cannot run it ({why}); set {variable} to your editor", name=variable
+        ) from None
 
 
 @app.command()
