@@ -18,6 +18,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from pipeline import queue as review_queue
 from pipeline import review
@@ -252,7 +253,10 @@ def _run_editor(path: Path) -> int:
 def queue(
     root: RootOption = None,
     state: Annotated[
-        list[str] | None, typer.Option("--state", help="Only drafts in this state (repeatable).", show_default=False)
+        list[str] | None,
+        typer.Option(
+            "--state", help="Only drafts in this state (repeatable); unreadable: broken files.", show_default=False
+        ),
     ] = None,
     org: Annotated[str | None, typer.Option(help="Only this organisation (org or org_slug).")] = None,
     component: Annotated[str | None, typer.Option(help="Only drafts tagged with this component.")] = None,
@@ -260,7 +264,7 @@ def queue(
     sort: Annotated[str, typer.Option(help="Sort by age, state, org or id.")] = "age",
     as_json: JsonOption = False,
 ) -> None:
-    """List drafts by state, with what each still lacks for publication."""
+    """List drafts by state, with what each still lacks for publication; a broken draft file as unreadable."""
     settings = load_settings(root)
     entries = review_queue.queue(
         Store.from_settings(settings),
@@ -279,7 +283,15 @@ def queue(
         table.add_column(column)
     for e in entries:
         lacks = ", ".join(e.missing[:3]) + (f" (+{len(e.missing) - 3})" if len(e.missing) > 3 else "")
-        table.add_row(e.id, e.state, e.org or "", f"{e.age_days:.0f} d", (e.title or "")[:50], lacks or "nothing")
+        cells = (
+            e.id,
+            e.state,
+            e.org or "",
+            f"{e.age_days:.0f} d",
+            (e.title or "")[:50],
+            e.problem or lacks or "nothing",
+        )
+        table.add_row(*(Text(cell) for cell in cells))  # page and person text, never read as markup
     Console(width=200).print(table)
 
 
