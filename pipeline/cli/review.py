@@ -296,46 +296,23 @@ def queue(
 
 
 @app.command()
-def show(draft_id: DraftArgument, root: RootOption = None) -> None:
-    """Show a draft: its fields, what it lacks, its sources' archive state, and its sections beside their fields."""
+def show(
+    record_id: Annotated[
+        str,
+        typer.Argument(help="A draft's id (its file name in drafts/ without .json), or a published case's: IL-0001."),
+    ],
+    full: Annotated[
+        bool, typer.Option("--full", help="Print section texts and the extracted text whole, not a preview.")
+    ] = False,
+    root: RootOption = None,
+) -> None:
+    """Show every field of a draft or a published case: for a draft also what it lacks, its sources' archive
+    state, where its text came from, its sections beside the fields they fill, and its history."""
     settings = load_settings(root)
-    store = Store.from_settings(settings)
-    draft = store.read_draft(draft_id)
-    console = Console(width=120)
-    console.print(
-        f"[bold]{draft.id}[/bold]  {draft.state.value}" + (f"  (case {draft.case_id})" if draft.case_id else "")
-    )
-    for name in ("org", "date", "date_kind", "severity", "root_cause"):
-        console.print(f"{name}: {getattr(draft, name)}")
-    for name in ("domain", "components", "symptoms", "contributing"):
-        console.print(f"{name}: {', '.join(getattr(draft, name)) or '-'}")
-    console.print(f"written_by: {draft.review.written_by}  reviewed_by: {draft.review.reviewed_by}")
-    missing = review.missing_for_publication(draft, settings.required_languages)
-    console.print(f"lacks: {', '.join(missing) if missing else 'nothing'}")
-    for name in ("title", *review.REQUIRED_NARRATIVE[1:], *review.OPTIONAL_NARRATIVE):
-        text = getattr(draft, name)
-        if text:
-            for lang, value in text.items():
-                console.print(f"\n[bold]{name}.{lang}[/bold]\n{value}")
-    console.print("\n[bold]sources[/bold]")
-    for source in draft.sources:
-        state = source.archive
-        console.print(
-            f"- {source.url} [{source.kind}] archive: {state.status.value}"
-            + (f" ({state.reason})" if state.reason else "")
-            + (f" {source.archived}" if source.archived else "")
-        )
-    if draft.origin.failure:
-        console.print(f"fetch failed: {draft.origin.failure.reason}: {draft.origin.failure.message}")
-    console.print("\n[bold]sections[/bold] (heading -> field it fills)")
-    for section in draft.sections:
-        preview = " ".join(section.text.split())[:100]
-        console.print(
-            f"- {section.heading or '(opening)'} -> {section.field.value if section.field else '-'}: {preview}"
-        )
-    if draft.history:
-        console.print("\n[bold]history[/bold]")
-        for entry in draft.history:
-            note = f": {entry.comment}" if entry.comment else ""
-            was = entry.from_state.value if entry.from_state else "-"
-            console.print(f"- {entry.at:%Y-%m-%d %H:%M} {entry.by}: {was} -> {entry.to_state.value}{note}")
+    blocks = review_queue.show(Store.from_settings(settings), record_id, settings.required_languages, full=full)
+    for index, block in enumerate(blocks):
+        if index:
+            typer.echo("")
+        typer.echo(typer.style(block.title, bold=True))
+        for line in block.lines:  # plain text: a page's [brackets] are printed as they are
+            typer.echo(line)
