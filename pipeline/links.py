@@ -350,7 +350,12 @@ def refresh(
     return report
 
 
-def links(store: Store, status: str | None = None) -> list[LinkState]:
-    """What the last refresh found, optionally only the links in one status (gone, blocked, ...)."""
+def links(store: Store, status: LinkStatus | str | None = None) -> list[LinkState]:
+    """What the last refresh found, optionally only the links in one LinkStatus (gone, blocked, ...).
+
+    A status that is not a LinkStatus raises ValueError: a refresh's outcomes (`re-archived`,
+    `failed`, ...) are not kept per link, and filtering on one would list nothing, silently.
+    """
+    wanted = None if status is None else LinkStatus(status)
     states = sorted(store.read_links().values(), key=lambda s: s.url)
-    return [s for s in states if status is None or s.status.value == status]
+    return [s for s in states if wanted is None or s.status == wanted]

@@ -377,13 +377,21 @@ class Origin(Record):
 
 
 class Transition(Record):
-    """One step of a draft's review history; never rewritten, only appended."""
+    """One step of a draft's review history; never rewritten, only appended.
+
+    A person's edit is a step too (`changed` names what it changed), whatever the state,
+    so whoever edited a draft is known and cannot also review it. Records written before
+    `changed` existed load with it empty."""
 
     at: Timestamp
     by: Name
     from_state: DraftState | None = None
     to_state: DraftState
     comment: str | None = None
+    changed: list[str] = Field(
+        default=[],
+        description="For an edit: the fields it changed, as dotted paths (summary.ko, impact.scope, components).",
+    )
 
 
 class Draft(CaseContent):

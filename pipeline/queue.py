@@ -1,19 +1,38 @@
-"""The reviewer's queue, pure but for reading drafts: who is waiting for whom, and what each lacks."""
+"""The reviewer's queue, pure but for reading drafts: who is waiting for whom, and what each lacks;
+and one draft (or published case) shown whole, field by field (`show`).
+
+A draft file that cannot be read (broken by hand, misnamed) is listed as `unreadable`
+with the reason, and the others are listed all the same: one bad file never hides the
+queue, nor does the queue hide it.
+"""
 
 from __future__ import annotations
 
+import re
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
-from pipeline.errors import ReviewError
-from pipeline.models import Draft, utc_now
+from pipeline.errors import RecordError, RecordNotFound, ReviewError
+from pipeline.models import CASE_ID_PATTERN, Case, Draft, utc_now
 from pipeline.review import missing_for_publication
 from pipeline.store import Store
 
-__all__ = ["QueueEntry", "queue"]
+__all__ = ["UNREADABLE", "Block", "QueueEntry", "Unreadable", "queue", "read_drafts", "show"]
 
-# The order a person works through: what waits for a reviewer first, what is done last.
-_STATE_ORDER = ["written", "in_review", "changes_requested", "extracted", "approved", "published", "rejected"]
+UNREADABLE = "unreadable"
+# The order a person works through: what only a person can mend first, what waits for a reviewer, what is done.
+_STATE_ORDER = [
+    UNREADABLE,
+    "written",
+    "in_review",
+    "changes_requested",
+    "extracted",
+    "approved",
+    "published",
+    "rejected",
+]
 _SORTS = ("age", "state", "org", "id")
 
 
@@ -28,6 +47,40 @@ class QueueEntry:
     components: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
     fetch_failure: str | None = None
+    problem: str | None = None  # why an unreadable draft's file cannot be read
+
+
+@dataclass
+class Unreadable:
+    """A draft file that could not be read, and why."""
+
+    id: str  # the file's name without .json
+    path: str  # as the store names it: drafts/<id>.json
+    problem: str
+    age_days: float  # since the file last changed
+
+
+def read_drafts(store: Store) -> tuple[list[Draft], list[Unreadable]]:
+    """Every draft of the store, and every draft file that could not be read with the reason."""
+    drafts: list[Draft] = []
+    unreadable: list[Unreadable] = []
+    for path in store.files("draft"):
+        label = store.label(path)
+        try:
+            drafts.append(store.read_draft(path.stem))
+            continue
+        except RecordNotFound:  # removed since the folder was listed
+            continue
+        except RecordError as exc:  # invalid JSON, fields, or a file name that is no draft id
+            problem = str(exc).removeprefix(f"{label}: ")
+        except OSError as exc:
+            problem = exc.strerror or type(exc).__name__
+        try:
+            age = round((time.time() - path.stat().st_mtime) / 86400, 2)
+        except OSError:
+            age = 0.0
+        unreadable.append(Unreadable(path.stem, label, problem, age))
+    return drafts, unreadable
 
 
 def _entry(draft: Draft, languages: Sequence[str]) -> QueueEntry:
@@ -55,14 +108,31 @@ def queue(
     older_than_days: float | None = None,
     sort: str = "age",
 ) -> list[QueueEntry]:
-    """Drafts filtered by state, organisation, component and age, sorted as asked."""
+    """Drafts filtered by state, organisation, component and age, sorted as asked.
+
+    Unreadable draft files are listed (state `unreadable`, with the `problem`) unless a
+    state filter leaves that state out: nothing else about them can be known to filter on.
+    """
     if sort not in _SORTS:
         raise ReviewError(f"--sort must be one of {', '.join(_SORTS)}, not {sort!r}")
     unknown = [s for s in states or [] if s not in _STATE_ORDER]
     if unknown:
         raise ReviewError(f"unknown state {unknown[0]!r}; known: {', '.join(_STATE_ORDER)}")
-    entries = []
-    for draft in store.drafts():
+    drafts, unreadable = read_drafts(store)
+    entries = [
+        QueueEntry(
+            id=bad.id,
+            state=UNREADABLE,
+            org=None,
+            title=None,
+            age_days=bad.age_days,
+            written_by=None,
+            problem=f"{bad.path}: {bad.problem}",
+        )
+        for bad in unreadable
+        if not states or UNREADABLE in states
+    ]
+    for draft in drafts:
         if states and draft.state.value not in states:
             continue
         if org and org.casefold() not in ((draft.org or "").casefold(), (draft.org_slug or "").casefold()):
@@ -80,3 +150,120 @@ def queue(
         "id": lambda e: e.id,
     }
     return sorted(entries, key=keys[sort])
+
+
+# ---------------------------------------------------------------- one record, as a reviewer reads it
+
+_PREVIEW = 100
+_NARRATIVE = ("title", "summary", "symptoms_text", "trigger", "detection", "lessons")
+_ACTIONS = ("remediation", "action_items")
+
+
+@dataclass
+class Block:
+    """A titled part of `show`'s output; every line is plain text, printed as it stands."""
+
+    title: str
+    lines: list[str] = field(default_factory=list)
+
+
+def _value(value: Any) -> str:
+    if value is None or value == [] or value == {}:
+        return "-"
+    if isinstance(value, list):
+        return ", ".join(_value(v) for v in value)
+    if isinstance(value, dict):
+        return ", ".join(f"{k} {_value(v)}" for k, v in value.items())
+    return str(value)
+
+
+def _preview(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= _PREVIEW else flat[:_PREVIEW] + "…"
+
+
+def show(store: Store, record_id: str, languages: Sequence[str], *, full: bool = False) -> list[Block]:
+    """Every field of a draft, or of a published case (an id such as IL-0001), as titled blocks of lines.
+
+    Section texts and a draft's extracted text are cut to a preview unless `full`.
+    """
+    if re.match(CASE_ID_PATTERN, record_id):
+        case = store.read_case(record_id)
+        return _blocks(case, case.model_dump(mode="json"), f"{case.id}  published case", None, full)
+    draft = store.read_draft(record_id)
+    header = f"{draft.id}  {draft.state.value}" + (f"  (case {draft.case_id})" if draft.case_id else "")
+    return _blocks(draft, draft.model_dump(mode="json"), header, missing_for_publication(draft, languages), full)
+
+
+def _blocks(
+    record: Case | Draft, data: dict[str, Any], header: str, lacks: list[str] | None, full: bool
+) -> list[Block]:
+    top = Block(header)
+    if lacks is not None:
+        top.lines.append(f"lacks: {', '.join(lacks) if lacks else 'nothing'}")
+    texts: list[Block] = []
+    lists: list[Block] = []
+    for name, value in data.items():
+        if name in ("id", "sources", "origin", "text", "sections", "history"):
+            continue
+        if name in _NARRATIVE and value:
+            texts += [Block(f"{name}.{lang}", text.splitlines() or [""]) for lang, text in value.items()]
+        elif name in _ACTIONS and value:
+            lines = [
+                f"{i}. {lang}: {text}" for i, action in enumerate(value, 1) for lang, text in action["text"].items()
+            ]
+            lists.append(Block(name, lines))
+        elif name == "docs" and value:
+            lists.append(Block(name, [f"- {url}" for url in value]))
+        elif name in ("impact", "timeline", "review"):
+            top.lines += [f"{name}.{part}: {_value(v)}" for part, v in value.items()]
+        elif name == "extracted":
+            top.lines.append(f"extracted (fields the extractor filled): {_value(sorted(value))}")
+        else:
+            top.lines.append(f"{name}: {_value(value)}")
+    blocks = [top, *texts, *lists, _sources(record, data)]
+    if isinstance(record, Draft):
+        blocks += _draft_blocks(record, data, full)
+    for block in blocks:
+        block.lines = block.lines or ["-"]
+    return blocks
+
+
+def _sources(record: Case | Draft, data: dict[str, Any]) -> Block:
+    block = Block("sources")
+    for source in data["sources"]:
+        line = f"- {source['url']} ({source['kind']}) archived: {_value(source['archived'])}"
+        state = source.get("archive")
+        if state:
+            line += f"; archive: {state['status']}"
+            line += "".join(f", {key} {state[key]}" for key in ("reason", "detail") if state[key])
+            line += f", {state['attempts']} attempts" if state["attempts"] else ""
+            line += f", captured at {state['captured_at']}" if state["captured_at"] else ""
+        block.lines.append(line)
+    return block
+
+
+def _draft_blocks(draft: Draft, data: dict[str, Any], full: bool) -> list[Block]:
+    origin = Block("origin", [f"{key}: {_value(value)}" for key, value in data["origin"].items() if key != "failure"])
+    failure = draft.origin.failure
+    origin.lines.append(f"failure: {failure.reason}: {failure.message}" if failure else "failure: -")
+    size = len(draft.text or "")
+    if full and draft.text:
+        text = Block(f"text ({size} characters)", draft.text.splitlines())
+    else:
+        text = Block("text", [f"{size} characters" + ("; --full prints it" if size else "")])
+    sections = Block("sections (heading -> field it fills)")
+    for section in draft.sections:
+        heading = f"- {section.heading or '(opening)'} -> {section.field.value if section.field else '-'}"
+        if full:
+            sections.lines += [f"{heading}:", *(f"    {line}" for line in section.text.splitlines())]
+        else:
+            sections.lines.append(f"{heading}: {_preview(section.text)}")
+    history = Block("history")
+    for entry in draft.history:
+        was = entry.from_state.value if entry.from_state else "-"
+        line = f"- {entry.at:%Y-%m-%d %H:%M} {entry.by}: {was} -> {entry.to_state.value}"
+        line += f": {entry.comment}" if entry.comment else ""
+        line += f" (changed {', '.join(entry.changed)})" if entry.changed else ""
+        history.lines.append(line)
+    return [origin, text, sections, history]

@@ -1,45 +1,89 @@
-"""The review of drafts, pure: states, the rules between them, and what a draft still lacks.
+"""The review of drafts, pure: states, the moves between them, and what a draft still lacks.
 
     extracted ──write──▶ written ──approve──▶ approved ──promote──▶ published
         ▲                  │ ▲                   │
-        │      request-changes│ └─write── changes_requested
-        │                  ▼                     │ (an edit after approval: back to in_review)
+        │   request-changes│ └──write── changes_requested
+        │                  ▼
         └──reopen── rejected ◀──reject── (any state but published)
 
-Rules: a writer signs `write` (review.written_by); only a different person may approve,
-request changes or reject (four eyes); `reviewed_by` and `reviewed_at` are set by an
-approval and by nothing else; every transition is appended to the draft's history (who,
-when, from, to, comment) and never rewritten, so no decision is lost, rejections
-included. Each function takes a draft and returns the new one, or raises ReviewError
-saying why not.
+Every move a draft can make is one row of TRANSITIONS; the functions below look their
+move up there, and any other is refused in one line naming the rule. The README has the
+same table (a test keeps the two in step with the code):
+
+| from | action | to | who may |
+| --- | --- | --- | --- |
+| `extracted` | `edit` | `extracted` | anyone |
+| `extracted` | `write` | `written` | anyone |
+| `extracted` | `reject` | `rejected` | a reviewer (four eyes) |
+| `written` | `edit` | `written` | anyone |
+| `written` | `write` | `written` | anyone |
+| `written` | `approve` | `approved` | a reviewer (four eyes) |
+| `written` | `request-changes` | `changes_requested` | a reviewer (four eyes) |
+| `written` | `reject` | `rejected` | a reviewer (four eyes) |
+| `in_review` | `edit` | `in_review` | anyone |
+| `in_review` | `approve` | `approved` | a reviewer (four eyes) |
+| `in_review` | `request-changes` | `changes_requested` | a reviewer (four eyes) |
+| `in_review` | `reject` | `rejected` | a reviewer (four eyes) |
+| `changes_requested` | `edit` | `changes_requested` | anyone |
+| `changes_requested` | `write` | `written` | anyone |
+| `changes_requested` | `reject` | `rejected` | a reviewer (four eyes) |
+| `approved` | `edit` | `in_review` | anyone |
+| `approved` | `promote` | `published` | the pipeline (`incidentlib promote`) |
+| `approved` | `reject` | `rejected` | a reviewer (four eyes) |
+| `published` | `edit` | `in_review` | anyone |
+| `rejected` | `reopen` | `extracted` | anyone |
+
+An **edit** is any change a person makes to the draft's content (`incidentlib edit`,
+`incidentlib set`), in any state but rejected: it is a move like the others, kept in the
+history with the fields it changed, and after an approval it sends the draft back to
+`in_review`. An edit that changes nothing is no move. **A reviewer** (four eyes) is anyone
+who is not in the draft's history as a writer or an editor and did not sign it
+(`review.written_by`). `reviewed_by` and `reviewed_at` are set by an approval and cleared
+by every other move. Every move is appended to the draft's history (who, when, from, to,
+comment, fields changed) and never rewritten, so no decision is lost, rejections included.
+Each function takes a draft and returns the new one, or raises ReviewError saying why not.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 from pydantic import ValidationError
 
 from pipeline.errors import ReviewError
 from pipeline.models import ArchiveState, ArchiveStatus, Case, Draft, DraftState, Review, Transition, utc_now
+from pipeline.records import load_record
 
 __all__ = [
+    "OPTIONAL_NARRATIVE",
+    "PIPELINE_FIELDS",
     "REQUIRED_NARRATIVE",
+    "TRANSITIONS",
+    "Move",
+    "ReviewAction",
+    "Who",
+    "allowed",
+    "apply_edit",
     "approve",
+    "changed_fields",
     "edited",
     "missing_for_publication",
     "missing_languages",
     "reject",
     "reopen",
     "request_changes",
+    "set_field",
+    "without_notes",
     "write",
+    "writers",
 ]
 
 # Narrative fields every published case has, in every required language.
 REQUIRED_NARRATIVE = ("title", "summary")
 OPTIONAL_NARRATIVE = ("symptoms_text", "trigger", "detection", "lessons")
-_REVIEWABLE = (DraftState.WRITTEN, DraftState.IN_REVIEW)
 
 
 def missing_languages(record: Case | Draft, languages: Sequence[str]) -> list[tuple[str, list[str]]]:
@@ -73,101 +117,176 @@ def missing_for_publication(draft: Draft, languages: Sequence[str]) -> list[str]
     return missing
 
 
-def _step(draft: Draft, to: DraftState, by: str, comment: str | None, **changes: Any) -> Draft:
-    entry = Transition(at=utc_now(), by=by, from_state=draft.state, to_state=to, comment=comment)
-    return draft.model_copy(update={"state": to, "history": [*draft.history, entry], **changes})
+class ReviewAction(StrEnum):
+    """What a person (or the pipeline) does to a draft; each is a command of the same name."""
+
+    EDIT = "edit"  # any change to the draft's content: `incidentlib edit` or `incidentlib set`
+    WRITE = "write"
+    APPROVE = "approve"
+    REQUEST_CHANGES = "request-changes"
+    REJECT = "reject"
+    REOPEN = "reopen"
+    PROMOTE = "promote"
 
 
-def _require(draft: Draft, allowed: Sequence[DraftState], action: str) -> None:
-    if draft.state not in allowed:
-        states = ", ".join(s.value for s in allowed)
-        raise ReviewError(
-            f"cannot {action} a draft that is {draft.state.value} (only when {states})", draft_id=draft.id
-        )
+class Who(StrEnum):
+    """Who may make a move."""
+
+    ANYONE = "anyone"
+    REVIEWER = "a reviewer"  # four eyes: not in the history as a writer or editor, not its signer
+    PIPELINE = "incidentlib promote"
 
 
-def _writers(draft: Draft) -> set[str]:
-    """Everyone who signed the draft as written or edited its content, now or earlier."""
-    names = {h.by.casefold() for h in draft.history if h.to_state in (DraftState.WRITTEN, DraftState.IN_REVIEW)}
+@dataclass(frozen=True)
+class Move:
+    """One allowed move: from a state, by an action, to a state, by whom."""
+
+    from_state: DraftState
+    action: ReviewAction
+    to_state: DraftState
+    who: Who
+
+    def row(self) -> str:
+        """The move as a row of the Markdown table in this module's docstring and the README."""
+        who = _WHO[self.who]
+        return f"| `{self.from_state.value}` | `{self.action.value}` | `{self.to_state.value}` | {who} |"
+
+
+_WHO = {
+    Who.ANYONE: "anyone",
+    Who.REVIEWER: "a reviewer (four eyes)",
+    Who.PIPELINE: "the pipeline (`incidentlib promote`)",
+}
+
+
+_E, _W, _R, _C = DraftState.EXTRACTED, DraftState.WRITTEN, DraftState.IN_REVIEW, DraftState.CHANGES_REQUESTED
+_A, _P, _X = DraftState.APPROVED, DraftState.PUBLISHED, DraftState.REJECTED
+_ED, _WR, _AP = ReviewAction.EDIT, ReviewAction.WRITE, ReviewAction.APPROVE
+_RC, _RJ, _RO, _PR = ReviewAction.REQUEST_CHANGES, ReviewAction.REJECT, ReviewAction.REOPEN, ReviewAction.PROMOTE
+_ANY, _REV, _PIPE = Who.ANYONE, Who.REVIEWER, Who.PIPELINE
+
+# Every move a draft can make; anything else is refused. Rows in the order of the docstring's table.
+TRANSITIONS: tuple[Move, ...] = (
+    Move(_E, _ED, _E, _ANY),
+    Move(_E, _WR, _W, _ANY),
+    Move(_E, _RJ, _X, _REV),
+    Move(_W, _ED, _W, _ANY),
+    Move(_W, _WR, _W, _ANY),
+    Move(_W, _AP, _A, _REV),
+    Move(_W, _RC, _C, _REV),
+    Move(_W, _RJ, _X, _REV),
+    Move(_R, _ED, _R, _ANY),
+    Move(_R, _AP, _A, _REV),
+    Move(_R, _RC, _C, _REV),
+    Move(_R, _RJ, _X, _REV),
+    Move(_C, _ED, _C, _ANY),
+    Move(_C, _WR, _W, _ANY),
+    Move(_C, _RJ, _X, _REV),
+    Move(_A, _ED, _R, _ANY),
+    Move(_A, _PR, _P, _PIPE),
+    Move(_A, _RJ, _X, _REV),
+    Move(_P, _ED, _R, _ANY),
+    Move(_X, _RO, _E, _ANY),
+)
+_MOVES = {(move.from_state, move.action): move for move in TRANSITIONS}
+_VERBS = {ReviewAction.REQUEST_CHANGES: "request changes on", ReviewAction.WRITE: "mark as written"}
+
+
+def writers(draft: Draft) -> set[str]:
+    """Everyone, case-folded, who signed the draft as written or edited its content, now or earlier.
+
+    Entries to `in_review` count too: only an edit moves a draft there, and that is how a
+    record written before `changed` existed kept an edit.
+    """
+    names = {h.by.casefold() for h in draft.history if h.changed or h.to_state in (_W, _R)}
     if draft.review.written_by:
         names.add(draft.review.written_by.casefold())
     return names
 
 
-def _four_eyes(draft: Draft, by: str, action: str) -> None:
-    if by.casefold() in _writers(draft):
+def allowed(draft: Draft, action: ReviewAction, by: str) -> Move:
+    """The move `action` makes from the draft's state when `by` may make it; else ReviewError naming the rule."""
+    verb = _VERBS.get(action, action.value)
+    move = _MOVES.get((draft.state, action))
+    if move is None:
+        states = [m.from_state.value for m in TRANSITIONS if m.action == action]
+        listed = ", ".join(states[:-1]) + " or " + states[-1] if len(states) > 1 else states[0]
         raise ReviewError(
-            f"{by} wrote or edited this draft and cannot {action} it; another reviewer must", draft_id=draft.id
+            f"cannot {verb} a draft that is {draft.state.value} (only one that is {listed})", draft_id=draft.id
         )
+    if move.who == Who.REVIEWER and by.casefold() in writers(draft):
+        raise ReviewError(
+            f"{by} wrote or edited this draft and cannot {verb} it; another reviewer must", draft_id=draft.id
+        )
+    if move.who == Who.PIPELINE and by != Who.PIPELINE.value:
+        raise ReviewError(f"only {Who.PIPELINE.value} may {verb} a draft, not {by}", draft_id=draft.id)
+    return move
+
+
+def _step(draft: Draft, move: Move, by: str, comment: str | None, changed: Sequence[str] = (), **changes: Any) -> Draft:
+    entry = Transition(
+        at=utc_now(), by=by, from_state=draft.state, to_state=move.to_state, comment=comment, changed=list(changed)
+    )
+    return draft.model_copy(update={"state": move.to_state, "history": [*draft.history, entry], **changes})
+
+
+def _unapproved(draft: Draft) -> Review:
+    return draft.review.model_copy(update={"reviewed_by": None, "reviewed_at": None})
 
 
 def write(draft: Draft, by: str, languages: Sequence[str], comment: str | None = None) -> Draft:
     """The writer has filled the narrative fields: sign the draft and hand it to review."""
-    _require(draft, (DraftState.EXTRACTED, DraftState.CHANGES_REQUESTED, DraftState.WRITTEN), "mark as written")
+    move = allowed(draft, ReviewAction.WRITE, by)
     narrative = [m for m in missing_for_publication(draft, languages) if m.split(".")[0] in REQUIRED_NARRATIVE]
     if narrative:
         raise ReviewError(f"not written yet, still missing {', '.join(narrative)}", draft_id=draft.id)
-    review = Review(written_by=by, reviewed_by=None, reviewed_at=None)
-    return _step(draft, DraftState.WRITTEN, by, comment, review=review)
+    return _step(draft, move, by, comment, review=Review(written_by=by))
 
 
 def approve(draft: Draft, by: str, languages: Sequence[str], comment: str | None = None) -> Draft:
-    """A reviewer who is not the writer approves a complete draft."""
-    _require(draft, _REVIEWABLE, "approve")
-    _four_eyes(draft, by, "approve")
+    """A reviewer who neither wrote nor edited the draft approves it, complete."""
+    move = allowed(draft, ReviewAction.APPROVE, by)
     missing = missing_for_publication(draft, languages)
     if missing:
         raise ReviewError(f"incomplete, cannot approve; missing {', '.join(missing)}", draft_id=draft.id)
-    now = utc_now()
-    review = draft.review.model_copy(update={"reviewed_by": by, "reviewed_at": now})
-    return _step(draft, DraftState.APPROVED, by, comment, review=review)
+    review = draft.review.model_copy(update={"reviewed_by": by, "reviewed_at": utc_now()})
+    return _step(draft, move, by, comment, review=review)
 
 
 def request_changes(draft: Draft, by: str, comment: str) -> Draft:
     """Back to the writer with the reviewer's comments."""
-    _require(draft, (*_REVIEWABLE, DraftState.APPROVED), "request changes on")
-    _four_eyes(draft, by, "review")
+    move = allowed(draft, ReviewAction.REQUEST_CHANGES, by)
     if not comment or not comment.strip():
         raise ReviewError("say what should change (--comment)", draft_id=draft.id)
-    review = draft.review.model_copy(update={"reviewed_by": None, "reviewed_at": None})
-    return _step(draft, DraftState.CHANGES_REQUESTED, by, comment.strip(), review=review)
+    return _step(draft, move, by, comment.strip(), review=_unapproved(draft))
 
 
 def reject(draft: Draft, by: str, reason: str) -> Draft:
     """Rejected, with a reason: the draft is kept, and its source is not drafted again."""
-    _require(
-        draft,
-        (
-            DraftState.EXTRACTED,
-            DraftState.WRITTEN,
-            DraftState.IN_REVIEW,
-            DraftState.CHANGES_REQUESTED,
-            DraftState.APPROVED,
-        ),
-        "reject",
-    )
-    _four_eyes(draft, by, "reject")
+    move = allowed(draft, ReviewAction.REJECT, by)
     if not reason or not reason.strip():
         raise ReviewError("say why it is rejected (--reason)", draft_id=draft.id)
-    review = draft.review.model_copy(update={"reviewed_by": None, "reviewed_at": None})
-    return _step(draft, DraftState.REJECTED, by, reason.strip(), review=review)
+    return _step(draft, move, by, reason.strip(), review=_unapproved(draft))
 
 
 def reopen(draft: Draft, by: str, comment: str | None = None) -> Draft:
     """A rejected draft goes back to the start; its source is crawled again."""
-    _require(draft, (DraftState.REJECTED,), "reopen")
-    return _step(draft, DraftState.EXTRACTED, by, comment, review=Review(written_by=draft.review.written_by))
+    move = allowed(draft, ReviewAction.REOPEN, by)
+    return _step(draft, move, by, comment, review=Review(written_by=draft.review.written_by))
 
 
 # Kept by the pipeline and the review commands; an edit may not touch them.
-PIPELINE_FIELDS = ("id", "state", "history", "review", "case_id", "extracted", "origin", "created_at")
+PIPELINE_FIELDS = ("id", "state", "history", "review", "case_id", "extracted", "origin", "created_at", "updated_at")
 
 
 def edited(before: Draft, after: Draft, by: str) -> Draft:
-    """A person's edit: after an approval (or a publication) it sends the draft back to review.
+    """A person's edit, in any state: recorded in the history with the fields it changed.
 
-    The review's own fields (state, review, history, case id, archive states) are refused:
-    an edit cannot approve a draft, take another case's id or fake a capture.
+    An edit is a move of TRANSITIONS like any other: after an approval (or a publication)
+    it sends the draft back to `in_review` and clears the approval; a rejected draft is
+    reopened before it is edited. The review's own fields (state, review, history, case id,
+    archive states) are refused: an edit cannot approve a draft, take another case's id or
+    fake a capture. An edit that changes nothing is no move.
     """
     for name in PIPELINE_FIELDS:
         if getattr(before, name) != getattr(after, name):
@@ -178,17 +297,47 @@ def edited(before: Draft, after: Draft, by: str) -> Draft:
         raise ReviewError(
             "sources' archive states and links are kept by the archive run, not edited by hand", draft_id=before.id
         )
-    content_changed = _content(before) != _content(after)
-    if not content_changed:
+    changed = changed_fields(before, after)
+    if not changed:
         return after
-    if before.state in _REVIEWABLE:
-        # Kept in the history, so whoever edits a draft under review cannot also approve it.
-        return _step(after, before.state, by, "edited")
-    if before.state not in (DraftState.APPROVED, DraftState.PUBLISHED):
-        return after
-    review = after.review.model_copy(update={"reviewed_by": None, "reviewed_at": None})
-    moved = _step(after.model_copy(update={"state": before.state}), DraftState.IN_REVIEW, by, "edited after approval")
-    return moved.model_copy(update={"review": review})
+    move = allowed(before, ReviewAction.EDIT, by)
+    comment = "edited after approval" if move.to_state != before.state else "edited"
+    return _step(after, move, by, comment, changed=changed, review=_unapproved(after))
+
+
+def apply_edit(before: Draft, data: bytes, by: str, label: str) -> Draft:
+    """A person's edit of the draft's whole file (`incidentlib edit`): parsed, checked, recorded.
+
+    Lines whose first character (after spaces) is `#` are dropped first: JSON has no such
+    line, so they are notes, such as the reason a previous attempt was refused. Raises
+    InvalidRecord or ReviewError, each naming `label`, when the edit cannot be saved.
+    """
+    after = load_record(Draft, without_notes(data), label)
+    if after.id != before.id:
+        raise ReviewError(f"{label}: id: the id is the file name; it cannot be edited")
+    return edited(before, after, by)
+
+
+def without_notes(data: bytes) -> bytes:
+    """The text without its note lines: those whose first character (after spaces) is `#`."""
+    return b"".join(line for line in data.splitlines(keepends=True) if not line.lstrip().startswith(b"#"))
+
+
+def changed_fields(before: Draft, after: Draft) -> list[str]:
+    """The content fields that differ, as dotted paths (`summary.ko`, `impact.scope`, `remediation.0.text.en`);
+    a list that changed length is named whole (`components`)."""
+    return _differences(_content(before), _content(after), "")
+
+
+def _differences(old: Any, new: Any, path: str) -> list[str]:
+    if old == new:
+        return []
+    if isinstance(old, dict) and isinstance(new, dict):
+        keys = [*old, *(key for key in new if key not in old)]
+        return [d for key in keys for d in _differences(old.get(key), new.get(key), f"{path}.{key}" if path else key)]
+    if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
+        return [d for i, (a, b) in enumerate(zip(old, new, strict=True)) for d in _differences(a, b, f"{path}.{i}")]
+    return [path]
 
 
 def _archive_states(draft: Draft) -> list[tuple[str, str | None, ArchiveState]]:

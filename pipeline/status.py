@@ -12,8 +12,8 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 
 from pipeline.archive import sources_to_archive
-from pipeline.errors import InvalidRecord
 from pipeline.models import ArchiveStatus, LinkStatus
+from pipeline.queue import Unreadable, read_drafts
 from pipeline.settings import Settings
 from pipeline.store import Store
 
@@ -42,7 +42,7 @@ class Status:
     failed_capture: dict[str, int]  # source URLs whose capture failed for good, by reason
     links: dict[str, int]  # by status, from the last refresh
     gone: list[str] = field(default_factory=list)  # source URLs that are gone (404/410)
-    unreadable: list[str] = field(default_factory=list)  # draft files that could not be read
+    unreadable: list[Unreadable] = field(default_factory=list)  # draft files that could not be read, and why
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -69,13 +69,8 @@ def status(
     states: Counter[str] = Counter()
     waiting: dict[str, str] = {}
     failed: dict[str, str] = {}
-    unreadable = []
-    for path in store.files("draft"):
-        try:
-            draft = store.read_draft(path.stem)
-        except InvalidRecord:
-            unreadable.append(store.label(path))
-            continue
+    drafts, unreadable = read_drafts(store)
+    for draft in drafts:
         states[draft.state.value] += 1
         pending = set(sources_to_archive(draft))
         for source in draft.sources:

@@ -21,6 +21,10 @@ Guarantees:
 - Case ids are allocated under one lock for the cases folder, so processes promoting at
   once get distinct, consecutive ids.
 - Ids are checked before they become paths, so none can leave its folder.
+
+A data root is made by `init_data_root` (`incidentlib init`); a folder with none of
+`sources/`, `drafts/` and `cases/` is not one (`data_root_problem`), so that a command
+run in the wrong folder says so instead of reporting an empty library.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ import os
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, TypeVar
 
@@ -38,13 +43,24 @@ import filelock
 import yaml
 from pydantic import BaseModel
 
-from pipeline.errors import ConflictError, DuplicateSource, Fault, InvalidId, InvalidRecord, LockBusy, RecordNotFound
+from pipeline.errors import (
+    ConflictError,
+    DuplicateSource,
+    Fault,
+    InvalidId,
+    InvalidRecord,
+    LockBusy,
+    RecordNotFound,
+    StoreError,
+)
 from pipeline.ids import canonical_url, case_id, case_number, check_case_id, check_draft_id
 from pipeline.models import Case, Draft, LinkState, SourceEntry
 from pipeline.records import dump_json, dump_record, file_name_fault, load_record
 from pipeline.registry import RegisteredSource, parse_registry
 from pipeline.settings import Settings
 
+# The package's public API is built from this list (pipeline/__init__.py) and pinned by a test;
+# making a data root (init_data_root, data_root_problem, InitReport) is left out of it for now.
 __all__ = ["MODELS", "RecordKind", "Store", "write_atomic"]
 
 RecordKind = Literal["draft", "case"]
@@ -53,6 +69,7 @@ M = TypeVar("M", bound=BaseModel)
 
 STATE_DIR = ".incidentlib"
 LOCK_TIMEOUT_S = 120.0
+DATA_FOLDERS = ("sources", "drafts", "cases")
 
 
 def _fsync_dir(folder: Path) -> None:
@@ -420,3 +437,80 @@ class Store:
                     raise ConflictError(f"{label}: already exists; refusing to overwrite a published case", path=label)
                 self._write(path, case)
             return case
+
+
+# ---------------------------------------------------------------- making a data root
+
+_GITIGNORE = """\
+# incidentlib's state under a data root: locks, link health, runs, a local Prefect server
+.incidentlib/
+# a crash between a temporary write and its rename leaves one of these behind
+.*.tmp
+# settings and archive keys of a working copy
+incidentlib.env
+"""
+
+_STARTER = """\
+# The crawl registry: every *.yaml file in sources/ is a list of sources to crawl.
+# `incidentlib add URL` appends one to sources/added.yaml; entries may also be written by hand,
+# here or in a file of their own. Each entry is a URL with optional hints:
+#
+# - url: https://github.com/dfds/postmortems/blob/master/PM2020-007%20-%20Unhealthy%20nodes.md
+#   org: DFDS            # who wrote the postmortem; else taken from the page or the site
+#   kind: github         # a source kind of the vocabulary; else guessed from the URL
+#   title: Unhealthy nodes
+#   date: 2020-10-06     # YYYY, YYYY-MM or YYYY-MM-DD
+#   tags: [kubernetes]   # free words for the operator
+#
+# `incidentlib validate` checks every entry; `incidentlib schema source` prints the format.
+# This file lists no source: to list some here, replace the [] below with entries like the one above.
+[]
+"""
+
+
+@dataclass
+class InitReport:
+    """What `init_data_root` did: paths relative to the root, made or found already there."""
+
+    root: Path
+    created: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def data_root_problem(root: Path) -> str | None:
+    """Why `root` is not a data root (a folder holding sources/, drafts/ or cases/); None when it is one."""
+    if not root.is_dir():
+        return "no such folder"
+    if not any((root / folder).is_dir() for folder in DATA_FOLDERS):
+        return "not a data root (no sources/, drafts/ or cases/ folder)"
+    return None
+
+
+def init_data_root(root: Path) -> InitReport:
+    """Make `root` a data root: its three folders, a .gitignore for its state, a commented starter registry.
+
+    Safe to run again, and on a folder that is already a data root: nothing that exists is
+    overwritten or changed (an existing .gitignore that does not ignore the state folder is
+    named in `notes`).
+    """
+    root = root.expanduser().resolve()
+    if root.exists() and not root.is_dir():
+        raise StoreError(f"{root}: not a folder", path=str(root))
+    report = InitReport(root)
+    for folder in DATA_FOLDERS:
+        path = root / folder
+        (report.kept if path.is_dir() else report.created).append(f"{folder}/")
+        path.mkdir(parents=True, exist_ok=True)
+    for name, text in ((".gitignore", _GITIGNORE), ("sources/README.yaml", _STARTER)):
+        try:
+            with (root / name).open("x", encoding="utf-8") as handle:  # "x": never over an existing file
+                handle.write(text)
+            report.created.append(name)
+        except FileExistsError:
+            report.kept.append(name)
+    gitignore = (root / ".gitignore").read_text(encoding="utf-8", errors="replace")
+    ignored = {line.strip().rstrip("/") for line in gitignore.splitlines()}
+    if STATE_DIR not in ignored and f"/{STATE_DIR}" not in ignored:
+        report.notes.append(f".gitignore does not ignore {STATE_DIR}/ (locks and state): add that line to it")
+    return report

@@ -177,9 +177,12 @@ def test_a_bad_setting_is_one_line_naming_it(root: Path) -> None:
 
 
 def test_a_missing_root_is_an_error_not_an_empty_library(tmp_path: Path) -> None:
-    result = run_installed("validate", "--root", str(tmp_path / "typo"))
-    assert result.returncode == 1
-    assert result.stderr == f"Error: {tmp_path / 'typo'}: no such data root (give --root or INCIDENTLIB_ROOT)\n"
+    typo = tmp_path / "typo"
+    result = run_installed("validate", "--root", str(typo))
+    assert result.returncode == 2
+    assert result.stderr == (
+        f"Error: {typo}: no such folder; make one with `incidentlib init {typo}`, or give --root or INCIDENTLIB_ROOT\n"
+    )
 
 
 def test_a_fault_is_always_one_line(cli: Callable, root: Path, case_json: dict) -> None:
@@ -360,3 +363,43 @@ def test_status_without_a_server_reads_the_data_root(
 
     text = cli("status", "--root", str(root)).stdout
     assert "none known" in text and "completed" in text and "gone https://example.org/pm/2" in text
+
+
+def _flat(text: str) -> str:
+    """Help as words: box lines and wrapping gone."""
+    return " ".join(re.sub(r"[│╭╮╰╯─]", " ", text).split())
+
+
+def test_every_help_prints_its_texts_and_defaults_as_written(cli: Callable) -> None:
+    group = typer.main.get_command(app)
+    assert isinstance(group, TyperGroup)
+    for name, command in group.commands.items():
+        shown = _flat(cli(name, "--help", env={"COLUMNS": "400"}).stdout)
+        for paragraph in (command.help or "").split("\n\n"):
+            assert _flat(paragraph) in shown, f"{name}: its help lost {paragraph!r}"
+        for param in command.params:
+            help_text = getattr(param, "help", None)
+            if help_text:
+                assert _flat(help_text) in shown, f"{name} {param.name}: its help shows {help_text!r} otherwise"
+            show_default = getattr(param, "show_default", None)
+            if isinstance(show_default, str):
+                assert f"[default: ({show_default})]" in shown, f"{name} {param.name}: no default shown"
+            elif param.default not in (None, False) and not getattr(param, "is_flag", False):
+                default = getattr(param.default, "value", param.default)
+                assert f"[default: {default}]" in shown, f"{name} {param.name}: no default shown"
+
+
+def test_links_status_takes_exactly_the_statuses_a_link_keeps(cli: Callable, root: Path) -> None:
+    from pipeline.cli.records import LINK_STATUS_MEANINGS
+    from pipeline.models import LinkStatus
+
+    assert list(LINK_STATUS_MEANINGS) == list(LinkStatus)
+    readme = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
+    assert f"incidentlib links [--status {'|'.join(LinkStatus)}] [--json]" in readme
+    shown = _flat(cli("links", "--help", env={"COLUMNS": "400"}).stdout)
+    for status, meaning in LINK_STATUS_MEANINGS.items():
+        assert f"`{status.value}`: {meaning}" in readme and f"{status.value}: {meaning}" in shown
+    refused = cli("links", "--status", "failed", "--root", str(root))
+    assert refused.exit_code == 2 and "'failed' is not one of 'ok', 'moved', 'gone', 'blocked', 'error'" in _flat(
+        refused.stderr
+    )

@@ -75,6 +75,48 @@ def test_the_writer_cannot_approve_their_own_draft(archived: str, root: Path, cl
     )
 
 
+def test_whoever_edited_a_draft_while_it_was_extracted_cannot_approve_it(
+    archived: str, root: Path, store: Store, cli: Callable
+) -> None:
+    r = ["--root", str(root)]
+    assert cli("set", archived, "summary.ko", "요약", "--by", "carol", *r).exit_code == 0
+    assert cli("write", archived, "--by", "alice", *r).exit_code == 0
+    refused = cli("approve", archived, "--by", "carol", *r)
+    assert refused.exit_code == 1
+    assert refused.stderr == (
+        f"Error: {archived}: carol wrote or edited this draft and cannot approve it; another reviewer must\n"
+    )
+    edit = store.read_draft(archived).history[0]
+    assert (edit.by, edit.from_state, edit.to_state, edit.changed) == (
+        "carol",
+        "extracted",
+        "extracted",
+        ["summary.ko"],
+    )
+    assert cli("approve", archived, "--by", "bob", *r).exit_code == 0
+
+
+def test_whoever_edited_a_draft_while_changes_were_requested_cannot_approve_it(
+    archived: str, root: Path, cli: Callable
+) -> None:
+    r = ["--root", str(root)]
+    assert cli("write", archived, "--by", "alice", *r).exit_code == 0
+    assert cli("request-changes", archived, "--by", "bob", "--comment", "Name the cache.", *r).exit_code == 0
+    assert cli("set", archived, "impact.scope", "The whole API.", "--by", "carol", *r).exit_code == 0
+    assert cli("write", archived, "--by", "alice", *r).exit_code == 0
+    assert cli("approve", archived, "--by", "carol", *r).exit_code == 1
+    assert cli("approve", archived, "--by", "bob", *r).exit_code == 0
+
+
+def test_changes_cannot_be_requested_on_an_approved_draft(approved: str, root: Path, cli: Callable) -> None:
+    refused = cli("request-changes", approved, "--by", "carol", "--comment", "Too late?", "--root", str(root))
+    assert refused.exit_code == 1
+    assert refused.stderr == (
+        f"Error: {approved}: cannot request changes on a draft that is approved "
+        "(only one that is written or in_review)\n"
+    )
+
+
 def test_a_draft_whose_source_is_not_archived_cannot_be_approved(
     crawled: tuple[str, Settings], root: Path, cli: Callable
 ) -> None:
@@ -85,28 +127,116 @@ def test_a_draft_whose_source_is_not_archived_cannot_be_approved(
     assert f"Error: {draft_id}: incomplete, cannot approve; missing sources.0.archived (pending)" in unarchived.stderr
 
 
-def test_an_edit_that_breaks_the_file_changes_nothing(
+def editor(tmp_path: Path, name: str, body: str) -> dict[str, str]:
+    """An $EDITOR that is a Python script run on the file, as a person's editor is; `body` sees `path`,
+    the file, and `calls`, how many times it ran before."""
+    script = tmp_path / f"{name}.py"
+    script.write_text(
+        "import json, sys\nfrom pathlib import Path\n"
+        f"path = Path(sys.argv[1])\ncount = Path({str(tmp_path / (name + '.calls'))!r})\n"
+        "calls = int(count.read_text()) if count.exists() else 0\ncount.write_text(str(calls + 1))\n" + body
+    )
+    return {"EDITOR": f"{sys.executable} {script}"}
+
+
+def kept_edits(root: Path) -> list[Path]:
+    folder = root / ".incidentlib" / "edits"
+    return sorted(folder.iterdir()) if folder.exists() else []
+
+
+# What a person would do: drop incidentlib's notes and work on the JSON.
+READ_JSON = "d = json.loads(''.join(l for l in path.read_text().splitlines(True) if not l.startswith('#')))\n"
+
+
+def test_a_broken_edit_given_up_is_kept_in_a_file_it_names(
     archived: str, root: Path, store: Store, cli: Callable, tmp_path: Path
 ) -> None:
-    editor = tmp_path / "break.py"
-    editor.write_text("import sys\nopen(sys.argv[1], 'w').write('{\"id\": \"half')\n")
     before = store.path("draft", archived).read_bytes()
-    broken = cli("edit", archived, "--root", str(root), env={"EDITOR": f"{sys.executable} {editor}"})
-    assert broken.exit_code == 1
-    assert broken.stderr.startswith(f"Error: drafts/{archived}.json (as edited): -: not valid JSON")
-    assert store.path("draft", archived).read_bytes() == before
-
-
-def test_an_edit_cannot_approve_a_draft(archived: str, root: Path, store: Store, cli: Callable, tmp_path: Path) -> None:
-    sneaky = tmp_path / "approve.py"
-    sneaky.write_text(
-        "import json, sys\nd = json.load(open(sys.argv[1]))\nd['state'] = 'approved'\n"
-        "d['review']['reviewed_by'] = 'bob'\njson.dump(d, open(sys.argv[1], 'w'))\n"
+    broken = cli(
+        "edit", archived, "--root", str(root), env=editor(tmp_path, "break", 'path.write_text(\'{"id": "half\')\n')
     )
-    before = store.path("draft", archived).read_bytes()
-    refused = cli("edit", archived, "--root", str(root), env={"EDITOR": f"{sys.executable} {sneaky}"})
-    assert refused.exit_code == 1 and "state is kept by the pipeline" in refused.stderr
+    assert broken.exit_code == 1
+    [kept] = kept_edits(root)
+    assert broken.stderr.startswith(f"Error: drafts/{archived}.json (as edited): -: not valid JSON: EOF while parsing")
+    assert broken.stderr.endswith(f"; nothing saved, your text is kept in {kept}\n") and broken.stderr.count("\n") == 1
+    assert kept.read_text() == '{"id": "half'
+    assert (tmp_path / "break.calls").read_text() == "2", "reopened once; the same text again gives up"
     assert store.path("draft", archived).read_bytes() == before
+
+
+def test_a_refused_edit_is_reopened_with_the_reason_on_top_until_it_is_fixed(
+    archived: str, root: Path, store: Store, cli: Callable, tmp_path: Path
+) -> None:
+    fix = (
+        "if calls == 0:\n"
+        "    (path.parent / 'original').write_text(path.read_text())\n"
+        "    d = json.loads(path.read_text())\n"
+        "    d['components'] = ['warp-drive']\n"
+        "    path.write_text(json.dumps(d))\n"
+        "else:\n"
+        "    Path(sys.argv[1] + '.seen').write_text(path.read_text())\n"
+        "    d = json.loads((path.parent / 'original').read_text())\n"
+        "    d['components'] = ['nccl']\n"
+        "    path.write_text(json.dumps(d))\n"
+    )
+    fixed = cli("edit", archived, "--by", "alice", "--root", str(root), env=editor(tmp_path, "fix", fix))
+    assert fixed.exit_code == 0, fixed.output
+    assert fixed.stdout == f"{archived}: saved, now extracted\n"
+    [seen] = [p for p in kept_edits(root) if p.name.endswith(".seen")]
+    notes = [line for line in seen.read_text().splitlines() if line.startswith("#")]
+    assert notes[0].startswith(
+        f"# incidentlib: not saved: drafts/{archived}.json (as edited): components.0: unknown component 'warp-drive'"
+    )
+    assert notes[1].startswith("# Fix it and save to try again; lines starting with # are ignored.")
+    draft = store.read_draft(archived)
+    assert draft.components == ["nccl"] and draft.history[-1].changed == ["components"]
+
+
+def test_an_edit_refused_by_the_review_is_kept_too(
+    archived: str, root: Path, store: Store, cli: Callable, tmp_path: Path
+) -> None:
+    sneaky = READ_JSON + "d['state'] = 'approved'\nd['review']['reviewed_by'] = 'bob'\npath.write_text(json.dumps(d))\n"
+    before = store.path("draft", archived).read_bytes()
+    refused = cli("edit", archived, "--root", str(root), env=editor(tmp_path, "approve", sneaky))
+    assert refused.exit_code == 1
+    [kept] = kept_edits(root)
+    assert refused.stderr == (
+        f"Error: {archived}: state is kept by the pipeline and the review commands, not edited by hand; "
+        f"nothing saved, your text is kept in {kept}\n"
+    )
+    assert json.loads(kept.read_text())["state"] == "approved"
+    assert store.path("draft", archived).read_bytes() == before
+
+
+def test_an_editor_quit_with_an_error_keeps_the_text(
+    archived: str, root: Path, store: Store, cli: Callable, tmp_path: Path
+) -> None:
+    quits = READ_JSON + "d['org'] = 'Acme Corp'\npath.write_text(json.dumps(d))\nsys.exit(1)\n"
+    quit_ = cli("edit", archived, "--root", str(root), env=editor(tmp_path, "quit", quits))
+    assert quit_.exit_code == 1
+    [kept] = kept_edits(root)
+    assert quit_.stderr == f"Error: the editor exited with status 1; nothing saved, your text is kept in {kept}\n"
+    assert json.loads(kept.read_text())["org"] == "Acme Corp"
+    assert store.read_draft(archived).org == "Acme"
+
+
+def test_an_edit_saved_leaves_no_file_behind(
+    archived: str, root: Path, store: Store, cli: Callable, tmp_path: Path
+) -> None:
+    good = READ_JSON + "d['org'] = 'Acme Corp'\npath.write_text(json.dumps(d))\n"
+    saved = cli("edit", archived, "--by", "alice", "--root", str(root), env=editor(tmp_path, "good", good))
+    assert saved.exit_code == 0 and kept_edits(root) == []
+    assert store.read_draft(archived).history[-1].changed == ["org"]
+
+
+def test_a_missing_editor_is_one_line(archived: str, root: Path, cli: Callable, tmp_path: Path) -> None:
+    missing = cli("edit", archived, "--root", str(root), env={"EDITOR": str(tmp_path / "no-such-editor"), "VISUAL": ""})
+    assert missing.exit_code == 1
+    assert missing.stderr == (
+        f"Error: EDITOR={tmp_path / 'no-such-editor'}: cannot run it (No such file or directory); "
+        "set EDITOR to your editor\n"
+    )
+    assert kept_edits(root) == []
 
 
 def test_set_refuses_a_term_outside_the_vocabulary(archived: str, root: Path, cli: Callable) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shlex
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -25,7 +26,7 @@ from pipeline import interrupt
 from pipeline import server as prefect_server
 from pipeline.errors import Fault, IncidentlibError, SettingsError
 from pipeline.settings import Settings
-from pipeline.store import Store
+from pipeline.store import Store, data_root_problem
 
 __all__ = [
     "ByOption",
@@ -73,15 +74,15 @@ RootOption = Annotated[
     Path | None,
     typer.Option(
         "--root",
-        help="Data root holding sources/, drafts/ and cases/ [env: INCIDENTLIB_ROOT; default: current folder].",
+        help="Data root holding sources/, drafts/ and cases/.",
         file_okay=False,
-        show_default=False,
+        show_default="INCIDENTLIB_ROOT, else the current folder",
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON document for scripts instead of text.")]
 ByOption = Annotated[
     str | None,
-    typer.Option("--by", help="Who does it [default: git's user.name].", show_default=False),
+    typer.Option("--by", help="Who does it.", show_default="git's user.name"),
 ]
 DraftArgument = Annotated[str, typer.Argument(help="The draft's id (its file name in drafts/ without .json).")]
 
@@ -123,11 +124,19 @@ def read_settings(root: Path | None) -> Settings:
 
 
 def load_settings(root: Path | None) -> Settings:
+    """The settings of a command that reads or writes a data root; outside one, one line and exit 2.
+
+    A folder without sources/, drafts/ or cases/ is not taken for an empty library: `validate`
+    would pass it and `queue` list nothing, which looks like success in the wrong folder.
+    """
     settings = read_settings(root)
-    if not settings.root.is_dir():
-        raise SettingsError(
-            f"{settings.root}: no such data root (give --root or INCIDENTLIB_ROOT)", name="INCIDENTLIB_ROOT"
+    problem = data_root_problem(settings.root)
+    if problem:
+        make = f"incidentlib init {shlex.quote(str(settings.root))}"
+        typer.echo(
+            f"Error: {settings.root}: {problem}; make one with `{make}`, or give --root or INCIDENTLIB_ROOT", err=True
         )
+        raise typer.Exit(2)
     return settings
 
 

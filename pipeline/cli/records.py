@@ -24,9 +24,9 @@ from pipeline.cli.common import (
 from pipeline.crawl import extract_one
 from pipeline.errors import InvalidRecord
 from pipeline.fmt import fmt as fmt_records
-from pipeline.models import SCHEMA_MODELS, SourceEntry, json_schema
+from pipeline.models import SCHEMA_MODELS, LinkStatus, SourceEntry, json_schema
 from pipeline.records import dump_record, faults_from
-from pipeline.store import Store
+from pipeline.store import Store, init_data_root
 from pipeline.validate import validate as validate_records
 
 
@@ -48,6 +48,27 @@ def schema(
     else:
         document = json_schema(name.value)
     typer.echo(json.dumps(document, indent=2, ensure_ascii=False))
+
+
+@app.command()
+def init(
+    folder: Annotated[
+        Path | None,
+        typer.Argument(help="The folder to make a data root of; made if missing.", show_default="current folder"),
+    ] = None,
+) -> None:
+    """Make a data root: sources/, drafts/ and cases/, a .gitignore for its state, a commented starter registry.
+
+    Safe to run again: a file or folder already there is kept as it is, never overwritten.
+    """
+    report = init_data_root(folder if folder is not None else Path.cwd())
+    for label in report.created:
+        typer.echo(f"created {label}")
+    for label in report.kept:
+        typer.echo(f"kept {label} (already there)")
+    for note in report.notes:
+        typer.echo(f"note: {note}", err=True)
+    typer.echo(f"{report.root} is a data root: add sources with `incidentlib add URL`, then `incidentlib crawl`")
 
 
 @app.command()
@@ -145,11 +166,27 @@ def extract(
     typer.echo(dump_record(draft).decode("utf-8"), nl=False)
 
 
+# What each status of a link means: the --help of `links`, and the README's list (a test keeps them in step).
+LINK_STATUS_MEANINGS = {
+    LinkStatus.OK: "the page answers",
+    LinkStatus.MOVED: "it redirects elsewhere (the new URL is shown)",
+    LinkStatus.GONE: "404 or 410: the capture is all that is left",
+    LinkStatus.BLOCKED: "401 or 403: often a bot block, not a dead page",
+    LinkStatus.ERROR: "it could not be checked this time",
+}
+
+
 @app.command("links")
 def links_(
     root: RootOption = None,
     status: Annotated[
-        str | None, typer.Option(help="Only links in this status: ok, moved, gone, blocked or error.")
+        LinkStatus | None,
+        typer.Option(
+            help="Only links in this status, as the last refresh found them: "
+            + "; ".join(f"{s.value}: {meaning}" for s, meaning in LINK_STATUS_MEANINGS.items())
+            + ".",
+            show_default=False,
+        ),
     ] = None,
     as_json: JsonOption = False,
 ) -> None:

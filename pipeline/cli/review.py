@@ -18,6 +18,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from pipeline import queue as review_queue
 from pipeline import review
@@ -31,9 +32,9 @@ from pipeline.cli.common import (
     open_store,
     use_known_server,
 )
-from pipeline.errors import ReviewError
+from pipeline.errors import ConflictError, InvalidRecord, ReviewError, SettingsError
 from pipeline.models import Draft
-from pipeline.records import dump_record, load_record
+from pipeline.records import dump_record
 from pipeline.settings import Settings
 from pipeline.store import Store
 
@@ -172,41 +173,90 @@ def set_(
 
 @app.command()
 def edit(draft_id: DraftArgument, by: ByOption = None, root: RootOption = None) -> None:
-    """Open a draft in $EDITOR; the result is validated before it is saved (an invalid edit changes nothing)."""
+    """Open a draft in $VISUAL or $EDITOR (else vi); the result is checked before it is saved.
+
+    A refused edit (not valid, or against the review's rules) is opened again with the
+    reason on top, in lines starting with # (dropped when read), until it is fixed. Saving
+    the same text again, or quitting the editor with an error (vi: :cq), gives up: nothing
+    is saved to the draft, and your text is kept in a file under .incidentlib/edits/, named.
+    """
     store = open_store(root)
+    name = who(by, "incidentlib edit")
     before, version = store.read_draft_versioned(draft_id)
     original = dump_record(before)
-    edited_bytes = _edit_in_editor(original, f"{draft_id}.json")
-    if edited_bytes == original:
-        typer.echo(f"{draft_id}: no change")
-        return
     label = f"{store.label(store.path('draft', draft_id))} (as edited)"
-    after = load_record(Draft, edited_bytes, label)
-    if after.id != before.id:
-        raise ReviewError(f"{label}: id: the id is the file name; it cannot be edited")
-    name = who(by, "incidentlib edit")
-    result = review.edited(before, after, name)
-    store.write_draft(result, expected_version=version)
-    _said(result, "saved")
+    folder = store.state_dir / "edits"
+    folder.mkdir(parents=True, exist_ok=True)
+    handle, file_name = tempfile.mkstemp(dir=folder, prefix=f"{draft_id}.", suffix=".json")
+    os.close(handle)
+    path = Path(file_name)
+    saved = False
+    try:
+        text, notes, refused, reason = original, b"", None, ""
+        while True:
+            path.write_bytes(notes + text)
+            status = _run_editor(path)
+            text = review.without_notes(path.read_bytes())
+            path.write_bytes(text)  # what is kept if this attempt goes no further: the person's text alone
+            if text == original:
+                typer.echo(f"{draft_id}: no change")
+                return
+            if not text.strip():
+                raise ReviewError(f"{label}: the file was emptied; nothing saved")
+            if status != 0 or text == refused:  # given up: the last reason, and where the text is
+                quit_ = f"the editor exited with status {status}" if status else ""
+                why = "; ".join(part for part in (reason if text == refused else "", quit_) if part)
+                raise ReviewError(f"{why}; nothing saved, your text is kept in {path}")
+            try:
+                result = review.apply_edit(before, text, name, label)
+                store.write_draft(result, expected_version=version)
+            except (InvalidRecord, ReviewError) as exc:
+                refused, reason = text, str(exc)
+                notes = _refusal_notes(exc, path)
+                continue
+            except ConflictError as exc:
+                raise ReviewError(f"{exc}; nothing saved, your text is kept in {path}") from None
+            saved = True
+            _said(result, "saved")
+            return
+    finally:
+        # The working file goes only when it holds nothing of the person's: saved, or as it began.
+        if saved or not path.exists() or path.read_bytes() in (original, b""):
+            path.unlink(missing_ok=True)
 
 
-def _edit_in_editor(data: bytes, name: str) -> bytes:
-    """The bytes after a person edits them in $EDITOR (or $VISUAL, else vi)."""
-    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / name
-        path.write_bytes(data)
-        completed = subprocess.run([*shlex.split(editor), str(path)], check=False)
-        if completed.returncode != 0:
-            raise ReviewError(f"{editor} exited with status {completed.returncode}; nothing saved")
-        return path.read_bytes()
+def _refusal_notes(exc: InvalidRecord | ReviewError, path: Path) -> bytes:
+    problems = [str(f) for f in exc.faults] if isinstance(exc, InvalidRecord) else [str(exc)]
+    lines = [
+        *(f"# incidentlib: not saved: {problem}" for problem in problems),
+        "# Fix it and save to try again; lines starting with # are ignored. To give up, save it unchanged",
+        f"# or quit the editor with an error (vi: :cq): your text is then kept in {path}",
+    ]
+    return ("\n".join(" ".join(line.split()) for line in lines) + "\n").encode("utf-8")
+
+
+def _run_editor(path: Path) -> int:
+    """Let a person edit `path` in $VISUAL or $EDITOR (else vi); the editor's exit status."""
+    variable = "VISUAL" if os.environ.get("VISUAL") else "EDITOR"
+    editor = os.environ.get(variable) or "vi"
+    try:
+        command = [*shlex.split(editor), str(path)]
+        return subprocess.run(command, check=False).returncode
+    except (OSError, ValueError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise SettingsError(
+            f"{variable}={editor}: cannot run it ({why}); set {variable} to your editor", name=variable
+        ) from None
 
 
 @app.command()
 def queue(
     root: RootOption = None,
     state: Annotated[
-        list[str] | None, typer.Option("--state", help="Only drafts in this state (repeatable).", show_default=False)
+        list[str] | None,
+        typer.Option(
+            "--state", help="Only drafts in this state (repeatable); unreadable: broken files.", show_default=False
+        ),
     ] = None,
     org: Annotated[str | None, typer.Option(help="Only this organisation (org or org_slug).")] = None,
     component: Annotated[str | None, typer.Option(help="Only drafts tagged with this component.")] = None,
@@ -214,7 +264,7 @@ def queue(
     sort: Annotated[str, typer.Option(help="Sort by age, state, org or id.")] = "age",
     as_json: JsonOption = False,
 ) -> None:
-    """List drafts by state, with what each still lacks for publication."""
+    """List drafts by state, with what each still lacks for publication; a broken draft file as unreadable."""
     settings = load_settings(root)
     entries = review_queue.queue(
         Store.from_settings(settings),
@@ -233,51 +283,36 @@ def queue(
         table.add_column(column)
     for e in entries:
         lacks = ", ".join(e.missing[:3]) + (f" (+{len(e.missing) - 3})" if len(e.missing) > 3 else "")
-        table.add_row(e.id, e.state, e.org or "", f"{e.age_days:.0f} d", (e.title or "")[:50], lacks or "nothing")
+        cells = (
+            e.id,
+            e.state,
+            e.org or "",
+            f"{e.age_days:.0f} d",
+            (e.title or "")[:50],
+            e.problem or lacks or "nothing",
+        )
+        table.add_row(*(Text(cell) for cell in cells))  # page and person text, never read as markup
     Console(width=200).print(table)
 
 
 @app.command()
-def show(draft_id: DraftArgument, root: RootOption = None) -> None:
-    """Show a draft: its fields, what it lacks, its sources' archive state, and its sections beside their fields."""
+def show(
+    record_id: Annotated[
+        str,
+        typer.Argument(help="A draft's id (its file name in drafts/ without .json), or a published case's: IL-0001."),
+    ],
+    full: Annotated[
+        bool, typer.Option("--full", help="Print section texts and the extracted text whole, not a preview.")
+    ] = False,
+    root: RootOption = None,
+) -> None:
+    """Show every field of a draft or a published case: for a draft also what it lacks, its sources' archive
+    state, where its text came from, its sections beside the fields they fill, and its history."""
     settings = load_settings(root)
-    store = Store.from_settings(settings)
-    draft = store.read_draft(draft_id)
-    console = Console(width=120)
-    console.print(
-        f"[bold]{draft.id}[/bold]  {draft.state.value}" + (f"  (case {draft.case_id})" if draft.case_id else "")
-    )
-    for name in ("org", "date", "date_kind", "severity", "root_cause"):
-        console.print(f"{name}: {getattr(draft, name)}")
-    for name in ("domain", "components", "symptoms", "contributing"):
-        console.print(f"{name}: {', '.join(getattr(draft, name)) or '-'}")
-    console.print(f"written_by: {draft.review.written_by}  reviewed_by: {draft.review.reviewed_by}")
-    missing = review.missing_for_publication(draft, settings.required_languages)
-    console.print(f"lacks: {', '.join(missing) if missing else 'nothing'}")
-    for name in ("title", *review.REQUIRED_NARRATIVE[1:], *review.OPTIONAL_NARRATIVE):
-        text = getattr(draft, name)
-        if text:
-            for lang, value in text.items():
-                console.print(f"\n[bold]{name}.{lang}[/bold]\n{value}")
-    console.print("\n[bold]sources[/bold]")
-    for source in draft.sources:
-        state = source.archive
-        console.print(
-            f"- {source.url} [{source.kind}] archive: {state.status.value}"
-            + (f" ({state.reason})" if state.reason else "")
-            + (f" {source.archived}" if source.archived else "")
-        )
-    if draft.origin.failure:
-        console.print(f"fetch failed: {draft.origin.failure.reason}: {draft.origin.failure.message}")
-    console.print("\n[bold]sections[/bold] (heading -> field it fills)")
-    for section in draft.sections:
-        preview = " ".join(section.text.split())[:100]
-        console.print(
-            f"- {section.heading or '(opening)'} -> {section.field.value if section.field else '-'}: {preview}"
-        )
-    if draft.history:
-        console.print("\n[bold]history[/bold]")
-        for entry in draft.history:
-            note = f": {entry.comment}" if entry.comment else ""
-            was = entry.from_state.value if entry.from_state else "-"
-            console.print(f"- {entry.at:%Y-%m-%d %H:%M} {entry.by}: {was} -> {entry.to_state.value}{note}")
+    blocks = review_queue.show(Store.from_settings(settings), record_id, settings.required_languages, full=full)
+    for index, block in enumerate(blocks):
+        if index:
+            typer.echo("")
+        typer.echo(typer.style(block.title, bold=True))
+        for line in block.lines:  # plain text: a page's [brackets] are printed as they are
+            typer.echo(line)

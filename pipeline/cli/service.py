@@ -12,6 +12,7 @@ import typer
 from pydantic import SecretStr
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from pipeline import server as prefect_server
 from pipeline.cli.common import (
@@ -119,9 +120,12 @@ def status(root: RootOption = None, as_json: JsonOption = False) -> None:
     if as_json:
         typer.echo(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
         return
+    # Paths, schedules and run errors are printed as text, never read as Rich markup.
     console = Console()
-    console.print(f"data root {settings.root}")
-    console.print(f"Prefect server: {api_url or 'none known (nothing runs on a schedule; see incidentlib serve)'}")
+    console.print(Text(f"data root {settings.root}"))
+    console.print(
+        Text(f"Prefect server: {api_url or 'none known (nothing runs on a schedule; see incidentlib serve)'}")
+    )
     table = Table(title="flows")
     for column in ("flow", "schedule", "scheduled", "next run", "last run", "ended", "counts"):
         table.add_column(column)
@@ -134,7 +138,7 @@ def status(root: RootOption = None, as_json: JsonOption = False) -> None:
         )
         counts = ", ".join(f"{n} {k}" for k, n in (last.get("counts") or {}).items())
         ended = last.get("state", "never run") + (f": {last['error']}" if last.get("error") else "")
-        table.add_row(
+        cells = (
             flow.flow,
             flow.schedule or "on demand",
             scheduled,
@@ -143,11 +147,13 @@ def status(root: RootOption = None, as_json: JsonOption = False) -> None:
             ended,
             counts,
         )
+        table.add_row(*(Text(str(cell)) for cell in cells))
     console.print(table)
     print_table(
         "library",
         [
             *((f"drafts {state}", n) for state, n in report.drafts.items()),
+            *([("drafts unreadable", len(report.unreadable))] if report.unreadable else []),
             ("cases published", report.cases),
             *((f"waiting for capture: {reason}", n) for reason, n in report.waiting_capture.items()),
             *((f"capture failed: {reason}", n) for reason, n in report.failed_capture.items()),
@@ -157,8 +163,8 @@ def status(root: RootOption = None, as_json: JsonOption = False) -> None:
     )
     for url in report.gone:
         typer.echo(f"gone {url}")
-    for label in report.unreadable:
-        typer.echo(f"unreadable {label}", err=True)
+    for bad in report.unreadable:
+        typer.echo(f"unreadable {bad.path}: {bad.problem}")
 
 
 @app.command()

@@ -1,0 +1,144 @@
+"""A data root is explicit: `incidentlib init` makes one, and every other command outside one says so."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import typer
+from typer.core import TyperGroup
+
+from pipeline.cli import app
+from pipeline.registry import parse_registry
+
+# The commands that need no data root, and what every other one is given to run outside one.
+ANYWHERE = {"config", "demo", "deploy", "extract", "init", "schema", "stand-in"}
+DRAFT = "example-org-pm-00000000"
+NEEDS_ROOT: dict[str, list[str]] = {
+    "add": ["https://example.org/pm"],
+    "approve": [DRAFT, "--by", "bob"],
+    "archive": [],
+    "crawl": [],
+    "edit": [DRAFT, "--by", "alice"],
+    "fmt": [],
+    "links": [],
+    "promote": [],
+    "queue": [],
+    "refresh": [],
+    "reject": [DRAFT, "--by", "bob", "--reason", "not an incident"],
+    "reopen": [DRAFT, "--by", "bob"],
+    "request-changes": [DRAFT, "--by", "bob", "--comment", "more"],
+    "serve": [],
+    "set": [DRAFT, "org", "Example", "--by", "alice"],
+    "show": [DRAFT],
+    "status": [],
+    "validate": [],
+    "write": [DRAFT, "--by", "alice"],
+}
+
+
+def command_names() -> set[str]:
+    group = typer.main.get_command(app)
+    assert isinstance(group, TyperGroup)
+    return set(group.commands)
+
+
+def test_every_command_is_known_to_need_a_data_root_or_not() -> None:
+    assert set(NEEDS_ROOT) | ANYWHERE == command_names()
+    assert not set(NEEDS_ROOT) & ANYWHERE
+
+
+@pytest.mark.parametrize("command", sorted(NEEDS_ROOT))
+def test_a_command_outside_a_data_root_says_so_in_one_line(
+    command: str, cli: Callable, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = cli(command, *NEEDS_ROOT[command])
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert result.stderr == (
+        f"Error: {tmp_path}: not a data root (no sources/, drafts/ or cases/ folder); "
+        f"make one with `incidentlib init {tmp_path}`, or give --root or INCIDENTLIB_ROOT\n"
+    )
+    assert os.listdir(tmp_path) == [], "nothing is made outside a data root"
+
+
+def test_a_missing_root_is_named_too(cli: Callable, tmp_path: Path) -> None:
+    result = cli("validate", env={"INCIDENTLIB_ROOT": str(tmp_path / "typo")})
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"Error: {tmp_path / 'typo'}: no such folder; make one with `incidentlib init ")
+
+
+def test_a_crawl_outside_a_data_root_is_one_line_not_a_traceback(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "pipeline", "crawl"], cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1 and "not a data root" in result.stderr and "incidentlib init" in result.stderr
+
+
+def test_commands_that_need_no_data_root_work_anywhere(
+    cli: Callable, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert cli("schema", "source").exit_code == 0
+    assert cli("config").exit_code == 0
+    page = tmp_path / "pm.md"
+    page.write_text("# Cache outage\n\nThe cache fell over.\n")
+    assert cli("extract", "--file", str(page), "https://example.org/pm.md").exit_code == 0
+    deploy = cli("deploy", "--pool", "incidents", env={"PREFECT_API_URL": ""})
+    assert "PREFECT_API_URL" in deploy.stderr and "data root" not in deploy.stderr
+
+
+def test_init_makes_a_data_root_that_validates(cli: Callable, tmp_path: Path) -> None:
+    folder = tmp_path / "library"
+    made = cli("init", str(folder))
+    assert made.exit_code == 0, made.output
+    assert made.stdout.splitlines()[:5] == [
+        "created sources/",
+        "created drafts/",
+        "created cases/",
+        "created .gitignore",
+        "created sources/README.yaml",
+    ]
+    assert all((folder / name).is_dir() for name in ("sources", "drafts", "cases"))
+    ignored = (folder / ".gitignore").read_text().splitlines()
+    assert ".incidentlib/" in ignored and "incidentlib.env" in ignored
+    checked = cli("validate", "--root", str(folder))
+    assert checked.exit_code == 0 and checked.stderr == "checked 0 sources, 0 drafts, 0 cases: 0 faults\n"
+
+
+def test_the_starter_registry_shows_an_entry_in_the_format(cli: Callable, tmp_path: Path) -> None:
+    cli("init", str(tmp_path))
+    starter = (tmp_path / "sources" / "README.yaml").read_text()
+    assert starter.endswith("\n[]\n") and all(line.startswith("#") for line in starter.splitlines()[:-1])
+    example = "\n".join(line[2:] for line in starter.splitlines() if line.startswith(("# - ", "#   ")))
+    entries, faults = parse_registry(example, "example")
+    assert faults == [] and [(e.entry.org, e.entry.kind, e.entry.date) for e in entries] == [
+        ("DFDS", "github", "2020-10-06")
+    ]
+
+
+def test_init_never_overwrites_a_file(cli: Callable, tmp_path: Path) -> None:
+    (tmp_path / "sources").mkdir()
+    (tmp_path / ".gitignore").write_text("__pycache__/\n")
+    (tmp_path / "sources" / "README.yaml").write_text("- url: https://example.org/mine\n")
+    again = cli("init", str(tmp_path))
+    assert again.exit_code == 0
+    assert (tmp_path / ".gitignore").read_text() == "__pycache__/\n"
+    assert (tmp_path / "sources" / "README.yaml").read_text() == "- url: https://example.org/mine\n"
+    assert "kept .gitignore (already there)" in again.stdout and "created drafts/" in again.stdout
+    assert again.stderr == "note: .gitignore does not ignore .incidentlib/ (locks and state): add that line to it\n"
+
+
+def test_init_makes_the_current_folder_a_data_root_by_default(
+    cli: Callable, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert cli("init").exit_code == 0
+    assert cli("init").stdout.count("(already there)") == 5
+    assert cli("queue", "--json").stdout == "[]\n"

@@ -1,0 +1,179 @@
+"""Commands that read records never lie or crash on them: broken files, every field, text as it stands."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pipeline.models import ArchiveState, Case, Draft, DraftSource, Origin, Section, Transition
+from pipeline.store import Store
+
+DRAFT_ID = "example-org-1-00000001"
+# Page and person text that Rich would read as markup: a tag that vanishes, a closing tag that crashes it.
+MARKUP = "[kind] of outage, see [/etc/ssl] and [bold]this[/bold]"
+LONG = "The checkpoint writer waited on the metadata server. " * 6 + "THE-VERY-END"
+
+
+def full_draft(case_json: dict[str, Any], **changes: Any) -> Draft:
+    """A draft with every field filled: the suite's case, with sections, text, history and links."""
+    url = "https://example.org/postmortems/1"
+    fields = {k: v for k, v in case_json.items() if k not in ("id", "url", "updated_at", "sources")}
+    data = {
+        **fields,
+        "id": DRAFT_ID,
+        "state": "published",
+        "case_id": "IL-0428",
+        "related": ["IL-0427"],
+        "recurrence_of": "IL-0400",
+        "updated_at": "2026-11-20T10:00:00Z",
+        "url": "https://benchlet.com/incidentlib/app/cases/IL-0428",
+        "origin": Origin(url=url, canonical_url=url, format="markdown").model_dump(mode="json"),
+        "sources": [
+            DraftSource(
+                url=url,
+                kind="blog",
+                archived=f"https://web.archive.org/web/20260101000000/{url}",
+                archive=ArchiveState(status="captured", confirmed=True),
+            ).model_dump(mode="json")
+        ],
+        "text": "Summary\n\n" + LONG,
+        "sections": [Section(heading="Root cause", field="root_cause", text=LONG).model_dump(mode="json")],
+        "history": [
+            Transition(
+                at="2026-11-19T10:00:00Z", by="carol", from_state="extracted", to_state="extracted", changed=["org"]
+            ).model_dump(mode="json")
+        ],
+        "extracted": {"title": "0" * 64},
+        "created_at": "2026-11-18T10:00:00Z",
+    }
+    return Draft.model_validate({**data, **changes})
+
+
+def labels(output: str) -> set[str]:
+    """The field names `show` printed: the start of each `name: value` line and each block's title."""
+    return set(re.findall(r"^([a-z_]+)(?=[.: (]|$)", output, re.M))
+
+
+def test_show_prints_every_field_of_a_draft(cli: Callable, store: Store, root: Path, case_json: dict) -> None:
+    store.write_draft(full_draft(case_json))
+    shown = cli("show", DRAFT_ID, "--root", str(root))
+    assert shown.exit_code == 0, shown.output
+    assert set(Draft.model_fields) - {"id"} <= labels(shown.stdout)
+    out = shown.stdout
+    assert out.startswith(f"{DRAFT_ID}  published  (case IL-0428)\n")
+    for action in [*case_json["remediation"], *case_json["action_items"]]:
+        assert action["text"]["en"] in out and action["text"]["ko"] in out
+    for part, value in case_json["impact"].items():
+        assert f"impact.{part}: {value}\n" in out
+    assert "timeline.detected_after: PT30M\n" in out and "timeline.resolved_after: PT41M\n" in out
+    assert f"- {case_json['docs'][0]}\n" in out
+    assert "related: IL-0427\n" in out and "recurrence_of: IL-0400\n" in out
+    assert "- 2026-11-19 10:00 carol: extracted -> extracted (changed org)\n" in out
+
+
+def test_show_prints_a_published_case(cli: Callable, store: Store, root: Path, make_case: Callable[..., Case]) -> None:
+    store.write_case(make_case("IL-0001"))
+    shown = cli("show", "IL-0001", "--root", str(root))
+    assert shown.exit_code == 0, shown.output
+    assert shown.stdout.startswith("IL-0001  published case\n")
+    assert set(Case.model_fields) - {"id"} <= labels(shown.stdout)
+
+
+def test_show_names_a_case_that_is_not_there(cli: Callable, root: Path) -> None:
+    missing = cli("show", "IL-0009", "--root", str(root))
+    assert missing.exit_code == 1 and missing.stderr == "Error: cases/IL-0009.json: no case with id 'IL-0009'\n"
+
+
+def test_show_cuts_sections_to_a_preview_and_full_prints_them_whole(
+    cli: Callable, store: Store, root: Path, case_json: dict
+) -> None:
+    store.write_draft(full_draft(case_json))
+    preview = cli("show", DRAFT_ID, "--root", str(root)).stdout
+    assert "- Root cause -> root_cause: The checkpoint writer waited" in preview
+    assert "THE-VERY-END" not in preview and "…" in preview
+    assert f"text\n{len('Summary') + 2 + len(LONG)} characters; --full prints it\n" in preview
+    full = cli("show", DRAFT_ID, "--full", "--root", str(root)).stdout
+    assert full.count("THE-VERY-END") == 2, "the section and the extracted text, whole"
+
+
+def test_show_prints_page_and_person_text_literally(cli: Callable, store: Store, root: Path, case_json: dict) -> None:
+    draft = full_draft(
+        case_json,
+        title={"en": MARKUP},
+        sections=[Section(heading=MARKUP, text=MARKUP).model_dump(mode="json")],
+        history=[
+            Transition(at="2026-11-19T10:00:00Z", by="[bob]", to_state="rejected", comment=MARKUP).model_dump(
+                mode="json"
+            )
+        ],
+    )
+    store.write_draft(draft)
+    for full in ([], ["--full"]):
+        shown = cli("show", DRAFT_ID, *full, "--root", str(root))
+        assert shown.exit_code == 0, shown.output
+        assert f"title.en\n{MARKUP}\n" in shown.stdout
+        assert f"- {MARKUP} -> -" in shown.stdout and f"[bob]: - -> rejected: {MARKUP}" in shown.stdout
+
+
+def test_queue_prints_page_text_literally(cli: Callable, store: Store, root: Path, make_draft: Callable) -> None:
+    store.write_draft(make_draft(title={"en": "[kind] [/etc/ssl]"}, org="[Acme]"))
+    table = cli("queue", "--root", str(root))
+    assert table.exit_code == 0, table.output
+    assert "[kind] [/etc/ssl]" in table.stdout and "[Acme]" in table.stdout
+
+
+def test_status_prints_run_errors_literally(cli: Callable, store: Store, root: Path) -> None:
+    store.record_run("crawl", {"started_at": "2026-11-29T10:00:00+00:00", "state": "failed", "error": "[/etc/ssl]"})
+    shown = cli("status", "--root", str(root), env={"COLUMNS": "200"})
+    assert shown.exit_code == 0, shown.output
+    assert "failed: [/etc/ssl]" in shown.stdout
+
+
+@pytest.fixture
+def broken(store: Store, root: Path, make_draft: Callable) -> Draft:
+    """A good draft beside two broken files: invalid JSON, and a name that is no draft id."""
+    good = make_draft()
+    store.write_draft(good)
+    (root / "drafts" / "half-written-0000.json").write_text('{"id": ')
+    (root / "drafts" / "Copy of it.json").write_text(good.model_dump_json())
+    return good
+
+
+def test_queue_lists_a_broken_draft_as_unreadable_and_goes_on(cli: Callable, root: Path, broken: Draft) -> None:
+    listed = cli("queue", "--sort", "id", "--json", "--root", str(root))
+    assert listed.exit_code == 0, listed.output
+    entries = {e["id"]: e for e in json.loads(listed.stdout)}
+    assert entries[broken.id]["state"] == "extracted"
+    assert entries["half-written-0000"]["state"] == "unreadable"
+    assert entries["half-written-0000"]["problem"].startswith("drafts/half-written-0000.json: -: not valid JSON: ")
+    assert entries["Copy of it"]["problem"] == (
+        "drafts/Copy of it.json: invalid draft id 'Copy of it': expected lower-case letters, digits and single dashes"
+    )
+    table = cli("queue", "--root", str(root)).stdout
+    assert "unreadable" in table and "drafts/half-written-0000.json: -: not valid JSON" in table
+
+
+def test_the_queue_filters_unreadable_drafts_by_state(cli: Callable, root: Path, broken: Draft) -> None:
+    def states(*args: str) -> list[str]:
+        return [e["state"] for e in json.loads(cli("queue", *args, "--json", "--root", str(root)).stdout)]
+
+    assert states("--state", "extracted") == ["extracted"]
+    assert states("--state", "unreadable") == ["unreadable", "unreadable"]
+    assert states("--sort", "state") == ["unreadable", "unreadable", "extracted"]
+
+
+def test_status_lists_a_broken_draft_with_its_reason(cli: Callable, root: Path, broken: Draft) -> None:
+    report = json.loads(cli("status", "--json", "--root", str(root)).stdout)
+    assert report["drafts"] == {"extracted": 1}
+    assert [(u["path"], u["problem"][:19]) for u in report["unreadable"]] == [
+        ("drafts/Copy of it.json", "invalid draft id 'C"),
+        ("drafts/half-written-0000.json", "-: not valid JSON: "),
+    ]
+    text = cli("status", "--root", str(root))
+    assert text.exit_code == 0
+    assert "unreadable drafts/half-written-0000.json: -: not valid JSON: " in text.stdout
