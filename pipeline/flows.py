@@ -40,7 +40,7 @@ from pipeline.batch import raise_unexpected
 from pipeline.errors import SettingsError
 from pipeline.models import SourceEntry, utc_now
 from pipeline.settings import Settings
-from pipeline.store import Store
+from pipeline.store import Store, data_root_problem
 
 __all__ = ["archive", "crawl", "crawl_flow_for", "promote", "refresh", "run"]
 
@@ -131,10 +131,11 @@ def _settings(root: str | None) -> Settings:
     settings = Settings(root=Path(root)) if root else Settings()
     # A worker runs each flow in a temporary folder: without a data root given, that empty
     # folder would pass for an empty library and the run would "succeed" doing nothing.
-    if not any((settings.root / folder).is_dir() for folder in ("sources", "drafts", "cases")):
+    problem = data_root_problem(settings.root)
+    if problem:
         raise SettingsError(
-            f"{settings.root}: not a data root (no sources/, drafts/ or cases/); give the deployment a root "
-            "(incidentlib deploy --root) or set INCIDENTLIB_ROOT where the flow runs",
+            f"{settings.root}: {problem}; give the deployment a root (incidentlib deploy --root) or set "
+            "INCIDENTLIB_ROOT where the flow runs",
             name="INCIDENTLIB_ROOT",
         )
     return settings

@@ -59,9 +59,7 @@ from pipeline.records import dump_json, dump_record, file_name_fault, load_recor
 from pipeline.registry import RegisteredSource, parse_registry
 from pipeline.settings import Settings
 
-# The package's public API is built from this list (pipeline/__init__.py) and pinned by a test;
-# making a data root (init_data_root, data_root_problem, InitReport) is left out of it for now.
-__all__ = ["MODELS", "RecordKind", "Store", "write_atomic"]
+__all__ = ["MODELS", "InitReport", "RecordKind", "Store", "data_root_problem", "init_data_root", "write_atomic"]
 
 RecordKind = Literal["draft", "case"]
 MODELS: dict[RecordKind, type[Draft] | type[Case]] = {"draft": Draft, "case": Case}

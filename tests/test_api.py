@@ -21,12 +21,13 @@ EXPORTED = [
     "Action", "ArchiveState", "ArchiveStatus", "CaptureLimitError", "Case", "CaseContent", "ConflictError",
     "Draft", "DraftSource", "DraftState", "DuplicateSource", "EmptyDocument", "ExtractError", "Fault",
     "FetchError", "FetchFailure", "FmtReport", "GITHUB_HOSTS", "INTERVAL", "Impact", "IncidentlibError",
-    "InvalidId", "InvalidRecord", "LinkState", "LinkStatus", "LockBusy", "MEANINGS", "MODELS", "Origin",
+    "InitReport", "InvalidId", "InvalidRecord", "LinkState", "LinkStatus", "LockBusy", "MEANINGS", "MODELS", "Origin",
     "PrivateAddressRefused", "Reason", "RecordError", "RecordKind", "RecordNotFound", "Review", "ReviewError",
     "Section", "SectionField", "Settings", "SettingsError", "Source", "SourceEntry", "Store", "StoreError",
     "Timeline", "Transition", "UnreadableDocument", "UnsupportedContent", "ValidateReport", "VocabularyError",
     "WaybackAuthError", "WaybackError", "WaybackThrottled", "WaybackUnavailable", "canonical_url", "case_id",
-    "case_number", "check_case_id", "check_draft_id", "draft_id_for", "fmt", "interval_seconds", "json_schema",
+    "case_number", "check_case_id", "check_draft_id", "data_root_problem", "draft_id_for", "fmt", "init_data_root",
+    "interval_seconds", "json_schema",
     "language_faults", "slugify", "utc_now", "validate", "write_atomic",
 ]  # fmt: skip
 
