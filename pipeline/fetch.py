@@ -14,8 +14,8 @@ whose `reason` is a short code with a one-line `message`. Politeness:
   honoured up to `max_retry_wait_s`.
 Safety:
 - every connection, redirects included, goes through an address guard that resolves
-  the host, refuses non-public addresses unless `allow_private_hosts`, and connects to
-  the address it checked (so a second DNS answer cannot differ);
+  the host, refuses non-public addresses unless `allow_private_hosts` names them, and
+  connects to the address it checked (so a second DNS answer cannot differ);
 - the decoded body is counted as it streams, so a gzip bomb stops at `max_body_bytes`.
 """
 
@@ -41,7 +41,7 @@ from pipeline.reasons import Reason
 from pipeline.retry_after import retry_after_seconds
 from pipeline.settings import Settings
 
-__all__ = ["ACCEPTED_TYPES", "FetchResult", "Fetcher", "fetch_url_for", "is_public_address"]
+__all__ = ["ACCEPTED_TYPES", "FetchResult", "Fetcher", "fetch_url_for", "is_allowed_address", "is_public_address"]
 
 # What extraction reads; anything else is refused before its body is downloaded.
 ACCEPTED_TYPES = (
@@ -54,6 +54,8 @@ ACCEPTED_TYPES = (
 )
 _RETRY_STATUSES = {429, 500, 502, 503, 504}
 _REDIRECTS = {301, 302, 303, 307, 308}
+
+Networks = tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]
 
 
 @dataclass
@@ -84,6 +86,12 @@ def fetch_url_for(url: str) -> str:
 
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
 _IPV4_COMPATIBLE = ipaddress.ip_network("::/96")
+# Link-local addresses, where clouds serve instance metadata (credentials), and the metadata
+# addresses outside link-local (Alibaba's, AWS's IPv6): `allow_private_hosts=true` does not open
+# them; only a listed network inside them does.
+_METADATA_NETWORKS = tuple(
+    ipaddress.ip_network(n) for n in ("169.254.0.0/16", "fe80::/10", "100.100.100.200/32", "fd00:ec2::254/128")
+)
 
 
 def _embedded_ipv4(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
@@ -112,12 +120,39 @@ def is_public_address(address: str) -> bool:
     return ip.is_global and not ip.is_multicast
 
 
+def _within(
+    net: ipaddress.IPv4Network | ipaddress.IPv6Network, other: ipaddress.IPv4Network | ipaddress.IPv6Network
+) -> bool:
+    return net.version == other.version and net.subnet_of(other)  # type: ignore[arg-type]
+
+
+def is_allowed_address(address: str, allow: bool | Networks) -> bool:
+    """Whether the guard lets a connection to `address` through under `allow_private_hosts`.
+
+    Public addresses always; with `True` every other one but link-local and cloud metadata;
+    with networks, the addresses in them, metadata only by a network that lies inside it
+    (`169.254.169.254/32` names it, `0.0.0.0/0` does not).
+    """
+    if is_public_address(address):
+        return True
+    ip = ipaddress.ip_address(address)
+    if isinstance(ip, ipaddress.IPv6Address):
+        ip = _embedded_ipv4(ip) or ip  # where it leads
+    metadata = [net for net in _METADATA_NETWORKS if ip in net]
+    if allow is True:
+        return not metadata
+    naming = [net for net in allow or () if ip in net]
+    if metadata:
+        return any(_within(net, meta) for net in naming for meta in metadata)
+    return bool(naming)
+
+
 class _AddressGuard(httpcore.AsyncNetworkBackend):
     """A network backend that checks the address before every TCP connection."""
 
-    def __init__(self, allow_private: bool) -> None:
+    def __init__(self, allow: bool | Networks) -> None:
         self._inner = AutoBackend()
-        self._allow_private = allow_private
+        self._allow = allow
 
     async def connect_tcp(
         self,
@@ -133,10 +168,9 @@ class _AddressGuard(httpcore.AsyncNetworkBackend):
         except socket.gaierror as exc:
             raise httpcore.ConnectError(f"cannot resolve {host}: {exc.strerror}") from None
         addresses = list(dict.fromkeys(str(info[4][0]) for info in infos))
-        if not self._allow_private:
-            for address in addresses:
-                if not is_public_address(address):
-                    raise PrivateAddressRefused(f"{host}:{port}", host, address)
+        for address in addresses:
+            if not is_allowed_address(address, self._allow):
+                raise PrivateAddressRefused(f"{host}:{port}", host, address)
         error: Exception | None = None
         for address in addresses:
             try:

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+from ipaddress import ip_network
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
-from pipeline.fetch import Fetcher, FetchResult, fetch_url_for, is_public_address
+from pipeline.fetch import Fetcher, FetchResult, fetch_url_for, is_allowed_address, is_public_address
 from pipeline.settings import Settings
 from pipeline.standins.sitefarm import Page, Site, SiteFarm
 
@@ -242,6 +244,84 @@ def test_private_addresses_are_refused_unless_allowed(site: Site, host: str) -> 
     assert (refused.message or "").startswith(f"{url}: {host} resolves to 127.0.0.1, a non-public address; refused")
     assert sum(site.requests.values()) == 0, "nothing reached the server, robots.txt included"
     assert fetch(url, settings(allow_private_hosts=True)).outcome == "fetched"
+
+
+@pytest.mark.parametrize("allow", [True, "127.0.0.0/8", "127.0.0.0/8,10.0.0.0/8,0.0.0.0/0"])
+@pytest.mark.parametrize(
+    "metadata", ["169.254.169.254", "0xa9fea9fe", "[::ffff:169.254.169.254]", "[fe80::1]", "100.100.100.200"]
+)
+def test_a_redirect_to_cloud_metadata_is_refused_with_loopback_allowed(site: Site, allow: str, metadata: str) -> None:
+    config = settings(allow_private_hosts=allow)
+    site.pages["/a"] = Page.html(HTML)
+    site.pages["/meta"] = Page.redirect(f"http://{metadata}/latest/meta-data/iam/security-credentials/")
+    assert fetch(site.url("/a"), config).outcome == "fetched", "loopback is allowed"
+    result = fetch(site.url("/meta"), config)
+    assert (result.outcome, result.reason) == ("failed", "private-address")
+    assert "a non-public address; refused" in (result.message or "")
+
+
+def test_only_the_networks_listed_are_allowed(site: Site) -> None:
+    site.pages["/a"] = Page.html(HTML)
+    assert fetch(site.url("/a"), settings(allow_private_hosts="127.0.0.1/32")).outcome == "fetched"
+    asked = sum(site.requests.values())
+    refused = fetch(site.url("/a"), settings(allow_private_hosts="10.1.0.0/16"))
+    assert (refused.reason, sum(site.requests.values())) == ("private-address", asked)
+
+
+@pytest.mark.parametrize(
+    ("address", "allow", "allowed"),
+    [
+        ("8.8.8.8", False, True),
+        ("10.1.2.3", False, False),
+        ("10.1.2.3", True, True),
+        ("169.254.169.254", True, False),
+        ("fe80::1", True, False),
+        ("::ffff:169.254.169.254", True, False),
+        ("64:ff9b::a9fe:a9fe", True, False),  # NAT64 of the metadata address
+        ("100.100.100.200", True, False),
+        ("fd00:ec2::254", True, False),
+        ("fd00:ec2::1", True, True),
+        ("10.1.2.3", "10.1.0.0/16", True),
+        ("10.2.0.1", "10.1.0.0/16", False),
+        ("::ffff:10.1.2.3", "10.1.0.0/16", True),
+        ("169.254.169.254", "0.0.0.0/0", False),  # a network around it does not name it
+        ("169.254.169.254", "169.254.169.254/32", True),
+        ("169.254.169.254", "169.254.0.0/16", True),
+        ("fe80::1", "fe80::/10", True),
+    ],
+)
+def test_what_allow_private_hosts_allows(address: str, allow: bool | str, allowed: bool) -> None:
+    networks = allow if isinstance(allow, bool) else Settings(allow_private_hosts=allow).allow_private_hosts
+    assert is_allowed_address(address, networks) is allowed
+
+
+@pytest.mark.parametrize(
+    ("value", "read"),
+    [
+        ("true", True),
+        ("1", True),
+        ("yes", True),
+        ("false", False),
+        ("0", False),
+        ("", False),
+        ("127.0.0.0/8,10.1.0.0/16", (ip_network("127.0.0.0/8"), ip_network("10.1.0.0/16"))),
+        ("127.0.0.0/8, fe80::/10", (ip_network("127.0.0.0/8"), ip_network("fe80::/10"))),
+        ('["127.0.0.0/8"]', (ip_network("127.0.0.0/8"),)),
+        ("10.0.0.1", (ip_network("10.0.0.1/32"),)),
+    ],
+)
+def test_allow_private_hosts_reads_a_switch_or_networks(monkeypatch: pytest.MonkeyPatch, value: str, read: Any) -> None:
+    monkeypatch.setenv("INCIDENTLIB_ALLOW_PRIVATE_HOSTS", value)
+    assert Settings().allow_private_hosts == read
+
+
+@pytest.mark.parametrize("value", ["sometimes", "10.1.2.3/16", "127.0.0.0/8,nowhere"])
+def test_allow_private_hosts_refuses_what_it_cannot_read(monkeypatch: pytest.MonkeyPatch, value: str) -> None:
+    monkeypatch.setenv("INCIDENTLIB_ALLOW_PRIVATE_HOSTS", value)
+    with pytest.raises(
+        ValidationError, match=r"expected true, false or networks such as 127\.0\.0\.0/8,10\.1\.0\.0/16"
+    ):
+        Settings()
 
 
 @pytest.mark.parametrize(
