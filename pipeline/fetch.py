@@ -28,7 +28,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin, urlsplit, urlunsplit
 
 import httpcore
 import httpx
@@ -36,7 +36,7 @@ from httpcore._backends.auto import AutoBackend
 from protego import Protego
 
 from pipeline.errors import FetchError, PrivateAddressRefused
-from pipeline.ids import GITHUB_HOSTS
+from pipeline.ids import GITHUB_HOSTS, address_host
 from pipeline.reasons import Reason
 from pipeline.retry_after import retry_after_seconds
 from pipeline.settings import Settings
@@ -82,6 +82,25 @@ def fetch_url_for(url: str) -> str:
         owner, repo, ref, rest = segments[1], segments[2], segments[4], segments[5:]
         return f"https://raw.githubusercontent.com/{owner}/{repo}/{ref}/{'/'.join(rest)}"
     return url
+
+
+def _with_written_address(url: str) -> str:
+    """`url` with an IP address host in its one written form (`0177.0.0.1` → `127.0.0.1`).
+
+    httpx refuses some spellings resolvers accept and passes others to the resolver; written
+    out, every spelling reaches the address guard as the address it is.
+    """
+    parts = urlsplit(url)
+    try:
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        return url  # a bad port: httpx says so
+    address = address_host(host) if host else None
+    if address is None or address == host:
+        return url
+    userinfo = parts.netloc.rpartition("@")[0]
+    netloc = (f"{userinfo}@" if userinfo else "") + address + (f":{port}" if port is not None else "")
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
 
 
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
@@ -368,6 +387,7 @@ class Fetcher:
         if last_modified:
             headers["If-Modified-Since"] = last_modified
         while True:
+            url = _with_written_address(url)
             if urlsplit(url).scheme not in ("http", "https"):
                 raise FetchError(url, Reason.UNSUPPORTED_SCHEME, "only http and https URLs are fetched")
             if url in seen:

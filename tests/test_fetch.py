@@ -246,6 +246,38 @@ def test_private_addresses_are_refused_unless_allowed(site: Site, host: str) -> 
     assert fetch(url, settings(allow_private_hosts=True)).outcome == "fetched"
 
 
+@pytest.mark.parametrize(
+    "host",
+    [
+        "0177.0.0.1",
+        "2130706433",
+        "0x7f.0.0.1",
+        "0x7F000001",
+        "127.1",
+        "127.0.1",
+        "127.0.0.1.",
+        "0",
+        "[::ffff:127.0.0.1]",
+        "[::ffff:7f00:1]",
+        "[::1]",
+        "[::]",
+        "localhost",
+    ],
+)
+def test_every_spelling_of_a_private_address_is_refused_as_private(site: Site, host: str) -> None:
+    site.pages["/a"] = Page.html(HTML)
+    result = fetch(f"http://{host}:{site.port}/a", settings(allow_private_hosts=False))
+    assert (result.outcome, result.reason) == ("failed", "private-address"), result.message
+    assert sum(site.requests.values()) == 0
+
+
+@pytest.mark.parametrize("host", ["0177.0.0.1", "2130706433", "0x7f.0.0.1", "127.1", "[::ffff:127.0.0.1]"])
+def test_a_spelling_of_an_allowed_address_reaches_that_address(site: Site, host: str) -> None:
+    site.pages["/a"] = Page.html(HTML)
+    result = fetch(f"http://{host}:{site.port}/a", settings(allow_private_hosts=[ip_network("127.0.0.0/8")]))
+    assert (result.outcome, result.final_url) == ("fetched", site.url("/a"))
+
+
 @pytest.mark.parametrize("allow", [True, "127.0.0.0/8", "127.0.0.0/8,10.0.0.0/8,0.0.0.0/0"])
 @pytest.mark.parametrize(
     "metadata", ["169.254.169.254", "0xa9fea9fe", "[::ffff:169.254.169.254]", "[fe80::1]", "100.100.100.200"]
