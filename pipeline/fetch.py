@@ -16,7 +16,8 @@ Safety:
 - every connection, redirects included, goes through an address guard that resolves
   the host, refuses non-public addresses unless `allow_private_hosts` names them, and
   connects to the address it checked (so a second DNS answer cannot differ);
-- the decoded body is counted as it streams, so a gzip bomb stops at `max_body_bytes`.
+- the body is decompressed here, a bounded piece at a time, and counted as it is, so
+  a gzip bomb costs at most `max_body_bytes` and a piece.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ import asyncio
 import ipaddress
 import socket
 import time
-from collections.abc import Iterable
+import zlib
+from collections.abc import AsyncIterator, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 from urllib.parse import urljoin, urlsplit, urlunsplit
@@ -54,6 +56,11 @@ ACCEPTED_TYPES = (
 )
 _RETRY_STATUSES = {429, 500, 502, 503, 504}
 _REDIRECTS = {301, 302, 303, 307, 308}
+# The codings this module can undo a bounded piece at a time; asked for by name so that
+# httpx never offers br or zstd, whose decoders it would run unbounded.
+_ACCEPT_ENCODING = "gzip, deflate"
+# The most decoded bytes one step of decompression makes: what a bomb may cost beyond the limit.
+_DECODE_STEP = 64 * 1024
 
 Networks = tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]
 
@@ -277,7 +284,11 @@ class Fetcher:
         limits = httpx.Limits(max_connections=s.concurrency * 2, max_keepalive_connections=s.concurrency)
         self._client = httpx.AsyncClient(
             transport=_guarded_transport(s, limits),
-            headers={"User-Agent": s.user_agent, "Accept": ", ".join(ACCEPTED_TYPES) + ";q=0.9, */*;q=0.1"},
+            headers={
+                "User-Agent": s.user_agent,
+                "Accept": ", ".join(ACCEPTED_TYPES) + ";q=0.9, */*;q=0.1",
+                "Accept-Encoding": _ACCEPT_ENCODING,
+            },
             timeout=httpx.Timeout(s.read_timeout_s, connect=s.connect_timeout_s),
             follow_redirects=False,
         )
@@ -476,7 +487,7 @@ class Fetcher:
                             return await self._read(url, response, limit, truncate=truncate, pages=pages)
                         finally:
                             await response.aclose()
-                except (httpx.DecodingError, httpx.TooManyRedirects, httpx.UnsupportedProtocol) as exc:
+                except (httpx.TooManyRedirects, httpx.UnsupportedProtocol) as exc:
                     raise FetchError(url, Reason.BAD_RESPONSE, f"the response could not be read: {exc}") from None
                 except (httpx.InvalidURL, UnicodeError) as exc:
                     raise FetchError(url, Reason.INVALID_URL, f"not a URL that can be fetched: {exc}") from None
@@ -492,17 +503,84 @@ class Fetcher:
         mime = (response.headers.get("content-type") or "").split(";")[0].strip().lower()
         if pages and mime and mime not in ACCEPTED_TYPES:
             raise FetchError(url, Reason.UNSUPPORTED_TYPE, f"served {mime}, which is not a document incidentlib reads")
+        codings = _content_codings(url, response.headers.get("content-encoding"))
+        declared = response.headers.get("content-length", "")
+        if not truncate and not codings and declared.isdigit() and int(declared) > limit:
+            raise FetchError(url, Reason.TOO_LARGE, f"declares {declared} bytes, more than {limit}; not downloaded")
         chunks: list[bytes] = []
         size = 0
-        async for chunk in response.aiter_bytes():  # decoded: a gzip bomb is counted as it inflates
-            size += len(chunk)
+        async for piece in _decoded(url, response.aiter_raw(), codings):
+            size += len(piece)
             if size > limit:
                 if truncate:  # robots.txt: what fits is what counts
-                    chunks.append(chunk[: limit - (size - len(chunk))])
+                    chunks.append(piece[: limit - (size - len(piece))])
                     break
                 raise FetchError(url, Reason.TOO_LARGE, f"body larger than {limit} bytes; cut off")
-            chunks.append(chunk)
+            chunks.append(piece)
         return _Response(status, response.headers, body=b"".join(chunks))
+
+
+# ------------------------------------------------------------ content codings, undone a bounded piece at a time
+
+# RFC 9110, 8.4.1: gzip (x-gzip its alias) and deflate, which is the zlib format (RFC 1950);
+# some servers send raw deflate (RFC 1951) instead, which is read too, as browsers do.
+_WBITS = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}
+
+
+def _content_codings(url: str, header: str | None) -> list[str]:
+    """The codings applied to the body, in the order they were applied; identity left out."""
+    codings = [c.strip().lower() for c in (header or "").split(",") if c.strip().lower() not in ("", "identity")]
+    unknown = [c for c in codings if c not in _WBITS]
+    if unknown:
+        raise FetchError(
+            url, Reason.BAD_RESPONSE, f"served with Content-Encoding {unknown[0]}, which was not asked for"
+        )
+    return codings
+
+
+class _Inflater:
+    """One content coding undone; each call makes at most `_DECODE_STEP` bytes at a time."""
+
+    def __init__(self, coding: str) -> None:
+        self._coding = coding
+        self._zlib = zlib.decompressobj(_WBITS[coding])
+        self._started = False
+
+    def pieces(self, data: bytes) -> Iterator[bytes]:
+        if not self._started and data and self._coding == "deflate":
+            self._started = True
+            try:  # a zlib header, or raw deflate
+                zlib.decompressobj().decompress(data[:2])
+            except zlib.error:
+                self._zlib = zlib.decompressobj(-zlib.MAX_WBITS)
+        while True:
+            # max_length bounds what one compressed chunk may inflate to; the rest of the
+            # input waits in unconsumed_tail for the next call.
+            piece = self._zlib.decompress(data, _DECODE_STEP)
+            data = self._zlib.unconsumed_tail
+            if piece:
+                yield piece
+            if not data and len(piece) < _DECODE_STEP:
+                return
+
+
+async def _decoded(url: str, raw: AsyncIterator[bytes], codings: list[str]) -> AsyncIterator[bytes]:
+    """The body as the server meant it: `raw` with its codings undone, innermost last."""
+    inflaters = [_Inflater(coding) for coding in reversed(codings)]
+
+    def undo(data: bytes, stage: int) -> Iterator[bytes]:
+        if stage == len(inflaters):
+            yield data
+            return
+        for piece in inflaters[stage].pieces(data):
+            yield from undo(piece, stage + 1)
+
+    try:
+        async for chunk in raw:
+            for piece in undo(chunk, 0):
+                yield piece
+    except zlib.error as exc:
+        raise FetchError(url, Reason.BAD_RESPONSE, f"the response could not be read: {exc}") from None
 
 
 def _status_message(status: int) -> str:

@@ -102,6 +102,7 @@ class Site:
         self.requests: Counter[str] = Counter()  # path -> requests
         self.bodies: Counter[str] = Counter()  # path -> full bodies sent
         self.user_agents: set[str] = set()
+        self.accept_encodings: set[str] = set()  # the Accept-Encoding headers requests came with
         self.started: list[float] = []  # time.monotonic() of each request's arrival
         self.in_flight = 0
         self.max_in_flight = 0
@@ -138,6 +139,7 @@ class Site:
                 with site._lock:
                     site.requests[path] += 1
                     site.user_agents.add(self.headers.get("User-Agent", ""))
+                    site.accept_encodings.add(self.headers.get("Accept-Encoding", ""))
                     site.started.append(time.monotonic())
                     site.in_flight += 1
                     site.max_in_flight = max(site.max_in_flight, site.in_flight)
