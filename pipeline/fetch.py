@@ -12,6 +12,8 @@ whose `reason` is a short code with a one-line `message`. Politeness:
 - robots.txt obeyed (protego), an honest User-Agent, conditional requests;
 - retries with doubling backoff after 429, 5xx and dropped connections, Retry-After
   honoured up to `max_retry_wait_s`.
+Time: one deadline per source (`total_timeout_s`), redirects, retries and their waits
+included, waits for the host's turn and robots.txt aside; a timeout is not retried.
 Safety:
 - every connection, redirects included, goes through an address guard that resolves
   the host, refuses non-public addresses unless `allow_private_hosts` names them, and
@@ -23,12 +25,14 @@ Safety:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ipaddress
 import socket
 import time
 import zlib
 from collections.abc import AsyncIterator, Iterable, Iterator
 from dataclasses import dataclass, field
+from types import TracebackType
 from typing import Literal
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
@@ -230,6 +234,54 @@ def _guarded_transport(settings: Settings, limits: httpx.Limits) -> httpx.AsyncH
     return transport
 
 
+class _Deadline:
+    """The time one fetch may take, `seconds` in all, however many requests and waits it needs.
+
+    Its clock runs while the fetch is served and while it waits to retry; it stops while
+    the fetch waits for its host's turn or a global slot (politeness, others' time) and
+    while robots.txt is read (bounded by a deadline of its own). When it runs out, the
+    task is cancelled wherever it is, and `async with` raises TimeoutError.
+    """
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self._scope = asyncio.timeout(None)
+        self._left = seconds
+
+    async def __aenter__(self) -> _Deadline:
+        await self._scope.__aenter__()
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self._scope.__aexit__(exc_type, exc, tb)
+
+    @property
+    def expired(self) -> bool:
+        return self._scope.expired()
+
+    def left(self) -> float:
+        when = self._scope.when()
+        return self._left if when is None else max(0.0, when - asyncio.get_running_loop().time())
+
+    def run(self) -> None:
+        if self._scope.when() is None and not self._scope.expired():
+            self._scope.reschedule(asyncio.get_running_loop().time() + self._left)
+
+    @contextlib.contextmanager
+    def paused(self) -> Iterator[None]:
+        running = self._scope.when() is not None
+        if running and not self._scope.expired():
+            self._left = self.left()
+            self._scope.reschedule(None)
+        try:
+            yield
+        finally:
+            if running:
+                self.run()
+
+
 @dataclass
 class _Host:
     """Politeness state of one server (host and port, whatever the scheme)."""
@@ -342,13 +394,14 @@ class Fetcher:
     async def _read_robots(self, origin: str, robots: _Robots) -> None:
         url = f"{origin}/robots.txt"
         try:
-            for _ in range(_ROBOTS_REDIRECTS + 1):
-                response = await self._exchange_with_retries(url, {}, _ROBOTS_MAX_BYTES, truncate=True)
-                if response.location is None:
-                    break
-                url = response.location
-            else:
-                return  # RFC 9309: too many redirects counts as "unavailable", which allows all
+            async with _Deadline(self.settings.total_timeout_s) as deadline:
+                for _ in range(_ROBOTS_REDIRECTS + 1):
+                    response = await self._exchange_with_retries(url, {}, _ROBOTS_MAX_BYTES, deadline, truncate=True)
+                    if response.location is None:
+                        break
+                    url = response.location
+                else:
+                    return  # RFC 9309: too many redirects counts as "unavailable", which allows all
         except PrivateAddressRefused:
             raise
         except FetchError as exc:
@@ -359,6 +412,13 @@ class Fetcher:
                 )
             elif exc.status is None or exc.status < 400:  # 4xx: "unavailable", which allows all
                 robots.refusal = FetchError(origin, exc.reason, f"robots.txt could not be read: {exc}")
+            return
+        except TimeoutError:
+            robots.refusal = FetchError(
+                origin,
+                Reason.TIMEOUT,
+                f"robots.txt could not be read in {self.settings.total_timeout_s:g} s; not crawling the host",
+            )
             return
         robots.rules = Protego.parse((response.body or b"").decode("utf-8", "replace"))
         delay = robots.rules.crawl_delay(self.settings.user_agent)
@@ -378,18 +438,26 @@ class Fetcher:
     async def fetch(self, url: str, *, etag: str | None = None, last_modified: str | None = None) -> FetchResult:
         """Fetch one source; expected failures come back as `outcome="failed"`, never as exceptions."""
         result = FetchResult(url=url, outcome="failed")
+        deadline = _Deadline(self.settings.total_timeout_s)
         try:
-            await self._fetch_following_redirects(fetch_url_for(url), result, etag, last_modified)
+            async with deadline:
+                await self._fetch_following_redirects(fetch_url_for(url), result, etag, last_modified, deadline)
         except PrivateAddressRefused as exc:  # name the source, not the connection the guard saw
             result.outcome, result.reason, result.body = "failed", exc.reason, None
             result.message = str(PrivateAddressRefused(url, exc.host, exc.address))
         except FetchError as exc:
             result.outcome, result.reason, result.message, result.body = "failed", exc.reason, str(exc), None
             result.status = exc.status
+        except TimeoutError:
+            if not deadline.expired:
+                raise
+            result.outcome, result.reason, result.body = "failed", Reason.TIMEOUT, None
+            tries = f"{result.attempts} request{'s' if result.attempts != 1 else ''}"
+            result.message = f"{url}: took longer than {self.settings.total_timeout_s:g} s in all ({tries})"
         return result
 
     async def _fetch_following_redirects(
-        self, url: str, result: FetchResult, etag: str | None, last_modified: str | None
+        self, url: str, result: FetchResult, etag: str | None, last_modified: str | None, deadline: _Deadline
     ) -> None:
         seen: list[str] = []
         headers = {}
@@ -408,10 +476,13 @@ class Fetcher:
                     result.url, Reason.TOO_MANY_REDIRECTS, f"more than {self.settings.max_redirects} redirects"
                 )
             seen.append(url)
-            refusal = await self._robots_refusal(url)
+            with deadline.paused():
+                refusal = await self._robots_refusal(url)
             if refusal:
                 raise refusal
-            response = await self._exchange_with_retries(url, headers, self.settings.max_body_bytes, result=result)
+            response = await self._exchange_with_retries(
+                url, headers, self.settings.max_body_bytes, deadline, result=result
+            )
             result.status, result.final_url = response.status, url
             if response.location is None:
                 break
@@ -431,25 +502,34 @@ class Fetcher:
         url: str,
         headers: dict[str, str],
         limit: int,
+        deadline: _Deadline,
         *,
         result: FetchResult | None = None,
         truncate: bool = False,
     ) -> _Response:
-        """One URL, retried after 429, 5xx and dropped connections as the settings say."""
+        """One URL, retried after 429, 5xx and dropped connections as the settings say, within `deadline`.
+
+        A timeout is not retried: the deadline is shared, and a server that did not answer in
+        time once seldom does the next moment.
+        """
         settings = self.settings
         for attempt in range(settings.max_retries + 1):
             if result is not None:
                 result.attempts += 1
             retry_after: float | None = None
             try:
-                response = await self._exchange(url, headers, limit, truncate=truncate, pages=result is not None)
+                response = await self._exchange(
+                    url, headers, limit, deadline, truncate=truncate, pages=result is not None
+                )
                 if response.status not in _RETRY_STATUSES:
                     return response
                 retry_after = retry_after_seconds(response.headers.get("Retry-After"))
                 failure = FetchError(
                     url, Reason.for_status(response.status), f"answered HTTP {response.status}", status=response.status
                 )
-            except (httpx.TransportError, TimeoutError) as exc:
+            except (httpx.TimeoutException, TimeoutError) as exc:
+                raise _transport_failure(url, exc, settings) from None
+            except httpx.TransportError as exc:
                 failure = _transport_failure(url, exc, settings)
             if attempt == settings.max_retries:
                 raise failure
@@ -463,34 +543,44 @@ class Fetcher:
                 )
             if retry_after is not None:
                 self._hold_off(url, wait)
+            if wait >= deadline.left():
+                raise FetchError(
+                    url,
+                    failure.reason,
+                    f"{failure.detail}; a retry in {wait:g} s would pass the deadline ({deadline.seconds:g} s)",
+                    status=failure.status,
+                )
             await asyncio.sleep(wait)
         raise AssertionError("unreachable")
 
     async def _exchange(
-        self, url: str, headers: dict[str, str], limit: int, *, truncate: bool, pages: bool
+        self, url: str, headers: dict[str, str], limit: int, deadline: _Deadline, *, truncate: bool, pages: bool
     ) -> _Response:
         """One request and its response, within the host's politeness and the global bound."""
         assert self._client is not None
         host = self._host(url)
-        async with host.slots:
-            await self._wait_turn(host)
-            async with self._global:
-                self.requests += 1
+        async with contextlib.AsyncExitStack() as held:
+            with deadline.paused():  # waiting for the host's turn is politeness, not this page's time
+                await held.enter_async_context(host.slots)
+                await self._wait_turn(host)
+                await held.enter_async_context(self._global)
+            deadline.run()
+            self.requests += 1
+            try:
+                request = self._client.build_request("GET", url, headers=headers)
                 try:
-                    async with asyncio.timeout(self.settings.total_timeout_s):
-                        request = self._client.build_request("GET", url, headers=headers)
-                        try:
-                            response = await self._client.send(request, stream=True)
-                        except PrivateAddressRefused as exc:
-                            raise PrivateAddressRefused(url, exc.host, exc.address) from None
-                        try:
-                            return await self._read(url, response, limit, truncate=truncate, pages=pages)
-                        finally:
-                            await response.aclose()
-                except (httpx.TooManyRedirects, httpx.UnsupportedProtocol) as exc:
-                    raise FetchError(url, Reason.BAD_RESPONSE, f"the response could not be read: {exc}") from None
-                except (httpx.InvalidURL, UnicodeError) as exc:
-                    raise FetchError(url, Reason.INVALID_URL, f"not a URL that can be fetched: {exc}") from None
+                    response = await self._client.send(request, stream=True)
+                except PrivateAddressRefused as exc:
+                    raise PrivateAddressRefused(url, exc.host, exc.address) from None
+                try:
+                    return await self._read(url, response, limit, truncate=truncate, pages=pages)
+                finally:
+                    await response.aclose()
+            except (httpx.TooManyRedirects, httpx.UnsupportedProtocol) as exc:
+                raise FetchError(url, Reason.BAD_RESPONSE, f"the response could not be read: {exc}") from None
+            except (httpx.InvalidURL, UnicodeError) as exc:
+                raise FetchError(url, Reason.INVALID_URL, f"not a URL that can be fetched: {exc}") from None
+        raise AssertionError("unreachable")  # mypy: the exit stack could swallow an exception
 
     async def _read(self, url: str, response: httpx.Response, limit: int, *, truncate: bool, pages: bool) -> _Response:
         status = response.status_code

@@ -152,7 +152,7 @@ MEANINGS: dict[Reason, str] = {
     Reason.HTTP_5XX: "another server error (the status is kept beside the code)",
     Reason.HTTP_UNEXPECTED: "a status a page should not answer with (the status is kept beside the code)",
     Reason.ROBOTS: "robots.txt disallows the URL, asks for too long a delay, or could not be read",
-    Reason.TIMEOUT: "connecting, reading or the whole request took too long",
+    Reason.TIMEOUT: "connecting, reading or the whole fetch (retries included) took too long",
     Reason.TOO_LARGE: "the body (decoded) passed the size limit",
     Reason.REDIRECT_LOOP: "the redirects lead back to a URL already visited",
     Reason.TOO_MANY_REDIRECTS: "more redirects than allowed",

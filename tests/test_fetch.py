@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import time
 import tracemalloc
 import zlib
 from ipaddress import ip_network
@@ -195,11 +196,51 @@ def test_redirects_are_followed_and_loops_stopped(site: Site) -> None:
     assert fetch(site.url("/hop0"), settings(max_redirects=3)).reason == "too-many-redirects"
 
 
-def test_a_server_that_stalls_mid_body_times_out(site: Site) -> None:
+def test_a_server_that_stalls_mid_body_times_out_once_not_once_per_try(site: Site) -> None:
     site.pages["/stall"] = Page.html("<p>" + "words " * 5000 + "</p>", behavior="stall")
-    result = fetch(site.url("/stall"), settings(max_retries=0))
-    assert (result.outcome, result.reason) == ("failed", "timeout")
+    result = fetch(site.url("/stall"), settings(max_retries=3))
+    assert (result.outcome, result.reason, result.attempts) == ("failed", "timeout", 1)
     assert "read timed out after 0.5 s" in (result.message or "")
+    assert site.requests["/stall"] == 1, "a timeout is not retried"
+
+
+def test_a_drip_fed_page_costs_one_deadline_in_all(site: Site) -> None:
+    # A byte every 0.05 s: never a read timeout (0.5 s), never the end of the body.
+    site.pages["/drip"] = Page.html("<p>" + "slow " * 2000 + "</p>", behavior="drip", drip_interval_s=0.05)
+    started = time.monotonic()
+    result = fetch(site.url("/drip"), settings(total_timeout_s=1.0, max_retries=3))
+    elapsed = time.monotonic() - started
+    assert (result.outcome, result.reason, site.requests["/drip"]) == ("failed", "timeout", 1)
+    assert result.message == f"{site.url('/drip')}: took longer than 1 s in all (1 request)"
+    assert 1.0 <= elapsed < 2.0, elapsed
+
+
+def test_retries_and_their_waits_share_one_deadline(site: Site) -> None:
+    site.pages["/down"] = Page(status=503)
+    started = time.monotonic()
+    result = fetch(site.url("/down"), settings(total_timeout_s=1.0, retry_backoff_s=0.4, max_retries=5))
+    # Tries at 0 and 0.4 s; the next would wait 0.8 s more, past the deadline: it fails now instead.
+    assert (result.reason, site.requests["/down"]) == ("http-503", 2)
+    assert "a retry in 0.8 s would pass the deadline (1 s)" in (result.message or "")
+    assert time.monotonic() - started < 1.0
+
+
+def test_redirects_share_one_deadline(farm: SiteFarm) -> None:
+    site = farm.add_site("slow", latency_s=0.3)
+    for n in range(8):
+        site.pages[f"/hop{n}"] = Page.redirect(f"/hop{n + 1}")
+    result = fetch(site.url("/hop0"), settings(total_timeout_s=1.0, max_redirects=10))
+    assert result.reason == "timeout"
+    assert sum(site.requests[f"/hop{n}"] for n in range(8)) <= 4
+
+
+def test_a_slow_page_holds_its_host_for_one_deadline_and_the_next_page_gets_its_own(site: Site) -> None:
+    site.pages["/drip"] = Page.html("<p>" + "slow " * 2000 + "</p>", behavior="drip", drip_interval_s=0.05)
+    site.pages["/next"] = Page.html(HTML)
+    drip, after = fetch_all([site.url("/drip"), site.url("/next")], settings(total_timeout_s=1.0))
+    assert (drip.reason, after.outcome) == ("timeout", "fetched"), "waiting for the host is not the page's time"
+    drip_start, next_start = sorted(site.started[1:])  # after robots.txt
+    assert 0.9 <= next_start - drip_start < 2.0
 
 
 def test_a_page_that_never_ends_is_cut_off(site: Site) -> None:

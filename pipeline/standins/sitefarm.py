@@ -2,10 +2,10 @@
 
 Each site is a real HTTP/1.1 server on its own loopback port (so each is its own
 "host" to the crawler's politeness), serving pages from a dict. A page can misbehave
-the ways real sites do: a status, a latency, a stall mid-body, a body that never ends,
-a gzip bomb, a sequence of answers (429 then 200), conditional requests (ETag and
-Last-Modified answered with 304). Every request is counted, so a test can assert what
-the crawler really did.
+the ways real sites do: a status, a latency, a stall mid-body, a body fed a byte at a
+time, a body that never ends, a gzip bomb, a sequence of answers (429 then 200),
+conditional requests (ETag and Last-Modified answered with 304). Every request is
+counted, so a test can assert what the crawler really did.
 
     with SiteFarm() as farm:
         site = farm.add_site("blog", latency_s=0.01)
@@ -37,7 +37,9 @@ class Page:
     content_type: str | None = "text/html; charset=utf-8"
     headers: dict[str, str] = field(default_factory=dict)
     conditional: bool = True  # send an ETag and Last-Modified, answer 304 when they match
-    behavior: str | None = None  # "stall" (half the body, then silence) or "endless"
+    # "stall" (half the body, then silence), "drip" (one byte every `drip_interval_s`) or "endless"
+    behavior: str | None = None
+    drip_interval_s: float = 1.0
     then: list[Page] = field(default_factory=list)  # answers for the following requests, in order
 
     @classmethod
@@ -203,6 +205,14 @@ class Site:
                         self.wfile.write(body[: len(body) // 2])
                         self.wfile.flush()
                         site._stop.wait()  # never sends the rest
+                        self.close_connection = True
+                        return
+                    if page.behavior == "drip":  # always something new before a read timeout, never the end
+                        for index in range(len(body)):
+                            self.wfile.write(body[index : index + 1])
+                            self.wfile.flush()
+                            if site._stop.wait(page.drip_interval_s):
+                                break
                         self.close_connection = True
                         return
                     self.wfile.write(body)
