@@ -11,7 +11,8 @@ whose `reason` is a short code with a one-line `message`. Politeness:
   when longer);
 - robots.txt obeyed (protego), an honest User-Agent, conditional requests;
 - retries with doubling backoff after 429, 5xx and dropped connections, Retry-After
-  honoured up to `max_retry_wait_s`.
+  honoured up to `max_retry_wait_s`; a longer one defers the whole host to the next
+  run (reason `deferred`, nothing more asked of it).
 Time: one deadline per source (`total_timeout_s`), redirects, retries and their waits
 included, waits for the host's turn and robots.txt aside; a timeout is not retried.
 Safety:
@@ -71,6 +72,9 @@ Networks = tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]
 
 @dataclass
 class FetchResult:
+    """What became of one source. A source not asked for this run because its host said to come
+    back later has `outcome="failed"` and `reason="deferred"`: nothing about the page is known."""
+
     url: str
     outcome: Literal["fetched", "not_modified", "failed"]
     final_url: str | None = None
@@ -290,6 +294,8 @@ class _Host:
     delay: float
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     next_start: float = 0.0
+    # Why nothing more is asked of the host this run (a Retry-After beyond the allowed wait).
+    deferred: str | None = None
 
 
 @dataclass
@@ -352,9 +358,12 @@ class Fetcher:
 
     # ------------------------------------------------------------ politeness
 
-    def _host(self, url: str) -> _Host:
+    def _host_key(self, url: str) -> str:
         parts = urlsplit(url)
-        key = f"{(parts.hostname or '').lower()}:{parts.port or {'http': 80, 'https': 443}.get(parts.scheme, 0)}"
+        return f"{(parts.hostname or '').lower()}:{parts.port or {'http': 80, 'https': 443}.get(parts.scheme, 0)}"
+
+    def _host(self, url: str) -> _Host:
+        key = self._host_key(url)
         if key not in self._hosts:
             self._hosts[key] = _Host(
                 slots=asyncio.Semaphore(self.settings.per_host_concurrency), delay=self.settings.per_host_delay_s
@@ -372,6 +381,20 @@ class Fetcher:
         """A 429's Retry-After holds back every request to the host, not only the one retried."""
         host = self._host(url)
         host.next_start = max(host.next_start, time.monotonic() + seconds)
+
+    def _defer_host(self, url: str, wait: float) -> FetchError:
+        """A Retry-After beyond the allowed wait: nothing more is asked of the host in this run."""
+        host = self._host(url)
+        if host.deferred is None:
+            host.deferred = (
+                f"{self._host_key(url)} asked to wait {wait:.0f} s (Retry-After), more than max_retry_wait_s "
+                f"({self.settings.max_retry_wait_s:g} s); its sources wait for the next run"
+            )
+        return FetchError(url, Reason.DEFERRED, host.deferred)
+
+    def _refuse_if_deferred(self, url: str, host: _Host) -> None:
+        if host.deferred is not None:
+            raise FetchError(url, Reason.DEFERRED, host.deferred)
 
     async def _robots_refusal(self, url: str) -> FetchError | None:
         """None when robots.txt allows `url`; else the failure to report."""
@@ -405,6 +428,8 @@ class Fetcher:
         except PrivateAddressRefused:
             raise
         except FetchError as exc:
+            if exc.reason == Reason.DEFERRED:
+                raise  # not read: the host's sources are deferred, robots.txt is read next run
             if exc.status is not None and exc.status >= 500:
                 # RFC 9309, 2.3.1.4: an unreachable robots.txt means "disallow everything" for now.
                 robots.refusal = FetchError(
@@ -531,6 +556,8 @@ class Fetcher:
                 raise _transport_failure(url, exc, settings) from None
             except httpx.TransportError as exc:
                 failure = _transport_failure(url, exc, settings)
+            if retry_after is not None and retry_after > settings.max_retry_wait_s:
+                raise self._defer_host(url, retry_after)
             if attempt == settings.max_retries:
                 raise failure
             wait = settings.retry_backoff_s * 2**attempt if retry_after is None else retry_after
@@ -538,12 +565,20 @@ class Fetcher:
                 raise FetchError(
                     url,
                     failure.reason,
-                    f"{failure} and asked to wait {wait:.0f} s, more than allowed",
+                    f"{failure.detail}; a retry would wait {wait:.0f} s, more than allowed",
                     status=failure.status,
                 )
             if retry_after is not None:
                 self._hold_off(url, wait)
             if wait >= deadline.left():
+                if retry_after is not None:  # the server asked for the wait: the page is not at fault
+                    raise FetchError(
+                        url,
+                        Reason.DEFERRED,
+                        f"{failure.detail} and asked to wait {wait:.0f} s (Retry-After), more than the "
+                        f"{deadline.left():.0f} s left of its deadline; it waits for the next run",
+                        status=failure.status,
+                    )
                 raise FetchError(
                     url,
                     failure.reason,
@@ -559,10 +594,12 @@ class Fetcher:
         """One request and its response, within the host's politeness and the global bound."""
         assert self._client is not None
         host = self._host(url)
+        self._refuse_if_deferred(url, host)
         async with contextlib.AsyncExitStack() as held:
             with deadline.paused():  # waiting for the host's turn is politeness, not this page's time
                 await held.enter_async_context(host.slots)
                 await self._wait_turn(host)
+                self._refuse_if_deferred(url, host)
                 await held.enter_async_context(self._global)
             deadline.run()
             self.requests += 1

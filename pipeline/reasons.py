@@ -47,6 +47,7 @@ class Reason(StrEnum):
     INVALID_URL = "invalid-url"
     CONNECT_ERROR = "connect-error"
     TRANSPORT_ERROR = "transport-error"
+    DEFERRED = "deferred"
     # ---------------------------------------------------------- reading what was fetched
     EXTRACT_FAILED = "extract-failed"
     EXTRACT_UNSUPPORTED = "extract-unsupported"
@@ -163,6 +164,7 @@ MEANINGS: dict[Reason, str] = {
     Reason.INVALID_URL: "not a URL that can be fetched",
     Reason.CONNECT_ERROR: "no connection could be made",
     Reason.TRANSPORT_ERROR: "the connection failed while in use",
+    Reason.DEFERRED: "the host asked to wait longer than allowed (Retry-After): not requested, tried again next run",
     Reason.EXTRACT_FAILED: "the document could not be read",
     Reason.EXTRACT_UNSUPPORTED: "not HTML, Markdown, plain text or PDF (or binary served as text)",
     Reason.EXTRACT_UNREADABLE: "a document of a known kind too broken to read",

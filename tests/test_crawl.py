@@ -47,7 +47,7 @@ def test_a_crawl_makes_one_draft_per_source_ready_for_review(
 
     report = crawl(store, settings)
 
-    assert report.counts() == {"new": 1, "updated": 0, "unchanged": 0, "failed": 0, "skipped": 0}
+    assert report.counts() == {"new": 1, "updated": 0, "unchanged": 0, "failed": 0, "deferred": 0, "skipped": 0}
     draft = store.read_draft(draft_id_for(site.url("/pm/cache.md")))
     assert (draft.org, draft.org_slug, draft.date) == ("Acme", "acme", "2024-03-05")
     assert draft.title == {"en": "Cache stampede took the API down"}
@@ -124,7 +124,7 @@ def test_failures_are_recorded_on_their_draft_and_the_rest_go_on(
 
     report = crawl(store, settings)
 
-    assert report.counts() == {"new": 1, "updated": 0, "unchanged": 0, "failed": 5, "skipped": 0}
+    assert report.counts() == {"new": 1, "updated": 0, "unchanged": 0, "failed": 5, "deferred": 0, "skipped": 0}
     assert report.failures() == {
         "http-410": 1,
         "http-403": 1,
@@ -243,3 +243,26 @@ def test_odd_inputs_fail_their_own_source_and_nothing_else(
     assert store.read_draft(draft_id_for(site.url("/odd-date.md"))).date == "2024-03-03"
     assert outcomes["http://a..b/x"][0] == "failed"
     assert report.errors == []
+
+
+def test_a_host_asking_to_wait_an_hour_is_deferred_and_its_drafts_left_as_they_were(
+    farm: SiteFarm, store: Store, settings: Settings, root: Path
+) -> None:
+    site = farm.add_site("busy")
+    site.pages["/pm1.md"] = Page.markdown(POSTMORTEM_MD)
+    site.pages["/pm2.md"] = Page.markdown(POSTMORTEM_MD.replace("Cache", "Cold cache"))
+    register(root, {"url": site.url("/pm1.md")}, {"url": site.url("/pm2.md")})
+    crawl(store, settings)
+    files = {p: p.read_bytes() for p in store.files("draft")}
+
+    site.pages["/pm1.md"] = Page(status=429, headers={"Retry-After": "3600"})
+    site.pages["/pm2.md"] = Page.markdown(POSTMORTEM_MD + "\nChanged since.\n")
+    site.pages["/pm3.md"] = Page.markdown(POSTMORTEM_MD)
+    register(root, *({"url": site.url(f"/pm{n}.md")} for n in (1, 2, 3)))
+    report = crawl(store, settings)
+
+    assert report.counts() == {"new": 0, "updated": 0, "unchanged": 0, "failed": 0, "deferred": 3, "skipped": 0}
+    assert {s.reason for s in report.sources} == {"deferred"}
+    assert [site.requests[f"/pm{n}.md"] for n in (1, 2, 3)] == [2, 1, 0], "only the request told to wait"
+    assert {p: p.read_bytes() for p in store.files("draft")} == files, "drafts untouched, none made"
+    assert report.writes == 0

@@ -97,11 +97,33 @@ def test_429_is_retried_after_the_time_it_asks_for_not_the_backoff(site: Site) -
     assert max(later) - busy_first < 5
 
 
-def test_a_retry_after_beyond_the_limit_fails_instead_of_waiting(site: Site) -> None:
-    site.pages["/busy"] = Page(status=429, headers={"Retry-After": "3600"})
-    result = fetch(site.url("/busy"), settings(max_retry_wait_s=60))
-    assert (result.outcome, result.reason, site.requests["/busy"]) == ("failed", "http-429", 1)
-    assert "asked to wait 3600 s" in (result.message or "")
+@pytest.mark.parametrize("status", [429, 503])
+def test_a_retry_after_beyond_the_limit_defers_the_whole_host(farm: SiteFarm, status: int) -> None:
+    site, other = farm.add_site("busy"), farm.add_site("other")
+    site.pages["/busy"] = Page(status=status, headers={"Retry-After": "3600"})
+    site.pages["/a"] = Page.html(HTML)
+    site.pages["/b"] = Page.html(HTML)
+    other.pages["/a"] = Page.html(HTML)
+    started = time.monotonic()
+    busy, a, b, elsewhere = fetch_all(
+        [site.url("/busy"), site.url("/a"), site.url("/b"), other.url("/a")], settings(max_retry_wait_s=60)
+    )
+    assert time.monotonic() - started < 5, "nothing waited for the hour asked"
+    assert [(r.outcome, r.reason) for r in (busy, a, b)] == [("failed", "deferred")] * 3
+    assert "asked to wait 3600 s (Retry-After), more than max_retry_wait_s (60 s)" in (a.message or "")
+    assert (site.requests["/busy"], site.requests["/a"], site.requests["/b"]) == (1, 0, 0), "nothing more asked"
+    assert elsewhere.outcome == "fetched", "other hosts go on"
+
+
+def test_a_retry_after_beyond_the_deadline_defers_only_its_source(site: Site) -> None:
+    site.pages["/busy"] = Page(status=429, headers={"Retry-After": "2"}, then=[Page.html(HTML)])
+    site.pages["/other"] = Page.html(HTML)
+    busy, other = fetch_all([site.url("/busy"), site.url("/other")], settings(total_timeout_s=1, max_retry_wait_s=60))
+    assert (busy.reason, site.requests["/busy"]) == ("deferred", 1)
+    assert "asked to wait 2 s (Retry-After), more than the 1 s left of its deadline" in (busy.message or "")
+    assert other.outcome == "fetched"
+    busy_start, other_start = sorted(site.started[1:])  # after robots.txt
+    assert other_start - busy_start >= 1.95, "the host was held off as asked"
 
 
 def test_5xx_is_retried_then_reported(site: Site) -> None:
