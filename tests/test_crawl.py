@@ -13,7 +13,7 @@ from pipeline.errors import FetchError
 from pipeline.ids import draft_id_for
 from pipeline.models import DraftState, SourceEntry
 from pipeline.settings import Settings
-from pipeline.standins.sitefarm import Page, Site, SiteFarm
+from pipeline.standins.sitefarm import Page, Site, SiteFarm, add_hostile_sites
 from pipeline.store import Store
 from pipeline.validate import validate
 
@@ -266,3 +266,27 @@ def test_a_host_asking_to_wait_an_hour_is_deferred_and_its_drafts_left_as_they_w
     assert [site.requests[f"/pm{n}.md"] for n in (1, 2, 3)] == [2, 1, 0], "only the request told to wait"
     assert {p: p.read_bytes() for p in store.files("draft")} == files, "drafts untouched, none made"
     assert report.writes == 0
+
+
+def test_a_hostile_site_drafts_its_good_pages_and_fails_every_other_with_its_reason(
+    farm: SiteFarm, store: Store, root: Path
+) -> None:
+    hostile = add_hostile_sites(farm, drip_interval_s=0.1, huge_bytes=3 << 20, bomb_bytes=64 << 20)
+    register(root, *({"url": h.url} for h in hostile))
+    quick = Settings(
+        root=root,
+        allow_private_hosts="127.0.0.0/8",
+        per_host_delay_s=0.0,
+        read_timeout_s=0.5,
+        total_timeout_s=1.5,
+        retry_backoff_s=0.01,
+        max_retries=1,
+        max_body_bytes=2_000_000,
+    )
+    report = crawl(store, quick)
+    outcomes = {s.url: (s.outcome, s.reason) for s in report.sources}
+    assert {h.kind: outcomes[h.url] for h in hostile} == {h.kind: (h.outcome, h.reason) for h in hostile}
+    for page in hostile:
+        if page.words:
+            assert page.words in (store.read_draft(draft_id_for(page.url)).text or ""), page.kind
+    assert validate(store).faults == []
