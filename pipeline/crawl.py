@@ -6,7 +6,8 @@
 Re-running is idempotent: a source maps to one draft (its id comes from the canonical
 URL); an unchanged page (304, or the same bytes) writes nothing; a changed one updates
 the draft in place, keeping what a person edited (see pipeline.draft). A source that
-fails gets the reason on its draft and in the report; the others go on.
+fails gets the reason on its draft and in the report; the others go on. A source whose
+host asked to wait longer than allowed is `deferred`: not requested, its draft untouched.
 """
 
 from __future__ import annotations
@@ -48,7 +49,9 @@ __all__ = [
     "share_concurrency",
 ]
 
-Outcome = Literal["new", "updated", "unchanged", "failed", "skipped"]
+# `deferred`: the source's host asked to wait longer than allowed; it was not requested and its
+# draft is left as it was, to be tried again next run.
+Outcome = Literal["new", "updated", "unchanged", "failed", "deferred", "skipped"]
 
 
 @dataclass
@@ -226,6 +229,8 @@ async def crawl_async(
         result = await fetcher.fetch(
             entry.url, etag=origin.etag if origin else None, last_modified=origin.last_modified if origin else None
         )
+        if result.reason == Reason.DEFERRED:  # nothing learnt about the page: its draft stays as it was
+            return SourceReport(entry.url, draft_id, "deferred", Reason.DEFERRED, result.message)
         reading = await asyncio.to_thread(_read, entry, result, settings) if _needs_reading(existing, result) else None
         return await asyncio.to_thread(_apply, store, settings, entry, draft_id, result, reading)
 

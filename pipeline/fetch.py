@@ -11,24 +11,31 @@ whose `reason` is a short code with a one-line `message`. Politeness:
   when longer);
 - robots.txt obeyed (protego), an honest User-Agent, conditional requests;
 - retries with doubling backoff after 429, 5xx and dropped connections, Retry-After
-  honoured up to `max_retry_wait_s`.
+  honoured up to `max_retry_wait_s`; a longer one defers the whole host to the next
+  run (reason `deferred`, nothing more asked of it).
+Time: one deadline per source (`total_timeout_s`), redirects, retries and their waits
+included, waits for the host's turn and robots.txt aside; a timeout is not retried.
 Safety:
 - every connection, redirects included, goes through an address guard that resolves
-  the host, refuses non-public addresses unless `allow_private_hosts`, and connects to
-  the address it checked (so a second DNS answer cannot differ);
-- the decoded body is counted as it streams, so a gzip bomb stops at `max_body_bytes`.
+  the host, refuses non-public addresses unless `allow_private_hosts` names them, and
+  connects to the address it checked (so a second DNS answer cannot differ);
+- the body is decompressed here, a bounded piece at a time, and counted as it is, so
+  a gzip bomb costs at most `max_body_bytes` and a piece.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ipaddress
 import socket
 import time
-from collections.abc import Iterable
+import zlib
+from collections.abc import AsyncIterator, Iterable, Iterator
 from dataclasses import dataclass, field
+from types import TracebackType
 from typing import Literal
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin, urlsplit, urlunsplit
 
 import httpcore
 import httpx
@@ -36,12 +43,12 @@ from httpcore._backends.auto import AutoBackend
 from protego import Protego
 
 from pipeline.errors import FetchError, PrivateAddressRefused
-from pipeline.ids import GITHUB_HOSTS
+from pipeline.ids import GITHUB_HOSTS, address_host
 from pipeline.reasons import Reason
 from pipeline.retry_after import retry_after_seconds
 from pipeline.settings import Settings
 
-__all__ = ["ACCEPTED_TYPES", "FetchResult", "Fetcher", "fetch_url_for", "is_public_address"]
+__all__ = ["ACCEPTED_TYPES", "FetchResult", "Fetcher", "fetch_url_for", "is_allowed_address", "is_public_address"]
 
 # What extraction reads; anything else is refused before its body is downloaded.
 ACCEPTED_TYPES = (
@@ -54,10 +61,20 @@ ACCEPTED_TYPES = (
 )
 _RETRY_STATUSES = {429, 500, 502, 503, 504}
 _REDIRECTS = {301, 302, 303, 307, 308}
+# The codings this module can undo a bounded piece at a time; asked for by name so that
+# httpx never offers br or zstd, whose decoders it would run unbounded.
+_ACCEPT_ENCODING = "gzip, deflate"
+# The most decoded bytes one step of decompression makes: what a bomb may cost beyond the limit.
+_DECODE_STEP = 64 * 1024
+
+Networks = tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]
 
 
 @dataclass
 class FetchResult:
+    """What became of one source. A source not asked for this run because its host said to come
+    back later has `outcome="failed"` and `reason="deferred"`: nothing about the page is known."""
+
     url: str
     outcome: Literal["fetched", "not_modified", "failed"]
     final_url: str | None = None
@@ -82,8 +99,33 @@ def fetch_url_for(url: str) -> str:
     return url
 
 
+def _with_written_address(url: str) -> str:
+    """`url` with an IP address host in its one written form (`0177.0.0.1` → `127.0.0.1`).
+
+    httpx refuses some spellings resolvers accept and passes others to the resolver; written
+    out, every spelling reaches the address guard as the address it is.
+    """
+    parts = urlsplit(url)
+    try:
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        return url  # a bad port: httpx says so
+    address = address_host(host) if host else None
+    if address is None or address == host:
+        return url
+    userinfo = parts.netloc.rpartition("@")[0]
+    netloc = (f"{userinfo}@" if userinfo else "") + address + (f":{port}" if port is not None else "")
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+
+
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
 _IPV4_COMPATIBLE = ipaddress.ip_network("::/96")
+# Link-local addresses, where clouds serve instance metadata (credentials), and the metadata
+# addresses outside link-local (Alibaba's, AWS's IPv6): `allow_private_hosts=true` does not open
+# them; only a listed network inside them does.
+_METADATA_NETWORKS = tuple(
+    ipaddress.ip_network(n) for n in ("169.254.0.0/16", "fe80::/10", "100.100.100.200/32", "fd00:ec2::254/128")
+)
 
 
 def _embedded_ipv4(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
@@ -112,12 +154,39 @@ def is_public_address(address: str) -> bool:
     return ip.is_global and not ip.is_multicast
 
 
+def _within(
+    net: ipaddress.IPv4Network | ipaddress.IPv6Network, other: ipaddress.IPv4Network | ipaddress.IPv6Network
+) -> bool:
+    return net.version == other.version and net.subnet_of(other)  # type: ignore[arg-type]
+
+
+def is_allowed_address(address: str, allow: bool | Networks) -> bool:
+    """Whether the guard lets a connection to `address` through under `allow_private_hosts`.
+
+    Public addresses always; with `True` every other one but link-local and cloud metadata;
+    with networks, the addresses in them, metadata only by a network that lies inside it
+    (`169.254.169.254/32` names it, `0.0.0.0/0` does not).
+    """
+    if is_public_address(address):
+        return True
+    ip = ipaddress.ip_address(address)
+    if isinstance(ip, ipaddress.IPv6Address):
+        ip = _embedded_ipv4(ip) or ip  # where it leads
+    metadata = [net for net in _METADATA_NETWORKS if ip in net]
+    if allow is True:
+        return not metadata
+    naming = [net for net in allow or () if ip in net]
+    if metadata:
+        return any(_within(net, meta) for net in naming for meta in metadata)
+    return bool(naming)
+
+
 class _AddressGuard(httpcore.AsyncNetworkBackend):
     """A network backend that checks the address before every TCP connection."""
 
-    def __init__(self, allow_private: bool) -> None:
+    def __init__(self, allow: bool | Networks) -> None:
         self._inner = AutoBackend()
-        self._allow_private = allow_private
+        self._allow = allow
 
     async def connect_tcp(
         self,
@@ -133,10 +202,9 @@ class _AddressGuard(httpcore.AsyncNetworkBackend):
         except socket.gaierror as exc:
             raise httpcore.ConnectError(f"cannot resolve {host}: {exc.strerror}") from None
         addresses = list(dict.fromkeys(str(info[4][0]) for info in infos))
-        if not self._allow_private:
-            for address in addresses:
-                if not is_public_address(address):
-                    raise PrivateAddressRefused(f"{host}:{port}", host, address)
+        for address in addresses:
+            if not is_allowed_address(address, self._allow):
+                raise PrivateAddressRefused(f"{host}:{port}", host, address)
         error: Exception | None = None
         for address in addresses:
             try:
@@ -170,6 +238,54 @@ def _guarded_transport(settings: Settings, limits: httpx.Limits) -> httpx.AsyncH
     return transport
 
 
+class _Deadline:
+    """The time one fetch may take, `seconds` in all, however many requests and waits it needs.
+
+    Its clock runs while the fetch is served and while it waits to retry; it stops while
+    the fetch waits for its host's turn or a global slot (politeness, others' time) and
+    while robots.txt is read (bounded by a deadline of its own). When it runs out, the
+    task is cancelled wherever it is, and `async with` raises TimeoutError.
+    """
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self._scope = asyncio.timeout(None)
+        self._left = seconds
+
+    async def __aenter__(self) -> _Deadline:
+        await self._scope.__aenter__()
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self._scope.__aexit__(exc_type, exc, tb)
+
+    @property
+    def expired(self) -> bool:
+        return self._scope.expired()
+
+    def left(self) -> float:
+        when = self._scope.when()
+        return self._left if when is None else max(0.0, when - asyncio.get_running_loop().time())
+
+    def run(self) -> None:
+        if self._scope.when() is None and not self._scope.expired():
+            self._scope.reschedule(asyncio.get_running_loop().time() + self._left)
+
+    @contextlib.contextmanager
+    def paused(self) -> Iterator[None]:
+        running = self._scope.when() is not None
+        if running and not self._scope.expired():
+            self._left = self.left()
+            self._scope.reschedule(None)
+        try:
+            yield
+        finally:
+            if running:
+                self.run()
+
+
 @dataclass
 class _Host:
     """Politeness state of one server (host and port, whatever the scheme)."""
@@ -178,6 +294,8 @@ class _Host:
     delay: float
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     next_start: float = 0.0
+    # Why nothing more is asked of the host this run (a Retry-After beyond the allowed wait).
+    deferred: str | None = None
 
 
 @dataclass
@@ -224,7 +342,11 @@ class Fetcher:
         limits = httpx.Limits(max_connections=s.concurrency * 2, max_keepalive_connections=s.concurrency)
         self._client = httpx.AsyncClient(
             transport=_guarded_transport(s, limits),
-            headers={"User-Agent": s.user_agent, "Accept": ", ".join(ACCEPTED_TYPES) + ";q=0.9, */*;q=0.1"},
+            headers={
+                "User-Agent": s.user_agent,
+                "Accept": ", ".join(ACCEPTED_TYPES) + ";q=0.9, */*;q=0.1",
+                "Accept-Encoding": _ACCEPT_ENCODING,
+            },
             timeout=httpx.Timeout(s.read_timeout_s, connect=s.connect_timeout_s),
             follow_redirects=False,
         )
@@ -236,9 +358,12 @@ class Fetcher:
 
     # ------------------------------------------------------------ politeness
 
-    def _host(self, url: str) -> _Host:
+    def _host_key(self, url: str) -> str:
         parts = urlsplit(url)
-        key = f"{(parts.hostname or '').lower()}:{parts.port or {'http': 80, 'https': 443}.get(parts.scheme, 0)}"
+        return f"{(parts.hostname or '').lower()}:{parts.port or {'http': 80, 'https': 443}.get(parts.scheme, 0)}"
+
+    def _host(self, url: str) -> _Host:
+        key = self._host_key(url)
         if key not in self._hosts:
             self._hosts[key] = _Host(
                 slots=asyncio.Semaphore(self.settings.per_host_concurrency), delay=self.settings.per_host_delay_s
@@ -256,6 +381,20 @@ class Fetcher:
         """A 429's Retry-After holds back every request to the host, not only the one retried."""
         host = self._host(url)
         host.next_start = max(host.next_start, time.monotonic() + seconds)
+
+    def _defer_host(self, url: str, wait: float) -> FetchError:
+        """A Retry-After beyond the allowed wait: nothing more is asked of the host in this run."""
+        host = self._host(url)
+        if host.deferred is None:
+            host.deferred = (
+                f"{self._host_key(url)} asked to wait {wait:.0f} s (Retry-After), more than max_retry_wait_s "
+                f"({self.settings.max_retry_wait_s:g} s); its sources wait for the next run"
+            )
+        return FetchError(url, Reason.DEFERRED, host.deferred)
+
+    def _refuse_if_deferred(self, url: str, host: _Host) -> None:
+        if host.deferred is not None:
+            raise FetchError(url, Reason.DEFERRED, host.deferred)
 
     async def _robots_refusal(self, url: str) -> FetchError | None:
         """None when robots.txt allows `url`; else the failure to report."""
@@ -278,16 +417,19 @@ class Fetcher:
     async def _read_robots(self, origin: str, robots: _Robots) -> None:
         url = f"{origin}/robots.txt"
         try:
-            for _ in range(_ROBOTS_REDIRECTS + 1):
-                response = await self._exchange_with_retries(url, {}, _ROBOTS_MAX_BYTES, truncate=True)
-                if response.location is None:
-                    break
-                url = response.location
-            else:
-                return  # RFC 9309: too many redirects counts as "unavailable", which allows all
+            async with _Deadline(self.settings.total_timeout_s) as deadline:
+                for _ in range(_ROBOTS_REDIRECTS + 1):
+                    response = await self._exchange_with_retries(url, {}, _ROBOTS_MAX_BYTES, deadline, truncate=True)
+                    if response.location is None:
+                        break
+                    url = response.location
+                else:
+                    return  # RFC 9309: too many redirects counts as "unavailable", which allows all
         except PrivateAddressRefused:
             raise
         except FetchError as exc:
+            if exc.reason == Reason.DEFERRED:
+                raise  # not read: the host's sources are deferred, robots.txt is read next run
             if exc.status is not None and exc.status >= 500:
                 # RFC 9309, 2.3.1.4: an unreachable robots.txt means "disallow everything" for now.
                 robots.refusal = FetchError(
@@ -295,6 +437,13 @@ class Fetcher:
                 )
             elif exc.status is None or exc.status < 400:  # 4xx: "unavailable", which allows all
                 robots.refusal = FetchError(origin, exc.reason, f"robots.txt could not be read: {exc}")
+            return
+        except TimeoutError:
+            robots.refusal = FetchError(
+                origin,
+                Reason.TIMEOUT,
+                f"robots.txt could not be read in {self.settings.total_timeout_s:g} s; not crawling the host",
+            )
             return
         robots.rules = Protego.parse((response.body or b"").decode("utf-8", "replace"))
         delay = robots.rules.crawl_delay(self.settings.user_agent)
@@ -314,18 +463,26 @@ class Fetcher:
     async def fetch(self, url: str, *, etag: str | None = None, last_modified: str | None = None) -> FetchResult:
         """Fetch one source; expected failures come back as `outcome="failed"`, never as exceptions."""
         result = FetchResult(url=url, outcome="failed")
+        deadline = _Deadline(self.settings.total_timeout_s)
         try:
-            await self._fetch_following_redirects(fetch_url_for(url), result, etag, last_modified)
+            async with deadline:
+                await self._fetch_following_redirects(fetch_url_for(url), result, etag, last_modified, deadline)
         except PrivateAddressRefused as exc:  # name the source, not the connection the guard saw
             result.outcome, result.reason, result.body = "failed", exc.reason, None
             result.message = str(PrivateAddressRefused(url, exc.host, exc.address))
         except FetchError as exc:
             result.outcome, result.reason, result.message, result.body = "failed", exc.reason, str(exc), None
             result.status = exc.status
+        except TimeoutError:
+            if not deadline.expired:
+                raise
+            result.outcome, result.reason, result.body = "failed", Reason.TIMEOUT, None
+            tries = f"{result.attempts} request{'s' if result.attempts != 1 else ''}"
+            result.message = f"{url}: took longer than {self.settings.total_timeout_s:g} s in all ({tries})"
         return result
 
     async def _fetch_following_redirects(
-        self, url: str, result: FetchResult, etag: str | None, last_modified: str | None
+        self, url: str, result: FetchResult, etag: str | None, last_modified: str | None, deadline: _Deadline
     ) -> None:
         seen: list[str] = []
         headers = {}
@@ -334,6 +491,7 @@ class Fetcher:
         if last_modified:
             headers["If-Modified-Since"] = last_modified
         while True:
+            url = _with_written_address(url)
             if urlsplit(url).scheme not in ("http", "https"):
                 raise FetchError(url, Reason.UNSUPPORTED_SCHEME, "only http and https URLs are fetched")
             if url in seen:
@@ -343,10 +501,13 @@ class Fetcher:
                     result.url, Reason.TOO_MANY_REDIRECTS, f"more than {self.settings.max_redirects} redirects"
                 )
             seen.append(url)
-            refusal = await self._robots_refusal(url)
+            with deadline.paused():
+                refusal = await self._robots_refusal(url)
             if refusal:
                 raise refusal
-            response = await self._exchange_with_retries(url, headers, self.settings.max_body_bytes, result=result)
+            response = await self._exchange_with_retries(
+                url, headers, self.settings.max_body_bytes, deadline, result=result
+            )
             result.status, result.final_url = response.status, url
             if response.location is None:
                 break
@@ -366,26 +527,37 @@ class Fetcher:
         url: str,
         headers: dict[str, str],
         limit: int,
+        deadline: _Deadline,
         *,
         result: FetchResult | None = None,
         truncate: bool = False,
     ) -> _Response:
-        """One URL, retried after 429, 5xx and dropped connections as the settings say."""
+        """One URL, retried after 429, 5xx and dropped connections as the settings say, within `deadline`.
+
+        A timeout is not retried: the deadline is shared, and a server that did not answer in
+        time once seldom does the next moment.
+        """
         settings = self.settings
         for attempt in range(settings.max_retries + 1):
             if result is not None:
                 result.attempts += 1
             retry_after: float | None = None
             try:
-                response = await self._exchange(url, headers, limit, truncate=truncate, pages=result is not None)
+                response = await self._exchange(
+                    url, headers, limit, deadline, truncate=truncate, pages=result is not None
+                )
                 if response.status not in _RETRY_STATUSES:
                     return response
                 retry_after = retry_after_seconds(response.headers.get("Retry-After"))
                 failure = FetchError(
                     url, Reason.for_status(response.status), f"answered HTTP {response.status}", status=response.status
                 )
-            except (httpx.TransportError, TimeoutError) as exc:
+            except (httpx.TimeoutException, TimeoutError) as exc:
+                raise _transport_failure(url, exc, settings) from None
+            except httpx.TransportError as exc:
                 failure = _transport_failure(url, exc, settings)
+            if retry_after is not None and retry_after > settings.max_retry_wait_s:
+                raise self._defer_host(url, retry_after)
             if attempt == settings.max_retries:
                 raise failure
             wait = settings.retry_backoff_s * 2**attempt if retry_after is None else retry_after
@@ -393,39 +565,59 @@ class Fetcher:
                 raise FetchError(
                     url,
                     failure.reason,
-                    f"{failure} and asked to wait {wait:.0f} s, more than allowed",
+                    f"{failure.detail}; a retry would wait {wait:.0f} s, more than allowed",
                     status=failure.status,
                 )
             if retry_after is not None:
                 self._hold_off(url, wait)
+            if wait >= deadline.left():
+                if retry_after is not None:  # the server asked for the wait: the page is not at fault
+                    raise FetchError(
+                        url,
+                        Reason.DEFERRED,
+                        f"{failure.detail} and asked to wait {wait:.0f} s (Retry-After), more than the "
+                        f"{deadline.left():.0f} s left of its deadline; it waits for the next run",
+                        status=failure.status,
+                    )
+                raise FetchError(
+                    url,
+                    failure.reason,
+                    f"{failure.detail}; a retry in {wait:g} s would pass the deadline ({deadline.seconds:g} s)",
+                    status=failure.status,
+                )
             await asyncio.sleep(wait)
         raise AssertionError("unreachable")
 
     async def _exchange(
-        self, url: str, headers: dict[str, str], limit: int, *, truncate: bool, pages: bool
+        self, url: str, headers: dict[str, str], limit: int, deadline: _Deadline, *, truncate: bool, pages: bool
     ) -> _Response:
         """One request and its response, within the host's politeness and the global bound."""
         assert self._client is not None
         host = self._host(url)
-        async with host.slots:
-            await self._wait_turn(host)
-            async with self._global:
-                self.requests += 1
+        self._refuse_if_deferred(url, host)
+        async with contextlib.AsyncExitStack() as held:
+            with deadline.paused():  # waiting for the host's turn is politeness, not this page's time
+                await held.enter_async_context(host.slots)
+                await self._wait_turn(host)
+                self._refuse_if_deferred(url, host)
+                await held.enter_async_context(self._global)
+            deadline.run()
+            self.requests += 1
+            try:
+                request = self._client.build_request("GET", url, headers=headers)
                 try:
-                    async with asyncio.timeout(self.settings.total_timeout_s):
-                        request = self._client.build_request("GET", url, headers=headers)
-                        try:
-                            response = await self._client.send(request, stream=True)
-                        except PrivateAddressRefused as exc:
-                            raise PrivateAddressRefused(url, exc.host, exc.address) from None
-                        try:
-                            return await self._read(url, response, limit, truncate=truncate, pages=pages)
-                        finally:
-                            await response.aclose()
-                except (httpx.DecodingError, httpx.TooManyRedirects, httpx.UnsupportedProtocol) as exc:
-                    raise FetchError(url, Reason.BAD_RESPONSE, f"the response could not be read: {exc}") from None
-                except (httpx.InvalidURL, UnicodeError) as exc:
-                    raise FetchError(url, Reason.INVALID_URL, f"not a URL that can be fetched: {exc}") from None
+                    response = await self._client.send(request, stream=True)
+                except PrivateAddressRefused as exc:
+                    raise PrivateAddressRefused(url, exc.host, exc.address) from None
+                try:
+                    return await self._read(url, response, limit, truncate=truncate, pages=pages)
+                finally:
+                    await response.aclose()
+            except (httpx.TooManyRedirects, httpx.UnsupportedProtocol) as exc:
+                raise FetchError(url, Reason.BAD_RESPONSE, f"the response could not be read: {exc}") from None
+            except (httpx.InvalidURL, UnicodeError) as exc:
+                raise FetchError(url, Reason.INVALID_URL, f"not a URL that can be fetched: {exc}") from None
+        raise AssertionError("unreachable")  # mypy: the exit stack could swallow an exception
 
     async def _read(self, url: str, response: httpx.Response, limit: int, *, truncate: bool, pages: bool) -> _Response:
         status = response.status_code
@@ -438,17 +630,84 @@ class Fetcher:
         mime = (response.headers.get("content-type") or "").split(";")[0].strip().lower()
         if pages and mime and mime not in ACCEPTED_TYPES:
             raise FetchError(url, Reason.UNSUPPORTED_TYPE, f"served {mime}, which is not a document incidentlib reads")
+        codings = _content_codings(url, response.headers.get("content-encoding"))
+        declared = response.headers.get("content-length", "")
+        if not truncate and not codings and declared.isdigit() and int(declared) > limit:
+            raise FetchError(url, Reason.TOO_LARGE, f"declares {declared} bytes, more than {limit}; not downloaded")
         chunks: list[bytes] = []
         size = 0
-        async for chunk in response.aiter_bytes():  # decoded: a gzip bomb is counted as it inflates
-            size += len(chunk)
+        async for piece in _decoded(url, response.aiter_raw(), codings):
+            size += len(piece)
             if size > limit:
                 if truncate:  # robots.txt: what fits is what counts
-                    chunks.append(chunk[: limit - (size - len(chunk))])
+                    chunks.append(piece[: limit - (size - len(piece))])
                     break
                 raise FetchError(url, Reason.TOO_LARGE, f"body larger than {limit} bytes; cut off")
-            chunks.append(chunk)
+            chunks.append(piece)
         return _Response(status, response.headers, body=b"".join(chunks))
+
+
+# ------------------------------------------------------------ content codings, undone a bounded piece at a time
+
+# RFC 9110, 8.4.1: gzip (x-gzip its alias) and deflate, which is the zlib format (RFC 1950);
+# some servers send raw deflate (RFC 1951) instead, which is read too, as browsers do.
+_WBITS = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}
+
+
+def _content_codings(url: str, header: str | None) -> list[str]:
+    """The codings applied to the body, in the order they were applied; identity left out."""
+    codings = [c.strip().lower() for c in (header or "").split(",") if c.strip().lower() not in ("", "identity")]
+    unknown = [c for c in codings if c not in _WBITS]
+    if unknown:
+        raise FetchError(
+            url, Reason.BAD_RESPONSE, f"served with Content-Encoding {unknown[0]}, which was not asked for"
+        )
+    return codings
+
+
+class _Inflater:
+    """One content coding undone; each call makes at most `_DECODE_STEP` bytes at a time."""
+
+    def __init__(self, coding: str) -> None:
+        self._coding = coding
+        self._zlib = zlib.decompressobj(_WBITS[coding])
+        self._started = False
+
+    def pieces(self, data: bytes) -> Iterator[bytes]:
+        if not self._started and data and self._coding == "deflate":
+            self._started = True
+            try:  # a zlib header, or raw deflate
+                zlib.decompressobj().decompress(data[:2])
+            except zlib.error:
+                self._zlib = zlib.decompressobj(-zlib.MAX_WBITS)
+        while True:
+            # max_length bounds what one compressed chunk may inflate to; the rest of the
+            # input waits in unconsumed_tail for the next call.
+            piece = self._zlib.decompress(data, _DECODE_STEP)
+            data = self._zlib.unconsumed_tail
+            if piece:
+                yield piece
+            if not data and len(piece) < _DECODE_STEP:
+                return
+
+
+async def _decoded(url: str, raw: AsyncIterator[bytes], codings: list[str]) -> AsyncIterator[bytes]:
+    """The body as the server meant it: `raw` with its codings undone, innermost last."""
+    inflaters = [_Inflater(coding) for coding in reversed(codings)]
+
+    def undo(data: bytes, stage: int) -> Iterator[bytes]:
+        if stage == len(inflaters):
+            yield data
+            return
+        for piece in inflaters[stage].pieces(data):
+            yield from undo(piece, stage + 1)
+
+    try:
+        async for chunk in raw:
+            for piece in undo(chunk, 0):
+                yield piece
+    except zlib.error as exc:
+        raise FetchError(url, Reason.BAD_RESPONSE, f"the response could not be read: {exc}") from None
 
 
 def _status_message(status: int) -> str:

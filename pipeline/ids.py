@@ -8,6 +8,7 @@ and the end of the path) and unique (a hash of the whole canonical URL).
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import re
 import string
 from urllib.parse import quote, unquote, urlsplit, urlunsplit
@@ -50,22 +51,96 @@ def _normalise_escapes(text: str, safe: str) -> str:
     return quote(_ESCAPE.sub(fix, text), safe=safe + "%")
 
 
+def _ipv4_part(part: str) -> int | None:
+    """One part of an IPv4 host as inet_aton reads it: `0x` hexadecimal, leading-zero octal, or decimal."""
+    if part[:2].lower() == "0x":
+        return int(part[2:] or "0", 16) if re.fullmatch(r"[0-9a-fA-F]*", part[2:]) else None
+    if len(part) > 1 and part.startswith("0"):
+        return int(part[1:], 8) if re.fullmatch(r"[0-7]+", part[1:]) else None
+    return int(part) if part.isascii() and part.isdigit() else None
+
+
+def _ipv4(host: str) -> ipaddress.IPv4Address | None:
+    """The address of a host written as IPv4 in any spelling a resolver or a browser accepts, or None.
+
+    The WHATWG URL Standard's IPv4 parser (as inet_aton): one to four parts, each decimal,
+    octal (`0177`) or hexadecimal (`0x7f`), the last filling the bytes left, so `2130706433`,
+    `0177.0.0.1`, `0x7f.0.0.1` and `127.1` are all 127.0.0.1.
+    """
+    parts = host.split(".")
+    if len(parts) > 1 and parts[-1] == "":
+        parts.pop()
+    if not 1 <= len(parts) <= 4 or "" in parts:
+        return None
+    numbers = [_ipv4_part(part) for part in parts]
+    if any(n is None for n in numbers):
+        return None
+    *head, last = (n for n in numbers if n is not None)
+    if any(n > 255 for n in head) or last >= 256 ** (5 - len(numbers)):
+        return None
+    return ipaddress.IPv4Address(sum(n << (8 * (3 - i)) for i, n in enumerate(head)) + last)
+
+
+def address_host(host: str) -> str | None:
+    """The one written form of a host that is an IP address, however it was spelt; None for a name.
+
+    IPv4 as a dotted quad (see `_ipv4`); IPv6 in brackets, compressed (RFC 5952), or as the
+    IPv4 address it maps (`[::ffff:127.0.0.1]` is 127.0.0.1, the same host).
+    """
+    host = host.lower().strip("[]")
+    if ":" in host:
+        try:
+            ip = ipaddress.IPv6Address(host)
+        except ValueError:
+            return None
+        return str(ip.ipv4_mapped) if ip.ipv4_mapped else f"[{ip.compressed}]"
+    address = _ipv4(host)
+    return str(address) if address is not None else None
+
+
+def _remove_dot_segments(path: str) -> str:
+    """`.` and `..` segments resolved (RFC 3986, 5.2.4); `..` never climbs above the root."""
+    segments = path.split("/")
+    resolved: list[str] = []
+    for segment in segments:
+        if segment == "..":
+            if len(resolved) > 1:
+                resolved.pop()
+        elif segment != ".":
+            resolved.append(segment)
+    if segments[-1] in (".", ".."):
+        resolved.append("")  # `/a/.` and `/a/b/..` name the folder: `/a/`
+    return "/".join(resolved)
+
+
+def _normalise_path(path: str) -> str:
+    """Empty segments dropped (`//page.html` is `/page.html`), then dot segments resolved.
+
+    RFC 3986, 6.2.2.3: a path with dot segments names the same resource as the path without;
+    servers merge repeated slashes too, so a registry entry spelt either way is one page.
+    """
+    if not path.startswith("/"):
+        return path
+    return _remove_dot_segments(re.sub(r"/{2,}", "/", path))
+
+
 def canonical_url(url: str) -> str:
     """The form of `url` used to recognise the same source twice.
 
-    Lower-cases scheme and host (and a GitHub owner and repository), drops default
-    ports, fragments and tracking parameters, sorts the query, and normalises
-    percent-escapes. The rest of the path's case and its trailing slash are kept:
-    servers may treat them as different pages. Raises ValueError for a bad port.
+    Lower-cases scheme and host (and a GitHub owner and repository), writes an IP address
+    host in one form (`address_host`), drops default ports, fragments and tracking
+    parameters, resolves dot segments and empty segments of the path, sorts the query,
+    and normalises percent-escapes. The rest of the path's case and its trailing slash
+    are kept: servers may treat them as different pages. Raises ValueError for a bad port.
     """
     parts = urlsplit(url.strip())
     scheme = parts.scheme.lower()
     host = (parts.hostname or "").lower().rstrip(".")
     port = parts.port  # ValueError for a port that is not a number in range
-    if ":" in host:
-        host = f"[{host}]"
+    host = address_host(host) or (f"[{host}]" if ":" in host else host)
     netloc = host if port in (None, _DEFAULT_PORTS.get(scheme)) else f"{host}:{port}"
-    path = _normalise_escapes(parts.path, safe="/:@!$&'()*+,;=") or "/"
+    # Escapes first: `%2E%2E` is `..` (RFC 3986, 6.2.2.2 before 6.2.2.3).
+    path = _normalise_path(_normalise_escapes(parts.path, safe="/:@!$&'()*+,;=")) or "/"
     if host in GITHUB_HOSTS:
         segments = path.split("/")
         path = "/".join([*(s.lower() for s in segments[:3]), *segments[3:]])

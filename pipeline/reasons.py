@@ -47,6 +47,7 @@ class Reason(StrEnum):
     INVALID_URL = "invalid-url"
     CONNECT_ERROR = "connect-error"
     TRANSPORT_ERROR = "transport-error"
+    DEFERRED = "deferred"
     # ---------------------------------------------------------- reading what was fetched
     EXTRACT_FAILED = "extract-failed"
     EXTRACT_UNSUPPORTED = "extract-unsupported"
@@ -152,7 +153,7 @@ MEANINGS: dict[Reason, str] = {
     Reason.HTTP_5XX: "another server error (the status is kept beside the code)",
     Reason.HTTP_UNEXPECTED: "a status a page should not answer with (the status is kept beside the code)",
     Reason.ROBOTS: "robots.txt disallows the URL, asks for too long a delay, or could not be read",
-    Reason.TIMEOUT: "connecting, reading or the whole request took too long",
+    Reason.TIMEOUT: "connecting, reading or the whole fetch (retries included) took too long",
     Reason.TOO_LARGE: "the body (decoded) passed the size limit",
     Reason.REDIRECT_LOOP: "the redirects lead back to a URL already visited",
     Reason.TOO_MANY_REDIRECTS: "more redirects than allowed",
@@ -163,6 +164,7 @@ MEANINGS: dict[Reason, str] = {
     Reason.INVALID_URL: "not a URL that can be fetched",
     Reason.CONNECT_ERROR: "no connection could be made",
     Reason.TRANSPORT_ERROR: "the connection failed while in use",
+    Reason.DEFERRED: "the host asked to wait longer than allowed (Retry-After): not requested, tried again next run",
     Reason.EXTRACT_FAILED: "the document could not be read",
     Reason.EXTRACT_UNSUPPORTED: "not HTML, Markdown, plain text or PDF (or binary served as text)",
     Reason.EXTRACT_UNREADABLE: "a document of a known kind too broken to read",

@@ -7,7 +7,9 @@ stand beside each field.
 
 from __future__ import annotations
 
+import json
 import re
+from ipaddress import IPv4Network, IPv6Network, ip_network
 from pathlib import Path
 
 from pydantic import Field, SecretStr, field_validator
@@ -83,9 +85,10 @@ class Settings(BaseSettings):
     max_body_bytes: int = Field(
         default=20_000_000, ge=1024, description="Largest decoded body read; a larger one is cut off and reported."
     )
-    allow_private_hosts: bool = Field(
+    allow_private_hosts: bool | tuple[IPv4Network | IPv6Network, ...] = Field(
         default=False,
-        description="Allow requests to private, loopback, link-local and metadata addresses (off: refused).",
+        description="Allow requests to non-public addresses: false (refused), true (all but link-local and "
+        "cloud metadata), or the networks allowed, comma-separated (127.0.0.0/8,10.1.0.0/16).",
     )
     obey_robots: bool = Field(default=True, description="Obey robots.txt (turn off only for your own sites).")
     max_crawl_delay_s: float = Field(
@@ -170,6 +173,23 @@ class Settings(BaseSettings):
         if interval_seconds(value) == 0:
             raise ValueError(f"{value!r}: an interval must be longer than nothing")
         return value
+
+    @field_validator("allow_private_hosts", mode="before")
+    @classmethod
+    def _private_networks(cls, value: object) -> object:
+        """`true`/`false` as before, or networks: `127.0.0.0/8,10.1.0.0/16` (or a JSON list of them)."""
+        if not isinstance(value, str):
+            return value
+        text = value.strip()
+        if text.lower() in ("", "0", "false", "no", "off"):
+            return False
+        if text.lower() in ("1", "true", "yes", "on"):
+            return True
+        parts = json.loads(text) if text.startswith("[") else [p.strip() for p in text.split(",") if p.strip()]
+        try:
+            return tuple(ip_network(part) for part in parts)
+        except ValueError as exc:
+            raise ValueError(f"{exc}: expected true, false or networks such as 127.0.0.0/8,10.1.0.0/16") from None
 
     @field_validator("root")
     @classmethod

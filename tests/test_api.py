@@ -121,5 +121,6 @@ def test_tally_lists_every_outcome_of_the_literal_in_its_order() -> None:
         "updated": 0,
         "unchanged": 0,
         "failed": 1,
+        "deferred": 0,
         "skipped": 0,
     }

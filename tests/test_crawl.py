@@ -13,7 +13,7 @@ from pipeline.errors import FetchError
 from pipeline.ids import draft_id_for
 from pipeline.models import DraftState, SourceEntry
 from pipeline.settings import Settings
-from pipeline.standins.sitefarm import Page, Site, SiteFarm
+from pipeline.standins.sitefarm import Page, Site, SiteFarm, add_hostile_sites
 from pipeline.store import Store
 from pipeline.validate import validate
 
@@ -47,7 +47,7 @@ def test_a_crawl_makes_one_draft_per_source_ready_for_review(
 
     report = crawl(store, settings)
 
-    assert report.counts() == {"new": 1, "updated": 0, "unchanged": 0, "failed": 0, "skipped": 0}
+    assert report.counts() == {"new": 1, "updated": 0, "unchanged": 0, "failed": 0, "deferred": 0, "skipped": 0}
     draft = store.read_draft(draft_id_for(site.url("/pm/cache.md")))
     assert (draft.org, draft.org_slug, draft.date) == ("Acme", "acme", "2024-03-05")
     assert draft.title == {"en": "Cache stampede took the API down"}
@@ -124,7 +124,7 @@ def test_failures_are_recorded_on_their_draft_and_the_rest_go_on(
 
     report = crawl(store, settings)
 
-    assert report.counts() == {"new": 1, "updated": 0, "unchanged": 0, "failed": 5, "skipped": 0}
+    assert report.counts() == {"new": 1, "updated": 0, "unchanged": 0, "failed": 5, "deferred": 0, "skipped": 0}
     assert report.failures() == {
         "http-410": 1,
         "http-403": 1,
@@ -243,3 +243,50 @@ def test_odd_inputs_fail_their_own_source_and_nothing_else(
     assert store.read_draft(draft_id_for(site.url("/odd-date.md"))).date == "2024-03-03"
     assert outcomes["http://a..b/x"][0] == "failed"
     assert report.errors == []
+
+
+def test_a_host_asking_to_wait_an_hour_is_deferred_and_its_drafts_left_as_they_were(
+    farm: SiteFarm, store: Store, settings: Settings, root: Path
+) -> None:
+    site = farm.add_site("busy")
+    site.pages["/pm1.md"] = Page.markdown(POSTMORTEM_MD)
+    site.pages["/pm2.md"] = Page.markdown(POSTMORTEM_MD.replace("Cache", "Cold cache"))
+    register(root, {"url": site.url("/pm1.md")}, {"url": site.url("/pm2.md")})
+    crawl(store, settings)
+    files = {p: p.read_bytes() for p in store.files("draft")}
+
+    site.pages["/pm1.md"] = Page(status=429, headers={"Retry-After": "3600"})
+    site.pages["/pm2.md"] = Page.markdown(POSTMORTEM_MD + "\nChanged since.\n")
+    site.pages["/pm3.md"] = Page.markdown(POSTMORTEM_MD)
+    register(root, *({"url": site.url(f"/pm{n}.md")} for n in (1, 2, 3)))
+    report = crawl(store, settings)
+
+    assert report.counts() == {"new": 0, "updated": 0, "unchanged": 0, "failed": 0, "deferred": 3, "skipped": 0}
+    assert {s.reason for s in report.sources} == {"deferred"}
+    assert [site.requests[f"/pm{n}.md"] for n in (1, 2, 3)] == [2, 1, 0], "only the request told to wait"
+    assert {p: p.read_bytes() for p in store.files("draft")} == files, "drafts untouched, none made"
+    assert report.writes == 0
+
+
+def test_a_hostile_site_drafts_its_good_pages_and_fails_every_other_with_its_reason(
+    farm: SiteFarm, store: Store, root: Path
+) -> None:
+    hostile = add_hostile_sites(farm, drip_interval_s=0.1, huge_bytes=3 << 20, bomb_bytes=64 << 20)
+    register(root, *({"url": h.url} for h in hostile))
+    quick = Settings(
+        root=root,
+        allow_private_hosts="127.0.0.0/8",
+        per_host_delay_s=0.0,
+        read_timeout_s=0.5,
+        total_timeout_s=1.5,
+        retry_backoff_s=0.01,
+        max_retries=1,
+        max_body_bytes=2_000_000,
+    )
+    report = crawl(store, quick)
+    outcomes = {s.url: (s.outcome, s.reason) for s in report.sources}
+    assert {h.kind: outcomes[h.url] for h in hostile} == {h.kind: (h.outcome, h.reason) for h in hostile}
+    for page in hostile:
+        if page.words:
+            assert page.words in (store.read_draft(draft_id_for(page.url)).text or ""), page.kind
+    assert validate(store).faults == []

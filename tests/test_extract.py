@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import json
 
 import pytest
@@ -9,7 +10,7 @@ from documents import POSTMORTEM_MD, make_pdf
 from helpers import SHARED
 
 from pipeline.errors import EmptyDocument, UnsupportedContent
-from pipeline.extract import detect_format, extract, org_for_url
+from pipeline.extract import decode_text, detect_format, extract, org_for_url
 from pipeline.extract.headings import field_for_heading
 from pipeline.models import SectionField
 
@@ -155,6 +156,60 @@ def test_wrong_or_missing_charset() -> None:
     # Windows-1252 bytes with no charset at all.
     x = extract(f"<html><body><p>{text}</p></body></html>".encode("cp1252"), "https://example.org/b", "text/html")
     assert "Störung" in x.text
+
+
+CAFE = "Café outage – naïve retry: the cache’s “warm-up” failed for 20 minutes after a deploy."
+TOKYO = "東京リージョンで 40 分間の障害: キャッシュの設定誤りにより API が停止しました。"
+MOSCOW = "Сбой кэша длился сорок минут и затронул всех пользователей в Москве и Санкт-Петербурге."
+WARSAW = "Awaria pamięci podręcznej spowodowała, że żądania były błędnie obsługiwane przez łącza."
+
+
+@pytest.mark.parametrize(
+    ("body", "content_type", "text"),
+    [
+        # Issue 13: windows-1252 declared as UTF-8 came out as cp775, "Cafķ outage ¢ na’ve retry".
+        (CAFE.encode("cp1252"), "text/html; charset=utf-8", CAFE),
+        (CAFE.encode("cp1252"), "text/html", CAFE),
+        # Latin-1 declared is read as windows-1252, as browsers do: 0x92 is ’, not a control character.
+        (CAFE.encode("cp1252"), "text/html; charset=ISO-8859-1", CAFE),
+        ("Störung in Köln".encode("latin-1"), "text/plain; charset=latin1", "Störung in Köln"),
+        (f'<meta charset="windows-1252"><p>{CAFE}</p>'.encode("cp1252"), "text/html", CAFE),
+        # UTF-8 wins over a wrong declaration, and needs none.
+        (CAFE.encode(), "text/html; charset=iso-8859-1", CAFE),
+        (TOKYO.encode(), None, TOKYO),
+        (TOKYO.encode(), "text/html; charset=Shift_JIS", TOKYO),
+        # Shift-JIS, declared and not: not taken for windows-1252.
+        (TOKYO.encode("shift_jis"), "text/html; charset=Shift_JIS", TOKYO),
+        (f"<html><body><p>{TOKYO}</p></body></html>".encode("shift_jis"), "text/html", TOKYO),
+        # Other scripts and Central European letters are left to the guess, not forced into windows-1252.
+        (f"<html><body><p>{MOSCOW}</p></body></html>".encode("cp1251"), "text/html", MOSCOW),
+        (f"<html><body><p>{WARSAW}</p></body></html>".encode("cp1250"), "text/html", WARSAW),
+        (codecs.BOM_UTF16_LE + CAFE.encode("utf-16-le"), "text/plain", CAFE),
+    ],
+    ids=[
+        "windows-1252-declared-utf-8",
+        "windows-1252-undeclared",
+        "windows-1252-declared-latin-1",
+        "latin-1-declared",
+        "windows-1252-meta",
+        "utf-8-declared-latin-1",
+        "utf-8-undeclared",
+        "utf-8-declared-shift-jis",
+        "shift-jis-declared",
+        "shift-jis-undeclared",
+        "windows-1251-undeclared",
+        "windows-1250-undeclared",
+        "utf-16-bom",
+    ],
+)
+def test_text_is_decoded_in_the_charset_it_is_really_in(body: bytes, content_type: str | None, text: str) -> None:
+    assert text in decode_text(body, content_type, "https://example.org/a")
+
+
+def test_a_page_declaring_utf8_in_windows_1252_is_drafted_with_its_words() -> None:
+    page = f"<html><body><h1>Café outage</h1><p>{CAFE}</p></body></html>".encode("cp1252")
+    x = extract(page, "https://example.org/cafe", "text/html; charset=utf-8")
+    assert CAFE in x.text and x.title == "Café outage"
 
 
 def test_org_comes_from_the_github_owner_or_the_domain() -> None:

@@ -8,11 +8,16 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import time
+import tracemalloc
+import zlib
+from ipaddress import ip_network
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
-from pipeline.fetch import Fetcher, FetchResult, fetch_url_for, is_public_address
+from pipeline.fetch import Fetcher, FetchResult, fetch_url_for, is_allowed_address, is_public_address
 from pipeline.settings import Settings
 from pipeline.standins.sitefarm import Page, Site, SiteFarm
 
@@ -92,11 +97,33 @@ def test_429_is_retried_after_the_time_it_asks_for_not_the_backoff(site: Site) -
     assert max(later) - busy_first < 5
 
 
-def test_a_retry_after_beyond_the_limit_fails_instead_of_waiting(site: Site) -> None:
-    site.pages["/busy"] = Page(status=429, headers={"Retry-After": "3600"})
-    result = fetch(site.url("/busy"), settings(max_retry_wait_s=60))
-    assert (result.outcome, result.reason, site.requests["/busy"]) == ("failed", "http-429", 1)
-    assert "asked to wait 3600 s" in (result.message or "")
+@pytest.mark.parametrize("status", [429, 503])
+def test_a_retry_after_beyond_the_limit_defers_the_whole_host(farm: SiteFarm, status: int) -> None:
+    site, other = farm.add_site("busy"), farm.add_site("other")
+    site.pages["/busy"] = Page(status=status, headers={"Retry-After": "3600"})
+    site.pages["/a"] = Page.html(HTML)
+    site.pages["/b"] = Page.html(HTML)
+    other.pages["/a"] = Page.html(HTML)
+    started = time.monotonic()
+    busy, a, b, elsewhere = fetch_all(
+        [site.url("/busy"), site.url("/a"), site.url("/b"), other.url("/a")], settings(max_retry_wait_s=60)
+    )
+    assert time.monotonic() - started < 5, "nothing waited for the hour asked"
+    assert [(r.outcome, r.reason) for r in (busy, a, b)] == [("failed", "deferred")] * 3
+    assert "asked to wait 3600 s (Retry-After), more than max_retry_wait_s (60 s)" in (a.message or "")
+    assert (site.requests["/busy"], site.requests["/a"], site.requests["/b"]) == (1, 0, 0), "nothing more asked"
+    assert elsewhere.outcome == "fetched", "other hosts go on"
+
+
+def test_a_retry_after_beyond_the_deadline_defers_only_its_source(site: Site) -> None:
+    site.pages["/busy"] = Page(status=429, headers={"Retry-After": "2"}, then=[Page.html(HTML)])
+    site.pages["/other"] = Page.html(HTML)
+    busy, other = fetch_all([site.url("/busy"), site.url("/other")], settings(total_timeout_s=1, max_retry_wait_s=60))
+    assert (busy.reason, site.requests["/busy"]) == ("deferred", 1)
+    assert "asked to wait 2 s (Retry-After), more than the 1 s left of its deadline" in (busy.message or "")
+    assert other.outcome == "fetched"
+    busy_start, other_start = sorted(site.started[1:])  # after robots.txt
+    assert other_start - busy_start >= 1.95, "the host was held off as asked"
 
 
 def test_5xx_is_retried_then_reported(site: Site) -> None:
@@ -191,11 +218,51 @@ def test_redirects_are_followed_and_loops_stopped(site: Site) -> None:
     assert fetch(site.url("/hop0"), settings(max_redirects=3)).reason == "too-many-redirects"
 
 
-def test_a_server_that_stalls_mid_body_times_out(site: Site) -> None:
+def test_a_server_that_stalls_mid_body_times_out_once_not_once_per_try(site: Site) -> None:
     site.pages["/stall"] = Page.html("<p>" + "words " * 5000 + "</p>", behavior="stall")
-    result = fetch(site.url("/stall"), settings(max_retries=0))
-    assert (result.outcome, result.reason) == ("failed", "timeout")
+    result = fetch(site.url("/stall"), settings(max_retries=3))
+    assert (result.outcome, result.reason, result.attempts) == ("failed", "timeout", 1)
     assert "read timed out after 0.5 s" in (result.message or "")
+    assert site.requests["/stall"] == 1, "a timeout is not retried"
+
+
+def test_a_drip_fed_page_costs_one_deadline_in_all(site: Site) -> None:
+    # A byte every 0.05 s: never a read timeout (0.5 s), never the end of the body.
+    site.pages["/drip"] = Page.html("<p>" + "slow " * 2000 + "</p>", behavior="drip", drip_interval_s=0.05)
+    started = time.monotonic()
+    result = fetch(site.url("/drip"), settings(total_timeout_s=1.0, max_retries=3))
+    elapsed = time.monotonic() - started
+    assert (result.outcome, result.reason, site.requests["/drip"]) == ("failed", "timeout", 1)
+    assert result.message == f"{site.url('/drip')}: took longer than 1 s in all (1 request)"
+    assert 1.0 <= elapsed < 2.0, elapsed
+
+
+def test_retries_and_their_waits_share_one_deadline(site: Site) -> None:
+    site.pages["/down"] = Page(status=503)
+    started = time.monotonic()
+    result = fetch(site.url("/down"), settings(total_timeout_s=1.0, retry_backoff_s=0.4, max_retries=5))
+    # Tries at 0 and 0.4 s; the next would wait 0.8 s more, past the deadline: it fails now instead.
+    assert (result.reason, site.requests["/down"]) == ("http-503", 2)
+    assert "a retry in 0.8 s would pass the deadline (1 s)" in (result.message or "")
+    assert time.monotonic() - started < 1.0
+
+
+def test_redirects_share_one_deadline(farm: SiteFarm) -> None:
+    site = farm.add_site("slow", latency_s=0.3)
+    for n in range(8):
+        site.pages[f"/hop{n}"] = Page.redirect(f"/hop{n + 1}")
+    result = fetch(site.url("/hop0"), settings(total_timeout_s=1.0, max_redirects=10))
+    assert result.reason == "timeout"
+    assert sum(site.requests[f"/hop{n}"] for n in range(8)) <= 4
+
+
+def test_a_slow_page_holds_its_host_for_one_deadline_and_the_next_page_gets_its_own(site: Site) -> None:
+    site.pages["/drip"] = Page.html("<p>" + "slow " * 2000 + "</p>", behavior="drip", drip_interval_s=0.05)
+    site.pages["/next"] = Page.html(HTML)
+    drip, after = fetch_all([site.url("/drip"), site.url("/next")], settings(total_timeout_s=1.0))
+    assert (drip.reason, after.outcome) == ("timeout", "fetched"), "waiting for the host is not the page's time"
+    drip_start, next_start = sorted(site.started[1:])  # after robots.txt
+    assert 0.9 <= next_start - drip_start < 2.0
 
 
 def test_a_page_that_never_ends_is_cut_off(site: Site) -> None:
@@ -205,16 +272,49 @@ def test_a_page_that_never_ends_is_cut_off(site: Site) -> None:
     assert "larger than 1000000 bytes" in (result.message or "")
 
 
-def test_a_gzip_bomb_stops_at_the_decoded_limit(site: Site) -> None:
-    site.pages["/bomb"] = Page.gzip_bomb(64 << 20)
-    assert len(site.pages["/bomb"].body) < 200_000
-    result = fetch(site.url("/bomb"))
+def test_a_gzip_bomb_costs_no_more_than_the_limit_and_a_piece(site: Site) -> None:
+    site.pages["/bomb"] = Page.gzip_bomb(256 << 20)
+    assert len(site.pages["/bomb"].body) < 400_000
+    site.pages["/small"] = Page.gzip_bomb(1 << 20)
+    limit = 2_000_000
+    fetch(site.url("/small"), settings(max_body_bytes=limit))  # what is imported on first use is not the bomb's
+    tracemalloc.start()
+    try:
+        result = fetch(site.url("/bomb"), settings(max_body_bytes=limit))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
     assert (result.outcome, result.reason) == ("failed", "too-large")
+    # httpx's own decoder inflates each 64 KiB read whole: 64 MB of zeros at once.
+    assert peak < limit + (1 << 20), f"peak {peak / 2**20:.1f} MiB for a limit of {limit / 2**20:.1f} MiB"
+
+
+@pytest.mark.parametrize(
+    ("coding", "wbits"), [("gzip", 31), ("x-gzip", 31), ("deflate", zlib.MAX_WBITS), ("deflate", -zlib.MAX_WBITS)]
+)
+def test_compressed_bodies_are_decoded(site: Site, coding: str, wbits: int) -> None:
+    compressor = zlib.compressobj(6, zlib.DEFLATED, wbits)
+    body = HTML.encode() * 2000
+    site.pages["/z"] = Page(compressor.compress(body) + compressor.flush(), headers={"Content-Encoding": coding})
+    result = fetch(site.url("/z"))
+    assert (result.outcome, result.body) == ("fetched", body)
+    assert site.accept_encodings == {"gzip, deflate"}, "no br or zstd offered: only bounded decoders are used"
+
+
+def test_a_coding_not_asked_for_is_a_reason(site: Site) -> None:
+    site.pages["/br"] = Page(b"\x1b\x03\x00", headers={"Content-Encoding": "br"})
+    result = fetch(site.url("/br"))
+    assert (result.reason, result.message) == (
+        "bad-response",
+        f"{site.url('/br')}: served with Content-Encoding br, which was not asked for",
+    )
 
 
 def test_a_huge_page_is_cut_off(site: Site) -> None:
     site.pages["/huge"] = Page.html("<p>" + "x" * 3_000_000 + "</p>")
-    assert fetch(site.url("/huge")).reason == "too-large"
+    result = fetch(site.url("/huge"))
+    assert result.reason == "too-large"
+    assert "declares 3000007 bytes, more than 1000000; not downloaded" in (result.message or "")
 
 
 def test_a_type_it_cannot_read_is_refused_before_the_body(site: Site) -> None:
@@ -242,6 +342,116 @@ def test_private_addresses_are_refused_unless_allowed(site: Site, host: str) -> 
     assert (refused.message or "").startswith(f"{url}: {host} resolves to 127.0.0.1, a non-public address; refused")
     assert sum(site.requests.values()) == 0, "nothing reached the server, robots.txt included"
     assert fetch(url, settings(allow_private_hosts=True)).outcome == "fetched"
+
+
+@pytest.mark.parametrize(
+    "host",
+    [
+        "0177.0.0.1",
+        "2130706433",
+        "0x7f.0.0.1",
+        "0x7F000001",
+        "127.1",
+        "127.0.1",
+        "127.0.0.1.",
+        "0",
+        "[::ffff:127.0.0.1]",
+        "[::ffff:7f00:1]",
+        "[::1]",
+        "[::]",
+        "localhost",
+    ],
+)
+def test_every_spelling_of_a_private_address_is_refused_as_private(site: Site, host: str) -> None:
+    site.pages["/a"] = Page.html(HTML)
+    result = fetch(f"http://{host}:{site.port}/a", settings(allow_private_hosts=False))
+    assert (result.outcome, result.reason) == ("failed", "private-address"), result.message
+    assert sum(site.requests.values()) == 0
+
+
+@pytest.mark.parametrize("host", ["0177.0.0.1", "2130706433", "0x7f.0.0.1", "127.1", "[::ffff:127.0.0.1]"])
+def test_a_spelling_of_an_allowed_address_reaches_that_address(site: Site, host: str) -> None:
+    site.pages["/a"] = Page.html(HTML)
+    result = fetch(f"http://{host}:{site.port}/a", settings(allow_private_hosts=[ip_network("127.0.0.0/8")]))
+    assert (result.outcome, result.final_url) == ("fetched", site.url("/a"))
+
+
+@pytest.mark.parametrize("allow", [True, "127.0.0.0/8", "127.0.0.0/8,10.0.0.0/8,0.0.0.0/0"])
+@pytest.mark.parametrize(
+    "metadata", ["169.254.169.254", "0xa9fea9fe", "[::ffff:169.254.169.254]", "[fe80::1]", "100.100.100.200"]
+)
+def test_a_redirect_to_cloud_metadata_is_refused_with_loopback_allowed(site: Site, allow: str, metadata: str) -> None:
+    config = settings(allow_private_hosts=allow)
+    site.pages["/a"] = Page.html(HTML)
+    site.pages["/meta"] = Page.redirect(f"http://{metadata}/latest/meta-data/iam/security-credentials/")
+    assert fetch(site.url("/a"), config).outcome == "fetched", "loopback is allowed"
+    result = fetch(site.url("/meta"), config)
+    assert (result.outcome, result.reason) == ("failed", "private-address")
+    assert "a non-public address; refused" in (result.message or "")
+
+
+def test_only_the_networks_listed_are_allowed(site: Site) -> None:
+    site.pages["/a"] = Page.html(HTML)
+    assert fetch(site.url("/a"), settings(allow_private_hosts="127.0.0.1/32")).outcome == "fetched"
+    asked = sum(site.requests.values())
+    refused = fetch(site.url("/a"), settings(allow_private_hosts="10.1.0.0/16"))
+    assert (refused.reason, sum(site.requests.values())) == ("private-address", asked)
+
+
+@pytest.mark.parametrize(
+    ("address", "allow", "allowed"),
+    [
+        ("8.8.8.8", False, True),
+        ("10.1.2.3", False, False),
+        ("10.1.2.3", True, True),
+        ("169.254.169.254", True, False),
+        ("fe80::1", True, False),
+        ("::ffff:169.254.169.254", True, False),
+        ("64:ff9b::a9fe:a9fe", True, False),  # NAT64 of the metadata address
+        ("100.100.100.200", True, False),
+        ("fd00:ec2::254", True, False),
+        ("fd00:ec2::1", True, True),
+        ("10.1.2.3", "10.1.0.0/16", True),
+        ("10.2.0.1", "10.1.0.0/16", False),
+        ("::ffff:10.1.2.3", "10.1.0.0/16", True),
+        ("169.254.169.254", "0.0.0.0/0", False),  # a network around it does not name it
+        ("169.254.169.254", "169.254.169.254/32", True),
+        ("169.254.169.254", "169.254.0.0/16", True),
+        ("fe80::1", "fe80::/10", True),
+    ],
+)
+def test_what_allow_private_hosts_allows(address: str, allow: bool | str, allowed: bool) -> None:
+    networks = allow if isinstance(allow, bool) else Settings(allow_private_hosts=allow).allow_private_hosts
+    assert is_allowed_address(address, networks) is allowed
+
+
+@pytest.mark.parametrize(
+    ("value", "read"),
+    [
+        ("true", True),
+        ("1", True),
+        ("yes", True),
+        ("false", False),
+        ("0", False),
+        ("", False),
+        ("127.0.0.0/8,10.1.0.0/16", (ip_network("127.0.0.0/8"), ip_network("10.1.0.0/16"))),
+        ("127.0.0.0/8, fe80::/10", (ip_network("127.0.0.0/8"), ip_network("fe80::/10"))),
+        ('["127.0.0.0/8"]', (ip_network("127.0.0.0/8"),)),
+        ("10.0.0.1", (ip_network("10.0.0.1/32"),)),
+    ],
+)
+def test_allow_private_hosts_reads_a_switch_or_networks(monkeypatch: pytest.MonkeyPatch, value: str, read: Any) -> None:
+    monkeypatch.setenv("INCIDENTLIB_ALLOW_PRIVATE_HOSTS", value)
+    assert Settings().allow_private_hosts == read
+
+
+@pytest.mark.parametrize("value", ["sometimes", "10.1.2.3/16", "127.0.0.0/8,nowhere"])
+def test_allow_private_hosts_refuses_what_it_cannot_read(monkeypatch: pytest.MonkeyPatch, value: str) -> None:
+    monkeypatch.setenv("INCIDENTLIB_ALLOW_PRIVATE_HOSTS", value)
+    with pytest.raises(
+        ValidationError, match=r"expected true, false or networks such as 127\.0\.0\.0/8,10\.1\.0\.0/16"
+    ):
+        Settings()
 
 
 @pytest.mark.parametrize(

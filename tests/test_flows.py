@@ -48,7 +48,7 @@ def test_the_crawl_flow_splits_work_by_host_and_publishes_its_summary(
 
     crawled = run(crawl_flow_for(Settings(root=root)), CrawlRun, root=str(root))
 
-    assert crawled.counts() == {"new": 12, "updated": 0, "unchanged": 0, "failed": 0, "skipped": 0}
+    assert crawled.counts() == {"new": 12, "updated": 0, "unchanged": 0, "failed": 0, "deferred": 0, "skipped": 0}
     assert [str(fault) for fault in crawled.registry_faults] == [
         "sources/broken.yaml:2: -: not valid YAML: expected ',' or ']', but got '<stream end>'"
     ]
@@ -75,7 +75,7 @@ def test_crawl_command_runs_the_flow_and_reruns_change_nothing(
 
     again = cli("crawl", "--root", str(root), "--json")
     summary = json.loads(again.stdout)
-    assert summary["counts"] == {"new": 0, "updated": 0, "unchanged": 4, "failed": 1, "skipped": 0}
+    assert summary["counts"] == {"new": 0, "updated": 0, "unchanged": 4, "failed": 1, "deferred": 0, "skipped": 0}
     assert (summary["bodies"], summary["writes"]) == (0, 0)
 
 

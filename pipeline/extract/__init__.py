@@ -10,6 +10,7 @@ mapped to case fields, the full text, the summary — is built the same way for 
 
 from __future__ import annotations
 
+import codecs
 import re
 from dataclasses import dataclass, field
 from datetime import date, datetime
@@ -89,27 +90,85 @@ def detect_format(url: str, content_type: str | None, body: bytes) -> str:
     )
 
 
+# Byte-order marks, which decide alone (WHATWG Encoding Standard, "decode").
+_BOMS = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
+# Labels browsers read as windows-1252, which prints 0x80–0x9F (’ “ ” – —) where Latin-1 has
+# control characters (WHATWG Encoding Standard, "windows-1252" labels); Python names them so.
+_READ_AS_WINDOWS_1252 = {"iso8859-1", "ascii"}
+# What windows-1252 makes of text in another script: runs of accented letters (Cyrillic,
+# Greek, CJK), or signs inside words (Central European letters: `spowodowa³a`).
+_ACCENTED_RUN = re.compile(r"[^\W\d_a-zA-Z]{3,}")
+_SIGN_IN_WORD = re.compile(r"(?<=[^\W\d_])[\u00a1-\u00b6\u00b8-\u00bf](?=[^\W\d_])")
+
+
+def _declared_charsets(body: bytes, content_type: str | None) -> list[str]:
+    """The charsets the page declares, the HTTP header's first (it wins over <meta>)."""
+    declared = _CHARSET.search(content_type or "")
+    meta = _META_CHARSET.search(body[:4096])
+    return [c for c in (declared.group(1) if declared else None, meta.group(1).decode() if meta else None) if c]
+
+
+def _decode_declared(body: bytes, label: str) -> str | None:
+    try:
+        codec = codecs.lookup(label).name
+    except LookupError:
+        return None
+    for name in ("cp1252", codec) if codec in _READ_AS_WINDOWS_1252 else (codec,):
+        try:
+            return body.decode(name)
+        except UnicodeDecodeError:
+            continue
+    return None
+
+
+def _as_latin_text(body: bytes) -> str | None:
+    """The bytes as windows-1252 when that reads as Latin-script text: accented letters here and
+    there within plain words, as in `Café outage – naïve retry`; else None."""
+    try:
+        text = body.decode("cp1252")
+    except UnicodeDecodeError:  # 0x81, 0x8D, 0x8F, 0x90 and 0x9D are not windows-1252
+        return None
+    accented = sum(1 for char in text if char.isalpha() and not char.isascii())
+    in_runs = sum(len(run) for run in _ACCENTED_RUN.findall(text))
+    if in_runs > accented / 10 or _SIGN_IN_WORD.search(text):
+        return None
+    return text
+
+
 def decode_text(body: bytes, content_type: str | None, url: str) -> str:
-    """Bytes to text: UTF-8 when they are UTF-8 (a wrong declared charset is common), else the
-    declared charset, else the page's <meta charset>, else charset-normalizer's best guess."""
+    """Bytes to text, the first way that works of:
+
+    1. a byte-order mark;
+    2. UTF-8, when the bytes are UTF-8: a wrong declaration is common, and text in another
+       encoding is almost never valid UTF-8 by chance;
+    3. the declared charset (HTTP header, then <meta>) when the bytes decode under it, Latin-1
+       and ASCII read as windows-1252, as browsers do;
+    4. windows-1252 when it reads as Latin text: charset-normalizer, for one, takes a page of
+       windows-1252 for a rare code page (cp775, cp1250) when only a few letters tell them apart;
+    5. charset-normalizer's best guess that puts no sign inside a word (Cyrillic, Greek, CJK,
+       Central European, ...).
+    """
+    for bom, encoding in _BOMS:
+        if body.startswith(bom):
+            return body[len(bom) :].decode(encoding, "replace")
     if b"\x00" in body[:4096]:
         raise UnsupportedContent(f"binary content served as {content_type or 'text'}", url=url)
     try:
-        return body.decode("utf-8").removeprefix("\ufeff")
+        return body.decode("utf-8")
     except UnicodeDecodeError:
         pass
-    declared = _CHARSET.search(content_type or "")
-    meta = _META_CHARSET.search(body[:4096])
-    for charset in (declared.group(1) if declared else None, meta.group(1).decode() if meta else None):
-        if charset:
-            try:
-                return body.decode(charset)
-            except (LookupError, UnicodeDecodeError):
-                continue
-    best = from_bytes(body).best()
-    if best is None:
+    for label in _declared_charsets(body, content_type):
+        text = _decode_declared(body, label)
+        if text is not None:
+            return text
+    latin = _as_latin_text(body)
+    if latin is not None:
+        return latin
+    guesses = [str(match) for match in from_bytes(body)]  # best first
+    if not guesses:
         raise UnsupportedContent("bytes that are not text in any known encoding", url=url)
-    return str(best)
+    # On a short page its first guess may be a code page that puts signs inside words.
+    return next((text for text in guesses if not _SIGN_IN_WORD.search(text)), guesses[0])
 
 
 def org_for_url(url: str) -> str:

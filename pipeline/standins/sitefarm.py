@@ -2,10 +2,11 @@
 
 Each site is a real HTTP/1.1 server on its own loopback port (so each is its own
 "host" to the crawler's politeness), serving pages from a dict. A page can misbehave
-the ways real sites do: a status, a latency, a stall mid-body, a body that never ends,
-a gzip bomb, a sequence of answers (429 then 200), conditional requests (ETag and
-Last-Modified answered with 304). Every request is counted, so a test can assert what
-the crawler really did.
+the ways real sites do: a status, a latency, a stall mid-body, a body fed a byte at a
+time, a body that never ends, a gzip bomb, a sequence of answers (429 then 200),
+conditional requests (ETag and Last-Modified answered with 304). Every request is
+counted, so a test can assert what the crawler really did. `add_hostile_sites` builds
+a site with one page of each hostile kind, and says what a crawl should make of each.
 
     with SiteFarm() as farm:
         site = farm.add_site("blog", latency_s=0.01)
@@ -27,7 +28,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
-__all__ = ["Page", "Site", "SiteFarm"]
+__all__ = ["Hostile", "Page", "Site", "SiteFarm", "add_hostile_sites"]
 
 
 @dataclass
@@ -37,7 +38,9 @@ class Page:
     content_type: str | None = "text/html; charset=utf-8"
     headers: dict[str, str] = field(default_factory=dict)
     conditional: bool = True  # send an ETag and Last-Modified, answer 304 when they match
-    behavior: str | None = None  # "stall" (half the body, then silence) or "endless"
+    # "stall" (half the body, then silence), "drip" (one byte every `drip_interval_s`) or "endless"
+    behavior: str | None = None
+    drip_interval_s: float = 1.0
     then: list[Page] = field(default_factory=list)  # answers for the following requests, in order
 
     @classmethod
@@ -102,6 +105,7 @@ class Site:
         self.requests: Counter[str] = Counter()  # path -> requests
         self.bodies: Counter[str] = Counter()  # path -> full bodies sent
         self.user_agents: set[str] = set()
+        self.accept_encodings: set[str] = set()  # the Accept-Encoding headers requests came with
         self.started: list[float] = []  # time.monotonic() of each request's arrival
         self.in_flight = 0
         self.max_in_flight = 0
@@ -138,6 +142,7 @@ class Site:
                 with site._lock:
                     site.requests[path] += 1
                     site.user_agents.add(self.headers.get("User-Agent", ""))
+                    site.accept_encodings.add(self.headers.get("Accept-Encoding", ""))
                     site.started.append(time.monotonic())
                     site.in_flight += 1
                     site.max_in_flight = max(site.max_in_flight, site.in_flight)
@@ -203,6 +208,14 @@ class Site:
                         site._stop.wait()  # never sends the rest
                         self.close_connection = True
                         return
+                    if page.behavior == "drip":  # always something new before a read timeout, never the end
+                        for index in range(len(body)):
+                            self.wfile.write(body[index : index + 1])
+                            self.wfile.flush()
+                            if site._stop.wait(page.drip_interval_s):
+                                break
+                        self.close_connection = True
+                        return
                     self.wfile.write(body)
                 except OSError:
                     return
@@ -256,3 +269,88 @@ class SiteFarm:
             site.server.server_close()
         for thread in self._threads:
             thread.join(timeout=10)
+
+
+# ------------------------------------------------------------ a hostile site
+
+_GOOD_HTML = """<html><head><title>Queue backlog | Example engineering</title></head><body>
+<article><h1>Queue backlog took the checkout down</h1>
+<p>On 12 May 2024 the job queue stopped draining for 40 minutes after a deploy set the worker pool
+of one node class to zero. Requests piled up and the checkout answered 503 for a share of calls.</p>
+<h2>Root cause</h2><p>The new configuration set the worker pool size to zero on one node class.</p>
+<h2>Action items</h2><ul><li>Validate pool sizes in CI.</li><li>Alert on queue age.</li></ul>
+</article></body></html>
+"""
+_GOOD_MARKDOWN = """# Certificate rotation dropped connections
+
+## Summary
+
+On 3 June 2024 the load balancers dropped connections for 25 minutes while a certificate rotation
+ran. Clients saw TLS handshake failures and retried, which doubled the load.
+
+## Resolution
+
+The previous certificate bundle was restored and the rotation job paused.
+"""
+# What the two mislabelled pages say: their drafts must hold these words, decoded right.
+CAFE = "Café outage – naïve retry: the cache’s “warm-up” failed for 20 minutes after a deploy."
+TOKYO = "東京リージョンで 40 分間の障害: キャッシュの設定誤りにより API が停止しました。"
+
+
+@dataclass(frozen=True)
+class Hostile:
+    """One page of the hostile sites, and what a crawl (with default timeouts) should make of it."""
+
+    url: str
+    kind: str  # what the page does
+    outcome: str  # the crawl's outcome for it: new, failed or deferred
+    reason: str | None = None
+    words: str | None = None  # text its draft must hold
+
+
+def add_hostile_sites(
+    farm: SiteFarm, *, drip_interval_s: float = 1.0, huge_bytes: int = 60 << 20, bomb_bytes: int = 1 << 30
+) -> list[Hostile]:
+    """A site with one page of each hostile kind and two good postmortems; and, on a host of its own
+    (it defers its whole host), a page answering 429 for an hour and a good page registered after it
+    (one request at a time to a host: the 429 is asked first, and the good page is never asked)."""
+    hostile: list[Hostile] = []
+
+    def add(
+        site: Site, path: str, page: Page, kind: str, outcome: str, reason: str | None = None, words: str = ""
+    ) -> None:
+        site.pages[path] = page
+        hostile.append(Hostile(site.url(path), kind, outcome, reason, words or None))
+
+    site = farm.add_site("hostile")
+    site.robots = "User-agent: *\nDisallow: /private/\n"
+    add(site, "/good.html", Page.html(_GOOD_HTML), "a good postmortem (HTML)", "new", words="worker pool")
+    add(site, "/good.md", Page.markdown(_GOOD_MARKDOWN), "a good postmortem (Markdown)", "new", words="certificate")
+    cafe = f"<html><body><h1>Café</h1><p>{CAFE}</p></body></html>".encode("cp1252")
+    add(site, "/cafe.html", Page(cafe), "windows-1252 declared as UTF-8", "new", words=CAFE)
+    tokyo = Page.html(f"<html><body><h1>東京</h1><p>{TOKYO}</p></body></html>")
+    tokyo.content_type = "text/html; charset=iso-8859-1"
+    add(site, "/tokyo.html", tokyo, "UTF-8 declared as ISO-8859-1", "new", words=TOKYO)
+    bomb = Page.gzip_bomb(bomb_bytes)
+    add(site, "/bomb", bomb, f"a gzip bomb ({bomb_bytes >> 20} MB decoded)", "failed", "too-large")
+    stall = Page.html("<p>" + "words " * 5000 + "</p>", behavior="stall")
+    add(site, "/stall", stall, "a stalled body", "failed", "timeout")
+    drip = Page.html("<p>" + "slow " * 20000 + "</p>", behavior="drip", drip_interval_s=drip_interval_s)
+    add(site, "/drip", drip, f"a body fed a byte every {drip_interval_s:g} s", "failed", "timeout")
+    add(site, "/endless", Page(behavior="endless"), "a body that never ends", "failed", "too-large")
+    site.pages["/loop-b"] = Page.redirect("/loop-a")
+    add(site, "/loop-a", Page.redirect("/loop-b"), "a redirect loop", "failed", "redirect-loop")
+    huge = Page(b"<p>" + b"x" * huge_bytes + b"</p>", conditional=False)
+    add(site, "/huge.html", huge, f"a {huge_bytes >> 20} MB page", "failed", "too-large")
+    add(site, "/unavailable", Page(status=503), "503 Service Unavailable", "failed", "http-503")
+    add(site, "/gone", Page(status=410), "410 Gone", "failed", "http-410")
+    add(site, "/forbidden", Page(status=403), "403 Forbidden", "failed", "http-403")
+    add(site, "/private/pm.html", Page.html(_GOOD_HTML), "banned by robots.txt", "failed", "robots")
+    binary = Page(bytes(range(256)) * 64, content_type="text/html")
+    add(site, "/binary.html", binary, "binary served as HTML", "failed", "extract-unsupported")
+
+    busy = farm.add_site("busy")
+    wait = Page(status=429, headers={"Retry-After": "3600"}, conditional=False)
+    add(busy, "/busy", wait, "429 asking to wait an hour", "deferred", "deferred")
+    add(busy, "/after", Page.html(_GOOD_HTML), "a good page on the host that said 429", "deferred", "deferred")
+    return hostile
