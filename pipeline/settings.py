@@ -72,7 +72,10 @@ class Settings(BaseSettings):
     connect_timeout_s: float = Field(default=10.0, gt=0, description="Time to open a connection.")
     read_timeout_s: float = Field(default=30.0, gt=0, description="Longest wait for the next bytes of a response.")
     total_timeout_s: float = Field(
-        default=120.0, gt=0, description="Longest time one request may take, body included (a page that never ends)."
+        default=120.0,
+        gt=0,
+        description="Longest time one source may take in all: its requests, redirects, retries and their waits "
+        "(a page that never ends costs this, once; a timeout is not retried).",
     )
     max_redirects: int = Field(default=5, ge=0, le=20, description="Redirects followed before giving up.")
     max_retries: int = Field(default=3, ge=0, le=10, description="Retries after a 429, a 5xx or a dropped connection.")
@@ -80,7 +83,9 @@ class Settings(BaseSettings):
         default=2.0, ge=0, description="First wait before a retry; it doubles each time (Retry-After wins when given)."
     )
     max_retry_wait_s: float = Field(
-        default=300.0, ge=0, description="A Retry-After longer than this fails the source instead of waiting."
+        default=300.0,
+        ge=0,
+        description="A Retry-After longer than this defers the whole host to the next run instead of waiting.",
     )
     max_body_bytes: int = Field(
         default=20_000_000, ge=1024, description="Largest decoded body read; a larger one is cut off and reported."

@@ -1,4 +1,4 @@
-"""The Wayback Machine client. With fetch.py, the only code that touches the network.
+"""The Wayback Machine client. With pipeline.fetch, the only code that touches the network.
 
 How the service behaves today is in ../shared/reference/wayback-api.md. In short:
 - Capturing needs authenticated Save Page Now 2 (`POST /save` with `Authorization: LOW

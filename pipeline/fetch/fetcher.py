@@ -1,4 +1,4 @@
-"""Fetching sources politely and safely (httpx). With wayback.py, the only code that touches the network.
+"""The Fetcher: sources fetched politely and safely (httpx).
 
     async with Fetcher(settings) as fetcher:
         result = await fetcher.fetch(url, etag=..., last_modified=...)
@@ -27,28 +27,24 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ipaddress
-import socket
 import time
-import zlib
-from collections.abc import AsyncIterator, Iterable, Iterator
 from dataclasses import dataclass, field
-from types import TracebackType
 from typing import Literal
-from urllib.parse import urljoin, urlsplit, urlunsplit
+from urllib.parse import urljoin, urlsplit
 
-import httpcore
 import httpx
-from httpcore._backends.auto import AutoBackend
 from protego import Protego
 
 from pipeline.errors import FetchError, PrivateAddressRefused
-from pipeline.ids import GITHUB_HOSTS, address_host
+from pipeline.fetch.body import ACCEPT_ENCODING, content_codings, decoded
+from pipeline.fetch.deadline import Deadline
+from pipeline.fetch.guard import guarded_transport, with_written_address
+from pipeline.ids import GITHUB_HOSTS
 from pipeline.reasons import Reason
 from pipeline.retry_after import retry_after_seconds
 from pipeline.settings import Settings
 
-__all__ = ["ACCEPTED_TYPES", "FetchResult", "Fetcher", "fetch_url_for", "is_allowed_address", "is_public_address"]
+__all__ = ["ACCEPTED_TYPES", "FetchResult", "Fetcher", "fetch_url_for"]
 
 # What extraction reads; anything else is refused before its body is downloaded.
 ACCEPTED_TYPES = (
@@ -61,13 +57,6 @@ ACCEPTED_TYPES = (
 )
 _RETRY_STATUSES = {429, 500, 502, 503, 504}
 _REDIRECTS = {301, 302, 303, 307, 308}
-# The codings this module can undo a bounded piece at a time; asked for by name so that
-# httpx never offers br or zstd, whose decoders it would run unbounded.
-_ACCEPT_ENCODING = "gzip, deflate"
-# The most decoded bytes one step of decompression makes: what a bomb may cost beyond the limit.
-_DECODE_STEP = 64 * 1024
-
-Networks = tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]
 
 
 @dataclass
@@ -97,193 +86,6 @@ def fetch_url_for(url: str) -> str:
         owner, repo, ref, rest = segments[1], segments[2], segments[4], segments[5:]
         return f"https://raw.githubusercontent.com/{owner}/{repo}/{ref}/{'/'.join(rest)}"
     return url
-
-
-def _with_written_address(url: str) -> str:
-    """`url` with an IP address host in its one written form (`0177.0.0.1` → `127.0.0.1`).
-
-    httpx refuses some spellings resolvers accept and passes others to the resolver; written
-    out, every spelling reaches the address guard as the address it is.
-    """
-    parts = urlsplit(url)
-    try:
-        host, port = parts.hostname, parts.port
-    except ValueError:
-        return url  # a bad port: httpx says so
-    address = address_host(host) if host else None
-    if address is None or address == host:
-        return url
-    userinfo = parts.netloc.rpartition("@")[0]
-    netloc = (f"{userinfo}@" if userinfo else "") + address + (f":{port}" if port is not None else "")
-    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
-
-
-_NAT64 = ipaddress.ip_network("64:ff9b::/96")
-_IPV4_COMPATIBLE = ipaddress.ip_network("::/96")
-# Link-local addresses, where clouds serve instance metadata (credentials), and the metadata
-# addresses outside link-local (Alibaba's, AWS's IPv6): `allow_private_hosts=true` does not open
-# them; only a listed network inside them does.
-_METADATA_NETWORKS = tuple(
-    ipaddress.ip_network(n) for n in ("169.254.0.0/16", "fe80::/10", "100.100.100.200/32", "fd00:ec2::254/128")
-)
-
-
-def _embedded_ipv4(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
-    """The IPv4 address an IPv6 one carries (mapped, 6to4, Teredo, NAT64), which is where it leads."""
-    if ip.ipv4_mapped:
-        return ip.ipv4_mapped
-    if ip.sixtofour:
-        return ip.sixtofour
-    if ip.teredo:
-        return ip.teredo[1]
-    if ip in _NAT64:
-        return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
-    return None
-
-
-def is_public_address(address: str) -> bool:
-    ip = ipaddress.ip_address(address)
-    if isinstance(ip, ipaddress.IPv6Address):
-        embedded = _embedded_ipv4(ip)
-        if embedded is not None:
-            return is_public_address(str(embedded))
-        if ip in _IPV4_COMPATIBLE or ip.is_site_local:
-            return False
-    # is_global is False for private, loopback, link-local (cloud metadata), shared
-    # (100.64/10), reserved, documentation and unspecified ranges alike.
-    return ip.is_global and not ip.is_multicast
-
-
-def _within(
-    net: ipaddress.IPv4Network | ipaddress.IPv6Network, other: ipaddress.IPv4Network | ipaddress.IPv6Network
-) -> bool:
-    return net.version == other.version and net.subnet_of(other)  # type: ignore[arg-type]
-
-
-def is_allowed_address(address: str, allow: bool | Networks) -> bool:
-    """Whether the guard lets a connection to `address` through under `allow_private_hosts`.
-
-    Public addresses always; with `True` every other one but link-local and cloud metadata;
-    with networks, the addresses in them, metadata only by a network that lies inside it
-    (`169.254.169.254/32` names it, `0.0.0.0/0` does not).
-    """
-    if is_public_address(address):
-        return True
-    ip = ipaddress.ip_address(address)
-    if isinstance(ip, ipaddress.IPv6Address):
-        ip = _embedded_ipv4(ip) or ip  # where it leads
-    metadata = [net for net in _METADATA_NETWORKS if ip in net]
-    if allow is True:
-        return not metadata
-    naming = [net for net in allow or () if ip in net]
-    if metadata:
-        return any(_within(net, meta) for net in naming for meta in metadata)
-    return bool(naming)
-
-
-class _AddressGuard(httpcore.AsyncNetworkBackend):
-    """A network backend that checks the address before every TCP connection."""
-
-    def __init__(self, allow: bool | Networks) -> None:
-        self._inner = AutoBackend()
-        self._allow = allow
-
-    async def connect_tcp(
-        self,
-        host: str,
-        port: int,
-        timeout: float | None = None,
-        local_address: str | None = None,
-        socket_options: Iterable | None = None,
-    ) -> httpcore.AsyncNetworkStream:
-        loop = asyncio.get_running_loop()
-        try:
-            infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-        except socket.gaierror as exc:
-            raise httpcore.ConnectError(f"cannot resolve {host}: {exc.strerror}") from None
-        addresses = list(dict.fromkeys(str(info[4][0]) for info in infos))
-        for address in addresses:
-            if not is_allowed_address(address, self._allow):
-                raise PrivateAddressRefused(f"{host}:{port}", host, address)
-        error: Exception | None = None
-        for address in addresses:
-            try:
-                return await self._inner.connect_tcp(
-                    address, port, timeout=timeout, local_address=local_address, socket_options=socket_options
-                )
-            except httpcore.ConnectError as exc:
-                error = exc
-        raise error or httpcore.ConnectError(f"no address for {host}")
-
-    async def connect_unix_socket(self, path, timeout=None, socket_options=None):
-        raise httpcore.ConnectError("unix sockets are not used by the crawler")
-
-    async def sleep(self, seconds: float) -> None:
-        await self._inner.sleep(seconds)
-
-
-def _guarded_transport(settings: Settings, limits: httpx.Limits) -> httpx.AsyncHTTPTransport:
-    # trust_env=False: a proxy from the environment would make the proxy, not the
-    # guard, choose the address connected to.
-    transport = httpx.AsyncHTTPTransport(limits=limits, trust_env=False)
-    # httpx has no public hook for the network backend; swap the pool it built for
-    # one that uses the guard (tests/test_fetch.py proves the guard is in the path).
-    transport._pool = httpcore.AsyncConnectionPool(
-        ssl_context=transport._pool._ssl_context,
-        max_connections=limits.max_connections,
-        max_keepalive_connections=limits.max_keepalive_connections,
-        keepalive_expiry=limits.keepalive_expiry,
-        network_backend=_AddressGuard(settings.allow_private_hosts),
-    )
-    return transport
-
-
-class _Deadline:
-    """The time one fetch may take, `seconds` in all, however many requests and waits it needs.
-
-    Its clock runs while the fetch is served and while it waits to retry; it stops while
-    the fetch waits for its host's turn or a global slot (politeness, others' time) and
-    while robots.txt is read (bounded by a deadline of its own). When it runs out, the
-    task is cancelled wherever it is, and `async with` raises TimeoutError.
-    """
-
-    def __init__(self, seconds: float) -> None:
-        self.seconds = seconds
-        self._scope = asyncio.timeout(None)
-        self._left = seconds
-
-    async def __aenter__(self) -> _Deadline:
-        await self._scope.__aenter__()
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self._scope.__aexit__(exc_type, exc, tb)
-
-    @property
-    def expired(self) -> bool:
-        return self._scope.expired()
-
-    def left(self) -> float:
-        when = self._scope.when()
-        return self._left if when is None else max(0.0, when - asyncio.get_running_loop().time())
-
-    def run(self) -> None:
-        if self._scope.when() is None and not self._scope.expired():
-            self._scope.reschedule(asyncio.get_running_loop().time() + self._left)
-
-    @contextlib.contextmanager
-    def paused(self) -> Iterator[None]:
-        running = self._scope.when() is not None
-        if running and not self._scope.expired():
-            self._left = self.left()
-            self._scope.reschedule(None)
-        try:
-            yield
-        finally:
-            if running:
-                self.run()
 
 
 @dataclass
@@ -341,11 +143,11 @@ class Fetcher:
         s = self.settings
         limits = httpx.Limits(max_connections=s.concurrency * 2, max_keepalive_connections=s.concurrency)
         self._client = httpx.AsyncClient(
-            transport=_guarded_transport(s, limits),
+            transport=guarded_transport(s, limits),
             headers={
                 "User-Agent": s.user_agent,
                 "Accept": ", ".join(ACCEPTED_TYPES) + ";q=0.9, */*;q=0.1",
-                "Accept-Encoding": _ACCEPT_ENCODING,
+                "Accept-Encoding": ACCEPT_ENCODING,
             },
             timeout=httpx.Timeout(s.read_timeout_s, connect=s.connect_timeout_s),
             follow_redirects=False,
@@ -417,7 +219,7 @@ class Fetcher:
     async def _read_robots(self, origin: str, robots: _Robots) -> None:
         url = f"{origin}/robots.txt"
         try:
-            async with _Deadline(self.settings.total_timeout_s) as deadline:
+            async with Deadline(self.settings.total_timeout_s) as deadline:
                 for _ in range(_ROBOTS_REDIRECTS + 1):
                     response = await self._exchange_with_retries(url, {}, _ROBOTS_MAX_BYTES, deadline, truncate=True)
                     if response.location is None:
@@ -463,7 +265,7 @@ class Fetcher:
     async def fetch(self, url: str, *, etag: str | None = None, last_modified: str | None = None) -> FetchResult:
         """Fetch one source; expected failures come back as `outcome="failed"`, never as exceptions."""
         result = FetchResult(url=url, outcome="failed")
-        deadline = _Deadline(self.settings.total_timeout_s)
+        deadline = Deadline(self.settings.total_timeout_s)
         try:
             async with deadline:
                 await self._fetch_following_redirects(fetch_url_for(url), result, etag, last_modified, deadline)
@@ -482,7 +284,7 @@ class Fetcher:
         return result
 
     async def _fetch_following_redirects(
-        self, url: str, result: FetchResult, etag: str | None, last_modified: str | None, deadline: _Deadline
+        self, url: str, result: FetchResult, etag: str | None, last_modified: str | None, deadline: Deadline
     ) -> None:
         seen: list[str] = []
         headers = {}
@@ -491,7 +293,7 @@ class Fetcher:
         if last_modified:
             headers["If-Modified-Since"] = last_modified
         while True:
-            url = _with_written_address(url)
+            url = with_written_address(url)
             if urlsplit(url).scheme not in ("http", "https"):
                 raise FetchError(url, Reason.UNSUPPORTED_SCHEME, "only http and https URLs are fetched")
             if url in seen:
@@ -527,7 +329,7 @@ class Fetcher:
         url: str,
         headers: dict[str, str],
         limit: int,
-        deadline: _Deadline,
+        deadline: Deadline,
         *,
         result: FetchResult | None = None,
         truncate: bool = False,
@@ -589,7 +391,7 @@ class Fetcher:
         raise AssertionError("unreachable")
 
     async def _exchange(
-        self, url: str, headers: dict[str, str], limit: int, deadline: _Deadline, *, truncate: bool, pages: bool
+        self, url: str, headers: dict[str, str], limit: int, deadline: Deadline, *, truncate: bool, pages: bool
     ) -> _Response:
         """One request and its response, within the host's politeness and the global bound."""
         assert self._client is not None
@@ -630,13 +432,13 @@ class Fetcher:
         mime = (response.headers.get("content-type") or "").split(";")[0].strip().lower()
         if pages and mime and mime not in ACCEPTED_TYPES:
             raise FetchError(url, Reason.UNSUPPORTED_TYPE, f"served {mime}, which is not a document incidentlib reads")
-        codings = _content_codings(url, response.headers.get("content-encoding"))
+        codings = content_codings(url, response.headers.get("content-encoding"))
         declared = response.headers.get("content-length", "")
         if not truncate and not codings and declared.isdigit() and int(declared) > limit:
             raise FetchError(url, Reason.TOO_LARGE, f"declares {declared} bytes, more than {limit}; not downloaded")
         chunks: list[bytes] = []
         size = 0
-        async for piece in _decoded(url, response.aiter_raw(), codings):
+        async for piece in decoded(url, response.aiter_raw(), codings):
             size += len(piece)
             if size > limit:
                 if truncate:  # robots.txt: what fits is what counts
@@ -645,69 +447,6 @@ class Fetcher:
                 raise FetchError(url, Reason.TOO_LARGE, f"body larger than {limit} bytes; cut off")
             chunks.append(piece)
         return _Response(status, response.headers, body=b"".join(chunks))
-
-
-# ------------------------------------------------------------ content codings, undone a bounded piece at a time
-
-# RFC 9110, 8.4.1: gzip (x-gzip its alias) and deflate, which is the zlib format (RFC 1950);
-# some servers send raw deflate (RFC 1951) instead, which is read too, as browsers do.
-_WBITS = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}
-
-
-def _content_codings(url: str, header: str | None) -> list[str]:
-    """The codings applied to the body, in the order they were applied; identity left out."""
-    codings = [c.strip().lower() for c in (header or "").split(",") if c.strip().lower() not in ("", "identity")]
-    unknown = [c for c in codings if c not in _WBITS]
-    if unknown:
-        raise FetchError(
-            url, Reason.BAD_RESPONSE, f"served with Content-Encoding {unknown[0]}, which was not asked for"
-        )
-    return codings
-
-
-class _Inflater:
-    """One content coding undone; each call makes at most `_DECODE_STEP` bytes at a time."""
-
-    def __init__(self, coding: str) -> None:
-        self._coding = coding
-        self._zlib = zlib.decompressobj(_WBITS[coding])
-        self._started = False
-
-    def pieces(self, data: bytes) -> Iterator[bytes]:
-        if not self._started and data and self._coding == "deflate":
-            self._started = True
-            try:  # a zlib header, or raw deflate
-                zlib.decompressobj().decompress(data[:2])
-            except zlib.error:
-                self._zlib = zlib.decompressobj(-zlib.MAX_WBITS)
-        while True:
-            # max_length bounds what one compressed chunk may inflate to; the rest of the
-            # input waits in unconsumed_tail for the next call.
-            piece = self._zlib.decompress(data, _DECODE_STEP)
-            data = self._zlib.unconsumed_tail
-            if piece:
-                yield piece
-            if not data and len(piece) < _DECODE_STEP:
-                return
-
-
-async def _decoded(url: str, raw: AsyncIterator[bytes], codings: list[str]) -> AsyncIterator[bytes]:
-    """The body as the server meant it: `raw` with its codings undone, innermost last."""
-    inflaters = [_Inflater(coding) for coding in reversed(codings)]
-
-    def undo(data: bytes, stage: int) -> Iterator[bytes]:
-        if stage == len(inflaters):
-            yield data
-            return
-        for piece in inflaters[stage].pieces(data):
-            yield from undo(piece, stage + 1)
-
-    try:
-        async for chunk in raw:
-            for piece in undo(chunk, 0):
-                yield piece
-    except zlib.error as exc:
-        raise FetchError(url, Reason.BAD_RESPONSE, f"the response could not be read: {exc}") from None
 
 
 def _status_message(status: int) -> str:
