@@ -8,6 +8,8 @@ installed can run it.
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, cast
@@ -85,15 +87,21 @@ def deployments(settings: Settings, root: str | None) -> list[RunnerDeployment]:
     return made
 
 
-def serve(settings: Settings) -> None:
+def serve(settings: Settings, on_ready: Callable[[], None] = lambda: None) -> None:
     """Run the deployments here until interrupted: scheduled runs start as processes of their own.
 
-    The schedules stay active when this stops (a restart must not pause them); the
+    The deployments are applied to the server first, then `on_ready` is told, then runs are
+    served. The schedules stay active when this stops (a restart must not pause them); the
     server keeps the runs that fell due meanwhile and this picks them up when back.
     """
-    from prefect import serve as prefect_serve
+    from prefect.runner import Runner
 
-    prefect_serve(*deployments(settings, str(settings.root)), pause_on_shutdown=False, print_starting_message=False)
+    runner = Runner(pause_on_shutdown=False)
+    for deployment in deployments(settings, str(settings.root)):
+        runner.add_deployment(deployment)
+    on_ready()
+    # Prefect's own serve() does the same, but tells nothing between applying and serving.
+    asyncio.run(runner.start())
 
 
 def deploy(settings: Settings, pool: str, root: str | None) -> list[str]:
@@ -184,7 +192,8 @@ def served_deployments(root: str, *, stuck_after: timedelta = timedelta(minutes=
     applied them), whether one is active, whether something is there to run it (`ready`: a
     `serve` or a worker polling), its next scheduled run, its work pool (None when served by
     `serve`), and its stuck runs: submitted or pending longer than `stuck_after`, waiting for
-    the deployment's slot, or late by more than `stuck_after`."""
+    the deployment's slot, late by more than `stuck_after`, or running while nothing serves the
+    deployment (a `serve` that was killed)."""
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.objects import StateType
     from prefect.exceptions import ObjectNotFound
@@ -199,13 +208,17 @@ def served_deployments(root: str, *, stuck_after: timedelta = timedelta(minutes=
                 continue
             if not _for_root(deployment, root):
                 continue
+            ready = str(getattr(deployment.status, "value", deployment.status) or "").upper() == "READY"
             scheduled = _runs(client, deployment.id, [StateType.SCHEDULED], limit=1)
-            pending = _runs(client, deployment.id, [StateType.PENDING])
+            held = _runs(client, deployment.id, [StateType.PENDING, StateType.RUNNING, StateType.CANCELLING])
+            pending = [r for r in held if r.state_type == StateType.PENDING] if ready else []
+            orphans = [] if ready else held
             waiting = [r for r in _runs(client, deployment.id, [StateType.SCHEDULED]) if _awaiting_slot(r)]
             late = _runs(client, deployment.id, [StateType.SCHEDULED], before=now - stuck_after)
             stuck = [f"{r.name}: {r.state_name} since {_since(r, now)}" for r in pending if _age(r, now) > stuck_after]
             stuck += [f"{r.name}: waiting for the deployment's slot since {_since(r, now)}" for r in waiting]
             stuck += [f"{r.name}: late by {_since(r, now)}" for r in late if not _awaiting_slot(r)]
+            stuck += [f"{r.name}: {r.state_name} since {_since(r, now)}, but nothing serves it" for r in orphans]
             found[name] = {
                 "schedules": [
                     _schedule_text(s.schedule) + ("" if s.active else " (paused)") for s in deployment.schedules
@@ -213,7 +226,7 @@ def served_deployments(root: str, *, stuck_after: timedelta = timedelta(minutes=
                 "active": bool(deployment.schedules)
                 and any(s.active for s in deployment.schedules)
                 and not deployment.paused,
-                "ready": str(getattr(deployment.status, "value", deployment.status) or "").upper() == "READY",
+                "ready": ready,
                 "next_run": scheduled[0].expected_start_time.isoformat()
                 if scheduled and scheduled[0].expected_start_time
                 else None,

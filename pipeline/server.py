@@ -204,7 +204,7 @@ def _start(store: Store, settings: Settings, *, full: bool, port: int) -> tuple[
         if full:
             _write_state(store, server, "running")
     except BaseException:  # a signal while it starts included: it must not outlive us
-        _stop(process)
+        _stop(process, grace_s=2.0)  # it serves nothing yet, and it hears SIGTERM only once started
         if full:
             (folder / "server.json").unlink(missing_ok=True)
         raise
@@ -245,20 +245,21 @@ def running_server(store: Store, settings: Settings) -> Iterator[LocalServer]:
     """The server `serve` uses while the block runs: PREFECT_API_URL's, or the whole server started
     here on INCIDENTLIB_SERVER_PORT, recorded for the other commands and stopped after."""
     quiet_prefect(store)
-    configured = os.environ.get("PREFECT_API_URL")
-    if configured:
-        if not healthy(configured, timeout=10.0):
-            raise SettingsError(
-                f"PREFECT_API_URL={configured}: no Prefect server answers there", name="PREFECT_API_URL"
-            )
-        yield LocalServer(configured, configured.removesuffix("/api"), None)
-        return
     with ExitStack() as held:
-        # One `serve` per data root: a second would fight the first over the server's database.
+        # One `serve` per data root, whatever its server: a second would run every schedule twice,
+        # and clear the first one's runs as leftovers.
         try:
             held.enter_context(store.lock("serve", timeout=0))
         except LockBusy:
             raise SettingsError(f"{store.root}: another `incidentlib serve` of this data root is running") from None
+        configured = os.environ.get("PREFECT_API_URL")
+        if configured:
+            if not healthy(configured, timeout=10.0):
+                raise SettingsError(
+                    f"PREFECT_API_URL={configured}: no Prefect server answers there", name="PREFECT_API_URL"
+                )
+            yield LocalServer(configured, configured.removesuffix("/api"), None)
+            return
         _stop_leftover(store)
         server, process = _start(store, settings, full=True, port=settings.server_port)
         held.callback(lambda: (_folder(store) / "server.json").unlink(missing_ok=True))

@@ -30,6 +30,15 @@ class FlowStatus:
     ready: bool | None  # whether a `serve` or a worker is there to run it; None: no server known
     next_run: str | None  # the server's next scheduled run
     last_run: dict | None  # started_at, finished_at, state, counts, error
+    # The schedules the server holds: those the last `serve` or `deploy` applied, which are the
+    # ones in force, and may differ from the settings now. None: no server known.
+    in_force: list[str] | None = None
+    stuck: list[str] = field(default_factory=list)  # runs pending too long, waiting for the slot, or late
+
+    @property
+    def differs(self) -> bool:
+        """Whether the schedules in force are not what the settings say (a restart of serve applies these)."""
+        return self.in_force is not None and self.in_force != ([self.schedule] if self.schedule else [])
 
 
 @dataclass
@@ -64,6 +73,8 @@ def status(
                 ready=None if served is None else bool(deployment and deployment.get("ready")),
                 next_run=deployment.get("next_run") if deployment else None,
                 last_run=runs.get(name),
+                in_force=None if served is None else (deployment or {}).get("schedules", []),
+                stuck=(deployment or {}).get("stuck", []),
             )
         )
     states: Counter[str] = Counter()

@@ -28,6 +28,7 @@ from helpers import archive_settings, settings_env
 
 from pipeline import review
 from pipeline.ids import draft_id_for
+from pipeline.models import Draft
 from pipeline.server import healthy, running_server
 from pipeline.settings import Settings
 from pipeline.standins.sitefarm import Page, SiteFarm
@@ -133,79 +134,161 @@ def stop(process: subprocess.Popen, how: signal.Signals = signal.SIGINT) -> str:
     return out
 
 
-def test_serve_starts_a_server_runs_the_schedule_and_stops_everything(
-    library: tuple[Path, str, dict[str, str]], started: list[subprocess.Popen], cli: Callable
-) -> None:
-    root, url, env = library
-    env |= {
+def serve_env(env: dict[str, str], crawl: str = "2s") -> dict[str, str]:
+    """The environment of a `serve` crawling on `crawl` and nothing else scheduled."""
+    return env | {
         "INCIDENTLIB_SERVER_PORT": str(free_port()),
-        "INCIDENTLIB_CRAWL_SCHEDULE": "2s",
+        "INCIDENTLIB_CRAWL_SCHEDULE": crawl,
         "INCIDENTLIB_ARCHIVE_SCHEDULE": "",
         "INCIDENTLIB_REFRESH_SCHEDULE": "",
     }
-    serve, seen = start_serve(env, started)
+
+
+def archived_draft(root: Path, url: str) -> Draft | None:
+    if not Store(root).exists("draft", draft_id_for(url)):
+        return None
+    draft = Store(root).read_draft(draft_id_for(url))
+    return draft if draft.sources[0].archived else None
+
+
+def run_command(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(BIN / "incidentlib"), *args], env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_serve_starts_its_server_and_the_schedule_drafts_and_archives(
+    library: tuple[Path, str, dict[str, str]], started: list[subprocess.Popen]
+) -> None:
+    root, url, env = library
+    serve, seen = start_serve(serve_env(env), started)
     state = json.loads((root / ".incidentlib" / "prefect" / "server.json").read_text())
     assert any(f"Prefect UI: {state['ui_url']}" in line for line in seen)
     assert (root / ".incidentlib" / "prefect" / "prefect.db").is_file()  # SQLite under the data root
     assert healthy(state["api_url"])
-
     # Nobody runs anything: the schedule does, and its run writes the draft and archives its source.
-    def archived_draft():
-        if not Store(root).exists("draft", draft_id_for(url)):
-            return None
-        draft = Store(root).read_draft(draft_id_for(url))
-        return draft if draft.sources[0].archived else None
-
-    draft = wait_for(archived_draft, "a scheduled crawl run to draft and archive the page")
-    assert draft.sources[0].archived.startswith("https://web.archive.org/web/")
+    draft = wait_for(lambda: archived_draft(root, url), "a scheduled crawl run to draft and archive the page")
+    assert (draft.sources[0].archived or "").startswith("https://web.archive.org/web/")
     run = wait_for(lambda: last_run(root, "crawl"), "the crawl run's record")
     assert run["flow_run"] and run["state"] == "completed"
+    out = stop(serve)
+    assert serve.returncode == 0 and "stopped" in out, out
+    assert not (root / ".incidentlib" / "prefect" / "server.json").exists()
+    wait_for(lambda: not healthy(state["api_url"], timeout=0.5), "the server to be gone", timeout=30)
 
-    # An approval asks the served promote deployment for a run at once; that run publishes.
-    settings = Settings(root=root)
-    Store(root).update_draft(draft.id, lambda d: review.write(d, "writer", settings.required_languages))
-    approved = subprocess.run(
-        [str(BIN / "incidentlib"), "approve", draft.id, "--by", "reviewer"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+
+def test_an_approval_asks_the_served_promote_deployment_for_a_run(
+    library: tuple[Path, str, dict[str, str]], started: list[subprocess.Popen]
+) -> None:
+    root, url, env = library
+    env = serve_env(env)
+    start_serve(env, started)
+    api_url = json.loads((root / ".incidentlib" / "prefect" / "server.json").read_text())["api_url"]
+    draft = wait_for(lambda: archived_draft(root, url), "a scheduled crawl run to draft and archive the page")
+    Store(root).update_draft(draft.id, lambda d: review.write(d, "writer", Settings(root=root).required_languages))
+    approved = run_command(env, "approve", draft.id, "--by", "reviewer")
     assert approved.returncode == 0, approved.stderr
-    assert "promotion run " in approved.stdout and state["api_url"] in approved.stdout
+    assert "promotion run " in approved.stdout and api_url in approved.stdout
     promoted = wait_for(lambda: last_run(root, "promote"), "the promotion run")
     assert promoted["state"] == "completed" and promoted["counts"]["published"] == 1
     assert Store(root).read_draft(draft.id).case_id in Store(root).ids("case")
 
-    out = stop(serve)
-    assert serve.returncode == 0, out
-    assert "stopped" in out
-    assert not (root / ".incidentlib" / "prefect" / "server.json").exists()
-    wait_for(lambda: not healthy(state["api_url"], timeout=0.5), "the server to be gone", timeout=30)
 
+def test_schedules_stay_in_force_across_a_stop_and_a_restart(
+    library: tuple[Path, str, dict[str, str]], started: list[subprocess.Popen]
+) -> None:
+    root, _, env = library
+    env = serve_env(env, crawl="0 3 * * *")
+    serve, _ = start_serve(env, started)
+    api_url = json.loads((root / ".incidentlib" / "prefect" / "server.json").read_text())["api_url"]
+    assert "stopped" in stop(serve)
     # Stopping serve did not pause the schedules: with the server alone up again, they are active.
     with running_server(Store(root), Settings(root=root, server_port=int(env["INCIDENTLIB_SERVER_PORT"]))):
-        alone = subprocess.run(
-            [str(BIN / "incidentlib"), "status", "--json"], env=env, capture_output=True, text=True, check=True
-        )
-    crawl = next(f for f in json.loads(alone.stdout)["flows"] if f["flow"] == "crawl")
-    assert crawl["served"] is True and crawl["next_run"]
-
-    # A restart serves them again.
+        alone = json.loads(run_command(env, "status", "--json").stdout)
+    crawl = next(f for f in alone["flows"] if f["flow"] == "crawl")
+    assert crawl["served"] is True and crawl["next_run"] and crawl["in_force"] == ["0 3 * * *"]
+    # A restart serves them again; a service manager stops it with SIGTERM, and its server goes too.
     serve, _ = start_serve(env, started)
-    status = subprocess.run(
-        [str(BIN / "incidentlib"), "status", "--json"], env=env, capture_output=True, text=True, check=True
-    )
-    report = json.loads(status.stdout)
+    report = json.loads(run_command(env, "status", "--json").stdout)
     crawl = next(f for f in report["flows"] if f["flow"] == "crawl")
-    assert report["server"] == state["api_url"]
-    assert crawl["served"] is True and crawl["schedule"] == "2s" and crawl["last_run"]["state"] == "completed"
-    assert crawl["next_run"]
-    assert report["drafts"] == {"published": 1} and report["cases"] == 1
-    # A service manager stops it with SIGTERM: the server it started goes too.
+    assert report["server"] == api_url
+    assert crawl["served"] is True and crawl["schedule"] == "0 3 * * *" and crawl["in_force"] == ["0 3 * * *"]
     out = stop(serve, signal.SIGTERM)
     assert serve.returncode == 0 and "stopped" in out
-    wait_for(lambda: not healthy(state["api_url"], timeout=0.5), "the server to be gone", timeout=30)
+    wait_for(lambda: not healthy(api_url, timeout=0.5), "the server to be gone", timeout=30)
+
+
+def test_status_shows_the_schedule_in_force_when_the_settings_differ(
+    library: tuple[Path, str, dict[str, str]], started: list[subprocess.Popen]
+) -> None:
+    _, _, env = library
+    env = serve_env(env, crawl="0 3 * * *")
+    start_serve(env, started)
+    elsewhere = env | {"INCIDENTLIB_CRAWL_SCHEDULE": "15m"}
+    crawl = next(
+        f for f in json.loads(run_command(elsewhere, "status", "--json").stdout)["flows"] if f["flow"] == "crawl"
+    )
+    assert (crawl["schedule"], crawl["in_force"]) == ("15m", ["0 3 * * *"])
+    shown = run_command(elsewhere, "status")
+    assert shown.returncode == 0, shown.stderr
+    assert "crawl: the server runs it on what the last serve or deploy applied" in shown.stdout
+
+
+def crawl_runs(api_url: str, *types: str) -> list[str]:
+    """The names of the crawl deployment's runs in these state types, as the server has them."""
+    import httpx
+
+    response = httpx.post(
+        f"{api_url}/flow_runs/filter",
+        json={"flow_runs": {"state": {"type": {"any_": list(types)}}}, "limit": 50},
+        trust_env=False,
+        timeout=10,
+    )
+    response.raise_for_status()
+    return [run["name"] for run in response.json() if run["deployment_id"]]
+
+
+def test_a_restart_clears_the_runs_a_killed_serve_left_and_the_schedule_goes_on(
+    library: tuple[Path, str, dict[str, str]],
+    started: list[subprocess.Popen],
+    farm: SiteFarm,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    root, url, env = library
+    # A crawl that takes a while: its run is in flight when serve is killed.
+    slow = farm.add_site("slow")
+    slow.pages["/pm.md"] = Page.markdown(POSTMORTEM_MD * 50, behavior="stall")
+    with (root / "sources" / "local.yaml").open("a", encoding="utf-8") as registry:
+        registry.write(f"- url: {slow.url('/pm.md')}\n")
+    env = serve_env(env, crawl="3s") | {"INCIDENTLIB_READ_TIMEOUT_S": "4"}
+    serve, _ = start_serve(env, started)
+    api_url = json.loads((root / ".incidentlib" / "prefect" / "server.json").read_text())["api_url"]
+    held = wait_for(lambda: crawl_runs(api_url, "PENDING", "RUNNING"), "a crawl run in flight")
+    os.killpg(serve.pid, signal.SIGKILL)  # serve, and the run it started, in its process group
+    serve.wait()
+    wait_for(lambda: not healthy(api_url, timeout=0.5), "its server to follow it", timeout=15)
+    assert last_run(root, "crawl") is None, "the killed run never finished"
+
+    # With the server alone up again (nothing serving), status names the run that holds the slot.
+    monkeypatch.setenv("PREFECT_SERVER_SERVICES_FOREMAN_LOOP_SECONDS", "1")
+    monkeypatch.setenv("PREFECT_SERVER_SERVICES_FOREMAN_DEPLOYMENT_LAST_POLLED_TIMEOUT_SECONDS", "2")
+    with running_server(Store(root), Settings(root=root, server_port=int(env["INCIDENTLIB_SERVER_PORT"]))):
+
+        def held_run_flagged() -> str | None:
+            report = json.loads(run_command(env, "status", "--json").stdout)
+            stuck = next(f for f in report["flows"] if f["flow"] == "crawl")["stuck"]
+            return next((line for line in stuck if held[0] in line), None)
+
+        flagged = wait_for(held_run_flagged, "status to flag the run the killed serve left")
+        assert "nothing serves it" in flagged, flagged
+
+    again, seen = start_serve(env, started)
+    assert any(f"cleared crawl: {held[0]} was" in line for line in seen), seen
+    finished = wait_for(
+        lambda: (last_run(root, "crawl") or {}).get("state") == "completed" and last_run(root, "crawl"),
+        "the next scheduled crawl to complete",
+    )
+    assert finished["counts"]["new"] >= 1
+    assert archived_draft(root, url) is not None
+    stop(again)
 
 
 def test_deploy_onto_a_process_work_pool_and_a_worker_runs_the_flows(

@@ -45,22 +45,27 @@ def serve(root: RootOption = None) -> None:
     settings = load_settings(root)
     store = Store.from_settings(settings)
     # A service manager stops with SIGTERM: taken as Ctrl-C from here on, so that the server
-    # this starts is stopped too, even while it is still starting.
+    # this starts is stopped too, even while it is still starting, and a stop at any moment
+    # (while Prefect is imported, while the deployments are applied) ends as one.
     signal.signal(signal.SIGTERM, _interrupt)
-    with prefect_server.running_server(store, settings) as server:
-        os.environ["PREFECT_API_URL"] = server.api_url  # before Prefect is imported below
-        # A service's log: every source of every scheduled run, one line each, here and in the UI.
-        os.environ["PREFECT_LOGGING_LEVEL"] = "DEBUG" if verbosity() >= 2 else "INFO"
-        from pipeline import deployments as flows
+    try:
+        with prefect_server.running_server(store, settings) as server:
+            os.environ["PREFECT_API_URL"] = server.api_url  # before Prefect is imported below
+            # A service's log: every source of every scheduled run, one line each, here and in the UI.
+            os.environ["PREFECT_LOGGING_LEVEL"] = "DEBUG" if verbosity() >= 2 else "INFO"
+            from pipeline import deployments as flows
 
-        typer.echo(f"Prefect UI: {server.ui_url}  (API {server.api_url})")
-        for name in flows.DEPLOYMENT_FLOWS:
-            typer.echo(f"  {name}/{flows.DEPLOYMENT}: {flows.schedule_of(settings, name) or 'on demand'}")
-        typer.echo("serving; Ctrl-C stops" + ("" if server.pid is None else " (and stops the server)"))
-        try:
-            flows.serve(settings)
-        except KeyboardInterrupt:  # one that arrived before or after Prefect's own loop caught it
-            pass
+            typer.echo(f"Prefect UI: {server.ui_url}  (API {server.api_url})")
+            for name in flows.DEPLOYMENT_FLOWS:
+                typer.echo(f"  {name}/{flows.DEPLOYMENT}: {flows.schedule_of(settings, name) or 'on demand'}")
+            # One serve runs per data root: whatever runs of its deployments are still held (a serve
+            # killed mid-submission left them) hold the deployments' slots, and no schedule would go on.
+            for line in flows.clear_stuck_runs(str(settings.root)):
+                typer.echo(f"  cleared {line}")
+            ready = "serving; Ctrl-C stops" + ("" if server.pid is None else " (and stops the server)")
+            flows.serve(settings, on_ready=lambda: typer.echo(ready))
+    except KeyboardInterrupt:
+        pass
     typer.echo("stopped")
 
 
@@ -130,6 +135,11 @@ def status(root: RootOption = None, as_json: JsonOption = False) -> None:
     for column in ("flow", "schedule", "scheduled", "next run", "last run", "ended", "counts"):
         table.add_column(column)
     for flow in report.flows:
+        schedule = flow.schedule or "on demand"
+        if flow.in_force is not None:
+            schedule = ", ".join(flow.in_force) or "on demand"
+            if flow.differs:
+                schedule += f" (settings: {flow.schedule or 'on demand'})"
         last = flow.last_run or {}
         scheduled = (
             "-"
@@ -140,7 +150,7 @@ def status(root: RootOption = None, as_json: JsonOption = False) -> None:
         ended = last.get("state", "never run") + (f": {last['error']}" if last.get("error") else "")
         cells = (
             flow.flow,
-            flow.schedule or "on demand",
+            schedule,
             scheduled,
             (flow.next_run or "-")[:19],
             (last.get("started_at") or "-")[:19],
@@ -161,6 +171,14 @@ def status(root: RootOption = None, as_json: JsonOption = False) -> None:
         ],
         unit="count",
     )
+    for flow in report.flows:
+        for run in flow.stuck:
+            typer.echo(f"stuck {flow.flow}: {run}")
+        if flow.differs:
+            typer.echo(
+                f"{flow.flow}: the server runs it on what the last serve or deploy applied, not on the settings "
+                "here; restart serve (or deploy again) to apply them"
+            )
     for url in report.gone:
         typer.echo(f"gone {url}")
     for bad in report.unreadable:

@@ -17,16 +17,17 @@ a site with one page of each hostile kind, and says what a crawl should make of 
 from __future__ import annotations
 
 import hashlib
-import sys
 import threading
 import time
 import zlib
 from collections import Counter
 from dataclasses import dataclass, field
 from email.utils import formatdate
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from types import TracebackType
 from typing import Any
+
+from pipeline.standins.server import QuietServer
 
 __all__ = ["Hostile", "Page", "Site", "SiteFarm", "add_hostile_sites"]
 
@@ -84,15 +85,6 @@ def _gzip_bomb(decoded_size: int) -> bytes:
     return b"".join(parts) + compressor.flush()
 
 
-class _QuietServer(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def handle_error(self, request, client_address) -> None:  # socketserver's signature
-        # A client hanging up (a crawler done, or one that cut a body off) is not an error here.
-        if not isinstance(sys.exc_info()[1], (ConnectionResetError, BrokenPipeError)):
-            super().handle_error(request, client_address)
-
-
 class Site:
     """One host of the farm."""
 
@@ -112,7 +104,7 @@ class Site:
         self._served: Counter[str] = Counter()
         self._stop = stop
         self._lock = threading.Lock()
-        self.server = _QuietServer(("127.0.0.1", 0), self._handler())
+        self.server = QuietServer(("127.0.0.1", 0), self._handler())
         self.port = self.server.server_address[1]
 
     def url(self, path: str = "/") -> str:

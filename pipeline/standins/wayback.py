@@ -41,11 +41,13 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from types import TracebackType
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import httpx
+
+from pipeline.standins.server import QuietServer
 
 __all__ = ["Capture", "Failures", "WaybackStandIn"]
 
@@ -141,7 +143,7 @@ class WaybackStandIn:
         self._banned_until = 0.0
         self._lock = threading.Lock()
         self._http = httpx.Client(timeout=10.0, follow_redirects=True)
-        self.server = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
+        self.server = QuietServer(("127.0.0.1", port), self._handler())
         self.server.daemon_threads = True
         self.port = self.server.server_address[1]
         self._thread: threading.Thread | None = None
