@@ -18,6 +18,7 @@ import psutil
 import pytest
 from documents import POSTMORTEM_MD
 
+from pipeline.models import Draft
 from pipeline.standins.sitefarm import Page, Site, SiteFarm
 from pipeline.store import Store
 from pipeline.validate import validate
@@ -159,3 +160,24 @@ def test_a_crawl_run_offline_says_nothing_of_telemetry(
     assert crawl.returncode == 0, err
     assert json.loads(out)["counts"]["new"] == 1
     assert "telemetry" not in err.lower() and "Traceback" not in err and "ERROR" not in err, err
+
+
+def test_a_command_outside_flows_stops_on_sigterm_with_one_line(root: Path, make_draft: Callable[..., Draft]) -> None:
+    draft = make_draft()
+    Store(root).write_draft(draft)
+    before = Store(root).path("draft", draft.id).read_bytes()
+    env = {name: value for name, value in os.environ.items() if not name.startswith("INCIDENTLIB_")}
+    edit = subprocess.Popen(
+        [str(BIN / "incidentlib"), "edit", draft.id, "--by", "ann", "--root", str(root)],
+        env=env | {"EDITOR": f"{sys.executable} -c 'import time; time.sleep(60)'"},  # an editor left open
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        wait_for(lambda: psutil.Process(edit.pid).children(), "the editor to be open")
+    finally:
+        took, err = stop_and_time(edit, signal.SIGTERM)
+    assert edit.returncode == 143 and took < 5
+    assert err.splitlines() == ["stopped by SIGTERM: the work in flight was cancelled; what was written is whole"]
+    assert Store(root).path("draft", draft.id).read_bytes() == before

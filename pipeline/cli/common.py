@@ -96,12 +96,17 @@ def verbosity() -> int:
 
 @app.callback()
 def _global_options(
+    ctx: typer.Context,
     verbose: Annotated[
         int, typer.Option("--verbose", "-v", count=True, help="-v: one line per source as it ends; -vv: debugging too.")
     ] = 0,
 ) -> None:
     global _verbosity
     _verbosity = verbose
+    if ctx.invoked_subcommand != "serve":  # serve hands its signals to Prefect's runner
+        # Ctrl-C or SIGTERM stops any command the same way: at once, or within seconds where
+        # work is in flight (pipeline.interrupt), exit 130 or 143 with one line.
+        interrupt.install()
     prefect_server.quiet_prefect()  # whichever command imports Prefect, it is quiet offline
     # Read by Prefect when it is first imported, which the commands that run flows do after this.
     if verbose or "PREFECT_LOGGING_LEVEL" not in os.environ:  # an operator's own level stands without -v

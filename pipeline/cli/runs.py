@@ -170,13 +170,13 @@ def stand_in(
         cdx_per_minute=cdx_per_minute,
         port=port,
     )
-    typer.echo(f"Wayback stand-in on {server.url}; point the pipeline at it with:")
-    typer.echo(f"  export INCIDENTLIB_WAYBACK_URL={server.url}")
-    typer.echo("  and INCIDENTLIB_WAYBACK_ACCESS_KEY / INCIDENTLIB_WAYBACK_SECRET_KEY set to the keys given with")
-    typer.echo("  --access-key and --secret-key (by default stand-in-access and stand-in-secret)")
     try:
+        typer.echo(f"Wayback stand-in on {server.url}; point the pipeline at it with:")
+        typer.echo(f"  export INCIDENTLIB_WAYBACK_URL={server.url}")
+        typer.echo("  and INCIDENTLIB_WAYBACK_ACCESS_KEY / INCIDENTLIB_WAYBACK_SECRET_KEY set to the keys given with")
+        typer.echo("  --access-key and --secret-key (by default stand-in-access and stand-in-secret)")
         server.serve_forever()
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, interrupt.Interrupted):  # Ctrl-C is how it is meant to end
         typer.echo("stopped")
     finally:
         server.server.server_close()
