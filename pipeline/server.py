@@ -211,8 +211,9 @@ def _start(store: Store, settings: Settings, *, full: bool, port: int) -> tuple[
     return server, process
 
 
-def _stop(process: subprocess.Popen[bytes], grace_s: float = 20.0) -> None:
-    """SIGTERM to the server, SIGKILL if it is still there after `grace_s`."""
+def _stop(process: subprocess.Popen[bytes], grace_s: float = 5.0) -> None:
+    """SIGTERM to the server, SIGKILL if it is still there after `grace_s`: a command stops within
+    seconds of a signal, and the server has nothing left to finish (SQLite is safe to leave)."""
     for sig, wait in ((signal.SIGTERM, grace_s), (signal.SIGKILL, 5.0)):
         try:
             os.killpg(process.pid, sig)

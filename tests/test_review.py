@@ -250,6 +250,7 @@ def test_an_approval_records_the_writer_and_the_reviewer(approved: str, store: S
     assert draft.review.reviewed_at is not None
 
 
+@pytest.mark.usefixtures("prefect_api")
 def test_promotion_publishes_exactly_the_published_format(
     approved: str, root: Path, store: Store, cli: Callable, case_json: dict
 ) -> None:
@@ -265,6 +266,7 @@ def test_promotion_publishes_exactly_the_published_format(
     assert validate(store).faults == []
 
 
+@pytest.mark.usefixtures("prefect_api")
 def test_an_edit_after_publication_goes_back_to_review_and_updates_its_case(
     approved: str, root: Path, store: Store, cli: Callable
 ) -> None:
