@@ -155,7 +155,7 @@ def demo(
 @app.command("stand-in")
 def stand_in(
     port: Annotated[int, typer.Option(help="Port on 127.0.0.1 to listen on.")] = 8765,
-    captures_per_minute: Annotated[float, typer.Option(help="Captures a minute it allows.")] = 12,
+    captures_per_minute: Annotated[float, typer.Option(help="Captures a minute it allows.")] = 7,
     cdx_per_minute: Annotated[float, typer.Option(help="CDX queries a minute it allows.")] = 30,
     access_key: Annotated[str, typer.Option(help="The access key it accepts.")] = "stand-in-access",
     secret_key: Annotated[str, typer.Option(help="The secret key it accepts.")] = "stand-in-secret",

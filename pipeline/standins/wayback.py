@@ -1,41 +1,88 @@
-"""A local stand-in for the Wayback Machine, faithful to how it behaves today (failures included).
+"""A local stand-in for the Wayback Machine, as strict as the real service (failures included).
 
-It serves, on 127.0.0.1, the endpoints of ../shared/reference/wayback-api.md:
+It serves, on 127.0.0.1, the endpoints of ../shared/reference/wayback-api.md, with the answer
+shapes of /tmp/notes/research-wayback.md (§1, §2, §5), so that a client cannot be tuned to a
+service that does not exist:
 
-    POST /save                       Save Page Now 2: authenticated capture jobs
+    POST /save                       Save Page Now 2 (SPN2): authenticated capture jobs
     GET  /save/status/<job_id>       a job's state: pending, success or error (inside HTTP 200)
-    GET  /save/status/user           free capture sessions and the daily quota
+    GET  /save/status/user           the account's sessions and daily captures
     GET  /wayback/available          the availability API
-    GET  /cdx/search/cdx             the CDX server (text or JSON output)
+    GET  /cdx/search/cdx             the CDX server (pipeline/standins/cdx.py answers)
     GET  /web/<timestamp>[id_]/<url> a capture, or a redirect to the nearest one
 
-A capture is real: the stand-in fetches the page (from the local site farm, say),
-follows its redirects, records the status, the final URL and the SHA-1 digest of the
-body, and serves it back. It enforces its configured limits (captures and CDX requests
-a minute, active sessions, captures of one URL a day, the account's daily quota) the
-way the service does: 429 as an HTML page without Retry-After, refused connections
-for a client that keeps going. Switches in `failures` turn on each failure mode the
-client must survive:
+Save Page Now, as the service does it:
 
-    storm_429            answer the next N requests of any kind with 429
+- A capture is real: the stand-in fetches the page (from the local site farm, say), follows at
+  most three redirects (a fourth ends the job `error:too-many-redirects`), and records the final
+  URL (`original_url`), the status and the SHA-1 digest of the body. Only a 200 page is captured
+  unless the form says `capture_all=1` (or `on`): otherwise the job ends `error:not-found`
+  (404, 410), `error:no-access` (403), `error:unauthorized` (401), `error:bad-gateway`,
+  `service-unavailable`, `gateway-timeout` (5xx), … with a message ending ` (HTTP status=NNN).`;
+  with it the job succeeds with `"http_status": NNN` (SPN2 document 2023-01-22, `capture_all`).
+- A job takes `job_seconds` (a number, or a range `(low, high)` drawn per job) and holds one
+  of the account's `sessions` from its submit until it ends, success or error. A submit over
+  the sessions answers `error:user-session-limit`; `/save/status/user` counts `processing`,
+  `available`, `daily_captures` (accepted submits today, failed jobs too) and
+  `daily_captures_limit` from that state.
+- The same URL (by SURT key) again while its last capture, or a job for it still running, is
+  younger than `dedupe_s`: 200 with the earlier job's id and "The same snapshot had been made
+  N minutes ago. You can make new capture of this URL after 1 hour."; polling that id answers
+  the earlier success, with its older timestamp. No session or quota is used.
+- `if_not_archived_within` (seconds, or `3d`, `15h`, `30m`, `45s`; `a,b` gives the page `a`)
+  with a capture younger than that: 200 `{"url", "job_id": null, "message": "The same snapshot
+  had been made … ago. …"}`, no timestamp.
+- `per_url_daily` captures of one URL a day: `error:too-many-daily-captures`, no job id; the
+  account's `daily_quota`: "You cannot make more than N captures per day." (status "error").
+- Job status is kept `job_memory_s` after the job ends; then, as for an id never issued, the
+  default pending body `{"job_id": J, "resources": [], "status": "pending"}`.
+- `delay_wb_availability=1`: the capture reaches the index ~12 hours later (the document: "All
+  API responses remain exactly the same").
+
+Limits (constructor arguments; the defaults are the service's today): `captures_per_minute` 7
+(POST /save, a sliding window of `rate_window_s`, 60 s), `cdx_per_minute` 30, `sessions` 3,
+`per_url_daily` 5, `daily_quota` 30,000, `dedupe_s` 3600, `job_memory_s` 3600, `job_seconds` 0
+(fast for tests; the real service takes seconds to two minutes), `cdx_max_rows` 150,000. Over a
+rate: 429 as an HTML page without Retry-After; a client that keeps going into 429s for more than
+`ban_after_s` (60) finds its connections refused for `ban_s` (3600), doubling at each later ban,
+on every endpoint (the service blocks per IP; on loopback there is one client). Status polls and
+`/web/` have no limit here: none is documented (research §7 could not confirm a poll limit).
+
+Switches in `failures` turn on each failure mode the client must survive:
+
+    storm_429            the next N requests of any kind answer 429
+    html_5xx             the next N requests of any kind answer an HTML page with `html_5xx_status` (502)
+    down_until           every connection refused until this time.monotonic() (`down_for(seconds)` sets it)
     error_after_capture  the next N submits capture, then answer 502 anyway
-    stuck_pending        jobs never leave "pending"
-    expire_jobs          job status is forgotten at once ("job not found")
-    cdx_lag_s            a capture shows in CDX only this many seconds after it was made
     error_in_200         the next N submits answer HTTP 200 with status "error" (error:internal-server-error)
-    job_errors           {url: "error:<code>"}: jobs for that URL end in that error
-    session_limit        the next N submits answer "You have already reached the limit of active sessions"
+    session_limit        the next N submits answer the session-limit error whatever the sessions
+    delayed_start        the next N submits are accepted with "The capture will start in ~1 hour, 0 minutes …"
+                         and their jobs stay pending `delay_s` (3600) before they run
+    host_quota           hosts (`example.com`, `127.0.0.1:8000`) whose submits answer "Crawling this host
+                         is paused because they notified us that they are overloaded right now."
+    stuck_pending        jobs never leave "pending"
+    expire_jobs          job status is forgotten at once: the default pending body
+    job_errors           {url: "error:<code>"}: jobs for that URL end in that documented error
+    cdx_lag_s            a capture shows in CDX, availability and /web/ only this many seconds after it was made
+    blocked_hosts        hosts whose CDX lookups answer 403 "Blocked Site Error"
+    bad_rows             {url: "timestamp" | "fields"}: CDX answers for that URL hold a row with the timestamp
+                         20000012170449, or one with six fields
 
 Bad keys need no switch: any keys but the configured ones answer 401.
+
+From Python: `url`; `failures`; `captures` (every capture, in the order made) and
+`captures_of(url)` (by SURT key, or the URL submitted; oldest first); `add_capture(url,
+timestamp, body)` (a capture held already, with a finished job, for older histories); `jobs`;
+`counts` (requests by kind: save, status, user, cdx, available, web, other; then 429 and refused);
+`firewall.bans` (the length of each ban so far); `set_limits(...)`; `down_for(seconds)`;
+`start`/`stop`/`serve_forever`, or `with WaybackStandIn(...) as wayback`.
 """
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import json
-import re
+import random
 import secrets
+import socket
 import threading
 import time
 from collections import deque
@@ -43,37 +90,49 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler
 from types import TracebackType
-from urllib.parse import parse_qs, unquote, urlsplit
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import httpx
 
+from pipeline.standins import cdx, spn
+from pipeline.standins.cdx import Capture, Reply, digest_of
 from pipeline.standins.server import QuietServer
+from pipeline.surt import surt_key
 
-__all__ = ["Capture", "Failures", "WaybackStandIn"]
-
-_STATUS_EXT_FOR_HTTP = {404: "error:not-found", 410: "error:not-found", 403: "error:no-access", 401: "error:no-access"}
+__all__ = ["Capture", "Failures", "Job", "WaybackStandIn"]
 
 
-@dataclass
-class Capture:
-    timestamp: str
-    original: str  # the URL captured, after redirects
-    requested: str  # the URL submitted
-    statuscode: int
-    digest: str
-    mimetype: str
-    body: bytes
-    made_at: float  # time.monotonic(), for the CDX lag
+def _timestamp(moment: datetime) -> str:
+    return moment.strftime("%Y%m%d%H%M%S")
+
+
+def _flag(form: dict[str, str], name: str) -> bool:
+    return form.get(name, "") in ("1", "on")  # "Options count only when 1 or on" (SPN2 document 2026)
 
 
 @dataclass
 class Job:
     job_id: str
     url: str
-    created: float
+    created: float  # time.monotonic() of the submit
     status: str = "pending"
     capture: Capture | None = None
-    error: str | None = None
+    error: str | None = None  # "error:<code>"
+    urlkey: str = ""
+    ends_at: float = 0.0  # time.monotonic() at which it ends (its session is free again)
+    started: datetime = field(default_factory=lambda: datetime.now(UTC))  # wall clock of the submit
+    duration: float = 0.0
+    capture_all: bool = False
+    delay_wb: bool = False
+    message: str | None = None
+    exception: str | None = None
+    first_archive: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.urlkey:
+            self.urlkey = surt_key(self.url)
+        self.ends_at = max(self.ends_at, self.created)
 
 
 @dataclass
@@ -86,29 +145,103 @@ class Failures:
     error_in_200: int = 0
     job_errors: dict[str, str] = field(default_factory=dict)
     session_limit: int = 0
+    delayed_start: int = 0
+    delay_s: float = 3600.0
+    down_until: float = 0.0
+    html_5xx: int = 0
+    html_5xx_status: int = 502
+    host_quota: set[str] = field(default_factory=set)
+    blocked_hosts: set[str] = field(default_factory=set)
+    bad_rows: dict[str, str] = field(default_factory=dict)
 
 
 class _Window:
-    """Requests in the last minute, for a per-minute limit."""
+    """Requests in the last `span` seconds, for a sliding per-minute limit."""
 
-    def __init__(self) -> None:
+    def __init__(self, span: float = 60.0) -> None:
+        self.span = span
         self.times: deque[float] = deque()
 
-    def admit(self, per_minute: float, now: float) -> bool:
-        while self.times and now - self.times[0] >= 60.0:
+    def admit(self, limit: float, now: float) -> bool:
+        while self.times and now - self.times[0] >= self.span:
             self.times.popleft()
-        if len(self.times) >= per_minute:
+        if len(self.times) >= limit:
             return False
         self.times.append(now)
         return True
 
 
-def _digest(body: bytes) -> str:
-    return base64.b32encode(hashlib.sha1(body).digest()).decode()  # the CDX digest is SHA-1
+class _Firewall:
+    """429s ignored for over `after_s` block the client (refused connections) for `ban_s`, doubled at
+    each later ban: "If 429s are ignored for more than a minute we block the IP at the firewall (no
+    connection) for 1 hour … Subsequent 429s over a given period will double that time each
+    occurrence" (IA staff, edgi-govdata-archiving/wayback issue #137). The period after which the
+    doubling resets is not said; here it never does."""
+
+    def __init__(self, after_s: float, ban_s: float) -> None:
+        self.after_s, self.ban_s = after_s, ban_s
+        self.throttled_since: float | None = None
+        self.banned_until = 0.0
+        self.bans: list[float] = []  # the length of each ban so far
+
+    def admitted(self) -> None:
+        # A request let through ends the streak: the client waited for the window (the rule's
+        # "ignored" read as "kept sending into 429s"; polls, which have no limit, neither end nor extend it).
+        self.throttled_since = None
+
+    def refused(self, now: float) -> None:
+        """A 429 answered: a streak of them longer than `after_s` bans the client."""
+        if self.throttled_since is None:
+            self.throttled_since = now
+        elif now - self.throttled_since > self.after_s:
+            length = self.ban_s * 2 ** len(self.bans)
+            self.bans.append(length)
+            self.banned_until = now + length
+            self.throttled_since = None  # after the ban, a new streak
 
 
-def _timestamp(moment: datetime) -> str:
-    return moment.strftime("%Y%m%d%H%M%S")
+class _Server(QuietServer):
+    standin: WaybackStandIn
+
+    def verify_request(self, request: Any, client_address: Any) -> bool:  # socketserver's signature
+        # Refused before a byte is read: socketserver closes the socket unanswered.
+        return not self.standin._refusing(time.monotonic(), count=True)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def log_message(self, format: str, *args: object) -> None:  # quiet
+        pass
+
+    def do_GET(self) -> None:  # http.server's name
+        self._answer("GET")
+
+    def do_POST(self) -> None:
+        self._answer("POST")
+
+    def _answer(self, method: str) -> None:
+        standin = self.server.standin
+        if standin._refusing(time.monotonic(), count=True):  # a kept-alive connection: closed unanswered
+            self.close_connection = True
+            self.connection.shutdown(socket.SHUT_RDWR)
+            return
+        body = b""
+        if method == "POST":
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        reply = standin.handle(method, self.path, self.headers.get("Authorization"), body)
+        if reply is None:
+            self.close_connection = True
+            self.connection.shutdown(socket.SHUT_RDWR)
+            return
+        self.send_response(reply.status)
+        self.send_header("Content-Type", reply.content_type)
+        self.send_header("Content-Length", str(len(reply.body)))
+        for name, value in reply.headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(reply.body)
 
 
 class WaybackStandIn:
@@ -119,38 +252,70 @@ class WaybackStandIn:
         *,
         access_key: str = "test-access",
         secret_key: str = "test-secret",
-        captures_per_minute: float = 12,
+        captures_per_minute: float = 7,
         cdx_per_minute: float = 30,
         sessions: int = 3,
         per_url_daily: int = 5,
         daily_quota: int = 30_000,
-        job_seconds: float = 0.0,
+        job_seconds: float | tuple[float, float] = 0.0,
         ban_after_s: float = 60.0,
         ban_s: float = 3600.0,
+        dedupe_s: float = 3600.0,
+        job_memory_s: float = 3600.0,
+        rate_window_s: float = 60.0,
+        cdx_max_rows: int = 150_000,
         port: int = 0,
     ) -> None:
         self.access_key, self.secret_key = access_key, secret_key
         self.captures_per_minute, self.cdx_per_minute = captures_per_minute, cdx_per_minute
         self.sessions, self.per_url_daily, self.daily_quota = sessions, per_url_daily, daily_quota
         self.job_seconds = job_seconds
-        self.ban_after_s, self.ban_s = ban_after_s, ban_s
+        self.dedupe_s, self.job_memory_s = dedupe_s, job_memory_s
+        self.rate_window_s, self.cdx_max_rows = rate_window_s, cdx_max_rows
         self.failures = Failures()
-        self.captures: list[Capture] = []
         self.jobs: dict[str, Job] = {}
-        self.counts: dict[str, int] = {"save": 0, "status": 0, "user": 0, "cdx": 0, "available": 0, "web": 0, "429": 0}
-        self._capture_window, self._cdx_window = _Window(), _Window()
-        self._throttled_since: float | None = None
-        self._banned_until = 0.0
-        self._lock = threading.Lock()
-        self._http = httpx.Client(timeout=10.0, follow_redirects=True)
-        self.server = QuietServer(("127.0.0.1", port), self._handler())
-        self.server.daemon_threads = True
+        self.counts: dict[str, int] = {
+            "save": 0,
+            "status": 0,
+            "user": 0,
+            "cdx": 0,
+            "available": 0,
+            "web": 0,
+            "other": 0,
+            "429": 0,
+            "refused": 0,
+        }
+        self.firewall = _Firewall(ban_after_s, ban_s)
+        self._captures: list[Capture] = []
+        self._running: set[str] = set()  # ids of jobs not yet ended
+        self._daily: dict[str, int] = {}  # accepted submits by UTC day
+        self._capture_window, self._cdx_window = _Window(rate_window_s), _Window(rate_window_s)
+        self._lock = threading.RLock()
+        self._http = httpx.Client(timeout=10.0, follow_redirects=False)  # SPN's connect timeout is 10 s
+        self.server = _Server(("127.0.0.1", port), _Handler)
+        self.server.standin = self
         self.port = self.server.server_address[1]
         self._thread: threading.Thread | None = None
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def ban_after_s(self) -> float:
+        return self.firewall.after_s
+
+    @ban_after_s.setter
+    def ban_after_s(self, seconds: float) -> None:
+        self.firewall.after_s = seconds
+
+    @property
+    def ban_s(self) -> float:
+        return self.firewall.ban_s
+
+    @ban_s.setter
+    def ban_s(self, seconds: float) -> None:
+        self.firewall.ban_s = seconds
 
     def __enter__(self) -> WaybackStandIn:
         self.start()
@@ -181,384 +346,444 @@ class WaybackStandIn:
         """New limits, counted from now (the last minute's requests are forgotten)."""
         with self._lock:
             self.captures_per_minute, self.cdx_per_minute = captures_per_minute, cdx_per_minute
-            self._capture_window, self._cdx_window = _Window(), _Window()
+            self._capture_window, self._cdx_window = _Window(self.rate_window_s), _Window(self.rate_window_s)
+
+    def down_for(self, seconds: float) -> None:
+        """An outage: every connection refused for `seconds` from now."""
+        self.failures.down_until = time.monotonic() + seconds
+
+    @property
+    def captures(self) -> list[Capture]:
+        """Every capture held, in the order made (jobs due by now included)."""
+        with self._lock:
+            self._tick(time.monotonic())
+            return list(self._captures)
 
     def captures_of(self, url: str) -> list[Capture]:
+        """The captures of `url` (by SURT key, or submitted as `url`), oldest first."""
+        key = surt_key(url)
+        return sorted(
+            (c for c in self.captures if c.urlkey == key or surt_key(c.requested) == key), key=lambda c: c.timestamp
+        )
+
+    def add_capture(
+        self,
+        url: str,
+        timestamp: str,
+        body: bytes = b"<html><body>archived</body></html>",
+        *,
+        statuscode: int = 200,
+        mimetype: str = "text/html",
+    ) -> Capture:
+        """A capture the archive holds already, made at `timestamp` (YYYYMMDDhhmmss, UTC), with a
+        finished job of its own: for tests that need older captures or several URLs' histories."""
+        made = datetime.strptime(timestamp, "%Y%m%d%H%M%S").replace(tzinfo=UTC)
         with self._lock:
-            return [c for c in self.captures if url in (c.original, c.requested)]
+            now = time.monotonic()
+            made_at = now - (datetime.now(UTC) - made).total_seconds()
+            job = Job(job_id=_job_id(), url=url, created=made_at, status="success", started=made)
+            capture = self._record(job, url, statuscode, body, mimetype, made_at, timestamp)
+            job.capture = capture
+            self.jobs[job.job_id] = job
+            return capture
 
-    def _throttle(self, allowed: bool, now: float) -> bool:
-        """Count a refusal; a client that keeps going for over `ban_after_s` is refused for `ban_s`."""
-        if allowed:
-            self._throttled_since = None
-            return True
-        self.counts["429"] += 1
-        if self._throttled_since is None:
-            self._throttled_since = now
-        elif now - self._throttled_since > self.ban_after_s:
-            self._banned_until = now + self.ban_s
-        return False
+    def _refusing(self, now: float, *, count: bool = False) -> bool:
+        """An outage or a ban: connections are refused."""
+        refusing = now < self.failures.down_until or now < self.firewall.banned_until
+        if refusing and count:
+            with self._lock:
+                self.counts["refused"] += 1
+        return refusing
 
-    def _capture(self, job: Job) -> None:
-        """Fetch the page now and record the capture (or the job's error)."""
-        forced = self.failures.job_errors.get(job.url)
+    def _job_seconds(self) -> float:
+        if isinstance(self.job_seconds, tuple | list):
+            low, high = self.job_seconds
+            return random.uniform(low, high)
+        return float(self.job_seconds)
+
+    def _tick(self, now: float) -> None:
+        """Jobs run by themselves on the service, watched or not: end those whose time has come."""
+        if self.failures.stuck_pending:
+            return
+        for job_id in sorted(self._running, key=lambda j: self.jobs[j].ends_at):
+            job = self.jobs[job_id]
+            if now >= job.ends_at:
+                self._running.discard(job_id)
+                self._run(job)
+
+    def _visible(self, now: float) -> list[Capture]:
+        """The captures the index shows by now (the lag of new captures; delay_wb_availability)."""
+        lag = self.failures.cdx_lag_s
+        return [c for c in self._captures if now - c.made_at >= max(lag, spn.DELAY_WB_S if c.delayed else 0.0)]
+
+    def _today(self) -> str:
+        return _timestamp(datetime.now(UTC))[:8]
+
+    # ------------------------------------------------------------ a capture job
+
+    def _fail(self, job: Job, code: str, url: str, status: int | None = None, exception: str | None = None) -> None:
+        job.status, job.error, job.exception = "error", f"error:{code}", exception
+        status = status or spn.CODE_STATUS.get(code, 0)
+        job.message = spn.JOB_MESSAGES.get(code, "Capture failed: {url}.").format(url=url, status=status)
+
+    def _run(self, job: Job) -> None:
+        """The job's end: the page fetched, and captured or the job failed as SPN2 would."""
+        forced = next((code for u, code in self.failures.job_errors.items() if surt_key(u) == job.urlkey), None)
         if forced:
-            job.status, job.error = "error", forced
+            self._fail(job, forced.removeprefix("error:"), job.url)
             return
-        try:
-            response = self._http.get(job.url)
-        except httpx.HTTPError:
-            job.status, job.error = "error", "error:invalid-host-resolution"
+        url = job.url
+        for hop in range(spn.MAX_REDIRECTS + 1):
+            try:
+                response = self._http.get(url)
+            except httpx.HTTPError as exc:
+                code, text = _transport_error(exc)
+                self._fail(job, code, url, exception=text)
+                return
+            if not response.has_redirect_location:
+                break
+            if hop == spn.MAX_REDIRECTS:  # a fourth redirect
+                self._fail(job, "too-many-redirects", url)
+                return
+            url = str(response.url.join(response.headers["Location"]))
+        status = response.status_code
+        if status != 200 and not job.capture_all:
+            self._fail(job, spn.code_for_status(status), url, status)
             return
-        now = datetime.now(UTC)
-        taken = {c.timestamp for c in self.captures if c.original == str(response.url)}
-        while _timestamp(now) in taken:  # one capture a second per URL, as the timestamp's precision allows
-            now += timedelta(seconds=1)
-        stamp = _timestamp(now)
+        mimetype = response.headers.get("content-type", "text/html").split(";")[0].strip()
+        stamp_at = job.started + timedelta(seconds=job.ends_at - job.created)
+        job.capture = self._record(job, url, status, response.content, mimetype, job.ends_at, _timestamp(stamp_at))
+        job.status = "success"
+
+    def _record(
+        self, job: Job, url: str, status: int, body: bytes, mimetype: str, made_at: float, stamp: str
+    ) -> Capture:
+        """A capture into the index; a re-capture of unchanged bytes is a revisit (overcast07 issue #12)."""
+        urlkey = surt_key(url)
+        same_key = [c for c in self._captures if c.urlkey == urlkey]
+        taken = {c.timestamp for c in same_key}
+        moment = datetime.strptime(stamp, "%Y%m%d%H%M%S")
+        while _timestamp(moment) in taken:  # one capture a second per urlkey, as the timestamp's precision allows
+            moment += timedelta(seconds=1)
+        stamp = _timestamp(moment)
+        earlier = [c for c in same_key if c.timestamp < stamp]
+        previous = max(earlier, key=lambda c: c.timestamp) if earlier else None
+        digest = digest_of(body)
         capture = Capture(
             timestamp=stamp,
-            original=str(response.url),
+            original=url,
             requested=job.url,
-            statuscode=response.status_code,
-            digest=_digest(response.content),
-            mimetype=response.headers.get("content-type", "text/html").split(";")[0],
-            body=response.content,
-            made_at=time.monotonic(),
+            statuscode=status,
+            digest=digest,
+            mimetype=mimetype,
+            body=body,
+            made_at=made_at,
+            urlkey=urlkey,
+            revisit=previous is not None and previous.digest == digest,
+            job_id=job.job_id,
+            delayed=job.delay_wb,
         )
-        if response.status_code in _STATUS_EXT_FOR_HTTP and response.status_code != 404:
-            job.status, job.error = "error", _STATUS_EXT_FOR_HTTP[response.status_code]
-            return
-        # A 404 page is still "archived" (the reference's failure 4): the status says so.
-        self.captures.append(capture)
-        job.status, job.capture = "success", capture
-
-    def _advance(self, job: Job, now: float) -> None:
-        if job.status == "pending" and not self.failures.stuck_pending and now - job.created >= self.job_seconds:
-            self._capture(job)
-
-    def _active_jobs(self) -> int:
-        # Jobs run by themselves on the service, watched or not: bring them all up to date.
-        now = time.monotonic()
-        for job in self.jobs.values():
-            self._advance(job, now)
-        return sum(1 for j in self.jobs.values() if j.status == "pending")
+        job.first_archive = not same_key
+        self._captures.append(capture)
+        return capture
 
     # ------------------------------------------------------------ HTTP
 
-    def _handler(self) -> type[BaseHTTPRequestHandler]:
-        wayback = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: object) -> None:  # quiet
-                pass
-
-            def _send(
-                self, status: int, body: bytes, content_type: str = "application/json", headers: dict | None = None
-            ) -> None:
-                self.send_response(status)
-                self.send_header("Content-Type", content_type)
-                self.send_header("Content-Length", str(len(body)))
-                for name, value in (headers or {}).items():
-                    self.send_header(name, value)
-                self.end_headers()
-                self.wfile.write(body)
-
-            def _json(self, data: object, status: int = 200) -> None:
-                self._send(status, json.dumps(data).encode())
-
-            def _too_many(self) -> None:
-                self._send(429, b"<html><body><h1>Too Many Requests</h1></body></html>", "text/html")
-
-            def _authorised(self) -> bool:
-                expected = f"LOW {wayback.access_key}:{wayback.secret_key}"
-                return self.headers.get("Authorization") == expected
-
-            def _gate(self, now: float) -> bool:
-                """False (and answered) when the client is banned or caught in a 429 storm."""
-                if now < wayback._banned_until:
-                    self.close_connection = True
-                    self.connection.close()  # connections refused, as the service does for an hour
-                    return False
-                if wayback.failures.storm_429 > 0:
-                    wayback.failures.storm_429 -= 1
-                    wayback.counts["429"] += 1
-                    self._too_many()
-                    return False
-                return True
-
-            def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                form = {k: v[0] for k, v in parse_qs(self.rfile.read(length).decode()).items()}
-                if urlsplit(self.path).path.rstrip("/") != "/save":
-                    self._send(404, b"not found", "text/plain")
-                    return
-                now = time.monotonic()
-                with wayback._lock:
-                    wayback.counts["save"] += 1
-                    if not self._gate(now):
-                        return
-                    if not self._authorised():
-                        self._json(
-                            {"status": "error", "message": "You need to be logged in to use Save Page Now."}, 401
-                        )
-                        return
-                    if not wayback._throttle(wayback._capture_window.admit(wayback.captures_per_minute, now), now):
-                        self._too_many()
-                        return
-                    self._save(form, now)
-
-            def _save(self, form: dict[str, str], now: float) -> None:
-                failures = wayback.failures
-                url = form.get("url", "")
-                if not url.startswith(("http://", "https://")):
-                    self._json(
-                        {"status": "error", "status_ext": "error:invalid-url-syntax", "message": f"Invalid URL {url}"}
+    def handle(self, method: str, target: str, authorization: str | None, body: bytes) -> Reply | None:
+        """The answer to one request; None refuses it (the connection is closed unanswered)."""
+        now = time.monotonic()
+        parts = urlsplit(target)
+        path = parts.path
+        kind = _kind(method, path)
+        with self._lock:
+            self.counts[kind] += 1
+            self._tick(now)
+            if self.failures.html_5xx > 0:
+                self.failures.html_5xx -= 1
+                return Reply(self.failures.html_5xx_status, spn.html_error(self.failures.html_5xx_status), "text/html")
+            if self.failures.storm_429 > 0:
+                self.failures.storm_429 -= 1
+                return self._too_many(now)
+            authorised = authorization == f"LOW {self.access_key}:{self.secret_key}"
+            query = parse_qs(parts.query, keep_blank_values=True)
+            if kind == "save":
+                if not authorised:
+                    return Reply.json(
+                        {"status": "error", "message": "You need to be logged in to use Save Page Now."}, 401
                     )
-                    return
-                if failures.session_limit > 0:
-                    failures.session_limit -= 1
-                    self._json(
-                        {
-                            "status": "error",
-                            "status_ext": "error:user-session-limit",
-                            "message": "You have already reached the limit of active Save Page Now sessions.",
-                        }
+                if not self._capture_window.admit(self.captures_per_minute, now):
+                    return self._too_many(now)
+                self.firewall.admitted()
+                form = {k: v[0] for k, v in parse_qs(body.decode("utf-8", "replace")).items()}
+                return self._save(form, now)
+            if kind == "user":
+                if not authorised:
+                    return Reply.json(
+                        {"status": "error", "message": "You need to be logged in to use Save Page Now."}, 401
                     )
-                    return
-                if wayback._active_jobs() >= wayback.sessions:
-                    self._json(
-                        {
-                            "status": "error",
-                            "status_ext": "error:user-session-limit",
-                            "message": "You have already reached the limit of active Save Page Now sessions.",
-                        }
-                    )
-                    return
-                if failures.error_in_200 > 0:
-                    failures.error_in_200 -= 1
-                    self._json(
-                        {"status": "error", "status_ext": "error:internal-server-error", "message": "Internal error."}
-                    )
-                    return
-                today = [
-                    c
-                    for c in wayback.captures
-                    if url in (c.requested, c.original) and c.timestamp[:8] == _timestamp(datetime.now(UTC))[:8]
-                ]
-                if len(today) >= wayback.per_url_daily:
-                    self._json(
-                        {
-                            "status": "error",
-                            "status_ext": "error:too-many-daily-captures",
-                            "message": f"This URL has been already captured {len(today)} times today.",
-                        }
-                    )
-                    return
-                if len(wayback.captures) >= wayback.daily_quota:
-                    self._json(
-                        {
-                            "status": "error",
-                            "status_ext": "error:too-many-captures",
-                            "message": "You have reached your daily quota.",
-                        }
-                    )
-                    return
-                within = form.get("if_not_archived_within")
-                if within:
-                    seconds = _seconds(within)
-                    recent = [
-                        c for c in wayback.captures if url in (c.requested, c.original) and now - c.made_at <= seconds
-                    ]
-                    if recent:
-                        ago = int(now - recent[-1].made_at)
-                        self._json(
-                            {
-                                "url": url,
-                                "job_id": None,
-                                "message": f"The same snapshot had been made {ago} seconds ago.",
-                            }
-                        )
-                        return
-                for job in wayback.jobs.values():  # the same URL again within the hour: the same job
-                    if job.url == url and now - job.created < 3600 and job.status == "pending":
-                        self._json({"url": url, "job_id": job.job_id, "message": "The same URL is in the queue."})
-                        return
-                job = Job(job_id="spn2-" + secrets.token_hex(20), url=url, created=now)
-                wayback.jobs[job.job_id] = job
-                wayback._advance(job, now)
-                if failures.error_after_capture > 0:
-                    failures.error_after_capture -= 1
-                    self._send(502, b"<html><body>502 Bad Gateway</body></html>", "text/html")
-                    return
-                self._json({"url": url, "job_id": job.job_id})
-
-            def do_GET(self) -> None:
-                parts = urlsplit(self.path)
-                query = {k: v for k, v in parse_qs(parts.query, keep_blank_values=True).items()}
-                now = time.monotonic()
-                path = parts.path
-                with wayback._lock:
-                    if not self._gate(now):
-                        return
-                    if path == "/save/status/user":
-                        wayback.counts["user"] += 1
-                        if not self._authorised():
-                            self._json({"status": "error", "message": "You need to be logged in."}, 401)
-                            return
-                        self._json(
-                            {
-                                "processing": wayback._active_jobs(),
-                                "available": max(0, wayback.sessions - wayback._active_jobs()),
-                                "daily_captures": len(wayback.captures),
-                                "daily_captures_limit": wayback.daily_quota,
-                            }
-                        )
-                        return
-                    if path.startswith("/save/status/"):
-                        wayback.counts["status"] += 1
-                        self._status(path.rsplit("/", 1)[1], now)
-                        return
-                    if path == "/cdx/search/cdx":
-                        wayback.counts["cdx"] += 1
-                        if not wayback._throttle(wayback._cdx_window.admit(wayback.cdx_per_minute, now), now):
-                            self._too_many()
-                            return
-                        self._cdx(query, now)
-                        return
-                    if path == "/wayback/available":
-                        wayback.counts["available"] += 1
-                        self._available(query, now)
-                        return
-                    if path.startswith("/web/"):
-                        wayback.counts["web"] += 1
-                        self._web(self.path[len("/web/") :])
-                        return
-                self._send(404, b"not found", "text/plain")
-
-            def _status(self, job_id: str, now: float) -> None:
-                job = wayback.jobs.get(job_id)
-                if job is None or wayback.failures.expire_jobs:
-                    self._json({"status": "error", "status_ext": "error:job-not-found", "message": "Job not found."})
-                    return
-                wayback._advance(job, now)
-                if job.status == "pending":
-                    self._json({"status": "pending", "job_id": job.job_id, "resources": []})
-                elif job.status == "error":
-                    self._json(
-                        {
-                            "status": "error",
-                            "status_ext": job.error,
-                            "job_id": job.job_id,
-                            "message": f"The capture failed: {job.error}",
-                        }
-                    )
-                else:
-                    capture = job.capture
-                    assert capture is not None
-                    self._json(
-                        {
-                            "status": "success",
-                            "job_id": job.job_id,
-                            "original_url": capture.original,
-                            "timestamp": capture.timestamp,
-                            "http_status": capture.statuscode,
-                            "duration_sec": round(now - job.created, 3),
-                        }
-                    )
-
-            def _visible(self, now: float) -> list[Capture]:
-                return [c for c in wayback.captures if now - c.made_at >= wayback.failures.cdx_lag_s]
-
-            def _cdx(self, query: dict[str, list[str]], now: float) -> None:
-                url = unquote(query.get("url", [""])[0])
-                if query.get("matchType", ["exact"])[0] == "prefix" or url.endswith("*"):
-                    prefix = url.rstrip("*")
-                    rows = [c for c in self._visible(now) if c.original.startswith(prefix)]
-                else:
-                    rows = [c for c in self._visible(now) if url in (c.original, c.requested)]
-                for expression in query.get("filter", []):
-                    negate = expression.startswith("!")
-                    name, _, pattern = expression.lstrip("!").partition(":")
-                    rows = [c for c in rows if bool(re.search(pattern, str(_field(c, name)))) != negate]
-                if "from" in query:
-                    rows = [c for c in rows if c.timestamp >= query["from"][0].ljust(14, "0")]
-                if "to" in query:
-                    rows = [c for c in rows if c.timestamp <= query["to"][0].ljust(14, "9")]
-                rows.sort(key=lambda c: c.timestamp)
-                limit = int(query.get("limit", ["0"])[0] or 0)
-                if limit > 0:
-                    rows = rows[:limit]
-                elif limit < 0:
-                    rows = rows[limit:]
-                fields = (
-                    query.get("fl", [""])[0] or "urlkey,timestamp,original,mimetype,statuscode,digest,length"
-                ).split(",")
-                table = [[str(_field(c, name)) for name in fields] for c in rows]
-                if query.get("output", [""])[0] == "json":
-                    self._json([fields, *table] if table else [])
-                else:
-                    text = "".join(" ".join(row) + "\n" for row in table)
-                    self._send(200, text.encode(), "text/plain")
-
-            def _available(self, query: dict[str, list[str]], now: float) -> None:
-                url = query.get("url", [""])[0]
-                rows = sorted(
-                    (c for c in self._visible(now) if url in (c.original, c.requested)), key=lambda c: c.timestamp
+                return self._user()
+            if kind == "status":
+                return self._status(path.rsplit("/", 1)[1], now)
+            if kind == "cdx":
+                if not self._cdx_window.admit(self.cdx_per_minute, now):
+                    return self._too_many(now)
+                self.firewall.admitted()
+                f = self.failures
+                return cdx.answer(
+                    self._visible(now),
+                    query,
+                    blocked_hosts=f.blocked_hosts,
+                    bad_rows=f.bad_rows,
+                    max_rows=self.cdx_max_rows,
                 )
-                snapshots = {}
-                if rows:
-                    closest = rows[-1]
-                    snapshots = {
-                        "closest": {
-                            "status": str(closest.statuscode),
-                            "available": True,
-                            "url": f"http://web.archive.org/web/{closest.timestamp}/{closest.original}",
-                            "timestamp": closest.timestamp,
-                        }
-                    }
-                self._json({"url": url, "archived_snapshots": snapshots})
+            if kind == "available":
+                return self._available(query, now)
+            if kind == "web":
+                return self._web(target[len("/web/") :], now)
+            return Reply.text("not found\n", 404)
 
-            def _web(self, rest: str) -> None:
-                stamp, _, url = rest.partition("/")
-                raw = stamp.endswith("id_")
-                stamp = stamp.removesuffix("id_")
-                rows = sorted(
-                    (c for c in wayback.captures if url in (c.original, c.requested)), key=lambda c: c.timestamp
-                )
-                if not rows:
-                    self._send(
-                        404, b"<html><body>Wayback Machine has not archived that URL.</body></html>", "text/html"
-                    )
-                    return
-                exact = next((c for c in rows if c.timestamp == stamp), None)
-                if exact is None:
-                    nearest = min(rows, key=lambda c: abs(int(c.timestamp) - int(stamp.ljust(14, "0")[:14] or 0)))
-                    self._send(302, b"", "text/html", {"Location": f"/web/{nearest.timestamp}/{nearest.original}"})
-                    return
-                body = exact.body if raw else b"<!-- archived by the stand-in -->" + exact.body
-                memento = datetime.strptime(exact.timestamp, "%Y%m%d%H%M%S").strftime("%a, %d %b %Y %H:%M:%S GMT")
-                self._send(200, body, exact.mimetype, {"Memento-Datetime": memento})
+    def _too_many(self, now: float) -> Reply:
+        self.counts["429"] += 1
+        self.firewall.refused(now)
+        return Reply(429, spn.TOO_MANY_BODY, "text/html")
 
-        return Handler
+    def _user(self) -> Reply:
+        processing = len(self._running)
+        return Reply.json(
+            {
+                "processing": processing,
+                "available": max(0, self.sessions - processing),
+                "daily_captures": self._daily.get(self._today(), 0),
+                "daily_captures_limit": self.daily_quota,
+            }
+        )
+
+    def _save(self, form: dict[str, str], now: float) -> Reply:
+        failures = self.failures
+        url = form.get("url", "").strip()
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            return _error("invalid-url-syntax", spn.JOB_MESSAGES["invalid-url-syntax"])
+        key = surt_key(url)
+        if failures.session_limit > 0:
+            failures.session_limit -= 1
+            return _error("user-session-limit", spn.SESSION_LIMIT)
+        if failures.error_in_200 > 0:
+            failures.error_in_200 -= 1
+            # One of the retry-later messages spn.sh knows.
+            message = "The server encountered an internal error and was unable to complete your request."
+            return _error("internal-server-error", message)
+        if _host_matches(parts, failures.host_quota):
+            # Only the message is attested (spn.sh); the wrapper is the account quota's (research §7).
+            return Reply.json({"status": "error", "message": spn.HOST_PAUSED})
+        ours = [c for c in self._captures if c.urlkey == key]
+        newest = max(ours, key=lambda c: c.made_at, default=None)
+        within = spn.seconds(form.get("if_not_archived_within", ""))
+        if within and newest is not None and now - newest.made_at < within:
+            # No job id and no timestamp: the client must look the capture up (meedan/pender tests).
+            message = (
+                f"The same snapshot had been made {spn.span(now - newest.made_at)} ago. "
+                f"You can make new capture of this URL after {spn.span(within)}."
+            )
+            return Reply.json({"url": url, "job_id": None, "message": message})
+        earlier = self._earlier_job(key, now)
+        if earlier is not None:
+            job, age = earlier
+            message = (
+                f"The same snapshot had been made {spn.span(age)} ago. "
+                f"You can make new capture of this URL after {spn.span(self.dedupe_s)}."
+            )
+            return Reply.json({"url": url, "job_id": job.job_id, "message": message})
+        today = self._today()
+        if sum(1 for c in ours if c.timestamp[:8] == today) >= self.per_url_daily:
+            # The variant seen with a limit of 5 and 7 (meedan/pender; WORTLAUT spec 0108).
+            message = (
+                f"This URL has been already captured {self.per_url_daily} times today, which is a daily limit we "
+                "have set for that Resource type. Please try again tomorrow. Please email us at "
+                '"info@archive.org" if you would like to discuss this more.'
+            )
+            return _error("too-many-daily-captures", message)
+        if self._daily.get(today, 0) >= self.daily_quota:
+            # spn.sh matches "You cannot make more than [1-9][0-9,]* captures per day"; no status_ext
+            # is attested, so none is sent (research §7).
+            return Reply.json(
+                {"status": "error", "message": f"You cannot make more than {self.daily_quota:,} captures per day."}
+            )
+        if len(self._running) >= self.sessions:
+            return _error("user-session-limit", spn.SESSION_LIMIT)
+        return self._accept(url, form, now)
+
+    def _earlier_job(self, key: str, now: float) -> tuple[Job, float] | None:
+        """The job whose capture of `key` (or whose run for it) is younger than the dedupe window.
+
+        A job still running is answered the same way (the service says "The same URL is in the
+        queue" in no recorded answer; the same job id with the dedupe message is the closest
+        attested shape). A job that failed made no snapshot and does not count."""
+        best: tuple[Job, float] | None = None
+        for job in self.jobs.values():
+            if job.urlkey != key or job.status == "error":
+                continue
+            if job.status == "success" and job.capture is not None:
+                age = now - job.capture.made_at
+            elif job.job_id in self._running:
+                age = now - job.created
+            else:
+                continue
+            if age < self.dedupe_s and (best is None or age < best[1]):
+                best = (job, age)
+        return best
+
+    def _accept(self, url: str, form: dict[str, str], now: float) -> Reply:
+        failures = self.failures
+        delay, message = 0.0, None
+        if failures.delayed_start > 0:
+            # overcast07 issue #19; the job holds its session while it waits (unattested: it is one
+            # of the account's active captures, and `processing` counts it).
+            failures.delayed_start -= 1
+            delay = failures.delay_s
+            message = (
+                f"The capture will start in {spn.delay_text(delay)} because our service is currently overloaded. "
+                "You may close your browser window and the page will still be saved."
+            )
+        duration = self._job_seconds()
+        job = Job(
+            job_id=_job_id(),
+            url=url,
+            created=now,
+            ends_at=now + delay + duration,
+            duration=duration,
+            capture_all=_flag(form, "capture_all"),
+            delay_wb=_flag(form, "delay_wb_availability"),
+        )
+        self.jobs[job.job_id] = job
+        self._running.add(job.job_id)
+        today = self._today()
+        self._daily[today] = self._daily.get(today, 0) + 1  # failed jobs count too (overcast07 issue #32)
+        self._tick(now)
+        if failures.error_after_capture > 0:
+            # The job runs; the gateway answers 502 anyway (internetarchive/wayback issue #297).
+            failures.error_after_capture -= 1
+            return Reply(502, spn.html_error(502), "text/html")
+        return Reply.json({"url": url, "job_id": job.job_id, **({"message": message} if message else {})})
+
+    def _status(self, job_id: str, now: float) -> Reply:
+        job = self.jobs.get(job_id)
+        forgotten = job is None or (job.status != "pending" and now - job.ends_at > self.job_memory_s)
+        if forgotten or self.failures.expire_jobs or job is None:
+            # What the service answers for an id it no longer (or never) knew: the default pending
+            # body (agude/wayback-machine-archiver issue #28).
+            return Reply.json({"job_id": job_id, "resources": [], "status": "pending"})
+        if job.status == "pending":
+            return Reply.json({"status": "pending", "job_id": job.job_id, "resources": []})
+        if job.status == "error":
+            body: dict[str, object] = {"status": "error"}
+            if job.exception:
+                body["exception"] = job.exception
+            body.update({"status_ext": job.error, "job_id": job.job_id, "message": job.message, "resources": []})
+            return Reply.json(body)
+        capture = job.capture
+        assert capture is not None
+        # The shape of a real success (overcast07 issue #34), `original_url` the URL after redirects.
+        return Reply.json(
+            {
+                "counters": {"embeds": 0, "outlinks": 0},
+                "delay_wb_availability": job.delay_wb,
+                "duration_sec": round(job.duration, 3),
+                "first_archive": job.first_archive,
+                "http_status": capture.statuscode,
+                "job_id": job.job_id,
+                "original_url": capture.original,
+                "outlinks": [],
+                "resources": [capture.original],
+                "status": "success",
+                "timestamp": capture.timestamp,
+            }
+        )
+
+    def _available(self, query: dict[str, list[str]], now: float) -> Reply:
+        url = query.get("url", [""])[0]
+        key = surt_key(url) if url else ""
+        rows = [c for c in self._visible(now) if c.urlkey == key]
+        snapshots: dict[str, object] = {}
+        if rows:
+            wanted = query.get("timestamp", [""])[0]
+            target = int(wanted.ljust(14, "0")[:14]) if wanted.isdigit() else None
+            closest = (
+                min(rows, key=lambda c: abs(int(c.timestamp) - target))
+                if target is not None
+                else max(rows, key=lambda c: c.timestamp)
+            )
+            snapshots = {
+                "closest": {
+                    "status": str(closest.statuscode),
+                    "available": True,
+                    "url": f"http://web.archive.org/web/{closest.timestamp}/{closest.original}",
+                    "timestamp": closest.timestamp,
+                }
+            }
+        return Reply.json({"url": url, "archived_snapshots": snapshots})
+
+    def _web(self, rest: str, now: float) -> Reply:
+        """A capture by urlkey; another timestamp redirects to the nearest capture the index shows
+        (a fresh one is not served until then: WORTLAUT spec 0108)."""
+        stamp, _, url = rest.partition("/")
+        modifier = stamp.lstrip("0123456789")
+        stamp = stamp[: len(stamp) - len(modifier)]
+        key = surt_key(url) if url else ""
+        rows = [c for c in self._visible(now) if c.urlkey == key]
+        if not rows:
+            return Reply(404, b"<html><body>Wayback Machine has not archived that URL.</body></html>", "text/html")
+        exact = next((c for c in rows if c.timestamp == stamp), None)
+        if exact is None:
+            wanted = int(stamp.ljust(14, "0")[:14] or 0)
+            nearest = min(rows, key=lambda c: abs(int(c.timestamp) - wanted))
+            location = f"/web/{nearest.timestamp}{modifier}/{nearest.original}"
+            return Reply(302, b"", "text/html", {"Location": location})
+        body = exact.body if modifier == "id_" else b"<!-- archived by the stand-in -->" + exact.body
+        memento = datetime.strptime(exact.timestamp, "%Y%m%d%H%M%S").strftime("%a, %d %b %Y %H:%M:%S GMT")
+        return Reply(200, body, exact.mimetype, {"Memento-Datetime": memento})
 
 
-def _field(capture: Capture, name: str) -> object:
-    return {
-        "urlkey": capture.original,
-        "timestamp": capture.timestamp,
-        "original": capture.original,
-        "mimetype": capture.mimetype,
-        "statuscode": capture.statuscode,
-        "digest": capture.digest,
-        "length": len(capture.body),
-    }.get(name, "-")
+def _job_id() -> str:
+    return "spn2-" + secrets.token_hex(20)  # the format of overcast07 issue #15
 
 
-def _seconds(value: str) -> float:
-    units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-    value = value.strip()
-    if value[-1:] in units:
-        return float(value[:-1]) * units[value[-1]]
-    return float(value)
+def _error(code: str, message: str) -> Reply:
+    return Reply.json({"status": "error", "status_ext": f"error:{code}", "message": message})
+
+
+def _kind(method: str, path: str) -> str:
+    if method == "POST":
+        return "save" if path.rstrip("/") == "/save" else "other"
+    if path == "/save/status/user":
+        return "user"
+    if path.startswith("/save/status/"):
+        return "status"
+    if path == "/cdx/search/cdx":
+        return "cdx"
+    if path == "/wayback/available":
+        return "available"
+    return "web" if path.startswith("/web/") else "other"
+
+
+def _host_matches(parts: Any, hosts: set[str]) -> bool:
+    """Whether the URL's host (or host:port) is one of `hosts`, `www.` aside."""
+    names = {(parts.hostname or "").lower(), parts.netloc.lower().rsplit("@", 1)[-1]}
+    names |= {n.removeprefix("www.") for n in names}
+    return any(h.lower().removeprefix("www.") in names for h in hosts)
+
+
+def _transport_error(exc: httpx.HTTPError) -> tuple[str, str]:
+    """The code and exception text a page that could not be fetched ends its job with. Only the
+    resolution error is attested (the SPN2 document's example); a refused connection is
+    invalid-server-response here ("Live page is not available" has no recorded status_ext)."""
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, socket.gaierror):
+            return "invalid-host-resolution", "[Errno -2] Name or service not known"
+        cause = cause.__cause__ or cause.__context__
+    if isinstance(exc, httpx.TimeoutException):
+        return "read-timeout", "ReadTimeout"
+    if isinstance(exc, httpx.ConnectError):
+        return "invalid-server-response", "ConnectionRefusedError"
+    return "protocol-error", type(exc).__name__
