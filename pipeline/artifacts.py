@@ -108,7 +108,7 @@ def publish_archive_summary(report: ArchiveReport) -> None:
     lines = ["# Archive", ""]
     if report.busy:
         lines += ["Another archive run of this data root was capturing: nothing done, the sources wait.", ""]
-    elif not report.keys:
+    elif report.problem is not None:
         lines += [f"Captures stopped ({report.problem}): existing captures were looked up, new ones wait.", ""]
     captured = [s for s in report.sources if s.archived and s.outcome in ("captured", "reused", "confirmed")]
     if captured:

@@ -31,8 +31,8 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from pipeline import interrupt
-from pipeline.archive import _Archiver
 from pipeline.batch import each, raise_unexpected, tally
+from pipeline.capture import Archiver, Step
 from pipeline.errors import ExtractError, InvalidRecord, WaybackError
 from pipeline.extract import decode_text, extract
 from pipeline.fetch import Fetcher, FetchResult, fetch_url_for
@@ -45,7 +45,9 @@ from pipeline.wayback import CdxRow, WaybackClient, snapshot_timestamp
 
 __all__ = ["LinkReport", "RefreshReport", "links", "refresh"]
 
-Outcome = Literal["unchanged", "re-archived", "moved", "gone", "blocked", "failed"]
+# waiting: the archive could not say or capture this time (its trouble, or a capture made within
+# its dedupe hour); nothing was decided, the next refresh tries again.
+Outcome = Literal["unchanged", "re-archived", "moved", "gone", "blocked", "waiting", "failed"]
 _log = logging.getLogger("incidentlib.links")
 _GONE = (Reason.HTTP_404, Reason.HTTP_410)
 _BLOCKED = (Reason.HTTP_401, Reason.HTTP_403)
@@ -135,29 +137,36 @@ def _live_status(url: str, live: FetchResult) -> tuple[LinkStatus, str | None]:
 class _Refresher:
     def __init__(self, store: Store, settings: Settings, fetcher: Fetcher, client: WaybackClient) -> None:
         self.store, self.settings, self.fetcher, self.client = store, settings, fetcher, client
-        self.archiver = _Archiver(store, settings, client)
-        self.rows: dict[str, list[CdxRow] | None] = {}
+        # No draft's archive state is touched by a refresh's captures: the newest link is
+        # written to every record citing the URL at the end.
+        self.archiver = Archiver(settings, client, _keep_nothing)
+        self.rows: dict[str, list[CdxRow] | Reason] = {}
 
     async def index(self, urls: list[str]) -> None:
-        """The captures of every URL, in as few CDX requests as the API allows."""
+        """The captures of every URL, in as few index (CDX) requests as the API allows: one prefix
+        lookup for the URLs that share a folder, matched to each URL by its SURT key."""
         by_folder: dict[str, list[str]] = defaultdict(list)
         for url in urls:
             by_folder[_folder(url)].append(url)
 
         async def one_folder(folder: str, members: list[str]) -> None:
             try:
-                if len(members) == 1:
-                    found = await self.client.captures(members[0])
-                else:
-                    found = await self.client.captures_under(folder)
+                found = (
+                    await self.client.index(members[0])
+                    if len(members) == 1
+                    else await self.client.index(folder, prefix=True)
+                )
             except WaybackError:
                 for url in members:
-                    self.rows[url] = None  # unknown this time: nothing is decided from it
+                    self.rows[url] = Reason.INDEX_UNAVAILABLE  # unknown this time: nothing is decided from it
                 return
             for url in members:
-                self.rows[url] = [
-                    r for r in found if r.original == url or canonical_url(r.original) == canonical_url(url)
-                ]
+                if found.blocked:
+                    self.rows[url] = Reason.BLOCKED_SITE
+                elif not found.readable(url):
+                    self.rows[url] = Reason.INDEX_ROW_UNREADABLE
+                else:
+                    self.rows[url] = found.of(url)
 
         await asyncio.gather(*(one_folder(folder, members) for folder, members in by_folder.items()))
 
@@ -169,7 +178,8 @@ class _Refresher:
             url, etag=before.etag if before else None, last_modified=before.last_modified if before else None
         )
         status, moved_to = _live_status(url, live)
-        rows = self.rows.get(url)
+        known = self.rows.get(url, Reason.INDEX_UNAVAILABLE)
+        rows = None if isinstance(known, Reason) else known
         newest = rows[-1] if rows else None
         best_recorded = _newest_recorded(recorded)
         if best_recorded and rows is not None and not any(r.link == best_recorded for r in rows):
@@ -199,9 +209,15 @@ class _Refresher:
         if status in (LinkStatus.GONE, LinkStatus.BLOCKED, LinkStatus.ERROR) or rows is None:
             # Never capture a dead or unreadable page; without the index this time, decide nothing.
             outcome: Outcome = (
-                "gone" if status == LinkStatus.GONE else "blocked" if status == LinkStatus.BLOCKED else "failed"
+                "gone"
+                if status == LinkStatus.GONE
+                else "blocked"
+                if status == LinkStatus.BLOCKED
+                else "waiting"
+                if known == Reason.INDEX_UNAVAILABLE and status != LinkStatus.ERROR
+                else "failed"
             )
-            reason = state.reason or (None if rows is not None else Reason.INDEX_UNAVAILABLE)
+            reason = state.reason or (known if isinstance(known, Reason) else None)
             state = state.model_copy(update={"archived": state.archived or _newest_recorded(recorded)})
             return LinkReport(url, outcome, status.value, state.archived, moved_to, reason), state
 
@@ -213,10 +229,10 @@ class _Refresher:
                 capture_sha = state.capture_text_sha
                 if capture_sha is None:
                     try:
-                        body = await self.client.capture_bytes(newest)
+                        body = await self.client.capture_bytes(newest.timestamp, newest.original)
                     except WaybackError:
                         unreadable = Reason.CAPTURE_UNREADABLE
-                        return LinkReport(url, "failed", status.value, state.archived, moved_to, unreadable), state
+                        return LinkReport(url, "waiting", status.value, state.archived, moved_to, unreadable), state
                     capture_sha = await asyncio.to_thread(_normalised_sha, body, newest.original, None)
                     state = state.model_copy(update={"capture_text_sha": capture_sha})
                 changed = live_sha != capture_sha
@@ -226,13 +242,24 @@ class _Refresher:
         if not changed:
             return LinkReport(url, "unchanged", status.value, state.archived, moved_to), state
 
-        # No draft's archive state is touched here: the result is written to every record at the end.
-        step = await self.archiver.capture(None, url, ArchiveState())
+        # A new capture, not one the archive already holds: only one newer than the newest known counts.
+        known_stamp = max(
+            filter(None, (newest.timestamp if newest else None, _timestamp(best_recorded or ""))), default=None
+        )
+        step = await self.archiver.capture(None, url, ArchiveState(), not_within_s=None, newer_than=known_stamp)
         if step.archived is None:
             reason = step.state.reason or Reason.CAPTURE_FAILED
-            return LinkReport(url, "failed", status.value, state.archived, moved_to, reason), state
+            outcome = "failed" if step.outcome == "failed" else "waiting"
+            # Keep the old validators: a 304 next time must not hide a change still not captured.
+            kept = {"etag": previous.etag, "last_modified": previous.last_modified} if previous else {}
+            state = state.model_copy(update={"etag": None, "last_modified": None, **kept})
+            return LinkReport(url, outcome, status.value, state.archived, moved_to, reason), state
         state = state.model_copy(update={"archived": step.archived, "capture_text_sha": state.text_sha})
         return LinkReport(url, "re-archived", status.value, step.archived, moved_to), state
+
+
+async def _keep_nothing(draft_id: str | None, url: str, step: Step) -> None:
+    """A refresh keeps no draft's archive state while it captures (see `_update_records`)."""
 
 
 def _timestamp(link: str) -> str:

@@ -70,6 +70,11 @@ class Reason(StrEnum):
     SUBMIT_FAILED = "submit-failed"
     CAPTURE_NOT_YET_VISIBLE = "capture-not-yet-visible"
     CAPTURED_TODAY_NOT_YET_VISIBLE = "captured-today-not-yet-visible"
+    SERVICE_UNREACHABLE = "service-unreachable"
+    SERVICE_ERROR = "service-error"
+    ACCOUNT_QUOTA = "account-quota"
+    HOST_QUOTA = "host-quota"
+    CAPTURE_DELAYED = "capture-delayed"
     # ---------------------------------------------------------- archiving: the service's own codes (status_ext)
     BAD_GATEWAY = "bad-gateway"
     BROWSING_TIMEOUT = "browsing-timeout"
@@ -95,12 +100,18 @@ class Reason(StrEnum):
     BLOCKED_URL = "blocked-url"
     INVALID_URL_SYNTAX = "invalid-url-syntax"
     INVALID_HOST_RESOLUTION = "invalid-host-resolution"
+    UNAUTHORIZED = "unauthorized"
+    BLOCKED = "blocked"
+    FILESIZE_LIMIT = "filesize-limit"
     SPN_UNKNOWN = "spn-unknown"
     ARCHIVED_ERROR_PAGE = "archived-error-page"
     # ---------------------------------------------------------- keeping links current
     INDEX_UNAVAILABLE = "index-unavailable"
     CAPTURE_UNREADABLE = "capture-unreadable"
     CAPTURE_FAILED = "capture-failed"
+    CAPTURE_NOT_NEWER = "capture-not-newer"
+    BLOCKED_SITE = "blocked-site"
+    INDEX_ROW_UNREADABLE = "index-row-unreadable"
 
     @classmethod
     def for_status(cls, status: int) -> Reason:
@@ -184,6 +195,11 @@ MEANINGS: dict[Reason, str] = {
     Reason.SUBMIT_FAILED: "the capture request got no usable answer, and no capture was found",
     Reason.CAPTURE_NOT_YET_VISIBLE: "the archive says a recent capture exists; the index does not show it yet",
     Reason.CAPTURED_TODAY_NOT_YET_VISIBLE: "captured today already; the index does not show it yet",
+    Reason.SERVICE_UNREACHABLE: "the archive refused the connection or did not answer in time: it waits",
+    Reason.SERVICE_ERROR: "the archive answered 5xx, or a page where its API was due: it waits",
+    Reason.ACCOUNT_QUOTA: "the account's daily capture quota is used up: it waits for a later run",
+    Reason.HOST_QUOTA: "captures of the source's host are paused or over their quota: it waits",
+    Reason.CAPTURE_DELAYED: "the archive accepted the capture and will start it later; the job is watched",
     Reason.BAD_GATEWAY: "the archive: bad gateway",
     Reason.BROWSING_TIMEOUT: "the archive: its browser timed out on the page",
     Reason.CANNOT_FETCH: "the archive: could not fetch the page",
@@ -208,9 +224,15 @@ MEANINGS: dict[Reason, str] = {
     Reason.BLOCKED_URL: "the archive: the URL is blocked from capture",
     Reason.INVALID_URL_SYNTAX: "the archive: the URL is not valid",
     Reason.INVALID_HOST_RESOLUTION: "the archive: the host name does not resolve",
+    Reason.UNAUTHORIZED: "the archive: the page asks for credentials",
+    Reason.BLOCKED: "the archive: the site blocks the archive's crawler",
+    Reason.FILESIZE_LIMIT: "the archive: the document is too large to capture",
     Reason.SPN_UNKNOWN: "the archive: a code incidentlib does not know (kept beside the reason)",
     Reason.ARCHIVED_ERROR_PAGE: "the archive captured an error page (4xx/5xx), which is no capture",
     Reason.INDEX_UNAVAILABLE: "the archive's index could not be read this time: nothing was decided",
     Reason.CAPTURE_UNREADABLE: "the newest capture could not be read to compare it with the live page",
     Reason.CAPTURE_FAILED: "a new capture was needed and could not be made",
+    Reason.CAPTURE_NOT_NEWER: "the archive answered with a capture no newer than the recorded one (one an hour)",
+    Reason.BLOCKED_SITE: "the archive's index will not show captures of the site",
+    Reason.INDEX_ROW_UNREADABLE: "a row of the archive's index for the URL could not be read; the others were",
 }

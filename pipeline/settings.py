@@ -12,7 +12,7 @@ import re
 from ipaddress import IPv4Network, IPv6Network, ip_network
 from pathlib import Path
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 __all__ = ["INTERVAL", "Settings", "interval_seconds"]
@@ -20,6 +20,8 @@ __all__ = ["INTERVAL", "Settings", "interval_seconds"]
 # An interval schedule: a number and a unit (seconds, minutes, hours, days).
 INTERVAL = re.compile(r"(\d+)([smhd])")
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+# An archive key: printable ASCII, no space (0x21 to 0x7E).
+_KEY = re.compile(r"[!-~]+")
 
 
 def interval_seconds(schedule: str) -> int | None:
@@ -31,8 +33,13 @@ def interval_seconds(schedule: str) -> int | None:
 class Settings(BaseSettings):
     # Also read from a settings file in the working folder (KEY=value lines, like the
     # environment), for the archive keys above all; git ignores it.
+    # hide_input_in_errors: a refused value (an archive key above all) never reaches an error's text.
     model_config = SettingsConfigDict(
-        env_prefix="INCIDENTLIB_", extra="ignore", validate_default=True, env_file="incidentlib.env"
+        env_prefix="INCIDENTLIB_",
+        extra="ignore",
+        validate_default=True,
+        env_file="incidentlib.env",
+        hide_input_in_errors=True,
     )
 
     root: Path = Field(
@@ -115,24 +122,51 @@ class Settings(BaseSettings):
         default="https://web.archive.org",
         description="Base URL of the Wayback Machine (or a compatible service, or the local stand-in).",
     )
-    wayback_access_key: SecretStr | None = Field(default=None, description="Archive account access key (S3-like).")
-    wayback_secret_key: SecretStr | None = Field(default=None, description="Archive account secret key.")
-    captures_per_minute: float = Field(default=12.0, gt=0, description="Capture submissions a minute, at most.")
-    cdx_per_minute: float = Field(default=30.0, gt=0, description="CDX queries a minute, at most.")
-    capture_sessions: int = Field(default=3, ge=1, le=20, description="Capture jobs in progress at once, at most.")
+    wayback_access_key: SecretStr | None = Field(
+        default=None, description="Archive account access key (S3-like; printable ASCII, no spaces or colon)."
+    )
+    wayback_secret_key: SecretStr | None = Field(
+        default=None, description="Archive account secret key (printable ASCII, no spaces)."
+    )
+    # The Save Page Now 2 document (2026): about 7 captures a minute is what an account sustains.
+    captures_per_minute: float = Field(default=7.0, gt=0, description="Capture submissions a minute, at most.")
+    # The index allows 30 a minute; its maintainers ask clients to stay a fifth under it (edgi's client does).
+    cdx_per_minute: float = Field(default=24.0, gt=0, description="Index (CDX) queries a minute, at most.")
+    status_polls_per_minute: float = Field(
+        default=30.0, gt=0, description="Looks at capture jobs a minute, at most (they have a limit of their own)."
+    )
+    capture_sessions: int = Field(
+        default=3,
+        ge=1,
+        le=20,
+        description="Capture jobs in progress at once, at most (the account's own may be fewer).",
+    )
     reuse_capture_within_s: float = Field(
         default=30 * 86400.0, ge=0, description="An existing capture younger than this is reused, not made again."
     )
-    poll_interval_s: float = Field(default=5.0, gt=0, description="Time between two looks at a capture job.")
+    poll_interval_s: float = Field(
+        default=3.0, gt=0, description="First wait before looking at a capture job; the waits grow as it ages."
+    )
+    poll_max_interval_s: float = Field(default=20.0, gt=0, description="Longest wait between two looks at a job.")
     poll_timeout_s: float = Field(
         default=180.0, gt=0, description="How long one run waits on a job; a later run picks it up again."
     )
+    session_wait_s: float = Field(
+        default=300.0,
+        ge=0,
+        description="How long a run waits for a free capture session before leaving the rest for the next run.",
+    )
     breaker_backoff_s: float = Field(
-        default=60.0, ge=0, description="Pause for every archive request after a 429 (doubles while 429s go on)."
+        default=60.0,
+        ge=0,
+        description="Pause for every archive request after a 429 or a refused connection (doubles while they go on).",
     )
     wayback_timeout_s: float = Field(default=30.0, gt=0, description="Timeout of one request to the archive.")
     max_capture_attempts: int = Field(
-        default=5, ge=1, description="Attempts at a capture before the source is marked failed."
+        default=5,
+        ge=1,
+        description="Attempts at a capture whose page answered with trouble of its own before it is marked failed "
+        "(the archive's or the account's trouble uses none).",
     )
     in_run_retries: int = Field(
         default=2, ge=0, le=10, description="Further tries within one run after a retry-worthy failure."
@@ -195,6 +229,21 @@ class Settings(BaseSettings):
             return tuple(ip_network(part) for part in parts)
         except ValueError as exc:
             raise ValueError(f"{exc}: expected true, false or networks such as 127.0.0.0/8,10.1.0.0/16") from None
+
+    @field_validator("wayback_access_key", "wayback_secret_key")
+    @classmethod
+    def _key(cls, value: SecretStr | None, info: ValidationInfo) -> SecretStr | None:
+        # The keys go into one header, `LOW access:secret`: a space, a control character or a
+        # letter outside ASCII there makes the HTTP library raise an error that quotes the whole
+        # header, secret included. Checked here, once, and said without the value.
+        if value is None or not value.get_secret_value():
+            return None
+        text = value.get_secret_value()
+        if not _KEY.fullmatch(text):
+            raise ValueError("must be printable ASCII without spaces (check for a stray space or newline)")
+        if info.field_name == "wayback_access_key" and ":" in text:
+            raise ValueError("must not hold a colon (the header joins the two keys with one)")
+        return value
 
     @field_validator("root")
     @classmethod

@@ -30,6 +30,8 @@ def _no_ambient_settings(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in list(os.environ):
         if name.startswith("INCIDENTLIB_") and name != "INCIDENTLIB_SHARED":
             monkeypatch.delenv(name)
+    # Tests never reach beyond loopback: a test that forgets the stand-in meets a closed port.
+    monkeypatch.setenv("INCIDENTLIB_WAYBACK_URL", "http://127.0.0.1:9")
 
 
 @pytest.fixture(scope="session")

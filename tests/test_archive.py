@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import logging
+import os
+import signal
+import subprocess
+import sys
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -10,7 +15,7 @@ from helpers import archive_settings, pipes, settings_env
 
 from pipeline.archive import archive
 from pipeline.draft import new_draft
-from pipeline.models import SourceEntry
+from pipeline.models import ArchiveState, SourceEntry, utc_now
 from pipeline.standins.sitefarm import Page, Site, SiteFarm
 from pipeline.standins.wayback import WaybackStandIn
 from pipeline.store import Store
@@ -35,6 +40,18 @@ def drafts_for(store: Store, *urls: str) -> list[str]:
     return ids
 
 
+def distinct_pages(farm: SiteFarm, name: str, count: int) -> list[str]:
+    """A site of `count` pages that differ from each other, and their URLs."""
+    site = farm.add_site(name)
+    for n in range(count):
+        site.pages[f"/pm/{n}"] = Page.html(HTML.replace("an hour", f"{n} hours"))
+    return [site.url(f"/pm/{n}") for n in range(count)]
+
+
+def nonzero(counts: dict[str, int]) -> dict[str, int]:
+    return {outcome: n for outcome, n in counts.items() if n}
+
+
 def states(store: Store) -> dict[str, tuple[str, str | None, str | None]]:
     return {s.url: (s.archive.status, s.archive.reason, s.archived) for d in store.drafts() for s in d.sources}
 
@@ -52,7 +69,8 @@ def test_every_source_is_captured_then_confirmed_then_left_alone(
         (capture,) = wayback.captures_of(url)
         source = next(s for d in store.drafts() for s in d.sources if s.url == url)
         assert source.archived == f"https://web.archive.org/web/{capture.timestamp}/{url}"
-        assert (source.archive.status, source.archive.confirmed, source.archive.attempts) == ("captured", False, 1)
+        # Attempts count only the page's own trouble; a capture that went through used none.
+        assert (source.archive.status, source.archive.confirmed, source.archive.attempts) == ("captured", False, 0)
 
     second = archive(store, settings)
     assert second.counts()["confirmed"] == 3 and second.requests["save"] == 0
@@ -142,14 +160,49 @@ def test_a_job_stuck_pending_is_kept_and_polled_next_time(
     assert wayback.counts["save"] == 1, "the same job was polled, not a new one submitted"
 
 
-def test_an_expired_job_looks_in_the_index_before_submitting_again(
+def test_a_forgotten_job_is_kept_as_pending_not_failed(
     store: Store, root: Path, site: Site, wayback: WaybackStandIn
 ) -> None:
     url = site.url("/pm/0")
     drafts_for(store, url)
-    wayback.failures.expire_jobs = True
+    wayback.failures.expire_jobs = True  # the service answers the default pending body
+    report = archive(store, archive_settings(root, wayback, poll_timeout_s=0.2))
+    assert report.counts()["submitted"] == 1 and wayback.counts["save"] == 1
+    source = next(store.drafts()).sources[0]
+    assert (source.archive.status, source.archive.reason, source.archive.attempts) == ("pending", "job-pending", 0)
+    assert source.archive.job_id is not None
+
+
+def left_by_an_earlier_run(store: Store, url: str, hours_ago: float) -> None:
+    """A draft whose source an earlier run submitted `hours_ago` and never saw to its end."""
+    draft = new_draft(SourceEntry(url=url))
+    submitted = ArchiveState(
+        reason="job-submitted", job_id="spn2-0123456789abcdef", job_submitted_at=utc_now() - timedelta(hours=hours_ago)
+    )
+    source = draft.sources[0].model_copy(update={"archive": submitted})
+    store.write_draft(draft.model_copy(update={"sources": [source]}))
+
+
+def test_a_job_older_than_the_services_memory_is_looked_up_in_the_index(
+    store: Store, root: Path, site: Site, wayback: WaybackStandIn
+) -> None:
+    url = site.url("/pm/0")
+    left_by_an_earlier_run(store, url, hours_ago=2)
+    made = (utc_now() - timedelta(hours=2) + timedelta(minutes=1)).strftime("%Y%m%d%H%M%S")
+    wayback.add_capture(url, made, b"<html>the page as captured then</html>")
     report = archive(store, archive_settings(root, wayback))
-    assert report.counts()["captured"] == 1 and wayback.counts["save"] == 1
+    assert nonzero(report.counts()) == {"captured": 1}
+    assert wayback.counts["save"] == 0 and wayback.counts["status"] == 0, "an hour-old job id is not asked about"
+    assert states(store)[url] == ("captured", None, f"https://web.archive.org/web/{made}/{url}")
+
+
+def test_a_job_older_than_the_services_memory_with_no_capture_is_submitted_again(
+    store: Store, root: Path, site: Site, wayback: WaybackStandIn
+) -> None:
+    url = site.url("/pm/0")
+    left_by_an_earlier_run(store, url, hours_ago=2)
+    report = archive(store, archive_settings(root, wayback))
+    assert nonzero(report.counts()) == {"captured": 1} and wayback.counts["save"] == 1
     assert len(wayback.captures_of(url)) == 1
 
 
@@ -188,29 +241,72 @@ def test_errors_inside_200_are_retried_or_final_as_they_deserve(
     assert wayback.counts["save"] == 3
 
 
+def captured_by_another_library(root: Path, wayback: WaybackStandIn, url: str) -> None:
+    """`url` captured just now by someone else (another data root on the same account)."""
+    earlier = root.parent / "earlier"
+    drafts_for(Store(earlier), url)
+    archive(Store(earlier), archive_settings(earlier, wayback))
+
+
+def test_a_capture_made_within_the_hour_is_reused_not_claimed_as_new(
+    store: Store, root: Path, site: Site, wayback: WaybackStandIn
+) -> None:
+    url = site.url("/pm/0")
+    captured_by_another_library(root, wayback, url)
+    drafts_for(store, url)
+    report = archive(store, archive_settings(root, wayback))  # the service answers with the earlier job
+    assert nonzero(report.counts()) == {"reused": 1}
+    (capture,) = wayback.captures_of(url)
+    assert states(store)[url] == ("captured", None, f"https://web.archive.org/web/{capture.timestamp}/{url}")
+    assert next(store.drafts()).sources[0].archive.reused is True
+
+
 def test_too_many_daily_captures_means_captured_today(
     store: Store, root: Path, site: Site, wayback: WaybackStandIn
 ) -> None:
     url = site.url("/pm/0")
-    drafts_for(Store(root.parent / "earlier"), url)
-    archive(Store(root.parent / "earlier"), archive_settings(root.parent / "earlier", wayback))
-    wayback.per_url_daily = 1
+    captured_by_another_library(root, wayback, url)
+    wayback.per_url_daily, wayback.dedupe_s = 1, 0
     drafts_for(store, url)
     report = archive(store, archive_settings(root, wayback))
-    assert report.counts()["reused"] == 1
+    assert nonzero(report.counts()) == {"reused": 1}
     assert len(wayback.captures_of(url)) == 1
 
 
-def test_a_session_limit_is_waited_out(store: Store, root: Path, site: Site, wayback: WaybackStandIn) -> None:
+def test_a_session_limit_is_waited_out_within_the_run_with_no_attempt_used(
+    store: Store, root: Path, site: Site, wayback: WaybackStandIn
+) -> None:
     url = site.url("/pm/0")
     drafts_for(store, url)
-    wayback.failures.session_limit = 1
-    archive(store, archive_settings(root, wayback, in_run_retries=0))
-    assert states(store)[url][:2] == ("pending", "user-session-limit")
-    wayback.failures.session_limit = 1
-    archive(store, archive_settings(root, wayback))  # retried within the run, after a pause
-    assert states(store)[url][0] == "captured"
-    assert wayback.counts["save"] == 3
+    wayback.failures.session_limit = 2
+    report = archive(store, archive_settings(root, wayback, max_capture_attempts=1))
+    assert nonzero(report.counts()) == {"captured": 1} and wayback.counts["save"] == 3
+    assert next(store.drafts()).sources[0].archive.attempts == 0
+
+
+def test_sessions_that_never_free_leave_the_sources_waiting_for_the_next_run(
+    store: Store, root: Path, site: Site, wayback: WaybackStandIn
+) -> None:
+    urls = [site.url(f"/pm/{n}") for n in range(3)]
+    drafts_for(store, *urls)
+    wayback.failures.session_limit = 10_000
+    settings = archive_settings(root, wayback, session_wait_s=0.3, max_capture_attempts=1)
+    report = archive(store, settings)
+    assert report.waiting() == {"user-session-limit": 3}
+    assert {state[:2] for state in states(store).values()} == {("pending", "user-session-limit")}
+    wayback.failures.session_limit = 0
+    assert nonzero(archive(store, settings).counts()) == {"captured": 3}
+
+
+def test_one_session_on_the_account_is_shared_in_turn_without_a_refused_submit(
+    store: Store, root: Path, farm: SiteFarm
+) -> None:
+    urls = distinct_pages(farm, "turns", 4)
+    drafts_for(store, *urls)
+    with WaybackStandIn(sessions=1, job_seconds=0.2, captures_per_minute=6000, cdx_per_minute=6000) as wayback:
+        report = archive(store, archive_settings(root, wayback, capture_sessions=3))
+        assert nonzero(report.counts()) == {"captured": 4}
+        assert wayback.counts["save"] == 4, "the account's one session was read, not found out by refusals"
 
 
 def test_a_redirected_capture_keeps_both_urls(store: Store, root: Path, site: Site, wayback: WaybackStandIn) -> None:
@@ -226,8 +322,8 @@ def test_a_redirected_capture_keeps_both_urls(store: Store, root: Path, site: Si
 def test_an_archived_error_page_is_not_a_capture(store: Store, root: Path, site: Site, wayback: WaybackStandIn) -> None:
     drafts_for(store, site.url("/missing"))
     archive(store, archive_settings(root, wayback))
-    assert states(store)[site.url("/missing")] == ("failed", "archived-error-page", None)
-    assert next(store.drafts()).sources[0].archive.detail == "HTTP 404"
+    assert states(store)[site.url("/missing")] == ("failed", "not-found", None)
+    assert "(HTTP status=404)" in (next(store.drafts()).sources[0].archive.detail or "")
 
 
 def test_the_keys_never_reach_a_log_or_a_record(
@@ -246,16 +342,7 @@ def test_the_keys_never_reach_a_log_or_a_record(
 def test_a_run_killed_at_any_point_is_finished_by_the_next_with_nothing_lost_or_doubled(
     store: Store, root: Path, farm: SiteFarm, wayback: WaybackStandIn
 ) -> None:
-    import os
-    import signal
-    import subprocess
-    import sys
-
-    site = farm.add_site("many")
-    urls = []
-    for n in range(8):
-        site.pages[f"/pm/{n}"] = Page.html(HTML.replace("an hour", f"{n} hours"))
-        urls.append(site.url(f"/pm/{n}"))
+    urls = distinct_pages(farm, "many", 8)
     drafts_for(store, *urls)
     wayback.job_seconds = 0.05  # jobs take a moment, so kills land between submit and success too
     settings = archive_settings(root, wayback, capture_sessions=2)
@@ -295,7 +382,7 @@ def test_a_missing_capture_limit_stops_captures_without_using_up_attempts(
     settings = archive_settings(root, wayback, capture_limit="no-such-limit")
     for _ in range(3):
         report = archive(store, settings)
-        assert (report.keys, report.problem) == (False, "no-capture-limit")
+        assert report.problem == "no-capture-limit"
     source = next(s for d in store.drafts() for s in d.sources)
     assert (source.archive.status, source.archive.reason, source.archive.attempts) == ("pending", "no-capture-limit", 0)
     assert wayback.counts["save"] == 0

@@ -56,6 +56,9 @@ def refreshed(
         if name != "missing":
             store.write_draft(new_draft(SourceEntry(url=urls[name])))
     settings = archive_settings(root, wayback)
+    # A refresh runs weeks after the capture; here it runs within the second, where the service
+    # would answer with its capture of the last hour (that case has its own test below).
+    wayback.dedupe_s = 0
     # This page changed before it was archived: its capture already holds the new text.
     site.pages["/pm/newer"] = page("The newer incident: rewritten before it was archived.")
     archive(store, settings)
@@ -94,6 +97,7 @@ def test_refresh_sorts_every_source_by_what_its_page_answers(refreshed: Refreshe
         "moved": 1,
         "gone": 2,
         "blocked": 1,
+        "waiting": 0,
         "failed": 0,
     }
 
@@ -131,19 +135,45 @@ def test_a_second_refresh_with_nothing_changed_captures_and_writes_nothing(
     assert again.records_updated == 0
 
 
+def archived_once(store: Store, root: Path, wayback: WaybackStandIn, url: str) -> tuple[Settings, str | None]:
+    """One draft citing `url`, archived: the settings used, and its capture's link."""
+    store.write_draft(new_draft(SourceEntry(url=url)))
+    settings = archive_settings(root, wayback)
+    archive(store, settings)
+    return settings, next(store.drafts()).sources[0].archived
+
+
 def test_a_failing_archive_decides_nothing_and_loses_nothing(
     store: Store, root: Path, site: Site, wayback: WaybackStandIn
 ) -> None:
     url = site.url("/pm/changed")
-    store.write_draft(new_draft(SourceEntry(url=url)))
-    settings = archive_settings(root, wayback)
-    archive(store, settings)
-    link = next(store.drafts()).sources[0].archived
+    settings, link = archived_once(store, root, wayback, url)
     site.pages["/pm/changed"] = page("Rewritten entirely.")
     wayback.failures.storm_429 = 1000
     report = refresh(store, settings.model_copy(update={"breaker_backoff_s": 0.01}))
-    assert [(s.outcome, s.reason) for s in report.sources] == [("failed", "index-unavailable")]
+    assert [(s.outcome, s.reason) for s in report.sources] == [("waiting", "index-unavailable")]
     assert next(store.drafts()).sources[0].archived == link
+
+
+def test_a_page_changed_within_the_hour_waits_and_a_later_refresh_archives_it(
+    store: Store, root: Path, site: Site, wayback: WaybackStandIn, make_case: Callable[..., Case]
+) -> None:
+    url = site.url("/pm/changed")
+    settings, link = archived_once(store, root, wayback, url)
+    store.write_case(make_case("IL-0007", sources=[{"url": url, "kind": "blog", "archived": link}]))
+    site.pages["/pm/changed"] = page("Rewritten within the hour.")
+    # The service answers a second capture within its hour with the first: no newer capture.
+    report = refresh(store, settings)
+    assert [(s.outcome, s.reason) for s in report.sources] == [("waiting", "capture-not-newer")]
+    assert next(store.drafts()).sources[0].archived == link
+    assert json.loads(store.path("case", "IL-0007").read_bytes())["sources"][0]["archived"] == link
+    wayback.dedupe_s = 0  # the hour has passed
+    again = refresh(store, settings)
+    assert [s.outcome for s in again.sources] == ["re-archived"]
+    newest = wayback.captures_of(url)[-1]
+    assert json.loads(store.path("case", "IL-0007").read_bytes())["sources"][0]["archived"] == (
+        f"https://web.archive.org/web/{newest.timestamp}/{url}"
+    )
 
 
 def test_cdx_requests_are_shared_by_urls_of_one_folder(

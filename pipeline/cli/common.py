@@ -125,7 +125,9 @@ def read_settings(root: Path | None) -> Settings:
     except ValidationError as exc:
         error = exc.errors(include_url=False)[0]
         name = "INCIDENTLIB_" + str(error["loc"][0]).upper() if error["loc"] else "settings"
-        raise SettingsError(f"{name}: {error['msg']}", name=name) from None
+        # pydantic prefixes a validator's own words with "Value error, "; the reader needs only the words.
+        message = str(error["msg"]).removeprefix("Value error, ")
+        raise SettingsError(f"{name}: {message}", name=name) from None
 
 
 def load_settings(root: Path | None) -> Settings:

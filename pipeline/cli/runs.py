@@ -99,7 +99,7 @@ def archive(root: RootOption = None, as_json: JsonOption = False) -> None:
             "another archive run of this data root is capturing: nothing done, the sources wait for the next run",
             err=True,
         )
-    elif not report.keys:
+    elif report.problem is not None:
         typer.echo(f"captures stopped ({report.problem}): existing captures were looked up, new ones wait", err=True)
     rows = list(report.counts().items())
     rows += [(f"waiting: {reason}", n) for reason, n in report.waiting().items()]

@@ -69,8 +69,15 @@ def run_demo(keep: Path | None = None, say: Callable[[str], None] = print) -> De
         (root / "sources").mkdir(parents=True, exist_ok=True)
         with (
             SiteFarm() as farm,
+            # The demo changes a page seconds after its capture; the service would answer a new
+            # capture within the hour with the old one (and the refresh would wait), so its
+            # dedupe hour is off here. Everything else is as strict as the service.
             WaybackStandIn(
-                access_key="demo-access", secret_key="demo-secret", captures_per_minute=600, cdx_per_minute=600
+                access_key="demo-access",
+                secret_key="demo-secret",
+                captures_per_minute=600,
+                cdx_per_minute=600,
+                dedupe_s=0,
             ) as wayback,
         ):
             site = farm.add_site("postmortems", latency_s=0.01)
@@ -89,6 +96,7 @@ def run_demo(keep: Path | None = None, say: Callable[[str], None] = print) -> De
                 "INCIDENTLIB_WAYBACK_SECRET_KEY": "demo-secret",
                 "INCIDENTLIB_CAPTURES_PER_MINUTE": "600",
                 "INCIDENTLIB_CDX_PER_MINUTE": "600",
+                "INCIDENTLIB_STATUS_POLLS_PER_MINUTE": "600",
                 "INCIDENTLIB_POLL_INTERVAL_S": "0.05",
                 "INCIDENTLIB_REUSE_CAPTURE_WITHIN_S": "0",
                 "PREFECT_LOGGING_LEVEL": os.environ.get("PREFECT_LOGGING_LEVEL", "WARNING"),

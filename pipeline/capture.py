@@ -1,0 +1,530 @@
+"""One source's way to a capture in the Wayback Machine, shared by the archive run and the link refresh.
+
+The rule everything here follows: **only a source's own answer can fail it.** The archive
+answers about three things, and each is treated as it deserves:
+
+- the source's own answer for good (not found, gone, blocked, an invalid URL, too many
+  redirects, too large): the source fails, and is not tried again (`SOURCE_FAILS`);
+- the source's server misbehaving now (a bad gateway, a read timeout): an attempt is
+  counted, and the source fails after `max_capture_attempts` of them (`SOURCE_TROUBLE`);
+- the account's or the service's trouble (a session limit, a quota, a 429, a refused
+  connection, a timeout, a 5xx, a page where the API was due, a start put off by an hour,
+  the service's own failures): the source waits with the reason, uses no attempt, and a
+  later run tries again. When the account or the service is out (no keys, refused keys, the
+  day's quota, the service unreachable), the run stops submitting and says so once.
+
+Capture sessions are the account's: `/save/status/user` says how many are free; it is read
+before submitting and again when a session frees, no more jobs are started than are free,
+and a job keeps its session until the job ends. Polls are spaced out as a job ages. Every
+state that matters is written into the draft before and right after a submit, so a run
+killed at any point is finished by the next, which polls the job it left or finds its
+capture in the index, and never captures twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Literal
+from urllib.parse import urlsplit
+
+from pipeline.errors import (
+    CaptureLimitError,
+    WaybackAuthError,
+    WaybackError,
+    WaybackThrottled,
+)
+from pipeline.models import ArchiveState, ArchiveStatus, utc_now
+from pipeline.reasons import Reason
+from pipeline.settings import Settings
+from pipeline.wayback import CdxResult, CdxRow, JobState, SpnAnswer, WaybackClient, snapshot_url
+
+__all__ = ["SOURCE_FAILS", "SOURCE_TROUBLE", "Archiver", "Outcome", "Step", "waits_for_service"]
+
+_log = logging.getLogger("incidentlib.archive")
+
+Outcome = Literal["captured", "reused", "confirmed", "submitted", "unconfirmed", "waiting", "failed"]
+
+# The source's own answer, for good: it fails, and is not tried again.
+SOURCE_FAILS = frozenset(
+    {
+        Reason.NOT_FOUND,
+        Reason.NO_ACCESS,
+        Reason.UNAUTHORIZED,
+        Reason.BLOCKED,
+        Reason.BLOCKED_URL,
+        Reason.INVALID_URL_SYNTAX,
+        Reason.INVALID_HOST_RESOLUTION,
+        Reason.TOO_MANY_REDIRECTS,
+        Reason.FILESIZE_LIMIT,
+        Reason.ARCHIVED_ERROR_PAGE,
+    }
+)
+# The source's server misbehaving now: worth another try later; each counts an attempt.
+SOURCE_TROUBLE = frozenset(
+    {
+        Reason.BAD_GATEWAY,
+        Reason.GATEWAY_TIMEOUT,
+        Reason.SERVICE_UNAVAILABLE,
+        Reason.INVALID_SERVER_RESPONSE,
+        Reason.PROTOCOL_ERROR,
+        Reason.READ_TIMEOUT,
+        Reason.SPN_UNKNOWN,
+    }
+)
+# The account or the service out: the run stops submitting (said once); every source waits.
+_RUN_OUT = frozenset(
+    {Reason.NO_KEYS, Reason.BAD_KEYS, Reason.NO_CAPTURE_LIMIT, Reason.ACCOUNT_QUOTA, Reason.SERVICE_UNREACHABLE}
+)
+# How many calls in a row may meet the service's trouble before the run takes it for out.
+_OUT_AFTER = 3
+# A job's status is kept about an hour by the service; an older one answers "pending" forever.
+_JOB_MEMORY = timedelta(minutes=55)
+
+
+def _host(url: str) -> str:
+    """The host the archive pauses: its name and any port other than the default."""
+    parts = urlsplit(url)
+    return (parts.hostname or "").lower() + (f":{parts.port}" if parts.port else "")
+
+
+def waits_for_service(state: ArchiveState) -> bool:
+    """Whether a source the run left failed failed for the account's or the service's trouble (an
+    earlier version did that): such a source goes back to waiting."""
+    return state.status == ArchiveStatus.FAILED and state.reason not in SOURCE_FAILS | SOURCE_TROUBLE
+
+
+@dataclass
+class Step:
+    """The new state of one source, and what to report."""
+
+    state: ArchiveState
+    archived: str | None
+    outcome: Outcome
+
+
+def _captured(state: ArchiveState, link: str, original: str, *, outcome: Outcome, confirmed: bool, url: str) -> Step:
+    new = state.model_copy(
+        update={
+            "status": ArchiveStatus.CAPTURED,
+            "reason": None,
+            "detail": None,
+            "job_id": None,
+            "job_submitted_at": None,
+            "captured_at": state.captured_at if outcome == "confirmed" and state.captured_at else utc_now(),
+            "reused": outcome == "reused" or (state.reused and outcome == "confirmed"),
+            "confirmed": confirmed,
+            # A redirect made the capture's URL differ from the source's: keep both.
+            "captured_url": original if original != url else None,
+        }
+    )
+    return Step(new, link, outcome)
+
+
+def _from_row(state: ArchiveState, row: CdxRow, *, outcome: Outcome, url: str) -> Step:
+    return _captured(state, row.link, row.original, outcome=outcome, confirmed=True, url=url)
+
+
+def _waiting(state: ArchiveState, reason: Reason, detail: str | None = None, **update: object) -> Step:
+    """Waiting for a later run: the account's or the service's trouble uses no attempt."""
+    return Step(
+        state.model_copy(update={"status": ArchiveStatus.PENDING, "reason": reason, "detail": detail, **update}),
+        None,
+        "waiting",
+    )
+
+
+def _failed(state: ArchiveState, reason: Reason, detail: str | None = None) -> Step:
+    update = {
+        "status": ArchiveStatus.FAILED,
+        "reason": reason,
+        "detail": detail,
+        "job_id": None,
+        "job_submitted_at": None,
+    }
+    return Step(state.model_copy(update=update), None, "failed")
+
+
+def _attempted(state: ArchiveState, reason: Reason, detail: str | None, max_attempts: int) -> Step:
+    """The source's server misbehaved: an attempt used; failed after the last one."""
+    attempts = state.attempts + 1
+    update = {"attempts": attempts, "last_attempt_at": utc_now(), "job_id": None, "job_submitted_at": None}
+    if attempts >= max_attempts:
+        return _failed(state.model_copy(update=update), reason, detail)
+    return _waiting(state.model_copy(update=update), reason, detail)
+
+
+class _Sessions:
+    """The account's capture sessions, as `/save/status/user` says and this run's jobs use them."""
+
+    def __init__(self, client: WaybackClient, most: int, read_every_s: float) -> None:
+        self.client, self.most = client, most
+        self.read_every_s = read_every_s  # while none is free: as often as a job is looked at
+        self.free = 0
+        self.ours = 0
+        self.submitting = 0  # sessions taken whose submit the service has not answered yet
+        self.answered = 0  # submits answered so far
+        self.read_at = float("-inf")
+        self.changed = asyncio.Event()
+        self.quota_used: str | None = None  # "n of n": the account's daily captures, all made
+
+    async def read(self) -> None:
+        answered = self.answered
+        status = await self.client.user_status()
+        self.read_at = time.monotonic()
+        if status.daily_captures_limit and status.daily_captures >= status.daily_captures_limit:
+            self.quota_used = f"{status.daily_captures} of {status.daily_captures_limit}"
+        # `available` counts the account's jobs, this run's included, but only those the service
+        # had taken when it answered: a submit still on its way, or answered meanwhile, may not
+        # be in it, and counting its session free would earn a refusal. `most` is this run's bound.
+        unsure = self.submitting + (self.answered - answered)
+        self.free = max(0, min(status.available - unsure, self.most - self.ours))
+
+    async def take(self, until: float) -> bool:
+        """A session for one job, waited for until `until` (monotonic); False when none freed in time."""
+        while True:
+            if self.free > 0:
+                self.free -= 1
+                self.ours += 1
+                self.submitting += 1
+                return True
+            now = time.monotonic()
+            if now >= until:
+                return False
+            if now - self.read_at >= self.read_every_s:
+                await self.read()
+                continue
+            self.changed.clear()
+            try:
+                await asyncio.wait_for(self.changed.wait(), timeout=min(self.read_every_s, until - now))
+            except TimeoutError:
+                pass
+
+    def not_used(self) -> None:
+        """A session taken for a submit that will not be made after all."""
+        self.submitting -= 1
+        self.give_back(job_ended=False)
+
+    def submit_answered(self) -> None:
+        self.submitting -= 1
+        self.answered += 1
+
+    def give_back(self, *, job_ended: bool) -> None:
+        """A job ended (its session is free again), or no job was started after all."""
+        self.ours -= 1
+        if job_ended:
+            self.read_at = float("-inf")  # read again before the next: the account's count moved
+        else:
+            self.free += 1
+        self.changed.set()
+
+    def refused(self) -> None:
+        """The service said every session is busy: believe it, and read again before the next."""
+        self.free = 0
+        self.read_at = time.monotonic()
+
+
+Save = Callable[[str | None, str, Step], Awaitable[None]]
+
+
+class Archiver:
+    """One archive run's captures: its client, its sessions, and what it knows of the service."""
+
+    def __init__(self, settings: Settings, client: WaybackClient, save: Save) -> None:
+        self.settings, self.client, self.save = settings, client, save
+        self.sessions = _Sessions(client, settings.capture_sessions, settings.poll_interval_s)
+        self.out: Reason | None = None if client.has_keys else Reason.NO_KEYS
+        self.paused_hosts: set[str] = set()
+        self._trouble = 0  # calls in a row that met the service's trouble
+        self.unreachable = False  # so many calls in a row found no service that this run asks no more
+        self._started = time.monotonic()
+
+    # ------------------------------------------------------------ what the run knows of the service
+
+    def stop_submitting(self, reason: Reason, why: str) -> None:
+        """The account or the service is out: no more submits this run (said once)."""
+        if self.out is None:
+            _log.warning("archive: %s; captures stop for this run, the sources wait for the next", why)
+            self.out = reason
+
+    def _service_trouble(self, exc: WaybackError) -> Reason:
+        """A call met the service's trouble: its reason; after a few in a row, the service is out."""
+        self._trouble += 1
+        reason = (
+            Reason.THROTTLED
+            if isinstance(exc, WaybackThrottled)
+            else Reason.SERVICE_UNREACHABLE
+            if "connection failed" in str(exc) or "no answer in time" in str(exc)
+            else Reason.SERVICE_ERROR
+        )
+        if self._trouble >= _OUT_AFTER and reason == Reason.SERVICE_UNREACHABLE and not self.unreachable:
+            # Even without keys (lookups only), every further call would wait out the breaker for nothing.
+            self.unreachable = True
+            if self.out is None:
+                self.stop_submitting(reason, f"the archive cannot be reached ({exc})")
+            else:
+                _log.warning("archive: the archive cannot be reached (%s); the sources wait for the next run", exc)
+        return reason
+
+    def _service_answered(self) -> None:
+        self._trouble = 0
+
+    async def check_account(self) -> None:
+        """Before the first submit: the keys, the account's sessions, the shared capture limit."""
+        if self.out is not None:
+            return
+        try:
+            await self.sessions.read()
+            self._service_answered()
+        except WaybackAuthError as exc:
+            self.stop_submitting(Reason.BAD_KEYS, str(exc))
+        except WaybackError as exc:
+            _log.warning("archive: could not read the account's sessions: %s", exc)
+            self._service_trouble(exc)
+        if self.settings.capture_limit and self.out is None:
+            from pipeline.wayback import capture_limit_problem
+
+            problem = await capture_limit_problem(self.settings.capture_limit)
+            if problem:
+                self.stop_submitting(Reason.NO_CAPTURE_LIMIT, problem)
+
+    # ------------------------------------------------------------ the index
+
+    async def newest(self, url: str, since: datetime | None = None) -> CdxRow | None:
+        """The newest capture of `url` the index holds (since a moment); None when it holds none or cannot say."""
+        stamp = since.strftime("%Y%m%d%H%M%S") if since else None
+        found = await self._index(url, since=stamp)
+        return found.newest(url) if found else None
+
+    async def at(self, url: str, timestamp: str) -> CdxRow | None:
+        """The capture of `url` at `timestamp`, if the index shows it yet."""
+        found = await self._index(url, since=timestamp, until=timestamp)
+        return next((row for row in found.of(url) if row.timestamp == timestamp), None) if found else None
+
+    async def _index(self, url: str, *, since: str | None, until: str | None = None) -> CdxResult | None:
+        if self.unreachable:
+            return None  # each call would wait out the breaker's pause for nothing
+        try:
+            found = await self.client.index(url, since=since, until=until)
+        except WaybackError as exc:
+            self._service_trouble(exc)
+            return None
+        self._service_answered()
+        return found
+
+    # ------------------------------------------------------------ one source
+
+    async def one(self, draft_id: str | None, url: str, state: ArchiveState, recorded: str | None) -> Step:
+        """The source's next step to a confirmed capture (see the module's docstring)."""
+        s = self.settings
+        if self.unreachable:
+            return Step(state, recorded, "unconfirmed") if recorded else _waiting(state, Reason.SERVICE_UNREACHABLE)
+        # 1. captured, not yet seen in the index: confirm that very capture, not another.
+        if state.status == ArchiveStatus.CAPTURED and recorded:
+            stamp = recorded.split("/web/", 1)[1].split("/", 1)[0] if "/web/" in recorded else ""
+            row = await self.at(state.captured_url or url, stamp) if stamp.isdigit() else None
+            if row is not None:
+                return _from_row(state, row, outcome="confirmed", url=url)
+            return Step(state, recorded, "unconfirmed")
+        # 2. a job an earlier run left: poll it while the service remembers it; after, look in the index.
+        if state.job_submitted_at:
+            if state.job_id and utc_now() - state.job_submitted_at < _JOB_MEMORY:
+                return await self.poll(draft_id, url, state, state.job_id, state.job_submitted_at)
+            row = await self.newest(url, state.job_submitted_at - timedelta(minutes=1))
+            if row is not None:
+                return _from_row(state, row, outcome="captured", url=url)
+            state = state.model_copy(update={"job_id": None, "job_submitted_at": None})
+        # 3. an existing capture young enough: reuse it.
+        if s.reuse_capture_within_s:
+            row = await self.newest(url, utc_now() - timedelta(seconds=s.reuse_capture_within_s))
+            if row is not None:
+                return _from_row(state, row, outcome="reused", url=url)
+        return await self.capture(draft_id, url, state, not_within_s=s.reuse_capture_within_s or None)
+
+    async def capture(
+        self,
+        draft_id: str | None,
+        url: str,
+        state: ArchiveState,
+        *,
+        not_within_s: float | None,
+        newer_than: str | None = None,
+    ) -> Step:
+        """Submit `url` and see the job to its end. Without `not_within_s` the archive is asked for a
+        new capture (a refresh of a page that changed); a capture no newer than `newer_than` (the
+        one the page was recorded with) is then no new one, and the source waits."""
+        host = _host(url)
+        if self.out is not None:
+            return _waiting(state, self.out)
+        if host in self.paused_hosts:
+            return _waiting(state, Reason.HOST_QUOTA)
+        until = self._started + self.settings.session_wait_s
+        while True:
+            if not await self.sessions_or_out(until):
+                return _waiting(state, self.out or Reason.USER_SESSION_LIMIT)
+            if host in self.paused_hosts:  # paused while this one waited for a session
+                self.sessions.not_used()
+                return _waiting(state, Reason.HOST_QUOTA)
+            step = await self._submit(draft_id, url, state, not_within_s=not_within_s, newer_than=newer_than)
+            if step is not None:
+                return step
+            # The service said every session was busy: wait for one to free, no attempt used.
+
+    async def sessions_or_out(self, until: float) -> bool:
+        """A session for one submit; False when none freed in time, or the account or service is out."""
+        try:
+            took = self.out is None and await self.sessions.take(until)
+        except WaybackAuthError as exc:
+            self.stop_submitting(Reason.BAD_KEYS, str(exc))
+            return False
+        except WaybackError as exc:
+            self._service_trouble(exc)
+            return False
+        if self.sessions.quota_used:  # the account says so before a submit is refused for it
+            self.stop_submitting(
+                Reason.ACCOUNT_QUOTA, f"the account's daily captures are used up ({self.sessions.quota_used})"
+            )
+        if took and self.out is not None:  # the account or the service went out while this one waited
+            self.sessions.not_used()
+            return False
+        return took
+
+    async def _submit(
+        self, draft_id: str | None, url: str, state: ArchiveState, *, not_within_s: float | None, newer_than: str | None
+    ) -> Step | None:
+        """One submit with a session held; None when the service said every session was busy."""
+        submitted_at = utc_now()
+        # Durable before the request: a run killed while the archive answers looks for the
+        # capture next time instead of making a second one.
+        state = state.model_copy(
+            update={"job_id": None, "job_submitted_at": submitted_at, "reason": Reason.SUBMITTING, "detail": None}
+        )
+        await self.save(draft_id, url, Step(state, None, "waiting"))
+        try:
+            try:
+                answer = await self.client.submit(url, not_within_s=not_within_s)
+            finally:
+                self.sessions.submit_answered()
+            self._service_answered()
+        except (WaybackAuthError, CaptureLimitError) as exc:
+            self.sessions.give_back(job_ended=False)
+            reason = Reason.NO_CAPTURE_LIMIT if isinstance(exc, CaptureLimitError) else Reason.BAD_KEYS
+            self.stop_submitting(reason, str(exc))
+            return _waiting(state, reason, job_submitted_at=None)
+        except WaybackError as exc:
+            self.sessions.give_back(job_ended=False)
+            reason = self._service_trouble(exc)
+            # Ambiguous: the capture may have gone through. Look before anything else.
+            row = await self.newest(url, submitted_at - timedelta(minutes=1))
+            if row is not None:
+                return _from_row(state, row, outcome="captured", url=url)
+            return _waiting(state, reason, str(exc)[:300])
+        if answer.error is not None:
+            return await self._refused(url, state, answer, submitted_at)
+        if answer.job_id is None:
+            self.sessions.give_back(job_ended=False)
+            # A capture younger than if_not_archived_within exists; the index may not show it yet.
+            window = not_within_s or self.settings.reuse_capture_within_s or 86400
+            row = await self.newest(url, submitted_at - timedelta(seconds=window))
+            if row is not None:
+                return _from_row(state, row, outcome="reused", url=url)
+            return _waiting(state, Reason.CAPTURE_NOT_YET_VISIBLE, job_submitted_at=None)
+        # Durable before anything else: a run killed now polls this job next time.
+        reason = Reason.CAPTURE_DELAYED if answer.delayed else Reason.JOB_SUBMITTED
+        submitted = state.model_copy(
+            update={"job_id": answer.job_id, "job_submitted_at": submitted_at, "reason": reason, "detail": None}
+        )
+        await self.save(draft_id, url, Step(submitted, None, "waiting"))
+        try:
+            step = await self.poll(draft_id, url, submitted, answer.job_id, submitted_at, newer_than=newer_than)
+        finally:
+            self.sessions.give_back(job_ended=True)
+        if answer.earlier and step.outcome == "captured":
+            # The service answered with its capture of the last hour instead of making one.
+            step.outcome = "reused"
+            step.state = step.state.model_copy(update={"reused": True})
+        return step
+
+    async def _refused(self, url: str, state: ArchiveState, answer: SpnAnswer, submitted_at: datetime) -> Step | None:
+        """The submit was answered with an error: whose trouble it is decides the source's state."""
+        reason, detail = answer.error or Reason.SPN_UNKNOWN, answer.detail
+        self.sessions.give_back(job_ended=False)
+        cleared = {"job_submitted_at": None}
+        if reason == Reason.USER_SESSION_LIMIT:
+            self.sessions.refused()
+            return None
+        if reason == Reason.TOO_MANY_DAILY_CAPTURES:  # "already captured today": find today's capture
+            row = await self.newest(url, submitted_at.replace(hour=0, minute=0, second=0, microsecond=0))
+            if row is not None:
+                return _from_row(state, row, outcome="reused", url=url)
+            return _waiting(state, Reason.CAPTURED_TODAY_NOT_YET_VISIBLE, **cleared)
+        if reason == Reason.ACCOUNT_QUOTA:
+            self.stop_submitting(reason, f"the account's daily captures are used up ({detail})")
+            return _waiting(state, reason, detail, **cleared)
+        if reason == Reason.HOST_QUOTA:
+            self.paused_hosts.add(_host(url))
+            _log.warning("archive: captures of %s are paused by the archive; its sources wait", _host(url))
+            return _waiting(state, reason, detail, **cleared)
+        return self._judged(state, reason, detail)
+
+    def _judged(self, state: ArchiveState, reason: Reason, detail: str | None) -> Step:
+        """A job's or a submit's error, by whose trouble it is."""
+        if reason in SOURCE_FAILS:
+            return _failed(state, reason, detail)
+        if reason in SOURCE_TROUBLE:
+            return _attempted(state, reason, detail, self.settings.max_capture_attempts)
+        return _waiting(state, reason, detail, job_id=None, job_submitted_at=None)
+
+    async def poll(
+        self,
+        draft_id: str | None,
+        url: str,
+        state: ArchiveState,
+        job_id: str,
+        submitted_at: datetime,
+        *,
+        newer_than: str | None = None,
+    ) -> Step:
+        """Look at a job until it ends, more seldom as it ages; still pending at the run's patience,
+        it is kept for the next run (`submitted`)."""
+        s = self.settings
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + s.poll_timeout_s
+        wait = s.poll_interval_s
+        while True:
+            await asyncio.sleep(min(wait, max(0.0, deadline - loop.time())))
+            wait = min(wait * 1.5, s.poll_max_interval_s)
+            job: JobState | None
+            try:
+                job = await self.client.job(job_id)
+                self._service_answered()
+            except WaybackAuthError as exc:
+                self.stop_submitting(Reason.BAD_KEYS, str(exc))
+                return Step(state, None, "submitted")
+            except WaybackError as exc:  # throttled, unavailable or unreadable: look again after a pause
+                self._service_trouble(exc)
+                job = None
+            if job is not None and job.status == "success" and job.timestamp:
+                original = job.original_url or url
+                if job.http_status is not None and job.http_status >= 400:
+                    return _failed(state, Reason.ARCHIVED_ERROR_PAGE, f"HTTP {job.http_status}")
+                if newer_than is not None and job.timestamp <= newer_than:
+                    # The archive answered with a capture no newer than the recorded one.
+                    return _waiting(state, Reason.CAPTURE_NOT_NEWER, job.timestamp, job_id=None, job_submitted_at=None)
+                # Recorded now; the index may show it only later, when a pass confirms it.
+                link = snapshot_url(job.timestamp, original)
+                return _captured(state, link, original, outcome="captured", confirmed=False, url=url)
+            if job is not None and job.status == "error":
+                return self._judged(state, job.error or Reason.SPN_UNKNOWN, job.detail)
+            expired = utc_now() - submitted_at >= _JOB_MEMORY
+            if expired or loop.time() >= deadline:
+                if expired:  # the service forgot the job: did it capture?
+                    row = await self.newest(url, submitted_at - timedelta(minutes=1))
+                    if row is not None:
+                        return _from_row(state, row, outcome="captured", url=url)
+                    return _waiting(state, Reason.JOB_EXPIRED, job_id=None, job_submitted_at=None)
+                return Step(state.model_copy(update={"reason": Reason.JOB_PENDING}), None, "submitted")

@@ -1,0 +1,354 @@
+"""The Wayback Machine client: Save Page Now 2, the index, playback. With pipeline.fetch, the only network code.
+
+How the service behaves today is in ../shared/reference/wayback-api.md. In short:
+- Capturing needs authenticated Save Page Now 2 (`POST /save` with `Authorization: LOW
+  access:secret`, then `GET /save/status/<job_id>`); waybackpy's save uses the old
+  anonymous GET, which is dead, so SPN2 is done here with httpx.
+- Many answers arrive inside HTTP 200, as messages: a session limit, a quota, a capture
+  made within the hour (answered with the earlier job), a start put off by an hour. They
+  are read here into reasons (`spn_reason`, `SpnAnswer`), so the archive run can tell the
+  source's own trouble from the account's or the service's.
+- Every call waits out the breaker and takes a slot of its kind's rate (pipeline.wayback.limits).
+  A 429 or a refused connection trips the breaker: every call of the process pauses.
+
+The keys are sent in one header of each request that needs them, built in one place, and
+never kept on the client: no log line, exception, artifact or record can carry them. Every
+error of the HTTP library is replaced by one of ours with a fixed text (some of httpx's
+quote the header whole).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from pipeline.errors import (
+    CaptureLimitError,
+    WaybackAuthError,
+    WaybackError,
+    WaybackThrottled,
+    WaybackUnavailable,
+)
+from pipeline.reasons import Reason
+from pipeline.retry_after import retry_after_seconds
+from pipeline.settings import Settings
+from pipeline.wayback.cdx import CdxResult, read_index, snapshot_timestamp, snapshot_url
+from pipeline.wayback.limits import RateLimiter, limits_for
+
+__all__ = [
+    "JobState",
+    "SpnAnswer",
+    "UserStatus",
+    "WaybackClient",
+    "capture_limit_problem",
+    "snapshot_timestamp",
+    "snapshot_url",
+    "spn_reason",
+]
+
+
+def spn_reason(code: str | None) -> tuple[Reason, str | None]:
+    """The reason an SPN `status_ext` code (without "error:") stands for, and the code itself when
+    it is one incidentlib does not know (kept as the detail)."""
+    code = (code or "").removeprefix("error:")
+    if code.startswith("max-daily-bandwidth"):  # -from-ip, -host: the account's or the host's quota
+        return (Reason.HOST_QUOTA if code.endswith("host") else Reason.ACCOUNT_QUOTA), code
+    try:
+        return Reason(code), None
+    except ValueError:
+        return Reason.SPN_UNKNOWN, code or "unknown"
+
+
+# Messages the service answers with inside HTTP 200, and what they mean (spn.sh reads the same).
+_MESSAGES: tuple[tuple[re.Pattern[str], Reason], ...] = (
+    (re.compile(r"limit of active (Save Page Now )?sessions", re.IGNORECASE), Reason.USER_SESSION_LIMIT),
+    (re.compile(r"cannot make more than [\d,]+ captures per day", re.IGNORECASE), Reason.ACCOUNT_QUOTA),
+    (re.compile(r"daily not-logged-in captures limit", re.IGNORECASE), Reason.ACCOUNT_QUOTA),
+    (re.compile(r"Crawling this host is paused", re.IGNORECASE), Reason.HOST_QUOTA),
+    (re.compile(r"Cannot start capture|encountered an internal error", re.IGNORECASE), Reason.SERVICE_ERROR),
+)
+_SAME_SNAPSHOT = re.compile(r"The same snapshot had been made", re.IGNORECASE)
+_DELAYED = re.compile(r"capture will start in ~?\s*(.*?) because", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class UserStatus:
+    available: int
+    processing: int
+    daily_captures: int
+    daily_captures_limit: int
+
+
+@dataclass(frozen=True)
+class SpnAnswer:
+    """What `POST /save` said.
+
+    - a job: `job_id`; `earlier` when it is a job of the last hour the service answered with
+      instead of capturing again (it says "The same snapshot had been made ..."): that job's
+      capture is an older one; `delayed` when the capture will only start later;
+    - no job, no error: a capture younger than `if_not_archived_within` exists (`recent`);
+    - an error: `error` (a reason) and `detail` (the service's code or message).
+    """
+
+    job_id: str | None
+    error: Reason | None = None
+    detail: str | None = None
+    message: str | None = None
+    earlier: bool = False
+    delayed: bool = False
+
+    @property
+    def recent(self) -> bool:
+        return self.job_id is None and self.error is None
+
+
+@dataclass(frozen=True)
+class JobState:
+    status: str  # "pending", "success" or "error"
+    error: Reason | None = None
+    detail: str | None = None
+    timestamp: str | None = None
+    original_url: str | None = None
+    http_status: int | None = None
+
+
+def read_answer(data: dict[str, Any]) -> SpnAnswer:
+    """A `POST /save` answer, read: a job, a recent capture, or an error and whose it is."""
+    message = str(data.get("message") or "")
+    job_id = str(data.get("job_id") or "") or None
+    for pattern, reason in _MESSAGES:
+        if pattern.search(message):
+            return SpnAnswer(None, reason, message[:300], message)
+    if data.get("status") == "error" or data.get("status_ext"):
+        reason, code = spn_reason(str(data.get("status_ext") or ""))
+        if reason == Reason.SPN_UNKNOWN and not data.get("status_ext"):
+            return SpnAnswer(None, Reason.SERVICE_ERROR, message[:300] or "an error without a code", message)
+        return SpnAnswer(None, reason, _detail(code, message), message)
+    if job_id is None:
+        return SpnAnswer(None, None, None, message)
+    return SpnAnswer(
+        job_id,
+        message=message or None,
+        earlier=bool(_SAME_SNAPSHOT.search(message)),
+        delayed=bool(_DELAYED.search(message)),
+    )
+
+
+def _detail(code: str | None, message: str) -> str | None:
+    """An error's detail: the code when incidentlib does not know it, and the service's message."""
+    return "; ".join(part for part in (code, message.strip()[:300]) if part) or None
+
+
+def read_job(data: dict[str, Any]) -> JobState:
+    """A `GET /save/status/<job>` answer. A job the service has forgotten (after about an hour)
+    answers the same body as one still pending: the caller must cap how long it waits."""
+    status = str(data.get("status") or "pending")
+    if status == "error":
+        reason, code = spn_reason(str(data.get("status_ext") or "error:unknown"))
+        # The service's message says what happened ("... (HTTP status=404)."): the reviewer's detail.
+        return JobState("error", error=reason, detail=_detail(code, str(data.get("message") or "")))
+    if status == "success" and data.get("timestamp"):
+        http_status = data.get("http_status")
+        return JobState(
+            "success",
+            timestamp=str(data["timestamp"]),
+            original_url=str(data.get("original_url") or "") or None,
+            http_status=int(http_status) if http_status is not None else None,
+        )
+    return JobState("pending")
+
+
+def _json(response: httpx.Response, what: str) -> dict[str, Any]:
+    """The JSON object an endpoint answered; an HTML page or anything else is the service's trouble."""
+    try:
+        data = response.json()
+    except ValueError:
+        raise WaybackUnavailable(f"{what}: answered a page, not the API's JSON (HTTP {response.status_code})") from None
+    if not isinstance(data, dict):
+        raise WaybackUnavailable(f"{what}: answered JSON that is not an object")
+    return data
+
+
+async def _global_capture_slot(name: str) -> None:
+    """A slot of the Prefect global concurrency limit `name`, shared by every process that captures.
+
+    The local limiter paces one process exactly; when several processes or machines
+    capture with the same account, the server's limit (a slot decay of the capture rate)
+    paces them together. Strict: a limit that does not exist is an error, not a no-op.
+    """
+    from prefect.concurrency.asyncio import rate_limit  # only where such a limit is configured
+
+    try:
+        await rate_limit(name, strict=True)
+    except Exception as exc:  # Prefect's errors here have no common base
+        raise CaptureLimitError(f"capture limit {name!r} (INCIDENTLIB_CAPTURE_LIMIT): {exc}", limit=name) from exc
+
+
+async def capture_limit_problem(name: str) -> str | None:
+    """Why the global capture limit `name` cannot be used (missing, no server), or None when it can."""
+    from prefect.client.orchestration import get_client
+    from prefect.exceptions import ObjectNotFound
+
+    try:
+        async with get_client() as client:
+            await client.read_global_concurrency_limit_by_name(name)
+    except ObjectNotFound:
+        return f"capture limit {name!r} (INCIDENTLIB_CAPTURE_LIMIT) does not exist; incidentlib deploy creates it"
+    except Exception as exc:  # no server, or one that fails: said, not raised
+        return f"capture limit {name!r} (INCIDENTLIB_CAPTURE_LIMIT): {type(exc).__name__}: {exc}"
+    return None
+
+
+class WaybackClient:
+    """Calls to one Wayback-compatible service; one per event loop."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.limits = limits_for(
+            settings.wayback_url,
+            settings.captures_per_minute,
+            settings.status_polls_per_minute,
+            settings.cdx_per_minute,
+            settings.breaker_backoff_s,
+        )
+        self.breaker = self.limits.breaker
+        self.has_keys = bool(settings.wayback_access_key and settings.wayback_secret_key)
+        self._client = httpx.AsyncClient(
+            base_url=settings.wayback_url.rstrip("/"),
+            timeout=settings.wayback_timeout_s,
+            headers={"User-Agent": settings.user_agent},
+            trust_env=False,
+        )
+        self.requests = {"save": 0, "status": 0, "cdx": 0, "user": 0, "web": 0}
+
+    async def __aenter__(self) -> WaybackClient:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self._client.aclose()
+
+    def _auth(self) -> dict[str, str]:
+        s = self.settings
+        if not (s.wayback_access_key and s.wayback_secret_key):
+            raise WaybackAuthError(
+                "no archive keys: set INCIDENTLIB_WAYBACK_ACCESS_KEY and INCIDENTLIB_WAYBACK_SECRET_KEY"
+            )
+        # The settings checked both keys (printable ASCII, no space): the header is valid text.
+        return {
+            "Authorization": f"LOW {s.wayback_access_key.get_secret_value()}:{s.wayback_secret_key.get_secret_value()}"
+        }
+
+    async def pace(self, limiter: RateLimiter | None) -> None:
+        """Wait out the breaker, then for a slot of the rate; a slot that fell inside a pause is
+        given up and taken again after it, so callers resume spaced, not all at once."""
+        while True:
+            await asyncio.sleep(self.breaker.wait())
+            if limiter is None:
+                return
+            await asyncio.sleep(limiter.reserve())
+            if self.breaker.wait() == 0:
+                return
+
+    async def call(
+        self,
+        kind: str,
+        method: str,
+        path: str,
+        limiter: RateLimiter | None,
+        *,
+        auth: bool = False,
+        params: list[tuple[str, str]] | None = None,
+        data: dict[str, str] | None = None,
+        accept: str = "application/json",
+    ) -> httpx.Response:
+        """One request: the breaker and the rate first, then 429, 401, 5xx and refusals sorted out.
+
+        A refused connection or a timeout trips the breaker like a 429: the service blocks a
+        client that kept going, at its firewall, for an hour.
+        """
+        await self.pace(limiter)
+        self.requests[kind] += 1
+        headers = {"Accept": accept, **(self._auth() if auth else {})}
+        try:
+            query = httpx.QueryParams(tuple(params)) if params else None
+            response = await self._client.request(method, path, headers=headers, params=query, data=data)
+        except httpx.HTTPError as exc:
+            # httpx's own text may quote a request header whole: said here without it.
+            pause = self.breaker.trip()
+            what = "no answer in time" if isinstance(exc, httpx.TimeoutException) else "the connection failed"
+            raise WaybackUnavailable(
+                f"{path}: {what} ({type(exc).__name__}); every archive call pauses {pause:g} s"
+            ) from None
+        if response.status_code == 429:
+            pause = self.breaker.trip(retry_after_seconds(response.headers.get("Retry-After")))
+            raise WaybackThrottled(f"{path}: 429 Too Many Requests; every archive call pauses {pause:g} s", pause=pause)
+        if response.status_code == 401:
+            raise WaybackAuthError(f"{path}: 401: the archive refused the keys")
+        if response.status_code >= 500:
+            raise WaybackUnavailable(f"{path}: answered HTTP {response.status_code}")
+        self.breaker.close()
+        return response
+
+    # ------------------------------------------------------------ Save Page Now 2
+
+    async def user_status(self) -> UserStatus:
+        """The account's free capture sessions and quota; raises WaybackAuthError for bad keys."""
+        response = await self.call("user", "GET", "/save/status/user", self.limits.polls, auth=True)
+        data = _json(response, "/save/status/user")
+        try:
+            return UserStatus(
+                int(data.get("available", 0)),
+                int(data.get("processing", 0)),
+                int(data.get("daily_captures", 0)),
+                int(data.get("daily_captures_limit", 0)),
+            )
+        except (TypeError, ValueError):
+            raise WaybackUnavailable("/save/status/user: an answer without its counts") from None
+
+    async def submit(self, url: str, *, not_within_s: float | None) -> SpnAnswer:
+        """Ask for a capture of `url`. With `not_within_s`, none is made when one younger exists
+        (the service answers with none); without, the service captures, or answers with a job of
+        the last hour if it already captured the URL then (it does not capture a URL twice an hour)."""
+        form = {"url": url, "skip_first_archive": "1"}
+        if not_within_s:
+            form["if_not_archived_within"] = str(int(not_within_s))
+        if self.settings.capture_limit:
+            await _global_capture_slot(self.settings.capture_limit)
+        response = await self.call("save", "POST", "/save", self.limits.captures, auth=True, data=form)
+        return read_answer(_json(response, "/save"))
+
+    async def job(self, job_id: str) -> JobState:
+        response = await self.call("status", "GET", f"/save/status/{job_id}", self.limits.polls, auth=True)
+        return read_job(_json(response, "/save/status/<job>"))
+
+    # ------------------------------------------------------------ the index (CDX)
+
+    async def index(
+        self, url: str, *, prefix: bool = False, since: str | None = None, until: str | None = None
+    ) -> CdxResult:
+        """Every capture of `url` (or of every URL under it, with `prefix`) the index holds, revisits
+        included, in as many pages as it takes, each behind the breaker and the index's rate."""
+        return await read_index(self, url, prefix=prefix, since=since, until=until)
+
+    # ------------------------------------------------------------ playback
+
+    async def resolves(self, link: str) -> bool:
+        """Whether a recorded https://web.archive.org/web/<ts>/<url> link leads to a capture here."""
+        path = "/web/" + link.split("/web/", 1)[-1]
+        try:
+            response = await self.call("web", "GET", path, None, accept="*/*")
+        except WaybackError:
+            return True  # cannot tell now: keep the link
+        return response.status_code in (200, 301, 302)
+
+    async def capture_bytes(self, timestamp: str, original: str) -> bytes:
+        """The original bytes of one capture (`/web/<timestamp>id_/<url>`)."""
+        path = f"/web/{timestamp}id_/{original}"
+        response = await self.call("web", "GET", path, None, accept="*/*")
+        if response.status_code != 200:
+            raise WaybackError(f"{path}: answered HTTP {response.status_code}")
+        return response.content
