@@ -12,6 +12,12 @@ side by side in one run:
    nothing is left to do: sources neither captured nor failed with a permanent reason
    (`lost`, target 0) and sources the archive holds two captures of (`duplicated`,
    target 0).
+3. the service as hard as it gets for one account (`hard_*`): one capture session, jobs
+   of 0.2 to 0.6 s, an outage of 2 s in the middle of the first run, a burst of 429s:
+   sources failed for the service's or the account's trouble (`hard_failed_for_service`,
+   target 0: only a source's own answer may fail it), `hard_lost`, `hard_duplicated`,
+   submits that started no job (`hard_refused_submits`: the burst's 429s at most, as the
+   account's sessions are read, not found out by refusals), and the runs it took.
 
 Prints one JSON line. Usage: python bench/archive.py [--sources 200] [--rate 600]
 """
@@ -21,10 +27,12 @@ from __future__ import annotations
 import argparse
 import json
 import tempfile
+import threading
 import time
 from pathlib import Path
 
 from pipeline.archive import archive
+from pipeline.capture import SOURCE_FAILS
 from pipeline.draft import new_draft
 from pipeline.models import SourceEntry
 from pipeline.settings import Settings
@@ -55,6 +63,7 @@ def settings_for(root: Path, wayback: WaybackStandIn, rate: float) -> Settings:
         wayback_secret_key="bench-secret",
         captures_per_minute=rate,
         cdx_per_minute=rate * 2,
+        status_polls_per_minute=rate * 20,  # the stand-in sets no limit on looks at jobs
         capture_sessions=wayback.sessions,
         poll_interval_s=0.02,
         poll_timeout_s=5.0,
@@ -119,6 +128,40 @@ def main() -> None:
             duplicated = sum(1 for url in urls if len(wayback.captures_of(url)) > 1)
             failed_permanently = sum(1 for a in final.values() if a.status == "failed")
 
+        # 3. One session, slow jobs, an outage and a 429 burst.
+        with WaybackStandIn(
+            access_key="bench-access",
+            secret_key="bench-secret",
+            captures_per_minute=args.rate,
+            cdx_per_minute=args.rate * 2,
+            sessions=1,
+            job_seconds=(0.2, 0.6),
+        ) as wayback:
+            count = max(10, args.sources // 10)
+            store, urls = make_sources(farm, "hard", count, Path(tmp) / "hard")
+            wayback.failures.storm_429 = 3
+            outage = threading.Timer(1.0, wayback.down_for, args=(2.0,))
+            outage.start()
+            settings = settings_for(store.root, wayback, args.rate).model_copy(update={"capture_sessions": 3})
+            hard_runs = 0
+            while hard_runs < 30:
+                hard_runs += 1
+                if not archive(store, settings).sources:
+                    break
+            outage.cancel()
+            final = {s.url: s.archive for d in store.drafts() for s in d.sources}
+            hard = {
+                "hard_sources": count,
+                "hard_runs": hard_runs,
+                "hard_failed_for_service": sum(
+                    1 for a in final.values() if a.status == "failed" and a.reason not in SOURCE_FAILS
+                ),
+                "hard_lost": sum(1 for a in final.values() if a.status != "captured"),
+                "hard_duplicated": sum(1 for url in urls if len(wayback.captures_of(url)) > 1),
+                # Submits that started no job: the 429 burst's, and any refused for a busy session.
+                "hard_refused_submits": wayback.counts["save"] - len(wayback.jobs),
+            }
+
     print(
         json.dumps(
             {
@@ -132,6 +175,7 @@ def main() -> None:
                 "failed_permanently": failed_permanently,
                 "lost": lost,
                 "duplicated": duplicated,
+                **hard,
             }
         )
     )

@@ -73,6 +73,7 @@ def main() -> None:
             "wayback_access_key": "bench-access",
             "wayback_secret_key": "bench-secret",
             "poll_interval_s": 0.02,
+            "status_polls_per_minute": 100_000,  # the stand-in sets no limit on looks at jobs
             "reuse_capture_within_s": 0,
             "capture_sessions": 20,
         }

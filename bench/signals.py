@@ -152,6 +152,7 @@ def main() -> None:
                 "INCIDENTLIB_CAPTURES_PER_MINUTE": "600",
                 "INCIDENTLIB_CDX_PER_MINUTE": "1200",
                 "INCIDENTLIB_POLL_INTERVAL_S": "0.2",
+                "INCIDENTLIB_STATUS_POLLS_PER_MINUTE": "6000",
                 "INCIDENTLIB_REUSE_CAPTURE_WITHIN_S": "0",
             }
             signals = [signal.SIGTERM, signal.SIGKILL] * (args.trials // 2)
