@@ -378,7 +378,17 @@ def test_a_spelling_of_an_allowed_address_reaches_that_address(site: Site, host:
 
 @pytest.mark.parametrize("allow", [True, "127.0.0.0/8", "127.0.0.0/8,10.0.0.0/8,0.0.0.0/0"])
 @pytest.mark.parametrize(
-    "metadata", ["169.254.169.254", "0xa9fea9fe", "[::ffff:169.254.169.254]", "[fe80::1]", "100.100.100.200"]
+    "metadata",
+    [
+        "169.254.169.254",
+        "0xa9fea9fe",
+        "[::ffff:169.254.169.254]",
+        "[fe80::1]",
+        "100.100.100.200",
+        "[fd00:ec2::254]",
+        "[fd20:ce::254]",
+        "[64:ff9b:1::a9fe:a9fe]",
+    ],
 )
 def test_a_redirect_to_cloud_metadata_is_refused_with_loopback_allowed(site: Site, allow: str, metadata: str) -> None:
     config = settings(allow_private_hosts=allow)
@@ -411,6 +421,11 @@ def test_only_the_networks_listed_are_allowed(site: Site) -> None:
         ("100.100.100.200", True, False),
         ("fd00:ec2::254", True, False),
         ("fd00:ec2::1", True, True),
+        ("fd20:ce::254", True, False),  # Google Cloud's IPv6 metadata address
+        ("fd20:ce::254", "fd00::/8", False),
+        ("fd20:ce::254", "fd20:ce::254/128", True),
+        ("64:ff9b:1::a9fe:a9fe", True, False),  # local-use NAT64 of the metadata address
+        ("64:ff9b:1::a0a:a0a", True, True),  # local-use NAT64 of 10.10.10.10
         ("10.1.2.3", "10.1.0.0/16", True),
         ("10.2.0.1", "10.1.0.0/16", False),
         ("::ffff:10.1.2.3", "10.1.0.0/16", True),
@@ -471,6 +486,11 @@ def test_allow_private_hosts_refuses_what_it_cannot_read(monkeypatch: pytest.Mon
         ("0.0.0.0", False),
         ("64:ff9b::a9fe:a9fe", False),  # NAT64 of 169.254.169.254
         ("64:ff9b::808:808", True),  # NAT64 of 8.8.8.8
+        ("64:ff9b:1::a9fe:a9fe", False),  # local-use NAT64 (RFC 8215) of 169.254.169.254
+        ("64:ff9b:1:ab::a00:1", False),  # local-use NAT64 of 10.0.0.1
+        ("64:ff9b:1::808:808", True),  # local-use NAT64 of 8.8.8.8
+        ("64:ff9b:1:808:8:800::", False),  # 8.8.8.8 laid out for a /48 prefix: zeros where a /96 has it
+        ("fd20:ce::254", False),  # Google Cloud's IPv6 metadata address
         ("2002:7f00:1::", False),  # 6to4 of 127.0.0.1
         ("::127.0.0.1", False),  # IPv4-compatible
         ("fec0::1", False),  # site-local
