@@ -11,8 +11,9 @@ whose `reason` is a short code with a one-line `message`. Politeness:
   when longer);
 - robots.txt obeyed (protego), an honest User-Agent, conditional requests;
 - retries with doubling backoff after 429, 5xx and dropped connections, Retry-After
-  honoured up to `max_retry_wait_s`; a longer one defers the whole host to the next
-  run (reason `deferred`, nothing more asked of it).
+  honoured for the whole host up to `max_retry_wait_s` and short of the time left before
+  the source's deadline; a longer one defers the whole host to the next run (reason
+  `deferred`, nothing more asked of it).
 Time: one deadline per source (`total_timeout_s`), redirects, retries and their waits
 included, waits for the host's turn and robots.txt aside; a timeout is not retried.
 Safety:
@@ -61,8 +62,9 @@ _REDIRECTS = {301, 302, 303, 307, 308}
 
 @dataclass
 class FetchResult:
-    """What became of one source. A source not asked for this run because its host said to come
-    back later has `outcome="failed"` and `reason="deferred"`: nothing about the page is known."""
+    """What became of one source. When a host asks, by a Retry-After longer than the fetch may
+    wait, to come back later, the source it answered so and the host's other sources, not asked
+    this run, have `outcome="failed"` and `reason="deferred"`: nothing about the page is known."""
 
     url: str
     outcome: Literal["fetched", "not_modified", "failed"]
@@ -184,13 +186,13 @@ class Fetcher:
         host = self._host(url)
         host.next_start = max(host.next_start, time.monotonic() + seconds)
 
-    def _defer_host(self, url: str, wait: float) -> FetchError:
+    def _defer_host(self, url: str, wait: float, allowed: str) -> FetchError:
         """A Retry-After beyond the allowed wait: nothing more is asked of the host in this run."""
         host = self._host(url)
         if host.deferred is None:
             host.deferred = (
-                f"{self._host_key(url)} asked to wait {wait:.0f} s (Retry-After), more than max_retry_wait_s "
-                f"({self.settings.max_retry_wait_s:g} s); its sources wait for the next run"
+                f"{self._host_key(url)} asked to wait {wait:.0f} s (Retry-After), more than {allowed}; "
+                "its sources wait for the next run"
             )
         return FetchError(url, Reason.DEFERRED, host.deferred)
 
@@ -358,8 +360,15 @@ class Fetcher:
                 raise _transport_failure(url, exc, settings) from None
             except httpx.TransportError as exc:
                 failure = _transport_failure(url, exc, settings)
-            if retry_after is not None and retry_after > settings.max_retry_wait_s:
-                raise self._defer_host(url, retry_after)
+            if retry_after is not None:
+                # The server asked for the wait: the page is not at fault, and the host's other
+                # sources would meet the same wait, so a wait this fetch cannot make defers them all.
+                if retry_after > settings.max_retry_wait_s:
+                    raise self._defer_host(url, retry_after, f"max_retry_wait_s ({settings.max_retry_wait_s:g} s)")
+                if retry_after >= (left := deadline.left()):
+                    allowed = f"the {left:.1f} s left of the source's deadline (total_timeout_s {deadline.seconds:g} s)"
+                    raise self._defer_host(url, retry_after, allowed)
+                self._hold_off(url, retry_after)
             if attempt == settings.max_retries:
                 raise failure
             wait = settings.retry_backoff_s * 2**attempt if retry_after is None else retry_after
@@ -370,17 +379,7 @@ class Fetcher:
                     f"{failure.detail}; a retry would wait {wait:.0f} s, more than allowed",
                     status=failure.status,
                 )
-            if retry_after is not None:
-                self._hold_off(url, wait)
             if wait >= deadline.left():
-                if retry_after is not None:  # the server asked for the wait: the page is not at fault
-                    raise FetchError(
-                        url,
-                        Reason.DEFERRED,
-                        f"{failure.detail} and asked to wait {wait:.0f} s (Retry-After), more than the "
-                        f"{deadline.left():.0f} s left of its deadline; it waits for the next run",
-                        status=failure.status,
-                    )
                 raise FetchError(
                     url,
                     failure.reason,
