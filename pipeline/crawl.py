@@ -18,14 +18,13 @@ import traceback
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
-from urllib.parse import urlsplit
 
 from pipeline import interrupt
 from pipeline.batch import each, raise_unexpected, tally, tally_reasons
 from pipeline.draft import apply_extraction, new_draft, record_failure
 from pipeline.errors import ExtractError, Fault, FetchError, InvalidRecord
 from pipeline.extract import Extraction, extract
-from pipeline.fetch import Fetcher, FetchResult, fetch_url_for
+from pipeline.fetch import Fetcher, FetchResult, fetch_url_for, host_key
 from pipeline.ids import canonical_url, draft_id_for
 from pipeline.models import Draft, DraftState, Origin, SourceEntry, utc_now
 from pipeline.reasons import Reason
@@ -127,7 +126,7 @@ def host_groups(entries: list[SourceEntry], groups: int) -> list[list[SourceEntr
     """
     by_host: dict[str, list[SourceEntry]] = {}
     for entry in entries:
-        by_host.setdefault(urlsplit(fetch_url_for(entry.url)).netloc.lower(), []).append(entry)
+        by_host.setdefault(host_key(fetch_url_for(entry.url)), []).append(entry)
     shares: list[list[SourceEntry]] = [[] for _ in range(min(groups, len(by_host)) or 1)]
     for host_entries in sorted(by_host.values(), key=len, reverse=True):
         min(shares, key=len).extend(host_entries)

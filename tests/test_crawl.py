@@ -164,6 +164,15 @@ def test_hosts_stay_whole_in_one_share_and_shares_balance() -> None:
     assert all(len(h) == 1 for h in hosts), "all GitHub blobs share raw.githubusercontent.com"
 
 
+def test_spellings_of_one_host_stay_in_one_share() -> None:
+    # The Fetcher keeps a host's turns by host and port; a share per spelling would let two
+    # Fetchers each crawl the same server at the per-host limit.
+    urls = ["https://a.example/1", "https://A.example:443/2", "https://0x7f.0.0.1/3", "https://127.0.0.1/4"]
+    urls += ["http://a.example:80/5", "https://a.example:8443/6"]
+    shares = host_groups([SourceEntry(url=url) for url in urls], 6)
+    assert sorted(sorted(e.url[-1] for e in share) for share in shares) == [["1", "2"], ["3", "4"], ["5"], ["6"]]
+
+
 def test_extract_one_fetches_without_writing(farm: SiteFarm, settings: Settings, store: Store) -> None:
     site = farm.add_site("acme")
     site.pages["/pm.md"] = Page.markdown(POSTMORTEM_MD)

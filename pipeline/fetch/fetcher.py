@@ -45,7 +45,7 @@ from pipeline.reasons import Reason
 from pipeline.retry_after import retry_after_seconds
 from pipeline.settings import Settings
 
-__all__ = ["ACCEPTED_TYPES", "FetchResult", "Fetcher", "fetch_url_for"]
+__all__ = ["ACCEPTED_TYPES", "FetchResult", "Fetcher", "fetch_url_for", "host_key"]
 
 # What extraction reads; anything else is refused before its body is downloaded.
 ACCEPTED_TYPES = (
@@ -88,6 +88,20 @@ def fetch_url_for(url: str) -> str:
         owner, repo, ref, rest = segments[1], segments[2], segments[4], segments[5:]
         return f"https://raw.githubusercontent.com/{owner}/{repo}/{ref}/{'/'.join(rest)}"
     return url
+
+
+def host_key(url: str) -> str:
+    """The server `url` is fetched from, as politeness counts it: host and port, whatever the
+    scheme, the case or the spelling of an address (`https://A.example/` and
+    `https://a.example:443/` are `a.example:443`). The Fetcher keeps each host's turns by it,
+    and `crawl.host_groups` each host's sources in one share, so two Fetchers never share a host.
+    """
+    parts = urlsplit(with_written_address(url))
+    try:
+        port = parts.port
+    except ValueError:  # a bad port, which the fetch reports
+        return parts.netloc.lower()
+    return f"{(parts.hostname or '').lower()}:{port or {'http': 80, 'https': 443}.get(parts.scheme, 0)}"
 
 
 @dataclass
@@ -162,12 +176,8 @@ class Fetcher:
 
     # ------------------------------------------------------------ politeness
 
-    def _host_key(self, url: str) -> str:
-        parts = urlsplit(url)
-        return f"{(parts.hostname or '').lower()}:{parts.port or {'http': 80, 'https': 443}.get(parts.scheme, 0)}"
-
     def _host(self, url: str) -> _Host:
-        key = self._host_key(url)
+        key = host_key(url)
         if key not in self._hosts:
             self._hosts[key] = _Host(
                 slots=asyncio.Semaphore(self.settings.per_host_concurrency), delay=self.settings.per_host_delay_s
@@ -191,7 +201,7 @@ class Fetcher:
         host = self._host(url)
         if host.deferred is None:
             host.deferred = (
-                f"{self._host_key(url)} asked to wait {wait:.0f} s (Retry-After), more than {allowed}; "
+                f"{host_key(url)} asked to wait {wait:.0f} s (Retry-After), more than {allowed}; "
                 "its sources wait for the next run"
             )
         return FetchError(url, Reason.DEFERRED, host.deferred)
