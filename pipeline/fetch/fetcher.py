@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import time
 from dataclasses import dataclass, field
 from typing import Literal
@@ -445,17 +446,17 @@ class Fetcher:
         declared = response.headers.get("content-length", "")
         if not truncate and not codings and declared.isdigit() and int(declared) > limit:
             raise FetchError(url, Reason.TOO_LARGE, f"declares {declared} bytes, more than {limit}; not downloaded")
-        chunks: list[bytes] = []
-        size = 0
+        # A BytesIO hands over its buffer as the bytes, where pieces joined (or a bytearray
+        # copied) at the end hold the body twice at once.
+        body = io.BytesIO()
         async for piece in decoded(url, response.aiter_raw(), codings):
-            size += len(piece)
-            if size > limit:
+            if body.tell() + len(piece) > limit:
                 if truncate:  # robots.txt: what fits is what counts
-                    chunks.append(piece[: limit - (size - len(piece))])
+                    body.write(piece[: limit - body.tell()])
                     break
                 raise FetchError(url, Reason.TOO_LARGE, f"body larger than {limit} bytes; cut off")
-            chunks.append(piece)
-        return _Response(status, response.headers, body=b"".join(chunks))
+            body.write(piece)
+        return _Response(status, response.headers, body=body.getvalue())
 
 
 def _status_message(status: int) -> str:
