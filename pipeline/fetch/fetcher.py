@@ -282,12 +282,10 @@ class Fetcher:
         try:
             async with deadline:
                 await self._fetch_following_redirects(fetch_url_for(url), result, etag, last_modified, deadline)
-        except PrivateAddressRefused as exc:  # name the source, not the connection the guard saw
-            result.outcome, result.reason, result.body = "failed", exc.reason, None
-            result.message = str(PrivateAddressRefused(url, exc.host, exc.address))
         except FetchError as exc:
-            result.outcome, result.reason, result.message, result.body = "failed", exc.reason, str(exc), None
-            result.status = exc.status
+            result.outcome, result.reason, result.status, result.body = "failed", exc.reason, exc.status, None
+            # The guard names the connection it refused (host:port); the message names the source.
+            result.message = f"{url}: {exc.detail}" if isinstance(exc, PrivateAddressRefused) else str(exc)
         except TimeoutError:
             if not deadline.expired:
                 raise
@@ -367,7 +365,7 @@ class Fetcher:
                 failure = FetchError(
                     url, Reason.for_status(response.status), f"answered HTTP {response.status}", status=response.status
                 )
-            except (httpx.TimeoutException, TimeoutError) as exc:
+            except httpx.TimeoutException as exc:
                 raise _transport_failure(url, exc, settings) from None
             except httpx.TransportError as exc:
                 failure = _transport_failure(url, exc, settings)
@@ -417,10 +415,7 @@ class Fetcher:
             self.requests += 1
             try:
                 request = self._client.build_request("GET", url, headers=headers)
-                try:
-                    response = await self._client.send(request, stream=True)
-                except PrivateAddressRefused as exc:
-                    raise PrivateAddressRefused(url, exc.host, exc.address) from None
+                response = await self._client.send(request, stream=True)
                 try:
                     return await self._read(url, response, limit, truncate=truncate, pages=pages)
                 finally:
@@ -470,10 +465,8 @@ def _status_message(status: int) -> str:
 
 
 def _transport_failure(url: str, exc: BaseException, settings: Settings) -> FetchError:
-    if isinstance(exc, (TimeoutError, httpx.TimeoutException)):
+    if isinstance(exc, httpx.TimeoutException):
         what = "connect" if isinstance(exc, httpx.ConnectTimeout) else "read"
-        if isinstance(exc, TimeoutError):
-            return FetchError(url, Reason.TIMEOUT, f"took longer than {settings.total_timeout_s:g} s in all")
         limit = settings.connect_timeout_s if what == "connect" else settings.read_timeout_s
         return FetchError(url, Reason.TIMEOUT, f"{what} timed out after {limit:g} s")
     if isinstance(exc, httpx.ConnectError):
