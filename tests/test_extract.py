@@ -165,6 +165,8 @@ CAFE = "Café outage – naïve retry: the cache’s “warm-up” failed for 20
 TOKYO = "東京リージョンで 40 分間の障害: キャッシュの設定誤りにより API が停止しました。"
 MOSCOW = "Сбой кэша длился сорок минут и затронул всех пользователей в Москве и Санкт-Петербурге."
 WARSAW = "Awaria pamięci podręcznej spowodowała, że żądania były błędnie obsługiwane przez łącza."
+ISTANBUL = "Dağıtım sırasında önbellek yapılandırması hatalıydı; istekler kırk dakika başarısız oldu."
+REYKJAVIK = "Bilunin í skyndiminni stóð yfir í fjörutíu mínútur og hafði áhrif á alla notendur þjónustunnar."
 
 
 @pytest.mark.parametrize(
@@ -187,6 +189,11 @@ WARSAW = "Awaria pamięci podręcznej spowodowała, że żądania były błędni
         # Other scripts and Central European letters are left to the guess, not forced into windows-1252.
         (f"<html><body><p>{MOSCOW}</p></body></html>".encode("cp1251"), "text/html", MOSCOW),
         (f"<html><body><p>{WARSAW}</p></body></html>".encode("cp1250"), "text/html", WARSAW),
+        # Turkish reads as Latin text in windows-1252 too (`daðýtým`): its letters ğ ı ş tell.
+        (f"<html><body><p>{ISTANBUL}</p></body></html>".encode("cp1254"), "text/html", ISTANBUL),
+        (ISTANBUL.encode("cp1254"), None, ISTANBUL),
+        # Icelandic writes ð ý þ too, in windows-1252, with its acute vowels.
+        (f"<html><body><p>{REYKJAVIK}</p></body></html>".encode("cp1252"), "text/html", REYKJAVIK),
         (codecs.BOM_UTF16_LE + CAFE.encode("utf-16-le"), "text/plain", CAFE),
     ],
     ids=[
@@ -202,6 +209,9 @@ WARSAW = "Awaria pamięci podręcznej spowodowała, że żądania były błędni
         "shift-jis-undeclared",
         "windows-1251-undeclared",
         "windows-1250-undeclared",
+        "windows-1254-undeclared",
+        "windows-1254-bare",
+        "windows-1252-icelandic",
         "utf-16-bom",
     ],
 )

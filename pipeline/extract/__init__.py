@@ -125,11 +125,17 @@ def _decode_declared(body: bytes, label: str) -> str | None:
 # What the reading of a page is judged on: enough text to tell one code page from another,
 # where the whole page may be megabytes (decoded once, when the code page is chosen).
 _SAMPLE_BYTES = 64 * 1024
+# The letters windows-1254 (Turkish) has where windows-1252 has ð ý þ Ð Ý Þ: ğ ı ş Ğ İ Ş.
+_TURKISH_IN_1252 = re.compile(r"[ðýþÐÝÞ]")
+# Icelandic and Faroese, which write ð ý þ, write vowels with an acute accent in every sentence;
+# Turkish never does.
+_ACUTE_VOWEL = re.compile(r"[áéíóúÁÉÍÓÚ]")
 
 
 def _latin_code_page(sample: bytes) -> str | None:
     """windows-1252 when the sample reads as Latin-script text in it, accented letters here and
-    there within plain words (`Café outage – naïve retry`); else None."""
+    there within plain words (`Café outage – naïve retry`); windows-1254 when those letters are
+    the ones Turkish has in their place (`daðýtým` is `dağıtım`); else None."""
     try:
         text = sample.decode("cp1252")  # one byte a letter: the sample's end cuts none in two
     except UnicodeDecodeError:  # 0x81, 0x8D, 0x8F, 0x90 and 0x9D are not windows-1252
@@ -138,6 +144,8 @@ def _latin_code_page(sample: bytes) -> str | None:
     in_runs = sum(len(run) for run in _ACCENTED_RUN.findall(text))
     if in_runs > accented / 10 or _SIGN_IN_WORD.search(text):
         return None
+    if _TURKISH_IN_1252.search(text) and not _ACUTE_VOWEL.search(text):
+        return "cp1254"
     return "cp1252"
 
 
@@ -149,8 +157,9 @@ def decode_text(body: bytes, content_type: str | None, url: str) -> str:
        encoding is almost never valid UTF-8 by chance;
     3. the declared charset (HTTP header, then <meta>) when the bytes decode under it, Latin-1
        and ASCII read as windows-1252, as browsers do;
-    4. windows-1252 when it reads as Latin text: charset-normalizer, for one, takes a page of
-       windows-1252 for a rare code page (cp775, cp1250) when only a few letters tell them apart;
+    4. windows-1252 when it reads as Latin text (windows-1254 when the letters it differs in
+       read as Turkish): charset-normalizer, for one, takes a page of windows-1252 for a rare
+       code page (cp775, cp1250) when only a few letters tell them apart;
     5. charset-normalizer's best guess that puts no sign inside a word (Cyrillic, Greek, CJK,
        Central European, ...).
 
