@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -9,6 +10,7 @@ import pytest
 from documents import POSTMORTEM_MD
 
 from pipeline.crawl import crawl, extract_one, host_groups
+from pipeline.draft import new_draft
 from pipeline.errors import FetchError
 from pipeline.ids import draft_id_for
 from pipeline.models import DraftState, SourceEntry
@@ -152,6 +154,30 @@ def test_a_draft_a_person_broke_by_hand_is_not_overwritten(
     report = crawl(store, settings)
     assert [(s.outcome, s.reason) for s in report.sources] == [("failed", "invalid-draft")]
     assert path.read_text() == '{"id": "half-edited",'
+
+
+def test_a_draft_an_earlier_version_named_keeps_its_id_and_is_crawled_into(
+    farm: SiteFarm, store: Store, settings: Settings, root: Path
+) -> None:
+    site = farm.add_site("acme")
+    site.pages["/pm.md"] = Page.markdown(POSTMORTEM_MD)
+    url = site.url("/pm.md").replace("127.0.0.1", "2130706433")  # 127.0.0.1 spelt as one number
+    (entry,) = register(root, {"url": url})
+    # 0.1.0 wrote no address one way: its canonical URL was the URL, and the id its hash's.
+    earlier = f"2130706433-pm-{hashlib.sha256(url.encode()).hexdigest()[:8]}"
+    assert draft_id_for(url) != earlier
+    store.write_draft(new_draft(entry).model_copy(update={"id": earlier}))
+
+    report = crawl(store, settings)
+
+    assert [(s.draft_id, s.outcome) for s in report.sources] == [(earlier, "updated")]
+    assert store.ids("draft") == [earlier], "no second draft of the page"
+    assert store.read_draft(earlier).title == {"en": "Cache stampede took the API down"}
+    assert [str(w) for w in validate(store).warnings] == [
+        f"drafts/{earlier}.json: id: {url} gives the id {draft_id_for(url)} now; "
+        "this draft keeps its id, and the crawl updates it"
+    ]
+    assert validate(store).faults == []
 
 
 def test_hosts_stay_whole_in_one_share_and_shares_balance() -> None:
