@@ -58,6 +58,15 @@ def fetch_all(urls: list[str], config: Settings) -> list[FetchResult]:
     return asyncio.run(run())
 
 
+def fetch_at_peak(url: str, config: Settings) -> tuple[FetchResult, int]:
+    """The fetch's result and the most memory it held at once (tracemalloc, in bytes)."""
+    tracemalloc.start()
+    try:
+        return fetch(url, config), tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
 def test_a_page_is_fetched_with_an_honest_user_agent(site: Site) -> None:
     site.pages["/a"] = Page.html(HTML)
     result = fetch(site.url("/a"))
@@ -294,12 +303,7 @@ def test_a_gzip_bomb_costs_no_more_than_the_limit_and_a_piece(site: Site) -> Non
     site.pages["/small"] = Page.gzip_bomb(1 << 20)
     limit = 2_000_000
     fetch(site.url("/small"), settings(max_body_bytes=limit))  # what is imported on first use is not the bomb's
-    tracemalloc.start()
-    try:
-        result = fetch(site.url("/bomb"), settings(max_body_bytes=limit))
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    result, peak = fetch_at_peak(site.url("/bomb"), settings(max_body_bytes=limit))
     assert (result.outcome, result.reason) == ("failed", "too-large")
     # httpx's own decoder inflates each 64 KiB read whole: 64 MB of zeros at once.
     assert peak < limit + (1 << 20), f"peak {peak / 2**20:.1f} MiB for a limit of {limit / 2**20:.1f} MiB"
@@ -310,12 +314,7 @@ def test_a_body_just_under_the_limit_costs_it_about_once(site: Site) -> None:
     site.pages["/big"] = Page(b"x" * (limit - 1000), headers={"Content-Type": "text/plain"})
     site.pages["/small"] = Page.html(HTML)
     fetch(site.url("/small"), settings(max_body_bytes=limit))  # what is imported on first use is not the page's
-    tracemalloc.start()
-    try:
-        result = fetch(site.url("/big"), settings(max_body_bytes=limit))
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    result, peak = fetch_at_peak(site.url("/big"), settings(max_body_bytes=limit))
     assert (result.outcome, result.bytes_read) == ("fetched", limit - 1000)
     # Pieces joined at the end held the body twice at once.
     assert peak < 1.5 * limit, f"peak {peak / 2**20:.1f} MiB for a body of {limit / 2**20:.1f} MiB"
