@@ -541,7 +541,11 @@ def test_one_host_gets_one_request_at_a_time_spaced_by_the_delay(farm: SiteFarm)
     assert site.max_in_flight == 1
     starts = sorted(site.started)
     gaps = [b - a for a, b in itertools.pairwise(starts)]
-    assert min(gaps) >= 0.095, gaps
+    # Turns are 0.1 s apart; a request reaches the server some ms after its turn (the first,
+    # which makes the connection, later still; more under load), which shortens its gap and
+    # lengthens the one before. The span of all the gaps is short by the first's lag alone.
+    assert starts[-1] - starts[0] >= 0.1 * len(gaps) - 0.03, gaps
+    assert min(gaps) >= 0.05, gaps
 
 
 def test_hosts_are_fetched_in_parallel(farm: SiteFarm) -> None:
