@@ -18,14 +18,13 @@ import traceback
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
-from urllib.parse import urlsplit
 
 from pipeline import interrupt
 from pipeline.batch import each, raise_unexpected, tally, tally_reasons
 from pipeline.draft import apply_extraction, new_draft, record_failure
 from pipeline.errors import ExtractError, Fault, FetchError, InvalidRecord
 from pipeline.extract import Extraction, extract
-from pipeline.fetch import Fetcher, FetchResult, fetch_url_for
+from pipeline.fetch import Fetcher, FetchResult, fetch_url_for, host_key
 from pipeline.ids import canonical_url, draft_id_for
 from pipeline.models import Draft, DraftState, Origin, SourceEntry, utc_now
 from pipeline.reasons import Reason
@@ -127,7 +126,7 @@ def host_groups(entries: list[SourceEntry], groups: int) -> list[list[SourceEntr
     """
     by_host: dict[str, list[SourceEntry]] = {}
     for entry in entries:
-        by_host.setdefault(urlsplit(fetch_url_for(entry.url)).netloc.lower(), []).append(entry)
+        by_host.setdefault(host_key(fetch_url_for(entry.url)), []).append(entry)
     shares: list[list[SourceEntry]] = [[] for _ in range(min(groups, len(by_host)) or 1)]
     for host_entries in sorted(by_host.values(), key=len, reverse=True):
         min(shares, key=len).extend(host_entries)
@@ -214,9 +213,14 @@ async def crawl_async(
     """
     if concurrency is not None:
         settings = settings.model_copy(update={"concurrency": concurrency})
+    kept = await asyncio.to_thread(kept_draft_ids, store, entries)
+
+    def draft_id_of(entry: SourceEntry) -> str:
+        draft_id = draft_id_for(entry.url)
+        return draft_id if store.exists("draft", draft_id) else kept.get(draft_id, draft_id)
 
     async def one(entry: SourceEntry) -> SourceReport:
-        draft_id = draft_id_for(entry.url)
+        draft_id = draft_id_of(entry)
         try:
             existing = store.read_draft(draft_id) if store.exists("draft", draft_id) else None
         except InvalidRecord as exc:
@@ -235,7 +239,7 @@ async def crawl_async(
         return await asyncio.to_thread(_apply, store, settings, entry, draft_id, result, reading)
 
     def failed(entry: SourceEntry, exc: Exception) -> SourceReport:
-        return SourceReport(entry.url, draft_id_for(entry.url), "failed", Reason.INTERNAL_ERROR, repr(exc))
+        return SourceReport(entry.url, draft_id_of(entry), "failed", Reason.INTERNAL_ERROR, repr(exc))
 
     async with Fetcher(settings) as fetcher:
         sources, errors = await each(entries, one, failed, on_source, label=lambda entry: entry.url)
@@ -243,6 +247,27 @@ async def crawl_async(
     report.bodies = sum(1 for s in report.sources if s.downloaded)
     report.writes = sum(1 for s in report.sources if s.wrote)
     return report
+
+
+def kept_draft_ids(store: Store, entries: list[SourceEntry]) -> dict[str, str]:
+    """Drafts an earlier version named by another canonical form of their URL, by today's id.
+
+    A draft keeps its id for good (a case, a review and links name it), so a source whose
+    URL gives another id today (0.1.0 resolved neither dot segments nor address spellings)
+    is crawled into the draft it has. Only drafts that no source's id names are read.
+    """
+    today = {draft_id_for(entry.url) for entry in entries}
+    kept: dict[str, str] = {}
+    for draft_id in store.ids("draft"):
+        if draft_id in today:
+            continue
+        try:
+            moved = draft_id_for(store.read_draft(draft_id).origin.url)
+        except (InvalidRecord, ValueError):  # validate names it
+            continue
+        if moved != draft_id:
+            kept.setdefault(moved, draft_id)
+    return kept
 
 
 def _apply(

@@ -113,25 +113,15 @@ def _remove_dot_segments(path: str) -> str:
     return "/".join(resolved)
 
 
-def _normalise_path(path: str) -> str:
-    """Empty segments dropped (`//page.html` is `/page.html`), then dot segments resolved.
-
-    RFC 3986, 6.2.2.3: a path with dot segments names the same resource as the path without;
-    servers merge repeated slashes too, so a registry entry spelt either way is one page.
-    """
-    if not path.startswith("/"):
-        return path
-    return _remove_dot_segments(re.sub(r"/{2,}", "/", path))
-
-
 def canonical_url(url: str) -> str:
     """The form of `url` used to recognise the same source twice.
 
     Lower-cases scheme and host (and a GitHub owner and repository), writes an IP address
     host in one form (`address_host`), drops default ports, fragments and tracking
-    parameters, resolves dot segments and empty segments of the path, sorts the query,
-    and normalises percent-escapes. The rest of the path's case and its trailing slash
-    are kept: servers may treat them as different pages. Raises ValueError for a bad port.
+    parameters, resolves dot segments of the path (RFC 3986, 6.2.2.3), sorts the query,
+    and normalises percent-escapes. The rest of the path's case, its empty segments and its
+    trailing slash are kept: servers may treat them as different pages (`/web/2020/https://x`
+    is not `/web/2020/https:/x`). Raises ValueError for a bad port.
     """
     parts = urlsplit(url.strip())
     scheme = parts.scheme.lower()
@@ -140,7 +130,8 @@ def canonical_url(url: str) -> str:
     host = address_host(host) or (f"[{host}]" if ":" in host else host)
     netloc = host if port in (None, _DEFAULT_PORTS.get(scheme)) else f"{host}:{port}"
     # Escapes first: `%2E%2E` is `..` (RFC 3986, 6.2.2.2 before 6.2.2.3).
-    path = _normalise_path(_normalise_escapes(parts.path, safe="/:@!$&'()*+,;=")) or "/"
+    path = _normalise_escapes(parts.path, safe="/:@!$&'()*+,;=")
+    path = (_remove_dot_segments(path) if path.startswith("/") else path) or "/"
     if host in GITHUB_HOSTS:
         segments = path.split("/")
         path = "/".join([*(s.lower() for s in segments[:3]), *segments[3:]])

@@ -485,29 +485,43 @@ def data_root_problem(root: Path) -> str | None:
     return None
 
 
+@contextmanager
+def _os_errors_named(path: Path, doing: str) -> Iterator[None]:
+    """An OSError as a StoreError of one line naming the path, which a command prints as it is."""
+    try:
+        yield
+    except OSError as exc:
+        raise StoreError(f"{path}: cannot {doing}: {exc.strerror or exc}", path=str(path)) from None
+
+
 def init_data_root(root: Path) -> InitReport:
     """Make `root` a data root: its three folders, a .gitignore for its state, a commented starter registry.
 
     Safe to run again, and on a folder that is already a data root: nothing that exists is
     overwritten or changed (an existing .gitignore that does not ignore the state folder is
-    named in `notes`).
+    named in `notes`). Raises StoreError, naming the path, when a file stands where a folder
+    goes or the file system refuses.
     """
     root = root.expanduser().resolve()
-    if root.exists() and not root.is_dir():
-        raise StoreError(f"{root}: not a folder", path=str(root))
     report = InitReport(root)
+    for path in (root, *(root / folder for folder in DATA_FOLDERS)):
+        if path.exists() and not path.is_dir():
+            raise StoreError(f"{path}: not a folder", path=str(path))
     for folder in DATA_FOLDERS:
         path = root / folder
         (report.kept if path.is_dir() else report.created).append(f"{folder}/")
-        path.mkdir(parents=True, exist_ok=True)
+        with _os_errors_named(path, "make the folder"):
+            path.mkdir(parents=True, exist_ok=True)
     for name, text in ((".gitignore", _GITIGNORE), ("sources/README.yaml", _STARTER)):
-        try:
-            with (root / name).open("x", encoding="utf-8") as handle:  # "x": never over an existing file
-                handle.write(text)
-            report.created.append(name)
-        except FileExistsError:
-            report.kept.append(name)
-    gitignore = (root / ".gitignore").read_text(encoding="utf-8", errors="replace")
+        with _os_errors_named(root / name, "write the file"):
+            try:
+                with (root / name).open("x", encoding="utf-8") as handle:  # "x": never over an existing file
+                    handle.write(text)
+                report.created.append(name)
+            except FileExistsError:
+                report.kept.append(name)
+    with _os_errors_named(root / ".gitignore", "read the file"):
+        gitignore = (root / ".gitignore").read_text(encoding="utf-8", errors="replace")
     ignored = {line.strip().rstrip("/") for line in gitignore.splitlines()}
     if STATE_DIR not in ignored and f"/{STATE_DIR}" not in ignored:
         report.notes.append(f".gitignore does not ignore {STATE_DIR}/ (locks and state): add that line to it")

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from pipeline.errors import Fault, InvalidRecord
+from pipeline.ids import draft_id_for
 from pipeline.models import Case, Draft, DraftState
 from pipeline.records import file_name_fault, load_record
 from pipeline.registry import find_duplicates
@@ -25,6 +26,9 @@ class ValidateReport:
     drafts: int = 0
     cases: int = 0
     faults: list[Fault] = field(default_factory=list)
+    # Not faults: what a person may want to know, which passes validation (drafts whose URL
+    # gives another id today).
+    warnings: list[Fault] = field(default_factory=list)
 
     @property
     def records(self) -> int:
@@ -65,7 +69,28 @@ def validate(store: Store, *, required_languages: Sequence[str] = ("en",)) -> Va
         loaded[kind][path.stem] = (record, label)
 
     faults += _links(loaded)
+    report.warnings = _moved_ids(loaded["draft"])
     return report
+
+
+def _moved_ids(drafts: dict[str, tuple[Draft | Case, str]]) -> list[Fault]:
+    """Drafts named by an earlier canonical form of their URL: they keep their id, and the crawl
+    keeps updating them under it (`crawl.kept_draft_ids`)."""
+    warnings = []
+    for draft_id, (record, label) in drafts.items():
+        if not isinstance(record, Draft):
+            continue
+        try:
+            today = draft_id_for(record.origin.url)
+        except ValueError:
+            continue
+        if today == draft_id:
+            continue
+        problem = f"{record.origin.url} gives the id {today} now; this draft keeps its id, and the crawl updates it"
+        if today in drafts:
+            problem += f", not the second draft of the page, {today}: keep one of the two"
+        warnings.append(Fault(label, "id", problem))
+    return warnings
 
 
 def _links(loaded: dict[RecordKind, dict[str, tuple[Draft | Case, str]]]) -> list[Fault]:

@@ -17,6 +17,7 @@ from typer.core import TyperGroup
 
 from pipeline.cli import app
 from pipeline.models import Case, Draft
+from pipeline.store import Store
 
 
 def command_names() -> list[str]:
@@ -41,6 +42,24 @@ def test_validate_passes_on_a_good_root(cli: Callable, root: Path, case_json: di
     assert result.exit_code == 0, result.output
     assert result.stdout == ""
     assert result.stderr == "checked 1 source, 0 drafts, 1 case: 0 faults\n"
+
+
+def test_validate_warns_of_a_draft_its_url_names_otherwise_and_passes(
+    cli: Callable, store: Store, make_draft: Callable[..., Draft]
+) -> None:
+    url = "http://0x7f.0.0.1:8080/x/../page.html"
+    # 0.1.0 resolved neither the spelling nor the dot segments: its id hashed the URL as written.
+    moved = make_draft(url, id="0x7f-0-0-1-page-dd0f150e")
+    store.write_draft(moved)
+    store.write_draft(make_draft(url))
+    result = cli("validate", "--root", str(store.root))
+    assert result.exit_code == 0, result.output
+    assert result.stderr == (
+        "warning: drafts/0x7f-0-0-1-page-dd0f150e.json: id: http://0x7f.0.0.1:8080/x/../page.html gives the id "
+        "127-0-0-1-page-cf57552b now; this draft keeps its id, and the crawl updates it, not the second draft of "
+        "the page, 127-0-0-1-page-cf57552b: keep one of the two\n"
+        "checked 0 sources, 2 drafts, 0 cases: 0 faults, 1 warning\n"
+    )
 
 
 def test_validate_prints_one_line_per_fault(

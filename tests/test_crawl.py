@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -9,6 +10,7 @@ import pytest
 from documents import POSTMORTEM_MD
 
 from pipeline.crawl import crawl, extract_one, host_groups
+from pipeline.draft import new_draft
 from pipeline.errors import FetchError
 from pipeline.ids import draft_id_for
 from pipeline.models import DraftState, SourceEntry
@@ -154,6 +156,30 @@ def test_a_draft_a_person_broke_by_hand_is_not_overwritten(
     assert path.read_text() == '{"id": "half-edited",'
 
 
+def test_a_draft_an_earlier_version_named_keeps_its_id_and_is_crawled_into(
+    farm: SiteFarm, store: Store, settings: Settings, root: Path
+) -> None:
+    site = farm.add_site("acme")
+    site.pages["/pm.md"] = Page.markdown(POSTMORTEM_MD)
+    url = site.url("/pm.md").replace("127.0.0.1", "2130706433")  # 127.0.0.1 spelt as one number
+    (entry,) = register(root, {"url": url})
+    # 0.1.0 wrote no address one way: its canonical URL was the URL, and the id its hash's.
+    earlier = f"2130706433-pm-{hashlib.sha256(url.encode()).hexdigest()[:8]}"
+    assert draft_id_for(url) != earlier
+    store.write_draft(new_draft(entry).model_copy(update={"id": earlier}))
+
+    report = crawl(store, settings)
+
+    assert [(s.draft_id, s.outcome) for s in report.sources] == [(earlier, "updated")]
+    assert store.ids("draft") == [earlier], "no second draft of the page"
+    assert store.read_draft(earlier).title == {"en": "Cache stampede took the API down"}
+    assert [str(w) for w in validate(store).warnings] == [
+        f"drafts/{earlier}.json: id: {url} gives the id {draft_id_for(url)} now; "
+        "this draft keeps its id, and the crawl updates it"
+    ]
+    assert validate(store).faults == []
+
+
 def test_hosts_stay_whole_in_one_share_and_shares_balance() -> None:
     entries = [SourceEntry(url=f"https://a.example/{n}") for n in range(6)]
     entries += [SourceEntry(url=f"https://b.example/{n}") for n in range(3)]
@@ -162,6 +188,15 @@ def test_hosts_stay_whole_in_one_share_and_shares_balance() -> None:
     hosts = [{e.url.split("/")[2] for e in share} for share in shares]
     assert sorted(len(s) for s in shares) == [3, 3, 6]
     assert all(len(h) == 1 for h in hosts), "all GitHub blobs share raw.githubusercontent.com"
+
+
+def test_spellings_of_one_host_stay_in_one_share() -> None:
+    # The Fetcher keeps a host's turns by host and port; a share per spelling would let two
+    # Fetchers each crawl the same server at the per-host limit.
+    urls = ["https://a.example/1", "https://A.example:443/2", "https://0x7f.0.0.1/3", "https://127.0.0.1/4"]
+    urls += ["http://a.example:80/5", "https://a.example:8443/6"]
+    shares = host_groups([SourceEntry(url=url) for url in urls], 6)
+    assert sorted(sorted(e.url[-1] for e in share) for share in shares) == [["1", "2"], ["3", "4"], ["5"], ["6"]]
 
 
 def test_extract_one_fetches_without_writing(farm: SiteFarm, settings: Settings, store: Store) -> None:

@@ -142,3 +142,28 @@ def test_init_makes_the_current_folder_a_data_root_by_default(
     assert cli("init").exit_code == 0
     assert cli("init").stdout.count("(already there)") == 5
     assert cli("queue", "--json").stdout == "[]\n"
+
+
+@pytest.mark.parametrize(
+    ("in_the_way", "named", "problem"),
+    [
+        ("library/sources", "library/sources", "not a folder"),
+        ("library", "library", "not a folder"),
+        ("", "library/sources", "cannot make the folder: Not a directory"),  # the folder above is a file
+        ("library/.gitignore/", "library/.gitignore", "cannot read the file: Is a directory"),
+    ],
+    ids=["sources-is-a-file", "root-is-a-file", "the-folder-above-is-a-file", "gitignore-is-a-folder"],
+)
+def test_init_with_something_in_the_way_says_so_in_one_line_naming_it(
+    cli: Callable, tmp_path: Path, in_the_way: str, named: str, problem: str
+) -> None:
+    above = tmp_path / "above"
+    path = above / in_the_way
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if in_the_way.endswith("/"):
+        path.mkdir()
+    else:
+        path.write_text("")
+    made = cli("init", str(above / "library"))
+    assert made.exit_code == 1
+    assert made.stderr == f"Error: {above / named}: {problem}\n"

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import codecs
 import json
+import tracemalloc
+from collections.abc import Callable
 
 import pytest
+from charset_normalizer import from_bytes
 from documents import POSTMORTEM_MD, make_pdf
 from helpers import SHARED
 
@@ -162,6 +165,8 @@ CAFE = "Café outage – naïve retry: the cache’s “warm-up” failed for 20
 TOKYO = "東京リージョンで 40 分間の障害: キャッシュの設定誤りにより API が停止しました。"
 MOSCOW = "Сбой кэша длился сорок минут и затронул всех пользователей в Москве и Санкт-Петербурге."
 WARSAW = "Awaria pamięci podręcznej spowodowała, że żądania były błędnie obsługiwane przez łącza."
+ISTANBUL = "Dağıtım sırasında önbellek yapılandırması hatalıydı; istekler kırk dakika başarısız oldu."
+REYKJAVIK = "Bilunin í skyndiminni stóð yfir í fjörutíu mínútur og hafði áhrif á alla notendur þjónustunnar."
 
 
 @pytest.mark.parametrize(
@@ -184,6 +189,11 @@ WARSAW = "Awaria pamięci podręcznej spowodowała, że żądania były błędni
         # Other scripts and Central European letters are left to the guess, not forced into windows-1252.
         (f"<html><body><p>{MOSCOW}</p></body></html>".encode("cp1251"), "text/html", MOSCOW),
         (f"<html><body><p>{WARSAW}</p></body></html>".encode("cp1250"), "text/html", WARSAW),
+        # Turkish reads as Latin text in windows-1252 too (`daðýtým`): its letters ğ ı ş tell.
+        (f"<html><body><p>{ISTANBUL}</p></body></html>".encode("cp1254"), "text/html", ISTANBUL),
+        (ISTANBUL.encode("cp1254"), None, ISTANBUL),
+        # Icelandic writes ð ý þ too, in windows-1252, with its acute vowels.
+        (f"<html><body><p>{REYKJAVIK}</p></body></html>".encode("cp1252"), "text/html", REYKJAVIK),
         (codecs.BOM_UTF16_LE + CAFE.encode("utf-16-le"), "text/plain", CAFE),
     ],
     ids=[
@@ -199,11 +209,32 @@ WARSAW = "Awaria pamięci podręcznej spowodowała, że żądania były błędni
         "shift-jis-undeclared",
         "windows-1251-undeclared",
         "windows-1250-undeclared",
+        "windows-1254-undeclared",
+        "windows-1254-bare",
+        "windows-1252-icelandic",
         "utf-16-bom",
     ],
 )
 def test_text_is_decoded_in_the_charset_it_is_really_in(body: bytes, content_type: str | None, text: str) -> None:
     assert text in decode_text(body, content_type, "https://example.org/a")
+
+
+def test_a_large_page_in_another_code_page_is_decoded_once() -> None:
+    line = MOSCOW + " "
+    body = (line * 40_000).encode("cp1251")  # 3.5 MiB
+    decode_text(line.encode("cp1251"), None, "https://example.org/a")  # what is imported on first use
+
+    def peak(decode: Callable[[], str]) -> int:
+        tracemalloc.start()
+        try:
+            assert decode().startswith(line)
+            return tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+
+    guess_alone = peak(lambda: str(from_bytes(body).best()))
+    # Every guess decoded whole and kept: 40.2 MiB at the peak against the guess's 23.5 MiB.
+    assert peak(lambda: decode_text(body, None, "https://example.org/a")) < 1.1 * guess_alone
 
 
 def test_a_page_declaring_utf8_in_windows_1252_is_drafted_with_its_words() -> None:

@@ -58,6 +58,15 @@ def fetch_all(urls: list[str], config: Settings) -> list[FetchResult]:
     return asyncio.run(run())
 
 
+def fetch_at_peak(url: str, config: Settings) -> tuple[FetchResult, int]:
+    """The fetch's result and the most memory it held at once (tracemalloc, in bytes)."""
+    tracemalloc.start()
+    try:
+        return fetch(url, config), tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
 def test_a_page_is_fetched_with_an_honest_user_agent(site: Site) -> None:
     site.pages["/a"] = Page.html(HTML)
     result = fetch(site.url("/a"))
@@ -115,15 +124,31 @@ def test_a_retry_after_beyond_the_limit_defers_the_whole_host(farm: SiteFarm, st
     assert elsewhere.outcome == "fetched", "other hosts go on"
 
 
-def test_a_retry_after_beyond_the_deadline_defers_only_its_source(site: Site) -> None:
-    site.pages["/busy"] = Page(status=429, headers={"Retry-After": "2"}, then=[Page.html(HTML)])
+def test_a_retry_after_beyond_the_deadline_defers_the_whole_host_unasked(farm: SiteFarm) -> None:
+    site, other = farm.add_site("busy"), farm.add_site("other")
+    for n in range(4):
+        site.pages[f"/p{n}"] = Page(status=429, headers={"Retry-After": "4"}, then=[Page.html(HTML)])
+    other.pages["/a"] = Page.html(HTML)
+    started = time.monotonic()
+    *busy, elsewhere = fetch_all(
+        [*(site.url(f"/p{n}") for n in range(4)), other.url("/a")], settings(total_timeout_s=2, max_retry_wait_s=60)
+    )
+    # Before, each source of the host waited out the 4 s in turn and was asked once: 12.1 s.
+    assert time.monotonic() - started < 2, "nothing waited for the 4 s asked"
+    assert [(r.outcome, r.reason) for r in busy] == [("failed", "deferred")] * 4
+    assert sum(site.requests[f"/p{n}"] for n in range(4)) == 1, "the host's other sources were not asked"
+    assert "asked to wait 4 s (Retry-After), more than the " in (busy[1].message or "")
+    assert "s left of the source's deadline (total_timeout_s 2 s); its sources wait" in (busy[1].message or "")
+    assert elsewhere.outcome == "fetched", "other hosts go on"
+
+
+def test_a_retry_after_within_the_deadline_holds_the_host_even_when_not_retried(site: Site) -> None:
+    site.pages["/busy"] = Page(status=429, headers={"Retry-After": "1"})
     site.pages["/other"] = Page.html(HTML)
-    busy, other = fetch_all([site.url("/busy"), site.url("/other")], settings(total_timeout_s=1, max_retry_wait_s=60))
-    assert (busy.reason, site.requests["/busy"]) == ("deferred", 1)
-    assert "asked to wait 2 s (Retry-After), more than the 1 s left of its deadline" in (busy.message or "")
-    assert other.outcome == "fetched"
+    busy, other = fetch_all([site.url("/busy"), site.url("/other")], settings(max_retries=0))
+    assert (busy.reason, busy.attempts, other.outcome) == ("http-429", 1, "fetched")
     busy_start, other_start = sorted(site.started[1:])  # after robots.txt
-    assert other_start - busy_start >= 1.95, "the host was held off as asked"
+    assert other_start - busy_start >= 0.95, "the host was held off as asked, though no retry followed"
 
 
 def test_5xx_is_retried_then_reported(site: Site) -> None:
@@ -278,15 +303,21 @@ def test_a_gzip_bomb_costs_no_more_than_the_limit_and_a_piece(site: Site) -> Non
     site.pages["/small"] = Page.gzip_bomb(1 << 20)
     limit = 2_000_000
     fetch(site.url("/small"), settings(max_body_bytes=limit))  # what is imported on first use is not the bomb's
-    tracemalloc.start()
-    try:
-        result = fetch(site.url("/bomb"), settings(max_body_bytes=limit))
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    result, peak = fetch_at_peak(site.url("/bomb"), settings(max_body_bytes=limit))
     assert (result.outcome, result.reason) == ("failed", "too-large")
     # httpx's own decoder inflates each 64 KiB read whole: 64 MB of zeros at once.
     assert peak < limit + (1 << 20), f"peak {peak / 2**20:.1f} MiB for a limit of {limit / 2**20:.1f} MiB"
+
+
+def test_a_body_just_under_the_limit_costs_it_about_once(site: Site) -> None:
+    limit = 4_000_000
+    site.pages["/big"] = Page(b"x" * (limit - 1000), headers={"Content-Type": "text/plain"})
+    site.pages["/small"] = Page.html(HTML)
+    fetch(site.url("/small"), settings(max_body_bytes=limit))  # what is imported on first use is not the page's
+    result, peak = fetch_at_peak(site.url("/big"), settings(max_body_bytes=limit))
+    assert (result.outcome, result.bytes_read) == ("fetched", limit - 1000)
+    # Pieces joined at the end held the body twice at once.
+    assert peak < 1.5 * limit, f"peak {peak / 2**20:.1f} MiB for a body of {limit / 2**20:.1f} MiB"
 
 
 @pytest.mark.parametrize(
@@ -378,7 +409,17 @@ def test_a_spelling_of_an_allowed_address_reaches_that_address(site: Site, host:
 
 @pytest.mark.parametrize("allow", [True, "127.0.0.0/8", "127.0.0.0/8,10.0.0.0/8,0.0.0.0/0"])
 @pytest.mark.parametrize(
-    "metadata", ["169.254.169.254", "0xa9fea9fe", "[::ffff:169.254.169.254]", "[fe80::1]", "100.100.100.200"]
+    "metadata",
+    [
+        "169.254.169.254",
+        "0xa9fea9fe",
+        "[::ffff:169.254.169.254]",
+        "[fe80::1]",
+        "100.100.100.200",
+        "[fd00:ec2::254]",
+        "[fd20:ce::254]",
+        "[64:ff9b:1::a9fe:a9fe]",
+    ],
 )
 def test_a_redirect_to_cloud_metadata_is_refused_with_loopback_allowed(site: Site, allow: str, metadata: str) -> None:
     config = settings(allow_private_hosts=allow)
@@ -411,6 +452,11 @@ def test_only_the_networks_listed_are_allowed(site: Site) -> None:
         ("100.100.100.200", True, False),
         ("fd00:ec2::254", True, False),
         ("fd00:ec2::1", True, True),
+        ("fd20:ce::254", True, False),  # Google Cloud's IPv6 metadata address
+        ("fd20:ce::254", "fd00::/8", False),
+        ("fd20:ce::254", "fd20:ce::254/128", True),
+        ("64:ff9b:1::a9fe:a9fe", True, False),  # local-use NAT64 of the metadata address
+        ("64:ff9b:1::a0a:a0a", True, True),  # local-use NAT64 of 10.10.10.10
         ("10.1.2.3", "10.1.0.0/16", True),
         ("10.2.0.1", "10.1.0.0/16", False),
         ("::ffff:10.1.2.3", "10.1.0.0/16", True),
@@ -471,6 +517,11 @@ def test_allow_private_hosts_refuses_what_it_cannot_read(monkeypatch: pytest.Mon
         ("0.0.0.0", False),
         ("64:ff9b::a9fe:a9fe", False),  # NAT64 of 169.254.169.254
         ("64:ff9b::808:808", True),  # NAT64 of 8.8.8.8
+        ("64:ff9b:1::a9fe:a9fe", False),  # local-use NAT64 (RFC 8215) of 169.254.169.254
+        ("64:ff9b:1:ab::a00:1", False),  # local-use NAT64 of 10.0.0.1
+        ("64:ff9b:1::808:808", True),  # local-use NAT64 of 8.8.8.8
+        ("64:ff9b:1:808:8:800::", False),  # 8.8.8.8 laid out for a /48 prefix: zeros where a /96 has it
+        ("fd20:ce::254", False),  # Google Cloud's IPv6 metadata address
         ("2002:7f00:1::", False),  # 6to4 of 127.0.0.1
         ("::127.0.0.1", False),  # IPv4-compatible
         ("fec0::1", False),  # site-local
@@ -490,7 +541,11 @@ def test_one_host_gets_one_request_at_a_time_spaced_by_the_delay(farm: SiteFarm)
     assert site.max_in_flight == 1
     starts = sorted(site.started)
     gaps = [b - a for a, b in itertools.pairwise(starts)]
-    assert min(gaps) >= 0.095, gaps
+    # Turns are 0.1 s apart; a request reaches the server some ms after its turn (the first,
+    # which makes the connection, later still; more under load), which shortens its gap and
+    # lengthens the one before. The span of all the gaps is short by the first's lag alone.
+    assert starts[-1] - starts[0] >= 0.1 * len(gaps) - 0.03, gaps
+    assert min(gaps) >= 0.05, gaps
 
 
 def test_hosts_are_fetched_in_parallel(farm: SiteFarm) -> None:

@@ -75,18 +75,27 @@ def init(
 def validate(root: RootOption = None, as_json: JsonOption = False) -> None:
     """Check every source entry, draft and case against the record format and vocabularies.
 
-    Prints `path: field: problem` for each fault; exits 1 when there is any.
+    Prints `path: field: problem` for each fault; exits 1 when there is any. Warns (on stderr,
+    exit status unchanged) of drafts whose URL gives another id today: they keep theirs.
     """
     settings = load_settings(root)
     report = validate_records(Store.from_settings(settings), required_languages=settings.required_languages)
     faults = report.faults
     counts = {"sources": report.sources, "drafts": report.drafts, "cases": report.cases}
     if as_json:
-        typer.echo(json.dumps({**counts, "faults": [vars(f) for f in faults]}, indent=2))
+        typer.echo(
+            json.dumps(
+                {**counts, "faults": [vars(f) for f in faults], "warnings": [vars(w) for w in report.warnings]},
+                indent=2,
+            )
+        )
     else:
         print_faults(faults)
+        for warning in report.warnings:
+            typer.echo(f"warning: {warning}", err=True)
         checked = ", ".join(count(n, name) for name, n in counts.items())
-        typer.echo(f"checked {checked}: {count(len(faults), 'faults')}", err=True)
+        warned = f", {count(len(report.warnings), 'warnings')}" if report.warnings else ""
+        typer.echo(f"checked {checked}: {count(len(faults), 'faults')}{warned}", err=True)
     raise typer.Exit(1 if faults else 0)
 
 

@@ -11,6 +11,7 @@ mapped to case fields, the full text, the summary — is built the same way for 
 from __future__ import annotations
 
 import codecs
+import contextlib
 import re
 from dataclasses import dataclass, field
 from datetime import date, datetime
@@ -121,18 +122,31 @@ def _decode_declared(body: bytes, label: str) -> str | None:
     return None
 
 
-def _as_latin_text(body: bytes) -> str | None:
-    """The bytes as windows-1252 when that reads as Latin-script text: accented letters here and
-    there within plain words, as in `Café outage – naïve retry`; else None."""
+# What the reading of a page is judged on: enough text to tell one code page from another,
+# where the whole page may be megabytes (decoded once, when the code page is chosen).
+_SAMPLE_BYTES = 64 * 1024
+# The letters windows-1254 (Turkish) has where windows-1252 has ð ý þ Ð Ý Þ: ğ ı ş Ğ İ Ş.
+_TURKISH_IN_1252 = re.compile(r"[ðýþÐÝÞ]")
+# Icelandic and Faroese, which write ð ý þ, write vowels with an acute accent in every sentence;
+# Turkish never does.
+_ACUTE_VOWEL = re.compile(r"[áéíóúÁÉÍÓÚ]")
+
+
+def _latin_code_page(sample: bytes) -> str | None:
+    """windows-1252 when the sample reads as Latin-script text in it, accented letters here and
+    there within plain words (`Café outage – naïve retry`); windows-1254 when those letters are
+    the ones Turkish has in their place (`daðýtým` is `dağıtım`); else None."""
     try:
-        text = body.decode("cp1252")
+        text = sample.decode("cp1252")  # one byte a letter: the sample's end cuts none in two
     except UnicodeDecodeError:  # 0x81, 0x8D, 0x8F, 0x90 and 0x9D are not windows-1252
         return None
     accented = sum(1 for char in text if char.isalpha() and not char.isascii())
     in_runs = sum(len(run) for run in _ACCENTED_RUN.findall(text))
     if in_runs > accented / 10 or _SIGN_IN_WORD.search(text):
         return None
-    return text
+    if _TURKISH_IN_1252.search(text) and not _ACUTE_VOWEL.search(text):
+        return "cp1254"
+    return "cp1252"
 
 
 def decode_text(body: bytes, content_type: str | None, url: str) -> str:
@@ -143,10 +157,13 @@ def decode_text(body: bytes, content_type: str | None, url: str) -> str:
        encoding is almost never valid UTF-8 by chance;
     3. the declared charset (HTTP header, then <meta>) when the bytes decode under it, Latin-1
        and ASCII read as windows-1252, as browsers do;
-    4. windows-1252 when it reads as Latin text: charset-normalizer, for one, takes a page of
-       windows-1252 for a rare code page (cp775, cp1250) when only a few letters tell them apart;
+    4. windows-1252 when it reads as Latin text (windows-1254 when the letters it differs in
+       read as Turkish): charset-normalizer, for one, takes a page of windows-1252 for a rare
+       code page (cp775, cp1250) when only a few letters tell them apart;
     5. charset-normalizer's best guess that puts no sign inside a word (Cyrillic, Greek, CJK,
        Central European, ...).
+
+    Steps 4 and 5 judge the first 64 KiB, and the page is decoded once, in the code page chosen.
     """
     for bom, encoding in _BOMS:
         if body.startswith(bom):
@@ -161,14 +178,17 @@ def decode_text(body: bytes, content_type: str | None, url: str) -> str:
         text = _decode_declared(body, label)
         if text is not None:
             return text
-    latin = _as_latin_text(body)
+    sample = body[:_SAMPLE_BYTES]
+    latin = _latin_code_page(sample)
     if latin is not None:
-        return latin
-    guesses = [str(match) for match in from_bytes(body)]  # best first
+        with contextlib.suppress(UnicodeDecodeError):  # a byte past the sample that it lacks
+            return body.decode(latin)
+    guesses = from_bytes(body)  # best first; each decodes the page only when asked for its text
     if not guesses:
         raise UnsupportedContent("bytes that are not text in any known encoding", url=url)
     # On a short page its first guess may be a code page that puts signs inside words.
-    return next((text for text in guesses if not _SIGN_IN_WORD.search(text)), guesses[0])
+    fitting = (m for m in guesses if not _SIGN_IN_WORD.search(sample.decode(m.encoding, "ignore")))
+    return str(next(fitting, guesses[0]))
 
 
 def org_for_url(url: str) -> str:

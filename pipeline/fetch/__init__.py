@@ -9,7 +9,15 @@ body.py       response bodies decoded a bounded piece at a time
 deadline.py   one deadline for all a fetch does
 """
 
-from pipeline.fetch.fetcher import ACCEPTED_TYPES, Fetcher, FetchResult, fetch_url_for
+from pipeline.fetch.fetcher import ACCEPTED_TYPES, Fetcher, FetchResult, fetch_url_for, host_key
 from pipeline.fetch.guard import is_allowed_address, is_public_address
 
-__all__ = ["ACCEPTED_TYPES", "FetchResult", "Fetcher", "fetch_url_for", "is_allowed_address", "is_public_address"]
+__all__ = [
+    "ACCEPTED_TYPES",
+    "FetchResult",
+    "Fetcher",
+    "fetch_url_for",
+    "host_key",
+    "is_allowed_address",
+    "is_public_address",
+]

@@ -11,8 +11,9 @@ whose `reason` is a short code with a one-line `message`. Politeness:
   when longer);
 - robots.txt obeyed (protego), an honest User-Agent, conditional requests;
 - retries with doubling backoff after 429, 5xx and dropped connections, Retry-After
-  honoured up to `max_retry_wait_s`; a longer one defers the whole host to the next
-  run (reason `deferred`, nothing more asked of it).
+  honoured for the whole host up to `max_retry_wait_s` and short of the time left before
+  the source's deadline; a longer one defers the whole host to the next run (reason
+  `deferred`, nothing more asked of it).
 Time: one deadline per source (`total_timeout_s`), redirects, retries and their waits
 included, waits for the host's turn and robots.txt aside; a timeout is not retried.
 Safety:
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import time
 from dataclasses import dataclass, field
 from typing import Literal
@@ -44,7 +46,7 @@ from pipeline.reasons import Reason
 from pipeline.retry_after import retry_after_seconds
 from pipeline.settings import Settings
 
-__all__ = ["ACCEPTED_TYPES", "FetchResult", "Fetcher", "fetch_url_for"]
+__all__ = ["ACCEPTED_TYPES", "FetchResult", "Fetcher", "fetch_url_for", "host_key"]
 
 # What extraction reads; anything else is refused before its body is downloaded.
 ACCEPTED_TYPES = (
@@ -61,8 +63,9 @@ _REDIRECTS = {301, 302, 303, 307, 308}
 
 @dataclass
 class FetchResult:
-    """What became of one source. A source not asked for this run because its host said to come
-    back later has `outcome="failed"` and `reason="deferred"`: nothing about the page is known."""
+    """What became of one source. When a host asks, by a Retry-After longer than the fetch may
+    wait, to come back later, the source it answered so and the host's other sources, not asked
+    this run, have `outcome="failed"` and `reason="deferred"`: nothing about the page is known."""
 
     url: str
     outcome: Literal["fetched", "not_modified", "failed"]
@@ -86,6 +89,20 @@ def fetch_url_for(url: str) -> str:
         owner, repo, ref, rest = segments[1], segments[2], segments[4], segments[5:]
         return f"https://raw.githubusercontent.com/{owner}/{repo}/{ref}/{'/'.join(rest)}"
     return url
+
+
+def host_key(url: str) -> str:
+    """The server `url` is fetched from, as politeness counts it: host and port, whatever the
+    scheme, the case or the spelling of an address (`https://A.example/` and
+    `https://a.example:443/` are `a.example:443`). The Fetcher keeps each host's turns by it,
+    and `crawl.host_groups` each host's sources in one share, so two Fetchers never share a host.
+    """
+    parts = urlsplit(with_written_address(url))
+    try:
+        port = parts.port
+    except ValueError:  # a bad port, which the fetch reports
+        return parts.netloc.lower()
+    return f"{(parts.hostname or '').lower()}:{port or {'http': 80, 'https': 443}.get(parts.scheme, 0)}"
 
 
 @dataclass
@@ -160,12 +177,8 @@ class Fetcher:
 
     # ------------------------------------------------------------ politeness
 
-    def _host_key(self, url: str) -> str:
-        parts = urlsplit(url)
-        return f"{(parts.hostname or '').lower()}:{parts.port or {'http': 80, 'https': 443}.get(parts.scheme, 0)}"
-
     def _host(self, url: str) -> _Host:
-        key = self._host_key(url)
+        key = host_key(url)
         if key not in self._hosts:
             self._hosts[key] = _Host(
                 slots=asyncio.Semaphore(self.settings.per_host_concurrency), delay=self.settings.per_host_delay_s
@@ -184,13 +197,13 @@ class Fetcher:
         host = self._host(url)
         host.next_start = max(host.next_start, time.monotonic() + seconds)
 
-    def _defer_host(self, url: str, wait: float) -> FetchError:
+    def _defer_host(self, url: str, wait: float, allowed: str) -> FetchError:
         """A Retry-After beyond the allowed wait: nothing more is asked of the host in this run."""
         host = self._host(url)
         if host.deferred is None:
             host.deferred = (
-                f"{self._host_key(url)} asked to wait {wait:.0f} s (Retry-After), more than max_retry_wait_s "
-                f"({self.settings.max_retry_wait_s:g} s); its sources wait for the next run"
+                f"{host_key(url)} asked to wait {wait:.0f} s (Retry-After), more than {allowed}; "
+                "its sources wait for the next run"
             )
         return FetchError(url, Reason.DEFERRED, host.deferred)
 
@@ -269,12 +282,10 @@ class Fetcher:
         try:
             async with deadline:
                 await self._fetch_following_redirects(fetch_url_for(url), result, etag, last_modified, deadline)
-        except PrivateAddressRefused as exc:  # name the source, not the connection the guard saw
-            result.outcome, result.reason, result.body = "failed", exc.reason, None
-            result.message = str(PrivateAddressRefused(url, exc.host, exc.address))
         except FetchError as exc:
-            result.outcome, result.reason, result.message, result.body = "failed", exc.reason, str(exc), None
-            result.status = exc.status
+            result.outcome, result.reason, result.status, result.body = "failed", exc.reason, exc.status, None
+            # The guard names the connection it refused (host:port); the message names the source.
+            result.message = f"{url}: {exc.detail}" if isinstance(exc, PrivateAddressRefused) else str(exc)
         except TimeoutError:
             if not deadline.expired:
                 raise
@@ -354,12 +365,19 @@ class Fetcher:
                 failure = FetchError(
                     url, Reason.for_status(response.status), f"answered HTTP {response.status}", status=response.status
                 )
-            except (httpx.TimeoutException, TimeoutError) as exc:
+            except httpx.TimeoutException as exc:
                 raise _transport_failure(url, exc, settings) from None
             except httpx.TransportError as exc:
                 failure = _transport_failure(url, exc, settings)
-            if retry_after is not None and retry_after > settings.max_retry_wait_s:
-                raise self._defer_host(url, retry_after)
+            if retry_after is not None:
+                # The server asked for the wait: the page is not at fault, and the host's other
+                # sources would meet the same wait, so a wait this fetch cannot make defers them all.
+                if retry_after > settings.max_retry_wait_s:
+                    raise self._defer_host(url, retry_after, f"max_retry_wait_s ({settings.max_retry_wait_s:g} s)")
+                if retry_after >= (left := deadline.left()):
+                    allowed = f"the {left:.1f} s left of the source's deadline (total_timeout_s {deadline.seconds:g} s)"
+                    raise self._defer_host(url, retry_after, allowed)
+                self._hold_off(url, retry_after)
             if attempt == settings.max_retries:
                 raise failure
             wait = settings.retry_backoff_s * 2**attempt if retry_after is None else retry_after
@@ -370,17 +388,7 @@ class Fetcher:
                     f"{failure.detail}; a retry would wait {wait:.0f} s, more than allowed",
                     status=failure.status,
                 )
-            if retry_after is not None:
-                self._hold_off(url, wait)
             if wait >= deadline.left():
-                if retry_after is not None:  # the server asked for the wait: the page is not at fault
-                    raise FetchError(
-                        url,
-                        Reason.DEFERRED,
-                        f"{failure.detail} and asked to wait {wait:.0f} s (Retry-After), more than the "
-                        f"{deadline.left():.0f} s left of its deadline; it waits for the next run",
-                        status=failure.status,
-                    )
                 raise FetchError(
                     url,
                     failure.reason,
@@ -407,10 +415,7 @@ class Fetcher:
             self.requests += 1
             try:
                 request = self._client.build_request("GET", url, headers=headers)
-                try:
-                    response = await self._client.send(request, stream=True)
-                except PrivateAddressRefused as exc:
-                    raise PrivateAddressRefused(url, exc.host, exc.address) from None
+                response = await self._client.send(request, stream=True)
                 try:
                     return await self._read(url, response, limit, truncate=truncate, pages=pages)
                 finally:
@@ -436,17 +441,17 @@ class Fetcher:
         declared = response.headers.get("content-length", "")
         if not truncate and not codings and declared.isdigit() and int(declared) > limit:
             raise FetchError(url, Reason.TOO_LARGE, f"declares {declared} bytes, more than {limit}; not downloaded")
-        chunks: list[bytes] = []
-        size = 0
+        # A BytesIO hands over its buffer as the bytes, where pieces joined (or a bytearray
+        # copied) at the end hold the body twice at once.
+        body = io.BytesIO()
         async for piece in decoded(url, response.aiter_raw(), codings):
-            size += len(piece)
-            if size > limit:
+            if body.tell() + len(piece) > limit:
                 if truncate:  # robots.txt: what fits is what counts
-                    chunks.append(piece[: limit - (size - len(piece))])
+                    body.write(piece[: limit - body.tell()])
                     break
                 raise FetchError(url, Reason.TOO_LARGE, f"body larger than {limit} bytes; cut off")
-            chunks.append(piece)
-        return _Response(status, response.headers, body=b"".join(chunks))
+            body.write(piece)
+        return _Response(status, response.headers, body=body.getvalue())
 
 
 def _status_message(status: int) -> str:
@@ -460,10 +465,8 @@ def _status_message(status: int) -> str:
 
 
 def _transport_failure(url: str, exc: BaseException, settings: Settings) -> FetchError:
-    if isinstance(exc, (TimeoutError, httpx.TimeoutException)):
+    if isinstance(exc, httpx.TimeoutException):
         what = "connect" if isinstance(exc, httpx.ConnectTimeout) else "read"
-        if isinstance(exc, TimeoutError):
-            return FetchError(url, Reason.TIMEOUT, f"took longer than {settings.total_timeout_s:g} s in all")
         limit = settings.connect_timeout_s if what == "connect" else settings.read_timeout_s
         return FetchError(url, Reason.TIMEOUT, f"{what} timed out after {limit:g} s")
     if isinstance(exc, httpx.ConnectError):

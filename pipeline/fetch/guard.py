@@ -47,13 +47,18 @@ def with_written_address(url: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
 
 
-_NAT64 = ipaddress.ip_network("64:ff9b::/96")
+# NAT64 prefixes, whose addresses lead to the IPv4 address they carry: the well-known one
+# (RFC 6052) and the one for local use (RFC 8215). A /96 under either puts it in the last 32
+# bits; the shorter layouts RFC 6052 allows under 64:ff9b:1::/48 leave zeros there, which
+# read as a non-public address and are refused.
+_NAT64 = (ipaddress.ip_network("64:ff9b::/96"), ipaddress.ip_network("64:ff9b:1::/48"))
 _IPV4_COMPATIBLE = ipaddress.ip_network("::/96")
 # Link-local addresses, where clouds serve instance metadata (credentials), and the metadata
-# addresses outside link-local (Alibaba's, AWS's IPv6): `allow_private_hosts=true` does not open
-# them; only a listed network inside them does.
+# addresses outside link-local (Alibaba's, AWS's IPv6, Google Cloud's IPv6):
+# `allow_private_hosts=true` does not open them; only a listed network inside them does.
 _METADATA_NETWORKS = tuple(
-    ipaddress.ip_network(n) for n in ("169.254.0.0/16", "fe80::/10", "100.100.100.200/32", "fd00:ec2::254/128")
+    ipaddress.ip_network(n)
+    for n in ("169.254.0.0/16", "fe80::/10", "100.100.100.200/32", "fd00:ec2::254/128", "fd20:ce::254/128")
 )
 
 
@@ -65,7 +70,7 @@ def _embedded_ipv4(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
         return ip.sixtofour
     if ip.teredo:
         return ip.teredo[1]
-    if ip in _NAT64:
+    if any(ip in prefix for prefix in _NAT64):
         return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
     return None
 
