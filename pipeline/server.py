@@ -59,8 +59,12 @@ def quiet_prefect(store: Store | None = None) -> None:
     offline, no unguarded server, and its home under the data root (one database per library)."""
     for name, value in QUIET.items():
         os.environ.setdefault(name, value)
-    if store is not None:
-        os.environ.setdefault("PREFECT_HOME", str(_folder(store)))
+    if store is not None and "PREFECT_HOME" not in os.environ:
+        os.environ["PREFECT_HOME"] = str(_folder(store))
+        try:  # Prefect makes only the last folder, and warns on stderr when it cannot
+            _folder(store).mkdir(parents=True, exist_ok=True)
+        except OSError:
+            pass  # a read-only data root: Prefect says so itself
 
 
 def _folder(store: Store) -> Path:
