@@ -70,10 +70,11 @@ def command(root: Path, slow_site: Site) -> Iterator[Callable[..., subprocess.Po
     env |= {"INCIDENTLIB_ALLOW_PRIVATE_HOSTS": "1", "INCIDENTLIB_PER_HOST_DELAY_S": "0"}
     started: list[subprocess.Popen[str]] = []
 
-    def start(*args: str) -> subprocess.Popen[str]:
+    def start(*args: str, api_url: str | None = None) -> subprocess.Popen[str]:
+        """`api_url`: report to that Prefect server (the session's) instead of starting one (7 s)."""
         process = subprocess.Popen(
             [str(BIN / "incidentlib"), *args, "--root", str(root)],
-            env=env,
+            env=env | ({"PREFECT_API_URL": api_url} if api_url else {}),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -88,6 +89,11 @@ def command(root: Path, slow_site: Site) -> Iterator[Callable[..., subprocess.Po
         process.communicate()
     for leftover in processes_of(root / ".incidentlib" / "prefect"):
         leftover.kill()
+
+
+def cpu_seconds(process: subprocess.Popen[str]) -> float:
+    times = psutil.Process(process.pid).cpu_times()
+    return times.user + times.system
 
 
 def stop_and_time(process: subprocess.Popen[str], *signals: signal.Signals) -> tuple[float, str]:
@@ -181,3 +187,70 @@ def test_a_command_outside_flows_stops_on_sigterm_with_one_line(root: Path, make
     assert edit.returncode == 143 and took < 5
     assert err.splitlines() == ["stopped by SIGTERM: the work in flight was cancelled; what was written is whole"]
     assert Store(root).path("draft", draft.id).read_bytes() == before
+
+
+# A program that enters and leaves the interrupt module's bookkeeping on the main thread, over and
+# over, each line of that module slowed (a trace function spinning 2 ms), so that a signal lands
+# inside it: before the handler stopped taking a lock, half of them hung there for good.
+_CHURN = """
+import sys, time
+from pipeline import interrupt
+
+def slowed(frame, event, arg):
+    if frame.f_code.co_filename != interrupt.__file__:
+        return None
+    def line(frame, event, arg):
+        end = time.perf_counter() + 0.002
+        while event == "line" and time.perf_counter() < end:
+            pass
+        return line
+    return line
+
+interrupt.install()
+print("ready", flush=True)
+sys.settrace(slowed)
+try:
+    while True:
+        with interrupt.cooperating():
+            pass
+        interrupt.check()
+except interrupt.Interrupted as exc:
+    sys.exit(exc.exit_status)
+"""
+
+
+def test_a_signal_landing_in_the_interrupt_bookkeeping_still_stops_the_process() -> None:
+    programs = [subprocess.Popen([sys.executable, "-c", _CHURN], stdout=subprocess.PIPE, text=True) for _ in range(8)]
+    try:
+        for program in programs:
+            assert program.stdout is not None and program.stdout.readline() == "ready\n"
+            program.send_signal(signal.SIGTERM)
+        statuses = [program.wait(timeout=10) for program in programs]
+    finally:
+        for program in programs:
+            if program.poll() is None:
+                program.kill()
+            program.communicate()
+    assert statuses == [143] * 8
+
+
+def test_sigterm_stops_a_crawl_extracting_a_large_page_within_seconds(
+    command: Callable[..., subprocess.Popen[str]], root: Path, farm: SiteFarm, prefect_harness: str
+) -> None:
+    # 17 MB of paragraphs: about 30 s of extraction in a worker thread, which a stop leaves behind.
+    paragraph = "<p>Der Ausfall dauerte lange und betraf viele Dienste im Cluster.</p>\n"
+    site = farm.add_site("big")
+    site.pages["/big.html"] = Page.html(f"<html><head><title>T</title></head><body>{paragraph * 250_000}</body></html>")
+    (root / "sources" / "slow.yaml").write_text(f"- url: {site.url('/big.html')}\n", encoding="utf-8")
+    crawl = command("crawl", api_url=prefect_harness)
+    wait_for(lambda: site.bodies["/big.html"], "the page to be downloaded", timeout=120)
+    # Reading the last of the body takes milliseconds: a second and a half of processor time
+    # later, the page is being extracted.
+    worked = cpu_seconds(crawl) + 1.5
+    wait_for(lambda: cpu_seconds(crawl) > worked, "the page to be extracted")
+    took, err = stop_and_time(crawl, signal.SIGTERM)
+    assert crawl.returncode == 143, err
+    assert took < 5, f"took {took:.1f} s to stop"
+    assert "stopped by SIGTERM: the work in flight was cancelled" in err and "Traceback" not in err
+    assert Store(root).read_runs()["crawl"]["state"] == "cancelled"
+    assert validate(Store(root)).faults == []
