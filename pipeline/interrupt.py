@@ -63,6 +63,11 @@ class Interrupted(BaseException):
     def exit_status(self) -> int:
         return 128 + self.signum
 
+    @property
+    def summary(self) -> str:
+        """The one line a command prints when a signal stopped it."""
+        return f"{self}: the work in flight was cancelled; what was written is whole"
+
 
 class _Stop:
     """The stop request and the work that obeys it. Shared with the signal handler without a lock:

@@ -254,3 +254,30 @@ def test_sigterm_stops_a_crawl_extracting_a_large_page_within_seconds(
     assert "stopped by SIGTERM: the work in flight was cancelled" in err and "Traceback" not in err
     assert Store(root).read_runs()["crawl"]["state"] == "cancelled"
     assert validate(Store(root)).faults == []
+
+
+def catches(pid: int, signum: signal.Signals) -> bool:
+    """Whether the process has a handler of its own for `signum` (Linux: /proc/PID/status)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    caught = int(next(line for line in status.splitlines() if line.startswith("SigCgt:")).split()[1], 16)
+    return bool(caught & (1 << (signum - 1)))
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_sigterm_while_the_command_line_loads_stops_it_with_one_line(root: Path) -> None:
+    env = {name: value for name, value in os.environ.items() if not name.startswith("INCIDENTLIB_")}
+    validate_ = subprocess.Popen(
+        [str(BIN / "incidentlib"), "validate", "--root", str(root)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    # The handler is in place before the command line is loaded: the signal lands while it loads.
+    wait_for(lambda: catches(validate_.pid, signal.SIGTERM) or validate_.poll() is not None, "the handler")
+    took, err = stop_and_time(validate_, signal.SIGTERM)
+    assert validate_.returncode == 143 and took < 5, err
+    assert err.splitlines() == ["stopped by SIGTERM: the work in flight was cancelled; what was written is whole"]

@@ -44,9 +44,11 @@ def serve(root: RootOption = None) -> None:
     """
     settings = load_settings(root)
     store = Store.from_settings(settings)
-    # A service manager stops with SIGTERM: taken as Ctrl-C from here on, so that the server
-    # this starts is stopped too, even while it is still starting, and a stop at any moment
-    # (while Prefect is imported, while the deployments are applied) ends as one.
+    # Prefect's runner stops on KeyboardInterrupt. A service manager stops with SIGTERM: taken as
+    # Ctrl-C from here on, so that the server this starts is stopped too, even while it is still
+    # starting, and a stop at any moment (while Prefect is imported, while the deployments are
+    # applied) ends as one.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, _interrupt)
     try:
         with prefect_server.running_server(store, settings) as server:
