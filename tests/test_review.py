@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 from documents import POSTMORTEM_MD
-from helpers import archive_settings, pipes
+from helpers import archive_settings, complete_draft, pipes
 
 from pipeline.archive import archive
 from pipeline.crawl import crawl
 from pipeline.ids import draft_id_for
-from pipeline.models import ArchiveState, Case, Draft, DraftSource, DraftState, Origin
+from pipeline.models import Case
 from pipeline.settings import Settings
 from pipeline.standins.sitefarm import Page, SiteFarm
 from pipeline.standins.wayback import WaybackStandIn
@@ -337,28 +337,6 @@ def test_the_queue_filters_and_says_what_is_missing(
     table = cli("queue", *r)
     assert draft_id in table.stdout and "sources.0.archived" in table.stdout
     assert cli("queue", "--state", "pending", *r).stderr.startswith("Error: unknown state 'pending'; known: ")
-
-
-def complete_draft(case_json: dict, n: int) -> Draft:
-    url = f"https://example.org/postmortems/{n}"
-    fields = {k: v for k, v in case_json.items() if k not in ("id", "url", "updated_at", "sources")}
-    return Draft.model_validate(
-        {
-            **fields,
-            "id": f"example-org-{n}-0000000{n % 10}",
-            "state": DraftState.APPROVED,
-            "review": {"written_by": "alice", "reviewed_by": "bob", "reviewed_at": "2026-11-20T10:00:00Z"},
-            "origin": Origin(url=url, canonical_url=url).model_dump(mode="json"),
-            "sources": [
-                DraftSource(
-                    url=url,
-                    kind="blog",
-                    archived=f"https://web.archive.org/web/20260101000000/{url}",
-                    archive=ArchiveState(status="captured", confirmed=True),
-                ).model_dump(mode="json")
-            ],
-        }
-    )
 
 
 def test_processes_promoting_at_once_publish_each_draft_once(store: Store, root: Path, case_json: dict) -> None:

@@ -12,14 +12,18 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import psutil
 import pytest
 from documents import POSTMORTEM_MD
+from helpers import archive_settings, complete_draft, settings_env
 
-from pipeline.models import Draft
+from pipeline.draft import new_draft
+from pipeline.errors import LockBusy
+from pipeline.models import Draft, DraftState, SourceEntry
 from pipeline.standins.sitefarm import Page, Site, SiteFarm
+from pipeline.standins.wayback import WaybackStandIn
 from pipeline.store import Store
 from pipeline.validate import validate
 
@@ -70,11 +74,12 @@ def command(root: Path, slow_site: Site) -> Iterator[Callable[..., subprocess.Po
     env |= {"INCIDENTLIB_ALLOW_PRIVATE_HOSTS": "1", "INCIDENTLIB_PER_HOST_DELAY_S": "0"}
     started: list[subprocess.Popen[str]] = []
 
-    def start(*args: str, api_url: str | None = None) -> subprocess.Popen[str]:
-        """`api_url`: report to that Prefect server (the session's) instead of starting one (7 s)."""
+    def start(*args: str, api_url: str | None = None, settings: dict[str, str] | None = None) -> subprocess.Popen[str]:
+        """`api_url`: report to that Prefect server (the session's) instead of starting one (7 s);
+        `settings`: more INCIDENTLIB_* variables."""
         process = subprocess.Popen(
             [str(BIN / "incidentlib"), *args, "--root", str(root)],
-            env=env | ({"PREFECT_API_URL": api_url} if api_url else {}),
+            env=env | ({"PREFECT_API_URL": api_url} if api_url else {}) | (settings or {}),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -281,3 +286,63 @@ def test_a_sigterm_while_the_command_line_loads_stops_it_with_one_line(root: Pat
     took, err = stop_and_time(validate_, signal.SIGTERM)
     assert validate_.returncode == 143 and took < 5, err
     assert err.splitlines() == ["stopped by SIGTERM: the work in flight was cancelled; what was written is whole"]
+
+
+def stopped_fast(process: subprocess.Popen[str], root: Path, flow: str) -> None:
+    """SIGTERM now: the command exits 143 within seconds, its run recorded as cancelled, the library valid."""
+    took, err = stop_and_time(process, signal.SIGTERM)
+    assert process.returncode == 143, err
+    assert took < 5, f"took {took:.1f} s to stop"
+    assert "stopped by SIGTERM" in err and "Traceback" not in err, err
+    assert Store(root).read_runs()[flow]["state"] == "cancelled"
+    assert validate(Store(root)).faults == []
+
+
+def test_sigterm_stops_an_archive_run_waiting_for_its_capture(
+    command: Callable[..., subprocess.Popen[str]],
+    root: Path,
+    slow_site: Site,
+    wayback: WaybackStandIn,
+    prefect_harness: str,
+) -> None:
+    Store(root).write_draft(new_draft(SourceEntry(url=slow_site.url("/ok.md"))))
+    wayback.job_seconds = 3600  # the capture job stays pending: the run polls it
+    env = settings_env(archive_settings(root, wayback, poll_timeout_s=3600))
+    archive = command("archive", api_url=prefect_harness, settings=env)
+    wait_for(lambda: wayback.jobs, "a capture to be asked for")
+    stopped_fast(archive, root, "archive")
+
+
+def test_sigterm_stops_a_refresh_checking_a_stalled_page(
+    command: Callable[..., subprocess.Popen[str]],
+    root: Path,
+    slow_site: Site,
+    wayback: WaybackStandIn,
+    prefect_harness: str,
+) -> None:
+    Store(root).write_draft(new_draft(SourceEntry(url=slow_site.url("/pm0.md"))))
+    refresh = command("refresh", api_url=prefect_harness, settings=settings_env(archive_settings(root, wayback)))
+    wait_for(lambda: slow_site.requests["/pm0.md"], "the page to be checked")
+    stopped_fast(refresh, root, "refresh")
+
+
+def test_sigterm_stops_a_promotion_waiting_for_a_busy_lock(
+    command: Callable[..., subprocess.Popen[str]], root: Path, case_json: dict[str, Any], prefect_harness: str
+) -> None:
+    store = Store(root)
+    draft = complete_draft(case_json, 1)
+    store.write_draft(draft)
+
+    def promoting() -> bool:
+        """Whether the promotion holds the draft's lock: it then waits for the cases lock."""
+        try:
+            with store.lock(f"draft-{draft.id}", timeout=0):
+                return False
+        except LockBusy:
+            return True
+
+    with store.lock("cases"):  # another process allocating a case id, for longer than a stop may take
+        promote = command("promote", api_url=prefect_harness)
+        wait_for(promoting, "the promotion to wait for the cases lock")
+        stopped_fast(promote, root, "promote")
+    assert store.read_draft(draft.id).state == DraftState.APPROVED and store.ids("case") == []
