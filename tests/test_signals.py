@@ -298,32 +298,26 @@ def stopped_fast(process: subprocess.Popen[str], root: Path, flow: str) -> None:
     assert validate(Store(root)).faults == []
 
 
-def test_sigterm_stops_an_archive_run_waiting_for_its_capture(
+@pytest.mark.parametrize("flow", ["archive", "refresh"])
+def test_sigterm_stops_an_archive_or_a_refresh_run_in_flight(
     command: Callable[..., subprocess.Popen[str]],
     root: Path,
     slow_site: Site,
     wayback: WaybackStandIn,
     prefect_harness: str,
+    flow: str,
 ) -> None:
-    Store(root).write_draft(new_draft(SourceEntry(url=slow_site.url("/ok.md"))))
-    wayback.job_seconds = 3600  # the capture job stays pending: the run polls it
+    # archive: the capture job stays pending and the run polls it; refresh: the page it checks stalls.
+    page = "/ok.md" if flow == "archive" else "/pm0.md"
+    Store(root).write_draft(new_draft(SourceEntry(url=slow_site.url(page))))
+    wayback.job_seconds = 3600
     env = settings_env(archive_settings(root, wayback, poll_timeout_s=3600))
-    archive = command("archive", api_url=prefect_harness, settings=env)
-    wait_for(lambda: wayback.jobs, "a capture to be asked for")
-    stopped_fast(archive, root, "archive")
-
-
-def test_sigterm_stops_a_refresh_checking_a_stalled_page(
-    command: Callable[..., subprocess.Popen[str]],
-    root: Path,
-    slow_site: Site,
-    wayback: WaybackStandIn,
-    prefect_harness: str,
-) -> None:
-    Store(root).write_draft(new_draft(SourceEntry(url=slow_site.url("/pm0.md"))))
-    refresh = command("refresh", api_url=prefect_harness, settings=settings_env(archive_settings(root, wayback)))
-    wait_for(lambda: slow_site.requests["/pm0.md"], "the page to be checked")
-    stopped_fast(refresh, root, "refresh")
+    process = command(flow, api_url=prefect_harness, settings=env)
+    if flow == "archive":
+        wait_for(lambda: wayback.jobs, "a capture to be asked for")
+    else:
+        wait_for(lambda: slow_site.requests[page], "the page to be checked")
+    stopped_fast(process, root, flow)
 
 
 def test_sigterm_stops_a_promotion_waiting_for_a_busy_lock(
