@@ -46,9 +46,10 @@ def _git_name() -> str:
         return ""
 
 
-def who(by: str | None, fallback: str | None = None) -> str:
-    """The person acting: --by, else git's user.name, else `fallback`; a review step needs a name."""
-    name = (by or "").strip() or _git_name() or (fallback or "")
+def who(by: str | None) -> str:
+    """The person acting: --by, else git's user.name. Every move needs a person's name, an edit
+    too: the four-eyes rule checks the approver against everyone who wrote or edited the draft."""
+    name = (by or "").strip() or _git_name()
     if not name:
         raise ReviewError("say who you are with --by NAME (or set git's user.name)")
     return name
@@ -166,7 +167,7 @@ def set_(
         parsed = json.loads(value)
     except json.JSONDecodeError:
         parsed = value
-    name = who(by, "incidentlib set")
+    name = who(by)
     draft = _review_step(root, draft_id, lambda d, s: review.edited(d, review.set_field(d, field, parsed), name))
     _said(draft, f"{field} set")
 
@@ -181,7 +182,7 @@ def edit(draft_id: DraftArgument, by: ByOption = None, root: RootOption = None) 
     is saved to the draft, and your text is kept in a file under .incidentlib/edits/, named.
     """
     store = open_store(root)
-    name = who(by, "incidentlib edit")
+    name = who(by)
     before, version = store.read_draft_versioned(draft_id)
     original = dump_record(before)
     label = f"{store.label(store.path('draft', draft_id))} (as edited)"
