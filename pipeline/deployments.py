@@ -238,11 +238,13 @@ def served_deployments(root: str, *, stuck_after: timedelta = timedelta(minutes=
 
 def clear_stuck_runs(root: str) -> list[str]:
     """Runs a `serve` of this data root left behind when it was stopped or killed, ended, so that the
-    schedules go on: every run of its deployments still submitting, pending or running (one
-    `serve` runs per data root, so none of them is alive) is marked Crashed, which frees the
-    deployment's slot; of the runs that fell due meanwhile, the newest of each deployment
-    stands for the rest, which are cancelled. Runs of workers (`deploy`) are not touched.
-    Each cleared run is named, with what became of it."""
+    schedules go on: every run of its deployments still submitting, pending or running is marked
+    Crashed, which frees the deployment's slot. None of them is alive: one `serve` runs per data
+    root, and a run stops when the `serve` that started it is gone, SIGKILL included
+    (pipeline.lifeline), so a restart cannot run a second crawl beside one still going. Of the
+    runs that fell due meanwhile, the newest of each deployment stands for the rest, which are
+    cancelled. Runs of workers (`deploy`) are not touched. Each cleared run is named, with what
+    became of it."""
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.objects import StateType
     from prefect.exceptions import ObjectNotFound

@@ -246,6 +246,15 @@ def crawl_runs(api_url: str, *types: str) -> list[str]:
     return [run["name"] for run in response.json() if run["deployment_id"]]
 
 
+def flow_run_processes(serve: int) -> list[psutil.Process]:
+    """The flow runs (`python -m prefect.engine`) a `serve` has started and that are running."""
+    try:
+        children = psutil.Process(serve).children()
+    except psutil.NoSuchProcess:
+        return []
+    return [child for child in children if "prefect.engine" in " ".join(child.cmdline())]
+
+
 def test_a_restart_clears_the_runs_a_killed_serve_left_and_the_schedule_goes_on(
     library: tuple[Path, str, dict[str, str]],
     started: list[subprocess.Popen],
@@ -253,7 +262,10 @@ def test_a_restart_clears_the_runs_a_killed_serve_left_and_the_schedule_goes_on(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     root, url, env = library
-    # A crawl that takes a while: its run is in flight when serve is killed.
+    # A crawl that takes a while: its run is in flight when serve is killed. The library's own page
+    # stalls too until then, so that the killed run cannot draft it and the next run finds it new.
+    ops, path = farm.sites["ops"], "/postmortems/2024-03-05-cache.md"
+    ops.pages[path] = Page.markdown(POSTMORTEM_MD, behavior="stall")
     slow = farm.add_site("slow")
     slow.pages["/pm.md"] = Page.markdown(POSTMORTEM_MD * 50, behavior="stall")
     with (root / "sources" / "local.yaml").open("a", encoding="utf-8") as registry:
@@ -261,11 +273,17 @@ def test_a_restart_clears_the_runs_a_killed_serve_left_and_the_schedule_goes_on(
     env = serve_env(env, crawl="3s") | {"INCIDENTLIB_READ_TIMEOUT_S": "4"}
     serve, _ = start_serve(env, started)
     api_url = json.loads((root / ".incidentlib" / "prefect" / "server.json").read_text())["api_url"]
-    held = wait_for(lambda: crawl_runs(api_url, "PENDING", "RUNNING"), "a crawl run in flight")
-    os.killpg(serve.pid, signal.SIGKILL)  # serve, and the run it started, in its process group
+    held = wait_for(lambda: crawl_runs(api_url, "RUNNING"), "a crawl run in flight")
+    runs = wait_for(lambda: flow_run_processes(serve.pid), "the crawl run's process")
+    os.kill(serve.pid, signal.SIGKILL)  # serve alone: its run and its server must follow by themselves
     serve.wait()
     wait_for(lambda: not healthy(api_url, timeout=0.5), "its server to follow it", timeout=15)
-    assert last_run(root, "crawl") is None, "the killed run never finished"
+    ops.pages[path] = Page.markdown(POSTMORTEM_MD)
+    _, alive = psutil.wait_procs(runs, timeout=10)
+    assert not [p for p in alive if p.status() != psutil.STATUS_ZOMBIE], "a run of the killed serve still runs"
+    # It stopped as on a SIGTERM (recorded as cancelled), or at once if serve went before it was under way.
+    stopped = last_run(root, "crawl") or {}
+    assert stopped.get("state") in (None, "cancelled"), stopped
 
     # With the server alone up again (nothing serving), status names the run that holds the slot.
     monkeypatch.setenv("PREFECT_SERVER_SERVICES_FOREMAN_LOOP_SECONDS", "1")

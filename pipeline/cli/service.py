@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from pipeline import lifeline
 from pipeline import server as prefect_server
 from pipeline.cli.common import (
     JsonOption,
@@ -64,6 +65,7 @@ def serve(root: RootOption = None) -> None:
             # killed mid-submission left them) hold the deployments' slots, and no schedule would go on.
             for line in flows.clear_stuck_runs(str(settings.root)):
                 typer.echo(f"  cleared {line}")
+            os.environ[lifeline.SERVE_ENV] = str(os.getpid())  # the runs started here follow this process
             ready = "serving; Ctrl-C stops" + ("" if server.pid is None else " (and stops the server)")
             flows.serve(settings, on_ready=lambda: typer.echo(ready))
     except KeyboardInterrupt:
