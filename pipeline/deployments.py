@@ -23,7 +23,7 @@ from prefect.deployments.runner import RunnerDeployment
 
 from pipeline.errors import SettingsError
 from pipeline.flows import archive, crawl, promote, refresh
-from pipeline.settings import Settings, interval_seconds
+from pipeline.settings import Settings, interval_seconds, interval_text
 
 __all__ = [
     "DEPLOYMENT",
@@ -176,11 +176,7 @@ def _schedule_text(schedule: object) -> str:
         zone = schedule.timezone or "UTC"
         return schedule.cron if zone in ("UTC", "Etc/UTC") else f"{schedule.cron} ({zone})"
     if isinstance(schedule, IntervalSchedule):
-        seconds = int(schedule.interval.total_seconds())
-        for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-            if seconds % size == 0:
-                return f"{seconds // size}{unit}"
-        return f"{seconds}s"
+        return interval_text(int(schedule.interval.total_seconds()))
     if isinstance(schedule, RRuleSchedule):
         return f"rrule {schedule.rrule}"
     return str(schedule)

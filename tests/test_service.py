@@ -220,16 +220,21 @@ def test_status_shows_the_schedule_in_force_when_the_settings_differ(
     library: tuple[Path, str, dict[str, str]], started: list[subprocess.Popen]
 ) -> None:
     _, _, env = library
-    env = serve_env(env, crawl="0 3 * * *")
+    env = serve_env(env, crawl="60m") | {"INCIDENTLIB_REFRESH_SCHEDULE": "0  4 * *  1"}
     start_serve(env, started)
+    differs = "the server runs it on what the last serve or deploy applied"
+    # The server spells the settings' schedules its own way: the same schedules, not a difference.
+    same = run_command(env, "status")
+    assert same.returncode == 0, same.stderr
+    assert differs not in same.stdout, same.stdout
     elsewhere = env | {"INCIDENTLIB_CRAWL_SCHEDULE": "15m"}
     crawl = next(
         f for f in json.loads(run_command(elsewhere, "status", "--json").stdout)["flows"] if f["flow"] == "crawl"
     )
-    assert (crawl["schedule"], crawl["in_force"]) == ("15m", ["0 3 * * *"])
+    assert (crawl["schedule"], crawl["in_force"]) == ("15m", ["1h"])
     shown = run_command(elsewhere, "status")
     assert shown.returncode == 0, shown.stderr
-    assert "crawl: the server runs it on what the last serve or deploy applied" in shown.stdout
+    assert f"crawl: {differs}" in shown.stdout and f"refresh: {differs}" not in shown.stdout
 
 
 def crawl_runs(api_url: str, *types: str) -> list[str]:
