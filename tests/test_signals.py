@@ -340,3 +340,43 @@ def test_sigterm_stops_a_promotion_waiting_for_a_busy_lock(
         wait_for(promoting, "the promotion to wait for the cases lock")
         stopped_fast(promote, root, "promote")
     assert store.read_draft(draft.id).state == DraftState.APPROVED and store.ids("case") == []
+
+
+# A command stopping the server it started, as pipeline.server does when a command ends: the
+# "server" here takes SIGTERM, writes that it did, and goes on (a server slow to stop). The stop
+# waits 5 s for it, then kills it; a second signal meanwhile must end the command at once.
+_STOPPING = """
+import subprocess, sys, threading
+from pipeline import interrupt, server
+
+told = sys.argv[1]
+stubborn = "import pathlib, signal, sys, time\\n"
+stubborn += f"signal.signal(signal.SIGTERM, lambda *_: pathlib.Path({told!r}).write_text('told'))\\n"
+stubborn += "print('up', flush=True)\\nwhile True: time.sleep(1)\\n"
+slow = subprocess.Popen([sys.executable, "-c", stubborn], stdout=subprocess.PIPE, text=True, start_new_session=True)
+assert slow.stdout.readline() == "up\\n"
+interrupt.install()
+try:
+    with server._stopped_after(slow):
+        print(slow.pid, flush=True)  # in the block: the signal may land as soon as this is out
+        threading.Event().wait()  # until a signal
+except interrupt.Interrupted as exc:
+    sys.exit(exc.exit_status)
+"""
+
+
+def test_a_second_signal_while_the_server_is_being_stopped_exits_at_once(tmp_path: Path) -> None:
+    told = tmp_path / "told"
+    stopping = subprocess.Popen([sys.executable, "-c", _STOPPING, str(told)], stdout=subprocess.PIPE, text=True)
+    assert stopping.stdout is not None
+    slow = psutil.Process(int(stopping.stdout.readline()))
+    try:
+        stopping.send_signal(signal.SIGTERM)  # the command stops, and stops its server
+        wait_for(told.exists, "the server to be told to stop")  # the command now waits up to 5 s for it to go
+        took, _ = stop_and_time(stopping, signal.SIGTERM)
+        assert stopping.returncode == 143 and took < 3, f"exit {stopping.returncode} after {took:.1f} s"
+    finally:
+        if stopping.poll() is None:
+            stopping.kill()
+        stopping.communicate()
+        slow.kill()
