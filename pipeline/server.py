@@ -125,18 +125,31 @@ def _write_state(store: Store, server: LocalServer, state: str) -> None:
 
 
 def _stop_leftover(store: Store) -> None:
-    """A server a `serve` of this data root recorded and could not stop: stopped now. (Its server
-    watches its parent, so this is only a safety net for one of an earlier version.)"""
+    """A server a `serve` of this data root recorded and could not stop: stopped now, if that pid
+    is still such a server. A killed `serve` always leaves its record behind (its server stops
+    by itself, within seconds, as it watches its parent), and by the next start, after a reboot
+    say, the pid may be any process's: its group is signalled only when it is this data root's."""
     recorded = _recorded_state(store)
     if recorded is None:
         return
     pid = recorded[0].pid
-    if pid is not None and _alive(pid):
+    if pid is not None and _is_server_of(pid, _folder(store)):
         try:
             os.killpg(pid, signal.SIGTERM)
         except (ProcessLookupError, PermissionError):
             pass
     (_folder(store) / "server.json").unlink(missing_ok=True)
+
+
+def _is_server_of(pid: int, folder: Path) -> bool:
+    """Whether `pid` runs pipeline.server_process with its home in `folder` (Linux's /proc);
+    False when that cannot be told."""
+    try:
+        command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    return b"pipeline.server_process" in command and f"PREFECT_HOME={folder}".encode() in environ
 
 
 def _bind(port: int) -> socket.socket:

@@ -27,6 +27,7 @@ from documents import POSTMORTEM_MD
 from helpers import archive_settings, settings_env
 
 from pipeline import review
+from pipeline import server as prefect_server
 from pipeline.ids import draft_id_for
 from pipeline.models import Draft
 from pipeline.server import healthy, running_server
@@ -389,3 +390,43 @@ def test_serve_interrupted_while_its_server_starts_leaves_nothing_running(
     )
     assert not state_file.exists()
     assert not healthy(state["api_url"], timeout=0.5)
+
+
+def sigterm_pending(pid: int) -> bool:
+    """Whether a SIGTERM sent to the process waits there, blocked (Linux: /proc/PID/status)."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    pending = int(next(line for line in status.splitlines() if line.startswith("ShdPnd:")).split()[1], 16)
+    return bool(pending & (1 << (signal.SIGTERM - 1)))
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_recorded_server_pid_is_signalled_only_while_it_is_that_server(root: Path) -> None:
+    store, settings = Store(root), Settings(root=root)
+    record = root / ".incidentlib" / "prefect" / "server.json"
+    record.parent.mkdir(parents=True)
+    # A killed serve's record, its pid now some other process group's leader (after a reboot, say).
+    # That process blocks SIGTERM, so one sent to it stays pending, to be seen.
+    blocks = "import signal, sys\nsignal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})\nprint(1, flush=True)\n"
+    other = subprocess.Popen(
+        [sys.executable, "-c", blocks + "sys.stdin.read()"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        start_new_session=True,
+    )
+    try:
+        assert other.stdout is not None and other.stdout.readline() == b"1\n"
+        prefect_server._write_state(store, prefect_server.LocalServer("http://x/api", "http://x", other.pid), "running")
+        prefect_server._stop_leftover(store)
+        assert not sigterm_pending(other.pid) and other.poll() is None, "an unrelated process group was signalled"
+        assert not record.exists()
+    finally:
+        other.kill()
+        other.communicate()
+    # A server of this data root left running is stopped.
+    server, process = prefect_server._start(store, settings, full=False, port=0)
+    try:
+        prefect_server._write_state(store, server, "running")
+        prefect_server._stop_leftover(store)
+        assert process.wait(timeout=30) is not None and not record.exists()
+    finally:
+        prefect_server._stop(process)
