@@ -194,6 +194,66 @@ def test_a_command_outside_flows_stops_on_sigterm_with_one_line(root: Path, make
     assert Store(root).path("draft", draft.id).read_bytes() == before
 
 
+def handles(pid: int, signum: signal.Signals, field: str = "SigCgt") -> bool:
+    """Whether the process catches (SigCgt) or ignores (SigIgn) `signum` (Linux: /proc/PID/status)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    mask = int(next(line for line in status.splitlines() if line.startswith(f"{field}:")).split()[1], 16)
+    return bool(mask & (1 << (signum - 1)))
+
+
+# An editor that takes Ctrl-C as vim does, for itself: here it saves a change and quits.
+_EDITOR = """
+import json, os, signal, sys
+
+def save(*_):
+    path = sys.argv[1]
+    lines = [line for line in open(path).read().splitlines(True) if not line.startswith("#")]
+    draft = json.loads("".join(lines))
+    draft["org"] = "Acme Corp"
+    open(path, "w").write(json.dumps(draft))
+    os._exit(0)
+
+signal.signal(signal.SIGINT, save)
+open(os.path.join(os.path.dirname(__file__), "editor.ready"), "w").close()
+while True:
+    signal.pause()
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_ctrl_c_in_the_editor_is_the_editors(root: Path, make_draft: Callable[..., Draft], tmp_path: Path) -> None:
+    draft = make_draft()
+    Store(root).write_draft(draft)
+    (tmp_path / "editor.py").write_text(_EDITOR, encoding="utf-8")
+    env = {name: value for name, value in os.environ.items() if not name.startswith("INCIDENTLIB_")}
+    edit = subprocess.Popen(
+        [str(BIN / "incidentlib"), "edit", draft.id, "--by", "ann", "--root", str(root)],
+        env=env | {"EDITOR": f"{sys.executable} {tmp_path / 'editor.py'}", "VISUAL": ""},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # a terminal's foreground group of its own
+    )
+    try:
+        editor = wait_for(lambda: psutil.Process(edit.pid).children(), "the editor to be open")[0]
+        wait_for((tmp_path / "editor.ready").exists, "the editor to take Ctrl-C")
+        wait_for(lambda: handles(edit.pid, signal.SIGINT, "SigIgn"), "the command to leave Ctrl-C to it")
+        assert not handles(editor.pid, signal.SIGQUIT, "SigIgn"), "the editor inherited the ignoring"
+        os.killpg(edit.pid, signal.SIGINT)  # Ctrl-C reaches the whole foreground group
+        out, err = edit.communicate(timeout=30)
+    finally:
+        if edit.poll() is None:
+            os.killpg(edit.pid, signal.SIGKILL)  # the editor too, which holds the pipes
+            edit.communicate()
+    assert edit.returncode == 0, err
+    assert out == f"{draft.id}: saved, now {draft.state.value}\n"
+    saved = Store(root).read_draft(draft.id)
+    assert saved.org == "Acme Corp" and saved.history[-1].by == "ann"
+
+
 # A program that enters and leaves the interrupt module's bookkeeping on the main thread, over and
 # over, each line of that module slowed (a trace function spinning 2 ms), so that a signal lands
 # inside it: before the handler stopped taking a lock, half of them hung there for good.
@@ -261,16 +321,6 @@ def test_sigterm_stops_a_crawl_extracting_a_large_page_within_seconds(
     assert validate(Store(root)).faults == []
 
 
-def catches(pid: int, signum: signal.Signals) -> bool:
-    """Whether the process has a handler of its own for `signum` (Linux: /proc/PID/status)."""
-    try:
-        status = Path(f"/proc/{pid}/status").read_text()
-    except OSError:
-        return False
-    caught = int(next(line for line in status.splitlines() if line.startswith("SigCgt:")).split()[1], 16)
-    return bool(caught & (1 << (signum - 1)))
-
-
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_a_sigterm_while_the_command_line_loads_stops_it_with_one_line(root: Path) -> None:
     env = {name: value for name, value in os.environ.items() if not name.startswith("INCIDENTLIB_")}
@@ -282,7 +332,7 @@ def test_a_sigterm_while_the_command_line_loads_stops_it_with_one_line(root: Pat
         text=True,
     )
     # The handler is in place before the command line is loaded: the signal lands while it loads.
-    wait_for(lambda: catches(validate_.pid, signal.SIGTERM) or validate_.poll() is not None, "the handler")
+    wait_for(lambda: handles(validate_.pid, signal.SIGTERM) or validate_.poll() is not None, "the handler")
     took, err = stop_and_time(validate_, signal.SIGTERM)
     assert validate_.returncode == 143 and took < 5, err
     assert err.splitlines() == ["stopped by SIGTERM: the work in flight was cancelled; what was written is whole"]

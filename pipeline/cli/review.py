@@ -8,12 +8,14 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import signal
 import subprocess
 import tempfile
+import threading
 from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -237,17 +239,34 @@ def _refusal_notes(exc: InvalidRecord | ReviewError, path: Path) -> bytes:
 
 
 def _run_editor(path: Path) -> int:
-    """Let a person edit `path` in $VISUAL or $EDITOR (else vi); the editor's exit status."""
+    """Let a person edit `path` in $VISUAL or $EDITOR (else vi); the editor's exit status.
+
+    While the editor runs, this process ignores Ctrl-C and Ctrl-\\, as git does: they reach the
+    whole foreground group, and are the editor's to take (vim users press Ctrl-C routinely),
+    not a reason to kill it and lose the buffer. SIGTERM still stops both."""
     variable = "VISUAL" if os.environ.get("VISUAL") else "EDITOR"
     editor = os.environ.get(variable) or "vi"
     try:
-        command = [*shlex.split(editor), str(path)]
-        return subprocess.run(command, check=False).returncode
+        process = subprocess.Popen([*shlex.split(editor), str(path)])
     except (OSError, ValueError) as exc:
         why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise SettingsError(
             f"{variable}={editor}: cannot run it ({why}); set {variable} to your editor", name=variable
         ) from None
+    # Ignored once it has started, so that the editor does not inherit the ignoring.
+    keyboard = (signal.SIGINT, signal.SIGQUIT) if threading.current_thread() is threading.main_thread() else ()
+    previous: dict[signal.Signals, Any] = {}
+    try:
+        for sig in keyboard:
+            previous[sig] = signal.signal(sig, signal.SIG_IGN)
+        return process.wait()
+    except BaseException:  # a SIGTERM: the editor goes too, as subprocess.run would have it
+        process.kill()
+        process.wait()
+        raise
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 @app.command()
