@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -165,6 +167,20 @@ def test_the_queue_filters_unreadable_drafts_by_state(cli: Callable, root: Path,
     assert states("--state", "extracted") == ["extracted"]
     assert states("--state", "unreadable") == ["unreadable", "unreadable"]
     assert states("--sort", "state") == ["unreadable", "unreadable", "extracted"]
+
+
+def test_the_queue_filters_unreadable_drafts_by_what_is_known_of_them(cli: Callable, root: Path, broken: Draft) -> None:
+    # All that is known of a broken file is its id and its age (since it last changed).
+    old = root / "drafts" / "half-written-0000.json"
+    ten_days_ago = time.time() - 10 * 86400
+    os.utime(old, (ten_days_ago, ten_days_ago))
+
+    def ids(*args: str) -> list[str]:
+        return sorted(e["id"] for e in json.loads(cli("queue", *args, "--json", "--root", str(root)).stdout))
+
+    assert ids("--older-than", "5") == ["half-written-0000"]
+    assert ids("--org", "nobody") == [] and ids("--component", "cache") == []  # they cannot match
+    assert ids("--org", "nobody", "--state", "unreadable") == ["Copy of it", "half-written-0000"]
 
 
 def test_status_lists_a_broken_draft_with_its_reason(cli: Callable, root: Path, broken: Draft) -> None:
