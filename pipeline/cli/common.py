@@ -79,7 +79,9 @@ RootOption = Annotated[
         show_default="INCIDENTLIB_ROOT, else the current folder",
     ),
 ]
-JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON document for scripts instead of text.")]
+JsonOption = Annotated[
+    bool, typer.Option("--json", help="Print one JSON document for scripts instead of text.", show_default="off")
+]
 ByOption = Annotated[
     str | None,
     typer.Option("--by", help="Who does it.", show_default="git's user.name"),

@@ -322,7 +322,10 @@ def show(
         typer.Argument(help="A draft's id (its file name in drafts/ without .json), or a published case's: IL-0001."),
     ],
     full: Annotated[
-        bool, typer.Option("--full", help="Print section texts and the extracted text whole, not a preview.")
+        bool,
+        typer.Option(
+            "--full", help="Print section texts and the extracted text whole, not a preview.", show_default="off"
+        ),
     ] = False,
     root: RootOption = None,
 ) -> None:
