@@ -57,10 +57,8 @@ def who(by: str | None) -> str:
     return name
 
 
-def _review_step(root: Path | None, draft_id: str, step: Callable[[Draft, Settings], Draft]) -> Draft:
-    settings = load_settings(root)
-    store = Store.from_settings(settings)
-    return store.update_draft(draft_id, lambda draft: step(draft, settings))
+def _review_step(settings: Settings, draft_id: str, step: Callable[[Draft, Settings], Draft]) -> Draft:
+    return Store.from_settings(settings).update_draft(draft_id, lambda draft: step(draft, settings))
 
 
 def _said(draft: Draft, what: str) -> None:
@@ -76,7 +74,9 @@ def write(
 ) -> None:
     """Sign a draft as written (its narrative fields filled) and hand it to review."""
     name = who(by)
-    draft = _review_step(root, draft_id, lambda d, s: review.write(d, name, s.required_languages, comment))
+    draft = _review_step(
+        load_settings(root), draft_id, lambda d, s: review.write(d, name, s.required_languages, comment)
+    )
     _said(draft, f"written by {name}")
 
 
@@ -89,15 +89,15 @@ def approve(
 ) -> None:
     """Approve a complete draft; the approver must not be its writer."""
     name = who(by)
-    draft = _review_step(root, draft_id, lambda d, s: review.approve(d, name, s.required_languages, comment))
+    settings = load_settings(root)
+    draft = _review_step(settings, draft_id, lambda d, s: review.approve(d, name, s.required_languages, comment))
     _said(draft, f"approved by {name}")
-    _request_promotion(root)
+    _request_promotion(settings)
 
 
-def _request_promotion(root: Path | None) -> None:
+def _request_promotion(settings: Settings) -> None:
     """After an approval, a promotion run on the served deployments, when a server is known;
     otherwise `incidentlib promote` publishes (said so, nothing fails)."""
-    settings = load_settings(root)
     api_url = use_known_server(settings)
     if not api_url:
         typer.echo("no Prefect server is known: run `incidentlib promote` to publish", err=True)
@@ -126,7 +126,7 @@ def request_changes(
 ) -> None:
     """Send a draft back to its writer with what should change."""
     name = who(by)
-    draft = _review_step(root, draft_id, lambda d, s: review.request_changes(d, name, comment))
+    draft = _review_step(load_settings(root), draft_id, lambda d, s: review.request_changes(d, name, comment))
     _said(draft, f"changes requested by {name}")
 
 
@@ -139,7 +139,7 @@ def reject(
 ) -> None:
     """Reject a draft with a reason; it is kept, and its source is not drafted again unless reopened."""
     name = who(by)
-    draft = _review_step(root, draft_id, lambda d, s: review.reject(d, name, reason))
+    draft = _review_step(load_settings(root), draft_id, lambda d, s: review.reject(d, name, reason))
     _said(draft, f"rejected by {name}")
 
 
@@ -152,7 +152,7 @@ def reopen(
 ) -> None:
     """Reopen a rejected draft: back to the start, and its source is crawled again."""
     name = who(by)
-    draft = _review_step(root, draft_id, lambda d, s: review.reopen(d, name, comment))
+    draft = _review_step(load_settings(root), draft_id, lambda d, s: review.reopen(d, name, comment))
     _said(draft, f"reopened by {name}")
 
 
@@ -170,7 +170,9 @@ def set_(
     except json.JSONDecodeError:
         parsed = value
     name = who(by)
-    draft = _review_step(root, draft_id, lambda d, s: review.edited(d, review.set_field(d, field, parsed), name))
+    draft = _review_step(
+        load_settings(root), draft_id, lambda d, s: review.edited(d, review.set_field(d, field, parsed), name)
+    )
     _said(draft, f"{field} set")
 
 
