@@ -70,6 +70,15 @@ def settings_env(settings: Settings) -> dict[str, str]:
     return env
 
 
+def captured_source(url: str) -> dict[str, Any]:
+    """A draft's source whose capture is confirmed, as JSON."""
+    archived = f"https://web.archive.org/web/20260101000000/{url}"
+    source = DraftSource(
+        url=url, kind="blog", archived=archived, archive=ArchiveState(status="captured", confirmed=True)
+    )
+    return source.model_dump(mode="json")
+
+
 def complete_draft(case_json: dict[str, Any], n: int) -> Draft:
     """An approved draft with every field filled and its source captured: ready to be published."""
     url = f"https://example.org/postmortems/{n}"
@@ -81,13 +90,6 @@ def complete_draft(case_json: dict[str, Any], n: int) -> Draft:
             "state": DraftState.APPROVED,
             "review": {"written_by": "alice", "reviewed_by": "bob", "reviewed_at": "2026-11-20T10:00:00Z"},
             "origin": Origin(url=url, canonical_url=url).model_dump(mode="json"),
-            "sources": [
-                DraftSource(
-                    url=url,
-                    kind="blog",
-                    archived=f"https://web.archive.org/web/20260101000000/{url}",
-                    archive=ArchiveState(status="captured", confirmed=True),
-                ).model_dump(mode="json")
-            ],
+            "sources": [captured_source(url)],
         }
     )

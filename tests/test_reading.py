@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import captured_source
 
-from pipeline.models import ArchiveState, Case, Draft, DraftSource, Origin, Section, Transition
+from pipeline.models import Case, Draft, Origin, Section, Transition
 from pipeline.store import Store
 
 DRAFT_ID = "example-org-1-00000001"
@@ -35,14 +36,7 @@ def full_draft(case_json: dict[str, Any], **changes: Any) -> Draft:
         "updated_at": "2026-11-20T10:00:00Z",
         "url": "https://benchlet.com/incidentlib/app/cases/IL-0428",
         "origin": Origin(url=url, canonical_url=url, format="markdown").model_dump(mode="json"),
-        "sources": [
-            DraftSource(
-                url=url,
-                kind="blog",
-                archived=f"https://web.archive.org/web/20260101000000/{url}",
-                archive=ArchiveState(status="captured", confirmed=True),
-            ).model_dump(mode="json")
-        ],
+        "sources": [captured_source(url)],
         "text": "Summary\n\n" + LONG,
         "sections": [Section(heading="Root cause", field="root_cause", text=LONG).model_dump(mode="json")],
         "history": [
