@@ -15,7 +15,7 @@ from pathlib import Path
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-__all__ = ["INTERVAL", "Settings", "interval_seconds", "interval_text", "schedule_text"]
+__all__ = ["INTERVAL", "Settings", "interval_seconds"]
 
 # An interval schedule: a number and a unit (seconds, minutes, hours, days).
 INTERVAL = re.compile(r"(\d+)([smhd])")
