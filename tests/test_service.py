@@ -284,9 +284,9 @@ def test_a_restart_clears_the_runs_a_killed_serve_left_and_the_schedule_goes_on(
     os.kill(serve.pid, signal.SIGKILL)  # serve alone: its run and its server must follow by themselves
     serve.wait()
     wait_for(lambda: not healthy(api_url, timeout=0.5), "its server to follow it", timeout=15)
-    ops.pages[path] = Page.markdown(POSTMORTEM_MD)
     _, alive = psutil.wait_procs(runs, timeout=10)
     assert not [p for p in alive if p.status() != psutil.STATUS_ZOMBIE], "a run of the killed serve still runs"
+    ops.pages[path] = Page.markdown(POSTMORTEM_MD)  # for the next run alone: the killed one is gone
     # It stopped as on a SIGTERM (recorded as cancelled), or at once if serve went before it was under way.
     stopped = last_run(root, "crawl") or {}
     assert stopped.get("state") in (None, "cancelled"), stopped
