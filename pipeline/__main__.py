@@ -1,5 +1,5 @@
 """`python -m pipeline` is the `incidentlib` command."""
 
-from pipeline.cli import main
+from pipeline.main import main
 
 main()

@@ -87,9 +87,14 @@ _JOB_MEMORY = timedelta(minutes=55)
 
 
 def _host(url: str) -> str:
-    """The host the archive pauses: its name and any port other than the default."""
+    """The host the archive pauses, as it names it: the name, and a port only when one is written
+    (not `fetch.host_key`, which counts http and https of a name as two servers)."""
     parts = urlsplit(url)
-    return (parts.hostname or "").lower() + (f":{parts.port}" if parts.port else "")
+    try:
+        port = parts.port
+    except ValueError:  # a bad port: the submit will say so
+        port = None
+    return (parts.hostname or "").lower() + (f":{port}" if port else "")
 
 
 def waits_for_service(state: ArchiveState) -> bool:

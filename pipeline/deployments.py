@@ -9,7 +9,7 @@ installed can run it.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, cast
@@ -23,7 +23,7 @@ from prefect.deployments.runner import RunnerDeployment
 
 from pipeline.errors import SettingsError
 from pipeline.flows import archive, crawl, promote, refresh
-from pipeline.settings import Settings, interval_seconds
+from pipeline.settings import Settings, interval_seconds, interval_text
 
 __all__ = [
     "DEPLOYMENT",
@@ -176,11 +176,7 @@ def _schedule_text(schedule: object) -> str:
         zone = schedule.timezone or "UTC"
         return schedule.cron if zone in ("UTC", "Etc/UTC") else f"{schedule.cron} ({zone})"
     if isinstance(schedule, IntervalSchedule):
-        seconds = int(schedule.interval.total_seconds())
-        for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-            if seconds % size == 0:
-                return f"{seconds // size}{unit}"
-        return f"{seconds}s"
+        return interval_text(int(schedule.interval.total_seconds()))
     if isinstance(schedule, RRuleSchedule):
         return f"rrule {schedule.rrule}"
     return str(schedule)
@@ -195,26 +191,18 @@ def served_deployments(root: str, *, stuck_after: timedelta = timedelta(minutes=
     the deployment's slot, late by more than `stuck_after`, or running while nothing serves the
     deployment (a `serve` that was killed)."""
     from prefect.client.orchestration import get_client
-    from prefect.client.schemas.objects import StateType
-    from prefect.exceptions import ObjectNotFound
 
     now = datetime.now(UTC)
     found: dict[str, dict[str, Any]] = {}
     with get_client(sync_client=True) as client:
-        for name in _FLOWS:
-            try:
-                deployment = client.read_deployment_by_name(f"{name}/{DEPLOYMENT}")
-            except ObjectNotFound:
-                continue
-            if not _for_root(deployment, root):
-                continue
+        for name, deployment in _of_root(client, root):
             ready = str(getattr(deployment.status, "value", deployment.status) or "").upper() == "READY"
-            scheduled = _runs(client, deployment.id, [StateType.SCHEDULED], limit=1)
-            held = _runs(client, deployment.id, [StateType.PENDING, StateType.RUNNING, StateType.CANCELLING])
+            scheduled = _runs(client, deployment.id, [StateType.SCHEDULED])  # soonest first
+            held = _runs(client, deployment.id, _HELD)
             pending = [r for r in held if r.state_type == StateType.PENDING] if ready else []
             orphans = [] if ready else held
-            waiting = [r for r in _runs(client, deployment.id, [StateType.SCHEDULED]) if _awaiting_slot(r)]
-            late = _runs(client, deployment.id, [StateType.SCHEDULED], before=now - stuck_after)
+            waiting = [r for r in scheduled if _awaiting_slot(r)]
+            late = [r for r in scheduled if r.expected_start_time and r.expected_start_time < now - stuck_after]
             stuck = [f"{r.name}: {r.state_name} since {_since(r, now)}" for r in pending if _age(r, now) > stuck_after]
             stuck += [f"{r.name}: waiting for the deployment's slot since {_since(r, now)}" for r in waiting]
             stuck += [f"{r.name}: late by {_since(r, now)}" for r in late if not _awaiting_slot(r)]
@@ -238,28 +226,23 @@ def served_deployments(root: str, *, stuck_after: timedelta = timedelta(minutes=
 
 def clear_stuck_runs(root: str) -> list[str]:
     """Runs a `serve` of this data root left behind when it was stopped or killed, ended, so that the
-    schedules go on: every run of its deployments still submitting, pending or running (one
-    `serve` runs per data root, so none of them is alive) is marked Crashed, which frees the
-    deployment's slot; of the runs that fell due meanwhile, the newest of each deployment
-    stands for the rest, which are cancelled. Runs of workers (`deploy`) are not touched.
-    Each cleared run is named, with what became of it."""
+    schedules go on: every run of its deployments still submitting, pending or running is marked
+    Crashed, which frees the deployment's slot. None of them is alive: one `serve` runs per data
+    root, and a run stops when the `serve` that started it is gone, SIGKILL included
+    (pipeline.lifeline), so a restart cannot run a second crawl beside one still going. Of the
+    runs that fell due meanwhile, the newest of each deployment stands for the rest, which are
+    cancelled. Runs of workers (`deploy`) are not touched. Each cleared run is named, with what
+    became of it."""
     from prefect.client.orchestration import get_client
-    from prefect.client.schemas.objects import StateType
-    from prefect.exceptions import ObjectNotFound
     from prefect.states import Cancelled, Crashed
 
     now = datetime.now(UTC)
     cleared: list[str] = []
     with get_client(sync_client=True) as client:
-        for name in _FLOWS:
-            try:
-                deployment = client.read_deployment_by_name(f"{name}/{DEPLOYMENT}")
-            except ObjectNotFound:
+        for name, deployment in _of_root(client, root):
+            if deployment.work_pool_name:
                 continue
-            if not _for_root(deployment, root) or deployment.work_pool_name:
-                continue
-            held = [StateType.PENDING, StateType.RUNNING, StateType.CANCELLING]
-            for run in _runs(client, deployment.id, held):
+            for run in _runs(client, deployment.id, _HELD):
                 message = "left by a serve of this data root that stopped; cleared by the next"
                 client.set_flow_run_state(run.id, Crashed(message=message), force=True)
                 cleared.append(f"{name}: {run.name} was {run.state_name}, now Crashed")
@@ -268,6 +251,23 @@ def clear_stuck_runs(root: str) -> list[str]:
                 client.set_flow_run_state(run.id, Cancelled(message="superseded by a later run"), force=True)
                 cleared.append(f"{name}: {run.name} fell due while nothing served it, now Cancelled")
     return cleared
+
+
+# The states of a run that holds its deployment's slot.
+_HELD = [StateType.PENDING, StateType.RUNNING, StateType.CANCELLING]
+
+
+def _of_root(client: SyncPrefectClient, root: str) -> Iterator[tuple[str, DeploymentResponse]]:
+    """Each flow's deployment on the server that runs on data root `root`, by flow name."""
+    from prefect.exceptions import ObjectNotFound
+
+    for name in _FLOWS:
+        try:
+            deployment = client.read_deployment_by_name(f"{name}/{DEPLOYMENT}")
+        except ObjectNotFound:
+            continue
+        if _for_root(deployment, root):
+            yield name, deployment
 
 
 def _runs(

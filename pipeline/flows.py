@@ -26,7 +26,7 @@ from prefect.task_runners import ThreadPoolTaskRunner
 
 from pipeline import archive as archiving
 from pipeline import crawl as crawling
-from pipeline import interrupt
+from pipeline import interrupt, lifeline
 from pipeline import links as linking
 from pipeline import publish as publishing
 from pipeline.artifacts import (
@@ -51,6 +51,11 @@ T = TypeVar("T")
 
 _progress: dict[str, Progress] = {}
 
+# In a flow run a `serve` started, this module is loaded before the run is under way: from here
+# on, the run stops when that `serve` is killed outright, rather than crawl on beside the runs of
+# the next `serve` (pipeline.lifeline). Anywhere else, nothing.
+lifeline.follow_serve()
+
 
 def _stoppable(body: Callable[P, R]) -> Callable[P, R | State[Any]]:
     """A flow body that a signal stops within seconds, the run then recorded as cancelled.
@@ -58,7 +63,8 @@ def _stoppable(body: Callable[P, R]) -> Callable[P, R | State[Any]]:
     Prefect's engine puts its own SIGTERM handler in place for a flow run: it would end the
     run as crashed, but only after waiting for every thread to finish its work (minutes, in
     a crawl). The body takes the signals back (pipeline.interrupt): a first signal cancels
-    the work in flight, whatever thread it runs in, and the run ends Cancelled.
+    the work in flight, whatever thread it runs in, and the run ends Cancelled. A run that a
+    `serve` started stops the same way when that `serve` is killed outright (see below).
     """
 
     @functools.wraps(body)

@@ -130,13 +130,16 @@ def _promote_one(store: Store, settings: Settings, draft_id: str) -> Promotion:
 def promote(store: Store, settings: Settings, draft_ids: list[str] | None = None) -> PromoteReport:
     """Publish every approved draft (or those of `draft_ids`); see the module's docstring."""
     report = PromoteReport()
-    for draft_id in draft_ids if draft_ids is not None else store.ids("draft"):
-        interrupt.check()  # a stop asked for: the drafts not reached stay approved for the next run
-        try:
-            draft = store.read_draft(draft_id)
-        except InvalidRecord as exc:  # one broken draft does not hold up the others
-            report.drafts.append(Promotion(draft_id, "incomplete", None, [f"not a valid draft: {exc}"]))
-            continue
-        if draft.state == DraftState.APPROVED:
-            report.drafts.append(_promote_one(store, settings, draft_id))
+    # Cut short at any point by a signal, a lock wait (up to 120 s) included: each write is atomic,
+    # and a case written before its draft was marked is found by the next run.
+    with interrupt.interruptible():
+        for draft_id in draft_ids if draft_ids is not None else store.ids("draft"):
+            interrupt.check()  # a stop asked for: the drafts not reached stay approved for the next run
+            try:
+                draft = store.read_draft(draft_id)
+            except InvalidRecord as exc:  # one broken draft does not hold up the others
+                report.drafts.append(Promotion(draft_id, "incomplete", None, [f"not a valid draft: {exc}"]))
+                continue
+            if draft.state == DraftState.APPROVED:
+                report.drafts.append(_promote_one(store, settings, draft_id))
     return report

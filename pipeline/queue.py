@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pipeline.errors import RecordError, RecordNotFound, ReviewError
-from pipeline.models import CASE_ID_PATTERN, Case, Draft, utc_now
+from pipeline.models import CASE_ID_PATTERN, Case, Draft, DraftState, utc_now
 from pipeline.review import missing_for_publication
 from pipeline.store import Store
 
@@ -23,16 +23,17 @@ __all__ = ["UNREADABLE", "Block", "QueueEntry", "Unreadable", "queue", "read_dra
 
 UNREADABLE = "unreadable"
 # The order a person works through: what only a person can mend first, what waits for a reviewer, what is done.
-_STATE_ORDER = [
-    UNREADABLE,
-    "written",
-    "in_review",
-    "changes_requested",
-    "extracted",
-    "approved",
-    "published",
-    "rejected",
-]
+_WORK_ORDER = (
+    DraftState.WRITTEN,
+    DraftState.IN_REVIEW,
+    DraftState.CHANGES_REQUESTED,
+    DraftState.EXTRACTED,
+    DraftState.APPROVED,
+    DraftState.PUBLISHED,
+    DraftState.REJECTED,
+)
+_STATE_ORDER = [UNREADABLE, *(state.value for state in _WORK_ORDER)]
+assert len(set(_WORK_ORDER)) == len(DraftState), "every draft state has its place in the queue's order"
 _SORTS = ("age", "state", "org", "id")
 
 
@@ -111,7 +112,9 @@ def queue(
     """Drafts filtered by state, organisation, component and age, sorted as asked.
 
     Unreadable draft files are listed (state `unreadable`, with the `problem`) unless a
-    state filter leaves that state out: nothing else about them can be known to filter on.
+    filter leaves them out. All that is known of one is its id and its age: a state filter
+    without `unreadable` and `older_than_days` apply as to any draft; an organisation or a
+    component leaves it out (it cannot match), unless the states ask for `unreadable`.
     """
     if sort not in _SORTS:
         raise ReviewError(f"--sort must be one of {', '.join(_SORTS)}, not {sort!r}")
@@ -130,7 +133,8 @@ def queue(
             problem=f"{bad.path}: {bad.problem}",
         )
         for bad in unreadable
-        if not states or UNREADABLE in states
+        if (UNREADABLE in states if states else not (org or component))
+        and (older_than_days is None or bad.age_days >= older_than_days)
     ]
     for draft in drafts:
         if states and draft.state.value not in states:

@@ -59,8 +59,12 @@ def quiet_prefect(store: Store | None = None) -> None:
     offline, no unguarded server, and its home under the data root (one database per library)."""
     for name, value in QUIET.items():
         os.environ.setdefault(name, value)
-    if store is not None:
-        os.environ.setdefault("PREFECT_HOME", str(_folder(store)))
+    if store is not None and "PREFECT_HOME" not in os.environ:
+        os.environ["PREFECT_HOME"] = str(_folder(store))
+        try:  # Prefect makes only the last folder, and warns on stderr when it cannot
+            _folder(store).mkdir(parents=True, exist_ok=True)
+        except OSError:
+            pass  # a read-only data root: Prefect says so itself
 
 
 def _folder(store: Store) -> Path:
@@ -121,18 +125,31 @@ def _write_state(store: Store, server: LocalServer, state: str) -> None:
 
 
 def _stop_leftover(store: Store) -> None:
-    """A server a `serve` of this data root recorded and could not stop: stopped now. (Its server
-    watches its parent, so this is only a safety net for one of an earlier version.)"""
+    """A server a `serve` of this data root recorded and could not stop: stopped now, if that pid
+    is still such a server. A killed `serve` always leaves its record behind (its server stops
+    by itself, within seconds, as it watches its parent), and by the next start, after a reboot
+    say, the pid may be any process's: its group is signalled only when it is this data root's."""
     recorded = _recorded_state(store)
     if recorded is None:
         return
     pid = recorded[0].pid
-    if pid is not None and _alive(pid):
+    if pid is not None and _is_server_of(pid, _folder(store)):
         try:
             os.killpg(pid, signal.SIGTERM)
         except (ProcessLookupError, PermissionError):
             pass
     (_folder(store) / "server.json").unlink(missing_ok=True)
+
+
+def _is_server_of(pid: int, folder: Path) -> bool:
+    """Whether `pid` runs pipeline.server_process with its home in `folder` (Linux's /proc);
+    False when that cannot be told."""
+    try:
+        command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    return b"pipeline.server_process" in command and f"PREFECT_HOME={folder}".encode() in environ
 
 
 def _bind(port: int) -> socket.socket:
@@ -228,17 +245,13 @@ def _stop(process: subprocess.Popen[bytes], grace_s: float = 5.0) -> None:
 
 @contextmanager
 def _stopped_after(process: subprocess.Popen[bytes]) -> Iterator[None]:
+    """The server stopped when the block ends. A second signal during that stop (up to 10 s) ends
+    the process at once, as it does anywhere else: the server watches this process and stops
+    by itself when it is gone."""
     try:
         yield
     finally:
-        # A second Ctrl-C or SIGTERM must not cut the stop short and leave the server behind
-        # (were this process killed outright, the server would see it and stop by itself).
-        previous = {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT, signal.SIGTERM)}
-        try:
-            _stop(process)
-        finally:
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
+        _stop(process)
 
 
 @contextmanager

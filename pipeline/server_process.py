@@ -3,7 +3,7 @@
 Run as `python -m pipeline.server_process` by pipeline.server, never by hand. Before
 Prefect is imported it
 
-1. asks the kernel for SIGTERM when its parent dies (Linux's PR_SET_PDEATHSIG), SIGKILL of
+1. asks the kernel for SIGTERM when its parent dies (pipeline.lifeline) (Linux's PR_SET_PDEATHSIG), SIGKILL of
    the parent included, and exits at once if the parent died before that was armed;
 2. starts a thread that watches its parent's pid every half second (PDEATHSIG follows the
    thread that started it, and is Linux's alone) and stops the server when the parent is
@@ -21,37 +21,16 @@ moment left one behind (about 200 MB each).
 from __future__ import annotations
 
 import os
-import signal
 import socket
-import sys
-import threading
-import time
+
+from pipeline.lifeline import watch_parent
 
 PARENT_ENV = "INCIDENTLIB_SERVER_PARENT"
 SOCKET_ENV = "INCIDENTLIB_SERVER_FD"
-_PR_SET_PDEATHSIG = 1
-
-
-def _watch_parent(parent: int) -> None:
-    if sys.platform.startswith("linux"):
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
-    if os.getppid() != parent:  # the parent died before the kernel was asked to tell us
-        os._exit(1)
-
-    def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(0.5)
-        os.kill(os.getpid(), signal.SIGTERM)  # uvicorn's graceful stop: lifespan, services
-        time.sleep(3.0)
-        os._exit(1)
-
-    threading.Thread(target=watch, name="parent-watchdog", daemon=True).start()
 
 
 def main() -> None:
-    _watch_parent(int(os.environ.pop(PARENT_ENV)))
+    watch_parent(int(os.environ.pop(PARENT_ENV)), kernel=True)  # from the main thread of `serve` or a command
     import uvicorn
 
     sock = socket.socket(fileno=int(os.environ.pop(SOCKET_ENV)))

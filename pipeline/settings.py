@@ -30,6 +30,21 @@ def interval_seconds(schedule: str) -> int | None:
     return int(match.group(1)) * _UNIT_SECONDS[match.group(2)] if match else None
 
 
+def interval_text(seconds: int) -> str:
+    """An interval in its largest whole unit, as the Prefect server's schedule is shown (3600 -> "1h")."""
+    for unit in "dhm":
+        if seconds % _UNIT_SECONDS[unit] == 0:
+            return f"{seconds // _UNIT_SECONDS[unit]}{unit}"
+    return f"{seconds}s"
+
+
+def schedule_text(schedule: str) -> str:
+    """A schedule in one spelling, to compare two: "60m" and "1h" are one interval, and a cron
+    line's fields are the same whatever spaces part them."""
+    seconds = interval_seconds(schedule)
+    return interval_text(seconds) if seconds else " ".join(schedule.split())
+
+
 class Settings(BaseSettings):
     # Also read from a settings file in the working folder (KEY=value lines, like the
     # environment), for the archive keys above all; git ignores it.

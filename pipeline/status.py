@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 from pipeline.archive import sources_to_archive
 from pipeline.models import ArchiveStatus, LinkStatus
 from pipeline.queue import Unreadable, read_drafts
-from pipeline.settings import Settings
+from pipeline.settings import Settings, schedule_text
 from pipeline.store import Store
 
 __all__ = ["FLOWS", "FlowStatus", "Status", "status"]
@@ -37,8 +37,11 @@ class FlowStatus:
 
     @property
     def differs(self) -> bool:
-        """Whether the schedules in force are not what the settings say (a restart of serve applies these)."""
-        return self.in_force is not None and self.in_force != ([self.schedule] if self.schedule else [])
+        """Whether the schedules in force are not what the settings say (a restart of serve applies
+        these), whichever way either is spelt: the server shows the settings' "60m" as "1h"."""
+        if self.in_force is None:
+            return False
+        return [schedule_text(s) for s in self.in_force] != ([schedule_text(self.schedule)] if self.schedule else [])
 
 
 @dataclass

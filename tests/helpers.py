@@ -8,6 +8,7 @@ import subprocess
 from pathlib import Path
 from typing import IO, Any, cast
 
+from pipeline.models import ArchiveState, Draft, DraftSource, DraftState, Origin
 from pipeline.settings import Settings
 from pipeline.standins.wayback import WaybackStandIn
 
@@ -69,3 +70,28 @@ def settings_env(settings: Settings) -> dict[str, str]:
         if value is not None:
             env[f"INCIDENTLIB_{name.upper()}"] = json.dumps(value) if isinstance(value, list) else str(value)
     return env
+
+
+def captured_source(url: str) -> dict[str, Any]:
+    """A draft's source whose capture is confirmed, as JSON."""
+    archived = f"https://web.archive.org/web/20260101000000/{url}"
+    source = DraftSource(
+        url=url, kind="blog", archived=archived, archive=ArchiveState(status="captured", confirmed=True)
+    )
+    return source.model_dump(mode="json")
+
+
+def complete_draft(case_json: dict[str, Any], n: int) -> Draft:
+    """An approved draft with every field filled and its source captured: ready to be published."""
+    url = f"https://example.org/postmortems/{n}"
+    fields = {k: v for k, v in case_json.items() if k not in ("id", "url", "updated_at", "sources")}
+    return Draft.model_validate(
+        {
+            **fields,
+            "id": f"example-org-{n}-0000000{n % 10}",
+            "state": DraftState.APPROVED,
+            "review": {"written_by": "alice", "reviewed_by": "bob", "reviewed_at": "2026-11-20T10:00:00Z"},
+            "origin": Origin(url=url, canonical_url=url).model_dump(mode="json"),
+            "sources": [captured_source(url)],
+        }
+    )

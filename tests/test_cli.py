@@ -398,6 +398,8 @@ def test_every_help_prints_its_texts_and_defaults_as_written(cli: Callable) -> N
             if help_text:
                 assert _flat(help_text) in shown, f"{name} {param.name}: its help shows {help_text!r} otherwise"
             show_default = getattr(param, "show_default", None)
+            if getattr(param, "is_flag", False) and param.secondary_opts == []:  # --json: nothing says it is off
+                assert isinstance(show_default, str), f"{name} {param.name}: a flag with no default shown"
             if isinstance(show_default, str):
                 assert f"[default: ({show_default})]" in shown, f"{name} {param.name}: no default shown"
             elif param.default not in (None, False) and not getattr(param, "is_flag", False):

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import captured_source
 
-from pipeline.models import ArchiveState, Case, Draft, DraftSource, Origin, Section, Transition
+from pipeline.models import Case, Draft, Origin, Section, Transition
 from pipeline.store import Store
 
 DRAFT_ID = "example-org-1-00000001"
@@ -33,14 +36,7 @@ def full_draft(case_json: dict[str, Any], **changes: Any) -> Draft:
         "updated_at": "2026-11-20T10:00:00Z",
         "url": "https://benchlet.com/incidentlib/app/cases/IL-0428",
         "origin": Origin(url=url, canonical_url=url, format="markdown").model_dump(mode="json"),
-        "sources": [
-            DraftSource(
-                url=url,
-                kind="blog",
-                archived=f"https://web.archive.org/web/20260101000000/{url}",
-                archive=ArchiveState(status="captured", confirmed=True),
-            ).model_dump(mode="json")
-        ],
+        "sources": [captured_source(url)],
         "text": "Summary\n\n" + LONG,
         "sections": [Section(heading="Root cause", field="root_cause", text=LONG).model_dump(mode="json")],
         "history": [
@@ -165,6 +161,20 @@ def test_the_queue_filters_unreadable_drafts_by_state(cli: Callable, root: Path,
     assert states("--state", "extracted") == ["extracted"]
     assert states("--state", "unreadable") == ["unreadable", "unreadable"]
     assert states("--sort", "state") == ["unreadable", "unreadable", "extracted"]
+
+
+def test_the_queue_filters_unreadable_drafts_by_what_is_known_of_them(cli: Callable, root: Path, broken: Draft) -> None:
+    # All that is known of a broken file is its id and its age (since it last changed).
+    old = root / "drafts" / "half-written-0000.json"
+    ten_days_ago = time.time() - 10 * 86400
+    os.utime(old, (ten_days_ago, ten_days_ago))
+
+    def ids(*args: str) -> list[str]:
+        return sorted(e["id"] for e in json.loads(cli("queue", *args, "--json", "--root", str(root)).stdout))
+
+    assert ids("--older-than", "5") == ["half-written-0000"]
+    assert ids("--org", "nobody") == [] and ids("--component", "cache") == []  # they cannot match
+    assert ids("--org", "nobody", "--state", "unreadable") == ["Copy of it", "half-written-0000"]
 
 
 def test_status_lists_a_broken_draft_with_its_reason(cli: Callable, root: Path, broken: Draft) -> None:

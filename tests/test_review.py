@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 from documents import POSTMORTEM_MD
-from helpers import archive_settings, pipes
+from helpers import archive_settings, complete_draft, pipes
 
 from pipeline.archive import archive
 from pipeline.crawl import crawl
 from pipeline.ids import draft_id_for
-from pipeline.models import ArchiveState, Case, Draft, DraftSource, DraftState, Origin
+from pipeline.models import Case
 from pipeline.settings import Settings
 from pipeline.standins.sitefarm import Page, SiteFarm
 from pipeline.standins.wayback import WaybackStandIn
@@ -339,28 +339,6 @@ def test_the_queue_filters_and_says_what_is_missing(
     assert cli("queue", "--state", "pending", *r).stderr.startswith("Error: unknown state 'pending'; known: ")
 
 
-def complete_draft(case_json: dict, n: int) -> Draft:
-    url = f"https://example.org/postmortems/{n}"
-    fields = {k: v for k, v in case_json.items() if k not in ("id", "url", "updated_at", "sources")}
-    return Draft.model_validate(
-        {
-            **fields,
-            "id": f"example-org-{n}-0000000{n % 10}",
-            "state": DraftState.APPROVED,
-            "review": {"written_by": "alice", "reviewed_by": "bob", "reviewed_at": "2026-11-20T10:00:00Z"},
-            "origin": Origin(url=url, canonical_url=url).model_dump(mode="json"),
-            "sources": [
-                DraftSource(
-                    url=url,
-                    kind="blog",
-                    archived=f"https://web.archive.org/web/20260101000000/{url}",
-                    archive=ArchiveState(status="captured", confirmed=True),
-                ).model_dump(mode="json")
-            ],
-        }
-    )
-
-
 def test_processes_promoting_at_once_publish_each_draft_once(store: Store, root: Path, case_json: dict) -> None:
     store.write_case(Case.model_validate(case_json))
     ids = []
@@ -403,3 +381,23 @@ def test_a_promotion_cut_short_after_writing_the_case_is_finished_not_repeated(
     assert [(d.outcome, d.case_id) for d in report.drafts] == [("updated", "IL-0001")]
     assert store.ids("case") == ["IL-0001"]
     assert store.read_draft(draft.id).case_id == "IL-0001"
+
+
+@pytest.mark.parametrize("command", ["set", "edit"])
+def test_an_edit_needs_a_persons_name(
+    command: str, archived: str, root: Path, cli: Callable, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # No --by and no git user.name: an edit was recorded as made by "incidentlib set", a name the
+    # four-eyes rule does not know, so its author could then approve the draft.
+    monkeypatch.chdir(tmp_path)  # outside any repository, with no global or system git config
+    nameless = {"HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path), "GIT_CONFIG_NOSYSTEM": "1"}
+    before = Store(root).read_draft(archived)
+    change = "d['org'] = 'Acme Corp'\npath.write_text(json.dumps(d))\n"
+    args = ("summary.en", "Edited.") if command == "set" else ()
+    refused = cli(
+        command, archived, *args, "--root", str(root), env=nameless | editor(tmp_path, "org", READ_JSON + change)
+    )
+    assert refused.exit_code == 1
+    assert refused.stderr == "Error: say who you are with --by NAME (or set git's user.name)\n"
+    assert Store(root).read_draft(archived) == before
+    assert not (tmp_path / "org.calls").exists(), "the editor was not opened"

@@ -27,6 +27,7 @@ from documents import POSTMORTEM_MD
 from helpers import archive_settings, settings_env
 
 from pipeline import review
+from pipeline import server as prefect_server
 from pipeline.ids import draft_id_for
 from pipeline.models import Draft
 from pipeline.server import healthy, running_server
@@ -220,16 +221,21 @@ def test_status_shows_the_schedule_in_force_when_the_settings_differ(
     library: tuple[Path, str, dict[str, str]], started: list[subprocess.Popen]
 ) -> None:
     _, _, env = library
-    env = serve_env(env, crawl="0 3 * * *")
+    env = serve_env(env, crawl="60m") | {"INCIDENTLIB_REFRESH_SCHEDULE": "0  4 * *  1"}
     start_serve(env, started)
+    differs = "the server runs it on what the last serve or deploy applied"
+    # The server spells the settings' schedules its own way: the same schedules, not a difference.
+    same = run_command(env, "status")
+    assert same.returncode == 0, same.stderr
+    assert differs not in same.stdout, same.stdout
     elsewhere = env | {"INCIDENTLIB_CRAWL_SCHEDULE": "15m"}
     crawl = next(
         f for f in json.loads(run_command(elsewhere, "status", "--json").stdout)["flows"] if f["flow"] == "crawl"
     )
-    assert (crawl["schedule"], crawl["in_force"]) == ("15m", ["0 3 * * *"])
+    assert (crawl["schedule"], crawl["in_force"]) == ("15m", ["1h"])
     shown = run_command(elsewhere, "status")
     assert shown.returncode == 0, shown.stderr
-    assert "crawl: the server runs it on what the last serve or deploy applied" in shown.stdout
+    assert f"crawl: {differs}" in shown.stdout and f"refresh: {differs}" not in shown.stdout
 
 
 def crawl_runs(api_url: str, *types: str) -> list[str]:
@@ -246,6 +252,15 @@ def crawl_runs(api_url: str, *types: str) -> list[str]:
     return [run["name"] for run in response.json() if run["deployment_id"]]
 
 
+def flow_run_processes(serve: int) -> list[psutil.Process]:
+    """The flow runs (`python -m prefect.engine`) a `serve` has started and that are running."""
+    try:
+        children = psutil.Process(serve).children()
+    except psutil.NoSuchProcess:
+        return []
+    return [child for child in children if "prefect.engine" in " ".join(child.cmdline())]
+
+
 def test_a_restart_clears_the_runs_a_killed_serve_left_and_the_schedule_goes_on(
     library: tuple[Path, str, dict[str, str]],
     started: list[subprocess.Popen],
@@ -253,7 +268,10 @@ def test_a_restart_clears_the_runs_a_killed_serve_left_and_the_schedule_goes_on(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     root, url, env = library
-    # A crawl that takes a while: its run is in flight when serve is killed.
+    # A crawl that takes a while: its run is in flight when serve is killed. The library's own page
+    # stalls too until then, so that the killed run cannot draft it and the next run finds it new.
+    ops, path = farm.sites["ops"], "/postmortems/2024-03-05-cache.md"
+    ops.pages[path] = Page.markdown(POSTMORTEM_MD, behavior="stall")
     slow = farm.add_site("slow")
     slow.pages["/pm.md"] = Page.markdown(POSTMORTEM_MD * 50, behavior="stall")
     with (root / "sources" / "local.yaml").open("a", encoding="utf-8") as registry:
@@ -261,11 +279,17 @@ def test_a_restart_clears_the_runs_a_killed_serve_left_and_the_schedule_goes_on(
     env = serve_env(env, crawl="3s") | {"INCIDENTLIB_READ_TIMEOUT_S": "4"}
     serve, _ = start_serve(env, started)
     api_url = json.loads((root / ".incidentlib" / "prefect" / "server.json").read_text())["api_url"]
-    held = wait_for(lambda: crawl_runs(api_url, "PENDING", "RUNNING"), "a crawl run in flight")
-    os.killpg(serve.pid, signal.SIGKILL)  # serve, and the run it started, in its process group
+    held = wait_for(lambda: crawl_runs(api_url, "RUNNING"), "a crawl run in flight")
+    runs = wait_for(lambda: flow_run_processes(serve.pid), "the crawl run's process")
+    os.kill(serve.pid, signal.SIGKILL)  # serve alone: its run and its server must follow by themselves
     serve.wait()
     wait_for(lambda: not healthy(api_url, timeout=0.5), "its server to follow it", timeout=15)
-    assert last_run(root, "crawl") is None, "the killed run never finished"
+    _, alive = psutil.wait_procs(runs, timeout=10)
+    assert not [p for p in alive if p.status() != psutil.STATUS_ZOMBIE], "a run of the killed serve still runs"
+    ops.pages[path] = Page.markdown(POSTMORTEM_MD)  # for the next run alone: the killed one is gone
+    # It stopped as on a SIGTERM (recorded as cancelled), or at once if serve went before it was under way.
+    stopped = last_run(root, "crawl") or {}
+    assert stopped.get("state") in (None, "cancelled"), stopped
 
     # With the server alone up again (nothing serving), status names the run that holds the slot.
     monkeypatch.setenv("PREFECT_SERVER_SERVICES_FOREMAN_LOOP_SECONDS", "1")
@@ -366,3 +390,43 @@ def test_serve_interrupted_while_its_server_starts_leaves_nothing_running(
     )
     assert not state_file.exists()
     assert not healthy(state["api_url"], timeout=0.5)
+
+
+def sigterm_pending(pid: int) -> bool:
+    """Whether a SIGTERM sent to the process waits there, blocked (Linux: /proc/PID/status)."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    pending = int(next(line for line in status.splitlines() if line.startswith("ShdPnd:")).split()[1], 16)
+    return bool(pending & (1 << (signal.SIGTERM - 1)))
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_recorded_server_pid_is_signalled_only_while_it_is_that_server(root: Path) -> None:
+    store, settings = Store(root), Settings(root=root)
+    record = root / ".incidentlib" / "prefect" / "server.json"
+    record.parent.mkdir(parents=True)
+    # A killed serve's record, its pid now some other process group's leader (after a reboot, say).
+    # That process blocks SIGTERM, so one sent to it stays pending, to be seen.
+    blocks = "import signal, sys\nsignal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})\nprint(1, flush=True)\n"
+    other = subprocess.Popen(
+        [sys.executable, "-c", blocks + "sys.stdin.read()"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        start_new_session=True,
+    )
+    try:
+        assert other.stdout is not None and other.stdout.readline() == b"1\n"
+        prefect_server._write_state(store, prefect_server.LocalServer("http://x/api", "http://x", other.pid), "running")
+        prefect_server._stop_leftover(store)
+        assert not sigterm_pending(other.pid) and other.poll() is None, "an unrelated process group was signalled"
+        assert not record.exists()
+    finally:
+        other.kill()
+        other.communicate()
+    # A server of this data root left running is stopped.
+    server, process = prefect_server._start(store, settings, full=False, port=0)
+    try:
+        prefect_server._write_state(store, server, "running")
+        prefect_server._stop_leftover(store)
+        assert process.wait(timeout=30) is not None and not record.exists()
+    finally:
+        prefect_server._stop(process)

@@ -7,11 +7,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import REPO
+from helpers import REPO, captured_source
 
 from pipeline import review
 from pipeline.errors import ReviewError
-from pipeline.models import ArchiveState, Draft, DraftSource, DraftState, Origin, Transition
+from pipeline.models import Draft, DraftState, Origin, Transition
 from pipeline.publish import promote
 from pipeline.review import TRANSITIONS, ReviewAction
 from pipeline.settings import Settings
@@ -40,14 +40,7 @@ def draft_in(state: DraftState, case_json: dict[str, Any]) -> Draft:
                 "reviewed_at": "2026-11-20T10:00:00Z" if approved else None,
             },
             "origin": Origin(url=url, canonical_url=url).model_dump(mode="json"),
-            "sources": [
-                DraftSource(
-                    url=url,
-                    kind="blog",
-                    archived=f"https://web.archive.org/web/20260101000000/{url}",
-                    archive=ArchiveState(status="captured", confirmed=True),
-                ).model_dump(mode="json")
-            ],
+            "sources": [captured_source(url)],
         }
     )
 

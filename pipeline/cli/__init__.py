@@ -3,7 +3,8 @@
 No logic lives here: options are parsed, one library function runs, its result is
 printed. Expected failures (an IncidentlibError) print one line and exit 1 (the command
 group does it, so every way of running a command behaves the same); anything else is a
-bug and shows its traceback. The commands are grouped by who uses them:
+bug and shows its traceback. The entry point is pipeline.main, which takes the signals
+before this is loaded. The commands are grouped by who uses them:
 
     records   schema, validate, fmt, add, extract, links    whoever keeps the records
     review    queue, show, edit, set, write, approve, ...   writers and reviewers
@@ -16,8 +17,4 @@ from __future__ import annotations
 from pipeline.cli import records, review, runs, service
 from pipeline.cli.common import app
 
-__all__ = ["app", "main", "records", "review", "runs", "service"]
-
-
-def main() -> None:
-    app()
+__all__ = ["app", "records", "review", "runs", "service"]

@@ -57,7 +57,7 @@ class _Commands(TyperGroup):
             typer.echo(f"Error: {exc}", err=True)
             raise typer.Exit(1) from None
         except interrupt.Interrupted as exc:
-            typer.echo(f"{exc}: the work in flight was cancelled; what was written is whole", err=True)
+            typer.echo(exc.summary, err=True)
             raise typer.Exit(exc.exit_status) from None
 
 
@@ -79,7 +79,9 @@ RootOption = Annotated[
         show_default="INCIDENTLIB_ROOT, else the current folder",
     ),
 ]
-JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON document for scripts instead of text.")]
+JsonOption = Annotated[
+    bool, typer.Option("--json", help="Print one JSON document for scripts instead of text.", show_default="off")
+]
 ByOption = Annotated[
     str | None,
     typer.Option("--by", help="Who does it.", show_default="git's user.name"),
@@ -96,17 +98,13 @@ def verbosity() -> int:
 
 @app.callback()
 def _global_options(
-    ctx: typer.Context,
     verbose: Annotated[
         int, typer.Option("--verbose", "-v", count=True, help="-v: one line per source as it ends; -vv: debugging too.")
     ] = 0,
 ) -> None:
+    # The signals were taken before the command line was loaded (pipeline.main).
     global _verbosity
     _verbosity = verbose
-    if ctx.invoked_subcommand != "serve":  # serve hands its signals to Prefect's runner
-        # Ctrl-C or SIGTERM stops any command the same way: at once, or within seconds where
-        # work is in flight (pipeline.interrupt), exit 130 or 143 with one line.
-        interrupt.install()
     prefect_server.quiet_prefect()  # whichever command imports Prefect, it is quiet offline
     # Read by Prefect when it is first imported, which the commands that run flows do after this.
     if verbose or "PREFECT_LOGGING_LEVEL" not in os.environ:  # an operator's own level stands without -v
@@ -227,8 +225,9 @@ def use_known_server(settings: Settings) -> str | None:
 
 @contextmanager
 def flow_server(settings: Settings) -> Iterator[str]:
-    """What a command that runs flows needs around them: SIGTERM and Ctrl-C that stop the work in
-    flight within seconds (pipeline.interrupt), and a Prefect server (pipeline.server) that never
-    outlives the command. Enter it before Prefect is first imported."""
-    with interrupt.signal_handlers(), prefect_server.command_server(Store.from_settings(settings), settings) as url:
+    """What a command that runs flows needs around them: a Prefect server (pipeline.server) that
+    never outlives the command. (SIGTERM and Ctrl-C stop the work in flight within seconds: the
+    entry point took them, and each flow body takes them back from Prefect's engine.) Enter it
+    before Prefect is first imported."""
+    with prefect_server.command_server(Store.from_settings(settings), settings) as url:
         yield url

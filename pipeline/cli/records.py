@@ -102,7 +102,9 @@ def validate(root: RootOption = None, as_json: JsonOption = False) -> None:
 @app.command()
 def fmt(
     root: RootOption = None,
-    check: Annotated[bool, typer.Option("--check", help="Change nothing; exit 1 if any record would change.")] = False,
+    check: Annotated[
+        bool, typer.Option("--check", help="Change nothing; exit 1 if any record would change.", show_default="off")
+    ] = False,
     as_json: JsonOption = False,
 ) -> None:
     """Rewrite every draft and case in the canonical layout (a no-op on records already in it)."""

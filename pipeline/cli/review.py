@@ -8,12 +8,14 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import signal
 import subprocess
 import tempfile
+import threading
 from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -46,18 +48,17 @@ def _git_name() -> str:
         return ""
 
 
-def who(by: str | None, fallback: str | None = None) -> str:
-    """The person acting: --by, else git's user.name, else `fallback`; a review step needs a name."""
-    name = (by or "").strip() or _git_name() or (fallback or "")
+def who(by: str | None) -> str:
+    """The person acting: --by, else git's user.name. Every move needs a person's name, an edit
+    too: the four-eyes rule checks the approver against everyone who wrote or edited the draft."""
+    name = (by or "").strip() or _git_name()
     if not name:
         raise ReviewError("say who you are with --by NAME (or set git's user.name)")
     return name
 
 
-def _review_step(root: Path | None, draft_id: str, step: Callable[[Draft, Settings], Draft]) -> Draft:
-    settings = load_settings(root)
-    store = Store.from_settings(settings)
-    return store.update_draft(draft_id, lambda draft: step(draft, settings))
+def _review_step(settings: Settings, draft_id: str, step: Callable[[Draft, Settings], Draft]) -> Draft:
+    return Store.from_settings(settings).update_draft(draft_id, lambda draft: step(draft, settings))
 
 
 def _said(draft: Draft, what: str) -> None:
@@ -73,7 +74,9 @@ def write(
 ) -> None:
     """Sign a draft as written (its narrative fields filled) and hand it to review."""
     name = who(by)
-    draft = _review_step(root, draft_id, lambda d, s: review.write(d, name, s.required_languages, comment))
+    draft = _review_step(
+        load_settings(root), draft_id, lambda d, s: review.write(d, name, s.required_languages, comment)
+    )
     _said(draft, f"written by {name}")
 
 
@@ -86,15 +89,15 @@ def approve(
 ) -> None:
     """Approve a complete draft; the approver must not be its writer."""
     name = who(by)
-    draft = _review_step(root, draft_id, lambda d, s: review.approve(d, name, s.required_languages, comment))
+    settings = load_settings(root)
+    draft = _review_step(settings, draft_id, lambda d, s: review.approve(d, name, s.required_languages, comment))
     _said(draft, f"approved by {name}")
-    _request_promotion(root)
+    _request_promotion(settings)
 
 
-def _request_promotion(root: Path | None) -> None:
+def _request_promotion(settings: Settings) -> None:
     """After an approval, a promotion run on the served deployments, when a server is known;
     otherwise `incidentlib promote` publishes (said so, nothing fails)."""
-    settings = load_settings(root)
     api_url = use_known_server(settings)
     if not api_url:
         typer.echo("no Prefect server is known: run `incidentlib promote` to publish", err=True)
@@ -123,7 +126,7 @@ def request_changes(
 ) -> None:
     """Send a draft back to its writer with what should change."""
     name = who(by)
-    draft = _review_step(root, draft_id, lambda d, s: review.request_changes(d, name, comment))
+    draft = _review_step(load_settings(root), draft_id, lambda d, s: review.request_changes(d, name, comment))
     _said(draft, f"changes requested by {name}")
 
 
@@ -136,7 +139,7 @@ def reject(
 ) -> None:
     """Reject a draft with a reason; it is kept, and its source is not drafted again unless reopened."""
     name = who(by)
-    draft = _review_step(root, draft_id, lambda d, s: review.reject(d, name, reason))
+    draft = _review_step(load_settings(root), draft_id, lambda d, s: review.reject(d, name, reason))
     _said(draft, f"rejected by {name}")
 
 
@@ -149,7 +152,7 @@ def reopen(
 ) -> None:
     """Reopen a rejected draft: back to the start, and its source is crawled again."""
     name = who(by)
-    draft = _review_step(root, draft_id, lambda d, s: review.reopen(d, name, comment))
+    draft = _review_step(load_settings(root), draft_id, lambda d, s: review.reopen(d, name, comment))
     _said(draft, f"reopened by {name}")
 
 
@@ -166,8 +169,10 @@ def set_(
         parsed = json.loads(value)
     except json.JSONDecodeError:
         parsed = value
-    name = who(by, "incidentlib set")
-    draft = _review_step(root, draft_id, lambda d, s: review.edited(d, review.set_field(d, field, parsed), name))
+    name = who(by)
+    draft = _review_step(
+        load_settings(root), draft_id, lambda d, s: review.edited(d, review.set_field(d, field, parsed), name)
+    )
     _said(draft, f"{field} set")
 
 
@@ -181,7 +186,7 @@ def edit(draft_id: DraftArgument, by: ByOption = None, root: RootOption = None) 
     is saved to the draft, and your text is kept in a file under .incidentlib/edits/, named.
     """
     store = open_store(root)
-    name = who(by, "incidentlib edit")
+    name = who(by)
     before, version = store.read_draft_versioned(draft_id)
     original = dump_record(before)
     label = f"{store.label(store.path('draft', draft_id))} (as edited)"
@@ -236,17 +241,34 @@ def _refusal_notes(exc: InvalidRecord | ReviewError, path: Path) -> bytes:
 
 
 def _run_editor(path: Path) -> int:
-    """Let a person edit `path` in $VISUAL or $EDITOR (else vi); the editor's exit status."""
+    """Let a person edit `path` in $VISUAL or $EDITOR (else vi); the editor's exit status.
+
+    While the editor runs, this process ignores Ctrl-C and Ctrl-\\, as git does: they reach the
+    whole foreground group, and are the editor's to take (vim users press Ctrl-C routinely),
+    not a reason to kill it and lose the buffer. SIGTERM still stops both."""
     variable = "VISUAL" if os.environ.get("VISUAL") else "EDITOR"
     editor = os.environ.get(variable) or "vi"
     try:
-        command = [*shlex.split(editor), str(path)]
-        return subprocess.run(command, check=False).returncode
+        process = subprocess.Popen([*shlex.split(editor), str(path)])
     except (OSError, ValueError) as exc:
         why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise SettingsError(
             f"{variable}={editor}: cannot run it ({why}); set {variable} to your editor", name=variable
         ) from None
+    # Ignored once it has started, so that the editor does not inherit the ignoring.
+    keyboard = (signal.SIGINT, signal.SIGQUIT) if threading.current_thread() is threading.main_thread() else ()
+    previous: dict[signal.Signals, Any] = {}
+    try:
+        for sig in keyboard:
+            previous[sig] = signal.signal(sig, signal.SIG_IGN)
+        return process.wait()
+    except BaseException:  # a SIGTERM: the editor goes too, as subprocess.run would have it
+        process.kill()
+        process.wait()
+        raise
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 @app.command()
@@ -302,7 +324,10 @@ def show(
         typer.Argument(help="A draft's id (its file name in drafts/ without .json), or a published case's: IL-0001."),
     ],
     full: Annotated[
-        bool, typer.Option("--full", help="Print section texts and the extracted text whole, not a preview.")
+        bool,
+        typer.Option(
+            "--full", help="Print section texts and the extracted text whole, not a preview.", show_default="off"
+        ),
     ] = False,
     root: RootOption = None,
 ) -> None:

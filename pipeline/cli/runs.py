@@ -144,8 +144,7 @@ def demo(
     """Run the whole pipeline offline: local sites, a local Wayback stand-in, crawl to published cases."""
     from pipeline.demo import run_demo
 
-    with interrupt.signal_handlers():
-        report = run_demo(keep, say=typer.echo)
+    report = run_demo(keep, say=typer.echo)
     where = f"the library it made is in {report.root}" if keep else "the library it made was temporary (use --keep DIR)"
     typer.echo(f"done: {len(report.cases)} cases published; {where}; nothing is left running")
     if report.faults:

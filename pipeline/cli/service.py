@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from pipeline import lifeline
 from pipeline import server as prefect_server
 from pipeline.cli.common import (
     JsonOption,
@@ -44,9 +45,11 @@ def serve(root: RootOption = None) -> None:
     """
     settings = load_settings(root)
     store = Store.from_settings(settings)
-    # A service manager stops with SIGTERM: taken as Ctrl-C from here on, so that the server
-    # this starts is stopped too, even while it is still starting, and a stop at any moment
-    # (while Prefect is imported, while the deployments are applied) ends as one.
+    # Prefect's runner stops on KeyboardInterrupt. A service manager stops with SIGTERM: taken as
+    # Ctrl-C from here on, so that the server this starts is stopped too, even while it is still
+    # starting, and a stop at any moment (while Prefect is imported, while the deployments are
+    # applied) ends as one.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, _interrupt)
     try:
         with prefect_server.running_server(store, settings) as server:
@@ -62,6 +65,7 @@ def serve(root: RootOption = None) -> None:
             # killed mid-submission left them) hold the deployments' slots, and no schedule would go on.
             for line in flows.clear_stuck_runs(str(settings.root)):
                 typer.echo(f"  cleared {line}")
+            os.environ[lifeline.SERVE_ENV] = str(os.getpid())  # the runs started here follow this process
             ready = "serving; Ctrl-C stops" + ("" if server.pid is None else " (and stops the server)")
             flows.serve(settings, on_ready=lambda: typer.echo(ready))
     except KeyboardInterrupt:

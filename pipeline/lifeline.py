@@ -1,0 +1,63 @@
+"""Processes that must not outlive the process that started them: the Prefect server a
+command or `serve` starts (pipeline.server_process), and each flow run a `serve` starts.
+
+A SIGKILLed parent runs no code of its own, so the child watches it:
+
+- a thread polls the parent's pid every half second; once the child has been handed to
+  another parent (init, or a subreaper), the parent is gone. The child then sends itself
+  SIGTERM, its own graceful stop (uvicorn's; interrupt's for a flow run), and exits at once
+  three seconds later whatever that stop is waiting for (a server that is gone too);
+- optionally, the kernel is asked for SIGTERM when the parent dies (Linux's
+  PR_SET_PDEATHSIG). That is sooner, but it follows the *thread* that started the child:
+  only for a child started from a thread that lives as long as its process (the server,
+  started from the main thread). Prefect's runner starts flow runs from wherever its event
+  loop runs, so a flow run relies on the thread alone.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+import time
+
+__all__ = ["SERVE_ENV", "follow_serve", "watch_parent"]
+
+# Set by `serve` for the flow runs it starts (Prefect's runner hands its environment down).
+SERVE_ENV = "INCIDENTLIB_SERVE_PID"
+_PR_SET_PDEATHSIG = 1
+_watched = False
+
+
+def watch_parent(parent: int, *, kernel: bool = False, grace_s: float = 3.0) -> None:
+    """Stop this process when `parent` is no longer its parent (see the module); exit at once if
+    it already is not. Once per process: a second call does nothing."""
+    global _watched
+    if _watched:
+        return
+    _watched = True
+    if kernel and sys.platform.startswith("linux"):
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    if os.getppid() != parent:  # the parent died before the watch was armed
+        os._exit(1)
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)  # a parent's death wakes nothing here: polling is the only way
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(grace_s)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="parent-watchdog", daemon=True).start()
+
+
+def follow_serve() -> None:
+    """In a flow run a `serve` started, stop it when that `serve` is gone (killed with SIGKILL:
+    otherwise it stops its runs itself), so that the next `serve` finds no run of the last one
+    still crawling; anywhere else, nothing."""
+    serve = os.environ.get(SERVE_ENV)
+    if serve and os.environ.get("PREFECT__FLOW_RUN_ID"):
+        watch_parent(int(serve))
