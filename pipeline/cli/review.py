@@ -22,8 +22,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from pipeline import interrupt, review
 from pipeline import queue as review_queue
-from pipeline import review
 from pipeline.cli.common import (
     ByOption,
     DraftArgument,
@@ -248,23 +248,30 @@ def _run_editor(path: Path) -> int:
     not a reason to kill it and lose the buffer. SIGTERM still stops both."""
     variable = "VISUAL" if os.environ.get("VISUAL") else "EDITOR"
     editor = os.environ.get(variable) or "vi"
-    try:
-        process = subprocess.Popen([*shlex.split(editor), str(path)])
-    except (OSError, ValueError) as exc:
-        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise SettingsError(
-            f"{variable}={editor}: cannot run it ({why}); set {variable} to your editor", name=variable
-        ) from None
-    # Ignored once it has started, so that the editor does not inherit the ignoring.
     keyboard = (signal.SIGINT, signal.SIGQUIT) if threading.current_thread() is threading.main_thread() else ()
     previous: dict[signal.Signals, Any] = {}
+    process: subprocess.Popen[bytes] | None = None
     try:
-        for sig in keyboard:
-            previous[sig] = signal.signal(sig, signal.SIG_IGN)
+        # A SIGTERM while the editor starts is held until `process` is known, so the editor goes
+        # with us: raised inside Popen, after the fork, it left the editor running and holding
+        # our pipes.
+        with interrupt.cooperating():
+            try:
+                process = subprocess.Popen([*shlex.split(editor), str(path)])
+            except (OSError, ValueError) as exc:
+                why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+                raise SettingsError(
+                    f"{variable}={editor}: cannot run it ({why}); set {variable} to your editor", name=variable
+                ) from None
+            # Ignored once it has started, so that the editor does not inherit the ignoring.
+            for sig in keyboard:
+                previous[sig] = signal.signal(sig, signal.SIG_IGN)
+        interrupt.check()
         return process.wait()
     except BaseException:  # a SIGTERM: the editor goes too, as subprocess.run would have it
-        process.kill()
-        process.wait()
+        if process is not None:
+            process.kill()
+            process.wait()
         raise
     finally:
         for sig, handler in previous.items():
