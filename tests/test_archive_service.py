@@ -8,8 +8,10 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers import archive_settings, settings_env
@@ -236,3 +238,33 @@ def test_a_site_the_index_will_not_show_is_said_so_by_the_refresh(
     # The site's owner had it excluded: no later run will see its captures, a person must look.
     assert [(s.outcome, s.reason) for s in report.sources] == [("failed", Reason.BLOCKED_SITE)]
     assert archive_states(store)[url].status == ArchiveStatus.CAPTURED, "its capture is kept"
+
+
+def test_a_refused_or_unusable_key_reaches_no_output_no_file_and_no_prefect_row(
+    store: Store,
+    root: Path,
+    site: Site,
+    wayback: WaybackStandIn,
+    prefect_api: None,
+    cli: Callable[..., Any],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    drafts_for(store, site.url("/pm/0"))
+    for name, value in settings_env(archive_settings(root, wayback)).items():
+        monkeypatch.setenv(name, value)
+    # Not ASCII: httpx raised UnicodeEncodeError quoting the whole header, which Prefect stored.
+    monkeypatch.setenv("INCIDENTLIB_WAYBACK_SECRET_KEY", "s\u00e9cret-unusable-value")
+    unusable = cli("archive", "--root", str(root))
+    assert unusable.exit_code != 0
+    assert "INCIDENTLIB_WAYBACK_SECRET_KEY" in unusable.output
+    # Well formed, but not the account's: the flow runs, is told 401, and says so.
+    monkeypatch.setenv("INCIDENTLIB_WAYBACK_SECRET_KEY", "refused-secret-value")
+    refused = cli("archive", "--root", str(root))
+    assert refused.exit_code == 0, refused.output
+    assert "refused the keys" in refused.output
+    seen = unusable.output + refused.output
+    seen += "".join(p.read_bytes().decode("latin-1") for p in root.rglob("*") if p.is_file())
+    prefect_home = Path(os.environ["PREFECT_HOME"])
+    seen += "".join(p.read_bytes().decode("latin-1") for p in prefect_home.rglob("*") if p.is_file())
+    for secret in ("cret-unusable-value", "refused-secret-value", "test-access"):
+        assert secret not in seen, secret

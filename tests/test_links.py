@@ -214,3 +214,22 @@ def test_refresh_and_links_commands(
     assert listed.stdout.startswith(f"gone {site.url('/pm/dead')} (archived: https://web.archive.org/web/")
     assert len(listed.stdout.splitlines()) == 1
     assert "**gone**" in artifact_text("refresh-report")
+
+
+def test_with_the_default_reuse_window_a_changed_page_still_gets_a_new_capture(
+    store: Store, root: Path, site: Site, wayback: WaybackStandIn
+) -> None:
+    url = site.url("/pm/changed")
+    store.write_draft(new_draft(SourceEntry(url=url)))
+    # The operator's settings: an existing capture younger than 30 days is reused by `archive`.
+    settings = archive_settings(root, wayback).model_copy(
+        update={"reuse_capture_within_s": Settings.model_fields["reuse_capture_within_s"].default}
+    )
+    archive(store, settings)
+    link = next(store.drafts()).sources[0].archived
+    wayback.dedupe_s = 0  # the refresh runs long after the capture
+    site.pages["/pm/changed"] = page("The changed incident: rewritten a week later.")
+    report = refresh(store, settings)
+    assert [s.outcome for s in report.sources] == ["re-archived"]
+    newest = wayback.captures_of(url)[-1]
+    assert next(store.drafts()).sources[0].archived == f"https://web.archive.org/web/{newest.timestamp}/{url}" != link
