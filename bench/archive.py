@@ -12,12 +12,16 @@ side by side in one run:
    nothing is left to do: sources neither captured nor failed with a permanent reason
    (`lost`, target 0) and sources the archive holds two captures of (`duplicated`,
    target 0).
-3. the service as hard as it gets for one account (`hard_*`): one capture session, jobs
-   of 0.2 to 0.6 s, an outage of 2 s in the middle of the first run, a burst of 429s:
-   sources failed for the service's or the account's trouble (`hard_failed_for_service`,
-   target 0: only a source's own answer may fail it), `hard_lost`, `hard_duplicated`,
-   submits that started no job (`hard_refused_submits`: the burst's 429s at most, as the
-   account's sessions are read, not found out by refusals), and the runs it took.
+3. the service as hard as it gets for one account, at its own rate (`--hard-rate`, 7 a
+   minute): one capture session, jobs of 2 to 6 s, an outage of `--outage` (60 s) from
+   `--outage-after` (20 s), a burst of 429s; a run the outage stops is followed by the
+   next when the service is back, as the schedule would: sources failed for the
+   service's or the account's trouble (`failed_for_service_reasons`, target 0: only a
+   source's own answer may fail it), `hard_lost` and `hard_duplicated` (0), submits that
+   started no job (`hard_refused_submits`), and captures a minute against the rate
+   allowed over the runs that met no outage (`hard_rate_ratio_up`, target >= 0.9) and
+   over the whole scenario less the outage (`hard_rate_ratio_overall`: it also counts the
+   pauses the 429 burst asks for, 15.5 s, and a run's polls cut short by the outage).
 
 Prints one JSON line. Usage: python bench/archive.py [--sources 200] [--rate 600]
 """
@@ -77,6 +81,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sources", type=int, default=200)
     parser.add_argument("--rate", type=float, default=600.0, help="captures a minute, the stand-in's and the client's")
+    parser.add_argument("--hard-sources", type=int, default=12, help="sources of the hard scenario")
+    parser.add_argument("--hard-rate", type=float, default=7.0, help="captures a minute in the hard scenario")
+    parser.add_argument("--outage", type=float, default=60.0, help="seconds the archive is down in the hard scenario")
+    parser.add_argument("--outage-after", type=float, default=20.0, help="seconds into the hard scenario it goes down")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp, SiteFarm() as farm:
@@ -128,38 +136,59 @@ def main() -> None:
             duplicated = sum(1 for url in urls if len(wayback.captures_of(url)) > 1)
             failed_permanently = sum(1 for a in final.values() if a.status == "failed")
 
-        # 3. One session, slow jobs, an outage and a 429 burst.
+        # 3. One session, slow jobs, an outage and a 429 burst, at the service's own rate.
         with WaybackStandIn(
             access_key="bench-access",
             secret_key="bench-secret",
-            captures_per_minute=args.rate,
+            captures_per_minute=args.hard_rate,
             cdx_per_minute=args.rate * 2,
             sessions=1,
-            job_seconds=(0.2, 0.6),
+            job_seconds=(2.0, 6.0),
         ) as wayback:
-            count = max(10, args.sources // 10)
-            store, urls = make_sources(farm, "hard", count, Path(tmp) / "hard")
-            wayback.failures.storm_429 = 3
-            outage = threading.Timer(1.0, wayback.down_for, args=(2.0,))
+            store, urls = make_sources(farm, "hard", args.hard_sources, Path(tmp) / "hard")
+            wayback.failures.storm_429 = 5
+            began = time.monotonic()
+            outage = threading.Timer(args.outage_after, wayback.down_for, args=(args.outage,))
             outage.start()
-            settings = settings_for(store.root, wayback, args.rate).model_copy(update={"capture_sessions": 3})
-            hard_runs = 0
+            settings = settings_for(store.root, wayback, args.hard_rate).model_copy(
+                update={"capture_sessions": 3, "poll_interval_s": 1.0, "poll_max_interval_s": 5.0, "poll_timeout_s": 60}
+            )
+            hard_runs, up_captured, up_seconds = 0, 0, 0.0
             while hard_runs < 30:
                 hard_runs += 1
-                if not archive(store, settings).sources:
+                run_began = time.monotonic()
+                report = archive(store, settings)
+                if not report.sources:
                     break
+                if report.problem is None and report.counts()["captured"]:
+                    # A run that met no outage: the service up and answering all along.
+                    up_captured += report.counts()["captured"]
+                    up_seconds += time.monotonic() - run_began
+                if report.problem is not None:
+                    # The next scheduled run comes when the service is back (here: the outage's end).
+                    time.sleep(max(0.0, began + args.outage_after + args.outage - time.monotonic()))
+            hard_wall = time.monotonic() - began
             outage.cancel()
             final = {s.url: s.archive for d in store.drafts() for s in d.sources}
+            up_minutes = (hard_wall - args.outage) / 60.0
             hard = {
-                "hard_sources": count,
+                "hard_sources": args.hard_sources,
                 "hard_runs": hard_runs,
-                "hard_failed_for_service": sum(
+                "hard_wall_s": round(hard_wall, 1),
+                "failed_for_service_reasons": sum(
                     1 for a in final.values() if a.status == "failed" and a.reason not in SOURCE_FAILS
                 ),
                 "hard_lost": sum(1 for a in final.values() if a.status != "captured"),
                 "hard_duplicated": sum(1 for url in urls if len(wayback.captures_of(url)) > 1),
-                # Submits that started no job: the 429 burst's, and any refused for a busy session.
+                # Submits that started no job: the burst's 429s, and any refused for a busy session.
                 "hard_refused_submits": wayback.counts["save"] - len(wayback.jobs),
+                "hard_429": wayback.counts["429"],
+                # Over the runs that met no outage; and over the whole scenario less the outage,
+                # which also counts the pauses the 429 burst asked for and the polls cut by the outage.
+                "hard_rate_ratio_up": round(up_captured / (up_seconds / 60.0) / args.hard_rate, 3)
+                if up_seconds
+                else 0.0,
+                "hard_rate_ratio_overall": round(len(wayback.jobs) / up_minutes / args.hard_rate, 3),
             }
 
     print(
