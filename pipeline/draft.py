@@ -24,6 +24,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from pipeline.extract import Extraction
 from pipeline.extract.durations import durations_in
+from pipeline.extract.severity import severity_in
 from pipeline.extract.tags import suggest_terms
 from pipeline.ids import GITHUB_HOSTS, canonical_url, draft_id_for
 from pipeline.models import (
@@ -164,6 +165,7 @@ def _timeline(extraction: Extraction) -> dict[str, Any] | None:
 
 def field_proposals(extraction: Extraction) -> dict[str, Any]:
     """What the extractor would put in each case field, as JSON values."""
+    severity = severity_in(extraction.text)
     joined = {f: "\n\n".join(extraction.texts_for(f)) or None for f in SectionField}
     impact = joined[SectionField.IMPACT]
     root_cause_text = joined[SectionField.ROOT_CAUSE] or ""
@@ -179,6 +181,7 @@ def field_proposals(extraction: Extraction) -> dict[str, Any]:
         "date_kind": extraction.date_kind,
         "title": _texts(extraction.title),
         "domain": extraction.tags.get("domains", [])[:2] or None,
+        "severity": severity.term if severity else None,
         "summary": _texts(extraction.summary),
         "trigger": _texts(joined[SectionField.TRIGGER]),
         "impact": {"scope": " ".join(impact.split())[:_IMPACT_LIMIT], "users": "unknown", "region": "unknown"}

@@ -45,6 +45,11 @@ def test_a_draft_gets_its_durations_from_the_timeline() -> None:
     assert "timeline" in draft.extracted
 
 
+def test_a_draft_gets_the_severity_its_document_states() -> None:
+    assert draft_of(POSTMORTEM).severity == "medium"  # "a partial outage"
+    assert draft_of(b"# Slow pages\n\nPages were slow; we added a cache.\n").severity == "unknown"
+
+
 def test_a_duration_a_person_wrote_is_kept_on_the_next_crawl() -> None:
     draft = draft_of(POSTMORTEM)
     edited = draft.model_copy(update={"timeline": draft.timeline.model_copy(update={"resolved_after": None})})
