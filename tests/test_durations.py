@@ -155,3 +155,18 @@ def test_times_outside_a_timeline_and_documents_without_times_give_nothing() -> 
         [section("At 10:00 the site was slow; by 11:00 it was fine.", "Summary", SectionField.SUMMARY)]
     )
     assert (found.detected_after, found.resolved_after, found.basis) == (None, None, {})
+
+
+def test_a_stated_total_finds_the_start_entry_that_has_no_problem_cue() -> None:
+    timeline = section(
+        "- 2021-02-03 21:00 UTC: A maintainer published the new release.\n"
+        "- 21:10 UTC: A user reported broken downloads.\n"
+        "- 22:00 UTC: Fix deployed to production.",
+        "Timeline",
+        TIMELINE,
+    )
+    summary = section("The downloads were broken for 1 hour in total.", "Summary", SectionField.SUMMARY)
+    found = durations_in([summary, timeline])
+    assert found.resolved_after == timedelta(hours=1)
+    assert found.rule == {"detected_after": "timeline", "resolved_after": "stated"}
+    assert found.detected_after == timedelta(minutes=10)

@@ -363,7 +363,8 @@ def _timeline(entries: list[_Entry], stated_total: timedelta | None) -> tuple[_E
     start: _Entry | None = None
     if stated_total is not None:
         # The entry a stated total leads back to from a resolution is the start, cue or not.
-        start = next((s for s in timed for r in timed if r.at - s.at == stated_total and _resolves(r.text)), None)
+        ends = {r.at for r in timed if _resolves(r.text)}  # a set: a long logbook stays linear
+        start = next((s for s in timed if s.at + stated_total in ends), None)
     if start is None:
         first = next((e for e in entries if _START.search(e.text)), None)
         # Without a time, on staging, or already a report: the problem began earlier, when is unknown.
