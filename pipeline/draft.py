@@ -23,6 +23,8 @@ from urllib.parse import urlsplit
 from pydantic import TypeAdapter, ValidationError
 
 from pipeline.extract import Extraction
+from pipeline.extract.durations import durations_in
+from pipeline.extract.severity import severity_in
 from pipeline.extract.tags import suggest_terms
 from pipeline.ids import GITHUB_HOSTS, canonical_url, draft_id_for
 from pipeline.models import (
@@ -34,6 +36,7 @@ from pipeline.models import (
     Review,
     SectionField,
     SourceEntry,
+    Timeline,
     utc_now,
 )
 from pipeline.reasons import Reason
@@ -72,6 +75,8 @@ def _is_empty(name: str, value: Any) -> bool:
         return value == "unknown"
     if name == "impact":
         return all(v == "unknown" for v in value.values())
+    if name == "timeline":
+        return all(v is None for v in value.values())
     return False
 
 
@@ -150,8 +155,17 @@ def _actions(texts: list[str]) -> list[dict[str, Any]] | None:
     return [{"text": {"en": item}} for item in items] or None
 
 
+def _timeline(extraction: Extraction) -> dict[str, Any] | None:
+    """Time to detection and to resolution, where the document states them or its timeline shows them."""
+    found = durations_in(extraction.sections)
+    if found.detected_after is None and found.resolved_after is None:
+        return None
+    return Timeline(detected_after=found.detected_after, resolved_after=found.resolved_after).model_dump(mode="json")
+
+
 def field_proposals(extraction: Extraction) -> dict[str, Any]:
     """What the extractor would put in each case field, as JSON values."""
+    severity = severity_in(extraction.text)
     joined = {f: "\n\n".join(extraction.texts_for(f)) or None for f in SectionField}
     impact = joined[SectionField.IMPACT]
     root_cause_text = joined[SectionField.ROOT_CAUSE] or ""
@@ -167,6 +181,7 @@ def field_proposals(extraction: Extraction) -> dict[str, Any]:
         "date_kind": extraction.date_kind,
         "title": _texts(extraction.title),
         "domain": extraction.tags.get("domains", [])[:2] or None,
+        "severity": severity.term if severity else None,
         "summary": _texts(extraction.summary),
         "trigger": _texts(joined[SectionField.TRIGGER]),
         "impact": {"scope": " ".join(impact.split())[:_IMPACT_LIMIT], "users": "unknown", "region": "unknown"}
@@ -180,6 +195,7 @@ def field_proposals(extraction: Extraction) -> dict[str, Any]:
         "contributing": contributing or None,
         "remediation": _actions(extraction.texts_for(SectionField.REMEDIATION)),
         "action_items": _actions(extraction.texts_for(SectionField.ACTION_ITEMS)),
+        "timeline": _timeline(extraction),
     }
 
 

@@ -7,6 +7,7 @@ answers two questions: is this term known, and what are the known terms.
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass
 from importlib import resources
 from typing import Literal, get_args
@@ -28,6 +29,8 @@ Kind = Literal[
     "date_kinds",
 ]
 KINDS: tuple[Kind, ...] = get_args(Kind)
+# Not a vocabulary: the table from what a document states to a severity term.
+_SEVERITY_STATEMENTS = "severity_statements"
 
 # How a kind is named in one-line messages: "unknown component 'x'".
 _SINGULAR: dict[Kind, str] = {
@@ -52,6 +55,8 @@ class Term:
 @dataclass(frozen=True)
 class Vocabulary:
     terms: dict[Kind, dict[str, Term]]
+    # A document's own statement of severity -> the term, in order: the first match wins.
+    severity_statements: tuple[tuple[re.Pattern[str], str], ...] = ()
 
     def names(self, kind: Kind) -> list[str]:
         return list(self.terms[kind])
@@ -64,7 +69,7 @@ class Vocabulary:
 def _parse(data: object, origin: str) -> Vocabulary:
     if not isinstance(data, dict):
         raise VocabularyError(f"{origin}: expected a mapping of vocabularies at the top level")
-    unknown = set(data) - set(KINDS)
+    unknown = set(data) - set(KINDS) - {_SEVERITY_STATEMENTS}
     if unknown:
         raise VocabularyError(f"{origin}: unknown vocabularies {sorted(unknown)}; known: {', '.join(KINDS)}")
     terms: dict[Kind, dict[str, Term]] = {}
@@ -80,7 +85,28 @@ def _parse(data: object, origin: str) -> Vocabulary:
             if not isinstance(words, list) or not all(isinstance(w, str) for w in words):
                 raise VocabularyError(f"{origin}: {kind}.{name}.words: expected a list of strings")
             terms[kind][str(name)] = Term(str(name), spec["label"], tuple(w.lower() for w in words))
-    return Vocabulary(terms)
+    return Vocabulary(terms, _severity_statements(data.get(_SEVERITY_STATEMENTS) or [], terms["severities"], origin))
+
+
+def _severity_statements(
+    entries: object, severities: dict[str, Term], origin: str
+) -> tuple[tuple[re.Pattern[str], str], ...]:
+    if not isinstance(entries, list):
+        raise VocabularyError(f"{origin}: {_SEVERITY_STATEMENTS}: expected a list of {{pattern, term}}")
+    table: list[tuple[re.Pattern[str], str]] = []
+    for number, entry in enumerate(entries, start=1):
+        where = f"{origin}: {_SEVERITY_STATEMENTS}[{number}]"
+        if not isinstance(entry, dict) or not isinstance(entry.get("pattern"), str):
+            raise VocabularyError(f"{where}: each entry needs a pattern")
+        if entry.get("term") not in severities:
+            raise VocabularyError(f"{where}: unknown severity {entry.get('term')!r}; known: {', '.join(severities)}")
+        try:
+            # Multiline: a label pattern anchors on the line it is written on.
+            pattern = re.compile(entry["pattern"], re.IGNORECASE | re.MULTILINE)
+        except re.error as exc:
+            raise VocabularyError(f"{where}: not a regular expression: {exc}") from None
+        table.append((pattern, str(entry["term"])))
+    return tuple(table)
 
 
 @functools.cache

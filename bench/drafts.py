@@ -1,0 +1,420 @@
+"""How close the drafts come to what a careful writer would put in each field, against an answer key.
+
+    python bench/drafts.py [../shared/corpus/postmortems] [--details details.jsonl]
+
+The folder holds `index.json` (one entry per document: `file`, `source_url`, `kind`) and
+`fields.json` (the answer key, one entry per `file`). Each document is drafted as the
+crawl drafts it (`extract` on its bytes read as if fetched from its public URL, then
+`new_draft` + `apply_extraction`), without the registry's org hint: the figures measure
+what the text and the URL give. A document that cannot be read counts in `failures` and is
+scored as the blank draft the crawl would keep. Prints one JSON line:
+
+- `org_right`: share of documents whose drafted `org_slug` is one of the key's `org_slug_ok`.
+- `durations_equal`: of the (document, detected_after | resolved_after) pairs where the key
+  has a duration, the share whose drafted duration is exactly that duration.
+- `durations_false`: of the pairs where the key has none, the share the draft fills.
+- `severity_filled`: of the documents that state a severity (`severity_stated`), the share
+  whose draft severity is not "unknown"; `severity_false`: the same among the others.
+- `passage_recall_<field>` for trigger, detection, impact, root_cause, remediation: for each
+  document where the key has the field, the share of its key passages (the one string; for
+  remediation each item) whose words, case-folded, appear contiguously and in order among
+  the words of the drafted field; averaged over those documents. `passage_recall` is the
+  mean of the five. `passage_word_recall` is the lenient reading: the share of a passage's
+  words found anywhere in the field (bag of words), same averaging.
+- `action_links`: of the key's action items that end in a link `(URL)`, the share for which
+  the drafted action item holding the item's text also holds the URL.
+  `action_links_anywhere`: the URL anywhere among the drafted action items.
+  `action_items_recall`: share of all key action items whose text (link left out) is in
+  one drafted action item.
+- `summary_facts`: of all the key's `summary_must_mention` facts, pooled, the share present
+  in the drafted summary: at least 60 % of a fact's content words (stop words dropped,
+  plural and -ed/-ing endings stemmed) occur among the summary's words.
+- `summary_clean`: share of documents whose summary exists, has at most 120 words, holds
+  none of the key's `summary_must_not` strings (case-insensitive) and no line that is a
+  byline, a status label or a code/log line.
+- `ai_tags_false`: of the documents the key says are not about ML training or inference,
+  the share whose draft carries a term that only ML training suggests (ML_ONLY below).
+- `seconds`: wall time of reading, drafting and scoring every document.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import statistics
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from pipeline.draft import apply_extraction, new_draft
+from pipeline.errors import ExtractError
+from pipeline.extract import extract
+from pipeline.ids import canonical_url
+from pipeline.models import Draft, Origin, SectionField, SourceEntry
+
+PROSE_FIELDS = ("trigger", "detection", "impact", "root_cause", "remediation")
+DURATION_FIELDS = ("detected_after", "resolved_after")
+DEFAULT_FOLDER = Path("../shared/corpus/postmortems")
+SUMMARY_WORDS = 120
+FACT_SHARE = 0.6
+# Terms of the vocabularies that only a text about ML training or inference should suggest.
+ML_ONLY: dict[str, frozenset[str]] = {
+    "domain": frozenset({"ai-infra"}),
+    "components": frozenset(
+        {
+            "nccl",
+            "pytorch",
+            "deepspeed",
+            "megatron",
+            "cuda",
+            "gpu-hardware",
+            "gpu-driver",
+            "interconnect",
+            "slurm",
+            "checkpointing",
+            "dataloader",
+        }
+    ),
+    "symptoms": frozenset(
+        {
+            "training-job-failed",
+            "training-hang",
+            "nccl-timeout",
+            "gpu-unavailable",
+            "loss-spike",
+            "slow-training",
+            "checkpoint-corrupted",
+        }
+    ),
+}
+_STOP = frozenset(
+    "a an the of to in on at by for from with and or but is are was were be been being it its this that "
+    "these those as into onto up down out after before over under not no".split()
+)
+_LINK = re.compile(r"\((https?://[^\s)]+)\)")
+_ISO_DURATION = re.compile(r"^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$")
+# Lines a clean summary never holds: a byline or dateline, a status label, code or a log line.
+_NOISE_LINE = re.compile(
+    r"^(?:(?:written|posted|published|updated|authored)\s+(?:by|on)\b"
+    r"|(?:investigating|identified|monitoring|resolved|update|postmortem|completed|scheduled)\s*:?$"
+    r"|```|\[[A-Z] \d{4}-\d\d-\d\d|\s*(?:iteration|error|warning|traceback)\b.*[|:].*\d)",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class Document:
+    file: str
+    url: str
+    kind: str | None
+    body: bytes
+    key: dict[str, Any]
+
+
+# ---------------------------------------------------------------- corpus and drafts
+
+
+def documents(folder: Path) -> Iterator[Document]:
+    """The index's documents that the key covers, in the index's order."""
+    key = json.loads((folder / "fields.json").read_text(encoding="utf-8"))
+    for item in json.loads((folder / "index.json").read_text(encoding="utf-8")):
+        if item["file"] in key:
+            body = (folder / item["file"]).read_bytes()
+            yield Document(item["file"], item["source_url"], item.get("kind"), body, key[item["file"]])
+
+
+def draft_for(document: Document) -> tuple[Draft, str | None]:
+    """The draft a first crawl of the document would write (served raw: the URL tells the format),
+    and why it could not be read: then the draft is the blank one the crawl would keep, scored as is."""
+    entry = SourceEntry(url=document.url, kind=document.kind)
+    draft = new_draft(entry)
+    try:
+        extraction = extract(document.body, document.url, None)
+    except ExtractError as exc:
+        return draft, str(exc)
+    origin = Origin(
+        url=document.url, canonical_url=canonical_url(document.url), final_url=document.url, format=extraction.format
+    )
+    return apply_extraction(draft, entry, extraction, origin), None
+
+
+# ---------------------------------------------------------------- text helpers
+
+
+def words(text: str | None) -> list[str]:
+    return re.findall(r"\w+", (text or "").casefold())
+
+
+def contains(haystack: str, needle: str) -> bool:
+    """Whether the needle's words appear contiguously, in order, among the haystack's words."""
+    wanted = " ".join(words(needle))
+    return bool(wanted) and f" {wanted} " in f" {' '.join(words(haystack))} "
+
+
+def word_recall(haystack: str, needle: str) -> float:
+    wanted, found = Counter(words(needle)), Counter(words(haystack))
+    total = sum(wanted.values())
+    return sum((wanted & found).values()) / total if total else 0.0
+
+
+def _stem(word: str) -> str:
+    for suffix in ("ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
+def fact_present(summary: str, fact: str) -> bool:
+    content = [_stem(w) for w in words(fact) if w not in _STOP] or [_stem(w) for w in words(fact)]
+    have = {_stem(w) for w in words(summary)}
+    return bool(content) and sum(w in have for w in content) / len(content) >= FACT_SHARE
+
+
+def parse_duration(value: str | None) -> timedelta | None:
+    """An ISO 8601 duration as the key writes it (PT1H50M, P1DT43M)."""
+    match = _ISO_DURATION.match(value or "")
+    if not value or not match:
+        return None
+    days, hours, minutes, seconds = (float(g) if g else 0.0 for g in match.groups())
+    return timedelta(days=days, hours=hours, minutes=minutes, seconds=seconds)
+
+
+def format_duration(value: timedelta | None) -> str | None:
+    """A duration as ISO 8601, as the key and the draft's JSON write it."""
+    if value is None:
+        return None
+    minutes, seconds = divmod(round(value.total_seconds()), 60)
+    hours, minutes = divmod(minutes, 60)
+    days, hours = divmod(hours, 24)
+    time = "".join(f"{n}{unit}" for n, unit in ((hours, "H"), (minutes, "M"), (seconds, "S")) if n)
+    return f"P{f'{days}D' if days else ''}{'T' + time if time else ''}" if days or time else "PT0S"
+
+
+def share(hits: Iterable[bool | float]) -> float | None:
+    values = [float(h) for h in hits]
+    return round(statistics.fmean(values), 3) if values else None
+
+
+# ---------------------------------------------------------------- what the draft holds
+
+
+def _en(texts: dict[str, str] | None) -> str:
+    return (texts or {}).get("en", "")
+
+
+def root_cause_text(draft: Draft) -> str:
+    """The drafted root-cause narrative. A draft holds only the root cause's class today, so
+    its narrative is the text of the sections mapped to the root cause; once drafts keep the
+    passage each field came from, this is where the root cause's passage is read instead."""
+    return "\n\n".join(s.text for s in draft.sections if s.field == SectionField.ROOT_CAUSE)
+
+
+def drafted_prose(draft: Draft) -> dict[str, str]:
+    impact = [v for v in (draft.impact.scope, draft.impact.users, draft.impact.region) if v and v != "unknown"]
+    return {
+        "trigger": _en(draft.trigger),
+        "detection": _en(draft.detection),
+        "impact": "\n".join(impact),
+        "root_cause": root_cause_text(draft),
+        "remediation": "\n".join(_en(a.text) for a in draft.remediation),
+    }
+
+
+def key_passages(value: str | list[str] | None) -> list[str]:
+    if value is None:
+        return []
+    return [value] if isinstance(value, str) else [v for v in value if v]
+
+
+# ---------------------------------------------------------------- per-document scores
+
+
+def org_right(draft: Draft, key: dict[str, Any]) -> bool:
+    return draft.org_slug in key["org_slug_ok"]
+
+
+def duration_pairs(draft: Draft, key: dict[str, Any]) -> list[tuple[str, timedelta | None, timedelta | None]]:
+    """(field, key's duration, draft's duration) for both durations."""
+    return [(name, parse_duration(key[name]), getattr(draft.timeline, name)) for name in DURATION_FIELDS]
+
+
+def passage_scores(draft: Draft, key: dict[str, Any], measure: Callable[[str, str], float]) -> dict[str, float]:
+    """Per prose field the key fills: the mean over its passages of `measure(drafted, passage)`."""
+    drafted = drafted_prose(draft)
+    scores: dict[str, float] = {}
+    for name in PROSE_FIELDS:
+        passages = key_passages(key[name])
+        if passages:
+            scores[name] = statistics.fmean(float(measure(drafted[name], p)) for p in passages)
+    return scores
+
+
+def action_link_scores(draft: Draft, key: dict[str, Any]) -> tuple[list[bool], list[bool], list[bool]]:
+    """Per key action item with a link: kept on its own item, kept anywhere; per key item: its text found."""
+    drafted = [_en(a.text) for a in draft.action_items]
+    on_item: list[bool] = []
+    anywhere: list[bool] = []
+    found: list[bool] = []
+    for item in key["action_items"]:
+        urls = _LINK.findall(item)
+        text = _LINK.sub("", item).strip()
+        holders = [d for d in drafted if contains(d, text)]
+        found.append(bool(holders))
+        for url in urls:
+            on_item.append(any(url in d for d in holders))
+            anywhere.append(any(url in d for d in drafted))
+    return on_item, anywhere, found
+
+
+def summary_clean(summary: str, key: dict[str, Any]) -> bool:
+    if not summary.strip() or len(summary.split()) > SUMMARY_WORDS:
+        return False
+    folded = summary.casefold()
+    if any(bad.casefold() in folded for bad in key["summary_must_not"]):
+        return False
+    return not any(_NOISE_LINE.match(line.strip()) for line in summary.splitlines() if line.strip())
+
+
+def ml_only_terms(draft: Draft) -> list[str]:
+    return sorted(term for kind, terms in ML_ONLY.items() for term in getattr(draft, kind) if term in terms)
+
+
+# ---------------------------------------------------------------- the figures
+
+
+@dataclass
+class Tally:
+    """Per-document results, gathered for the figures."""
+
+    org: list[bool]
+    equal: list[bool]
+    false_fill: list[bool]
+    severity_filled: list[bool]
+    severity_false: list[bool]
+    recall: dict[str, list[float]]
+    word_recall: dict[str, list[float]]
+    links_on_item: list[bool]
+    links_anywhere: list[bool]
+    actions_found: list[bool]
+    facts: list[bool]
+    clean: list[bool]
+    ai_false: list[bool]
+
+    @classmethod
+    def empty(cls) -> Tally:
+        return cls(
+            [], [], [], [], [], {f: [] for f in PROSE_FIELDS}, {f: [] for f in PROSE_FIELDS}, [], [], [], [], [], []
+        )
+
+
+def score(draft: Draft, key: dict[str, Any], tally: Tally) -> dict[str, Any]:
+    """Add one document's results to the tally; return them for --details."""
+    tally.org.append(org_right(draft, key))
+    pairs = duration_pairs(draft, key)
+    for _, want, got in pairs:
+        if want is not None:
+            tally.equal.append(got == want)
+        else:
+            tally.false_fill.append(got is not None)
+    if key["severity_stated"]:
+        tally.severity_filled.append(draft.severity != "unknown")
+    else:
+        tally.severity_false.append(draft.severity != "unknown")
+    recall = passage_scores(draft, key, contains)
+    for name, value in recall.items():
+        tally.recall[name].append(value)
+    for name, value in passage_scores(draft, key, word_recall).items():
+        tally.word_recall[name].append(value)
+    on_item, anywhere, found = action_link_scores(draft, key)
+    tally.links_on_item += on_item
+    tally.links_anywhere += anywhere
+    tally.actions_found += found
+    summary = _en(draft.summary)
+    facts = [fact_present(summary, fact) for fact in key["summary_must_mention"]]
+    tally.facts += facts
+    clean = summary_clean(summary, key)
+    tally.clean.append(clean)
+    ml_terms = ml_only_terms(draft)
+    if not key["ai_training"]:
+        tally.ai_false.append(bool(ml_terms))
+    return {
+        "org_slug": draft.org_slug,
+        "durations": {name: [format_duration(want), format_duration(got)] for name, want, got in pairs},
+        "severity": draft.severity,
+        "recall": {name: round(value, 3) for name, value in recall.items()},
+        "action_links": [sum(on_item), len(on_item)],
+        "summary_words": len(summary.split()),
+        "summary_facts": [sum(facts), len(facts)],
+        "summary_clean": clean,
+        "ml_only_terms": ml_terms,
+    }
+
+
+def figures(tally: Tally, documents_scored: int, failures: int) -> dict[str, Any]:
+    recall = {name: share(values) for name, values in tally.recall.items()}
+    word = {name: share(values) for name, values in tally.word_recall.items()}
+    present = [v for v in recall.values() if v is not None]
+    present_word = [v for v in word.values() if v is not None]
+    return {
+        "documents": documents_scored,
+        "failures": failures,
+        "org_right": share(tally.org),
+        "durations_equal": share(tally.equal),
+        "durations_false": share(tally.false_fill),
+        "severity_filled": share(tally.severity_filled),
+        "severity_false": share(tally.severity_false),
+        "passage_recall": round(statistics.fmean(present), 3) if present else None,
+        **{f"passage_recall_{name}": value for name, value in recall.items()},
+        "passage_word_recall": round(statistics.fmean(present_word), 3) if present_word else None,
+        "action_links": share(tally.links_on_item),
+        "action_links_anywhere": share(tally.links_anywhere),
+        "action_items_recall": share(tally.actions_found),
+        "summary_facts": share(tally.facts),
+        "summary_clean": share(tally.clean),
+        "ai_tags_false": share(tally.ai_false),
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument(
+        "folder",
+        type=Path,
+        nargs="?",
+        default=DEFAULT_FOLDER,
+        help=f"a corpus folder with index.json and fields.json (default: {DEFAULT_FOLDER})",
+    )
+    parser.add_argument("--details", type=Path, help="also write one JSON line per document to this file")
+    args = parser.parse_args(argv)
+    missing = [name for name in ("index.json", "fields.json") if not (args.folder / name).is_file()]
+    if missing:
+        sys.exit(
+            f"bench/drafts.py: {args.folder} has no {' or '.join(missing)}: give a corpus folder with its answer key"
+        )
+
+    began = time.perf_counter()
+
+    tally = Tally.empty()
+    rows: list[dict[str, Any]] = []
+    scored = failures = 0
+    for document in documents(args.folder):
+        draft, failure = draft_for(document)
+        if failure:
+            failures += 1
+            print(f"{document.file}: {failure}", file=sys.stderr)
+        scored += 1
+        rows.append({"file": document.file, "failure": failure, **score(draft, document.key, tally)})
+    if args.details:
+        args.details.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), encoding="utf-8")
+    seconds = round(time.perf_counter() - began, 2)
+    print(json.dumps({**figures(tally, scored, failures), "seconds": seconds}))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,419 @@
+"""How long until an incident was detected and resolved, from what its document states. Pure.
+
+    durations_in(sections) -> Durations
+
+Order of trust, because a wrong number is worse than none:
+
+1. a stats line: "Time to detection: 54 minutes", "TTR = 2h". A value of "?", "n/a" or
+   "unknown" means the author does not know, and then nothing is drafted for that field
+   from anywhere else;
+2. a stated sentence: "the site was down for about 13 minutes", "resolved after 3 hours";
+3. the timeline's times: from the entry where the problem began to the first alert,
+   page or report (detection) and to the first "resolved / mitigated / restored"
+   (resolution), across midnight and dates, in the time zone stated.
+
+Each duration keeps its basis: the stated line or sentence, or the two timeline
+entries it was measured between.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+
+from pipeline.extract.dates import dates_in
+from pipeline.models import Section, SectionField
+
+__all__ = ["Durations", "durations_in", "parse_duration"]
+
+# ---------------------------------------------------------------- a duration written out
+
+# Hand-written: pytimeparse reads neither "1 hour and 31 minutes" nor "about 13 minutes".
+_NUMBER_WORDS = {
+    "a": 1,
+    "an": 1,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "fifteen": 15,
+    "twenty": 20,
+    "thirty": 30,
+    "forty": 40,
+    "forty-five": 45,
+    "fifty": 50,
+    "sixty": 60,
+    "ninety": 90,
+}
+_NUM = r"(?:\d+(?:\.\d+)?|" + "|".join(sorted(_NUMBER_WORDS, key=len, reverse=True)) + r")"
+_UNIT = r"(?:seconds?|secs?|s|minutes?|mins?|m|hours?|hrs?|h|days?|d)"
+_DURATION = (
+    rf"(?<![\w.:])(?:(?P<compact>\d+h\s*\d+m(?:in)?)|(?P<n1>{_NUM})\s*(?P<u1>{_UNIT})\b"
+    rf"(?:,?\s*(?:and\s+)?(?P<n2>\d+)\s*(?P<u2>{_UNIT})\b)?)"
+)
+_DURATION_RE = re.compile(_DURATION, re.IGNORECASE)
+_COMPACT = re.compile(r"(\d+)h\s*(\d+)")
+_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def _number(text: str) -> float:
+    return float(text) if text[0].isdigit() else float(_NUMBER_WORDS[text.lower()])
+
+
+def _unit_seconds(unit: str) -> int:
+    unit = unit.lower()
+    return _UNIT_SECONDS["m" if unit.startswith("mi") else unit[0]]
+
+
+def parse_duration(text: str) -> timedelta | None:
+    """The first duration written in `text`: "13 minutes", "1h50m", "1 hour and 31 minutes", "an hour"."""
+    match = _DURATION_RE.search(text)
+    if not match:
+        return None
+    if match.group("compact"):
+        compact = _COMPACT.match(match.group("compact"))
+        assert compact is not None  # the alternative matched this very form
+        return timedelta(hours=int(compact.group(1)), minutes=int(compact.group(2)))
+    seconds = _number(match.group("n1")) * _unit_seconds(match.group("u1"))
+    if match.group("n2"):
+        seconds += int(match.group("n2")) * _unit_seconds(match.group("u2"))
+    return timedelta(seconds=seconds)
+
+
+# ---------------------------------------------------------------- what the text states
+
+_STATS = re.compile(
+    r"^(?:[-*]\s*)?\**(?P<what>time to (?:detection|detect|discovery)|mttd|ttd"
+    r"|time to (?:recovery|recover|resolution|resolve|restore|mitigation|mitigate|repair)|mttr|ttr|ttm)\**"
+    r"\s*[:=]\**\s*(?P<value>.*)$",
+    re.IGNORECASE,
+)
+_UNKNOWN_VALUE = re.compile(r"^(?:\?+|n/?a|unknown|tbd|-+|—)?\s*$", re.IGNORECASE)
+# A stated total must be about the incident, a stated detection about noticing it: "the
+# rollback took about one minute" is neither.
+_INCIDENT_WORDS = re.compile(
+    r"\b(incident|outage|downtime|unusable|down|unavailable|broken|experienced|affected|disrupt\w*|impact\w*)\b",
+    re.IGNORECASE,
+)
+_DETECT_WORDS = re.compile(r"\b(notified|reported|alerted|paged|noticed|detected|pinged)\b", re.IGNORECASE)
+_ABOUT = r"(?:about|around|approximately|roughly|nearly|almost|~)?\s*"
+_SENTENCE_RESOLVED = [
+    re.compile(rf"\b(?:lasted|for|unusable for|down for|an outage of|took)\s+{_ABOUT}(?P<d>{_DURATION})", re.I),
+    re.compile(rf"\bIt took\s+(?P<d>{_DURATION})\s+from the start of the (?:incident|outage)", re.I),
+    re.compile(rf"\b(?:resolved|restored|mitigated|recovered)\s+(?:after|within)\s+{_ABOUT}(?P<d>{_DURATION})", re.I),
+]
+_SENTENCE_DETECTED = [
+    re.compile(
+        rf"\b{_ABOUT}(?P<d>{_DURATION})\s+after\s+(?:the\s+)?"
+        r"(?:deployment|deploy|change|release|start|incident began|problem began)",
+        re.I,
+    ),
+    re.compile(rf"\b(?:detected|noticed|alerted)\s+(?:after|within)\s+{_ABOUT}(?P<d>{_DURATION})", re.I),
+]
+# Sentence ends: after . ! ? before a capital or a digit, but not after an abbreviation or
+# an ordinal day before its month ("On 17. November").
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(`\[]?[A-Z0-9])")
+_ABBREVIATION = re.compile(r"\b(?:e\.g|i\.e|etc|vs|v|cf|approx|incl|no|fig|mr|mrs|dr|st)\.$", re.IGNORECASE)
+_ORDINAL_DAY = re.compile(r"\b\d{1,2}\.$")
+_MONTH_START = re.compile(r"^(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)", re.IGNORECASE)
+
+
+def _sentences(text: str) -> Iterator[str]:
+    start = 0
+    for match in _SENTENCE_END.finditer(text):
+        before = text[start : match.start()].rstrip("\"')]")
+        if _ABBREVIATION.search(before) or (_ORDINAL_DAY.search(before) and _MONTH_START.match(text[match.end() :])):
+            continue
+        yield text[start : match.start()]
+        start = match.end()
+    if text[start:].strip():
+        yield text[start:].rstrip()
+
+
+@dataclass(frozen=True)
+class _Block:
+    """A heading or one body block of a section, as the section's text renders it."""
+
+    text: str
+    heading: bool
+    kind: str  # "para", "item", "row"
+    field: SectionField | None
+
+
+def _blocks(sections: Sequence[Section]) -> Iterator[_Block]:
+    """The blocks back from the sections: list items and table rows line by line, paragraphs apart."""
+    for section in sections:
+        if section.heading:
+            yield _Block(section.heading, True, "para", section.field)
+        for chunk in re.split(r"\n\s*\n", section.text):
+            lines = [line for line in chunk.splitlines() if line.strip()]
+            if lines and all(line.startswith("- ") for line in lines):
+                yield from (_Block(line[2:], False, "item", section.field) for line in lines)
+            elif len(lines) > 1 and all(" | " in line for line in lines):
+                yield from (_Block(line, False, "row", section.field) for line in lines)
+            elif chunk.strip():
+                yield _Block(chunk.strip(), False, "para", section.field)
+
+
+@dataclass
+class _Stated:
+    values: dict[str, timedelta] = field(default_factory=dict)
+    unknown: set[str] = field(default_factory=set)
+    basis: dict[str, str] = field(default_factory=dict)
+
+
+def _stated(blocks: list[_Block]) -> _Stated:
+    out = _Stated()
+    for block in blocks:
+        for line in block.text.splitlines():
+            match = _STATS.match(line.strip())
+            if not match:
+                continue
+            what = match.group("what").lower()
+            name = "detected" if ("detect" in what or "discovery" in what or what in ("ttd", "mttd")) else "resolved"
+            value = match.group("value").strip().strip("*").strip()
+            if _UNKNOWN_VALUE.match(value):
+                out.unknown.add(name)
+            elif name not in out.values and (duration := parse_duration(value)) is not None:
+                out.values[name] = duration
+                out.basis[name] = line.strip()
+    for block in blocks:
+        if block.heading or block.kind == "row":
+            continue
+        for sentence in _sentences(block.text):
+            for name, cue, patterns in (
+                ("resolved", _INCIDENT_WORDS, _SENTENCE_RESOLVED),
+                ("detected", _DETECT_WORDS, _SENTENCE_DETECTED),
+            ):
+                if name in out.values or name in out.unknown or not cue.search(sentence):
+                    continue
+                for pattern in patterns:
+                    if (m := pattern.search(sentence)) and (duration := parse_duration(m.group("d"))) is not None:
+                        out.values[name] = duration
+                        out.basis[name] = sentence.strip()
+                        break
+    return out
+
+
+# ---------------------------------------------------------------- timelines
+
+# Minutes east of UTC. Abbreviations only where they are unambiguous (not IST, not CST).
+_ZONES = {
+    "utc": 0,
+    "gmt": 0,
+    "z": 0,
+    "cet": 60,
+    "cest": 120,
+    "bst": 60,
+    "eet": 120,
+    "eest": 180,
+    "pst": -480,
+    "pdt": -420,
+    "mst": -420,
+    "mdt": -360,
+    "est": -300,
+    "edt": -240,
+    "jst": 540,
+    "kst": 540,
+}
+_ZONE = r"(?:" + "|".join(_ZONES) + r")"
+_MONTHS = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
+_DATE = (
+    rf"(?:\d{{4}}-\d{{2}}-\d{{2}}|{_MONTHS}\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}"
+    rf"|\d{{1,2}}(?:st|nd|rd|th)?\.?\s+{_MONTHS},?\s+\d{{4}})"
+)
+# An entry's stamp: an optional date, H:MM, am/pm, a zone, a range's end, then a separator.
+_STAMP = re.compile(
+    rf"^\W{{0,3}}(?:(?P<date>{_DATE})[\sT,]*)?(?P<h>[0-2]?\d):(?P<m>[0-5]\d)(?::\d\d)?\s*(?P<ampm>am|pm)?~?\s*"
+    rf"(?P<tz>{_ZONE})?\b\s*(?:[-–]\s*[0-2]?\d:[0-5]\d\s*)?(?:[-–—:|]\s*)?(?P<rest>.*)$",
+    re.IGNORECASE | re.DOTALL,
+)
+_DATE_ONLY = re.compile(rf"^\W{{0,3}}(?P<date>{_DATE})\W*$", re.IGNORECASE)
+# "All times are in UTC", or a table header "Date and time in CET |".
+_ZONE_NOTE = re.compile(
+    rf"\b(?:times?|time zone|timezone)\b[^.]*?\b(?:in|are in|is)\s+(?P<tz>{_ZONE})\b"
+    rf"|\bin (?P<tz2>{_ZONE})\b\s*(?:\||$)",
+    re.IGNORECASE,
+)
+_DEFAULT_DATE = re.compile(
+    rf"unless otherwise noted,? all events (?:happened|occurred|are) on (?P<date>{_DATE})", re.IGNORECASE
+)
+# The problem beginning. Not "reverted" or "removed": those are fixes.
+_START = re.compile(
+    r"\b(fail(?:ed|ing|s|ure)?|broke(?:n)?|breaking|down\b|outage|crash\w*|expire[sd]?|errors?|unable|could not|"
+    r"cannot|deleted|unschedulable|unexpected(?:ly)?|accidental(?:ly)?|unintentional(?:ly)?|ran out|runs out|run out|"
+    r"out of memory|oom\w*|degrad\w*|5\d\d\b|5xx|time[ds]? ?out|unavailable|not available|forbidden)",
+    re.IGNORECASE,
+)
+_NOT_PRODUCTION = re.compile(r"\b(staging|sandbox|test cluster|dev environment)\b", re.IGNORECASE)
+_DETECT = re.compile(
+    r"\b(alerts?|alerted|paged|pinged|notif(?:ied|ies|ication)|reports?|reported|reporting|notic(?:e|ed|es|ing)|"
+    r"detected|warning|spotted|discovered|witnessed|flagged)\b",
+    re.IGNORECASE,
+)
+# Service-level resolutions only: "restarted the web server" is an action, not the end.
+_RESOLVE = re.compile(
+    r"(all systems (?:verified )?operational|verified all systems operational|all healthy|"
+    r"\b(?:service|services|everything|site|website|it)\b(?: is| are| was| were| has been| have been)? (?:fully )?"
+    r"(?:restored|back (?:online|up|to normal)|working again|fine)|back online|back to normal|"
+    r"\b(?:issue|incident|problem|outage)s?\b(?: is| was| has been)? (?:resolved|mitigated|fixed|solved)|\(resolved\)|"
+    r"which solved the issue|fix deployed|outage to an end|rolled back|rollback)",
+    re.IGNORECASE,
+)
+_HEDGE = re.compile(r"\b(appears?|seems?|not yet|still)\b", re.IGNORECASE)
+
+
+def _resolves(text: str) -> bool:
+    """A resolution in a sentence that does not hedge it ("Service appears to be restored" does)."""
+    return any(_RESOLVE.search(s) and not _HEDGE.search(s) for s in re.split(r"(?<=[.!?])\s+", text))
+
+
+@dataclass
+class _Entry:
+    at: datetime  # in UTC when a zone is known
+    zone: str | None
+    text: str
+    stamp: str  # the entry as written, for its basis
+    timed: bool = True  # False: a dated heading without a time
+
+
+def _day(text: str) -> date | None:
+    found = dates_in(text)
+    return date.fromisoformat(found[0]) if found else None
+
+
+def _entries(blocks: list[_Block]) -> list[_Entry]:
+    """The timeline's entries with a time, in order: dates carried over, a default date honoured,
+    midnight crossed, a zone stated once holding for the entries after it."""
+    entries: list[_Entry] = []
+    zone: str | None = None
+    default: date | None = None
+    current: date | None = None
+    previous: datetime | None = None
+    pending: _Entry | None = None  # a heading entry whose body follows
+    for block in blocks:
+        if block.field != SectionField.TIMELINE:
+            continue
+        text = block.text
+        if (m := _DEFAULT_DATE.search(text)) is not None:
+            default = _day(m.group("date"))
+        if (m := _ZONE_NOTE.search(text)) is not None and not _STAMP.match(text):
+            zone = (m.group("tz") or m.group("tz2")).lower()
+        if block.heading and _DATE_ONLY.match(text):
+            current = _day(text)
+            pending = None
+            if current is not None:
+                pending = _Entry(datetime(current.year, current.month, current.day), None, "", text, timed=False)
+                entries.append(pending)
+            continue
+        m = _STAMP.match(text)
+        if not m:
+            if pending is not None and not block.heading:
+                pending.text += "\n\n" + text
+                pending.stamp += "\n\n" + text
+            elif block.heading:
+                pending = None
+            continue
+        hour, minute = int(m.group("h")), int(m.group("m"))
+        if m.group("ampm") and m.group("ampm").lower() == "pm" and hour < 12:
+            hour += 12
+        if hour > 23:
+            continue
+        day = _day(m.group("date")) if m.group("date") else None
+        if day is not None:
+            current = day
+        elif default is not None:
+            day = default
+        elif current is not None:
+            if (
+                previous is not None
+                and (hour, minute) < (previous.hour, previous.minute)
+                and previous.date() == current
+            ):
+                current += timedelta(days=1)  # past midnight: the entries after it are on the next day too
+            day = current
+        if day is None:
+            continue  # a time with no day to put it on
+        if m.group("tz"):
+            zone = m.group("tz").lower()
+        local = datetime(day.year, day.month, day.day, hour, minute)
+        at = local - timedelta(minutes=_ZONES[zone]) if zone in _ZONES else local
+        entry = _Entry(at, zone, m.group("rest").strip(), text)
+        entries.append(entry)
+        previous = local
+        pending = entry if block.heading else None
+    return entries
+
+
+def _timeline(entries: list[_Entry], stated_total: timedelta | None) -> tuple[_Entry, _Entry | None, _Entry | None]:
+    """(start, detection, resolution) entries, or an error when the start is unknown."""
+    if len({e.zone for e in entries if e.zone}) > 1 and any(e.zone is None for e in entries):
+        raise LookupError("mixed time zones, some unknown")
+    timed = [e for e in entries if e.timed]
+    start: _Entry | None = None
+    if stated_total is not None:
+        # The entry a stated total leads back to from a resolution is the start, cue or not.
+        ends = {r.at for r in timed if _resolves(r.text)}  # a set: a long logbook stays linear
+        start = next((s for s in timed if s.at + stated_total in ends), None)
+    if start is None:
+        first = next((e for e in entries if _START.search(e.text)), None)
+        # Without a time, on staging, or already a report: the problem began earlier, when is unknown.
+        if first is None or not first.timed or _NOT_PRODUCTION.search(first.text) or _DETECT.search(first.text):
+            raise LookupError("no start")
+        start = first
+    detection = next((e for e in timed if e.at > start.at and _DETECT.search(e.text) and not _resolves(e.text)), None)
+    resolution = next((e for e in timed if e.at > start.at and _resolves(e.text)), None)
+    return start, detection, resolution
+
+
+# ---------------------------------------------------------------- the durations
+
+
+@dataclass(frozen=True)
+class Durations:
+    detected_after: timedelta | None = None
+    resolved_after: timedelta | None = None
+    # Per field ("detected_after", "resolved_after"): the rule that gave it and the quotes it came
+    # from (a stated line or sentence; or the start entry and the detection or resolution entry).
+    rule: dict[str, str] = field(default_factory=dict)
+    basis: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+def durations_in(sections: Sequence[Section]) -> Durations:
+    """Time to detection and to resolution, where the document gives a basis for them."""
+    blocks = list(_blocks(sections))
+    said = _stated(blocks)
+    values = dict(said.values)
+    rule = {name: "stated" for name in values}
+    basis: dict[str, tuple[str, ...]] = {name: (quote,) for name, quote in said.basis.items()}
+    open_fields = [n for n in ("detected", "resolved") if n not in values and n not in said.unknown]
+    if open_fields:
+        try:
+            start, detection, resolution = _timeline(_entries(blocks), values.get("resolved"))
+        except LookupError:
+            pass
+        else:
+            for name, end in (("detected", detection), ("resolved", resolution)):
+                if name in open_fields and end is not None:
+                    values[name] = end.at - start.at
+                    rule[name] = "timeline"
+                    basis[name] = (start.stamp, end.stamp)
+    if "detected" in values and "resolved" in values and values["detected"] > values["resolved"]:
+        # An inconsistent pair: the resolution is the better-founded one.
+        del values["detected"], rule["detected"], basis["detected"]
+    return Durations(
+        detected_after=values.get("detected"),
+        resolved_after=values.get("resolved"),
+        rule={f"{name}_after": how for name, how in rule.items()},
+        basis={f"{name}_after": quotes for name, quotes in basis.items()},
+    )

@@ -1,0 +1,64 @@
+"""Drafts from a whole document: the fields drafted from its text (own texts)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from pipeline.draft import apply_extraction, new_draft
+from pipeline.extract import extract
+from pipeline.ids import canonical_url
+from pipeline.models import Draft, Origin, SourceEntry
+
+URL = "https://example.org/postmortems/2024-05-01-queue.md"
+POSTMORTEM = b"""# Queue outage on 1 May 2024
+
+## Summary
+
+A configuration change caused a partial outage of the job queue. Jobs were delayed for everyone.
+
+## Timeline
+
+All times are in UTC.
+
+- 2024-05-01 23:40: Workers started failing to pull jobs after the configuration change.
+- 23:55: An alert paged the on-call engineer.
+- 00:20: The change was reverted.
+- 00:25: Service is restored.
+
+## Action items
+
+- Validate the configuration before it ships.
+"""
+
+
+def draft_of(body: bytes, url: str = URL) -> Draft:
+    entry = SourceEntry(url=url)
+    extraction = extract(body, url, None)
+    origin = Origin(url=url, canonical_url=canonical_url(url), final_url=url, format=extraction.format)
+    return apply_extraction(new_draft(entry), entry, extraction, origin)
+
+
+def test_a_draft_gets_its_durations_from_the_timeline() -> None:
+    draft = draft_of(POSTMORTEM)
+    assert draft.timeline.detected_after == timedelta(minutes=15)
+    assert draft.timeline.resolved_after == timedelta(minutes=45)
+    assert "timeline" in draft.extracted
+
+
+def test_a_draft_gets_the_severity_its_document_states() -> None:
+    assert draft_of(POSTMORTEM).severity == "medium"  # "a partial outage"
+    assert draft_of(b"# Slow pages\n\nPages were slow; we added a cache.\n").severity == "unknown"
+
+
+def test_a_duration_a_person_wrote_is_kept_on_the_next_crawl() -> None:
+    draft = draft_of(POSTMORTEM)
+    edited = draft.model_copy(update={"timeline": draft.timeline.model_copy(update={"resolved_after": None})})
+    entry = SourceEntry(url=URL)
+    extraction = extract(POSTMORTEM, URL, None)
+    again = apply_extraction(edited, entry, extraction, edited.origin)
+    assert again.timeline.resolved_after is None
+
+
+def test_a_document_without_times_drafts_no_durations() -> None:
+    draft = draft_of(b"# Slow pages\n\n## Summary\n\nPages were slow for a while; we added a cache.\n")
+    assert (draft.timeline.detected_after, draft.timeline.resolved_after) == (None, None)
