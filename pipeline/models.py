@@ -32,6 +32,7 @@ from pydantic import (
     GetJsonSchemaHandler,
     StringConstraints,
     WithJsonSchema,
+    model_validator,
 )
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema, core_schema
@@ -48,6 +49,7 @@ __all__ = [
     "Draft",
     "DraftSource",
     "DraftState",
+    "Evidence",
     "FetchFailure",
     "Impact",
     "LinkState",
@@ -394,6 +396,41 @@ class Transition(Record):
     )
 
 
+# A field of a case as a path: `trigger`, `summary.en`, `timeline.detected_after`, `action_items[2]`.
+FIELD_PATH_PATTERN = r"^[a-z_]+(\[[0-9]+\])?(\.[A-Za-z0-9_-]+(\[[0-9]+\])?)*$"
+FieldPath = Annotated[str, StringConstraints(pattern=FIELD_PATH_PATTERN, max_length=200)]
+
+
+class Evidence(Record):
+    """The passage of the draft's `text` a drafted field came from, and the rule that chose it.
+
+    `start` and `end` are offsets (Python string indices) into the draft's `text`, so that
+    `text[start:end] == quote`; `pipeline.evidence.evidence_for` makes one and checks that.
+    A quote lies within the text as extracted; when a re-crawl changes the text, the drafter
+    writes the evidence again."""
+
+    field: FieldPath = Field(
+        description="The drafted field, as a path: trigger, summary.en, timeline.detected_after, action_items[2]."
+    )
+    quote: Text = Field(description="The passage, exactly as it stands in the draft's text.")
+    start: int = Field(ge=0, description="Where the quote starts in the draft's text.")
+    end: int = Field(ge=1, description="Where the quote ends in the draft's text (exclusive).")
+    rule: Annotated[str, StringConstraints(pattern=r"^\S+$", max_length=100)] = Field(
+        description="The drafting rule that chose the passage: heading, cue.detection, stated-duration, ..."
+    )
+
+    @model_validator(mode="after")
+    def _offsets_fit_the_quote(self) -> Evidence:
+        if self.end - self.start != len(self.quote):
+            raise ValueError(
+                f"offsets {self.start}-{self.end} span {self.end - self.start} characters, "
+                f"the quote has {len(self.quote)}"
+            )
+        if self.field.split(".")[0].split("[")[0] not in CaseContent.model_fields:
+            raise ValueError(f"{self.field!r} is not a field of a case")
+        return self
+
+
 class Draft(CaseContent):
     """A case being made: any content field may be empty."""
 
@@ -411,6 +448,15 @@ class Draft(CaseContent):
         default={},
         description="For each field the extractor filled, a hash of the value it wrote: a field whose value "
         "no longer matches was edited by a person, and a re-crawl leaves it alone.",
+    )
+    # Review material, like `text` and `sections`: a published case carries none of it
+    # (pipeline.publish copies only a case's fields). A case states what its sources say and
+    # links the sources themselves; the passages and rules are how a reviewer checks a draft,
+    # they go stale with the next edit, and the text their offsets point into is not published.
+    evidence: list[Evidence] = Field(
+        default=[],
+        description="For each drafted field, the passage of `text` it came from and the rule that chose it. "
+        "A field a person edits keeps none. Drafts written before evidence existed load with it empty.",
     )
     created_at: Timestamp | None = None
 

@@ -15,7 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pipeline.errors import RecordError, RecordNotFound, ReviewError
-from pipeline.models import CASE_ID_PATTERN, Case, Draft, DraftState, utc_now
+from pipeline.evidence import holds, overlaps
+from pipeline.fragments import fragment_link
+from pipeline.models import CASE_ID_PATTERN, Case, Draft, DraftState, Evidence, utc_now
 from pipeline.review import missing_for_publication
 from pipeline.store import Store
 
@@ -159,6 +161,7 @@ def queue(
 # ---------------------------------------------------------------- one record, as a reviewer reads it
 
 _PREVIEW = 100
+_QUOTE = 80
 _NARRATIVE = ("title", "summary", "symptoms_text", "trigger", "detection", "lessons")
 _ACTIONS = ("remediation", "action_items")
 
@@ -186,10 +189,50 @@ def _preview(text: str) -> str:
     return flat if len(flat) <= _PREVIEW else flat[:_PREVIEW] + "…"
 
 
+class _Beside:
+    """A draft's evidence, handed out field by field to be printed beside each: the quote and a link to it."""
+
+    def __init__(self, record: Case | Draft) -> None:
+        self.left: list[Evidence] = list(record.evidence) if isinstance(record, Draft) else []
+        self.text = record.text if isinstance(record, Draft) else None
+        self.url = _evidence_url(record) if isinstance(record, Draft) else None
+
+    def take(self, path: str, *, exact: bool = False) -> list[str]:
+        """Lines for the evidence of `path` (or of a field within it, or the field it is part of), not yet given."""
+        mine = [e for e in self.left if (e.field == path if exact else overlaps(e.field, path))]
+        self.left = [e for e in self.left if e not in mine]
+        return [line for entry in mine for line in self.lines(entry)]
+
+    def lines(self, entry: Evidence, indent: str = "    ") -> list[str]:
+        line = f"{indent}evidence ({entry.rule}): \u201c{_shorten(entry.quote)}\u201d at {entry.start}-{entry.end}"
+        if not holds(entry, self.text) or self.text is None or self.url is None:
+            return [line + " (no longer in the text: it changed since)"]
+        try:
+            link = fragment_link(self.url, self.text, entry.start, entry.end)
+        except ValueError:
+            return [line]
+        return [line, f"{indent}  {link}"]
+
+
+def _evidence_url(draft: Draft) -> str:
+    """Where the draft's text can be read: its source's capture, else the source itself."""
+    source = next((s for s in draft.sources if s.url == draft.origin.url), None) or next(iter(draft.sources), None)
+    if source is None:
+        return draft.origin.url
+    return source.archived or source.url
+
+
+def _shorten(quote: str) -> str:
+    flat = " ".join(quote.split())
+    return flat if len(flat) <= _QUOTE else flat[: _QUOTE - 1] + "\u2026"
+
+
 def show(store: Store, record_id: str, languages: Sequence[str], *, full: bool = False) -> list[Block]:
     """Every field of a draft, or of a published case (an id such as IL-0001), as titled blocks of lines.
 
-    Section texts and a draft's extracted text are cut to a preview unless `full`.
+    Section texts and a draft's extracted text are cut to a preview unless `full`. Beside each
+    field of a draft, its evidence: the quote (shortened), where it stands in the text, and a
+    link that opens the source's capture (or the source, before it is archived) at the passage.
     """
     if re.match(CASE_ID_PATTERN, record_id):
         case = store.read_case(record_id)
@@ -207,24 +250,37 @@ def _blocks(
         top.lines.append(f"lacks: {', '.join(lacks) if lacks else 'nothing'}")
     texts: list[Block] = []
     lists: list[Block] = []
+    beside = _Beside(record)
     for name, value in data.items():
         if name in ("id", "sources", "origin", "text", "sections", "history"):
             continue
         if name in _NARRATIVE and value:
-            texts += [Block(f"{name}.{lang}", text.splitlines() or [""]) for lang, text in value.items()]
-        elif name in _ACTIONS and value:
-            lines = [
-                f"{i}. {lang}: {text}" for i, action in enumerate(value, 1) for lang, text in action["text"].items()
+            texts += [
+                Block(f"{name}.{lang}", [*(text.splitlines() or [""]), *beside.take(f"{name}.{lang}")])
+                for lang, text in value.items()
             ]
+        elif name in _ACTIONS and value:
+            lines = beside.take(name, exact=True)
+            for i, action in enumerate(value):
+                lines += [f"{i + 1}. {lang}: {text}" for lang, text in action["text"].items()]
+                lines += beside.take(f"{name}[{i}]")
             lists.append(Block(name, lines))
         elif name == "docs" and value:
             lists.append(Block(name, [f"- {url}" for url in value]))
         elif name in ("impact", "timeline", "review"):
-            top.lines += [f"{name}.{part}: {_value(v)}" for part, v in value.items()]
+            for part, v in value.items():
+                top.lines += [f"{name}.{part}: {_value(v)}", *beside.take(f"{name}.{part}")]
         elif name == "extracted":
             top.lines.append(f"extracted (fields the extractor filled): {_value(sorted(value))}")
+        elif name == "evidence":
+            top.lines.append(f"evidence: {len(value)} passages, each beside its field" if value else "evidence: -")
         else:
-            top.lines.append(f"{name}: {_value(value)}")
+            top.lines += [f"{name}: {_value(value)}", *beside.take(name)]
+    if beside.left:  # of fields now empty, or of paths no field line shows
+        left = Block("evidence of fields not shown above")
+        for entry in beside.left:
+            left.lines += [f"{entry.field}:", *beside.lines(entry)]
+        lists.append(left)
     blocks = [top, *texts, *lists, _sources(record, data)]
     if isinstance(record, Draft):
         blocks += _draft_blocks(record, data, full)

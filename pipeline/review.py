@@ -54,6 +54,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from pipeline.errors import ReviewError
+from pipeline.evidence import without_evidence
 from pipeline.models import ArchiveState, ArchiveStatus, Case, Draft, DraftState, Review, Transition, utc_now
 from pipeline.records import load_record
 
@@ -276,7 +277,18 @@ def reopen(draft: Draft, by: str, comment: str | None = None) -> Draft:
 
 
 # Kept by the pipeline and the review commands; an edit may not touch them.
-PIPELINE_FIELDS = ("id", "state", "history", "review", "case_id", "extracted", "origin", "created_at", "updated_at")
+PIPELINE_FIELDS = (
+    "id",
+    "state",
+    "history",
+    "review",
+    "case_id",
+    "extracted",
+    "evidence",
+    "origin",
+    "created_at",
+    "updated_at",
+)
 
 
 def edited(before: Draft, after: Draft, by: str) -> Draft:
@@ -286,7 +298,8 @@ def edited(before: Draft, after: Draft, by: str) -> Draft:
     it sends the draft back to `in_review` and clears the approval; a rejected draft is
     reopened before it is edited. The review's own fields (state, review, history, case id,
     archive states) are refused: an edit cannot approve a draft, take another case's id or
-    fake a capture. An edit that changes nothing is no move.
+    fake a capture. An edit that changes nothing is no move. A field the edit changed keeps
+    no machine evidence (pipeline.evidence.without_evidence): it is the person's now.
     """
     for name in PIPELINE_FIELDS:
         if getattr(before, name) != getattr(after, name):
@@ -302,7 +315,7 @@ def edited(before: Draft, after: Draft, by: str) -> Draft:
         return after
     move = allowed(before, ReviewAction.EDIT, by)
     comment = "edited after approval" if move.to_state != before.state else "edited"
-    return _step(after, move, by, comment, changed=changed, review=_unapproved(after))
+    return _step(without_evidence(after, changed), move, by, comment, changed=changed, review=_unapproved(after))
 
 
 def apply_edit(before: Draft, data: bytes, by: str, label: str) -> Draft:
@@ -346,7 +359,7 @@ def _archive_states(draft: Draft) -> list[tuple[str, str | None, ArchiveState]]:
 
 def _content(draft: Draft) -> dict[str, Any]:
     """What a reviewer approves: the case fields, not the review's own bookkeeping."""
-    return draft.model_dump(mode="json", exclude={"state", "history", "review", "updated_at", "extracted"})
+    return draft.model_dump(mode="json", exclude={"state", "history", "review", "updated_at", "extracted", "evidence"})
 
 
 def set_field(draft: Draft, path: str, value: Any) -> Draft:

@@ -19,7 +19,7 @@ from pipeline.retry_after import retry_after_seconds
 
 EXPORTED = [
     "Action", "ArchiveState", "ArchiveStatus", "CaptureLimitError", "Case", "CaseContent", "ConflictError",
-    "Draft", "DraftSource", "DraftState", "DuplicateSource", "EmptyDocument", "ExtractError", "Fault",
+    "Draft", "DraftSource", "DraftState", "DuplicateSource", "EmptyDocument", "Evidence", "ExtractError", "Fault",
     "FetchError", "FetchFailure", "FmtReport", "GITHUB_HOSTS", "INTERVAL", "Impact", "IncidentlibError",
     "InitReport", "InvalidId", "InvalidRecord", "LinkState", "LinkStatus", "LockBusy", "MEANINGS", "MODELS", "Origin",
     "PrivateAddressRefused", "Reason", "RecordError", "RecordKind", "RecordNotFound", "Review", "ReviewError",

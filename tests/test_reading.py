@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from helpers import captured_source
 
+from pipeline.evidence import evidence_for
 from pipeline.models import Case, Draft, Origin, Section, Transition
 from pipeline.store import Store
 
@@ -187,3 +188,76 @@ def test_status_lists_a_broken_draft_with_its_reason(cli: Callable, root: Path, 
     text = cli("status", "--root", str(root))
     assert text.exit_code == 0
     assert "unreadable drafts/half-written-0000.json: -: not valid JSON: " in text.stdout
+
+
+EVIDENCED = (
+    "Summary\n\nA storage maintenance window throttled the metadata servers.\n\n"
+    "Detection\n\nWe were paged at 09:12 when checkpoints stalled.\n\n"
+    "Action items\n\n- Alert when no training step completes for five minutes.\n"
+    "- Alert when no training step completes for five minutes, in the other region too."
+)
+
+
+def evidenced_draft(case_json: dict, archived: bool = True) -> Draft:
+    def entry(field: str, rule: str, quote: str, occurrence: int = 0) -> dict[str, Any]:
+        at = EVIDENCED.index(quote)
+        for _ in range(occurrence):
+            at = EVIDENCED.index(quote, at + 1)
+        return evidence_for(field, EVIDENCED, rule, quote=quote, start=at).model_dump()
+
+    draft = full_draft(
+        case_json,
+        text=EVIDENCED,
+        evidence=[
+            entry("trigger", "heading", "A storage maintenance window throttled the metadata servers."),
+            entry("timeline.detected_after", "timeline", "We were paged at 09:12"),
+            entry("action_items[1]", "list-item", "Alert when no training step completes for five minutes", 1),
+            entry("symptoms_text", "cue.symptoms", "checkpoints stalled"),
+        ],
+    )
+    if not archived:
+        source = draft.sources[0].model_copy(update={"archived": None})
+        draft = draft.model_copy(update={"sources": [source]})
+    return draft
+
+
+def test_show_prints_each_fields_evidence_beside_it_with_a_link_to_the_passage(
+    cli: Callable, store: Store, root: Path, case_json: dict
+) -> None:
+    draft = evidenced_draft(case_json)
+    store.write_draft(draft)
+    out = cli("show", DRAFT_ID, "--root", str(root)).stdout
+    archived = draft.sources[0].archived
+    detected = EVIDENCED.index("We were paged")
+    assert (
+        "timeline.detected_after: PT30M\n"
+        f"    evidence (timeline): \u201cWe were paged at 09:12\u201d at {detected}-{detected + 22}\n"
+        f"      {archived}#:~:text=We%20were%20paged%20at%2009:12\n"
+    ) in out
+    assert "evidence: 4 passages, each beside its field\n" in out
+    trigger = case_json["trigger"]["en"]
+    assert f"trigger.en\n{trigger}\n    evidence (heading): \u201cA storage maintenance window" in out
+    # The second of two equal items: the link names the words around it so that it opens there.
+    second = case_json["action_items"][1]["text"]["en"]
+    assert (
+        f"2. en: {second}\n"
+        f"2. ko: {case_json['action_items'][1]['text']['ko']}\n"
+        "    evidence (list-item): \u201cAlert when no training step completes for five minutes\u201d"
+    ) in out
+    assert (
+        f"{archived}#:~:text=minutes.-,Alert%20when%20no%20training%20step%20completes%20for%20five%20minutes,-%2C\n"
+    ) in out
+
+
+def test_show_links_the_source_itself_before_it_is_archived_and_says_when_a_quote_went_stale(
+    cli: Callable, store: Store, root: Path, case_json: dict
+) -> None:
+    draft = evidenced_draft(case_json, archived=False)
+    store.write_draft(draft.model_copy(update={"symptoms_text": None, "action_items": draft.action_items[:1]}))
+    out = cli("show", DRAFT_ID, "--root", str(root)).stdout
+    assert f"      {draft.sources[0].url}#:~:text=We%20were%20paged%20at%2009:12\n" in out
+    assert "symptoms_text: -\n    evidence (cue.symptoms): \u201ccheckpoints stalled\u201d" in out
+    assert "evidence of fields not shown above\naction_items[1]:\n    evidence (list-item): \u201cAlert when" in out
+    store.write_draft(draft.model_copy(update={"text": EVIDENCED.replace("paged", "alerted")}))
+    out = cli("show", DRAFT_ID, "--root", str(root)).stdout
+    assert "\u201cWe were paged at 09:12\u201d at " in out and "(no longer in the text: it changed since)\n" in out

@@ -338,8 +338,9 @@ def show(
     ] = False,
     root: RootOption = None,
 ) -> None:
-    """Show every field of a draft or a published case: for a draft also what it lacks, its sources' archive
-    state, where its text came from, its sections beside the fields they fill, and its history."""
+    """Show every field of a draft or a published case: for a draft also what it lacks, each drafted field's
+    evidence (the quote and a link that opens the archived copy at it), its sources' archive state, where
+    its text came from, its sections beside the fields they fill, and its history."""
     settings = load_settings(root)
     blocks = review_queue.show(Store.from_settings(settings), record_id, settings.required_languages, full=full)
     for index, block in enumerate(blocks):
