@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 
 from pydantic import TypeAdapter, ValidationError
 
+from pipeline.evidence import evidence_for, field_parts
 from pipeline.extract import Extraction
 from pipeline.extract.durations import durations_in
 from pipeline.extract.severity import severity_in
@@ -31,6 +32,7 @@ from pipeline.models import (
     Draft,
     DraftSource,
     DraftState,
+    Evidence,
     FetchFailure,
     Origin,
     Review,
@@ -199,6 +201,49 @@ def field_proposals(extraction: Extraction) -> dict[str, Any]:
     }
 
 
+def _evidence(field: str, text: str, rule: str, quote: str, start: int | None = None) -> Evidence | None:
+    """One field's passage, when the quote stands in the text as extracted (a section's text may
+    be joined differently from the page's text: then there is no passage to point at)."""
+    quote = quote.strip()
+    try:
+        return evidence_for(field, text, rule, quote=quote, start=start) if quote else None
+    except ValueError:
+        return None
+
+
+# The case field a section under a heading fills (the summary has its own rule; the timeline
+# fills durations, whose evidence is the lines they rest on).
+_SECTION_PROPOSAL = {
+    SectionField.IMPACT: "impact",
+    SectionField.TRIGGER: "trigger",
+    SectionField.ROOT_CAUSE: "root_cause",
+    SectionField.CONTRIBUTING: "contributing",
+    SectionField.DETECTION: "detection",
+    SectionField.REMEDIATION: "remediation",
+    SectionField.ACTION_ITEMS: "action_items",
+    SectionField.LESSONS: "lessons",
+}
+
+
+def field_evidence(extraction: Extraction) -> list[Evidence]:
+    """The passage each proposal of `field_proposals` came from, and the rule that chose it."""
+    text = extraction.text or ""
+    found: list[Evidence | None] = []
+    severity = severity_in(text)
+    if severity is not None:
+        found.append(_evidence("severity", text, "severity.stated", severity.quote, severity.start))
+    durations = durations_in(extraction.sections)
+    for name, quotes in durations.basis.items():
+        rule = f"duration.{durations.rule.get(name, 'stated')}"
+        found += [_evidence(f"timeline.{name}", text, rule, quote) for quote in quotes]
+    # Fields drafted from the section under a heading that names them: the section is the passage.
+    for field, proposal in _SECTION_PROPOSAL.items():
+        found += [_evidence(proposal, text, f"heading.{field.value}", body) for body in extraction.texts_for(field)]
+    if extraction.summary:
+        found.append(_evidence("summary", text, "summary.opening", extraction.summary))
+    return [entry for entry in found if entry is not None]
+
+
 def apply_extraction(draft: Draft, entry: SourceEntry, extraction: Extraction, origin: Origin) -> Draft:
     """The draft after a successful fetch: machine fields refreshed, a person's edits kept.
 
@@ -215,7 +260,15 @@ def apply_extraction(draft: Draft, entry: SourceEntry, extraction: Extraction, o
         "text": extraction.text,
         "sections": [s.model_dump(mode="json") for s in extraction.sections],
     }
-    return _merge(draft, proposals, changes)
+    merged = _merge(draft, proposals, changes)
+    if not proposals:
+        return merged  # the writer's draft: its evidence is theirs to keep; `show` marks a stale one
+    # Evidence for the fields the extractor holds now (it wrote them, this time or before and
+    # nobody changed them), against the new text; a person's field keeps none.
+    stored = merged.model_dump(mode="json")
+    mine = {name for name in proposals if name in merged.extracted and merged.extracted[name] == _hash(stored[name])}
+    evidence = [e for e in field_evidence(extraction) if field_parts(e.field)[0] in mine]
+    return merged.model_copy(update={"evidence": evidence})
 
 
 def record_failure(draft: Draft, reason: Reason, message: str, http_status: int | None = None) -> Draft:

@@ -62,3 +62,31 @@ def test_a_duration_a_person_wrote_is_kept_on_the_next_crawl() -> None:
 def test_a_document_without_times_drafts_no_durations() -> None:
     draft = draft_of(b"# Slow pages\n\n## Summary\n\nPages were slow for a while; we added a cache.\n")
     assert (draft.timeline.detected_after, draft.timeline.resolved_after) == (None, None)
+
+
+def test_every_drafted_field_keeps_the_passage_it_came_from() -> None:
+    draft = draft_of(POSTMORTEM)
+    by_field = {e.field: e for e in draft.evidence}
+    assert {"severity", "timeline.detected_after", "timeline.resolved_after", "action_items"} <= set(by_field)
+    for entry in draft.evidence:
+        assert draft.text is not None and draft.text[entry.start : entry.end] == entry.quote
+    assert by_field["severity"].quote == "partial outage" and by_field["severity"].rule == "severity.stated"
+    assert by_field["timeline.detected_after"].rule == "duration.timeline"
+    assert "Validate the configuration" in by_field["action_items"].quote
+
+
+def test_a_field_a_person_wrote_keeps_no_machine_evidence_on_the_next_crawl() -> None:
+    draft = draft_of(POSTMORTEM)
+    edited = draft.model_copy(update={"severity": "high"})
+    again = apply_extraction(edited, SourceEntry(url=URL), extract(POSTMORTEM, URL, None), edited.origin)
+    assert again.severity == "high"
+    assert "severity" not in {e.field for e in again.evidence}
+    assert "action_items" in {e.field for e in again.evidence}, "the extractor's fields keep theirs"
+
+
+def test_a_changed_page_gets_evidence_against_its_new_text() -> None:
+    draft = draft_of(POSTMORTEM)
+    changed = POSTMORTEM.replace(b"A configuration change", b"Late on 1 May a configuration change")
+    again = apply_extraction(draft, SourceEntry(url=URL), extract(changed, URL, None), draft.origin)
+    assert again.text != draft.text
+    assert again.evidence and all(again.text[e.start : e.end] == e.quote for e in again.evidence)  # type: ignore[index]
