@@ -564,7 +564,10 @@ def test_crawl_delay_in_robots_txt_is_honoured(site: Site) -> None:
         site.pages[f"/p{n}"] = Page.html(HTML)
     fetch_all([site.url(f"/p{n}") for n in range(3)], settings(per_host_delay_s=0.0))
     starts = sorted(site.started)[1:]  # after robots.txt
-    assert all(b - a >= 0.29 for a, b in itertools.pairwise(starts))
+    # The server notes each start a few ms after its turn, more under load: one gap can come out
+    # short and the next long, so the span is what shows the delay (a fetcher with none: ~0 s).
+    assert starts[-1] - starts[0] >= 0.58
+    assert all(b - a >= 0.15 for a, b in itertools.pairwise(starts))
 
 
 def test_github_blob_pages_are_fetched_as_their_raw_file() -> None:

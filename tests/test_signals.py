@@ -272,9 +272,9 @@ def slowed(frame, event, arg):
     return line
 
 interrupt.install()
-print("ready", flush=True)
-sys.settrace(slowed)
-try:
+try:  # before "ready": the signal may come as soon as it is printed
+    print("ready", flush=True)
+    sys.settrace(slowed)
     while True:
         with interrupt.cooperating():
             pass
