@@ -28,6 +28,7 @@ from pipeline.extract.pdf import read_pdf
 from pipeline.extract.tags import suggest_tags
 from pipeline.ids import GITHUB_HOSTS, slugify
 from pipeline.models import Section, SectionField
+from pipeline.orgs import org_for
 from pipeline.vocabulary import Kind
 
 __all__ = ["Extraction", "decode_text", "detect_format", "extract", "org_for_url"]
@@ -284,7 +285,9 @@ def extract(
 
     summaries = [s.text for s in sections if s.field == SectionField.SUMMARY and s.text]
     full = full_text(blocks)
-    chosen_org = (org or site_name or org_for_url(url))[:200]
+    # The organisation that had the incident, not the account or platform hosting the page.
+    found_org = org_for(url, site_name, org)
+    chosen_org = (found_org.name if found_org else org_for_url(url))[:200]
     chosen_date = date or page_date
     return Extraction(
         url=url,
@@ -293,7 +296,7 @@ def extract(
         date=chosen_date,
         date_kind=("published" if date else date_kind) if chosen_date else None,
         org=chosen_org,
-        org_slug=slugify(chosen_org) or None,
+        org_slug=(found_org.slug if found_org else slugify(chosen_org)) or None,
         text=full,
         sections=sections,
         summary="\n\n".join(summaries) if summaries else opening_text(blocks),
