@@ -20,11 +20,12 @@ from urllib.parse import urlsplit
 from charset_normalizer import from_bytes
 
 from pipeline.errors import EmptyDocument, UnsupportedContent
-from pipeline.extract.blocks import Block, full_text, opening_text, sections_from
+from pipeline.extract.blocks import Block, full_text, sections_from
 from pipeline.extract.dates import date_in_url, dates_in
 from pipeline.extract.html import read_html
 from pipeline.extract.markdown import read_markdown
 from pipeline.extract.pdf import read_pdf
+from pipeline.extract.summary import summary_from
 from pipeline.extract.tags import suggest_tags
 from pipeline.ids import GITHUB_HOSTS, slugify
 from pipeline.models import Section, SectionField
@@ -283,7 +284,6 @@ def extract(
     if not page_date:
         page_date, date_kind = _text_date(blocks, sections)
 
-    summaries = [s.text for s in sections if s.field == SectionField.SUMMARY and s.text]
     full = full_text(blocks)
     # The organisation that had the incident, not the account or platform hosting the page.
     found_org = org_for(url, site_name, org)
@@ -299,6 +299,6 @@ def extract(
         org_slug=(found_org.slug if found_org else slugify(chosen_org)) or None,
         text=full,
         sections=sections,
-        summary="\n\n".join(summaries) if summaries else opening_text(blocks),
+        summary=summary_from(blocks),
         tags=suggest_tags(_TAG_KINDS, full),
     )
