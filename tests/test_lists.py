@@ -92,3 +92,12 @@ def test_items_without_links_and_paragraphs_beside_a_list() -> None:
         Block("Rolled back the chart", kind="item"),
     ]
     assert list_items(blocks, SectionField.REMEDIATION) == ["Rolled back the chart"]
+
+
+def test_an_extraction_carries_its_items_for_the_draft() -> None:
+    from pipeline.extract import extract
+
+    page = b"# Outage\n\nThe hub was down.\n\n## Action items\n\n- Alert on restarts [PR](https://example.org/pr/1)\n"
+    x = extract(page, "https://example.org/pm.md")
+    assert x.items[SectionField.ACTION_ITEMS] == ["Alert on restarts (https://example.org/pr/1)"]
+    assert x.items[SectionField.REMEDIATION] == []

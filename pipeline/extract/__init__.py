@@ -23,6 +23,7 @@ from pipeline.errors import EmptyDocument, UnsupportedContent
 from pipeline.extract.blocks import Block, full_text, sections_from
 from pipeline.extract.dates import date_in_url, dates_in
 from pipeline.extract.html import read_html
+from pipeline.extract.lists import list_items
 from pipeline.extract.markdown import read_markdown
 from pipeline.extract.pdf import read_pdf
 from pipeline.extract.summary import summary_from
@@ -42,6 +43,7 @@ _META_CHARSET = re.compile(rb"<meta[^>]+charset=[\"']?([\w.:-]+)", re.IGNORECASE
 _MARKDOWN_SNIFF = re.compile(rb"\A(?:---|\+\+\+)\s*\n|^#{1,6} \S", re.MULTILINE)
 # The vocabularies a draft's tags are suggested from (root causes are read from their own section).
 _TAG_KINDS: tuple[Kind, ...] = ("domains", "components", "symptoms", "contributing")
+_ITEM_FIELDS = (SectionField.ACTION_ITEMS, SectionField.REMEDIATION)
 _PUBLISHED_CUE = re.compile(r"(posted|published|written|updated|date)(\s+on)?\W{0,5}$", re.IGNORECASE)
 
 
@@ -58,6 +60,8 @@ class Extraction:
     sections: list[Section]
     summary: str | None
     tags: dict[Kind, list[str]] = field(default_factory=dict)  # vocabulary kind -> suggested terms
+    # Action items and remediation steps, one string each, links kept as "text (URL)".
+    items: dict[SectionField, list[str]] = field(default_factory=dict)
 
     def texts_for(self, target: SectionField) -> list[str]:
         return [s.text for s in self.sections if s.field == target and s.text]
@@ -301,4 +305,5 @@ def extract(
         sections=sections,
         summary=summary_from(blocks),
         tags=suggest_tags(_TAG_KINDS, full),
+        items={f: list_items(blocks, f) for f in _ITEM_FIELDS},
     )
