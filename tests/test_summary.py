@@ -94,3 +94,15 @@ def test_no_clean_text_is_no_summary() -> None:
         summary_from(read_markdown("# Outage\n\n## Timeline\n\n| time | event |\n|---|---|\n| 1 | 2 |\n").blocks)
         is None
     )
+
+
+def test_over_the_limit_the_incident_is_kept_before_background() -> None:
+    background = "Our platform serves many teams across the company every day. " * 10  # 100 words
+    doc = read_markdown(
+        "# Outage\n\n## Summary\n\nOn Monday the API went down for an hour. "
+        + background
+        + "A bad deploy caused it and we rolled it back.\n"
+    )
+    summary = summary_from(doc.blocks) or ""
+    assert summary.startswith("On Monday the API went down for an hour.")
+    assert summary.endswith("A bad deploy caused it and we rolled it back.") and len(summary.split()) <= 120

@@ -49,6 +49,15 @@ _PSEUDO_HEADING = re.compile(r"^[^.!?]{1,60}[:?]$")
 # The same label leading a paragraph: "The underlying issue: Some pods ..."
 _LEAD_IN = re.compile(r"^(?:[A-Z][^.:!?]{2,40}\?|[A-Z][^.:!?]{2,30}):\s+(?=[A-Z])")
 _CAPTION_WORDS = 8
+# Words that tell the incident itself, preferred when a summary must lose sentences.
+_INCIDENT_CUE = re.compile(
+    r"\b(?:caus\w*|because|due to|fail\w*|crash\w*|expir\w*|broke\w*|down|outage|unable|could not|error\w*|"
+    r"deleted|unavailable|time ?out|roll\w* back|rollback|revert\w*|restor\w*|fix\w*|resolv\w*|mitigat\w*|"
+    r"alert\w*|report\w*|notic\w*|detect\w*|users?|customers?|percent|trigger\w*|upgrad\w*|deploy\w*)\b|%",
+    re.IGNORECASE,
+)
+# A sentence defining a thing ("Inotify allows processes to …"): background, not the incident.
+_DEFINITION = re.compile(r"^[A-Z][\w.-]*(?: [\w.-]+){0,3} (?:is|are|allows?) (?:the|a|an)?\b", re.IGNORECASE)
 _FILL = (SectionField.ROOT_CAUSE, SectionField.REMEDIATION)
 
 
@@ -112,24 +121,32 @@ def _source(blocks: list[Block]) -> list[str]:
 
 
 def _cut(paragraphs: list[str], limit: int) -> str:
-    """Whole sentences, in order, while they fit in `limit` words; a first sentence too long is cut at a word."""
-    out: list[str] = []
-    count = 0
-    for paragraph in paragraphs:
-        kept: list[str] = []
-        for sentence in sentences(paragraph):
-            if _TEMPLATE.match(sentence):
-                continue  # "A quick TL;DR of the underlying technical issue."
-            words = len(sentence.split())
-            if count + words > limit:
-                if not out and not kept:
-                    return " ".join(sentence.split()[: limit - 1]) + " …"
-                return "\n\n".join([*out, " ".join(kept)] if kept else out)
-            kept.append(sentence)
-            count += words
-        if kept:
-            out.append(" ".join(kept))
-    return "\n\n".join(out)
+    """Whole sentences, in document order, within `limit` words.
+
+    When they do not all fit: the first sentence, then those that tell the incident (what failed,
+    why, who noticed, what fixed it) before background ("Inotify allows processes to …"), then the
+    rest while they fit. A first sentence longer than `limit` is cut at a word.
+    """
+    found = [(i, s) for i, p in enumerate(paragraphs) for s in sentences(p) if not _TEMPLATE.match(s)]
+    if not found:
+        return ""
+    sizes = [len(s.split()) for _, s in found]
+    if sizes[0] > limit:
+        return " ".join(found[0][1].split()[: limit - 1]) + " …"
+    chosen = {0}
+    budget = limit - sizes[0]
+    if sum(sizes) <= limit:
+        chosen = set(range(len(found)))
+    else:
+        for wanted in (lambda s: _INCIDENT_CUE.search(s) and not _DEFINITION.match(s), lambda s: True):
+            for k, (_, sentence) in enumerate(found):
+                if k not in chosen and sizes[k] <= budget and wanted(sentence):
+                    chosen.add(k)
+                    budget -= sizes[k]
+    by_paragraph: dict[int, list[str]] = {}
+    for k in sorted(chosen):
+        by_paragraph.setdefault(found[k][0], []).append(found[k][1])
+    return "\n\n".join(" ".join(kept) for kept in by_paragraph.values())
 
 
 def _first_sentences(blocks: list[Block], fields: tuple[SectionField, ...]) -> list[str]:
