@@ -20,14 +20,17 @@ from urllib.parse import urlsplit
 from charset_normalizer import from_bytes
 
 from pipeline.errors import EmptyDocument, UnsupportedContent
-from pipeline.extract.blocks import Block, full_text, opening_text, sections_from
+from pipeline.extract.blocks import Block, full_text, sections_from
 from pipeline.extract.dates import date_in_url, dates_in
 from pipeline.extract.html import read_html
+from pipeline.extract.lists import list_items
 from pipeline.extract.markdown import read_markdown
 from pipeline.extract.pdf import read_pdf
+from pipeline.extract.summary import summary_from
 from pipeline.extract.tags import suggest_tags
 from pipeline.ids import GITHUB_HOSTS, slugify
 from pipeline.models import Section, SectionField
+from pipeline.orgs import org_for
 from pipeline.vocabulary import Kind
 
 __all__ = ["Extraction", "decode_text", "detect_format", "extract", "org_for_url"]
@@ -40,6 +43,7 @@ _META_CHARSET = re.compile(rb"<meta[^>]+charset=[\"']?([\w.:-]+)", re.IGNORECASE
 _MARKDOWN_SNIFF = re.compile(rb"\A(?:---|\+\+\+)\s*\n|^#{1,6} \S", re.MULTILINE)
 # The vocabularies a draft's tags are suggested from (root causes are read from their own section).
 _TAG_KINDS: tuple[Kind, ...] = ("domains", "components", "symptoms", "contributing")
+_ITEM_FIELDS = (SectionField.ACTION_ITEMS, SectionField.REMEDIATION)
 _PUBLISHED_CUE = re.compile(r"(posted|published|written|updated|date)(\s+on)?\W{0,5}$", re.IGNORECASE)
 
 
@@ -56,6 +60,8 @@ class Extraction:
     sections: list[Section]
     summary: str | None
     tags: dict[Kind, list[str]] = field(default_factory=dict)  # vocabulary kind -> suggested terms
+    # Action items and remediation steps, one string each, links kept as "text (URL)".
+    items: dict[SectionField, list[str]] = field(default_factory=dict)
 
     def texts_for(self, target: SectionField) -> list[str]:
         return [s.text for s in self.sections if s.field == target and s.text]
@@ -282,9 +288,10 @@ def extract(
     if not page_date:
         page_date, date_kind = _text_date(blocks, sections)
 
-    summaries = [s.text for s in sections if s.field == SectionField.SUMMARY and s.text]
     full = full_text(blocks)
-    chosen_org = (org or site_name or org_for_url(url))[:200]
+    # The organisation that had the incident, not the account or platform hosting the page.
+    found_org = org_for(url, site_name, org)
+    chosen_org = (found_org.name if found_org else org_for_url(url))[:200]
     chosen_date = date or page_date
     return Extraction(
         url=url,
@@ -293,9 +300,10 @@ def extract(
         date=chosen_date,
         date_kind=("published" if date else date_kind) if chosen_date else None,
         org=chosen_org,
-        org_slug=slugify(chosen_org) or None,
+        org_slug=(found_org.slug if found_org else slugify(chosen_org)) or None,
         text=full,
         sections=sections,
-        summary="\n\n".join(summaries) if summaries else opening_text(blocks),
+        summary=summary_from(blocks),
         tags=suggest_tags(_TAG_KINDS, full),
+        items={f: list_items(blocks, f) for f in _ITEM_FIELDS},
     )

@@ -13,7 +13,16 @@ from dataclasses import dataclass
 from pipeline.extract.headings import field_for_heading
 from pipeline.models import Section, SectionField
 
-__all__ = ["Block", "full_text", "opening_text", "sections_from"]
+__all__ = ["Block", "Link", "full_text", "opening_text", "sections_from"]
+
+
+@dataclass(frozen=True)
+class Link:
+    """A link in a block: its words as they read in the block's text, and where it leads (absolute
+    when the page's address was known)."""
+
+    label: str
+    url: str
 
 
 @dataclass(frozen=True)
@@ -21,6 +30,9 @@ class Block:
     text: str
     level: int = 0  # 1-6 for a heading, 0 for body text
     kind: str = "para"  # "para", "item" (of a list, written "- text") or "row" (of a table)
+    # Kept beside the text, not in it: the text stays as the page reads, so quotes and text
+    # fragments still match; lists render "text (URL)" from these (pipeline.extract.lists).
+    links: tuple[Link, ...] = ()
 
     @property
     def is_heading(self) -> bool:

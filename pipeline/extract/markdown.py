@@ -16,12 +16,14 @@ import yaml
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from pipeline.extract.blocks import Block
+from pipeline.extract.blocks import Block, Link
 
 __all__ = ["MarkdownDocument", "read_markdown"]
 
 _FRONT_MATTER = re.compile(r"\A(?:\ufeff)?(---|\+\+\+)[ \t]*\r?\n(.*?)\r?\n\1[ \t]*(?:\r?\n|\Z)", re.DOTALL)
 _TAG = re.compile(r"<[^>]+>")
+# A URL written out in text, without the punctuation that ends its sentence or closes its bracket.
+_BARE_URL = re.compile(r"https?://[^\s<>()\[\]]*[^\s<>()\[\].,;:!?'\"]")
 _PARSER = MarkdownIt("commonmark").enable("table")
 
 
@@ -43,16 +45,36 @@ def _front_matter(text: str) -> tuple[dict[str, Any], str]:
     return (data if isinstance(data, dict) else {}), text[match.end() :]
 
 
-def _inline_text(token: Token) -> str:
+def _inline(token: Token) -> tuple[str, tuple[Link, ...]]:
+    """The words of an inline token, and its links: `[label](url)`, `<url>`, reference links
+    (markdown-it resolves all three to link tokens) and URLs written out in the text."""
     parts: list[str] = []
+    links: list[Link] = []
+    href: str | None = None
+    label: list[str] = []
     for child in token.children or []:
-        if child.type in ("text", "code_inline"):
+        if child.type == "link_open":
+            href, label = str(child.attrs.get("href") or ""), []
+        elif child.type == "link_close":
+            if href:
+                links.append(Link(re.sub(r"\s+", " ", "".join(label)).strip(), href))
+            href = None
+        elif child.type in ("text", "code_inline"):
             parts.append(child.content)
+            if href is not None:
+                label.append(child.content)
+            else:
+                links += [Link(url, url) for url in _BARE_URL.findall(child.content)]
         elif child.type in ("softbreak", "hardbreak"):
             parts.append(" ")
+            label.append(" ")
         elif child.type == "image":
             parts.append(child.content)  # the alt text
-    return re.sub(r"\s+", " ", "".join(parts)).strip()
+    return re.sub(r"\s+", " ", "".join(parts)).strip(), tuple(links)
+
+
+def _inline_text(token: Token) -> str:
+    return _inline(token)[0]
 
 
 def read_markdown(text: str) -> MarkdownDocument:
@@ -80,9 +102,9 @@ def read_markdown(text: str) -> MarkdownDocument:
         elif kind == "inline" and row is not None:
             row.append(_inline_text(token))
         elif kind == "inline" and tokens[index - 1].type == "paragraph_open":
-            content = _inline_text(token)
+            content, links = _inline(token)
             if content:
-                blocks.append(Block(content, kind="item" if list_depth > 0 else "para"))
+                blocks.append(Block(content, kind="item" if list_depth > 0 else "para", links=links))
         elif kind in ("fence", "code_block"):
             if token.content.strip():
                 blocks.append(Block(token.content.rstrip("\n")))

@@ -1,20 +1,96 @@
 """Vocabulary terms a text suggests, pure: each term's words, matched as whole words.
 
-A suggestion, not a verdict: the writer keeps or drops each tag. A term is suggested
-when its words occur at least `min_hits` times, so one passing mention does not tag
-a case. A regular expression per vocabulary finds every word of its terms, factored by
-common prefixes.
+A suggestion, not a verdict: the writer keeps or drops each tag, and sees why it was
+suggested: each suggestion keeps the words that suggested it and where they are. A term
+is suggested when its words occur at least `min_hits` times, so one passing mention does
+not tag a case. A regular expression per vocabulary finds every word of its terms,
+factored by common prefixes.
+
+Terms of ML training (NCCL, training hang, …) are suggested only for a text about
+training or inference (`about_ml`): elsewhere their words mean something else ("timeout",
+"stuck", "checkpoint").
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from collections import Counter
+from dataclasses import dataclass
 
 from pipeline.vocabulary import Kind, vocabulary
 
-__all__ = ["suggest_tags", "suggest_terms"]
+__all__ = [
+    "ML_ONLY",
+    "Suggestion",
+    "about_ml",
+    "suggest_tag_reasons",
+    "suggest_tags",
+    "suggest_term_reasons",
+    "suggest_terms",
+]
+
+# Terms only a text about ML training or inference should carry. On 31 postmortems that are not
+# about ML, their words ("timeout", "hangs", "get stuck") tagged 4 with nccl-timeout or training-hang.
+ML_ONLY: dict[Kind, frozenset[str]] = {
+    "domains": frozenset({"ai-infra"}),
+    "components": frozenset(
+        {
+            "nccl",
+            "pytorch",
+            "deepspeed",
+            "megatron",
+            "cuda",
+            "gpu-hardware",
+            "gpu-driver",
+            "interconnect",
+            "slurm",
+            "checkpointing",
+            "dataloader",
+        }
+    ),
+    "symptoms": frozenset(
+        {
+            "training-job-failed",
+            "training-hang",
+            "nccl-timeout",
+            "gpu-unavailable",
+            "loss-spike",
+            "slow-training",
+            "checkpoint-corrupted",
+        }
+    ),
+}
+_ML_CUE = re.compile(
+    r"\b(?:training|inference|gpus?|checkpoints?|lm loss|iterations?|epochs?|tokens|nccl|cuda|a100|h100|"
+    r"tflops|learning rate|grad norm|\d+b (?:model|parameters)|parameters|bf16|fp16|megatron|deepspeed)\b",
+    re.IGNORECASE,
+)
+_WORD = re.compile(r"\w+")
+# ML cues per 1000 words: the ML logbooks measured have 32-60, other postmortems 0-3.3 (one
+# "investigate k8 training" action item).
+_ML_DENSITY = 10.0
+_ML_MIN_CUES = 2
+
+
+def about_ml(text: str) -> bool:
+    """Whether `text` is about ML training or inference: its words of that trade are dense enough."""
+    cues = len(_ML_CUE.findall(text))
+    if cues < _ML_MIN_CUES:
+        return False
+    return cues * 1000 / max(len(_WORD.findall(text)), 1) >= _ML_DENSITY
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    """A suggested term and why: the words that suggested it (as written, first seen first) and where."""
+
+    term: str
+    words: tuple[str, ...]
+    spans: tuple[tuple[int, int], ...]  # (start, end) of each match in the text given
+
+    @property
+    def hits(self) -> int:
+        return len(self.spans)
 
 
 def _trie_alternation(words: list[str]) -> str:
@@ -73,40 +149,85 @@ def _starts(kinds: tuple[Kind, ...]) -> re.Pattern[str]:
     return _whole_words(sorted({word for kind in kinds for word in _terms_of_word(kind)}), lookahead=True)
 
 
-def _rank(hits: Counter[str], min_hits: int, limit: int) -> list[str]:
-    ranked = sorted((-n, name) for name, n in hits.items() if n >= min_hits)
-    return [name for _, name in ranked[:limit]]
+def _lower(text: str) -> str:
+    """`text` lower-cased, of the same length so a match's offsets are the text's own.
+
+    A few letters lower to two characters ("İ" to "i̇"); those are left as they are.
+    """
+    lowered = text.lower()
+    if len(lowered) == len(text):
+        return lowered
+    return "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
+
+
+def _suggestions(
+    kind: Kind, text: str, matches: list[tuple[str, int, int]], min_hits: int, limit: int, ml: bool | None
+) -> list[Suggestion]:
+    """The terms of `kind` that (word, start, end) matches suggest, most mentioned first."""
+    spans: dict[str, list[tuple[int, int]]] = {}
+    _, terms_of_word = _matcher(kind)
+    for word, start, end in matches:
+        for name in terms_of_word[word]:
+            spans.setdefault(name, []).append((start, end))
+    gated = ML_ONLY.get(kind, frozenset())
+    if gated and spans.keys() & gated and not (about_ml(text) if ml is None else ml):
+        spans = {name: found for name, found in spans.items() if name not in gated}
+    ranked = sorted((-len(found), name) for name, found in spans.items() if len(found) >= min_hits)
+    out: list[Suggestion] = []
+    for _, name in ranked[:limit]:
+        found = spans[name]
+        words = tuple(dict.fromkeys(text[a:b] for a, b in found))
+        out.append(Suggestion(name, words, tuple(found)))
+    return out
+
+
+def suggest_term_reasons(kind: Kind, text: str, *, min_hits: int = 2, limit: int = 6) -> list[Suggestion]:
+    """Terms of one vocabulary suggested by `text`, most mentioned first, each with its words."""
+    pattern, _ = _matcher(kind)
+    matches = [(m.group(), m.start(), m.end()) for m in pattern.finditer(_lower(text))]
+    return _suggestions(kind, text, matches, min_hits, limit, None)
 
 
 def suggest_terms(kind: Kind, text: str, *, min_hits: int = 2, limit: int = 6) -> list[str]:
     """Terms of one vocabulary suggested by `text`, most mentioned first."""
-    pattern, terms_of_word = _matcher(kind)
-    hits: Counter[str] = Counter()
-    for word in pattern.findall(text.lower()):
-        hits.update(terms_of_word[word])
-    return _rank(hits, min_hits, limit)
+    return [s.term for s in suggest_term_reasons(kind, text, min_hits=min_hits, limit=limit)]
 
 
-def suggest_tags(kinds: tuple[Kind, ...], text: str, *, min_hits: int = 2, limit: int = 6) -> dict[Kind, list[str]]:
-    """`suggest_terms` for several vocabularies, with one pass over the text for all.
+def suggest_tag_reasons(
+    kinds: tuple[Kind, ...], text: str, *, min_hits: int = 2, limit: int = 6
+) -> dict[Kind, list[Suggestion]]:
+    """`suggest_term_reasons` for several vocabularies, with one pass over the text for all.
 
     The pass finds every place a word of any vocabulary begins; each vocabulary's own
     pattern is then tried only there, skipping places inside its previous match, which
     is what a pass of its own would find. Four passes cost three times as much.
     """
-    lowered = text.lower()
+    lowered = _lower(text)
     starts = [m.start() for m in _starts(kinds).finditer(lowered)]
-    suggested: dict[Kind, list[str]] = {}
+    ml: bool | None = None  # read once, and only if an ML term came up
+    suggested: dict[Kind, list[Suggestion]] = {}
     for kind in kinds:
-        pattern, terms_of_word = _matcher(kind)
-        hits: Counter[str] = Counter()
+        pattern, _ = _matcher(kind)
+        matches: list[tuple[str, int, int]] = []
         end = 0
         for start in starts:
             if start < end:
                 continue
             match = pattern.match(lowered, start)
             if match:
-                hits.update(terms_of_word[match.group()])
+                matches.append((match.group(), start, match.end()))
                 end = match.end()
-        suggested[kind] = _rank(hits, min_hits, limit)
+        if (
+            ml is None
+            and kind in ML_ONLY
+            and any(name in ML_ONLY[kind] for word, _, _ in matches for name in _matcher(kind)[1][word])
+        ):
+            ml = about_ml(text)
+        suggested[kind] = _suggestions(kind, text, matches, min_hits, limit, ml)
     return suggested
+
+
+def suggest_tags(kinds: tuple[Kind, ...], text: str, *, min_hits: int = 2, limit: int = 6) -> dict[Kind, list[str]]:
+    """`suggest_tag_reasons` without the reasons: each vocabulary's suggested terms."""
+    reasons = suggest_tag_reasons(kinds, text, min_hits=min_hits, limit=limit)
+    return {kind: [s.term for s in found] for kind, found in reasons.items()}

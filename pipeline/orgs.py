@@ -1,0 +1,144 @@
+"""The organisation that had an incident, from its source's address, pure.
+
+A postmortem's address often names someone else: the code host (`github.com/jupyterhub/…`
+is mybinder.org's), a blog platform, a deployment repository. The first answer of:
+
+1. the registry's hint;
+2. on a code host: the repository, then its owner, in `orgs.yaml`; a repository named
+   like a domain (`mybinder.org-deploy` → mybinder.org); else the owner, the account;
+3. elsewhere: the host (or a parent domain) in `orgs.yaml`; the site's own name
+   (og:site_name) unless the site is a platform for other people's writing; the host's
+   registrable name (`blog.rust-lang.org` → rust-lang, `news.bbc.co.uk` → bbc).
+"""
+
+from __future__ import annotations
+
+import functools
+import ipaddress
+import re
+from dataclasses import dataclass
+from importlib import resources
+from urllib.parse import unquote, urlsplit
+
+import tldextract
+import yaml
+
+from pipeline.errors import VocabularyError
+from pipeline.ids import GITHUB_HOSTS, slugify
+
+__all__ = ["Org", "OrgTable", "org_for", "org_table"]
+
+# A repository named for the site it deploys: `mybinder.org-deploy`, `example.com`, `status.example.io`.
+# Pages repositories (`owner.github.io`) name the account's site, not an organisation.
+_DOMAIN_REPO = re.compile(
+    r"(?P<domain>[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:org|com|io|net|dev|rs|ai|app|cloud))"
+    r"(?:[-_](?:deploy|deployment|infra|ops|site|website|status|postmortems?|incidents?))?"
+)
+_PAGES_HOSTS = ("github.io", "gitlab.io")
+
+
+@dataclass(frozen=True)
+class Org:
+    name: str
+    slug: str | None
+
+
+@dataclass(frozen=True)
+class OrgTable:
+    repos: dict[str, Org]  # "owner/repo" and "owner", lower-case
+    hosts: dict[str, Org]
+    platforms: frozenset[str]  # site names (lower-case) that are not the author's organisation
+
+
+def _org(spec: object, where: str) -> Org:
+    if not isinstance(spec, dict) or not isinstance(spec.get("org"), str):
+        raise VocabularyError(f"pipeline/orgs.yaml: {where}: expected {{org: name, slug: optional}}")
+    name = spec["org"]
+    return Org(name, str(spec.get("slug") or slugify(name)) or None)
+
+
+def _parse(data: object) -> OrgTable:
+    if not isinstance(data, dict):
+        raise VocabularyError("pipeline/orgs.yaml: expected a mapping with github, hosts and platforms")
+    repos = {str(k).lower(): _org(v, f"github.{k}") for k, v in (data.get("github") or {}).items()}
+    hosts = {str(k).lower(): _org(v, f"hosts.{k}") for k, v in (data.get("hosts") or {}).items()}
+    return OrgTable(repos, hosts, frozenset(str(p).lower() for p in data.get("platforms") or []))
+
+
+@functools.cache
+def org_table() -> OrgTable:
+    """The package's table of hosts and repository owners, loaded once per process."""
+    source = resources.files("pipeline").joinpath("orgs.yaml")
+    return _parse(yaml.safe_load(source.read_text(encoding="utf-8")))
+
+
+@functools.cache
+def _extractor() -> tldextract.TLDExtract:
+    # The Public Suffix List snapshot bundled with tldextract, never a download (no suffix list
+    # URLs) nor a cache file (no cache_dir): extraction is pure. Private suffixes make
+    # `owner.github.io` the account's own domain rather than GitHub's.
+    return tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None, include_psl_private_domains=True)
+
+
+def _named(name: str) -> Org:
+    return Org(name, slugify(name) or None)
+
+
+def _domain_repo(repo: str) -> Org | None:
+    match = _DOMAIN_REPO.fullmatch(repo.lower())
+    if not match or match.group("domain").endswith(_PAGES_HOSTS):
+        return None
+    return _named(match.group("domain"))
+
+
+def _on_code_host(segments: list[str], table: OrgTable) -> Org | None:
+    if not segments:
+        return None
+    owner = segments[0].lower()
+    repo = segments[1].lower() if len(segments) > 1 else ""
+    known = table.repos.get(f"{owner}/{repo}") or table.repos.get(owner)
+    # An owner's entry wins over the domain rule: rust-lang/crates.io is the Rust Project's.
+    return known or (_domain_repo(repo) if repo else None) or _named(segments[0])
+
+
+def _for_host(host: str, table: OrgTable) -> Org | None:
+    labels = host.split(".")
+    for i in range(len(labels) - 1):
+        known = table.hosts.get(".".join(labels[i:]))
+        if known:
+            return known
+    return None
+
+
+def _is_address(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return False
+    return True
+
+
+def org_for(url: str, site_name: str | None = None, hint: str | None = None) -> Org | None:
+    """The organisation behind `url` (see the module's docstring for the order), or None."""
+    if hint and hint.strip():
+        return _named(hint.strip())
+    table = org_table()
+    parts = urlsplit(url)
+    host = (parts.hostname or "").lower().rstrip(".")
+    segments = [unquote(s) for s in parts.path.split("/") if s]
+    if host in GITHUB_HOSTS:
+        return _on_code_host(segments, table)
+    if not host or _is_address(host):
+        return _named(host) if host else None  # an address names no organisation, but says where
+    known = _for_host(host, table)
+    if known:
+        return known
+    extracted = _extractor()(host)
+    if extracted.suffix.endswith(_PAGES_HOSTS) and extracted.domain:
+        # owner.github.io: the account's Pages, known by its owner when the table knows it.
+        return table.repos.get(extracted.domain) or _named(extracted.domain)
+    site = (site_name or "").strip()
+    if site and site.lower() not in table.platforms and extracted.domain not in table.platforms:
+        return _named(site)
+    name = extracted.domain or host.removeprefix("www.")
+    return _named(name)

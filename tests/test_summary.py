@@ -1,0 +1,108 @@
+"""Summaries a reader wants: the document's own, else its opening; clean; cut at a sentence within 120 words."""
+
+from __future__ import annotations
+
+import pytest
+
+from pipeline.extract.blocks import Block
+from pipeline.extract.markdown import read_markdown
+from pipeline.extract.sentences import sentence_spans, sentences
+from pipeline.extract.summary import noise, summary_from
+
+
+def test_sentences_split_at_ends_but_not_at_abbreviations_or_ordinal_days() -> None:
+    text = "On 17. November the cache, e.g. Redis, failed. We moved to .NET core! Was it 3.5? Yes."
+    assert sentences(text) == [
+        "On 17. November the cache, e.g. Redis, failed.",
+        "We moved to .NET core!",
+        "Was it 3.5?",
+        "Yes.",
+    ]
+    assert [text[a:b] for a, b in sentence_spans(text)] == sentences(text)
+
+
+def test_the_own_summary_wins_and_stops_at_the_next_heading() -> None:
+    doc = read_markdown(
+        "# Outage\n\nWritten by Ann Example\n\nIntro that is not the summary, about our team and its history.\n\n"
+        "## Summary\n\nThe API was down for 20 minutes after a bad deploy.\n\n"
+        "## Root cause\n\nA config flag was flipped.\n"
+    )
+    assert summary_from(doc.blocks, fill_below=0) == "The API was down for 20 minutes after a bad deploy."
+
+
+def test_the_opening_without_bylines_dates_status_labels_captions_or_code() -> None:
+    doc = read_markdown(
+        "# Outage\n\nPosted on March 3, 2024\n\nMarch 3, 2024\n\nResolved - This incident has been resolved.\n\n"
+        "![graph](g.png)\n\nZoomed in version\n\n```\n$ kubectl get pods\nerror: timeout\n```\n\n"
+        "[E 2024-03-03 10:00:01 hub] proxy failed\n\n"
+        "Our users could not log in for an hour because the identity provider's certificate expired.\n\n"
+        "## Timeline\n\n- 10:00 alert\n"
+    )
+    assert summary_from(doc.blocks, fill_below=0) == (
+        "Our users could not log in for an hour because the identity provider's certificate expired."
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("Written by: Jane Doe, on behalf of the team", "byline"),
+        ("By Jane Doe", "byline"),
+        ("Monday, 4 December 2019", "date line"),
+        ("Investigating - We are looking into errors.", "status label"),
+        ("Monitoring", "status label"),
+        ("(based on https://example.com/template)", "template"),
+        ("https://example.com/dashboard", "link or image"),
+        ("Figure 2 the error rate", "caption"),
+        ("The proxy ran out of memory and restarted twice.", None),
+    ],
+)
+def test_noise(text: str, reason: str | None) -> None:
+    assert noise(Block(text)) == reason
+
+
+def test_a_label_written_as_a_paragraph_ends_the_summary_and_template_text_goes() -> None:
+    doc = read_markdown(
+        "# Outage\n\n## Summary\n\nWe scaled the cluster and ran out of IP addresses.\n\n"
+        "**The underlying issue**:  \nA quick TL;DR of the underlying issue. Each zone has one subnet.\n\n"
+        "**What happened?**:  \nOn Saturday the load balancers could not scale.\n"
+    )
+    assert summary_from(doc.blocks, fill_below=0) == "We scaled the cluster and ran out of IP addresses."
+
+
+def test_cut_at_a_sentence_within_the_limit() -> None:
+    sentence = "The database failover took longer than planned because all replicas lagged. "  # 11 words
+    doc = read_markdown("# Outage\n\n" + sentence * 20)
+    summary = summary_from(doc.blocks) or ""
+    assert len(summary.split()) == 110 and summary.endswith("lagged.")
+    long_one = read_markdown("# Outage\n\n" + "word " * 200 + "end.")
+    assert len((summary_from(long_one.blocks) or "").split()) == 120
+
+
+def test_a_short_summary_is_followed_by_the_root_cause_and_the_resolution() -> None:
+    doc = read_markdown(
+        "# Outage\n\nThe site went down.\n\n## Root cause\n\nA disk filled up. Logs were never rotated.\n\n"
+        "## Resolution\n\n- cleared the disk\n\nWe rotated the logs and restarted the server.\n"
+    )
+    assert summary_from(doc.blocks) == (
+        "The site went down.\n\nA disk filled up.\n\nWe rotated the logs and restarted the server."
+    )
+
+
+def test_no_clean_text_is_no_summary() -> None:
+    assert (
+        summary_from(read_markdown("# Outage\n\n## Timeline\n\n| time | event |\n|---|---|\n| 1 | 2 |\n").blocks)
+        is None
+    )
+
+
+def test_over_the_limit_the_incident_is_kept_before_background() -> None:
+    background = "Our platform serves many teams across the company every day. " * 10  # 100 words
+    doc = read_markdown(
+        "# Outage\n\n## Summary\n\nOn Monday the API went down for an hour. "
+        + background
+        + "A bad deploy caused it and we rolled it back.\n"
+    )
+    summary = summary_from(doc.blocks) or ""
+    assert summary.startswith("On Monday the API went down for an hour.")
+    assert summary.endswith("A bad deploy caused it and we rolled it back.") and len(summary.split()) <= 120

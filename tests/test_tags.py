@@ -1,0 +1,60 @@
+"""Tags with their reasons, ML terms only for texts about ML, data loss only with words of loss."""
+
+from __future__ import annotations
+
+from pipeline.extract.tags import (
+    Suggestion,
+    about_ml,
+    suggest_tag_reasons,
+    suggest_tags,
+    suggest_term_reasons,
+    suggest_terms,
+)
+from pipeline.vocabulary import Kind
+
+WEB = (
+    "The deploy job hangs after the upgrade and the proxy pods get stuck. Requests hit a timeout at the load "
+    "balancer, then another timeout, and the page is down for an hour while we roll back the chart."
+)
+TRAINING = (
+    "The training run on 384 GPUs hangs at iteration 1200: NCCL reports a collective operation timeout and "
+    "the job is stuck until the watchdog kills it. We resume from the last checkpoint; the lm loss and the "
+    "tokens per second are back to normal after the restart of the training."
+)
+
+
+def test_a_suggestion_keeps_the_words_that_suggested_it_and_where() -> None:
+    text = "Users saw a 503 and then the API was Unavailable; the site was down."
+    (first, *_) = suggest_term_reasons("symptoms", text)
+    assert first == Suggestion("service-unavailable", ("503", "Unavailable", "down"), first.spans)
+    assert [text[a:b] for a, b in first.spans] == ["503", "Unavailable", "down"] and first.hits == 3
+
+
+def test_offsets_hold_when_lower_casing_changes_the_length() -> None:
+    text = "İstanbul region: DNS failed, then DNS again."
+    (dns,) = [s for s in suggest_term_reasons("components", text) if s.term == "dns"]
+    assert [text[a:b] for a, b in dns.spans] == ["DNS", "DNS"]
+
+
+def test_ml_terms_only_for_a_text_about_training_or_inference() -> None:
+    assert not about_ml(WEB) and about_ml(TRAINING)
+    assert not {"training-hang", "nccl-timeout"} & set(suggest_terms("symptoms", WEB))
+    assert {"training-hang", "nccl-timeout"} <= set(suggest_terms("symptoms", TRAINING))
+    # one word of the trade in a long text is not enough
+    assert not about_ml(WEB + " Investigate the training of new staff.")
+
+
+def test_data_loss_needs_words_of_loss() -> None:
+    deleted = "We deleted the pods, deleted the old nodes and deleted the cache; nothing else changed."
+    lost = "The writes of that hour were lost: the volume is unrecoverable."
+    assert "data-loss" not in suggest_terms("symptoms", deleted)
+    (loss,) = [s for s in suggest_term_reasons("symptoms", lost) if s.term == "data-loss"]
+    assert loss.words == ("lost", "unrecoverable")
+
+
+def test_one_pass_for_several_vocabularies_agrees_with_one_each() -> None:
+    kinds: tuple[Kind, ...] = ("domains", "components", "symptoms")
+    for text in (WEB, TRAINING):
+        together = suggest_tag_reasons(kinds, text, min_hits=1)
+        assert together == {kind: suggest_term_reasons(kind, text, min_hits=1) for kind in kinds}
+        assert suggest_tags(kinds, text, min_hits=1) == {k: [s.term for s in v] for k, v in together.items()}
