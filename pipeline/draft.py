@@ -148,13 +148,15 @@ def _texts(text: str | None) -> dict[str, str] | None:
     return {"en": text} if text else None
 
 
-def _actions(texts: list[str]) -> list[dict[str, Any]] | None:
-    """Each list item (or, without a list, each paragraph) of the sections, as one action."""
-    items: list[str] = []
-    for text in texts:
-        parts = _ITEM.split(text) if _ITEM.search(text) else re.split(r"\n\s*\n", text)
-        items += [" ".join(p.split())[:_ACTION_LIMIT] for p in parts if p.strip()]
-    return [{"text": {"en": item}} for item in items] or None
+def _actions(extraction: Extraction, field: SectionField) -> list[dict[str, Any]] | None:
+    """Each item of the field's sections as one action, its links kept as "text (URL)" and template
+    sentences and bare link labels dropped (`extract.lists`); without list items, each paragraph."""
+    items = list(extraction.items.get(field, []))
+    if not items:
+        for text in extraction.texts_for(field):
+            parts = _ITEM.split(text) if _ITEM.search(text) else re.split(r"\n\s*\n", text)
+            items += [" ".join(p.split()) for p in parts if p.strip()]
+    return [{"text": {"en": item[:_ACTION_LIMIT]}} for item in items] or None
 
 
 def _timeline(extraction: Extraction) -> dict[str, Any] | None:
@@ -195,8 +197,8 @@ def field_proposals(extraction: Extraction) -> dict[str, Any]:
         "symptoms": extraction.tags.get("symptoms") or None,
         "components": extraction.tags.get("components") or None,
         "contributing": contributing or None,
-        "remediation": _actions(extraction.texts_for(SectionField.REMEDIATION)),
-        "action_items": _actions(extraction.texts_for(SectionField.ACTION_ITEMS)),
+        "remediation": _actions(extraction, SectionField.REMEDIATION),
+        "action_items": _actions(extraction, SectionField.ACTION_ITEMS),
         "timeline": _timeline(extraction),
     }
 

@@ -90,3 +90,19 @@ def test_a_changed_page_gets_evidence_against_its_new_text() -> None:
     again = apply_extraction(draft, SourceEntry(url=URL), extract(changed, URL, None), draft.origin)
     assert again.text != draft.text
     assert again.evidence and all(again.text[e.start : e.end] == e.quote for e in again.evidence)  # type: ignore[index]
+
+
+def test_an_action_item_keeps_its_link_and_a_template_line_is_dropped() -> None:
+    body = b"""# Cache outage
+
+## Action items
+
+- Add a load test for the cache ([#412](https://github.com/example/cache/issues/412))
+- [issue](https://github.com/example/cache/issues/413)
+"""
+    items = [item.text["en"] for item in draft_of(body).action_items]
+    # A bare link label is no item: its link goes with the item it follows.
+    assert items == [
+        "Add a load test for the cache (https://github.com/example/cache/issues/412)"
+        " (https://github.com/example/cache/issues/413)"
+    ]
