@@ -21,15 +21,31 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
+import httpx
 from waybackpy.cdx_snapshot import CDXSnapshot
 
 from pipeline.errors import WaybackError, WaybackUnavailable
 from pipeline.surt import surt_key
+from pipeline.wayback.limits import Limits, RateLimiter
 
-if TYPE_CHECKING:
-    from pipeline.wayback.client import WaybackClient
+
+class _Caller(Protocol):
+    """What reading the index needs of a client (`WaybackClient` is one): its rate-limited call."""
+
+    limits: Limits
+
+    async def call(
+        self,
+        kind: str,
+        method: str,
+        path: str,
+        limiter: RateLimiter | None,
+        *,
+        params: list[tuple[str, str]] | None = ...,
+    ) -> httpx.Response: ...
+
 
 __all__ = ["CdxResult", "CdxRow", "read_index", "snapshot_timestamp", "snapshot_url"]
 
@@ -139,7 +155,7 @@ def _read(fields: list[str], row: list[Any], result: CdxResult) -> None:
 
 
 async def read_index(
-    client: WaybackClient, url: str, *, prefix: bool = False, since: str | None = None, until: str | None = None
+    client: _Caller, url: str, *, prefix: bool = False, since: str | None = None, until: str | None = None
 ) -> CdxResult:
     """Every readable capture the index holds for `url` (or under it), page after page."""
     params = [
