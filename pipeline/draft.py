@@ -25,6 +25,7 @@ from pydantic import TypeAdapter, ValidationError
 from pipeline.evidence import evidence_for, field_parts
 from pipeline.extract import Extraction
 from pipeline.extract.durations import durations_in
+from pipeline.extract.prose import Passage, prose_passages
 from pipeline.extract.severity import severity_in
 from pipeline.extract.tags import suggest_terms
 from pipeline.ids import GITHUB_HOSTS, canonical_url, draft_id_for
@@ -167,11 +168,28 @@ def _timeline(extraction: Extraction) -> dict[str, Any] | None:
     return Timeline(detected_after=found.detected_after, resolved_after=found.resolved_after).model_dump(mode="json")
 
 
+def _cued_passages(extraction: Extraction) -> dict[str, list[Passage]]:
+    """The prose fields' passages from sentences and timeline entries, for the fields that no
+    section under a heading of their name fills."""
+    return {
+        name: passages
+        for name, passages in prose_passages(extraction.sections).items()
+        if passages and not extraction.texts_for(SectionField(name))
+    }
+
+
+def _cued(extraction: Extraction) -> dict[str, str]:
+    """Each cue-drafted prose field's text: its passages, one a line."""
+    return {name: "\n".join(p.text for p in passages) for name, passages in _cued_passages(extraction).items()}
+
+
 def field_proposals(extraction: Extraction) -> dict[str, Any]:
     """What the extractor would put in each case field, as JSON values."""
     severity = severity_in(extraction.text)
     joined = {f: "\n\n".join(extraction.texts_for(f)) or None for f in SectionField}
-    impact = joined[SectionField.IMPACT]
+    # A section under a heading that names the field wins; the cue sentences fill it otherwise.
+    cued = _cued(extraction)
+    impact = joined[SectionField.IMPACT] or cued.get("impact")
     root_cause_text = joined[SectionField.ROOT_CAUSE] or ""
     root_causes = suggest_terms("root_causes", root_cause_text, min_hits=1, limit=1)
     contributing_text = joined[SectionField.CONTRIBUTING]
@@ -187,17 +205,19 @@ def field_proposals(extraction: Extraction) -> dict[str, Any]:
         "domain": extraction.tags.get("domains", [])[:2] or None,
         "severity": severity.term if severity else None,
         "summary": _texts(extraction.summary),
-        "trigger": _texts(joined[SectionField.TRIGGER]),
+        "trigger": _texts(joined[SectionField.TRIGGER] or cued.get("trigger")),
         "impact": {"scope": " ".join(impact.split())[:_IMPACT_LIMIT], "users": "unknown", "region": "unknown"}
         if impact
         else None,
-        "detection": _texts(joined[SectionField.DETECTION]),
+        "detection": _texts(joined[SectionField.DETECTION] or cued.get("detection")),
         "root_cause": root_causes[0] if root_causes else None,
         "lessons": _texts(joined[SectionField.LESSONS]),
         "symptoms": extraction.tags.get("symptoms") or None,
         "components": extraction.tags.get("components") or None,
         "contributing": contributing or None,
-        "remediation": _actions(extraction, SectionField.REMEDIATION),
+        "remediation": _actions(extraction, SectionField.REMEDIATION)
+        or [{"text": {"en": p.text[:_ACTION_LIMIT]}} for p in _cued_passages(extraction).get("remediation", [])]
+        or None,
         "action_items": _actions(extraction, SectionField.ACTION_ITEMS),
         "timeline": _timeline(extraction),
     }
@@ -241,6 +261,11 @@ def field_evidence(extraction: Extraction) -> list[Evidence]:
     # Fields drafted from the section under a heading that names them: the section is the passage.
     for field, proposal in _SECTION_PROPOSAL.items():
         found += [_evidence(proposal, text, f"heading.{field.value}", body) for body in extraction.texts_for(field)]
+    # Fields drafted from cue sentences and timeline entries: each passage, by the rule that chose it.
+    for name, passages in _cued_passages(extraction).items():
+        for index, passage in enumerate(passages):
+            target = f"remediation[{index}]" if name == "remediation" else name
+            found.append(_evidence(target, text, passage.rule, passage.text))
     if extraction.summary:
         found.append(_evidence("summary", text, "summary.opening", extraction.summary))
     return [entry for entry in found if entry is not None]

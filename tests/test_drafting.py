@@ -106,3 +106,38 @@ def test_an_action_item_keeps_its_link_and_a_template_line_is_dropped() -> None:
         "Add a load test for the cache (https://github.com/example/cache/issues/412)"
         " (https://github.com/example/cache/issues/413)"
     ]
+
+
+def test_prose_fields_come_from_cue_sentences_when_no_heading_names_them() -> None:
+    body = b"""# Login outage
+
+## Summary
+
+The outage was triggered by a change to the session store. Users could not log in for an hour.
+We reverted the change at 11:00.
+"""
+    draft = draft_of(body)
+    assert draft.trigger == {"en": "The outage was triggered by a change to the session store."}
+    assert draft.impact.scope == "Users could not log in for an hour."
+    assert [a.text["en"] for a in draft.remediation] == ["We reverted the change at 11:00."]
+    by_field = {e.field: e for e in draft.evidence}
+    assert by_field["trigger"].rule == "cue.trigger"
+    assert by_field["impact"].rule == "cue.impact"
+    assert by_field["remediation[0]"].quote == "We reverted the change at 11:00."
+    assert all(draft.text is not None and draft.text[e.start : e.end] == e.quote for e in draft.evidence)
+
+
+def test_a_section_under_the_field_heading_wins_over_cue_sentences() -> None:
+    body = b"""# Login outage
+
+## Summary
+
+The outage was triggered by a change to the session store.
+
+## Trigger
+
+A bad session-store configuration went live.
+"""
+    draft = draft_of(body)
+    assert draft.trigger == {"en": "A bad session-store configuration went live."}
+    assert {e.rule for e in draft.evidence if e.field == "trigger"} == {"heading.trigger"}

@@ -26,7 +26,7 @@ from datetime import date, datetime, timedelta
 from pipeline.extract.dates import dates_in
 from pipeline.models import Section, SectionField
 
-__all__ = ["Durations", "durations_in", "parse_duration"]
+__all__ = ["Durations", "TimelineEntry", "durations_in", "parse_duration", "starts_problem", "timeline_entries"]
 
 # ---------------------------------------------------------------- a duration written out
 
@@ -374,6 +374,24 @@ def _timeline(entries: list[_Entry], stated_total: timedelta | None) -> tuple[_E
     detection = next((e for e in timed if e.at > start.at and _DETECT.search(e.text) and not _resolves(e.text)), None)
     resolution = next((e for e in timed if e.at > start.at and _resolves(e.text)), None)
     return start, detection, resolution
+
+
+@dataclass(frozen=True)
+class TimelineEntry:
+    """One timed entry of a document's timeline: when (UTC when a zone is known) and what it says."""
+
+    at: datetime
+    text: str
+
+
+def timeline_entries(sections: Sequence[Section]) -> list[TimelineEntry]:
+    """The timeline's entries that have a time, in the order written (for the prose fields)."""
+    return [TimelineEntry(e.at, e.text) for e in _entries(list(_blocks(sections))) if e.timed and e.text.strip()]
+
+
+def starts_problem(text: str) -> bool:
+    """An entry's words say a problem began (a failure, an error, an outage), not a report of one."""
+    return bool(_START.search(text)) and not _DETECT.search(text) and not _NOT_PRODUCTION.search(text)
 
 
 # ---------------------------------------------------------------- the durations
