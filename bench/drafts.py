@@ -34,6 +34,8 @@ scored as the blank draft the crawl would keep. Prints one JSON line:
   byline, a status label or a code/log line.
 - `ai_tags_false`: of the documents the key says are not about ML training or inference,
   the share whose draft carries a term that only ML training suggests (ML_ONLY below).
+- `incidents_flagged`: of the documents the key says tell several incidents, the share whose
+  draft flags several (`Draft.incidents`); `incidents_false`: the same of the documents telling one.
 - `seconds`: wall time of reading, drafting and scoring every document.
 """
 
@@ -47,7 +49,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -305,6 +307,8 @@ class Tally:
     facts: list[bool]
     clean: list[bool]
     ai_false: list[bool]
+    incidents_flagged: list[bool] = field(default_factory=list)  # of documents telling several
+    incidents_false: list[bool] = field(default_factory=list)  # of documents telling one
 
     @classmethod
     def empty(cls) -> Tally:
@@ -340,6 +344,8 @@ def score(draft: Draft, key: dict[str, Any], tally: Tally) -> dict[str, Any]:
     tally.facts += facts
     clean = summary_clean(summary, key)
     tally.clean.append(clean)
+    several = key.get("incidents", 1) > 1
+    (tally.incidents_flagged if several else tally.incidents_false).append(bool(draft.incidents))
     ml_terms = ml_only_terms(draft)
     if not key["ai_training"]:
         tally.ai_false.append(bool(ml_terms))
@@ -353,6 +359,7 @@ def score(draft: Draft, key: dict[str, Any], tally: Tally) -> dict[str, Any]:
         "summary_facts": [sum(facts), len(facts)],
         "summary_clean": clean,
         "ml_only_terms": ml_terms,
+        "incidents": [len(draft.incidents), key.get("incidents", 1)],
     }
 
 
@@ -378,6 +385,8 @@ def figures(tally: Tally, documents_scored: int, failures: int) -> dict[str, Any
         "summary_facts": share(tally.facts),
         "summary_clean": share(tally.clean),
         "ai_tags_false": share(tally.ai_false),
+        "incidents_flagged": share(tally.incidents_flagged),
+        "incidents_false": share(tally.incidents_false),
     }
 
 

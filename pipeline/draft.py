@@ -286,6 +286,8 @@ def apply_extraction(draft: Draft, entry: SourceEntry, extraction: Extraction, o
         "origin": origin.model_dump(mode="json"),
         "text": extraction.text,
         "sections": [s.model_dump(mode="json") for s in extraction.sections],
+        # Offsets into `text`, so they follow it whoever holds the draft.
+        "incidents": [{"heading": i.heading, "start": i.offset} for i in extraction.incidents],
     }
     merged = _merge(draft, proposals, changes)
     if not proposals:

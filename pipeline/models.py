@@ -52,6 +52,7 @@ __all__ = [
     "Evidence",
     "FetchFailure",
     "Impact",
+    "IncidentStart",
     "LinkState",
     "LinkStatus",
     "Origin",
@@ -431,6 +432,14 @@ class Evidence(Record):
         return self
 
 
+class IncidentStart(Record):
+    """Where one of several incidents in a document starts: its heading, and the heading's offset in
+    the draft's `text`."""
+
+    heading: str = Field(min_length=1, description="The heading that starts the incident, as written.")
+    start: int = Field(ge=0, description="Where the heading starts in the draft's text.")
+
+
 class Draft(CaseContent):
     """A case being made: any content field may be empty."""
 
@@ -457,6 +466,11 @@ class Draft(CaseContent):
         default=[],
         description="For each drafted field, the passage of `text` it came from and the rule that chose it. "
         "A field a person edits keeps none. Drafts written before evidence existed load with it empty.",
+    )
+    incidents: list[IncidentStart] = Field(
+        default=[],
+        description="When the document tells several incidents (a logbook, a monthly report): where each "
+        "starts, so a writer can split the draft. Empty for one incident, and in drafts written before it existed.",
     )
     created_at: Timestamp | None = None
 

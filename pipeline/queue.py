@@ -51,6 +51,7 @@ class QueueEntry:
     missing: list[str] = field(default_factory=list)
     fetch_failure: str | None = None
     problem: str | None = None  # why an unreadable draft's file cannot be read
+    incidents: int = 0  # how many incidents the document tells, when several: the draft wants splitting
 
 
 @dataclass
@@ -98,6 +99,7 @@ def _entry(draft: Draft, languages: Sequence[str]) -> QueueEntry:
         components=list(draft.components),
         missing=missing_for_publication(draft, languages),
         fetch_failure=draft.origin.failure.reason if draft.origin.failure else None,
+        incidents=len(draft.incidents),
     )
 
 
@@ -319,6 +321,10 @@ def _draft_blocks(draft: Draft, data: dict[str, Any], full: bool) -> list[Block]
             sections.lines += [f"{heading}:", *(f"    {line}" for line in section.text.splitlines())]
         else:
             sections.lines.append(f"{heading}: {_preview(section.text)}")
+    blocks = [origin, text, sections]
+    if draft.incidents:
+        starts = [f"- at {i.start}: {i.heading}" for i in draft.incidents]
+        blocks.append(Block(f"incidents ({len(draft.incidents)} in one document; split the draft)", starts))
     history = Block("history")
     for entry in draft.history:
         was = entry.from_state.value if entry.from_state else "-"
@@ -326,4 +332,4 @@ def _draft_blocks(draft: Draft, data: dict[str, Any], full: bool) -> list[Block]
         line += f": {entry.comment}" if entry.comment else ""
         line += f" (changed {', '.join(entry.changed)})" if entry.changed else ""
         history.lines.append(line)
-    return [origin, text, sections, history]
+    return [*blocks, history]

@@ -20,7 +20,8 @@ from pipeline.retry_after import retry_after_seconds
 EXPORTED = [
     "Action", "ArchiveState", "ArchiveStatus", "CaptureLimitError", "Case", "CaseContent", "ConflictError",
     "Draft", "DraftSource", "DraftState", "DuplicateSource", "EmptyDocument", "Evidence", "ExtractError", "Fault",
-    "FetchError", "FetchFailure", "FmtReport", "GITHUB_HOSTS", "INTERVAL", "Impact", "IncidentlibError",
+    "FetchError", "FetchFailure", "FmtReport", "GITHUB_HOSTS", "INTERVAL", "Impact", "IncidentStart",
+    "IncidentlibError",
     "InitReport", "InvalidId", "InvalidRecord", "LinkState", "LinkStatus", "LockBusy", "MEANINGS", "MODELS", "Origin",
     "PrivateAddressRefused", "Reason", "RecordError", "RecordKind", "RecordNotFound", "Review", "ReviewError",
     "Section", "SectionField", "Settings", "SettingsError", "Source", "SourceEntry", "Store", "StoreError",

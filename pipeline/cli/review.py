@@ -317,7 +317,7 @@ def queue(
             e.state,
             e.org or "",
             f"{e.age_days:.0f} d",
-            (e.title or "")[:50],
+            (f"[{e.incidents} incidents] " if e.incidents else "") + (e.title or "")[:50],
             e.problem or lacks or "nothing",
         )
         table.add_row(*(Text(cell) for cell in cells))  # page and person text, never read as markup

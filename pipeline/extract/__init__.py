@@ -23,6 +23,7 @@ from pipeline.errors import EmptyDocument, UnsupportedContent
 from pipeline.extract.blocks import Block, full_text, sections_from
 from pipeline.extract.dates import date_in_url, dates_in
 from pipeline.extract.html import read_html
+from pipeline.extract.incidents import IncidentHeading, incidents_in
 from pipeline.extract.lists import list_items
 from pipeline.extract.markdown import read_markdown
 from pipeline.extract.pdf import read_pdf
@@ -62,6 +63,8 @@ class Extraction:
     tags: dict[Kind, list[str]] = field(default_factory=dict)  # vocabulary kind -> suggested terms
     # Action items and remediation steps, one string each, links kept as "text (URL)".
     items: dict[SectionField, list[str]] = field(default_factory=dict)
+    # Where each incident starts, when the document tells several (a logbook, a monthly report).
+    incidents: list[IncidentHeading] = field(default_factory=list)
 
     def texts_for(self, target: SectionField) -> list[str]:
         return [s.text for s in self.sections if s.field == target and s.text]
@@ -306,4 +309,5 @@ def extract(
         summary=summary_from(blocks),
         tags=suggest_tags(_TAG_KINDS, full),
         items={f: list_items(blocks, f) for f in _ITEM_FIELDS},
+        incidents=incidents_in(blocks, full),
     )

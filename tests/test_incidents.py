@@ -1,0 +1,127 @@
+"""Several incidents in one document: flagged on the draft with where each starts."""
+
+from __future__ import annotations
+
+import json
+
+from pipeline.draft import apply_extraction, new_draft
+from pipeline.extract import extract
+from pipeline.extract.blocks import full_text
+from pipeline.extract.incidents import incidents_in
+from pipeline.extract.markdown import read_markdown
+from pipeline.ids import canonical_url
+from pipeline.models import Draft, Origin, SourceEntry
+from pipeline.queue import queue, show
+from pipeline.store import Store
+
+URL = "https://example.org/reports/2024-03.md"
+
+MONTHLY = b"""# Operations report, March 2024
+
+Two incidents this month.
+
+## Cache outage - March 3, 2024
+
+The cache cluster ran out of memory and the site was slow for an hour.
+
+### Timeline
+
+#### March 3, 2024 10:00
+
+An alert paged the on-call engineer.
+
+## Login failures - March 17, 2024
+
+The identity provider's certificate expired.
+
+## Lessons
+
+Watch certificates.
+"""
+
+ONE = b"""# Cache outage on March 3, 2024
+
+## Summary
+
+The cache ran out of memory.
+
+## Timeline
+
+### 2024-03-03
+
+Alerted at 10:00.
+
+### 2024-03-04
+
+Cleaned up at 09:00.
+"""
+
+
+def _starts(body: bytes) -> list[tuple[str, int]]:
+    blocks = read_markdown(body.decode()).blocks
+    text = full_text(blocks)
+    found = incidents_in(blocks, text)
+    for incident in found:
+        assert text[incident.offset :].startswith(incident.heading)
+    return [(i.heading, i.offset) for i in found]
+
+
+def test_dated_headings_of_one_level_each_start_an_incident() -> None:
+    starts = _starts(MONTHLY)
+    assert [heading for heading, _ in starts] == [
+        "Cache outage - March 3, 2024",
+        "Login failures - March 17, 2024",
+    ]
+    assert starts[0][1] < starts[1][1]
+
+
+def test_numbered_incident_headings_count_too() -> None:
+    body = b"# Log\n\n## Incident #1\n\nDisk full.\n\n## Incident #2\n\nDNS broke.\n\n## Incident 3: again\n\nDisk.\n"
+    assert [h for h, _ in _starts(body)] == ["Incident #1", "Incident #2", "Incident 3: again"]
+
+
+def test_one_incident_with_dated_timeline_headings_is_not_flagged() -> None:
+    assert _starts(ONE) == []
+
+
+def test_a_single_dated_heading_is_one_incident() -> None:
+    assert _starts(b"# Report\n\n## Outage - May 2, 2024\n\nDown.\n\n## Root cause\n\nA bug.\n") == []
+
+
+def _draft(body: bytes) -> Draft:
+    entry = SourceEntry(url=URL)
+    extraction = extract(body, URL, None)
+    origin = Origin(url=URL, canonical_url=canonical_url(URL), final_url=URL, format=extraction.format)
+    return apply_extraction(new_draft(entry), entry, extraction, origin)
+
+
+def test_the_draft_carries_the_starts_as_offsets_into_its_text() -> None:
+    draft = _draft(MONTHLY)
+    assert len(draft.incidents) == 2
+    for incident in draft.incidents:
+        assert (draft.text or "")[incident.start :].startswith(incident.heading)
+    assert _draft(ONE).incidents == []
+
+
+def test_a_draft_written_before_the_field_existed_loads_with_none() -> None:
+    data = json.loads(new_draft(SourceEntry(url=URL)).model_dump_json())
+    data.pop("incidents")
+    assert Draft.model_validate(data).incidents == []
+
+
+def test_queue_and_show_say_when_a_draft_holds_several(store: Store) -> None:
+    draft = _draft(MONTHLY)
+    store.write_draft(draft)
+    [entry] = queue(store, ["en"])
+    assert entry.incidents == 2
+    blocks = show(store, draft.id, ["en"])
+    [block] = [b for b in blocks if b.title.startswith("incidents")]
+    assert block.title == "incidents (2 in one document; split the draft)"
+    assert block.lines[0].endswith(": Cache outage - March 3, 2024")
+
+
+def test_show_says_nothing_of_incidents_for_one(store: Store) -> None:
+    draft = _draft(ONE)
+    store.write_draft(draft)
+    assert queue(store, ["en"])[0].incidents == 0
+    assert not [b for b in show(store, draft.id, ["en"]) if b.title.startswith("incidents")]
