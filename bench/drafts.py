@@ -212,10 +212,11 @@ def _en(texts: dict[str, str] | None) -> str:
 
 
 def root_cause_text(draft: Draft) -> str:
-    """The drafted root-cause narrative. A draft holds only the root cause's class today, so
-    its narrative is the text of the sections mapped to the root cause; once drafts keep the
-    passage each field came from, this is where the root cause's passage is read instead."""
-    return "\n\n".join(s.text for s in draft.sections if s.field == SectionField.ROOT_CAUSE)
+    """The drafted root-cause narrative. A draft holds only the root cause's class; the passages
+    behind it are its evidence (the section under its heading, or cue sentences). A draft with no
+    class drafted has none: then the sections mapped to the root cause, as before evidence."""
+    quotes = [e.quote for e in draft.evidence if e.field == "root_cause"]
+    return "\n\n".join(quotes) or "\n\n".join(s.text for s in draft.sections if s.field == SectionField.ROOT_CAUSE)
 
 
 def drafted_prose(draft: Draft) -> dict[str, str]:

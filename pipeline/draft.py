@@ -190,7 +190,7 @@ def field_proposals(extraction: Extraction) -> dict[str, Any]:
     # A section under a heading that names the field wins; the cue sentences fill it otherwise.
     cued = _cued(extraction)
     impact = joined[SectionField.IMPACT] or cued.get("impact")
-    root_cause_text = joined[SectionField.ROOT_CAUSE] or ""
+    root_cause_text = joined[SectionField.ROOT_CAUSE] or cued.get("root_cause") or ""
     root_causes = suggest_terms("root_causes", root_cause_text, min_hits=1, limit=1)
     contributing_text = joined[SectionField.CONTRIBUTING]
     contributing = (

@@ -32,7 +32,7 @@ def test_cue_sentences_of_the_summary_fill_the_fields() -> None:
 
 def test_a_sentence_without_cues_fills_nothing() -> None:
     plain = Section(heading="", field=None, text="Our team runs the build farm. It has twelve machines.")
-    assert _texts([plain]) == {"trigger": [], "detection": [], "impact": [], "remediation": []}
+    assert _texts([plain]) == {"trigger": [], "detection": [], "impact": [], "remediation": [], "root_cause": []}
 
 
 def test_the_timeline_gives_start_first_report_and_fixes() -> None:
@@ -57,7 +57,13 @@ def test_the_timeline_gives_start_first_report_and_fixes() -> None:
 def test_a_section_named_for_a_field_is_left_to_its_heading() -> None:
     trigger = Section(heading="Trigger", field=SectionField.TRIGGER, text="A change to the DNS records was deployed.")
     lessons = Section(heading="Lessons", field=SectionField.LESSONS, text="Users could not log in, we learned.")
-    assert _texts([trigger, lessons]) == {"trigger": [], "detection": [], "impact": [], "remediation": []}
+    assert _texts([trigger, lessons]) == {
+        "trigger": [],
+        "detection": [],
+        "impact": [],
+        "remediation": [],
+        "root_cause": [],
+    }
 
 
 def test_list_items_tables_and_code_are_not_prose() -> None:
@@ -74,3 +80,19 @@ def test_a_field_keeps_only_its_first_passages() -> None:
     text = " ".join(f"Customers in region {n} could not pay." for n in range(6))
     found = _texts([Section(heading="Summary", field=SectionField.SUMMARY, text=text)])
     assert len(found["impact"]) == 3 and found["impact"][0] == "Customers in region 0 could not pay."
+
+
+def test_a_sentence_naming_the_cause_is_the_root_causes_passage_too() -> None:
+    summary = Section(
+        heading="Summary",
+        field=SectionField.SUMMARY,
+        text=(
+            "Requests failed for an hour. The root cause was an expired certificate on the gateway. "
+            "We renewed it by hand."
+        ),
+    )
+    found = _texts([summary])
+    assert found["root_cause"] == ["The root cause was an expired certificate on the gateway."]
+    assert found["trigger"] == ["The root cause was an expired certificate on the gateway."], "it names a trigger"
+    named = Section(heading="Root cause", field=SectionField.ROOT_CAUSE, text="It was caused by a full disk.")
+    assert _texts([named])["root_cause"] == [], "a section named for the root cause is left to its heading"

@@ -33,7 +33,7 @@ __all__ = ["FIELDS", "Passage", "prose_passages"]
 
 FIELDS = ("trigger", "detection", "impact", "remediation")
 # How many passages a field keeps: a short field is read, a long one is skimmed.
-_LIMIT = {"trigger": 3, "detection": 3, "impact": 3, "remediation": 8}
+_LIMIT = {"trigger": 3, "detection": 3, "impact": 3, "remediation": 8, "root_cause": 3}
 _TIMELINE_REMEDIATION_LIMIT = 6
 
 _CUES: dict[str, re.Pattern[str]] = {
@@ -65,6 +65,13 @@ _CUES: dict[str, re.Pattern[str]] = {
         re.IGNORECASE,
     ),
 }
+# The root cause's narrative: read besides the four above (a sentence naming a cause often names a
+# trigger too), and kept as the passage behind the root cause's class.
+_ROOT_CAUSE = re.compile(
+    r"\b(root cause|the (?:underlying|actual|real) (?:cause|issue|problem)|the cause (?:was|of)|was caused by|"
+    r"were caused by|is caused by|due to|because of|stemmed from|resulted from|the reason (?:was|for))\b",
+    re.IGNORECASE,
+)
 # A timeline entry that reports the problem: an alert, a page, a user's report.
 _REPORTED = re.compile(
     r"\b(alerts?|alerted|paged|pinged|notif(?:ied|ication)|reports?|reported|notic(?:e|ed)|detected|spotted|"
@@ -122,7 +129,7 @@ def _event(text: str) -> str:
 
 def prose_passages(sections: Sequence[Section]) -> dict[str, list[Passage]]:
     """The passages each prose field could be drafted from, best first."""
-    found: dict[str, list[Passage]] = {name: [] for name in FIELDS}
+    found: dict[str, list[Passage]] = {name: [] for name in (*FIELDS, "root_cause")}
 
     def add(name: str, text: str, rule: str, limit: int) -> None:
         if len(found[name]) < limit and all(text != p.text for p in found[name]):
@@ -145,4 +152,6 @@ def prose_passages(sections: Sequence[Section]) -> dict[str, list[Passage]]:
         matched = [name for name in FIELDS if _CUES[name].search(sentence)]
         for name in matched[:2]:
             add(name, sentence, f"cue.{name}", _LIMIT[name])
+        if _ROOT_CAUSE.search(sentence):
+            add("root_cause", sentence, "cue.root_cause", _LIMIT["root_cause"])
     return found
