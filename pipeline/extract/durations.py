@@ -26,7 +26,15 @@ from datetime import date, datetime, timedelta
 from pipeline.extract.dates import dates_in
 from pipeline.models import Section, SectionField
 
-__all__ = ["Durations", "TimelineEntry", "durations_in", "parse_duration", "starts_problem", "timeline_entries"]
+__all__ = [
+    "Durations",
+    "TimelineEntry",
+    "durations_in",
+    "parse_duration",
+    "reports_problem",
+    "starts_problem",
+    "timeline_entries",
+]
 
 # ---------------------------------------------------------------- a duration written out
 
@@ -371,7 +379,7 @@ def _timeline(entries: list[_Entry], stated_total: timedelta | None) -> tuple[_E
         if first is None or not first.timed or _NOT_PRODUCTION.search(first.text) or _DETECT.search(first.text):
             raise LookupError("no start")
         start = first
-    detection = next((e for e in timed if e.at > start.at and _DETECT.search(e.text) and not _resolves(e.text)), None)
+    detection = next((e for e in timed if e.at > start.at and reports_problem(e.text)), None)
     resolution = next((e for e in timed if e.at > start.at and _resolves(e.text)), None)
     return start, detection, resolution
 
@@ -387,6 +395,12 @@ class TimelineEntry:
 def timeline_entries(sections: Sequence[Section]) -> list[TimelineEntry]:
     """The timeline's entries that have a time, in the order written (for the prose fields)."""
     return [TimelineEntry(e.at, e.text) for e in _entries(list(_blocks(sections))) if e.timed and e.text.strip()]
+
+
+def reports_problem(text: str) -> bool:
+    """An entry's words report the problem (an alert, a page, a user's report), not its end: the
+    detection, for the time to detection and for the detection's passage alike."""
+    return bool(_DETECT.search(text)) and not _resolves(text)
 
 
 def starts_problem(text: str) -> bool:

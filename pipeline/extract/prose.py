@@ -25,7 +25,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from pipeline.extract.durations import starts_problem, timeline_entries
+from pipeline.extract.durations import reports_problem, starts_problem, timeline_entries
 from pipeline.extract.sentences import sentences
 from pipeline.models import Section, SectionField
 
@@ -70,12 +70,6 @@ _CUES: dict[str, re.Pattern[str]] = {
 _ROOT_CAUSE = re.compile(
     r"\b(root cause|the (?:underlying|actual|real) (?:cause|issue|problem)|the cause (?:was|of)|was caused by|"
     r"were caused by|is caused by|due to|because of|stemmed from|resulted from|the reason (?:was|for))\b",
-    re.IGNORECASE,
-)
-# A timeline entry that reports the problem: an alert, a page, a user's report.
-_REPORTED = re.compile(
-    r"\b(alerts?|alerted|paged|pinged|notif(?:ied|ication)|reports?|reported|notic(?:e|ed)|detected|spotted|"
-    r"discovered|flagged)\b",
     re.IGNORECASE,
 )
 # "This means ..." continues the sentence before it: they are one passage.
@@ -142,7 +136,7 @@ def prose_passages(sections: Sequence[Section]) -> dict[str, list[Passage]]:
     if start is not None:
         add("trigger", _event(start.text), "timeline.trigger", _LIMIT["trigger"])
         later = [e for e in entries if e.at >= start.at and e is not start]
-        report = next((e for e in later if _REPORTED.search(_event(e.text))), None)
+        report = next((e for e in later if reports_problem(_event(e.text))), None)
         if report is not None:
             add("detection", _event(report.text), "timeline.detection", _LIMIT["detection"])
         for entry in later:
