@@ -8,9 +8,11 @@ import subprocess
 from pathlib import Path
 from typing import IO, Any, cast
 
-from pipeline.models import ArchiveState, Draft, DraftSource, DraftState, Origin
+from pipeline.draft import new_draft
+from pipeline.models import ArchiveState, Draft, DraftSource, DraftState, Origin, SourceEntry
 from pipeline.settings import Settings
 from pipeline.standins.wayback import WaybackStandIn
+from pipeline.store import Store
 
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
@@ -95,3 +97,16 @@ def complete_draft(case_json: dict[str, Any], n: int) -> Draft:
             "sources": [captured_source(url)],
         }
     )
+
+
+def drafts_for(store: Store, *urls: str, archive_state: ArchiveState | None = None) -> list[str]:
+    """One new draft citing each URL, written; their ids. `archive_state`: each source's, as left
+    by an earlier run (or an earlier version)."""
+    ids = []
+    for url in urls:
+        draft = new_draft(SourceEntry(url=url))
+        if archive_state is not None:
+            draft.sources[0].archive = archive_state
+        store.write_draft(draft)
+        ids.append(draft.id)
+    return ids

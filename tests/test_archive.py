@@ -11,7 +11,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from helpers import archive_settings, pipes, settings_env
+from helpers import archive_settings, drafts_for, pipes, settings_env
 
 from pipeline.archive import archive
 from pipeline.draft import new_draft
@@ -29,15 +29,6 @@ def site(farm: SiteFarm) -> Site:
     for n in range(3):
         site.pages[f"/pm/{n}"] = Page.html(HTML.replace("an hour", f"{n} hours"))
     return site
-
-
-def drafts_for(store: Store, *urls: str) -> list[str]:
-    ids = []
-    for url in urls:
-        draft = new_draft(SourceEntry(url=url))
-        store.write_draft(draft)
-        ids.append(draft.id)
-    return ids
 
 
 def distinct_pages(farm: SiteFarm, name: str, count: int) -> list[str]:

@@ -14,12 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import archive_settings, settings_env
+from helpers import archive_settings, drafts_for, settings_env
 
 from pipeline.archive import archive
-from pipeline.draft import new_draft
 from pipeline.links import refresh
-from pipeline.models import ArchiveState, ArchiveStatus, SourceEntry
+from pipeline.models import ArchiveState, ArchiveStatus
 from pipeline.reasons import Reason
 from pipeline.standins.sitefarm import Page, Site, SiteFarm
 from pipeline.standins.wayback import WaybackStandIn
@@ -36,14 +35,6 @@ def site(farm: SiteFarm) -> Site:
     for n in range(4):
         site.pages[f"/pm/{n}"] = Page.html(HTML.format(n=n))
     return site
-
-
-def drafts_for(store: Store, *urls: str, archive_state: ArchiveState | None = None) -> None:
-    for url in urls:
-        draft = new_draft(SourceEntry(url=url))
-        if archive_state is not None:
-            draft.sources[0].archive = archive_state
-        store.write_draft(draft)
 
 
 def archive_states(store: Store) -> dict[str, ArchiveState]:
