@@ -25,7 +25,7 @@ from pydantic import TypeAdapter, ValidationError
 from pipeline.evidence import evidence_for, field_parts
 from pipeline.extract import Extraction
 from pipeline.extract.durations import durations_in
-from pipeline.extract.prose import Passage, prose_passages
+from pipeline.extract.prose import Passage
 from pipeline.extract.severity import severity_in
 from pipeline.extract.tags import suggest_terms
 from pipeline.ids import GITHUB_HOSTS, canonical_url, draft_id_for
@@ -173,7 +173,7 @@ def _cued_passages(extraction: Extraction) -> dict[str, list[Passage]]:
     section under a heading of their name fills."""
     return {
         name: passages
-        for name, passages in prose_passages(extraction.sections).items()
+        for name, passages in extraction.passages.items()
         if passages and not extraction.texts_for(SectionField(name))
     }
 
@@ -293,9 +293,16 @@ def apply_extraction(draft: Draft, entry: SourceEntry, extraction: Extraction, o
     if not proposals:
         return merged  # the writer's draft: its evidence is theirs to keep; `show` marks a stale one
     # Evidence for the fields the extractor holds now (it wrote them, this time or before and
-    # nobody changed them), against the new text; a person's field keeps none.
+    # nobody changed them) or that are still empty, against the new text: an empty root cause
+    # keeps the sentences that tell it, for the writer to class. A person's field keeps none.
     stored = merged.model_dump(mode="json")
-    mine = {name for name in proposals if name in merged.extracted and merged.extracted[name] == _hash(stored[name])}
+    mine = {
+        name
+        for name in proposals
+        if (
+            merged.extracted[name] == _hash(stored[name]) if name in merged.extracted else _is_empty(name, stored[name])
+        )
+    }
     evidence = [e for e in field_evidence(extraction) if field_parts(e.field)[0] in mine]
     return merged.model_copy(update={"evidence": evidence})
 

@@ -141,3 +141,20 @@ A bad session-store configuration went live.
     draft = draft_of(body)
     assert draft.trigger == {"en": "A bad session-store configuration went live."}
     assert {e.rule for e in draft.evidence if e.field == "trigger"} == {"heading.trigger"}
+
+
+def test_a_root_cause_no_class_fits_keeps_the_sentences_that_tell_it_until_a_person_classes_it() -> None:
+    body = POSTMORTEM.replace(
+        b"Jobs were delayed for everyone.", b"Jobs stalled because a worker pool was sized wrong."
+    )
+    draft = draft_of(body)
+    assert draft.root_cause == "unknown"
+    told = [e for e in draft.evidence if e.field == "root_cause"]
+    assert [e.quote for e in told] == [
+        "A configuration change caused a partial outage of the job queue.",
+        "Jobs stalled because a worker pool was sized wrong.",
+    ]
+    assert told[0].rule == "cue.root_cause"
+    classed = draft.model_copy(update={"root_cause": "capacity-exhaustion"})
+    again = apply_extraction(classed, SourceEntry(url=URL), extract(body, URL, None), classed.origin)
+    assert again.root_cause == "capacity-exhaustion" and "root_cause" not in {e.field for e in again.evidence}

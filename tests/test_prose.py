@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from pipeline.extract.prose import prose_passages
 from pipeline.models import Section, SectionField
 
@@ -66,14 +68,54 @@ def test_a_section_named_for_a_field_is_left_to_its_heading() -> None:
     }
 
 
-def test_list_items_tables_and_code_are_not_prose() -> None:
+def test_tables_and_code_are_not_prose_but_list_items_are() -> None:
     body = Section(
         heading="Notes",
         field=None,
-        text="- we rolled back twice\n- customers were affected\n\nhost | restarted\nweb | yes",
+        text="host | restarted\nweb | yes\n\n$ kubectl rollout undo\nrolled back deployment/web",
     )
     assert _texts([body])["remediation"] == []
-    assert _texts([body])["impact"] == []
+    items = Section(heading="What happened", field=None, text="- We rolled back twice.\n- Customers were affected.")
+    assert _texts([items])["remediation"] == ["We rolled back twice."]
+    assert _texts([items])["impact"] == ["Customers were affected."]
+
+
+def test_the_root_cause_keeps_its_strongest_sentences_in_the_documents_order() -> None:
+    summary = Section(
+        heading="Summary",
+        field=SectionField.SUMMARY,
+        text=(
+            "The job probably hit a slow disk. Builds failed because of a stale cache. "
+            "We still need to find the root cause of the slow start. "
+            "The underlying issue was a missing index on the jobs table. "
+            "The queue grew due to retries. The deploy was slow due to the holidays."
+        ),
+    )
+    assert _texts([summary])["root_cause"] == [
+        "Builds failed because of a stale cache.",
+        "The underlying issue was a missing index on the jobs table.",
+        "The queue grew due to retries.",
+    ], "tier 0 first, then tier 1 in order; 'probably' and a cause still sought are left out"
+
+
+def test_a_timeline_entry_that_names_the_cause_is_a_root_cause_passage() -> None:
+    timeline = Section(
+        heading="Timeline",
+        field=SectionField.TIMELINE,
+        text=(
+            "- 2024-03-02 10:00 UTC: Builds started failing.\n"
+            "- 10:20: A node is identified as the one with a broken disk."
+        ),
+    )
+    passages = prose_passages([timeline])["root_cause"]
+    assert [(p.text, p.rule) for p in passages] == [
+        ("A node is identified as the one with a broken disk.", "timeline.root_cause")
+    ]
+
+
+def test_template_text_is_no_passage() -> None:
+    body = Section(heading="Summary", field=None, text="The underlying issue: A quick TL;DR of the underlying issue.")
+    assert _texts([body])["root_cause"] == []
 
 
 def test_a_field_keeps_only_its_first_passages() -> None:
@@ -96,3 +138,25 @@ def test_a_sentence_naming_the_cause_is_the_root_causes_passage_too() -> None:
     assert found["trigger"] == ["The root cause was an expired certificate on the gateway."], "it names a trigger"
     named = Section(heading="Root cause", field=SectionField.ROOT_CAUSE, text="It was caused by a full disk.")
     assert _texts([named])["root_cause"] == [], "a section named for the root cause is left to its heading"
+
+
+def test_the_one_scan_for_any_cue_finds_what_the_cues_find_one_by_one() -> None:
+    from pipeline.extract import prose
+
+    cues = [*prose._CUES.values(), *prose._ROOT_CAUSE_TIERS]
+    samples = [
+        "we rolled back the deploy",
+        "an alert fired at noon",
+        "users could not log in",
+        "the root cause was a full disk",
+        "it was probably a slow disk",
+        "the weather was fine",
+        "after deploying 2.3 the api failed",
+        "a change to the dns records",
+        "customers in two regions were affected",
+        "nothing here at all",
+    ]
+    for text in samples:
+        assert bool(prose._ANY_CUE.search(text)) == any(c.search(text) for c in cues), text
+    for cue in cues:  # searched in lowered text: a capital letter in a cue would never match
+        assert re.sub(r"\\[A-Za-z]", "", cue.pattern) == re.sub(r"\\[A-Za-z]", "", cue.pattern).lower()

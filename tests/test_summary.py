@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.extract.blocks import Block
+from pipeline.extract.blocks import Block, sections_from
 from pipeline.extract.markdown import read_markdown
+from pipeline.extract.prose import answers, prose_passages
 from pipeline.extract.sentences import sentence_spans, sentences
 from pipeline.extract.summary import noise, summary_from
 
@@ -61,10 +62,21 @@ def test_noise(text: str, reason: str | None) -> None:
     assert noise(Block(text)) == reason
 
 
-def test_a_label_written_as_a_paragraph_ends_the_summary_and_template_text_goes() -> None:
+def test_labels_under_a_summary_heading_are_parts_of_it_and_template_text_goes() -> None:
     doc = read_markdown(
         "# Outage\n\n## Summary\n\nWe scaled the cluster and ran out of IP addresses.\n\n"
         "**The underlying issue**:  \nA quick TL;DR of the underlying issue. Each zone has one subnet.\n\n"
+        "**What happened?**:  \nOn Saturday the load balancers could not scale.\n"
+    )
+    assert summary_from(doc.blocks, fill_below=0) == (
+        "We scaled the cluster and ran out of IP addresses.\n\nEach zone has one subnet.\n\n"
+        "On Saturday the load balancers could not scale."
+    )
+
+
+def test_a_label_written_as_a_paragraph_ends_an_opening() -> None:
+    doc = read_markdown(
+        "# Outage\n\nWe scaled the cluster and ran out of IP addresses.\n\n"
         "**What happened?**:  \nOn Saturday the load balancers could not scale.\n"
     )
     assert summary_from(doc.blocks, fill_below=0) == "We scaled the cluster and ran out of IP addresses."
@@ -106,3 +118,49 @@ def test_over_the_limit_the_incident_is_kept_before_background() -> None:
     summary = summary_from(doc.blocks) or ""
     assert summary.startswith("On Monday the API went down for an hour.")
     assert summary.endswith("A bad deploy caused it and we rolled it back.") and len(summary.split()) <= 120
+
+
+def _summary(markdown: str) -> str | None:
+    """The summary as `extract` builds it: with the answers the document's prose gives."""
+    blocks = read_markdown(markdown).blocks
+    sections = sections_from(blocks)
+    return summary_from(blocks, answers=answers(sections, prose_passages(sections)))
+
+
+def test_a_summary_that_does_not_say_how_it_ended_gets_the_resolution_from_the_timeline() -> None:
+    summary = _summary(
+        "# Outage\n\n## Summary\n\nThe certificate of the login service expired and nobody could sign in.\n\n"
+        "## Timeline\n\n- 2024-03-02 10:00 UTC: Sign-ins started failing.\n"
+        "- 10:20: Restarted the login pods.\n- 10:40: New certificate generated, service restored.\n"
+    )
+    assert summary == (
+        "The certificate of the login service expired and nobody could sign in.\n\n"
+        "New certificate generated, service restored."
+    ), "the entry that says the problem ended, not the first step"
+
+
+def test_a_summary_that_names_no_cause_gets_the_sentence_that_does_where_it_fits() -> None:
+    summary = _summary(
+        "# Outage\n\n## Summary\n\nMost uploads failed for an hour on Monday, and we rolled back the release.\n\n"
+        "## Details\n\nThe root cause was a missing slash in the storage path.\n"
+    )
+    assert summary is not None and summary.endswith("The root cause was a missing slash in the storage path.")
+
+
+def test_a_logbook_whose_opening_tells_no_incident_is_summed_up_from_its_incident_section() -> None:
+    summary = _summary(
+        "# Training notes\n\nNotes on the runs of the big model, kept week by week by the team that trains it.\n\n"
+        "## Week 1\n\nThe data loader was tuned. Throughput went up a little.\n\n"
+        "## Week 2\n\nThe run hung twice on 40 nodes. Each hang left nodes down and the job timed out. "
+        "A hang appeared once traffic between nodes passed a certain level.\n"
+    )
+    assert summary == (
+        "Notes on the runs of the big model, kept week by week by the team that trains it.\n\n"
+        "The run hung twice on 40 nodes. Each hang left nodes down and the job timed out. "
+        "A hang appeared once traffic between nodes passed a certain level."
+    )
+    tagline = _summary(
+        "# Notes\n\nTrials and tribulations.\n\n## Week 2\n\nThe run hung, and hung again. Nodes went down. "
+        "Two jobs failed and one crashed.\n"
+    )
+    assert tagline == "The run hung, and hung again. Nodes went down. Two jobs failed and one crashed.", "no tagline"

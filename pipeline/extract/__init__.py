@@ -27,6 +27,7 @@ from pipeline.extract.incidents import IncidentHeading, incidents_in
 from pipeline.extract.lists import list_items
 from pipeline.extract.markdown import read_markdown
 from pipeline.extract.pdf import read_pdf
+from pipeline.extract.prose import Passage, answers, prose_passages
 from pipeline.extract.summary import summary_from
 from pipeline.extract.tags import suggest_tags
 from pipeline.ids import GITHUB_HOSTS, slugify
@@ -65,6 +66,8 @@ class Extraction:
     items: dict[SectionField, list[str]] = field(default_factory=dict)
     # Where each incident starts, when the document tells several (a logbook, a monthly report).
     incidents: list[IncidentHeading] = field(default_factory=list)
+    # The prose fields' passages from sentences and timeline entries (`prose.prose_passages`).
+    passages: dict[str, list[Passage]] = field(default_factory=dict)
 
     def texts_for(self, target: SectionField) -> list[str]:
         return [s.text for s in self.sections if s.field == target and s.text]
@@ -292,6 +295,7 @@ def extract(
         page_date, date_kind = _text_date(blocks, sections)
 
     full = full_text(blocks)
+    passages = prose_passages(sections)
     # The organisation that had the incident, not the account or platform hosting the page.
     found_org = org_for(url, site_name, org)
     chosen_org = (found_org.name if found_org else org_for_url(url))[:200]
@@ -306,8 +310,9 @@ def extract(
         org_slug=(found_org.slug if found_org else slugify(chosen_org)) or None,
         text=full,
         sections=sections,
-        summary=summary_from(blocks),
+        summary=summary_from(blocks, answers=answers(sections, passages)),
         tags=suggest_tags(_TAG_KINDS, full),
         items={f: list_items(blocks, f) for f in _ITEM_FIELDS},
         incidents=incidents_in(blocks, full),
+        passages=passages,
     )

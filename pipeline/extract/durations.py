@@ -394,7 +394,8 @@ class TimelineEntry:
 
 def timeline_entries(sections: Sequence[Section]) -> list[TimelineEntry]:
     """The timeline's entries that have a time, in the order written (for the prose fields)."""
-    return [TimelineEntry(e.at, e.text) for e in _entries(list(_blocks(sections))) if e.timed and e.text.strip()]
+    timeline = [s for s in sections if s.field == SectionField.TIMELINE]  # the only blocks `_entries` reads
+    return [TimelineEntry(e.at, e.text) for e in _entries(list(_blocks(timeline))) if e.timed and e.text.strip()]
 
 
 def reports_problem(text: str) -> bool:

@@ -8,6 +8,7 @@ more specific patterns ("contributing factors") stand before looser ones ("facto
 
 from __future__ import annotations
 
+import functools
 import re
 
 from pipeline.models import SectionField
@@ -63,8 +64,10 @@ def normalise_heading(heading: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
+@functools.lru_cache(maxsize=4096)
 def field_for_heading(heading: str) -> SectionField | None:
-    """The case field a heading means, or None for a heading of the document's own."""
+    """The case field a heading means, or None for a heading of the document's own. Cached: the
+    sections, the summary and the incidents each ask it of every heading, and headings repeat."""
     text = normalise_heading(heading)
     for field, pattern in _PATTERNS:
         if pattern.match(text):

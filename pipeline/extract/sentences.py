@@ -9,6 +9,7 @@ nltk and spaCy need models downloaded at run time.
 
 from __future__ import annotations
 
+import functools
 import re
 
 __all__ = ["sentence_spans", "sentences"]
@@ -22,6 +23,12 @@ _MONTH = re.compile(r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)", re.I
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:
     """(start, end) of each sentence of `text`, trailing space excluded."""
+    return list(_spans(text))
+
+
+# The prose fields, the summary and its answers each split the same paragraphs.
+@functools.lru_cache(maxsize=4096)
+def _spans(text: str) -> tuple[tuple[int, int], ...]:
     spans: list[tuple[int, int]] = []
     start = 0
     for match in _END.finditer(text):
@@ -33,8 +40,8 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     rest = text[start:].rstrip()
     if rest.strip():
         spans.append((start, start + len(rest)))
-    return spans
+    return tuple(spans)
 
 
 def sentences(text: str) -> list[str]:
-    return [text[a:b] for a, b in sentence_spans(text)]
+    return [text[a:b] for a, b in _spans(text)]

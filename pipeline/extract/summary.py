@@ -11,13 +11,15 @@ uncut openings of 190-400 words were the drafts' most common fault.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from pipeline.extract.blocks import Block
 from pipeline.extract.headings import field_for_heading
 from pipeline.extract.sentences import sentences
 from pipeline.models import SectionField
 
-__all__ = ["LIMIT", "noise", "summary_from"]
+__all__ = ["LEAD_IN", "LIMIT", "Answers", "noise", "summary_from"]
 
 LIMIT = 120
 
@@ -47,18 +49,38 @@ _LOG_LINE = re.compile(
 # A label alone ("What happened?", "The underlying issue:"), as written in place of a heading.
 _PSEUDO_HEADING = re.compile(r"^[^.!?]{1,60}[:?]$")
 # The same label leading a paragraph: "The underlying issue: Some pods ..."
-_LEAD_IN = re.compile(r"^(?:[A-Z][^.:!?]{2,40}\?|[A-Z][^.:!?]{2,30}):\s+(?=[A-Z])")
+LEAD_IN = re.compile(r"^(?:[A-Z][^.:!?]{2,40}\?|[A-Z][^.:!?]{2,30}):\s+(?=[A-Z])")
 _CAPTION_WORDS = 8
 # Words that tell the incident itself, preferred when a summary must lose sentences.
 _INCIDENT_CUE = re.compile(
-    r"\b(?:caus\w*|because|due to|fail\w*|crash\w*|expir\w*|broke\w*|down|outage|unable|could not|error\w*|"
+    r"\b(?:caus\w*|because|due to|fail\w*|crash\w*|expir\w*|broke\w*|(?<!-)down|outage|unable|could not|error\w*|"
     r"deleted|unavailable|time ?out|roll\w* back|rollback|revert\w*|restor\w*|fix\w*|resolv\w*|mitigat\w*|"
-    r"alert\w*|report\w*|notic\w*|detect\w*|users?|customers?|percent|trigger\w*|upgrad\w*|deploy\w*)\b|%",
+    r"alert\w*|report\w*|notic\w*|detect\w*|users?|customers?|percent|trigger\w*|upgrad\w*|deploy(?:ed|ing)?|hang\w*|hung|spikes?|diverg\w*|explo\w*|nans?|denied|disrupt\w*|stuck|[45]\d\d)\b|%",
     re.IGNORECASE,
 )
+# A sentence that supposes ("giving us resiliency if a zone has disruptions") tells no event.
+_SUPPOSED = re.compile(r"\b(?:if|unless|in case)\b", re.IGNORECASE)
+# The same without IGNORECASE, for lowered text: counted in every sentence of a long summary.
+_LOW_INCIDENT_CUE = re.compile(_INCIDENT_CUE.pattern)
 # A sentence defining a thing ("Inotify allows processes to …"): background, not the incident.
 _DEFINITION = re.compile(r"^[A-Z][\w.-]*(?: [\w.-]+){0,3} (?:is|are|allows?) (?:the|a|an)?\b", re.IGNORECASE)
 _FILL = (SectionField.ROOT_CAUSE, SectionField.REMEDIATION)
+# A problem told in a logbook's section: how many such words make it the incident's.
+_PROBLEM = re.compile(  # lowercase, without IGNORECASE: searched in lowered text, three times faster
+    r"\b(?:hang\w*|hung|crash\w*|diverg\w*|spikes?|explo\w*|nans?|fail\w*|outage|down|errors?|time[sd]? ?out|"
+    r"broken?|instabilit\w*|unstable|stuck|deadlock\w*|incident)\b"
+)
+_PROBLEM_ENOUGH = 5
+# A first paragraph this short under the title is its tagline ("Trials and tribulations ..."), no summary.
+_TAGLINE_WORDS = 12
+# Words that say how an incident ended: a summary holding none is followed by the resolution.
+_ENDED = re.compile(
+    # Verbs of an ending, not the nouns of a topic ("the restarts", "a fix we tried").
+    r"\b(?:rolled back|rolling back|reverted|restored|resolved|mitigated|fixed|fixing|recovered|restarted|"
+    r"replaced|renewed|regenerated|relaunched|rolled over|switched|back to normal|working again|came back|"
+    r"solved|to solve|(?:implemented|applied|deployed|shipped) (?:a |the )?(?:[\w-]+ ){0,4}(?:fix|patch))\b",
+    re.IGNORECASE,
+)
 
 
 def noise(block: Block) -> str | None:
@@ -85,21 +107,23 @@ def noise(block: Block) -> str | None:
     return None
 
 
-def _paragraphs(blocks: list[Block], start: int) -> list[str]:
-    """The clean body text from `start` to the next heading (or pseudo-heading after some text)."""
+def _paragraphs(blocks: list[Block], start: int, *, labels_end: bool = True) -> list[str]:
+    """The clean body text from `start` to the next heading (or, when `labels_end`, pseudo-heading
+    after some text: in an opening, "What happened?" starts another section; under a Summary
+    heading it is a part of the summary)."""
     taken: list[str] = []
     for block in blocks[start:]:
         if block.is_heading:
             break
         text = " ".join(block.text.split())
         if _PSEUDO_HEADING.match(text) and len(text.split()) <= 8:
-            if taken:
-                break  # "What happened?" after the summary starts another section
+            if taken and labels_end:
+                break
             continue
         if noise(block):
             continue
-        lead_in = _LEAD_IN.match(text)
-        if lead_in and taken:
+        lead_in = LEAD_IN.match(text)
+        if lead_in and taken and labels_end:
             break  # "The underlying issue: …" is a section of its own, written as a label
         taken.append(text[lead_in.end() :] if lead_in else text)
     return taken
@@ -108,7 +132,7 @@ def _paragraphs(blocks: list[Block], start: int) -> list[str]:
 def _source(blocks: list[Block]) -> list[str]:
     for index, block in enumerate(blocks):
         if block.is_heading and field_for_heading(block.text) == SectionField.SUMMARY:
-            own = _paragraphs(blocks, index + 1)
+            own = _paragraphs(blocks, index + 1, labels_end=False)
             if own:
                 return own
     # The opening: the first run of body text between headings that has any clean text.
@@ -116,16 +140,38 @@ def _source(blocks: list[Block]) -> list[str]:
         if not block.is_heading and (index == 0 or blocks[index - 1].is_heading):
             opening = _paragraphs(blocks, index)
             if opening:
+                incident = [] if any(_INCIDENT_CUE.search(p) for p in opening) else _incident_section(blocks)
+                if incident:
+                    # What the logbook is about (not its tagline), then the section that tells its incident.
+                    about = opening[:1] if len(opening[0].split()) >= _TAGLINE_WORDS else []
+                    return about + incident
                 return opening
     return []
 
 
-def _cut(paragraphs: list[str], limit: int) -> str:
+def _incident_section(blocks: list[Block]) -> list[str]:
+    """In a logbook whose opening tells no incident ("Notes on the training progress"), the clean
+    text of the section that tells most of a problem (hangs, spikes, divergence), if one does.
+    A section counts its own text, to the next heading: a title's whole document does not count."""
+    best: tuple[int, int] | None = None  # (problem words, heading index)
+    heading, hits = -1, 0
+    for index, block in enumerate([*blocks, Block("", level=1)]):  # a last heading closes the last section
+        if block.is_heading:
+            if heading >= 0 and hits >= _PROBLEM_ENOUGH and (best is None or hits > best[0]):
+                best = (hits, heading)
+            heading, hits = index, 3 * len(_PROBLEM.findall(block.text.lower()))
+        elif block.kind != "row" and "\n" not in block.text:  # prose, not tables, code or logs
+            hits += len(_PROBLEM.findall(block.text.lower()))
+    return _paragraphs(blocks, best[1] + 1) if best else []
+
+
+def _cut(paragraphs: list[str], limit: int, keep: tuple[str, ...] = ()) -> str:
     """Whole sentences, in document order, within `limit` words.
 
-    When they do not all fit: the first sentence, then those that tell the incident (what failed,
-    why, who noticed, what fixed it) before background ("Inotify allows processes to …"), then the
-    rest while they fit. A first sentence longer than `limit` is cut at a word.
+    When they do not all fit: the first sentence, then those of `keep` (how the incident ended),
+    then those that tell the incident (what failed, why, who noticed, what fixed it) before
+    background ("Inotify allows processes to …"), then the rest while they fit. A first sentence
+    longer than `limit` is cut at a word.
     """
     found = [(i, s) for i, p in enumerate(paragraphs) for s in sentences(p) if not _TEMPLATE.match(s)]
     if not found:
@@ -138,11 +184,16 @@ def _cut(paragraphs: list[str], limit: int) -> str:
     if sum(sizes) <= limit:
         chosen = set(range(len(found)))
     else:
-        for wanted in (lambda s: _INCIDENT_CUE.search(s) and not _DEFINITION.match(s), lambda s: True):
-            for k, (_, sentence) in enumerate(found):
-                if k not in chosen and sizes[k] <= budget and wanted(sentence):
-                    chosen.add(k)
-                    budget -= sizes[k]
+        # Sentences telling more of the incident first (most cue words), background last.
+        telling = sorted(
+            (k for k, (_, s) in enumerate(found) if _INCIDENT_CUE.search(s) and not _DEFINITION.match(s)),
+            key=lambda k: (bool(_SUPPOSED.search(found[k][1])), -len(_LOW_INCIDENT_CUE.findall(found[k][1].lower()))),
+        )
+        ranked = [k for k, (_, s) in enumerate(found) if s in keep] + telling + list(range(len(found)))
+        for k in ranked:
+            if k not in chosen and sizes[k] <= budget:
+                chosen.add(k)
+                budget -= sizes[k]
     by_paragraph: dict[int, list[str]] = {}
     for k in sorted(chosen):
         by_paragraph.setdefault(found[k][0], []).append(found[k][1])
@@ -167,15 +218,54 @@ def _first_sentences(blocks: list[Block], fields: tuple[SectionField, ...]) -> l
     return [found[f] for f in fields if f in found]
 
 
-def summary_from(blocks: list[Block], limit: int = LIMIT, *, fill_below: int = 60) -> str | None:
+def _as_sentence(text: str) -> str:
+    """A timeline entry's words as a sentence of prose: "Service restored" -> "Service restored."."""
+    text = " ".join(text.split())
+    return text if re.search(r"[.!?]$", text) else text.rstrip(":;,") + "."
+
+
+@dataclass(frozen=True)
+class Answers:
+    """What a reader asks after a summary, as the document's prose answers it (`prose.answers`):
+    the sentences that name the cause, best first; what the incident hit; how it ended; and
+    whether a text already names a cause or tells an impact."""
+
+    causes: tuple[str, ...] = ()
+    impact: str | None = None
+    resolution: str | None = None
+    names_cause: Callable[[str], bool] = lambda text: False
+    tells_impact: Callable[[str], bool] = lambda text: False
+
+
+def summary_from(
+    blocks: list[Block], limit: int = LIMIT, *, fill_below: int = 60, answers: Answers = Answers()
+) -> str | None:
     """The document's summary, at most `limit` words, or None when it has no clean text to give.
 
-    A summary under `fill_below` words ("The site went down.") is followed by the first sentence
-    of the root cause and of the resolution, what a reader asks next.
+    What a reader asks next is added where the summary does not say it, and kept before other
+    sentences when the limit forces a choice:
+    - under `fill_below` words ("The site went down."): the first sentence under the root-cause
+      and the resolution headings, else the sentence that names the cause, and what it hit;
+    - at any length, a summary that names no cause gets the sentence that does, and one that
+      does not say how the incident ended gets the resolution (from the timeline or the prose).
     """
     paragraphs = _source(blocks)
     text = _cut(paragraphs, limit)
+    wanted: list[str] = []
     if len(text.split()) < fill_below:
-        extra = [s for s in _first_sentences(blocks, _FILL) if s not in text]
-        text = _cut([*paragraphs, *extra], limit)
-    return text or None
+        wanted = _first_sentences(blocks, _FILL)
+        if not wanted and answers.causes:
+            wanted.append(answers.causes[0])
+        if answers.impact and not answers.tells_impact(text):
+            wanted.append(answers.impact)
+    if not answers.names_cause(text) and not any(answers.names_cause(s) for s in wanted):
+        # Only where it fits beside the summary: the cause is the root cause field's to tell.
+        room = limit - len(text.split()) - sum(len(s.split()) for s in wanted)
+        wanted += [c for c in answers.causes if c not in text and len(c.split()) <= room][:1]
+    if answers.resolution and not any(_ENDED.search(s) for s in [text, *wanted]):
+        wanted.append(answers.resolution)
+    wanted = list(dict.fromkeys(_as_sentence(s) for s in wanted if " ".join(s.split()) not in text))
+    if not wanted:
+        return text or None
+    extra = [s for s in wanted if not any(s in p for p in paragraphs)]
+    return _cut([*paragraphs, *extra], limit, keep=tuple(wanted)) or None
