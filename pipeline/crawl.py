@@ -21,11 +21,11 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pipeline import interrupt
 from pipeline.batch import each, raise_unexpected, tally, tally_reasons
-from pipeline.draft import apply_extraction, new_draft, record_failure
+from pipeline.draft import apply_extraction, new_draft, new_part_draft, part_entry, record_failure
 from pipeline.errors import ExtractError, Fault, FetchError, InvalidRecord
 from pipeline.extract import Extraction, extract
 from pipeline.fetch import Fetcher, FetchResult, fetch_url_for, host_key
-from pipeline.ids import canonical_url, draft_id_for
+from pipeline.ids import canonical_url, draft_id_for, part_draft_id
 from pipeline.models import Draft, DraftState, Origin, SourceEntry, utc_now
 from pipeline.reasons import Reason
 from pipeline.registry import find_duplicates
@@ -62,6 +62,8 @@ class SourceReport:
     message: str | None = None
     wrote: bool = False  # the draft file was written
     downloaded: bool = False  # a body was downloaded
+    # The drafts of its incidents, one each, when the page's own headings separate several.
+    parts: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -229,13 +231,19 @@ async def crawl_async(
         if existing is not None and existing.state == DraftState.REJECTED:
             # A reviewer rejected it: not drafted again until someone reopens it.
             return SourceReport(entry.url, draft_id, "skipped", Reason.REJECTED, None)
-        origin = existing.origin if existing and existing.origin.failure is None else None
+        # A crash may have left the drafts of its incidents unwritten: then the page is read again
+        # (fetched whole, not asked "modified since?"), even if it has not changed.
+        unwritten = existing is not None and any(
+            i.draft_id and not store.exists("draft", i.draft_id) for i in existing.incidents
+        )
+        origin = existing.origin if existing and existing.origin.failure is None and not unwritten else None
         result = await fetcher.fetch(
             entry.url, etag=origin.etag if origin else None, last_modified=origin.last_modified if origin else None
         )
         if result.reason == Reason.DEFERRED:  # nothing learnt about the page: its draft stays as it was
             return SourceReport(entry.url, draft_id, "deferred", Reason.DEFERRED, result.message)
-        reading = await asyncio.to_thread(_read, entry, result, settings) if _needs_reading(existing, result) else None
+        reads = _needs_reading(existing, result) or (unwritten and result.outcome == "fetched")
+        reading = await asyncio.to_thread(_read, entry, result, settings) if reads else None
         return await asyncio.to_thread(_apply, store, settings, entry, draft_id, result, reading)
 
     def failed(entry: SourceEntry, exc: Exception) -> SourceReport:
@@ -262,8 +270,11 @@ def kept_draft_ids(store: Store, entries: list[SourceEntry]) -> dict[str, str]:
         if draft_id in today:
             continue
         try:
-            moved = draft_id_for(store.read_draft(draft_id).origin.url)
+            draft = store.read_draft(draft_id)
+            moved = draft_id_for(draft.origin.url)
         except (InvalidRecord, ValueError):  # validate names it
+            continue
+        if draft.part_of is not None:  # one incident of a page: named after the page's draft
             continue
         if moved != draft_id:
             kept.setdefault(moved, draft_id)
@@ -291,9 +302,46 @@ def _apply(
     what, reason, message, changed = outcome[0]
     if is_new and what != "failed":
         what = "new"
+    parts = _apply_parts(store, entry, draft_id, reading) if what != "failed" else []
     return SourceReport(
-        entry.url, draft_id, what, reason, message, wrote=is_new or changed, downloaded=result.outcome == "fetched"
+        entry.url,
+        draft_id,
+        what,
+        reason,
+        message,
+        wrote=is_new or changed,
+        downloaded=result.outcome == "fetched",
+        parts=parts,
     )
+
+
+def _apply_parts(
+    store: Store, entry: SourceEntry, draft_id: str, reading: Extraction | ExtractError | None
+) -> list[str]:
+    """Write the draft of each incident of a page that tells several (its own headings separate
+    them), as the page's own draft is written: a person's edits kept, a rejected one left alone.
+    Written after the page's draft, which names them: after a crash between the two, the next
+    crawl reads the page again, even unchanged, and writes the ones missing."""
+    if not isinstance(reading, Extraction) or not reading.parts:
+        return []
+    written = []
+    as_part = part_entry(entry)
+    for number, part in enumerate(reading.parts, start=1):
+        origin = store.read_draft(draft_id).origin
+
+        def change(draft: Draft, part: Extraction = part, origin: Origin = origin) -> Draft | None:
+            if draft.state == DraftState.REJECTED:
+                return None
+            updated = apply_extraction(draft, as_part, part, origin)
+            return updated if updated != draft else None
+
+        def create(number: int = number) -> Draft:
+            return new_part_draft(entry, draft_id, number)
+
+        part_id = part_draft_id(draft_id, number)
+        store.update_draft(part_id, change, create=create)
+        written.append(part_id)
+    return written
 
 
 def crawl(

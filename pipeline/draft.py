@@ -28,7 +28,7 @@ from pipeline.extract.durations import durations_in
 from pipeline.extract.prose import Passage
 from pipeline.extract.severity import severity_in
 from pipeline.extract.tags import suggest_terms
-from pipeline.ids import GITHUB_HOSTS, canonical_url, draft_id_for
+from pipeline.ids import GITHUB_HOSTS, canonical_url, draft_id_for, part_draft_id
 from pipeline.models import (
     Draft,
     DraftSource,
@@ -43,6 +43,7 @@ from pipeline.models import (
     utc_now,
 )
 from pipeline.reasons import Reason
+from pipeline.vocabulary import Kind
 
 __all__ = ["apply_extraction", "field_proposals", "guess_source_kind", "new_draft", "record_failure"]
 
@@ -143,6 +144,18 @@ def new_draft(entry: SourceEntry) -> Draft:
         created_at=utc_now(),
     )
     return _merge(blank, _hint_proposals(entry), {})
+
+
+def part_entry(entry: SourceEntry) -> SourceEntry:
+    """The registry's entry as its hints hold for one incident of a document that tells several:
+    the title and date it gives are the document's, not the incident's; the org is both's."""
+    return entry.model_copy(update={"title": None, "date": None})
+
+
+def new_part_draft(entry: SourceEntry, document_id: str, number: int) -> Draft:
+    """The draft of incident `number` of the document drafted as `document_id`, before it is read."""
+    blank = new_draft(part_entry(entry))
+    return blank.model_copy(update={"id": part_draft_id(document_id, number), "part_of": document_id})
 
 
 def _texts(text: str | None) -> dict[str, str] | None:
@@ -268,7 +281,38 @@ def field_evidence(extraction: Extraction) -> list[Evidence]:
             found.append(_evidence(target, text, passage.rule, passage.text))
     if extraction.summary:
         found.append(_evidence("summary", text, "summary.opening", extraction.summary))
+    found += _term_evidence(extraction, field_proposals(extraction))
     return [entry for entry in found if entry is not None]
+
+
+# The case field each vocabulary's suggested terms fill.
+_TAG_FIELD: dict[Kind, str] = {
+    "domains": "domain",
+    "symptoms": "symptoms",
+    "components": "components",
+    "contributing": "contributing",
+}
+_WORDS_PER_TERM = 3
+
+
+def _term_evidence(extraction: Extraction, proposals: dict[str, Any]) -> list[Evidence | None]:
+    """For each drafted term of a vocabulary field, the words of the text that suggested it (its
+    first few distinct ones, where each first stands), by the rule `vocabulary.<kind>`."""
+    text = extraction.text or ""
+    found: list[Evidence | None] = []
+    for kind, name in _TAG_FIELD.items():
+        by_term = {s.term: s for s in extraction.tag_reasons.get(kind, [])}
+        for index, term in enumerate(proposals.get(name) or []):
+            reason = by_term.get(term)
+            if reason is None:
+                continue
+            firsts: dict[str, int] = {}
+            for start, end in reason.spans:
+                firsts.setdefault(text[start:end].lower(), start)
+            for start in list(firsts.values())[:_WORDS_PER_TERM]:
+                end = next(b for a, b in reason.spans if a == start)
+                found.append(_evidence(f"{name}[{index}]", text, f"vocabulary.{kind}", text[start:end], start))
+    return found
 
 
 def apply_extraction(draft: Draft, entry: SourceEntry, extraction: Extraction, origin: Origin) -> Draft:
@@ -286,8 +330,15 @@ def apply_extraction(draft: Draft, entry: SourceEntry, extraction: Extraction, o
         "origin": origin.model_dump(mode="json"),
         "text": extraction.text,
         "sections": [s.model_dump(mode="json") for s in extraction.sections],
-        # Offsets into `text`, so they follow it whoever holds the draft.
-        "incidents": [{"heading": i.heading, "start": i.offset} for i in extraction.incidents],
+        # Offsets into `text`, so they follow it whoever holds the draft; each incident's own draft.
+        "incidents": [
+            {
+                "heading": i.heading,
+                "start": i.offset,
+                "draft_id": part_draft_id(draft.id, n) if extraction.parts else None,
+            }
+            for n, i in enumerate(extraction.incidents, start=1)
+        ],
     }
     merged = _merge(draft, proposals, changes)
     if not proposals:

@@ -206,7 +206,7 @@ def crawl(root: str | None = None, archive_new: bool = True) -> crawling.CrawlRu
         # Every other source is done and the summary is published: now the bugs are shown.
         raise_unexpected(report.errors, "sources")
         run = crawling.CrawlRun(report, faults)
-        new_drafts = [s.draft_id for s in report.sources if s.outcome == "new"]
+        new_drafts = [d for s in report.sources if s.outcome == "new" for d in (s.draft_id, *s.parts)]
         if new_drafts and archive_new:
             run.archive = archive_sources(str(store.root), new_drafts)
         return run

@@ -24,6 +24,7 @@ __all__ = [
     "check_case_id",
     "check_draft_id",
     "draft_id_for",
+    "part_draft_id",
     "slugify",
 ]
 
@@ -158,6 +159,11 @@ def draft_id_for(url: str) -> str:
     tail = slugify(re.sub(r"\.(md|html?|pdf|txt|rst)$", "", segments[-1]) if segments else "", 36)
     digest = hashlib.sha256(canonical.encode()).hexdigest()[:8]
     return "-".join(p for p in (host, tail, digest) if p)
+
+
+def part_draft_id(draft_id: str, number: int) -> str:
+    """The id of the draft of incident `number` (1, 2, ...) of the document drafted as `draft_id`."""
+    return f"{draft_id}-part-{number}"
 
 
 def check_draft_id(value: str) -> str:

@@ -438,6 +438,9 @@ class IncidentStart(Record):
 
     heading: str = Field(min_length=1, description="The heading that starts the incident, as written.")
     start: int = Field(ge=0, description="Where the heading starts in the draft's text.")
+    draft_id: DraftId | None = Field(
+        default=None, description="The draft of this incident alone, which the crawl writes beside the document's."
+    )
 
 
 class Draft(CaseContent):
@@ -471,6 +474,11 @@ class Draft(CaseContent):
         default=[],
         description="When the document tells several incidents (a logbook, a monthly report): where each "
         "starts, so a writer can split the draft. Empty for one incident, and in drafts written before it existed.",
+    )
+    part_of: DraftId | None = Field(
+        default=None,
+        description="For the draft of one incident of a document that tells several: the document's draft. Its "
+        "`text` is the incident's part of the document.",
     )
     created_at: Timestamp | None = None
 

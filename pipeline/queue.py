@@ -203,7 +203,13 @@ class _Beside:
         """Lines for the evidence of `path` (or of a field within it, or the field it is part of), not yet given."""
         mine = [e for e in self.left if (e.field == path if exact else overlaps(e.field, path))]
         self.left = [e for e in self.left if e not in mine]
-        return [line for entry in mine for line in self.lines(entry)]
+        # A vocabulary term's words are many and short: one line per term, no links.
+        words: dict[str, list[str]] = {}
+        for entry in mine:
+            if entry.rule.startswith("vocabulary."):
+                words.setdefault(entry.field, []).append(f"\u201c{_shorten(entry.quote)}\u201d")
+        lines = [f"    words for {field}: {', '.join(quotes)}" for field, quotes in words.items()]
+        return lines + [line for e in mine if not e.rule.startswith("vocabulary.") for line in self.lines(e)]
 
     def lines(self, entry: Evidence, indent: str = "    ") -> list[str]:
         line = f"{indent}evidence ({entry.rule}): \u201c{_shorten(entry.quote)}\u201d at {entry.start}-{entry.end}"
@@ -323,8 +329,10 @@ def _draft_blocks(draft: Draft, data: dict[str, Any], full: bool) -> list[Block]
             sections.lines.append(f"{heading}: {_preview(section.text)}")
     blocks = [origin, text, sections]
     if draft.incidents:
-        starts = [f"- at {i.start}: {i.heading}" for i in draft.incidents]
-        blocks.append(Block(f"incidents ({len(draft.incidents)} in one document; split the draft)", starts))
+        starts = [f"- at {i.start}: {i.heading}" + (f" -> {i.draft_id}" if i.draft_id else "") for i in draft.incidents]
+        drafted = all(i.draft_id for i in draft.incidents)
+        how = "each drafted on its own; review those" if drafted else "split the draft"
+        blocks.append(Block(f"incidents ({len(draft.incidents)} in one document; {how})", starts))
     history = Block("history")
     for entry in draft.history:
         was = entry.from_state.value if entry.from_state else "-"

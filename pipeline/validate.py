@@ -78,7 +78,7 @@ def _moved_ids(drafts: dict[str, tuple[Draft | Case, str]]) -> list[Fault]:
     keeps updating them under it (`crawl.kept_draft_ids`)."""
     warnings = []
     for draft_id, (record, label) in drafts.items():
-        if not isinstance(record, Draft):
+        if not isinstance(record, Draft) or record.part_of is not None:  # a part is named after its page's draft
             continue
         try:
             today = draft_id_for(record.origin.url)
@@ -109,4 +109,6 @@ def _links(loaded: dict[RecordKind, dict[str, tuple[Draft | Case, str]]]) -> lis
                     faults.append(Fault(label, "case_id", "a published draft must name its case"))
                 elif record.case_id not in cases:
                     faults.append(Fault(label, "case_id", f"{record.case_id} is not a case in cases/"))
+            if isinstance(record, Draft) and record.part_of and record.part_of not in loaded["draft"]:
+                faults.append(Fault(label, "part_of", f"{record.part_of} is not a draft in drafts/"))
     return faults

@@ -29,7 +29,7 @@ EXPORTED = [
     "WaybackAuthError", "WaybackError", "WaybackThrottled", "WaybackUnavailable", "canonical_url", "case_id",
     "case_number", "check_case_id", "check_draft_id", "data_root_problem", "draft_id_for", "fmt", "init_data_root",
     "interval_seconds", "json_schema",
-    "language_faults", "slugify", "utc_now", "validate", "write_atomic",
+    "language_faults", "part_draft_id", "slugify", "utc_now", "validate", "write_atomic",
 ]  # fmt: skip
 
 

@@ -325,3 +325,66 @@ def test_a_hostile_site_drafts_its_good_pages_and_fails_every_other_with_its_rea
         if page.words:
             assert page.words in (store.read_draft(draft_id_for(page.url)).text or ""), page.kind
     assert validate(store).faults == []
+
+
+LOGBOOK_MD = """# Storage logbook
+
+What went wrong with our storage cluster this quarter, one incident a section.
+
+## Outage 1: 2024-02-03 metadata servers full
+
+The metadata servers ran out of disk and every write failed for 40 minutes.
+A full log volume caused it. We rotated the logs and restarted the servers.
+
+## Outage 2: 2024-03-09 network partition
+
+A switch firmware upgrade split the cluster in two and reads timed out for 20 minutes.
+We rolled back the firmware and the cluster healed.
+"""
+
+
+def test_a_page_whose_headings_separate_incidents_gets_one_draft_for_each(
+    farm: SiteFarm, store: Store, settings: Settings, root: Path
+) -> None:
+    site = farm.add_site("acme")
+    site.pages["/logbook.md"] = Page.markdown(LOGBOOK_MD)
+    (entry,) = register(root, {"url": site.url("/logbook.md"), "title": "Storage logbook", "date": "2024-04-01"})
+    page_id = draft_id_for(entry.url)
+
+    report = crawl(store, settings)
+
+    parts = [f"{page_id}-part-1", f"{page_id}-part-2"]
+    assert report.sources[0].parts == parts
+    page = store.read_draft(page_id)
+    assert [(i.heading, i.draft_id) for i in page.incidents] == [
+        ("Outage 1: 2024-02-03 metadata servers full", parts[0]),
+        ("Outage 2: 2024-03-09 network partition", parts[1]),
+    ]
+    first, second = (store.read_draft(p) for p in parts)
+    assert first.part_of == second.part_of == page_id
+    assert first.title == {"en": "Storage logbook: Outage 1: 2024-02-03 metadata servers full"}
+    assert (first.date, second.date) == ("2024-02-03", "2024-03-09"), "the heading's date, not the registry's"
+    assert first.text is not None and "switch firmware" not in first.text and "metadata servers" in first.text
+    assert first.sources[0].url == entry.url and first.origin.url == entry.url
+    assert all(first.text[e.start : e.end] == e.quote for e in first.evidence), "evidence points into its own text"
+    assert validate(store).faults == [] and not validate(store).warnings
+
+    # A person's edit of a part is kept; a rejected part is left alone; an unchanged page writes nothing.
+    store.update_draft(parts[0], lambda d: d.model_copy(update={"severity": "critical"}))
+    store.update_draft(parts[1], lambda d: d.model_copy(update={"state": DraftState.REJECTED}))
+    changed = LOGBOOK_MD.replace("40 minutes", "45 minutes").replace("20 minutes", "25 minutes")
+    site.pages["/logbook.md"] = Page.markdown(changed)
+    crawl(store, settings)
+    assert store.read_draft(parts[0]).severity == "critical"
+    assert "45 minutes" in (store.read_draft(parts[0]).text or "")
+    assert store.read_draft(parts[1]).state == DraftState.REJECTED and "45" not in (
+        store.read_draft(parts[1]).text or ""
+    )
+
+    # A crash between the page's draft and its parts' leaves a part unwritten: the next crawl,
+    # of the same bytes, writes it.
+    store.path("draft", parts[0]).unlink()
+    report = crawl(store, settings)
+    assert report.sources[0].outcome == "unchanged" and store.exists("draft", parts[0])
+    whole = store.read_draft(page_id).text or ""
+    assert store.read_draft(parts[0]).text == whole[page.incidents[0].start : page.incidents[1].start].strip()

@@ -158,3 +158,20 @@ def test_a_root_cause_no_class_fits_keeps_the_sentences_that_tell_it_until_a_per
     classed = draft.model_copy(update={"root_cause": "capacity-exhaustion"})
     again = apply_extraction(classed, SourceEntry(url=URL), extract(body, URL, None), classed.origin)
     assert again.root_cause == "capacity-exhaustion" and "root_cause" not in {e.field for e in again.evidence}
+
+
+def test_each_suggested_term_keeps_the_words_that_suggested_it() -> None:
+    body = (
+        b"# Training hang\n\n## Summary\n\nOur training job on 64 GPUs hung after an NCCL timeout. "
+        b"The job hung again the next day with the same NCCL timeout, and hanging ranks were restarted.\n"
+    )
+    draft = draft_of(body)
+    assert "training-hang" in draft.symptoms
+    index = draft.symptoms.index("training-hang")
+    words = [e for e in draft.evidence if e.field == f"symptoms[{index}]"]
+    assert words and all(e.rule == "vocabulary.symptoms" for e in words)
+    assert all(draft.text is not None and draft.text[e.start : e.end] == e.quote for e in words)
+    assert len({e.quote.lower() for e in words}) == len(words), "each word once, where it first stands"
+    edited = draft.model_copy(update={"symptoms": ["training-hang"]})
+    again = apply_extraction(edited, SourceEntry(url=URL), extract(body, URL, None), edited.origin)
+    assert not [e for e in again.evidence if e.field.startswith("symptoms")], "a person's list keeps none"

@@ -116,8 +116,8 @@ def test_queue_and_show_say_when_a_draft_holds_several(store: Store) -> None:
     assert entry.incidents == 2
     blocks = show(store, draft.id, ["en"])
     [block] = [b for b in blocks if b.title.startswith("incidents")]
-    assert block.title == "incidents (2 in one document; split the draft)"
-    assert block.lines[0].endswith(": Cache outage - March 3, 2024")
+    assert block.title == "incidents (2 in one document; each drafted on its own; review those)"
+    assert block.lines[0].endswith(f": Cache outage - March 3, 2024 -> {draft.id}-part-1")
 
 
 def test_show_says_nothing_of_incidents_for_one(store: Store) -> None:
@@ -125,3 +125,24 @@ def test_show_says_nothing_of_incidents_for_one(store: Store) -> None:
     store.write_draft(draft)
     assert queue(store, ["en"])[0].incidents == 0
     assert not [b for b in show(store, draft.id, ["en"]) if b.title.startswith("incidents")]
+
+
+def test_each_incident_is_read_on_its_own_from_the_blocks_under_its_heading() -> None:
+    extraction = extract(MONTHLY, URL, None, date="2024-04-01")
+    first, second = extraction.parts
+    assert first.title == "Operations report, March 2024: Cache outage - March 3, 2024"
+    assert (first.date, first.date_kind, second.date) == ("2024-03-03", "incident", "2024-03-17")
+    assert first.text.startswith("Cache outage - March 3, 2024") and "certificate" not in first.text
+    assert second.text.startswith("Login failures") and "Watch certificates" not in second.text, "to the next heading"
+    assert first.summary == "The cache cluster ran out of memory and the site was slow for an hour."
+    assert (first.parts, first.incidents) == ([], [])
+    assert extract(ONE, URL, None).parts == []
+
+
+def test_show_says_to_split_a_draft_written_before_incidents_had_drafts(store: Store) -> None:
+    draft = _draft(MONTHLY)
+    unnamed = [i.model_copy(update={"draft_id": None}) for i in draft.incidents]
+    store.write_draft(draft.model_copy(update={"incidents": unnamed}))
+    [block] = [b for b in show(store, draft.id, ["en"]) if b.title.startswith("incidents")]
+    assert block.title == "incidents (2 in one document; split the draft)"
+    assert block.lines[0].endswith(": Cache outage - March 3, 2024")

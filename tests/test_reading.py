@@ -213,6 +213,9 @@ def evidenced_draft(case_json: dict, archived: bool = True) -> Draft:
             entry("timeline.detected_after", "timeline", "We were paged at 09:12"),
             entry("action_items[1]", "list-item", "Alert when no training step completes for five minutes", 1),
             entry("symptoms_text", "cue.symptoms", "checkpoints stalled"),
+            entry("components[0]", "vocabulary.components", "checkpoints"),
+            entry("components[2]", "vocabulary.components", "storage"),
+            entry("components[2]", "vocabulary.components", "metadata servers"),
         ],
     )
     if not archived:
@@ -234,7 +237,13 @@ def test_show_prints_each_fields_evidence_beside_it_with_a_link_to_the_passage(
         f"    evidence (timeline): \u201cWe were paged at 09:12\u201d at {detected}-{detected + 22}\n"
         f"      {archived}#:~:text=We%20were%20paged%20at%2009:12\n"
     ) in out
-    assert "evidence: 4 passages, each beside its field\n" in out
+    assert "evidence: 7 passages, each beside its field\n" in out
+    # A vocabulary term's words: one line for each term, beside the list.
+    assert (
+        "components: checkpointing, nccl, storage\n"
+        "    words for components[0]: \u201ccheckpoints\u201d\n"
+        "    words for components[2]: \u201cstorage\u201d, \u201cmetadata servers\u201d\n"
+    ) in out
     trigger = case_json["trigger"]["en"]
     assert f"trigger.en\n{trigger}\n    evidence (heading): \u201cA storage maintenance window" in out
     # The second of two equal items: the link names the words around it so that it opens there.

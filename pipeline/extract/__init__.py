@@ -13,8 +13,9 @@ from __future__ import annotations
 import codecs
 import contextlib
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime
+from typing import Any
 from urllib.parse import urlsplit
 
 from charset_normalizer import from_bytes
@@ -23,13 +24,13 @@ from pipeline.errors import EmptyDocument, UnsupportedContent
 from pipeline.extract.blocks import Block, full_text, sections_from
 from pipeline.extract.dates import date_in_url, dates_in
 from pipeline.extract.html import read_html
-from pipeline.extract.incidents import IncidentHeading, incidents_in
+from pipeline.extract.incidents import IncidentHeading, incident_ranges
 from pipeline.extract.lists import list_items
 from pipeline.extract.markdown import read_markdown
 from pipeline.extract.pdf import read_pdf
 from pipeline.extract.prose import Passage, answers, prose_passages
 from pipeline.extract.summary import summary_from
-from pipeline.extract.tags import suggest_tags
+from pipeline.extract.tags import Suggestion, suggest_tag_reasons
 from pipeline.ids import GITHUB_HOSTS, slugify
 from pipeline.models import Section, SectionField
 from pipeline.orgs import org_for
@@ -62,12 +63,17 @@ class Extraction:
     sections: list[Section]
     summary: str | None
     tags: dict[Kind, list[str]] = field(default_factory=dict)  # vocabulary kind -> suggested terms
+    # Each suggested term with the words of `text` that suggested it, and where they stand.
+    tag_reasons: dict[Kind, list[Suggestion]] = field(default_factory=dict)
     # Action items and remediation steps, one string each, links kept as "text (URL)".
     items: dict[SectionField, list[str]] = field(default_factory=dict)
     # Where each incident starts, when the document tells several (a logbook, a monthly report).
     incidents: list[IncidentHeading] = field(default_factory=list)
     # The prose fields' passages from sentences and timeline entries (`prose.prose_passages`).
     passages: dict[str, list[Passage]] = field(default_factory=dict)
+    # When the document's own headings separate several incidents: one extraction for each,
+    # of the blocks under its heading (its `text` and offsets are that part's own).
+    parts: list[Extraction] = field(default_factory=list)
 
     def texts_for(self, target: SectionField) -> list[str]:
         return [s.text for s in self.sections if s.field == target and s.text]
@@ -294,13 +300,11 @@ def extract(
     if not page_date:
         page_date, date_kind = _text_date(blocks, sections)
 
-    full = full_text(blocks)
-    passages = prose_passages(sections)
     # The organisation that had the incident, not the account or platform hosting the page.
     found_org = org_for(url, site_name, org)
     chosen_org = (found_org.name if found_org else org_for_url(url))[:200]
     chosen_date = date or page_date
-    return Extraction(
+    whole = Extraction(
         url=url,
         format=kind,
         title=title or page_title,
@@ -308,11 +312,41 @@ def extract(
         date_kind=("published" if date else date_kind) if chosen_date else None,
         org=chosen_org,
         org_slug=(found_org.slug if found_org else slugify(chosen_org)) or None,
-        text=full,
-        sections=sections,
-        summary=summary_from(blocks, answers=answers(sections, passages)),
-        tags=suggest_tags(_TAG_KINDS, full),
-        items={f: list_items(blocks, f) for f in _ITEM_FIELDS},
-        incidents=incidents_in(blocks, full),
-        passages=passages,
+        **_content(blocks, sections),
+    )
+    incidents = incident_ranges(blocks, whole.text)
+    parts = [_part(whole, heading.heading, blocks[first:end]) for heading, first, end in incidents]
+    return replace(whole, incidents=[heading for heading, _, _ in incidents], parts=parts)
+
+
+def _content(blocks: list[Block], sections: list[Section]) -> dict[str, Any]:
+    """What the blocks tell, for a document or one incident of it: text, sections, summary, tags,
+    lists and the prose fields' passages."""
+    full = full_text(blocks)
+    passages = prose_passages(sections)
+    reasons = suggest_tag_reasons(_TAG_KINDS, full)
+    return {
+        "text": full,
+        "sections": sections,
+        "summary": summary_from(blocks, answers=answers(sections, passages)),
+        "tags": {kind: [s.term for s in found] for kind, found in reasons.items()},
+        "tag_reasons": reasons,
+        "items": {f: list_items(blocks, f) for f in _ITEM_FIELDS},
+        "passages": passages,
+    }
+
+
+def _part(document: Extraction, heading: str, blocks: list[Block]) -> Extraction:
+    """One incident of a document that tells several: its blocks, titled by the document and its
+    heading, dated by its heading when the heading holds a date ("Lineage - November 5, 2021")."""
+    in_heading = dates_in(heading)
+    return Extraction(
+        url=document.url,
+        format=document.format,
+        title=f"{document.title}: {heading}" if document.title and document.title != heading else heading,
+        date=in_heading[0] if in_heading else document.date,
+        date_kind="incident" if in_heading else document.date_kind,
+        org=document.org,
+        org_slug=document.org_slug,
+        **_content(blocks, sections_from(blocks)),
     )

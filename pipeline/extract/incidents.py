@@ -17,7 +17,7 @@ from pipeline.extract.dates import dates_in
 from pipeline.extract.headings import field_for_heading
 from pipeline.models import SectionField
 
-__all__ = ["IncidentHeading", "incidents_in"]
+__all__ = ["IncidentHeading", "incident_ranges", "incidents_in"]
 
 # "Incident #2", "Incident 3:", "Outage no. 4", "Second incident" is too loose and not read.
 _NUMBERED = re.compile(r"^\W*(?:incident|outage|issue|event)\s*(?:#|no\.?\s*|number\s*)?\d+\b", re.IGNORECASE)
@@ -33,12 +33,13 @@ def _names_an_incident(heading: str) -> bool:
     return bool(_NUMBERED.match(heading) or dates_in(heading))
 
 
-def incidents_in(blocks: list[Block], text: str) -> list[IncidentHeading]:
-    """The headings that each start an incident, with their offsets in `text` (the blocks' full
-    text), when there are at least two; else an empty list."""
+def incident_ranges(blocks: list[Block], text: str) -> list[tuple[IncidentHeading, int, int]]:
+    """Each incident's heading (with its offset in `text`, the blocks' full text) and the blocks it
+    spans, `blocks[first:end]`: from its heading to the next heading of its level or above. Empty
+    unless there are at least two."""
     stack: list[tuple[int, SectionField | None]] = []  # open headings: (level, field)
-    by_level: dict[int, list[str]] = {}
-    for block in blocks:
+    by_level: dict[int, list[int]] = {}  # level -> indices of the incident headings
+    for index, block in enumerate(blocks):
         if not block.is_heading:
             continue
         while stack and stack[-1][0] >= block.level:
@@ -47,19 +48,27 @@ def incidents_in(blocks: list[Block], text: str) -> list[IncidentHeading]:
         field = field_for_heading(block.text)
         stack.append((block.level, field))
         if not in_timeline and field != SectionField.TIMELINE and _names_an_incident(block.text):
-            by_level.setdefault(block.level, []).append(block.text)
+            by_level.setdefault(block.level, []).append(index)
     # The level with most incident headings (the shallower one on a tie): sub-headings of one
     # incident ("2021-11-05: restart") stay inside it.
     level = max(by_level, key=lambda lvl: (len(by_level[lvl]), -lvl), default=None)
     if level is None or len(by_level[level]) < 2:
         return []
-    found: list[IncidentHeading] = []
+    found: list[tuple[IncidentHeading, int, int]] = []
     cursor = 0
-    for heading in by_level[level]:
+    for first in by_level[level]:
+        heading = blocks[first].text
+        end = next((j for j in range(first + 1, len(blocks)) if 0 < blocks[j].level <= level), len(blocks))
         offset = text.find(heading, cursor)
         if offset < 0:  # not in the text as written: keep the heading, point at the last known place
             offset = cursor
         else:
             cursor = offset + len(heading)
-        found.append(IncidentHeading(heading, offset))
+        found.append((IncidentHeading(heading, offset), first, end))
     return found
+
+
+def incidents_in(blocks: list[Block], text: str) -> list[IncidentHeading]:
+    """The headings that each start an incident, with their offsets in `text` (the blocks' full
+    text), when there are at least two; else an empty list."""
+    return [heading for heading, _, _ in incident_ranges(blocks, text)]
