@@ -25,7 +25,7 @@ from pydantic import TypeAdapter, ValidationError
 from pipeline.evidence import evidence_for, field_parts
 from pipeline.extract import Extraction
 from pipeline.extract.durations import durations_in
-from pipeline.extract.prose import Passage
+from pipeline.extract.prose import Passage, impact_region, impact_users
 from pipeline.extract.severity import severity_in
 from pipeline.extract.tags import suggest_terms
 from pipeline.ids import GITHUB_HOSTS, canonical_url, draft_id_for, part_draft_id
@@ -196,6 +196,16 @@ def _cued(extraction: Extraction) -> dict[str, str]:
     return {name: "\n".join(p.text for p in passages) for name, passages in _cued_passages(extraction).items()}
 
 
+def _impact(text: str) -> dict[str, str]:
+    """The impact: its scope the passage, its users and region what the passage names, if it does."""
+    users, region = impact_users(text), impact_region(text)
+    return {
+        "scope": " ".join(text.split())[:_IMPACT_LIMIT],
+        "users": users[0] if users else "unknown",
+        "region": region[0] if region else "unknown",
+    }
+
+
 def field_proposals(extraction: Extraction) -> dict[str, Any]:
     """What the extractor would put in each case field, as JSON values."""
     severity = severity_in(extraction.text)
@@ -219,9 +229,7 @@ def field_proposals(extraction: Extraction) -> dict[str, Any]:
         "severity": severity.term if severity else None,
         "summary": _texts(extraction.summary),
         "trigger": _texts(joined[SectionField.TRIGGER] or cued.get("trigger")),
-        "impact": {"scope": " ".join(impact.split())[:_IMPACT_LIMIT], "users": "unknown", "region": "unknown"}
-        if impact
-        else None,
+        "impact": _impact(impact) if impact else None,
         "detection": _texts(joined[SectionField.DETECTION] or cued.get("detection")),
         "root_cause": root_causes[0] if root_causes else None,
         "lessons": _texts(joined[SectionField.LESSONS]),
@@ -274,6 +282,7 @@ def field_evidence(extraction: Extraction) -> list[Evidence]:
     # Fields drafted from the section under a heading that names them: the section is the passage.
     for field, proposal in _SECTION_PROPOSAL.items():
         found += [_evidence(proposal, text, f"heading.{field.value}", body) for body in extraction.texts_for(field)]
+    found += _impact_part_evidence(extraction)
     # Fields drafted from cue sentences and timeline entries: each passage, by the rule that chose it.
     for name, passages in _cued_passages(extraction).items():
         for index, passage in enumerate(passages):
@@ -283,6 +292,20 @@ def field_evidence(extraction: Extraction) -> list[Evidence]:
         found.append(_evidence("summary", text, "summary.opening", extraction.summary))
     found += _term_evidence(extraction, field_proposals(extraction))
     return [entry for entry in found if entry is not None]
+
+
+def _impact_part_evidence(extraction: Extraction) -> list[Evidence | None]:
+    """Where the impact's users and region stand: within the passages the impact was drafted from."""
+    text = extraction.text or ""
+    found: list[Evidence | None] = []
+    for passage in extraction.texts_for(SectionField.IMPACT) or [
+        p.text for p in _cued_passages(extraction).get("impact", [])
+    ]:
+        at = text.find(passage)
+        for part, named in (("users", impact_users(passage)), ("region", impact_region(passage))):
+            if named is not None and at >= 0 and f"impact.{part}" not in {e.field for e in found if e}:
+                found.append(_evidence(f"impact.{part}", text, f"cue.impact.{part}", named[0], at + named[1]))
+    return found
 
 
 # The case field each vocabulary's suggested terms fill.

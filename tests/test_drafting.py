@@ -175,3 +175,17 @@ def test_each_suggested_term_keeps_the_words_that_suggested_it() -> None:
     edited = draft.model_copy(update={"symptoms": ["training-hang"]})
     again = apply_extraction(edited, SourceEntry(url=URL), extract(body, URL, None), edited.origin)
     assert not [e for e in again.evidence if e.field.startswith("symptoms")], "a person's list keeps none"
+
+
+def test_the_impact_names_its_users_and_region_where_the_passage_does() -> None:
+    body = POSTMORTEM.replace(
+        b"## Timeline",
+        b"## Impact\n\nAbout 30 percent of our customers in eu-west-1 could not check out.\n\n## Timeline",
+    )
+    draft = draft_of(body)
+    assert (draft.impact.users, draft.impact.region) == ("30 percent of our customers", "eu-west-1")
+    by_field = {e.field: e for e in draft.evidence}
+    assert by_field["impact.users"].quote == "30 percent of our customers"
+    assert by_field["impact.region"].rule == "cue.impact.region"
+    assert draft.text is not None and draft.text[by_field["impact.region"].start :].startswith("eu-west-1")
+    assert (draft_of(POSTMORTEM).impact.users, draft_of(POSTMORTEM).impact.region) == ("unknown", "unknown")

@@ -31,7 +31,7 @@ from pipeline.extract.sentences import sentences
 from pipeline.extract.summary import LEAD_IN, Answers, noise
 from pipeline.models import Section, SectionField
 
-__all__ = ["FIELDS", "Passage", "answers", "prose_passages"]
+__all__ = ["FIELDS", "Passage", "answers", "impact_region", "impact_users", "prose_passages"]
 
 FIELDS = ("trigger", "detection", "impact", "remediation")
 # How many passages a field keeps: a short field is read, a long one is skimmed.
@@ -315,3 +315,33 @@ def answers(sections: Sequence[Section], passages: dict[str, list[Passage]]) -> 
         names_cause=lambda text: any(_root_cause_tier(s) == 0 for s in sentences(text)),
         tells_impact=lambda text: bool(_CUES["impact"].search(text)),
     )
+
+
+# Who the incident hit, as the impact names them: "Platform users", "all customers", "some idle users".
+_USERS = re.compile(
+    r"\b(?:(?:all|most|some|many|several|few|the|our|\d(?:[\d,.]*\d)?(?:%| percent)?(?: of(?: the| our)?)?)\s+)?"
+    r"(?:(?!(?:for|of|to|from|in|on|by|with|and|or|the|a|an)\b|[a-z]+ing\b)[a-z][\w-]*\s+){0,2}?"
+    r"(?:users|customers|developers|clients|visitors|subscribers|tenants|people|researchers)\b",
+    re.IGNORECASE,
+)
+# Where: a cloud region's name (AWS eu-west-1, Google europe-west4, us-central1), or regions counted.
+_REGION = re.compile(
+    r"\b(?:(?:us|eu|ap|sa|ca|me|af|il|mx)-(?:north|south|east|west|central|northeast|southeast|northwest|southwest)-\d|"
+    r"(?:us|europe|asia|australia|northamerica|southamerica|me|africa)-(?:north|south|east|west|central|northeast|"
+    r"southeast|northwest|southwest)\d|(?:all|multiple|several|two|three|\d+) (?:\w+ )?regions)\b",
+    re.IGNORECASE,
+)
+
+
+def impact_users(impact: str) -> tuple[str, int] | None:
+    """Who the impact says the incident hit, and where that stands in `impact`: its first phrase
+    naming people ("Platform users were unable to sign in" gives "Platform users")."""
+    match = _USERS.search(impact)
+    return (match.group(), match.start()) if match else None
+
+
+def impact_region(impact: str) -> tuple[str, int] | None:
+    """Where the impact says the incident hit, and where that stands in `impact`: a cloud region
+    named (eu-west-1, us-central1) or regions counted ("two regions")."""
+    match = _REGION.search(impact)
+    return (match.group(), match.start()) if match else None
