@@ -164,3 +164,12 @@ def test_a_logbook_whose_opening_tells_no_incident_is_summed_up_from_its_inciden
         "Two jobs failed and one crashed.\n"
     )
     assert tagline == "The run hung, and hung again. Nodes went down. Two jobs failed and one crashed.", "no tagline"
+
+
+def test_a_lead_in_to_code_is_not_how_an_incident_ended() -> None:
+    summary = _summary(
+        "# Outage\n\n## Summary\n\nThe queue workers crashed and jobs piled up for an hour.\n\n"
+        "## Notes\n\nWe restarted the workers and ran a few jobs, then ran:\n\n"
+        "```\nqueue status\n```\n\nWe rolled back the worker image and the queue drained.\n"
+    )
+    assert summary is not None and summary.endswith("We rolled back the worker image and the queue drained.")

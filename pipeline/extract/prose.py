@@ -288,7 +288,7 @@ def _resolution_passage(sections: Sequence[Section], passages: dict[str, list[Pa
             told = [s for paragraph in _paragraphs(section) for s in sentences(paragraph)]
             if told:
                 return next((s for s in told if _ENDED_IT.search(s)), told[0])
-    steps = [p.text for p in passages["remediation"]]
+    steps = [p.text for p in passages["remediation"] if not p.text.endswith(":")]  # not a lead-in to code
     return next((p for p in steps if _ENDED_IT.search(p)), steps[0] if steps else None)
 
 
