@@ -379,6 +379,14 @@ class Origin(Record):
     failure: FetchFailure | None = Field(default=None, description="Set while the source cannot be fetched.")
 
 
+class FieldEdit(Record):
+    """One field a person's edit changed: its path and its value before and after, as JSON."""
+
+    path: str
+    before: Any = None
+    after: Any = None
+
+
 class Transition(Record):
     """One step of a draft's review history; never rewritten, only appended.
 
@@ -394,6 +402,11 @@ class Transition(Record):
     changed: list[str] = Field(
         default=[],
         description="For an edit: the fields it changed, as dotted paths (summary.ko, impact.scope, components).",
+    )
+    edits: list[FieldEdit] = Field(
+        default=[],
+        description="For an edit: each changed field's value before and after, so a reviewer sees the change. "
+        "Records written before it existed load with it empty.",
     )
 
 

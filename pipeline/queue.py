@@ -21,7 +21,7 @@ from pipeline.models import CASE_ID_PATTERN, Case, Draft, DraftState, Evidence, 
 from pipeline.review import missing_for_publication
 from pipeline.store import Store
 
-__all__ = ["UNREADABLE", "Block", "QueueEntry", "Unreadable", "queue", "read_drafts", "show"]
+__all__ = ["UNREADABLE", "Block", "QueueEntry", "Unreadable", "queue", "queue_of", "read_drafts", "show"]
 
 UNREADABLE = "unreadable"
 # The order a person works through: what only a person can mend first, what waits for a reviewer, what is done.
@@ -111,21 +111,54 @@ def queue(
     org: str | None = None,
     component: str | None = None,
     older_than_days: float | None = None,
+    writer: str | None = None,
+    search: str | None = None,
     sort: str = "age",
 ) -> list[QueueEntry]:
-    """Drafts filtered by state, organisation, component and age, sorted as asked.
+    """Drafts filtered by state, organisation, component, age, writer and words of their title or
+    text, sorted as asked.
 
     Unreadable draft files are listed (state `unreadable`, with the `problem`) unless a
     filter leaves them out. All that is known of one is its id and its age: a state filter
-    without `unreadable` and `older_than_days` apply as to any draft; an organisation or a
-    component leaves it out (it cannot match), unless the states ask for `unreadable`.
+    without `unreadable` and `older_than_days` apply as to any draft; an organisation, a
+    component, a writer or a search leaves it out (it cannot match), unless the states ask for
+    `unreadable`.
     """
+    drafts, unreadable = read_drafts(store)
+    return queue_of(
+        drafts,
+        unreadable,
+        languages,
+        states=states,
+        org=org,
+        component=component,
+        older_than_days=older_than_days,
+        writer=writer,
+        search=search,
+        sort=sort,
+    )
+
+
+def queue_of(
+    drafts: Sequence[Draft],
+    unreadable: Sequence[Unreadable],
+    languages: Sequence[str],
+    *,
+    states: Sequence[str] | None = None,
+    org: str | None = None,
+    component: str | None = None,
+    older_than_days: float | None = None,
+    writer: str | None = None,
+    search: str | None = None,
+    sort: str = "age",
+) -> list[QueueEntry]:
+    """`queue` over drafts already read (the web page keeps them read between requests)."""
     if sort not in _SORTS:
         raise ReviewError(f"--sort must be one of {', '.join(_SORTS)}, not {sort!r}")
     unknown = [s for s in states or [] if s not in _STATE_ORDER]
     if unknown:
         raise ReviewError(f"unknown state {unknown[0]!r}; known: {', '.join(_STATE_ORDER)}")
-    drafts, unreadable = read_drafts(store)
+    words = (search or "").casefold().split()
     entries = [
         QueueEntry(
             id=bad.id,
@@ -137,7 +170,7 @@ def queue(
             problem=f"{bad.path}: {bad.problem}",
         )
         for bad in unreadable
-        if (UNREADABLE in states if states else not (org or component))
+        if (UNREADABLE in states if states else not (org or component or writer or words))
         and (older_than_days is None or bad.age_days >= older_than_days)
     ]
     for draft in drafts:
@@ -146,6 +179,10 @@ def queue(
         if org and org.casefold() not in ((draft.org or "").casefold(), (draft.org_slug or "").casefold()):
             continue
         if component and component not in draft.components:
+            continue
+        if writer and writer.casefold() != (draft.review.written_by or "").casefold():
+            continue
+        if words and not _matches(draft, words):
             continue
         entry = _entry(draft, languages)
         if older_than_days is not None and entry.age_days < older_than_days:
@@ -158,6 +195,12 @@ def queue(
         "id": lambda e: e.id,
     }
     return sorted(entries, key=keys[sort])
+
+
+def _matches(draft: Draft, words: Sequence[str]) -> bool:
+    """Every word (case-folded) is in the draft's titles, its id or its text."""
+    haystack = " ".join([draft.id, *(draft.title or {}).values(), draft.text or ""]).casefold()
+    return all(word in haystack for word in words)
 
 
 # ---------------------------------------------------------------- one record, as a reviewer reads it

@@ -55,7 +55,17 @@ from pydantic import ValidationError
 
 from pipeline.errors import ReviewError
 from pipeline.evidence import without_evidence
-from pipeline.models import ArchiveState, ArchiveStatus, Case, Draft, DraftState, Review, Transition, utc_now
+from pipeline.models import (
+    ArchiveState,
+    ArchiveStatus,
+    Case,
+    Draft,
+    DraftState,
+    FieldEdit,
+    Review,
+    Transition,
+    utc_now,
+)
 from pipeline.records import load_record
 
 __all__ = [
@@ -224,9 +234,23 @@ def allowed(draft: Draft, action: ReviewAction, by: str) -> Move:
     return move
 
 
-def _step(draft: Draft, move: Move, by: str, comment: str | None, changed: Sequence[str] = (), **changes: Any) -> Draft:
+def _step(
+    draft: Draft,
+    move: Move,
+    by: str,
+    comment: str | None,
+    changed: Sequence[str] = (),
+    edits: Sequence[FieldEdit] = (),
+    **changes: Any,
+) -> Draft:
     entry = Transition(
-        at=utc_now(), by=by, from_state=draft.state, to_state=move.to_state, comment=comment, changed=list(changed)
+        at=utc_now(),
+        by=by,
+        from_state=draft.state,
+        to_state=move.to_state,
+        comment=comment,
+        changed=list(changed),
+        edits=list(edits),
     )
     return draft.model_copy(update={"state": move.to_state, "history": [*draft.history, entry], **changes})
 
@@ -315,7 +339,23 @@ def edited(before: Draft, after: Draft, by: str) -> Draft:
         return after
     move = allowed(before, ReviewAction.EDIT, by)
     comment = "edited after approval" if move.to_state != before.state else "edited"
-    return _step(without_evidence(after, changed), move, by, comment, changed=changed, review=_unapproved(after))
+    old, new = _content(before), _content(after)
+    edits = [FieldEdit(path=path, before=_at(old, path), after=_at(new, path)) for path in changed]
+    return _step(
+        without_evidence(after, changed), move, by, comment, changed=changed, edits=edits, review=_unapproved(after)
+    )
+
+
+def _at(data: Any, path: str) -> Any:
+    """The value at a dotted path of `_content`'s JSON (`summary.ko`, `remediation.0.text.en`), or None."""
+    for part in path.split("."):
+        if isinstance(data, list) and part.isdigit() and int(part) < len(data):
+            data = data[int(part)]
+        elif isinstance(data, dict):
+            data = data.get(part)
+        else:
+            return None
+    return data
 
 
 def apply_edit(before: Draft, data: bytes, by: str, label: str) -> Draft:

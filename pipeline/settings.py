@@ -80,6 +80,11 @@ class Settings(BaseSettings):
         default=["en"],
         description="Languages every narrative field of a published case must have.",
     )
+    web_user_header: str | None = Field(
+        default=None,
+        description="The web page trusts this request header (set by a reverse proxy doing single sign-on) "
+        "for the signed-in person's name, instead of its own sign-in. Only behind such a proxy.",
+    )
 
     # ------------------------------------------------------------ fetching
     user_agent: str = Field(

@@ -27,6 +27,7 @@ from pipeline.cli.common import (
     verbosity,
 )
 from pipeline.errors import SettingsError
+from pipeline.settings import Settings
 from pipeline.status import status as library_status
 from pipeline.store import Store
 
@@ -36,14 +37,21 @@ def _interrupt(signum: int, frame: object) -> None:
 
 
 @app.command()
-def serve(root: RootOption = None) -> None:
+def serve(
+    root: RootOption = None,
+    web: Annotated[
+        str | None, typer.Option(metavar="HOST:PORT", help="Serve the reviewer's web page beside, e.g. 127.0.0.1:8000.")
+    ] = None,
+) -> None:
     """Run the flows on their schedules until stopped (Ctrl-C): crawl, archive, refresh, and promote.
 
     Uses the Prefect server PREFECT_API_URL names; with none, starts one here (SQLite under
     the data root's .incidentlib/prefect/), prints its UI address and stops it on exit.
-    Schedules stay active across a restart.
+    Schedules stay active across a restart. With --web, the review page runs beside them.
     """
     settings = load_settings(root)
+    if web:
+        _serve_web(settings, web)
     store = Store.from_settings(settings)
     # Prefect's runner stops on KeyboardInterrupt. A service manager stops with SIGTERM: taken as
     # Ctrl-C from here on, so that the server this starts is stopped too, even while it is still
@@ -218,3 +226,20 @@ def config(root: RootOption = None, as_json: JsonOption = False) -> None:
             origin = "a running `incidentlib serve`" if value else "not set"
         shown = "" if value is None else json.dumps(value) if isinstance(value, list) else str(value)
         typer.echo(f"{env}={shown}  # {origin}")
+
+
+def _serve_web(settings: Settings, where: str) -> None:
+    """The review page in a thread of this process, stopped with it."""
+    import threading
+
+    import uvicorn
+
+    from pipeline.web import create_app
+
+    host, _, port = where.rpartition(":")
+    if not port.isdigit():
+        raise typer.BadParameter(f"--web: expected HOST:PORT, not {where!r}")
+    config = uvicorn.Config(create_app(settings), host=host or "127.0.0.1", port=int(port), log_level="warning")
+    server = uvicorn.Server(config)
+    threading.Thread(target=server.run, name="web", daemon=True).start()
+    typer.echo(f"review page: http://{host or '127.0.0.1'}:{port}/")

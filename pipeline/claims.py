@@ -1,0 +1,80 @@
+"""Who is on which draft: a reviewer claims a draft so that two people do not work on it at once.
+
+    claim(store, "acme-cache-1a2b3c4d", "ann")    # ann is on it; ClaimError if bob is
+    unclaim(store, "acme-cache-1a2b3c4d", "ann")  # only the one who claimed it, or `force`
+    claims(store)                                 # {draft id: Claim}
+
+A claim is workflow state, not part of the record: it lives in the data root's state folder
+(`.incidentlib/claims.json`, ignored by git) and goes with the draft's review, not its history.
+A claim older than `STALE_AFTER` no longer holds anyone off: people forget to let go.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from pipeline.errors import ReviewError
+from pipeline.models import utc_now
+from pipeline.store import Store, write_atomic
+
+__all__ = ["STALE_AFTER", "Claim", "claim", "claims", "unclaim"]
+
+STALE_AFTER = timedelta(days=2)
+
+
+@dataclass(frozen=True)
+class Claim:
+    by: str
+    at: datetime
+
+    @property
+    def stale(self) -> bool:
+        return utc_now() - self.at > STALE_AFTER
+
+
+def _path(store: Store) -> Path:
+    return store.state_dir / "claims.json"
+
+
+def claims(store: Store) -> dict[str, Claim]:
+    """Every claim, by draft id; an unreadable file counts as none (claims are a courtesy, not a lock)."""
+    try:
+        data = json.loads(_path(store).read_text(encoding="utf-8"))
+        return {k: Claim(v["by"], datetime.fromisoformat(v["at"])) for k, v in data.items()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return {}
+
+
+def _write(store: Store, found: dict[str, Claim]) -> None:
+    data = {k: {"by": c.by, "at": c.at.isoformat()} for k, c in sorted(found.items())}
+    store.state_dir.mkdir(parents=True, exist_ok=True)
+    write_atomic(_path(store), (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode())
+
+
+def claim(store: Store, draft_id: str, by: str) -> Claim:
+    """`by` is on the draft now. Refused while someone else's claim holds (not stale)."""
+    store.read_draft(draft_id)  # RecordNotFound for a draft that is not there
+    with store.lock("claims"):
+        found = claims(store)
+        held = found.get(draft_id)
+        if held is not None and held.by.casefold() != by.casefold() and not held.stale:
+            raise ReviewError(f"{held.by} is on this draft since {held.at:%Y-%m-%d %H:%M}", draft_id=draft_id)
+        found[draft_id] = Claim(by, utc_now())
+        _write(store, found)
+        return found[draft_id]
+
+
+def unclaim(store: Store, draft_id: str, by: str, *, force: bool = False) -> None:
+    """`by` lets go of the draft. Someone else's claim is let go only with `force` or once stale."""
+    with store.lock("claims"):
+        found = claims(store)
+        held = found.get(draft_id)
+        if held is None:
+            return
+        if held.by.casefold() != by.casefold() and not (force or held.stale):
+            raise ReviewError(f"{held.by} is on this draft; only they can let go of it", draft_id=draft_id)
+        del found[draft_id]
+        _write(store, found)

@@ -1,0 +1,544 @@
+"""The reviewer's web page: the queue, a draft beside its text, the review's moves, published cases.
+
+    app = create_app(settings)      # an ASGI app; `incidentlib web` serves it with uvicorn
+
+A thin shell, like the command line: each action is one call of pipeline.review, pipeline.queue or
+pipeline.claims under the store's locks; no rule is written twice. Every page needs a signed-in
+person (pipeline.reviewers), whose name is the one every move is made in.
+
+Safety, because every page shows text from crawled pages: Jinja2 escapes everything (no template
+marks anything safe), the archived copy is shown only in a sandboxed frame, and a
+Content-Security-Policy allows no inline script or style. Sessions are a signed cookie (HttpOnly,
+SameSite=Lax, Secure over HTTPS); every form carries the session's CSRF token, and every POST
+without it is refused; failed sign-ins are slowed down per name and address.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import os
+import secrets
+import time
+from collections import defaultdict
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, urlencode
+
+from fastapi import FastAPI, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.staticfiles import StaticFiles
+from fastapi.templating import Jinja2Templates
+from itsdangerous import BadSignature, URLSafeTimedSerializer
+from jinja2 import Environment, FileSystemLoader
+from starlette.middleware.base import BaseHTTPMiddleware
+
+from pipeline import claims as claiming
+from pipeline import queue as review_queue
+from pipeline import review
+from pipeline.errors import ConflictError, IncidentlibError, RecordError, RecordNotFound, ReviewError
+from pipeline.fragments import fragment_link
+from pipeline.models import Case, Draft, DraftState, LinkStatus
+from pipeline.settings import Settings
+from pipeline.store import Store, write_atomic
+from pipeline.web.forms import apply_form, form_fields, languages_for, marked_text, word_diff
+
+__all__ = ["SESSION_COOKIE", "create_app"]
+
+SESSION_COOKIE = "incidentlib_session"
+SESSION_MAX_AGE_S = 12 * 3600
+PAGE_SIZE = 50
+_HERE = Path(__file__).parent
+_BROKEN = {LinkStatus.GONE, LinkStatus.MOVED, LinkStatus.BLOCKED}
+
+
+# ---------------------------------------------------------------- sessions
+
+
+def _secret(store: Store) -> str:
+    """The key that signs sessions: INCIDENTLIB_WEB_SECRET, else one made once and kept in the
+    data root's state folder (mode 0600, ignored by git), so a restart keeps people signed in."""
+    given = os.environ.get("INCIDENTLIB_WEB_SECRET")
+    if given:
+        return given
+    path = store.state_dir / "web-secret"
+    try:
+        return path.read_text(encoding="ascii").strip()
+    except FileNotFoundError:
+        store.state_dir.mkdir(parents=True, exist_ok=True)
+        made = secrets.token_urlsafe(32)
+        write_atomic(path, made.encode())
+        path.chmod(0o600)
+        return made
+
+
+@dataclass
+class Session:
+    name: str | None = None
+    csrf: str = field(default_factory=lambda: secrets.token_urlsafe(24))
+
+
+class _Sessions(BaseHTTPMiddleware):
+    """A signed cookie holding who is signed in and the CSRF token; written back when it changed."""
+
+    def __init__(self, app: Any, signer: URLSafeTimedSerializer) -> None:
+        super().__init__(app)
+        self.signer = signer
+
+    async def dispatch(self, request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
+        session = Session()
+        raw = request.cookies.get(SESSION_COOKIE)
+        if raw:
+            try:
+                data = self.signer.loads(raw, max_age=SESSION_MAX_AGE_S)
+                session = Session(name=data.get("name"), csrf=data["csrf"])
+            except (BadSignature, KeyError, TypeError):
+                pass
+        before = (session.name, session.csrf)
+        request.state.session = session
+        response = await call_next(request)
+        if (session.name, session.csrf) != before or not raw:
+            response.set_cookie(
+                SESSION_COOKIE,
+                self.signer.dumps({"name": session.name, "csrf": session.csrf}),
+                max_age=SESSION_MAX_AGE_S,
+                httponly=True,
+                samesite="lax",
+                secure=request.url.scheme == "https",
+                path="/",
+            )
+        return response
+
+
+class _Throttle:
+    """Failed sign-ins slow the next ones down, per name and per address: after three failures
+    each attempt waits 1 s, doubling up to 30 s, until one succeeds or ten minutes pass."""
+
+    def __init__(self) -> None:
+        self.failures: dict[str, tuple[int, float]] = defaultdict(lambda: (0, 0.0))
+
+    def wait_s(self, *keys: str) -> float:
+        now = time.monotonic()
+        worst = 0
+        for key in keys:
+            count, last = self.failures[key]
+            if now - last > 600:
+                self.failures[key] = (0, 0.0)
+                continue
+            worst = max(worst, count)
+        return 0.0 if worst < 3 else min(30.0, 2.0 ** (worst - 3))
+
+    def failed(self, *keys: str) -> None:
+        for key in keys:
+            count, _ = self.failures[key]
+            self.failures[key] = (count + 1, time.monotonic())
+
+    def passed(self, *keys: str) -> None:
+        for key in keys:
+            self.failures.pop(key, None)
+
+
+# ---------------------------------------------------------------- drafts kept read between requests
+
+
+class _DraftCache:
+    """Drafts read once and read again only when their file changed (size and time): the queue of
+    5,000 drafts is then a listing and a stat of each file, not 5,000 parses."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.read: dict[Path, tuple[tuple[int, int], Draft | review_queue.Unreadable]] = {}
+
+    def all(self) -> tuple[list[Draft], list[review_queue.Unreadable]]:
+        drafts: list[Draft] = []
+        unreadable: list[review_queue.Unreadable] = []
+        seen = set()
+        for path in self.store.files("draft"):
+            seen.add(path)
+            try:
+                stat = path.stat()
+            except OSError:
+                continue
+            key = (stat.st_mtime_ns, stat.st_size)
+            cached = self.read.get(path)
+            if cached is None or cached[0] != key:
+                try:
+                    value: Draft | review_queue.Unreadable = self.store.read_draft(path.stem)
+                except RecordNotFound:
+                    continue
+                except RecordError as exc:
+                    label = self.store.label(path)
+                    problem = str(exc).removeprefix(f"{label}: ")
+                    age = round((time.time() - stat.st_mtime) / 86400, 2)
+                    value = review_queue.Unreadable(path.stem, label, problem, age)
+                cached = (key, value)
+                self.read[path] = cached
+            if isinstance(cached[1], Draft):
+                drafts.append(cached[1])
+            else:
+                unreadable.append(cached[1])
+        for gone in set(self.read) - seen:
+            del self.read[gone]
+        return drafts, unreadable
+
+
+# ---------------------------------------------------------------- the application
+
+
+def create_app(settings: Settings) -> FastAPI:
+    """The web page on the data root of `settings`."""
+    store = Store.from_settings(settings)
+    signer = URLSafeTimedSerializer(_secret(store), salt="incidentlib-session")
+    throttle = _Throttle()
+    cache = _DraftCache(store)
+    # Autoescape everywhere, not only for .html: every value a page shows may come from a crawled page.
+    env = Environment(loader=FileSystemLoader(_HERE / "templates"), autoescape=True)
+    templates = Jinja2Templates(env=env)
+    templates.env.globals.update(word_diff=word_diff, quote=quote)
+    languages = list(settings.required_languages)
+    archive_origin = settings.wayback_url.rstrip("/")
+    trusted_header = settings.web_user_header
+
+    app = FastAPI(title="incidentlib", docs_url=None, redoc_url=None, openapi_url=None)
+    app.mount("/static", StaticFiles(directory=str(_HERE / "static")), name="static")
+
+    async def guard(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
+        """Headers every answer carries; a signed-in person for every page; a CSRF token for every POST."""
+        session: Session = request.state.session
+        if trusted_header:
+            session.name = request.headers.get(trusted_header) or None
+        path = request.url.path
+        public = path in ("/login", "/healthz") or path.startswith("/static/")
+        if not public and not session.name:
+            if request.method == "GET":
+                target = path + (f"?{request.url.query}" if request.url.query else "")
+                return _secured(
+                    RedirectResponse(f"/login?{urlencode({'next': target})}", status_code=303), archive_origin
+                )
+            return _secured(Response("sign in first", status_code=401), archive_origin)
+        if request.method == "POST" and not await _csrf_ok(request, session):
+            return _secured(Response("the form's CSRF token is missing or wrong; reload the page", 403), archive_origin)
+        return _secured(await call_next(request), archive_origin)
+
+    # The last added runs first: the session is read before the guard looks at it.
+    app.add_middleware(BaseHTTPMiddleware, dispatch=guard)
+    app.add_middleware(_Sessions, signer=signer)
+
+    def page(request: Request, name: str, status: int = 200, **context: Any) -> HTMLResponse:
+        session: Session = request.state.session
+        context.update(me=session.name, csrf=session.csrf, request=request, sso=bool(trusted_header))
+        return templates.TemplateResponse(request, name, context, status_code=status)
+
+    @app.get("/healthz")
+    async def healthz() -> Response:
+        return Response("ok")
+
+    @app.get("/login", response_class=HTMLResponse)
+    async def login_form(request: Request, next: str = "/") -> HTMLResponse:
+        return page(request, "login.html", next=_local(next), problem=None)
+
+    @app.post("/login", response_class=HTMLResponse)
+    async def login(request: Request) -> Response:
+        from pipeline.reviewers import check_password
+
+        form = await request.form()
+        name = str(form.get("name") or "").strip()
+        password = str(form.get("password") or "")
+        target = _local(str(form.get("next") or "/"))
+        keys = (f"name:{name.casefold()}", f"addr:{request.client.host if request.client else '-'}")
+        wait = throttle.wait_s(*keys)
+        if wait:
+            await asyncio.sleep(wait)  # slows a guesser down; a person waits a second
+        ok = bool(name) and await asyncio.to_thread(check_password, store, name, password)
+        if not ok:
+            throttle.failed(*keys)
+            return page(request, "login.html", 401, next=target, problem="wrong name or password")
+        throttle.passed(*keys)
+        session: Session = request.state.session
+        session.name = name
+        session.csrf = secrets.token_urlsafe(24)  # a new token with each sign-in
+        return RedirectResponse(target, status_code=303)
+
+    @app.post("/logout")
+    async def logout(request: Request) -> Response:
+        session: Session = request.state.session
+        session.name = None
+        session.csrf = secrets.token_urlsafe(24)
+        return RedirectResponse("/login", status_code=303)
+
+    # ------------------------------------------------------------ the queue
+
+    @app.get("/", response_class=HTMLResponse)
+    async def queue_page(
+        request: Request,
+        state: str = "",
+        org: str = "",
+        component: str = "",
+        older_than: str = "",
+        writer: str = "",
+        q: str = "",
+        sort: str = "state",
+        page_number: int = 1,
+    ) -> HTMLResponse:
+        drafts, unreadable = await asyncio.to_thread(cache.all)
+        problem = None
+        try:
+            entries = review_queue.queue_of(
+                drafts,
+                unreadable,
+                languages,
+                states=[state] if state else None,
+                org=org or None,
+                component=component or None,
+                older_than_days=float(older_than) if older_than else None,
+                writer=writer or None,
+                search=q or None,
+                sort=sort,
+            )
+        except (ReviewError, ValueError) as exc:
+            entries, problem = [], str(exc)
+        counts: dict[str, int] = defaultdict(int)
+        for draft in drafts:
+            counts[draft.state.value] += 1
+        if unreadable:
+            counts[review_queue.UNREADABLE] = len(unreadable)
+        pages = max(1, -(-len(entries) // PAGE_SIZE))
+        page_number = min(max(1, page_number), pages)
+        shown = entries[(page_number - 1) * PAGE_SIZE : page_number * PAGE_SIZE]
+        filters = {"state": state, "org": org, "component": component, "older_than": older_than}
+        filters |= {"writer": writer, "q": q, "sort": sort}
+        return page(
+            request,
+            "queue.html",
+            entries=shown,
+            total=len(entries),
+            counts=dict(counts),
+            states=[s.value for s in DraftState] + [review_queue.UNREADABLE],
+            filters=filters,
+            page_number=page_number,
+            pages=pages,
+            query=lambda **change: urlencode({k: v for k, v in {**filters, **change}.items() if v}),
+            claims=claiming.claims(store),
+            problem=problem,
+        )
+
+    @app.post("/drafts/{draft_id}/claim", response_class=HTMLResponse)
+    async def claim(request: Request, draft_id: str) -> HTMLResponse:
+        name = request.state.session.name
+        problem = None
+        try:
+            await asyncio.to_thread(claiming.claim, store, draft_id, name)
+        except IncidentlibError as exc:
+            problem = str(exc)
+        return page(
+            request, "_claim.html", draft_id=draft_id, claim=claiming.claims(store).get(draft_id), problem=problem
+        )
+
+    @app.post("/drafts/{draft_id}/unclaim", response_class=HTMLResponse)
+    async def unclaim(request: Request, draft_id: str) -> HTMLResponse:
+        name = request.state.session.name
+        problem = None
+        try:
+            await asyncio.to_thread(claiming.unclaim, store, draft_id, name)
+        except IncidentlibError as exc:
+            problem = str(exc)
+        return page(
+            request, "_claim.html", draft_id=draft_id, claim=claiming.claims(store).get(draft_id), problem=problem
+        )
+
+    # ------------------------------------------------------------ one draft
+
+    def draft_page(
+        request: Request,
+        draft: Draft,
+        version: str,
+        status: int = 200,
+        *,
+        problem: str | None = None,
+        problems: list[tuple[str, str]] | None = None,
+        typed: Draft | None = None,
+        theirs: list[str] | None = None,
+    ) -> HTMLResponse:
+        shown = typed or draft
+        segments, marks = marked_text(draft.text or "", draft.evidence)
+        base = _evidence_url(draft)
+        links = {}
+        for number, entry in marks.items():
+            try:
+                links[number] = fragment_link(base, draft.text or "", entry.start, entry.end)
+            except ValueError:
+                links[number] = base
+        link_states = store.read_links()
+        return page(
+            request,
+            "draft.html",
+            status,
+            draft=draft,
+            version=version,
+            fields=form_fields(shown, languages_for(shown, languages), marks),
+            languages=languages_for(shown, languages),
+            segments=segments,
+            marks=marks,
+            links=links,
+            lacks=review.missing_for_publication(shown, languages),
+            link_states=link_states,
+            claim=claiming.claims(store).get(draft.id),
+            problem=problem,
+            problems=problems or [],
+            theirs=theirs or [],
+            archived=next((s.archived for s in draft.sources if s.archived), None),
+        )
+
+    @app.get("/drafts/{draft_id}", response_class=HTMLResponse)
+    async def show_draft(request: Request, draft_id: str) -> Response:
+        try:
+            draft, version = await asyncio.to_thread(store.read_draft_versioned, draft_id)
+        except RecordNotFound:
+            return page(request, "missing.html", 404, what=f"draft {draft_id}")
+        except RecordError as exc:
+            return page(request, "missing.html", 422, what=str(exc))
+        return draft_page(request, draft, version)
+
+    @app.post("/drafts/{draft_id}/lacks", response_class=HTMLResponse)
+    async def lacks(request: Request, draft_id: str) -> HTMLResponse:
+        """What the draft would still lack with the form as typed (not saved)."""
+        draft = await asyncio.to_thread(store.read_draft, draft_id)
+        form = await request.form()
+        typed, problems = apply_form(draft, _form_values(form), languages_for(draft, languages))
+        missing = review.missing_for_publication(typed, languages) if typed else []
+        return page(request, "_lacks.html", lacks=missing, problems=problems)
+
+    @app.post("/drafts/{draft_id}/save", response_class=HTMLResponse)
+    async def save(request: Request, draft_id: str) -> Response:
+        name = request.state.session.name
+        form = await request.form()
+        loaded_version = str(form.get("version") or "")
+        current, version = await asyncio.to_thread(store.read_draft_versioned, draft_id)
+        typed, problems = apply_form(current, _form_values(form), languages_for(current, languages))
+        if typed is None:
+            return draft_page(
+                request, current, version, 422, problems=problems, problem="not saved: fix the fields named"
+            )
+        if version != loaded_version:
+            theirs = _their_change(current, loaded_version)
+            return draft_page(
+                request,
+                current,
+                version,
+                409,
+                typed=typed,
+                theirs=theirs,
+                problem="not saved: someone changed this draft after you opened it; their change is shown, "
+                "your text is still in the form",
+            )
+        try:
+            updated = review.edited(current, typed, name)
+            await asyncio.to_thread(store.write_draft, updated, expected_version=version)
+        except ConflictError:
+            fresh, fresh_version = await asyncio.to_thread(store.read_draft_versioned, draft_id)
+            return draft_page(
+                request, fresh, fresh_version, 409, typed=typed, theirs=_their_change(fresh, loaded_version),
+                problem="not saved: someone saved this draft a moment before you; their change is shown",
+            )  # fmt: skip
+        except ReviewError as exc:
+            return draft_page(request, current, version, 409, typed=typed, problem=f"not saved: {exc}")
+        return RedirectResponse(f"/drafts/{quote(draft_id)}?saved=1", status_code=303)
+
+    moves: dict[str, Callable[[Draft, str, str | None], Draft]] = {
+        "write": lambda d, by, text: review.write(d, by, languages, text or None),
+        "approve": lambda d, by, text: review.approve(d, by, languages, text or None),
+        "request-changes": lambda d, by, text: review.request_changes(d, by, text or ""),
+        "reject": lambda d, by, text: review.reject(d, by, text or ""),
+        "reopen": lambda d, by, text: review.reopen(d, by, text or None),
+    }
+
+    @app.post("/drafts/{draft_id}/{action}", response_class=HTMLResponse)
+    async def move(request: Request, draft_id: str, action: str) -> Response:
+        if action not in moves:
+            return page(request, "missing.html", 404, what=f"action {action}")
+        name = request.state.session.name
+        form = await request.form()
+        text = str(form.get("comment") or "").strip()
+        try:
+            await asyncio.to_thread(store.update_draft, draft_id, lambda d: moves[action](d, name, text))
+        except (ReviewError, RecordError) as exc:
+            draft, version = await asyncio.to_thread(store.read_draft_versioned, draft_id)
+            return draft_page(request, draft, version, 409, problem=f"{action}: {exc}")
+        return RedirectResponse(f"/drafts/{quote(draft_id)}?done={quote(action)}", status_code=303)
+
+    # ------------------------------------------------------------ published cases
+
+    @app.get("/cases", response_class=HTMLResponse)
+    async def cases_page(request: Request) -> HTMLResponse:
+        cases = await asyncio.to_thread(lambda: sorted(store.cases(), key=lambda c: c.id, reverse=True))
+        states = store.read_links()
+        broken = {
+            c.id: [s.url for s in c.sources if s.url in states and states[s.url].status in _BROKEN] for c in cases
+        }
+        return page(request, "cases.html", cases=cases, broken=broken)
+
+    @app.get("/cases/{case_id}", response_class=HTMLResponse)
+    async def case_page(request: Request, case_id: str) -> Response:
+        try:
+            case: Case = await asyncio.to_thread(store.read_case, case_id)
+        except RecordNotFound:
+            return page(request, "missing.html", 404, what=f"case {case_id}")
+        return page(request, "case.html", case=case, link_states=store.read_links())
+
+    return app
+
+
+def _form_values(form: Any) -> dict[str, Any]:
+    """The form as path -> value, a list for a field of several choices."""
+    out: dict[str, Any] = {}
+    for key in form.keys():
+        values = form.getlist(key)
+        out[key] = (
+            values
+            if len(values) > 1 or key.split(".")[0] in ("domain", "symptoms", "components", "contributing")
+            else values[0]
+        )
+    return out
+
+
+def _their_change(draft: Draft, loaded_version: str) -> list[str]:
+    """The history's last entry, as what someone else did since the page was loaded."""
+    if not draft.history:
+        return []
+    last = draft.history[-1]
+    what = ", ".join(last.changed) if last.changed else last.to_state.value
+    return [f"{last.by} at {last.at:%Y-%m-%d %H:%M}: {last.comment or last.to_state.value} ({what})"]
+
+
+def _evidence_url(draft: Draft) -> str:
+    source = next((s for s in draft.sources if s.url == draft.origin.url), None) or next(iter(draft.sources), None)
+    if source is None:
+        return draft.origin.url
+    return source.archived or source.url
+
+
+def _local(target: str) -> str:
+    """A redirect target inside this site only: a path, never another host."""
+    return target if target.startswith("/") and not target.startswith("//") and "\\" not in target else "/"
+
+
+async def _csrf_ok(request: Request, session: Session) -> bool:
+    token = request.headers.get("x-csrf-token")
+    if token is None:
+        form = await request.form()
+        value = form.get("csrf_token")
+        token = value if isinstance(value, str) else None
+    return token is not None and hmac.compare_digest(token, session.csrf)
+
+
+def _secured(response: Response, archive_origin: str) -> Response:
+    response.headers["Content-Security-Policy"] = (
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+        f"frame-src {archive_origin}; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'"
+    )
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    response.headers["Referrer-Policy"] = "same-origin"
+    response.headers["X-Frame-Options"] = "DENY"
+    return response

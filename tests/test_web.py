@@ -1,0 +1,239 @@
+"""The reviewer's web page, through the ASGI test client: sign-in, the queue, a draft, the review's moves."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from helpers import captured_source
+
+from pipeline.models import Draft, DraftState, LinkState, LinkStatus, Origin, Section
+from pipeline.reviewers import add_reviewer
+from pipeline.settings import Settings
+from pipeline.store import Store
+from pipeline.web import SESSION_COOKIE, create_app
+from pipeline.web.app import _Throttle
+
+PASSWORD = "correct horse battery"
+DRAFT_ID = "example-org-outage-00000001"
+HOSTILE = 'The API failed. <script>alert("x")</script> <img src=x onerror="alert(1)"> Users waited.'
+
+
+def a_draft(case_json: dict[str, Any], **changes: Any) -> Draft:
+    """A draft a writer can sign: every narrative field filled, its source captured, crawled text holding markup."""
+    url = "https://example.org/postmortems/outage"
+    fields = {k: v for k, v in case_json.items() if k not in ("id", "url", "updated_at", "sources", "review")}
+    data = {
+        **fields,
+        "id": DRAFT_ID,
+        "state": "extracted",
+        "origin": Origin(url=url, canonical_url=url, format="markdown").model_dump(mode="json"),
+        "sources": [captured_source(url)],
+        "text": HOSTILE,
+        "sections": [Section(heading="Summary", field="summary", text=HOSTILE).model_dump(mode="json")],
+    }
+    return Draft.model_validate({**data, **changes})
+
+
+@pytest.fixture
+def site(root: Path, store: Store, case_json: dict[str, Any]) -> TestClient:
+    """The page on a data root holding one draft, with two reviewers, ann and bob."""
+    store.write_draft(a_draft(case_json))
+    add_reviewer(store, "ann", PASSWORD)
+    add_reviewer(store, "bob", PASSWORD)
+    return TestClient(create_app(Settings(root=root)), follow_redirects=False)
+
+
+def csrf(client: TestClient, path: str = "/login") -> str:
+    match = re.search(r'name="csrf_token" value="([^"]+)"', client.get(path).text)
+    assert match, f"no CSRF token on {path}"
+    return match.group(1)
+
+
+def sign_in(client: TestClient, name: str) -> None:
+    answer = client.post("/login", data={"name": name, "password": PASSWORD, "csrf_token": csrf(client)})
+    assert answer.status_code == 303, answer.text
+
+
+def form_of(client: TestClient, draft_id: str = DRAFT_ID) -> dict[str, Any]:
+    """The draft page's form as a browser would send it unchanged."""
+    page = client.get(f"/drafts/{draft_id}").text
+    form = page[page.index('id="draft-form"') : page.index("</form>", page.index('id="draft-form"'))]
+    data: dict[str, Any] = {}
+    for name, value in re.findall(r'<input[^>]* name="([^"]+)" value="([^"]*)"', form):
+        data[name] = _unescape(value)
+    for name, value in re.findall(r'<textarea name="([^"]+)"[^>]*>(.*?)</textarea>', form, re.S):
+        data[name] = _unescape(value)
+    for name in re.findall(r'<select name="([^"]+)"', form):
+        chosen = re.search(rf'<select name="{re.escape(name)}">.*?<option value="([^"]*)" selected', form, re.S)
+        data[name] = chosen.group(1) if chosen else ""
+    for name, value in re.findall(r'<input type="checkbox" name="([^"]+)" value="([^"]+)" checked>', form):
+        data.setdefault(name, []).append(value)
+    return data
+
+
+def _unescape(text: str) -> str:
+    return text.replace("&#34;", '"').replace("&#39;", "'").replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+
+
+def test_a_signed_out_request_is_sent_to_sign_in_and_a_post_is_refused(site: TestClient) -> None:
+    answer = site.get(f"/drafts/{DRAFT_ID}")
+    assert answer.status_code == 303 and answer.headers["location"] == f"/login?next=%2Fdrafts%2F{DRAFT_ID}"
+    assert site.post(f"/drafts/{DRAFT_ID}/approve", data={"csrf_token": "x"}).status_code == 401
+
+
+def test_sign_in_sets_a_signed_http_only_cookie_and_a_wrong_password_is_refused(site: TestClient) -> None:
+    wrong = site.post("/login", data={"name": "ann", "password": "nope", "csrf_token": csrf(site)})
+    assert wrong.status_code == 401 and "wrong name or password" in wrong.text
+    unknown = site.post("/login", data={"name": "zed", "password": PASSWORD, "csrf_token": csrf(site)})
+    assert unknown.status_code == 401 and "wrong name or password" in unknown.text, "names are not told apart"
+    answer = site.post("/login", data={"name": "ann", "password": PASSWORD, "csrf_token": csrf(site), "next": "/cases"})
+    assert answer.status_code == 303 and answer.headers["location"] == "/cases"
+    cookie = answer.headers["set-cookie"]
+    assert cookie.startswith(f"{SESSION_COOKIE}=") and "HttpOnly" in cookie and "SameSite=lax" in cookie
+    assert "Secure" not in cookie, "Secure only over HTTPS"
+    assert "signed in as <b>ann</b>" in site.get("/").text
+
+
+def test_sign_in_never_sends_a_person_to_another_site(site: TestClient) -> None:
+    answer = site.post(
+        "/login", data={"name": "ann", "password": PASSWORD, "csrf_token": csrf(site), "next": "//evil.example/x"}
+    )
+    assert answer.headers["location"] == "/"
+
+
+def test_a_post_without_the_csrf_token_is_refused(site: TestClient) -> None:
+    sign_in(site, "ann")
+    assert site.post(f"/drafts/{DRAFT_ID}/write", data={}).status_code == 403
+    assert site.post(f"/drafts/{DRAFT_ID}/write", data={"csrf_token": "forged"}).status_code == 403
+    assert site.post("/login", data={"name": "ann", "password": PASSWORD}).status_code == 403
+
+
+def test_crawled_markup_is_shown_as_text_and_no_inline_script_may_run(site: TestClient) -> None:
+    sign_in(site, "ann")
+    answer = site.get(f"/drafts/{DRAFT_ID}")
+    assert answer.status_code == 200
+    assert "<script>alert" not in answer.text and "<img src=x" not in answer.text
+    assert "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;" in answer.text
+    policy = answer.headers["content-security-policy"]
+    assert "script-src 'self'" in policy and "unsafe-inline" not in policy and "frame-ancestors 'none'" in policy
+
+
+def test_the_queue_counts_filters_and_searches(site: TestClient, store: Store, case_json: dict[str, Any]) -> None:
+    other = a_draft(case_json, id="example-org-other-00000002", state="written", title={"en": "Disk full on the build farm"})
+    store.write_draft(other.model_copy(update={"review": other.review.model_copy(update={"written_by": "carol"})}))
+    sign_in(site, "ann")
+    page = site.get("/").text
+    assert "extracted <b>1</b>" in page and "written <b>1</b>" in page and "2 drafts" in page
+    assert "1 draft," not in site.get("/?state=written").text and "Disk full" in site.get("/?state=written").text
+    assert "Disk full" not in site.get("/?state=extracted").text
+    searched = site.get("/?q=build+farm").text
+    assert "Disk full" in searched and DRAFT_ID not in searched
+    assert "Disk full" in site.get("/?writer=Carol").text and "Disk full" not in site.get("/?writer=ann").text
+    assert "unknown state" in site.get("/?state=nonsense").text
+
+
+def test_a_claim_says_who_is_on_a_draft_and_holds_others_off(site: TestClient) -> None:
+    sign_in(site, "ann")
+    token = csrf(site, "/")
+    answer = site.post(f"/drafts/{DRAFT_ID}/claim", headers={"X-CSRF-Token": token})
+    assert answer.status_code == 200 and "on it: <b>ann</b>" in answer.text
+    other = TestClient(site.app, follow_redirects=False)
+    sign_in(other, "bob")
+    refused = other.post(f"/drafts/{DRAFT_ID}/claim", headers={"X-CSRF-Token": csrf(other, "/")})
+    assert "ann is on this draft" in refused.text
+    assert "on it: <b>ann</b>" in other.get("/").text
+    site.post(f"/drafts/{DRAFT_ID}/unclaim", headers={"X-CSRF-Token": token})
+    assert "on it:" not in other.get("/").text
+
+
+def test_an_edit_is_saved_with_its_diff_and_the_writer_cannot_approve_it(site: TestClient, store: Store) -> None:
+    sign_in(site, "ann")
+    form = form_of(site)
+    form["summary.en"] = form["summary.en"].replace("hung", "stalled", 1) + " It took two hours."
+    form["components"] = [*form.get("components", []), "dns"]
+    saved = site.post(f"/drafts/{DRAFT_ID}/save", data=form)
+    assert saved.status_code == 303, saved.text
+    draft = store.read_draft(DRAFT_ID)
+    assert draft.summary and draft.summary["en"].endswith("It took two hours.") and "dns" in draft.components
+    last = draft.history[-1]
+    assert last.by == "ann" and {"summary.en", "components"} <= set(last.changed)
+    assert site.post(f"/drafts/{DRAFT_ID}/write", data={"csrf_token": form["csrf_token"]}).status_code == 303
+    refused = site.post(f"/drafts/{DRAFT_ID}/approve", data={"csrf_token": form["csrf_token"]})
+    assert refused.status_code == 409 and "ann wrote or edited this draft and cannot approve it" in refused.text
+
+    reviewer = TestClient(site.app, follow_redirects=False)
+    sign_in(reviewer, "bob")
+    page = reviewer.get(f"/drafts/{DRAFT_ID}").text
+    assert "<ins> It took two hours.</ins>" in page or "<ins>It took two hours.</ins>" in page
+    approved = reviewer.post(f"/drafts/{DRAFT_ID}/approve", data={"csrf_token": csrf(reviewer, "/")})
+    assert approved.status_code == 303
+    assert store.read_draft(DRAFT_ID).state == DraftState.APPROVED
+    assert store.read_draft(DRAFT_ID).review.reviewed_by == "bob"
+
+
+def test_a_stale_save_is_refused_and_shows_the_other_change(site: TestClient, store: Store) -> None:
+    sign_in(site, "ann")
+    stale = form_of(site)
+    other = TestClient(site.app, follow_redirects=False)
+    sign_in(other, "bob")
+    theirs = form_of(other)
+    theirs["impact.users"] = "all API users"
+    assert other.post(f"/drafts/{DRAFT_ID}/save", data=theirs).status_code == 303
+    stale["lessons.en"] = "Mine."
+    answer = site.post(f"/drafts/{DRAFT_ID}/save", data=stale)
+    assert answer.status_code == 409
+    assert "someone changed this draft after you opened it" in answer.text
+    assert "bob" in answer.text and "impact.users" in answer.text and "<ins>all API users</ins>" in answer.text
+    assert "Mine." in answer.text, "what the person typed is kept in the form"
+    assert store.read_draft(DRAFT_ID).lessons != {"en": "Mine."}
+
+
+def test_a_field_the_record_format_refuses_is_named_and_nothing_is_saved(site: TestClient, store: Store) -> None:
+    sign_in(site, "ann")
+    form = form_of(site)
+    form["date"] = "sometime in March"
+    before = store.read_draft(DRAFT_ID)
+    answer = site.post(f"/drafts/{DRAFT_ID}/save", data=form)
+    assert answer.status_code == 422 and "<code>date</code>" in answer.text
+    assert store.read_draft(DRAFT_ID) == before
+
+
+def test_what_a_draft_lacks_follows_the_form_as_it_is_typed(site: TestClient) -> None:
+    sign_in(site, "ann")
+    form = form_of(site)
+    form["summary.en"] = ""
+    answer = site.post(f"/drafts/{DRAFT_ID}/lacks", data=form)
+    assert answer.status_code == 200 and "Still lacks for publication:</b> summary" in answer.text
+
+
+def test_cases_say_which_cite_a_broken_link(site: TestClient, store: Store, make_case: Any) -> None:
+    case = make_case("IL-0001")
+    store.write_case(case)
+    store.update_links({case.sources[0].url: LinkState(status=LinkStatus.GONE, checked_at="2026-11-20T10:00:00Z")})
+    sign_in(site, "ann")
+    page = site.get("/cases").text
+    assert "1 case; 1 cite a broken link" in page and f"broken: {case.sources[0].url}" in page
+    assert site.get("/cases/IL-0001").status_code == 200 and site.get("/cases/IL-9999").status_code == 404
+
+
+def test_behind_a_proxy_the_trusted_header_names_the_person(root: Path, store: Store, case_json: dict) -> None:
+    store.write_draft(a_draft(case_json))
+    client = TestClient(create_app(Settings(root=root, web_user_header="X-Forwarded-User")), follow_redirects=False)
+    assert client.get("/").status_code == 303, "without the header, nobody"
+    assert "signed in as <b>carol</b>" in client.get("/", headers={"X-Forwarded-User": "carol"}).text
+
+
+def test_failed_sign_ins_slow_the_next_ones_down() -> None:
+    throttle = _Throttle()
+    assert throttle.wait_s("name:ann") == 0
+    for _ in range(3):
+        throttle.failed("name:ann", "addr:1")
+    assert throttle.wait_s("name:ann") == 1.0 and throttle.wait_s("addr:1", "name:bob") == 1.0
+    throttle.failed("name:ann")
+    assert throttle.wait_s("name:ann") == 2.0
+    throttle.passed("name:ann")
+    assert throttle.wait_s("name:ann") == 0
