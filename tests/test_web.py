@@ -76,7 +76,9 @@ def form_of(client: TestClient, draft_id: str = DRAFT_ID) -> dict[str, Any]:
 
 
 def _unescape(text: str) -> str:
-    return text.replace("&#34;", '"').replace("&#39;", "'").replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+    return (
+        text.replace("&#34;", '"').replace("&#39;", "'").replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+    )
 
 
 def test_a_signed_out_request_is_sent_to_sign_in_and_a_post_is_refused(site: TestClient) -> None:
@@ -123,7 +125,9 @@ def test_crawled_markup_is_shown_as_text_and_no_inline_script_may_run(site: Test
 
 
 def test_the_queue_counts_filters_and_searches(site: TestClient, store: Store, case_json: dict[str, Any]) -> None:
-    other = a_draft(case_json, id="example-org-other-00000002", state="written", title={"en": "Disk full on the build farm"})
+    other = a_draft(
+        case_json, id="example-org-other-00000002", state="written", title={"en": "Disk full on the build farm"}
+    )
     store.write_draft(other.model_copy(update={"review": other.review.model_copy(update={"written_by": "carol"})}))
     sign_in(site, "ann")
     page = site.get("/").text
