@@ -10,11 +10,12 @@ before this is loaded. The commands are grouped by who uses them:
     review    queue, show, edit, set, write, approve, ...   writers and reviewers
     runs      crawl, archive, refresh, promote, demo, ...   running the flows by hand
     service   serve, deploy, status, config                 running it as a service
+    reviewers reviewer add, password, remove, list          whoever keeps the web page's accounts
 """
 
 from __future__ import annotations
 
-from pipeline.cli import records, review, runs, service
+from pipeline.cli import records, review, reviewers, runs, service
 from pipeline.cli.common import app
 
-__all__ = ["app", "records", "review", "runs", "service"]
+__all__ = ["app", "records", "review", "reviewers", "runs", "service"]
