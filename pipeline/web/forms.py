@@ -171,8 +171,8 @@ def apply_form(
             values = [str(v) for v in (chosen if isinstance(chosen, list) else ([chosen] if chosen else []))]
             # Boxes come back in the vocabulary's order: terms kept keep their place (the drafter's
             # ranking, or the person's), new ones follow.
-            kept = [term for term in data[name] if term in values]
-            put(name, list(dict.fromkeys([*kept, *values])))
+            staying = [term for term in data[name] if term in values]
+            put(name, list(dict.fromkeys([*staying, *values])))
     for name in ACTIONS:
         given = {lang: text(f"{name}.{lang}") for lang in languages}
         if all(v is None for v in given.values()):
