@@ -38,6 +38,7 @@ NEEDS_ROOT: dict[str, list[str]] = {
     "show": [DRAFT],
     "status": [],
     "validate": [],
+    "web": [],
     "write": [DRAFT, "--by", "alice"],
 }
 
