@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -35,3 +36,15 @@ def test_the_demo_puts_the_environment_back(tmp_path: Path, prefect_api: None, v
     monkeypatch.delenv(variable, raising=False)
     run_demo(tmp_path / "library", say=lambda _: None)
     assert variable not in os.environ
+
+
+def test_the_demo_command_says_how_to_open_its_library_in_the_review_page(
+    cli: Any, tmp_path: Path, prefect_api: None
+) -> None:
+    library = tmp_path / "library"
+    result = cli("demo", "--keep", str(library))
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[-1] == (
+        f"review page: incidentlib reviewer add NAME --root {library}, then incidentlib web --root {library} "
+        "and open http://127.0.0.1:8000/"
+    )

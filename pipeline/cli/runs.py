@@ -8,6 +8,7 @@ commands that run flows, after the settings have chosen its server.
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 from typing import Annotated, Any, Literal, Protocol, TypeVar
 
@@ -147,6 +148,14 @@ def demo(
     report = run_demo(keep, say=typer.echo)
     where = f"the library it made is in {report.root}" if keep else "the library it made was temporary (use --keep DIR)"
     typer.echo(f"done: {len(report.cases)} cases published; {where}; nothing is left running")
+    if keep:
+        root = shlex.quote(str(report.root))
+        typer.echo(
+            f"review page: incidentlib reviewer add NAME --root {root}, then incidentlib web --root {root} "
+            "and open http://127.0.0.1:8000/"
+        )
+    else:
+        typer.echo("review page: run the demo with --keep DIR, then incidentlib web --root DIR")
     if report.faults:
         raise typer.Exit(1)
 
