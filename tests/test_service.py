@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
 
+import httpx
 import psutil
 import pytest
 from documents import POSTMORTEM_MD
@@ -114,9 +115,9 @@ def started() -> Iterator[list[subprocess.Popen]]:
             process.stdout.close()
 
 
-def start_serve(env: dict[str, str], started: list[subprocess.Popen]) -> tuple[subprocess.Popen, list[str]]:
+def start_serve(env: dict[str, str], started: list[subprocess.Popen], *args: str) -> tuple[subprocess.Popen, list[str]]:
     process = subprocess.Popen(
-        [str(BIN / "incidentlib"), "serve"],
+        [str(BIN / "incidentlib"), "serve", *args],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -152,6 +153,13 @@ def archived_draft(root: Path, url: str) -> Draft | None:
     return draft if draft.sources[0].archived else None
 
 
+def _get(url: str) -> httpx.Response | None:
+    try:
+        return httpx.get(url, timeout=2)
+    except httpx.HTTPError:
+        return None
+
+
 def run_command(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([str(BIN / "incidentlib"), *args], env=env, capture_output=True, text=True, timeout=120)
 
@@ -160,9 +168,14 @@ def test_serve_starts_its_server_and_the_schedule_drafts_and_archives(
     library: tuple[Path, str, dict[str, str]], started: list[subprocess.Popen]
 ) -> None:
     root, url, env = library
-    serve, seen = start_serve(serve_env(env), started)
+    web = free_port()
+    serve, seen = start_serve(serve_env(env), started, "--web", f"127.0.0.1:{web}")
     state = json.loads((root / ".incidentlib" / "prefect" / "server.json").read_text())
     assert any(f"Prefect UI: {state['ui_url']}" in line for line in seen)
+    # The review page runs beside the schedules, and asks for a sign-in.
+    assert any(f"review page: http://127.0.0.1:{web}/" in line for line in seen)
+    page = wait_for(lambda: _get(f"http://127.0.0.1:{web}/"), "the review page to answer")
+    assert page.status_code == 303 and page.headers["location"].startswith("/login")
     assert (root / ".incidentlib" / "prefect" / "prefect.db").is_file()  # SQLite under the data root
     assert healthy(state["api_url"])
     # Nobody runs anything: the schedule does, and its run writes the draft and archives its source.
