@@ -12,6 +12,7 @@
     │   └── ConflictError            the record changed since it was read (compare-and-swap lost)
     ├── LockBusy                     another process holds a lock we would not wait for (`path`)
     ├── ReviewError                  a review step the rules do not allow (`draft_id`)
+    │   └── ReviewerError            a reviewer account refused, or its file unreadable (`field`, `path`)
     ├── WaybackError                 the archive answered something the client cannot use (`url`)
     │   ├── WaybackAuthError         no keys, or keys the archive refuses (401)
     │   ├── CaptureLimitError        the shared capture limit is missing or unreachable (`limit`)
@@ -51,6 +52,7 @@ __all__ = [
     "RecordError",
     "RecordNotFound",
     "ReviewError",
+    "ReviewerError",
     "SettingsError",
     "StoreError",
     "UnreadableDocument",
@@ -85,6 +87,16 @@ class ReviewError(IncidentlibError):
     def __init__(self, message: str, *, draft_id: str | None = None) -> None:
         super().__init__(f"{draft_id}: {message}" if draft_id else message)
         self.draft_id = draft_id
+
+
+class ReviewerError(ReviewError):
+    """An account of a reviewer of the web page that the rules refuse (`field`: `name` or `password`),
+    or a reviewers file that cannot be read (`path`). Messages never hold a password or a hash."""
+
+    def __init__(self, message: str, *, field: str | None = None, path: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
+        self.path = path
 
 
 class WaybackError(IncidentlibError):

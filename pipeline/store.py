@@ -88,12 +88,17 @@ def _umask() -> int:
 _NEW_FILE_MODE = 0o666 & ~_umask()
 
 
-def write_atomic(path: Path, data: bytes) -> None:
-    """Replace `path` with `data` so that readers and crashes see the old bytes or the new, never a mix."""
-    try:
-        mode = path.stat().st_mode & 0o777
-    except FileNotFoundError:
-        mode = _NEW_FILE_MODE
+def write_atomic(path: Path, data: bytes, *, mode: int | None = None) -> None:
+    """Replace `path` with `data` so that readers and crashes see the old bytes or the new, never a mix.
+
+    The file keeps its mode (a new one gets what any new file would), unless `mode` is given: a
+    file of secrets passes 0o600 and has it from its first byte, never readable by others meanwhile.
+    """
+    if mode is None:
+        try:
+            mode = path.stat().st_mode & 0o777
+        except FileNotFoundError:
+            mode = _NEW_FILE_MODE
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         os.fchmod(fd, mode)  # mkstemp makes it 0600

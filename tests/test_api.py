@@ -24,6 +24,7 @@ EXPORTED = [
     "IncidentlibError",
     "InitReport", "InvalidId", "InvalidRecord", "LinkState", "LinkStatus", "LockBusy", "MEANINGS", "MODELS", "Origin",
     "PrivateAddressRefused", "Reason", "RecordError", "RecordKind", "RecordNotFound", "Review", "ReviewError",
+    "ReviewerError",
     "Section", "SectionField", "Settings", "SettingsError", "Source", "SourceEntry", "Store", "StoreError",
     "Timeline", "Transition", "UnreadableDocument", "UnsupportedContent", "ValidateReport", "VocabularyError",
     "WaybackAuthError", "WaybackError", "WaybackThrottled", "WaybackUnavailable", "canonical_url", "case_id",
