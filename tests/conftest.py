@@ -126,10 +126,11 @@ def wayback() -> Iterator[WaybackStandIn]:
 
 @pytest.fixture
 def cli() -> Callable[..., object]:
-    """Run `incidentlib ARGS...` in-process, as a person would type it; returns click's Result."""
+    """Run `incidentlib ARGS...` in-process, as a person would type it, with `input` on its standard
+    input (none when left out); returns click's Result."""
     runner = CliRunner()
 
-    def run(*args: str, env: dict[str, str] | None = None):
-        return runner.invoke(app, list(args), env=env, catch_exceptions=False)
+    def run(*args: str, env: dict[str, str] | None = None, input: str | None = None):
+        return runner.invoke(app, list(args), env=env, input=input, catch_exceptions=False)
 
     return run

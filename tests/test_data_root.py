@@ -32,11 +32,13 @@ NEEDS_ROOT: dict[str, list[str]] = {
     "reject": [DRAFT, "--by", "bob", "--reason", "not an incident"],
     "reopen": [DRAFT, "--by", "bob"],
     "request-changes": [DRAFT, "--by", "bob", "--comment", "more"],
+    "reviewer": ["list"],  # each of its commands: tests/test_reviewers.py
     "serve": [],
     "set": [DRAFT, "org", "Example", "--by", "alice"],
     "show": [DRAFT],
     "status": [],
     "validate": [],
+    "web": [],
     "write": [DRAFT, "--by", "alice"],
 }
 

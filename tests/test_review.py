@@ -7,6 +7,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from documents import POSTMORTEM_MD
@@ -401,3 +402,14 @@ def test_an_edit_needs_a_persons_name(
     assert refused.stderr == "Error: say who you are with --by NAME (or set git's user.name)\n"
     assert Store(root).read_draft(archived) == before
     assert not (tmp_path / "org.calls").exists(), "the editor was not opened"
+
+
+def test_the_queue_filters_by_writer_and_by_words_of_the_text(store: Store, make_draft: Any) -> None:
+    from pipeline.models import Review
+    from pipeline.queue import queue
+
+    store.write_draft(make_draft("https://example.org/a", text="The disk of the build farm filled up."))
+    store.write_draft(make_draft("https://example.org/b", text="DNS failed.", review=Review(written_by="Carol")))
+    assert [e.id for e in queue(store, ["en"], search="BUILD farm")] == [draft_id_for("https://example.org/a")]
+    assert [e.id for e in queue(store, ["en"], writer="carol")] == [draft_id_for("https://example.org/b")]
+    assert queue(store, ["en"], search="build dns") == []

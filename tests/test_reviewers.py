@@ -1,11 +1,14 @@
-"""The accounts of the reviewer's web page: the library and the file it keeps."""
+"""The accounts of the reviewer's web page: the library, the file it keeps, and `incidentlib reviewer`."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import stat
+import subprocess
 import threading
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -28,6 +31,7 @@ from pipeline.store import Store
 PASSWORD = "correct horse battery"
 OTHER = "staple tango violet"
 LABEL = ".incidentlib/reviewers.json"
+NO_BOB = "name: no reviewer 'bob'; add one with `incidentlib reviewer add bob`"
 
 
 def file_mode(path: Path) -> int:
@@ -125,7 +129,7 @@ def test_a_new_password_for_no_one_or_too_short_is_refused(store: Store) -> None
     with pytest.raises(ReviewerError) as unknown:
         set_password(store, "bob", OTHER)
     assert unknown.value.field == "name"
-    assert str(unknown.value) == "name: no reviewer 'bob'; add one with `incidentlib reviewer add bob`"
+    assert str(unknown.value) == NO_BOB
     with pytest.raises(ReviewerError) as short:
         set_password(store, "alice", "eleven char")
     assert short.value.field == "password"
@@ -227,7 +231,9 @@ CORRUPT = [
 
 
 @pytest.mark.parametrize(("data", "problem"), CORRUPT)
-def test_a_corrupt_file_is_one_line_naming_it_whoever_reads_it(store: Store, data: bytes, problem: str) -> None:
+def test_a_corrupt_file_is_one_line_naming_it_whoever_reads_it(
+    store: Store, cli: Callable, data: bytes, problem: str
+) -> None:
     store.state_dir.mkdir()
     reviewers_path(store).write_bytes(data)
     for read in (
@@ -242,3 +248,132 @@ def test_a_corrupt_file_is_one_line_naming_it_whoever_reads_it(store: Store, dat
         assert "\n" not in str(raised.value) and raised.value.path == LABEL
         assert "not-a-hash" not in str(raised.value)  # a hash, even a broken one, is never shown
     assert reviewers_path(store).read_bytes() == data  # nothing was written over it
+    result = cli("reviewer", "list", "--root", str(store.root))
+    assert result.exit_code == 1 and result.stdout == ""
+    assert result.stderr.startswith(f"Error: {LABEL}: {problem}") and result.stderr.count("\n") == 1
+
+
+# ------------------------------------------------------------ the commands
+
+
+def test_the_commands_add_list_change_and_remove_a_reviewer(cli: Callable, store: Store) -> None:
+    root = str(store.root)
+    result = cli("reviewer", "add", "bob", "--root", root, input=f"{OTHER}\n")
+    assert (result.exit_code, result.stdout, result.stderr) == (0, "added reviewer bob\n", "")
+    result = cli("reviewer", "add", "alice", "--root", root, input=f"{PASSWORD}\r\nsecond line\n")
+    assert result.exit_code == 0, result.stderr
+    assert check_password(store, "alice", PASSWORD)  # the first line, without its line break
+
+    listed = cli("reviewer", "list", "--root", root)
+    assert listed.exit_code == 0
+    added = {r.name: r.as_json()["added_at"] for r in list_reviewers(store)}
+    assert listed.stdout == f"alice  added {added['alice']}\nbob    added {added['bob']}\n"
+    as_json = cli("reviewer", "list", "--json", "--root", root)
+    assert json.loads(as_json.stdout) == [
+        {"name": "alice", "added_at": added["alice"]},
+        {"name": "bob", "added_at": added["bob"]},
+    ]
+
+    result = cli("reviewer", "password", "alice", "--root", root, input=f"{OTHER}\n")
+    assert (result.exit_code, result.stdout) == (0, "changed the password of reviewer alice\n")
+    assert check_password(store, "alice", OTHER) and not check_password(store, "alice", PASSWORD)
+
+    result = cli("reviewer", "remove", "alice", "--root", root)
+    assert (result.exit_code, result.stdout) == (0, "removed reviewer alice\n")
+    assert not check_password(store, "alice", OTHER)
+    assert [r.name for r in list_reviewers(store)] == ["bob"]
+
+
+def test_the_password_keeps_its_spaces_and_only_the_line_break_goes(cli: Callable, store: Store) -> None:
+    spaced = "  a phrase with spaces  "
+    result = cli("reviewer", "add", "alice", "--root", str(store.root), input=spaced + "\n")
+    assert result.exit_code == 0, result.stderr
+    assert check_password(store, "alice", spaced) and not check_password(store, "alice", spaced.strip())
+
+
+def test_no_reviewers_is_said_on_stderr_and_an_empty_list_in_json(cli: Callable, store: Store) -> None:
+    result = cli("reviewer", "list", "--root", str(store.root))
+    assert (result.exit_code, result.stdout) == (0, "")
+    assert result.stderr == "no reviewers; add one with `incidentlib reviewer add NAME`\n"
+    result = cli("reviewer", "list", "--json", "--root", str(store.root))
+    assert (result.exit_code, json.loads(result.stdout)) == (0, [])
+
+
+@pytest.mark.parametrize(
+    ("args", "stdin", "error"),
+    [
+        (["add", "alice"], "short\n", "Error: password: shorter than 12 characters\n"),
+        (["add", "alice"], "", "Error: password: shorter than 12 characters\n"),  # nothing on stdin
+        (["add", ""], f"{PASSWORD}\n", "Error: name: empty\n"),
+        (["add", "a\nb"], f"{PASSWORD}\n", "Error: name: holds a control or invisible character (U+000A)\n"),
+        (["add", "x" * 101], f"{PASSWORD}\n", "Error: name: longer than 100 characters (101)\n"),
+        (["password", "bob"], f"{PASSWORD}\n", f"Error: {NO_BOB}\n"),
+        (["password", "taken"], "short\n", "Error: password: shorter than 12 characters\n"),
+        (["remove", "bob"], None, "Error: name: no reviewer 'bob'\n"),
+        (["remove", "a\nb"], None, "Error: name: no reviewer 'a\\nb'\n"),
+    ],
+)  # fmt: skip
+def test_a_refused_command_is_one_line_on_stderr_and_exit_1(
+    cli: Callable, store: Store, args: list[str], stdin: str | None, error: str
+) -> None:
+    add_reviewer(store, "taken", OTHER)
+    before = reviewers_path(store).read_bytes()
+    result = cli("reviewer", *args, "--root", str(store.root), input=stdin)
+    assert (result.exit_code, result.stdout, result.stderr) == (1, "", error)
+    assert reviewers_path(store).read_bytes() == before
+
+
+def test_a_taken_name_is_refused_before_the_password_is_read(cli: Callable, store: Store) -> None:
+    add_reviewer(store, "alice", PASSWORD)
+    result = cli("reviewer", "add", "alice", "--root", str(store.root), input=f"{OTHER}\n")
+    assert result.exit_code == 1 and result.stdout == ""
+    assert result.stderr.startswith("Error: name: reviewer 'alice' exists already; remove it first")
+    assert result.stderr.count("\n") == 1
+    assert check_password(store, "alice", PASSWORD)
+
+
+def test_no_hash_or_password_shows_in_any_output_or_tracked_file(cli: Callable, root: Path) -> None:
+    assert cli("init", str(root)).exit_code == 0
+    store = Store(root)
+    outputs: list[str] = []
+
+    def run(*args: str, stdin: str | None = None) -> None:
+        result = cli("reviewer", *args, "--root", str(root), input=stdin)
+        outputs.extend((result.stdout, result.stderr))
+
+    run("add", "alice", stdin=f"{PASSWORD}\n")
+    first = stored(store)["alice"]["hash"]
+    run("add", "alice", stdin=f"{OTHER}\n")  # refused: exists already
+    run("password", "alice", stdin=f"{OTHER}\n")
+    second = stored(store)["alice"]["hash"]
+    run("add", "bob", stdin=f"{PASSWORD}\n")
+    bob = stored(store)["bob"]["hash"]
+    run("list")
+    run("list", "--json")
+    run("remove", "bob")
+    run("remove", "bob")  # refused: none
+    secrets = [first, second, bob, PASSWORD, OTHER]
+    salts = [h.rsplit("$", 2)[1] for h in (first, second, bob)]
+    for text in outputs:
+        assert not [s for s in [*secrets, *salts, "$argon2"] if s in text], text
+
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    subprocess.run(["git", "add", "-A"], cwd=root, check=True)
+    tracked = subprocess.run(["git", "ls-files", "-z"], cwd=root, check=True, capture_output=True, text=True)
+    files = [name for name in tracked.stdout.split("\0") if name]
+    assert ".gitignore" in files and not [name for name in files if name.startswith(".incidentlib")]
+    for name in files:
+        data = (root / name).read_text(encoding="utf-8", errors="replace")
+        assert not [s for s in [*secrets, *salts] if s in data], name
+
+
+@pytest.mark.parametrize("command", ["add", "password", "remove", "list"])
+def test_each_command_outside_a_data_root_says_so_and_reads_no_password(
+    cli: Callable, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    args = ["reviewer", command] + ([] if command == "list" else ["alice"])
+    result = cli(*args, input=f"{PASSWORD}\n")
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr.startswith(f"Error: {tmp_path}: not a data root") and result.stderr.count("\n") == 1
+    assert os.listdir(tmp_path) == []

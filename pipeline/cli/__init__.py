@@ -11,11 +11,12 @@ before this is loaded. The commands are grouped by who uses them:
     runs      crawl, archive, refresh, promote, demo, ...   running the flows by hand
     service   serve, deploy, status, config                 running it as a service
     web       web                                           the reviewer's web page
+    reviewers reviewer add, password, remove, list          whoever keeps the web page's accounts
 """
 
 from __future__ import annotations
 
-from pipeline.cli import records, review, runs, service, web
+from pipeline.cli import records, review, reviewers, runs, service, web
 from pipeline.cli.common import app
 
-__all__ = ["app", "records", "review", "runs", "service", "web"]
+__all__ = ["app", "records", "review", "reviewers", "runs", "service", "web"]

@@ -290,6 +290,10 @@ def queue(
     org: Annotated[str | None, typer.Option(help="Only this organisation (org or org_slug).")] = None,
     component: Annotated[str | None, typer.Option(help="Only drafts tagged with this component.")] = None,
     older_than: Annotated[float | None, typer.Option(help="Only drafts older than this many days.")] = None,
+    writer: Annotated[str | None, typer.Option(help="Only drafts written by this person.")] = None,
+    search: Annotated[
+        str | None, typer.Option(help="Only drafts whose title, id or text hold all these words.")
+    ] = None,
     sort: Annotated[str, typer.Option(help="Sort by age, state, org or id.")] = "age",
     as_json: JsonOption = False,
 ) -> None:
@@ -302,6 +306,8 @@ def queue(
         org=org,
         component=component,
         older_than_days=older_than,
+        writer=writer,
+        search=search,
         sort=sort,
     )
     if as_json:

@@ -168,8 +168,11 @@ def apply_form(
     for name in MULTIPLE:
         if f"{name}.present" in form:  # the field was on the page: no box ticked means none
             chosen = form.get(name)
-            values = chosen if isinstance(chosen, list) else ([chosen] if chosen else [])
-            put(name, list(dict.fromkeys(str(v) for v in values)))
+            values = [str(v) for v in (chosen if isinstance(chosen, list) else ([chosen] if chosen else []))]
+            # Boxes come back in the vocabulary's order: terms kept keep their place (the drafter's
+            # ranking, or the person's), new ones follow.
+            staying = [term for term in data[name] if term in values]
+            put(name, list(dict.fromkeys([*staying, *values])))
     for name in ACTIONS:
         given = {lang: text(f"{name}.{lang}") for lang in languages}
         if all(v is None for v in given.values()):
