@@ -110,3 +110,44 @@ def drafts_for(store: Store, *urls: str, archive_state: ArchiveState | None = No
         store.write_draft(draft)
         ids.append(draft.id)
     return ids
+
+
+# Crawled text holding markup a page must show as text, never run.
+HOSTILE = 'The API failed. <script>alert("x")</script> <img src=x onerror="alert(1)"> Users waited.'
+
+
+def reviewable_draft(case_json: dict[str, Any], draft_id: str = "example-org-outage-00000001", **changes: Any) -> Draft:
+    """A draft a writer can sign and a reviewer approve: every narrative field filled (the suite's
+    case), its source captured, its crawled text and section holding markup (HOSTILE)."""
+    url = "https://example.org/postmortems/outage"
+    fields = {k: v for k, v in case_json.items() if k not in ("id", "url", "updated_at", "sources", "review")}
+    data = {
+        **fields,
+        "id": draft_id,
+        "state": "extracted",
+        "origin": Origin(url=url, canonical_url=url, format="markdown").model_dump(mode="json"),
+        "sources": [captured_source(url)],
+        "text": HOSTILE,
+        "sections": [{"heading": "Summary", "field": "summary", "text": HOSTILE}],
+    }
+    return Draft.model_validate({**data, **changes})
+
+
+def sample_drafts() -> list[Draft]:
+    """The demo's bundled postmortems (pipeline/demo/samples) drafted as the crawl drafts them, from
+    their public URLs, with their sources captured as the demo's archive step leaves them."""
+    from pipeline.demo import _samples
+    from pipeline.draft import apply_extraction
+    from pipeline.extract import extract
+    from pipeline.ids import canonical_url
+
+    drafts = []
+    for sample in _samples():
+        url = sample["url"]
+        entry = SourceEntry(url=url, org=sample["org"], kind=sample["kind"])
+        extraction = extract(sample["text"].encode(), url, "text/markdown; charset=utf-8", org=sample["org"])
+        origin = Origin(url=url, canonical_url=canonical_url(url), final_url=url, format=extraction.format)
+        draft = apply_extraction(new_draft(entry), entry, extraction, origin)
+        source = DraftSource.model_validate({**captured_source(url), "kind": sample["kind"]})
+        drafts.append(draft.model_copy(update={"sources": [source]}))
+    return drafts

@@ -1,0 +1,345 @@
+"""The reviewer's web page in a real browser: Debian's chromium, headless, driven by Playwright.
+
+The app is served by uvicorn on 127.0.0.1 (a port the system chose, in a thread); each test
+signs its reviewers in through the sign-in form, in browser contexts of their own, and works
+the page as a person does: clicks, typing, form posts, htmx. One browser serves the module.
+
+Without chromium these tests fail, saying how to install it (`.ci/run` does, as root).
+With INCIDENTLIB_SCREENSHOTS=DIR the last test also saves `queue.png` and `draft.png` into DIR
+(the README's pictures: `INCIDENTLIB_SCREENSHOTS=docs python -m pytest tests/test_web_browser.py`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import uvicorn
+from helpers import HOSTILE, reviewable_draft, sample_drafts
+from playwright.sync_api import Browser, BrowserContext, Dialog, Locator, Page, expect, sync_playwright
+
+from pipeline import claims, review
+from pipeline.models import DraftState
+from pipeline.publish import promote
+from pipeline.reviewers import add_reviewer
+from pipeline.settings import Settings
+from pipeline.store import Store
+from pipeline.web import create_app
+
+PASSWORD = "correct horse battery"
+DRAFT_ID = "example-org-outage-00000001"
+# Read when the module is imported: the suite's autouse fixture takes INCIDENTLIB_* variables away.
+SCREENSHOTS = os.environ.get("INCIDENTLIB_SCREENSHOTS")
+CHROMIUM_MISSING = (
+    "chromium is not installed: the browser tests need Debian's (`apt-get install chromium`, as root; .ci/run does it)"
+)
+TIMEOUT_MS = 10_000
+
+
+# ---------------------------------------------------------------- the browser and the server
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    executable = shutil.which("chromium")
+    if executable is None:
+        pytest.fail(CHROMIUM_MISSING, pytrace=False)
+    with sync_playwright() as playwright:
+        # As root, chromium refuses to start inside its own sandbox.
+        args = ["--no-sandbox"] if os.geteuid() == 0 else []
+        launched = playwright.chromium.launch(executable_path=executable, args=args)
+        yield launched
+        launched.close()
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server, telling a waiting thread when its start-up is over, done or failed."""
+
+    def __init__(self, config: uvicorn.Config) -> None:
+        super().__init__(config)
+        self.ready = threading.Event()
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        try:
+            await super().startup(sockets)
+        finally:
+            self.ready.set()
+
+
+@contextmanager
+def served(settings: Settings) -> Iterator[str]:
+    """The web page on the data root of `settings`, on 127.0.0.1 in a thread; its address."""
+    listening = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listening.bind(("127.0.0.1", 0))
+    config = uvicorn.Config(create_app(settings), log_level="warning", ws="none", lifespan="off")
+    server = _Server(config)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [listening]}, name="web-server", daemon=True)
+    thread.start()
+    try:
+        assert server.ready.wait(10) and server.started, "the web page's server did not start"
+        yield f"http://127.0.0.1:{listening.getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        listening.close()
+
+
+@dataclass
+class Site:
+    url: str
+    root: Path
+    store: Store
+
+
+@pytest.fixture
+def site(root: Path, store: Store, case_json: dict[str, Any]) -> Iterator[Site]:
+    """The page on a data root holding one draft (crawled text with markup), with two reviewers, ann and bob."""
+    store.write_draft(reviewable_draft(case_json, DRAFT_ID))
+    add_reviewer(store, "ann", PASSWORD)
+    add_reviewer(store, "bob", PASSWORD)
+    with served(Settings(root=root)) as url:
+        yield Site(url, root, store)
+
+
+# ---------------------------------------------------------------- what a person does
+
+
+@pytest.fixture
+def browsers(browser: Browser) -> Iterator[Callable[..., Page]]:
+    """Browsers for the test's people: each a page in a context of its own (its own cookies), closed after."""
+    contexts: list[BrowserContext] = []
+
+    def new_page(url: str, **options: Any) -> Page:
+        context = browser.new_context(base_url=url, **options)
+        context.set_default_timeout(TIMEOUT_MS)
+        contexts.append(context)
+        return context.new_page()
+
+    yield new_page
+    for context in contexts:
+        context.close()
+
+
+def problems(page: Page) -> list[str]:
+    return page.locator(".problem").all_inner_texts()
+
+
+def press(page: Page, button: Locator, status: int = 303) -> None:
+    """Click a button that sends its form, and check the answer to the post before looking at the page."""
+    with page.expect_response(lambda r: r.request.method == "POST" and r.request.resource_type == "document") as sent:
+        button.click()
+    page.wait_for_load_state()
+    answer = sent.value
+    assert answer.status == status, f"POST {answer.url}: {answer.status}, not {status}; the page says {problems(page)}"
+
+
+def sign_in_here(page: Page, name: str) -> None:
+    """Fill in and send the sign-in form the page shows."""
+    page.get_by_label("Name").fill(name)
+    page.get_by_label("Password").fill(PASSWORD)
+    press(page, page.get_by_role("button", name="Sign in"))
+    expect(page.locator("header .me")).to_contain_text(f"signed in as {name}")
+
+
+def signed_in(new_page: Callable[..., Page], url: str, name: str, **options: Any) -> Page:
+    """A fresh browser whose person opened the queue, was sent to sign in, and did."""
+    page = new_page(url, **options)
+    page.goto("/")
+    expect(page).to_have_url(re.compile(r"/login\?next=%2F$"))
+    sign_in_here(page, name)
+    expect(page).to_have_url(f"{url}/")
+    return page
+
+
+def field(page: Page, path: str) -> Locator:
+    return page.locator(f'#draft-form [name="{path}"]')
+
+
+# ---------------------------------------------------------------- the scenarios
+
+
+def test_a_writer_fixes_a_draft_a_second_reviewer_approves_it_and_promotion_publishes_it(
+    browsers: Callable[..., Page], site: Site
+) -> None:
+    ann = signed_in(browsers, site.url, "ann")
+    row = ann.locator("table.queue tbody tr").filter(has_text=DRAFT_ID)
+    expect(row.locator(".state")).to_have_text("extracted")
+    row.get_by_role("button", name="claim").click()  # htmx, with the session's token in a header
+    expect(row.locator(".claim")).to_contain_text("on it: ann")
+    title = row.get_by_role("link")
+    title_text = title.inner_text()
+    title.click()
+    expect(ann).to_have_url(f"{site.url}/drafts/{DRAFT_ID}")
+    expect(ann.get_by_role("heading", level=1)).to_have_text(title_text)
+
+    summary = field(ann, "summary.en")
+    before = summary.input_value()
+    assert "hung" in before
+    summary.fill(before.replace("hung", "stalled", 1))
+    summary.press("End")
+    summary.press_sequentially(" It took two hours.")
+    press(ann, ann.get_by_role("button", name="Save"))
+    expect(ann.get_by_role("status")).to_have_text("Saved.")
+    expect(field(ann, "summary.en")).to_have_value(re.compile(r"stalled.*It took two hours\.$", re.S))
+    press(ann, ann.get_by_role("button", name="Mark written"))
+    expect(ann.get_by_role("status")).to_have_text("Done: write.")
+    expect(ann.locator(".draft-head .state")).to_have_text("written")
+
+    bob = signed_in(browsers, site.url, "bob")
+    bob.goto(f"/drafts/{DRAFT_ID}")
+    change = bob.locator("ol.history .diff li").filter(has_text="summary.en")
+    expect(change.locator("ins")).to_contain_text(["stalled", "It took two hours."])
+    expect(change.locator("del")).to_contain_text(["hung"])
+    # ann's one change, and no other: fields she left alone are no part of her edit.
+    expect(bob.locator("ol.history .diff li code")).to_have_text(["summary.en"])
+    expect(bob.locator("ol.history > li").last).to_contain_text("ann")
+    press(bob, bob.get_by_role("button", name="Approve"))
+    expect(bob.get_by_role("status")).to_have_text("Done: approve.")
+    expect(bob.locator(".draft-head .state")).to_have_text("approved")
+
+    # The promote command's library call, as its flow makes it.
+    report = promote(site.store, Settings(root=site.root))
+    assert report.counts()["published"] == 1, report.to_dict()
+    case_id = report.drafts[0].case_id
+    assert case_id and site.store.exists("case", case_id)
+    case = site.store.read_case(case_id)
+    assert case.summary and case.summary["en"].endswith("It took two hours.")
+    bob.goto("/cases")
+    listed = bob.locator("table.queue tbody tr").filter(has=bob.get_by_role("link", name=case_id))
+    expect(listed).to_contain_text(title_text)
+    bob.goto(f"/drafts/{DRAFT_ID}")
+    expect(bob.locator(".draft-head")).to_contain_text(f"published as {case_id}")
+
+
+def test_crawled_markup_is_shown_as_text_and_the_policy_forbids_inline_script(
+    browsers: Callable[..., Page], site: Site
+) -> None:
+    page = signed_in(browsers, site.url, "ann")
+    dialogs: list[str] = []
+
+    def opened(dialog: Dialog) -> None:
+        dialogs.append(dialog.message)
+        dialog.dismiss()
+
+    page.on("dialog", opened)
+    answer = page.goto(f"/drafts/{DRAFT_ID}")
+    assert answer is not None and answer.status == 200
+    text = page.locator(".source .text").first
+    expect(text).to_have_text(HOSTILE)
+    assert page.locator("main script, main img").count() == 0, "the crawled markup became elements"
+    policy = answer.headers["content-security-policy"]
+    assert "script-src 'self'" in policy and "unsafe-inline" not in policy and "unsafe-eval" not in policy
+    # The browser enforces it: a script element written into the page does not run.
+    outcome = page.evaluate(
+        """() => new Promise(done => {
+            document.addEventListener("securitypolicyviolation", e => done("refused: " + e.effectiveDirective));
+            const script = document.createElement("script");
+            script.textContent = "window.ran = true; alert('ran')";
+            document.body.append(script);
+            setTimeout(() => done(window.ran ? "ran" : "no word"), 2000);
+        })"""
+    )
+    assert outcome == "refused: script-src-elem"
+    page.locator("details").filter(has_text="Summary").locator("summary").click()  # the section, opened
+    expect(page.locator("details .text").first).to_have_text(HOSTILE)
+    assert dialogs == []
+
+
+def test_a_post_without_the_csrf_token_is_refused(browsers: Callable[..., Page], site: Site) -> None:
+    page = signed_in(browsers, site.url, "ann")
+    target = f"/drafts/{DRAFT_ID}/write"
+    assert page.request.post(target, form={"comment": "forged"}, max_redirects=0).status == 403
+    assert page.request.post(target, form={"csrf_token": "guessed"}, max_redirects=0).status == 403
+    assert page.request.post(f"/drafts/{DRAFT_ID}/claim", max_redirects=0).status == 403
+    assert site.store.read_draft(DRAFT_ID).state == DraftState.EXTRACTED
+    assert claims.claims(site.store) == {}
+
+
+def test_a_stale_save_is_refused_and_shows_the_other_change(browsers: Callable[..., Page], site: Site) -> None:
+    ann = signed_in(browsers, site.url, "ann")
+    bob = signed_in(browsers, site.url, "bob")
+    for page in (ann, bob):
+        page.goto(f"/drafts/{DRAFT_ID}")
+    field(ann, "impact.users").fill("all API users")
+    press(ann, ann.get_by_role("button", name="Save"))
+    expect(ann.get_by_role("status")).to_have_text("Saved.")
+
+    field(bob, "lessons.en").fill("Mine.")
+    press(bob, bob.get_by_role("button", name="Save"), status=409)
+    expect(bob.locator("p.problem")).to_contain_text("someone changed this draft after you opened it")
+    theirs = bob.locator(".theirs")
+    expect(theirs).to_contain_text("ann")
+    expect(theirs).to_contain_text("impact.users")
+    expect(theirs.locator("p code")).to_have_text(["impact.users"])  # ann's one field, no other
+    expect(theirs.locator("p ins")).to_have_text(["all", "API", "users"])
+    expect(field(bob, "lessons.en")).to_have_value("Mine.")  # what bob typed is still in the form
+    saved = site.store.read_draft(DRAFT_ID)
+    assert saved.impact.users == "all API users" and saved.lessons != {"en": "Mine."}
+    assert [(h.by, h.changed) for h in saved.history] == [("ann", ["impact.users"])]
+
+
+def test_a_signed_out_request_is_sent_to_the_sign_in_page(browsers: Callable[..., Page], site: Site) -> None:
+    page = browsers(site.url)
+    answer = page.goto(f"/drafts/{DRAFT_ID}")
+    assert answer is not None and answer.request.redirected_from is not None
+    assert answer.request.redirected_from.url == f"{site.url}/drafts/{DRAFT_ID}"
+    expect(page).to_have_url(f"{site.url}/login?next=%2Fdrafts%2F{DRAFT_ID}")
+    expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
+    assert page.request.post(f"/drafts/{DRAFT_ID}/approve", form={"csrf_token": "x"}).status == 401
+    sign_in_here(page, "bob")
+    expect(page).to_have_url(f"{site.url}/drafts/{DRAFT_ID}")  # back where the person was going
+
+
+# ---------------------------------------------------------------- the pictures
+
+
+def demo_library(store: Store) -> list[str]:
+    """The demo's three postmortems as a library being reviewed: one being edited and claimed, one
+    written, one published. Their ids, in the demo's order."""
+    languages = ["en"]
+    coredns, binder, crates = sample_drafts()
+    assert coredns.impact is not None
+    fixed = coredns.impact.model_copy(update={"users": "every team on the shared Kubernetes cluster"})
+    store.write_draft(review.edited(coredns, coredns.model_copy(update={"impact": fixed}), "erin"))
+    claims.claim(store, coredns.id, "erin")
+    store.write_draft(review.write(binder, "erin", languages, "ready for a second pair of eyes"))
+    written = review.write(crates, "erin", languages)
+    store.write_draft(review.approve(written, "frank", languages))
+    assert promote(store, Settings(root=store.root)).counts()["published"] == 1
+    return [coredns.id, binder.id, crates.id]
+
+
+def test_the_queue_and_a_draft_of_the_demo_library(browsers: Callable[..., Page], root: Path, store: Store) -> None:
+    ids = demo_library(store)
+    add_reviewer(store, "dana", PASSWORD)
+    with served(Settings(root=root)) as url:
+        page = signed_in(browsers, url, "dana", viewport={"width": 1400, "height": 900})
+        rows = page.locator("table.queue tbody tr")
+        expect(rows).to_have_count(3)
+        expect(page.locator("p.total")).to_have_text("3 drafts")
+        for draft_id, state in zip(ids, ["extracted", "written", "published"], strict=True):
+            expect(rows.filter(has_text=draft_id).locator(".state")).to_have_text(state)
+        expect(rows.filter(has_text=ids[0]).locator(".claim")).to_contain_text("on it: erin")
+        expect(rows.filter(has_text=ids[1]).locator("td:nth-child(5)")).to_have_text("erin")
+        if SCREENSHOTS:
+            page.screenshot(path=Path(SCREENSHOTS) / "queue.png")
+
+        rows.filter(has_text=ids[0]).get_by_role("link").click()
+        expect(page).to_have_url(f"{url}/drafts/{ids[0]}")
+        expect(page.get_by_role("heading", level=1)).to_have_text("CoreDNS upgrade issue")
+        expect(field(page, "impact.users")).to_have_value("every team on the shared Kubernetes cluster")
+        assert field(page, "summary.en").input_value().strip()
+        assert page.locator(".source mark").count() >= 10, "the drafted fields' passages are marked in the text"
+        assert page.locator(".fields .evidence li").count() >= 10, "each field lists its evidence"
+        expect(page.locator("ol.history .diff ins")).to_contain_text(["every team on the shared Kubernetes cluster"])
+        if SCREENSHOTS:
+            page.screenshot(path=Path(SCREENSHOTS) / "draft.png")
