@@ -31,6 +31,7 @@ _SAFE = "!$'()*+./:;=?@_~"  # TextDirectiveExplicitChar besides letters and digi
 EXACT_LIMIT = 300  # the specification's advice: an exact term below 300 characters, a range above
 RANGE_WORDS = (4, 6, 8)  # words of each end of a range, more when fewer do not find the quote
 CONTEXT_WORDS = 5  # at most, each side
+_CONTEXT_WINDOW = 2000  # characters read on each side for them: far more than five words of any block
 _MARKER = re.compile(r"^(?:[-*+>|]|#{1,6}|\d{1,3}[.)])$")  # a token the page does not show as text
 _LINE = re.compile(r"\n| \| ")  # a block boundary in the draft's text: a line break or a table cell joiner
 _GAP = r"[\s\-*+>|#]*"  # what may stand between a context term and the match (white space, markers)
@@ -96,8 +97,10 @@ def text_fragment(text: str, start: int, end: int) -> str:
     quoted = text[start:end]
     first_at = start + quoted.find(words[0])
     last_end = start + quoted.rfind(words[-1]) + len(words[-1])
-    before = _lines(text[:start])
-    after = _lines(text[end:])
+    # Only the block next to the quote gives context words, and only its last (first) few: a window
+    # of the text, not all of it, is read for them (each passage of a long page read it whole).
+    before = _lines(text[max(0, start - _CONTEXT_WINDOW) : start])
+    after = _lines(text[end : end + _CONTEXT_WINDOW])
     prefix_words = before[-1] if before else []
     suffix_words = after[0] if after else []
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from pipeline.errors import RecordError, RecordNotFound, ReviewError
@@ -21,7 +22,18 @@ from pipeline.models import CASE_ID_PATTERN, Case, Draft, DraftState, Evidence, 
 from pipeline.review import missing_for_publication
 from pipeline.store import Store
 
-__all__ = ["UNREADABLE", "Block", "QueueEntry", "Unreadable", "queue", "queue_of", "read_drafts", "show"]
+__all__ = [
+    "UNREADABLE",
+    "Block",
+    "QueueEntry",
+    "Unreadable",
+    "entry_for",
+    "queue",
+    "queue_of",
+    "read_drafts",
+    "searchable",
+    "show",
+]
 
 UNREADABLE = "unreadable"
 # The order a person works through: what only a person can mend first, what waits for a reviewer, what is done.
@@ -87,14 +99,17 @@ def read_drafts(store: Store) -> tuple[list[Draft], list[Unreadable]]:
     return drafts, unreadable
 
 
-def _entry(draft: Draft, languages: Sequence[str]) -> QueueEntry:
-    created = draft.created_at or utc_now()
+def entry_for(draft: Draft, languages: Sequence[str], now: datetime | None = None) -> QueueEntry:
+    """The draft's line in the queue: what it is, how old, who wrote it and what it still lacks."""
+    now = now or utc_now()
+    created = draft.created_at or now
+    titles = draft.title or {}
     return QueueEntry(
         id=draft.id,
         state=draft.state.value,
         org=draft.org,
-        title=(draft.title or {}).get("en") or next(iter((draft.title or {}).values()), None),
-        age_days=round((utc_now() - created).total_seconds() / 86400, 2),
+        title=titles.get("en") or next(iter(titles.values()), None),
+        age_days=round((now - created).total_seconds() / 86400, 2),
         written_by=draft.review.written_by,
         components=list(draft.components),
         missing=missing_for_publication(draft, languages),
@@ -151,14 +166,19 @@ def queue_of(
     writer: str | None = None,
     search: str | None = None,
     sort: str = "age",
+    entry_of: Callable[[Draft, datetime], QueueEntry] | None = None,
+    text_of: Callable[[Draft], str] | None = None,
 ) -> list[QueueEntry]:
-    """`queue` over drafts already read (the web page keeps them read between requests)."""
+    """`queue` over drafts already read. The web page keeps them read between requests, with each
+    one's entry (`entry_of(draft, now)`, as `entry` makes it) and its searchable text (`text_of`,
+    as `searchable` makes it) worked out once per version of the draft."""
     if sort not in _SORTS:
         raise ReviewError(f"--sort must be one of {', '.join(_SORTS)}, not {sort!r}")
     unknown = [s for s in states or [] if s not in _STATE_ORDER]
     if unknown:
         raise ReviewError(f"unknown state {unknown[0]!r}; known: {', '.join(_STATE_ORDER)}")
     words = (search or "").casefold().split()
+    now = utc_now()  # once: one clock read per draft was a fifth of a 5,000-draft queue's time
     entries = [
         QueueEntry(
             id=bad.id,
@@ -182,9 +202,9 @@ def queue_of(
             continue
         if writer and writer.casefold() != (draft.review.written_by or "").casefold():
             continue
-        if words and not _matches(draft, words):
+        if words and not all(word in (text_of or searchable)(draft) for word in words):
             continue
-        entry = _entry(draft, languages)
+        entry = entry_of(draft, now) if entry_of else entry_for(draft, languages, now)
         if older_than_days is not None and entry.age_days < older_than_days:
             continue
         entries.append(entry)
@@ -197,10 +217,9 @@ def queue_of(
     return sorted(entries, key=keys[sort])
 
 
-def _matches(draft: Draft, words: Sequence[str]) -> bool:
-    """Every word (case-folded) is in the draft's titles, its id or its text."""
-    haystack = " ".join([draft.id, *(draft.title or {}).values(), draft.text or ""]).casefold()
-    return all(word in haystack for word in words)
+def searchable(draft: Draft) -> str:
+    """What a search looks in, case-folded: the draft's id, its titles and its text."""
+    return " ".join([draft.id, *(draft.title or {}).values(), draft.text or ""]).casefold()
 
 
 # ---------------------------------------------------------------- one record, as a reviewer reads it

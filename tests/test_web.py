@@ -243,3 +243,14 @@ def test_failed_sign_ins_slow_the_next_ones_down() -> None:
     assert throttle.wait_s("name:ann") == 2.0
     throttle.passed("name:ann")
     assert throttle.wait_s("name:ann") == 0
+
+
+def test_the_queue_sees_a_draft_written_or_changed_after_it_was_first_shown(
+    site: TestClient, store: Store, case_json: dict[str, Any]
+) -> None:
+    sign_in(site, "ann")
+    assert "extracted <b>1</b>" in site.get("/").text
+    store.write_draft(a_draft(case_json, id="example-org-later-00000003", title={"en": "A later outage"}))
+    store.update_draft(DRAFT_ID, lambda d: d.model_copy(update={"state": DraftState.REJECTED}))
+    page = site.get("/").text
+    assert "A later outage" in page and "rejected <b>1</b>" in page and "extracted <b>1</b>" in page
