@@ -254,3 +254,14 @@ def test_the_queue_sees_a_draft_written_or_changed_after_it_was_first_shown(
     store.update_draft(DRAFT_ID, lambda d: d.model_copy(update={"state": DraftState.REJECTED}))
     page = site.get("/").text
     assert "A later outage" in page and "rejected <b>1</b>" in page and "extracted <b>1</b>" in page
+
+
+def test_a_draft_that_is_not_there_or_an_id_that_names_none_is_one_line_not_a_server_error(site: TestClient) -> None:
+    sign_in(site, "ann")
+    token = csrf(site, "/")
+    for path in ("/drafts/nope-1/save", "/drafts/nope-1/approve", "/drafts/nope-1/lacks"):
+        answer = site.post(path, data={"csrf_token": token})
+        assert answer.status_code == 404 and "No draft nope-1 here." in answer.text, path
+    answer = site.post("/drafts/UPPER/save", data={"csrf_token": token})
+    assert answer.status_code == 422 and "invalid draft id" in answer.text
+    assert site.get("/cases/il-1").status_code == 422 and site.get("/drafts/a.b").status_code == 422

@@ -287,6 +287,14 @@ def create_app(settings: Settings) -> FastAPI:
         context.update(me=session.name, csrf=session.csrf, request=request, sso=bool(trusted_header))
         return templates.TemplateResponse(request, name, context, status_code=status)
 
+    @app.exception_handler(RecordError)
+    async def record_error(request: Request, exc: RecordError) -> HTMLResponse:
+        """A draft or case that is not there (404) or an id that names none, or a broken file (422):
+        one line, not a server error."""
+        if isinstance(exc, RecordNotFound):
+            return page(request, "missing.html", 404, what=f"{exc.kind} {exc.record_id}")
+        return page(request, "missing.html", 422, message=str(exc))
+
     @app.get("/healthz")
     async def healthz() -> Response:
         return Response("ok")
@@ -456,7 +464,7 @@ def create_app(settings: Settings) -> FastAPI:
         except RecordNotFound:
             return page(request, "missing.html", 404, what=f"draft {draft_id}")
         except RecordError as exc:
-            return page(request, "missing.html", 422, what=str(exc))
+            return page(request, "missing.html", 422, message=str(exc))
         return draft_page(request, draft, version)
 
     @app.post("/drafts/{draft_id}/lacks", response_class=HTMLResponse)
