@@ -87,6 +87,7 @@ __all__ = [
     "reopen",
     "request_changes",
     "set_field",
+    "value_at",
     "without_notes",
     "write",
     "writers",
@@ -434,3 +435,8 @@ def set_field(draft: Draft, path: str, value: Any) -> Draft:
         error = exc.errors(include_url=False)[0]
         where = ".".join(str(p) for p in error["loc"])
         raise ReviewError(f"{where}: {error['msg'].removeprefix('Value error, ')}", draft_id=draft.id) from None
+
+
+def value_at(draft: Draft, path: str) -> Any:
+    """The value of a content field at a dotted path (`summary.en`, `remediation.0.text.en`), or None."""
+    return _at(_content(draft), path)

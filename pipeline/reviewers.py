@@ -20,6 +20,7 @@ The rules and the file's format are pure functions (`_name_problem`, `_password_
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import shlex
 import unicodedata
@@ -40,6 +41,7 @@ __all__ = [
     "MAX_NAME_LENGTH",
     "MIN_PASSWORD_LENGTH",
     "Reviewer",
+    "account_stamps",
     "add_reviewer",
     "check_name",
     "check_password",
@@ -302,3 +304,9 @@ def _rehash(store: Store, name: str, old: str, new: str) -> None:
             _write(store, accounts)
     except LockBusy:
         return
+
+
+def account_stamps(store: Store) -> dict[str, str]:
+    """Each reviewer's stamp: a short digest of their password's hash. A session carries the stamp
+    it was signed in with, and ends when the account is removed or its password changed."""
+    return {name: hashlib.sha256(account.hash.encode()).hexdigest()[:16] for name, account in _read(store).items()}

@@ -85,6 +85,15 @@ class Settings(BaseSettings):
         description="The web page trusts this request header (set by a reverse proxy doing single sign-on) "
         "for the signed-in person's name, instead of its own sign-in. Only behind such a proxy.",
     )
+    web_trusted_proxies: list[str] = Field(
+        default=["127.0.0.1", "::1"],
+        description="Addresses the web page takes `web_user_header` from; from any other, nobody is signed in.",
+    )
+    web_secure_cookies: bool = Field(
+        default=False,
+        description="Mark the session cookie Secure even on plain HTTP (behind a proxy that ends TLS). It is "
+        "marked Secure anyway on a request that arrives over HTTPS.",
+    )
 
     # ------------------------------------------------------------ fetching
     user_agent: str = Field(

@@ -10,6 +10,7 @@ import pytest
 from fastapi.testclient import TestClient
 from helpers import captured_source
 
+from pipeline.errors import SettingsError
 from pipeline.models import Draft, DraftState, LinkState, LinkStatus, Origin, Section
 from pipeline.reviewers import add_reviewer
 from pipeline.settings import Settings
@@ -73,6 +74,18 @@ def form_of(client: TestClient, draft_id: str = DRAFT_ID) -> dict[str, Any]:
     for name, value in re.findall(r'<input type="checkbox" name="([^"]+)" value="([^"]+)" checked>', form):
         data.setdefault(name, []).append(value)
     return data
+
+
+def move(client: TestClient, action: str, **data: str) -> Any:
+    """A review move from the draft's page, as the page sends it: with the version it shows."""
+    page = client.get(f"/drafts/{DRAFT_ID}").text
+    version = re.search(r'name="version" value="([^"]+)"', page)
+    assert version, "no version on the draft page"
+    token = re.search(r'name="csrf_token" value="([^"]+)"', page)
+    assert token
+    return client.post(
+        f"/drafts/{DRAFT_ID}/{action}", data={"csrf_token": token.group(1), "version": version.group(1), **data}
+    )
 
 
 def _unescape(text: str) -> str:
@@ -165,15 +178,15 @@ def test_an_edit_is_saved_with_its_diff_and_the_writer_cannot_approve_it(site: T
     assert draft.summary and draft.summary["en"].endswith("It took two hours.") and "dns" in draft.components
     last = draft.history[-1]
     assert last.by == "ann" and {"summary.en", "components"} <= set(last.changed)
-    assert site.post(f"/drafts/{DRAFT_ID}/write", data={"csrf_token": form["csrf_token"]}).status_code == 303
-    refused = site.post(f"/drafts/{DRAFT_ID}/approve", data={"csrf_token": form["csrf_token"]})
+    assert move(site, "write").status_code == 303
+    refused = move(site, "approve")
     assert refused.status_code == 409 and "ann wrote or edited this draft and cannot approve it" in refused.text
 
     reviewer = TestClient(site.app, follow_redirects=False)
     sign_in(reviewer, "bob")
     page = reviewer.get(f"/drafts/{DRAFT_ID}").text
     assert "<ins> It took two hours.</ins>" in page or "<ins>It took two hours.</ins>" in page
-    approved = reviewer.post(f"/drafts/{DRAFT_ID}/approve", data={"csrf_token": csrf(reviewer, "/")})
+    approved = move(reviewer, "approve")
     assert approved.status_code == 303
     assert store.read_draft(DRAFT_ID).state == DraftState.APPROVED
     assert store.read_draft(DRAFT_ID).review.reviewed_by == "bob"
@@ -193,7 +206,8 @@ def test_a_stale_save_is_refused_and_shows_the_other_change(site: TestClient, st
     assert "someone changed this draft after you opened it" in answer.text
     their = answer.text[answer.text.index("Their change") :]
     assert "bob" in their and "<code>impact.users</code>" in their and "users</ins>" in their
-    assert "Mine." in answer.text, "what the person typed is kept in the form"
+    assert "Mine." in their, "what the person typed is listed, to copy back"
+    assert 'value="all API users"' in answer.text, "the form shows the draft as it is now"
     assert store.read_draft(DRAFT_ID).lessons != {"en": "Mine."}
 
 
@@ -228,21 +242,77 @@ def test_cases_say_which_cite_a_broken_link(site: TestClient, store: Store, make
 
 def test_behind_a_proxy_the_trusted_header_names_the_person(root: Path, store: Store, case_json: dict) -> None:
     store.write_draft(a_draft(case_json))
-    client = TestClient(create_app(Settings(root=root, web_user_header="X-Forwarded-User")), follow_redirects=False)
+    settings = Settings(root=root, web_user_header="X-Forwarded-User", web_trusted_proxies=["testclient"])
+    client = TestClient(create_app(settings), follow_redirects=False)
     assert client.get("/").status_code == 303, "without the header, nobody"
     assert "signed in as <b>carol</b>" in client.get("/", headers={"X-Forwarded-User": "carol"}).text
+    twice = client.get("/", headers=[("X-Forwarded-User", "carol"), ("X-Forwarded-User", "mallory")])
+    assert twice.status_code == 303, "a header sent twice names nobody"
+    elsewhere = TestClient(create_app(settings.model_copy(update={"web_trusted_proxies": ["127.0.0.1"]})))
+    answer = elsewhere.get("/", headers={"X-Forwarded-User": "carol"}, follow_redirects=False)
+    assert answer.status_code == 303, "only a trusted proxy's header counts"
 
 
-def test_failed_sign_ins_slow_the_next_ones_down() -> None:
+def test_failed_sign_ins_hold_off_the_next_ones() -> None:
     throttle = _Throttle()
     assert throttle.wait_s("name:ann") == 0
     for _ in range(3):
         throttle.failed("name:ann", "addr:1")
-    assert throttle.wait_s("name:ann") == 1.0 and throttle.wait_s("addr:1", "name:bob") == 1.0
+    assert 0.5 < throttle.wait_s("name:ann") <= 1.0 and 0.5 < throttle.wait_s("addr:1", "name:bob") <= 1.0
     throttle.failed("name:ann")
-    assert throttle.wait_s("name:ann") == 2.0
+    assert 1.5 < throttle.wait_s("name:ann") <= 2.0
     throttle.passed("name:ann")
     assert throttle.wait_s("name:ann") == 0
+
+
+def test_a_sign_in_too_soon_after_failures_is_answered_at_once_with_429(site: TestClient) -> None:
+    for _ in range(3):
+        site.post("/login", data={"name": "ann", "password": "wrong-password", "csrf_token": csrf(site)})
+    answer = site.post("/login", data={"name": "ann", "password": PASSWORD, "csrf_token": csrf(site)})
+    assert answer.status_code == 429 and answer.headers["retry-after"] == "1"
+    assert "too many failed sign-ins" in answer.text
+
+
+def test_a_removed_reviewer_or_a_changed_password_ends_the_session(site: TestClient, store: Store) -> None:
+    from pipeline.reviewers import remove_reviewer, set_password
+
+    sign_in(site, "ann")
+    assert site.get("/").status_code == 200
+    set_password(store, "ann", "another long password")
+    assert site.get("/").status_code == 303, "a new password signs every session out"
+    other = TestClient(site.app, follow_redirects=False)
+    sign_in(other, "bob")
+    remove_reviewer(store, "bob")
+    assert other.get("/").status_code == 303
+
+
+def test_an_approval_is_of_the_version_the_reviewer_read(site: TestClient, store: Store) -> None:
+    sign_in(site, "ann")
+    assert move(site, "write").status_code == 303
+    reviewer = TestClient(site.app, follow_redirects=False)
+    sign_in(reviewer, "bob")
+    page = reviewer.get(f"/drafts/{DRAFT_ID}").text
+    seen = re.search(r'name="version" value="([^"]+)"', page)
+    assert seen
+    store.update_draft(DRAFT_ID, lambda d: d.model_copy(update={"trigger": {"en": "Changed meanwhile."}}))
+    answer = reviewer.post(
+        f"/drafts/{DRAFT_ID}/approve", data={"csrf_token": csrf(reviewer, "/"), "version": seen.group(1)}
+    )
+    assert answer.status_code == 409 and "the draft changed after you opened it" in answer.text
+    assert store.read_draft(DRAFT_ID).state == DraftState.WRITTEN
+
+
+def test_a_body_too_large_for_a_form_and_a_short_signing_key_are_refused(
+    site: TestClient, root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    answer = site.post(
+        "/login", content=b"x" * (2 << 20), headers={"content-type": "application/x-www-form-urlencoded"}
+    )
+    assert answer.status_code == 413
+    monkeypatch.setenv("INCIDENTLIB_WEB_SECRET", "short")
+    with pytest.raises(SettingsError, match="shorter than 32 characters"):
+        create_app(Settings(root=root))
+    assert answer.headers["cache-control"] == "no-store"
 
 
 def test_the_queue_sees_a_draft_written_or_changed_after_it_was_first_shown(

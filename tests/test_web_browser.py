@@ -281,7 +281,10 @@ def test_a_stale_save_is_refused_and_shows_the_other_change(browsers: Callable[.
     expect(theirs).to_contain_text("impact.users")
     expect(theirs.locator("p code")).to_have_text(["impact.users"])  # ann's one field, no other
     expect(theirs.locator("p ins")).to_have_text(["all", "API", "users"])
-    expect(field(bob, "lessons.en")).to_have_value("Mine.")  # what bob typed is still in the form
+    # The form shows the draft as it is now, so saving it again cannot undo ann's change; what bob
+    # typed is listed beside it, to copy back.
+    expect(field(bob, "impact.users")).to_have_value("all API users")
+    expect(theirs.locator("li", has_text="lessons.en")).to_contain_text("Mine.")
     saved = site.store.read_draft(DRAFT_ID)
     assert saved.impact.users == "all API users" and saved.lessons != {"en": "Mine."}
     assert [(h.by, h.changed) for h in saved.history] == [("ann", ["impact.users"])]

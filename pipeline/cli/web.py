@@ -23,4 +23,8 @@ def web(
     settings = load_settings(root)
     app_ = create_app(settings)
     typer.echo(f"review page: http://{host}:{port}/  (data root {settings.root}; Ctrl-C stops)")
-    uvicorn.run(app_, host=host, port=port, log_level="warning", proxy_headers=bool(settings.web_user_header))
+    # A proxy in front (allowed from 127.0.0.1) tells the client's address and scheme, for the sign-in
+    # throttle and the Secure cookie. Not when it names the person: then the page checks the proxy's
+    # own address.
+    proxied = not settings.web_user_header
+    uvicorn.run(app_, host=host, port=port, log_level="warning", proxy_headers=proxied)

@@ -41,7 +41,14 @@ from starlette.middleware.base import BaseHTTPMiddleware
 from pipeline import claims as claiming
 from pipeline import queue as review_queue
 from pipeline import review
-from pipeline.errors import ConflictError, IncidentlibError, RecordError, RecordNotFound, ReviewError
+from pipeline.errors import (
+    ConflictError,
+    IncidentlibError,
+    RecordError,
+    RecordNotFound,
+    ReviewError,
+    SettingsError,
+)
 from pipeline.fragments import fragment_link
 from pipeline.models import Case, Draft, DraftState, LinkStatus
 from pipeline.settings import Settings
@@ -53,6 +60,9 @@ __all__ = ["SESSION_COOKIE", "create_app"]
 SESSION_COOKIE = "incidentlib_session"
 SESSION_MAX_AGE_S = 12 * 3600
 PAGE_SIZE = 50
+_SECRET_MIN = 32
+_BODY_MAX = 1 << 20  # a form of a draft is a few KiB; anything near a MiB is not one
+_KNOWN_DONE = {"write", "approve", "request-changes", "reject", "reopen"}
 _HERE = Path(__file__).parent
 _BROKEN = {LinkStatus.GONE, LinkStatus.MOVED, LinkStatus.BLOCKED}
 
@@ -64,31 +74,39 @@ def _secret(store: Store) -> str:
     """The key that signs sessions: INCIDENTLIB_WEB_SECRET, else one made once and kept in the
     data root's state folder (mode 0600, ignored by git), so a restart keeps people signed in."""
     given = os.environ.get("INCIDENTLIB_WEB_SECRET")
-    if given:
-        return given
     path = store.state_dir / "web-secret"
-    try:
-        return path.read_text(encoding="ascii").strip()
-    except FileNotFoundError:
-        store.state_dir.mkdir(parents=True, exist_ok=True)
-        made = secrets.token_urlsafe(32)
-        write_atomic(path, made.encode())
-        path.chmod(0o600)
-        return made
+    if given is None:
+        try:
+            given = path.read_text(encoding="ascii").strip()
+        except FileNotFoundError:
+            store.state_dir.mkdir(parents=True, exist_ok=True)
+            given = secrets.token_urlsafe(32)
+            write_atomic(path, given.encode(), mode=0o600)
+    if len(given) < _SECRET_MIN:
+        # Anyone who guesses a short key signs a cookie in any name.
+        where = "INCIDENTLIB_WEB_SECRET" if "INCIDENTLIB_WEB_SECRET" in os.environ else str(path)
+        raise SettingsError(
+            f"the web page's signing key ({where}) is shorter than {_SECRET_MIN} characters; "
+            "delete the file to have one made, or set a longer one",
+            name="INCIDENTLIB_WEB_SECRET",
+        )
+    return given
 
 
 @dataclass
 class Session:
     name: str | None = None
     csrf: str = field(default_factory=lambda: secrets.token_urlsafe(24))
+    stamp: str | None = None  # the account's stamp at sign-in (pipeline.reviewers.account_stamps)
 
 
 class _Sessions(BaseHTTPMiddleware):
     """A signed cookie holding who is signed in and the CSRF token; written back when it changed."""
 
-    def __init__(self, app: Any, signer: URLSafeTimedSerializer) -> None:
+    def __init__(self, app: Any, signer: URLSafeTimedSerializer, secure: bool = False) -> None:
         super().__init__(app)
         self.signer = signer
+        self.secure = secure
 
     async def dispatch(self, request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
         session = Session()
@@ -96,51 +114,77 @@ class _Sessions(BaseHTTPMiddleware):
         if raw:
             try:
                 data = self.signer.loads(raw, max_age=SESSION_MAX_AGE_S)
-                session = Session(name=data.get("name"), csrf=data["csrf"])
+                session = Session(name=data.get("name"), csrf=data["csrf"], stamp=data.get("stamp"))
             except (BadSignature, KeyError, TypeError):
                 pass
-        before = (session.name, session.csrf)
+        before = (session.name, session.csrf, session.stamp)
         request.state.session = session
         response = await call_next(request)
-        if (session.name, session.csrf) != before or not raw:
+        if (session.name, session.csrf, session.stamp) != before or not raw:
             response.set_cookie(
                 SESSION_COOKIE,
-                self.signer.dumps({"name": session.name, "csrf": session.csrf}),
+                self.signer.dumps({"name": session.name, "csrf": session.csrf, "stamp": session.stamp}),
                 max_age=SESSION_MAX_AGE_S,
                 httponly=True,
                 samesite="lax",
-                secure=request.url.scheme == "https",
+                secure=request.url.scheme == "https" or self.secure,
                 path="/",
             )
         return response
 
 
 class _Throttle:
-    """Failed sign-ins slow the next ones down, per name and per address: after three failures
-    each attempt waits 1 s, doubling up to 30 s, until one succeeds or ten minutes pass."""
+    """Failed sign-ins hold off the next ones, per name and per address: after three failures, none
+    is tried for 1 s, doubling up to 30 s; an attempt before then is answered 429 at once, so a
+    guesser waits and nobody's request is kept open. Entries go after ten quiet minutes."""
+
+    FORGET_S = 600.0
 
     def __init__(self) -> None:
-        self.failures: dict[str, tuple[int, float]] = defaultdict(lambda: (0, 0.0))
+        self.failures: dict[str, tuple[int, float]] = {}
 
     def wait_s(self, *keys: str) -> float:
+        """How long until `keys` may try again (0: now)."""
         now = time.monotonic()
-        worst = 0
+        self.failures = {k: v for k, v in self.failures.items() if now - v[1] <= self.FORGET_S}
+        left = 0.0
         for key in keys:
-            count, last = self.failures[key]
-            if now - last > 600:
-                self.failures[key] = (0, 0.0)
-                continue
-            worst = max(worst, count)
-        return 0.0 if worst < 3 else min(30.0, 2.0 ** (worst - 3))
+            count, last = self.failures.get(key, (0, 0.0))
+            if count >= 3:
+                left = max(left, last + min(30.0, 2.0 ** (count - 3)) - now)
+        return max(0.0, left)
 
     def failed(self, *keys: str) -> None:
         for key in keys:
-            count, _ = self.failures[key]
+            count, _ = self.failures.get(key, (0, 0.0))
             self.failures[key] = (count + 1, time.monotonic())
 
     def passed(self, *keys: str) -> None:
         for key in keys:
             self.failures.pop(key, None)
+
+
+class _Stamps:
+    """The reviewers' account stamps, read again when their file changes: a session whose account
+    was removed or whose password changed ends at its next request."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.seen: tuple[int, int] | None = None
+        self.stamps: dict[str, str] = {}
+
+    def get(self) -> dict[str, str]:
+        from pipeline.reviewers import account_stamps, reviewers_path
+
+        try:
+            stat = reviewers_path(self.store).stat()
+            key: tuple[int, int] | None = (stat.st_mtime_ns, stat.st_size)
+        except FileNotFoundError:
+            key = None
+        if key != self.seen or key is None:
+            self.stamps = account_stamps(self.store) if key else {}
+            self.seen = key
+        return self.stamps
 
 
 # ---------------------------------------------------------------- drafts kept read between requests
@@ -248,6 +292,8 @@ def create_app(settings: Settings) -> FastAPI:
     store = Store.from_settings(settings)
     signer = URLSafeTimedSerializer(_secret(store), salt="incidentlib-session")
     throttle = _Throttle()
+    stamps = _Stamps(store)
+    trusted_proxies = set(settings.web_trusted_proxies)
     languages = list(settings.required_languages)
     cache = _DraftCache(store, languages)
     # Autoescape everywhere, not only for .html: every value a page shows may come from a crawled page.
@@ -263,8 +309,15 @@ def create_app(settings: Settings) -> FastAPI:
     async def guard(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
         """Headers every answer carries; a signed-in person for every page; a CSRF token for every POST."""
         session: Session = request.state.session
+        if int(request.headers.get("content-length") or 0) > _BODY_MAX:
+            return _secured(Response("too large for a form of this page", status_code=413), archive_origin)
         if trusted_header:
-            session.name = request.headers.get(trusted_header) or None
+            # Only a proxy of ours may say who is signed in, and only once.
+            named = request.headers.getlist(trusted_header)
+            proxy = request.client.host if request.client else ""
+            session.name = named[0] if len(named) == 1 and proxy in trusted_proxies and named[0] else None
+        elif session.name and stamps.get().get(session.name) != session.stamp:
+            session.name = session.stamp = None  # the account was removed or its password changed
         path = request.url.path
         public = path in ("/login", "/healthz") or path.startswith("/static/")
         if not public and not session.name:
@@ -280,7 +333,7 @@ def create_app(settings: Settings) -> FastAPI:
 
     # The last added runs first: the session is read before the guard looks at it.
     app.add_middleware(BaseHTTPMiddleware, dispatch=guard)
-    app.add_middleware(_Sessions, signer=signer)
+    app.add_middleware(_Sessions, signer=signer, secure=settings.web_secure_cookies)
 
     def page(request: Request, name: str, status: int = 200, **context: Any) -> HTMLResponse:
         session: Session = request.state.session
@@ -305,30 +358,36 @@ def create_app(settings: Settings) -> FastAPI:
 
     @app.post("/login", response_class=HTMLResponse)
     async def login(request: Request) -> Response:
-        from pipeline.reviewers import check_password
+        from pipeline.reviewers import MAX_NAME_LENGTH, check_password
 
         form = await request.form()
         name = str(form.get("name") or "").strip()
         password = str(form.get("password") or "")
         target = _local(str(form.get("next") or "/"))
+        if not name or len(name) > MAX_NAME_LENGTH:
+            return page(request, "login.html", 401, next=target, problem="wrong name or password")
         keys = (f"name:{name.casefold()}", f"addr:{request.client.host if request.client else '-'}")
         wait = throttle.wait_s(*keys)
         if wait:
-            await asyncio.sleep(wait)  # slows a guesser down; a person waits a second
-        ok = bool(name) and await asyncio.to_thread(check_password, store, name, password)
-        if not ok:
+            answer = page(
+                request, "login.html", 429, next=target, problem=f"too many failed sign-ins; try again in {wait:.0f} s"
+            )
+            answer.headers["Retry-After"] = str(max(1, round(wait)))
+            return answer
+        if not await asyncio.to_thread(check_password, store, name, password):
             throttle.failed(*keys)
             return page(request, "login.html", 401, next=target, problem="wrong name or password")
         throttle.passed(*keys)
         session: Session = request.state.session
         session.name = name
+        session.stamp = stamps.get().get(name)
         session.csrf = secrets.token_urlsafe(24)  # a new token with each sign-in
         return RedirectResponse(target, status_code=303)
 
     @app.post("/logout")
     async def logout(request: Request) -> Response:
         session: Session = request.state.session
-        session.name = None
+        session.name = session.stamp = None
         session.csrf = secrets.token_urlsafe(24)
         return RedirectResponse("/login", status_code=303)
 
@@ -426,6 +485,7 @@ def create_app(settings: Settings) -> FastAPI:
         problems: list[tuple[str, str]] | None = None,
         typed: Draft | None = None,
         theirs: list[str] | None = None,
+        yours: list[tuple[str, str]] | None = None,
     ) -> HTMLResponse:
         shown = typed or draft
         segments, marks = marked_text(draft.text or "", draft.evidence)
@@ -454,6 +514,8 @@ def create_app(settings: Settings) -> FastAPI:
             problem=problem,
             problems=problems or [],
             theirs=theirs or [],
+            yours=yours or [],
+            done=request.query_params.get("done") if request.query_params.get("done") in _KNOWN_DONE else None,
             archived=next((s.archived for s in draft.sources if s.archived), None),
         )
 
@@ -488,29 +550,32 @@ def create_app(settings: Settings) -> FastAPI:
                 request, current, version, 422, problems=problems, problem="not saved: fix the fields named"
             )
         if version != loaded_version:
-            theirs = _their_change(current, loaded_version)
-            return draft_page(
-                request,
-                current,
-                version,
-                409,
-                typed=typed,
-                theirs=theirs,
-                problem="not saved: someone changed this draft after you opened it; their change is shown, "
-                "your text is still in the form",
-            )
+            return conflict(request, current, version, typed, loaded_version)
         try:
             updated = review.edited(current, typed, name)
             await asyncio.to_thread(store.write_draft, updated, expected_version=version)
         except ConflictError:
             fresh, fresh_version = await asyncio.to_thread(store.read_draft_versioned, draft_id)
-            return draft_page(
-                request, fresh, fresh_version, 409, typed=typed, theirs=_their_change(fresh, loaded_version),
-                problem="not saved: someone saved this draft a moment before you; their change is shown",
-            )  # fmt: skip
+            return conflict(request, fresh, fresh_version, typed, loaded_version)
         except ReviewError as exc:
             return draft_page(request, current, version, 409, typed=typed, problem=f"not saved: {exc}")
         return RedirectResponse(f"/drafts/{quote(draft_id)}?saved=1", status_code=303)
+
+    def conflict(request: Request, current: Draft, version: str, typed: Draft, loaded_version: str) -> HTMLResponse:
+        """Someone saved after the page was loaded: nothing is saved. The form shows the draft as it is
+        now (a second save from it cannot undo their change), and what was typed is listed beside,
+        field by field, to copy back."""
+        yours = [(path, str(review.value_at(typed, path))) for path in review.changed_fields(current, typed)]
+        return draft_page(
+            request,
+            current,
+            version,
+            409,
+            theirs=_their_change(current, loaded_version),
+            yours=yours,
+            problem="not saved: someone changed this draft after you opened it; their change is shown, "
+            "and what you typed is listed to copy back",
+        )
 
     moves: dict[str, Callable[[Draft, str, str | None], Draft]] = {
         "write": lambda d, by, text: review.write(d, by, languages, text or None),
@@ -527,9 +592,22 @@ def create_app(settings: Settings) -> FastAPI:
         name = request.state.session.name
         form = await request.form()
         text = str(form.get("comment") or "").strip()
+        seen = str(form.get("version") or "")
+        current, version = await asyncio.to_thread(store.read_draft_versioned, draft_id)
+        if seen != version:
+            # An approval is of the text the reviewer read: a draft changed since is read again first.
+            return draft_page(
+                request,
+                current,
+                version,
+                409,
+                theirs=_their_change(current, seen),
+                problem=f"{action}: not done: the draft changed after you opened it; read the change, then again",
+            )
         try:
-            await asyncio.to_thread(store.update_draft, draft_id, lambda d: moves[action](d, name, text))
-        except (ReviewError, RecordError) as exc:
+            moved = moves[action](current, name, text)
+            await asyncio.to_thread(store.write_draft, moved, expected_version=version)
+        except (ReviewError, ConflictError) as exc:
             draft, version = await asyncio.to_thread(store.read_draft_versioned, draft_id)
             return draft_page(request, draft, version, 409, problem=f"{action}: {exc}")
         return RedirectResponse(f"/drafts/{quote(draft_id)}?done={quote(action)}", status_code=303)
@@ -597,7 +675,7 @@ async def _csrf_ok(request: Request, session: Session) -> bool:
         form = await request.form()
         value = form.get("csrf_token")
         token = value if isinstance(value, str) else None
-    return token is not None and hmac.compare_digest(token, session.csrf)
+    return token is not None and hmac.compare_digest(token.encode(), session.csrf.encode())
 
 
 def _secured(response: Response, archive_origin: str) -> Response:
@@ -608,4 +686,5 @@ def _secured(response: Response, archive_origin: str) -> Response:
     response.headers["X-Content-Type-Options"] = "nosniff"
     response.headers["Referrer-Policy"] = "same-origin"
     response.headers["X-Frame-Options"] = "DENY"
+    response.headers.setdefault("Cache-Control", "no-store")  # pages of drafts are not for shared caches
     return response
