@@ -266,7 +266,7 @@ def prose_passages(sections: Sequence[Section]) -> dict[str, list[Passage]]:
 def _root_cause_tier(sentence: str) -> int | None:
     """How strongly a sentence names a cause: 0 best, None when it names none."""
     low = sentence.lower()
-    if _CAUSE_SOUGHT.search(low):
+    if not _ANY_CUE.search(low) or _CAUSE_SOUGHT.search(low):  # one scan first: most sentences hold no cue
         return None
     return next((tier for tier, cue in enumerate(_LOW_TIERS) if cue.search(low)), None)
 
