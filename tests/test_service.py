@@ -314,7 +314,9 @@ def test_a_restart_clears_the_runs_a_killed_serve_left_and_the_schedule_goes_on(
             stuck = next(f for f in report["flows"] if f["flow"] == "crawl")["stuck"]
             return next((line for line in stuck if held[0] in line), None)
 
-        flagged = wait_for(held_run_flagged, "status to flag the run the killed serve left")
+        # The server's foreman marks the deployment unpolled on its own loop; under the load of the full
+        # suite (three workers and a browser) that took over 120 s twice in four runs, 45 s alone.
+        flagged = wait_for(held_run_flagged, "status to flag the run the killed serve left", timeout=300)
         assert "nothing serves it" in flagged, flagged
 
     again, seen = start_serve(env, started)
