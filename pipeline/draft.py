@@ -268,8 +268,9 @@ _SECTION_PROPOSAL = {
 }
 
 
-def field_evidence(extraction: Extraction) -> list[Evidence]:
-    """The passage each proposal of `field_proposals` came from, and the rule that chose it."""
+def field_evidence(extraction: Extraction, proposals: dict[str, Any] | None = None) -> list[Evidence]:
+    """The passage each proposal of `field_proposals` came from, and the rule that chose it
+    (`proposals`: the extraction's, when the caller has them already)."""
     text = extraction.text or ""
     found: list[Evidence | None] = []
     severity = severity_in(text)
@@ -290,7 +291,7 @@ def field_evidence(extraction: Extraction) -> list[Evidence]:
             found.append(_evidence(target, text, passage.rule, passage.text))
     if extraction.summary:
         found.append(_evidence("summary", text, "summary.opening", extraction.summary))
-    found += _term_evidence(extraction, field_proposals(extraction))
+    found += _term_evidence(extraction, proposals if proposals is not None else field_proposals(extraction))
     return [entry for entry in found if entry is not None]
 
 
@@ -377,7 +378,7 @@ def apply_extraction(draft: Draft, entry: SourceEntry, extraction: Extraction, o
             merged.extracted[name] == _hash(stored[name]) if name in merged.extracted else _is_empty(name, stored[name])
         )
     }
-    evidence = [e for e in field_evidence(extraction) if field_parts(e.field)[0] in mine]
+    evidence = [e for e in field_evidence(extraction, proposals) if field_parts(e.field)[0] in mine]
     return merged.model_copy(update={"evidence": evidence})
 
 

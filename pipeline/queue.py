@@ -28,6 +28,7 @@ __all__ = [
     "QueueEntry",
     "Unreadable",
     "entry_for",
+    "evidence_url",
     "queue",
     "queue_of",
     "read_drafts",
@@ -259,7 +260,7 @@ class _Beside:
     def __init__(self, record: Case | Draft) -> None:
         self.left: list[Evidence] = list(record.evidence) if isinstance(record, Draft) else []
         self.text = record.text if isinstance(record, Draft) else None
-        self.url = _evidence_url(record) if isinstance(record, Draft) else None
+        self.url = evidence_url(record) if isinstance(record, Draft) else None
 
     def take(self, path: str, *, exact: bool = False) -> list[str]:
         """Lines for the evidence of `path` (or of a field within it, or the field it is part of), not yet given."""
@@ -284,7 +285,7 @@ class _Beside:
         return [line, f"{indent}  {link}"]
 
 
-def _evidence_url(draft: Draft) -> str:
+def evidence_url(draft: Draft) -> str:
     """Where the draft's text can be read: its source's capture, else the source itself."""
     source = next((s for s in draft.sources if s.url == draft.origin.url), None) or next(iter(draft.sources), None)
     if source is None:

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from helpers import captured_source
+from helpers import reviewable_draft
 
 from pipeline.errors import SettingsError
-from pipeline.models import Draft, DraftState, LinkState, LinkStatus, Origin, Section
+from pipeline.models import Draft, DraftState, LinkState, LinkStatus
 from pipeline.reviewers import add_reviewer
 from pipeline.settings import Settings
 from pipeline.store import Store
@@ -20,23 +20,10 @@ from pipeline.web.app import _Throttle
 
 PASSWORD = "correct horse battery"
 DRAFT_ID = "example-org-outage-00000001"
-HOSTILE = 'The API failed. <script>alert("x")</script> <img src=x onerror="alert(1)"> Users waited.'
 
 
 def a_draft(case_json: dict[str, Any], **changes: Any) -> Draft:
-    """A draft a writer can sign: every narrative field filled, its source captured, crawled text holding markup."""
-    url = "https://example.org/postmortems/outage"
-    fields = {k: v for k, v in case_json.items() if k not in ("id", "url", "updated_at", "sources", "review")}
-    data = {
-        **fields,
-        "id": DRAFT_ID,
-        "state": "extracted",
-        "origin": Origin(url=url, canonical_url=url, format="markdown").model_dump(mode="json"),
-        "sources": [captured_source(url)],
-        "text": HOSTILE,
-        "sections": [Section(heading="Summary", field="summary", text=HOSTILE).model_dump(mode="json")],
-    }
-    return Draft.model_validate({**data, **changes})
+    return reviewable_draft(case_json, DRAFT_ID, **changes)
 
 
 @pytest.fixture

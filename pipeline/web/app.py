@@ -53,7 +53,7 @@ from pipeline.fragments import fragment_link
 from pipeline.models import Case, Draft, DraftState, LinkStatus
 from pipeline.settings import Settings
 from pipeline.store import Store, write_atomic
-from pipeline.web.forms import apply_form, form_fields, languages_for, marked_text, word_diff
+from pipeline.web.forms import MULTIPLE, apply_form, form_fields, languages_for, marked_text, word_diff
 
 __all__ = ["SESSION_COOKIE", "create_app"]
 
@@ -449,24 +449,16 @@ def create_app(settings: Settings) -> FastAPI:
             problem=problem,
         )
 
-    @app.post("/drafts/{draft_id}/claim", response_class=HTMLResponse)
-    async def claim(request: Request, draft_id: str) -> HTMLResponse:
-        name = request.state.session.name
-        problem = None
-        try:
-            await asyncio.to_thread(claiming.claim, store, draft_id, name)
-        except IncidentlibError as exc:
-            problem = str(exc)
-        return page(
-            request, "_claim.html", draft_id=draft_id, claim=claiming.claims(store).get(draft_id), problem=problem
-        )
+    claim_moves: dict[str, Callable[[Store, str, str], object]] = {"claim": claiming.claim, "unclaim": claiming.unclaim}
 
+    @app.post("/drafts/{draft_id}/claim", response_class=HTMLResponse)
     @app.post("/drafts/{draft_id}/unclaim", response_class=HTMLResponse)
-    async def unclaim(request: Request, draft_id: str) -> HTMLResponse:
+    async def claim(request: Request, draft_id: str) -> HTMLResponse:
+        """Claim the draft, or let go of it: the claim's cell, for htmx to swap in."""
         name = request.state.session.name
         problem = None
         try:
-            await asyncio.to_thread(claiming.unclaim, store, draft_id, name)
+            await asyncio.to_thread(claim_moves[request.url.path.rsplit("/", 1)[1]], store, draft_id, name)
         except IncidentlibError as exc:
             problem = str(exc)
         return page(
@@ -489,7 +481,7 @@ def create_app(settings: Settings) -> FastAPI:
     ) -> HTMLResponse:
         shown = typed or draft
         segments, marks = marked_text(draft.text or "", draft.evidence)
-        base = _evidence_url(draft)
+        base = review_queue.evidence_url(draft)
         links = {}
         for number, entry in marks.items():
             try:
@@ -550,18 +542,18 @@ def create_app(settings: Settings) -> FastAPI:
                 request, current, version, 422, problems=problems, problem="not saved: fix the fields named"
             )
         if version != loaded_version:
-            return conflict(request, current, version, typed, loaded_version)
+            return conflict(request, current, version, typed)
         try:
             updated = review.edited(current, typed, name)
             await asyncio.to_thread(store.write_draft, updated, expected_version=version)
         except ConflictError:
             fresh, fresh_version = await asyncio.to_thread(store.read_draft_versioned, draft_id)
-            return conflict(request, fresh, fresh_version, typed, loaded_version)
+            return conflict(request, fresh, fresh_version, typed)
         except ReviewError as exc:
             return draft_page(request, current, version, 409, typed=typed, problem=f"not saved: {exc}")
         return RedirectResponse(f"/drafts/{quote(draft_id)}?saved=1", status_code=303)
 
-    def conflict(request: Request, current: Draft, version: str, typed: Draft, loaded_version: str) -> HTMLResponse:
+    def conflict(request: Request, current: Draft, version: str, typed: Draft) -> HTMLResponse:
         """Someone saved after the page was loaded: nothing is saved. The form shows the draft as it is
         now (a second save from it cannot undo their change), and what was typed is listed beside,
         field by field, to copy back."""
@@ -571,7 +563,7 @@ def create_app(settings: Settings) -> FastAPI:
             current,
             version,
             409,
-            theirs=_their_change(current, loaded_version),
+            theirs=_their_change(current),
             yours=yours,
             problem="not saved: someone changed this draft after you opened it; their change is shown, "
             "and what you typed is listed to copy back",
@@ -601,7 +593,7 @@ def create_app(settings: Settings) -> FastAPI:
                 current,
                 version,
                 409,
-                theirs=_their_change(current, seen),
+                theirs=_their_change(current),
                 problem=f"{action}: not done: the draft changed after you opened it; read the change, then again",
             )
         try:
@@ -639,28 +631,17 @@ def _form_values(form: Any) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key in form.keys():
         values = form.getlist(key)
-        out[key] = (
-            values
-            if len(values) > 1 or key.split(".")[0] in ("domain", "symptoms", "components", "contributing")
-            else values[0]
-        )
+        out[key] = values if len(values) > 1 or key.split(".")[0] in MULTIPLE else values[0]
     return out
 
 
-def _their_change(draft: Draft, loaded_version: str) -> list[str]:
+def _their_change(draft: Draft) -> list[str]:
     """The history's last entry, as what someone else did since the page was loaded."""
     if not draft.history:
         return []
     last = draft.history[-1]
     what = ", ".join(last.changed) if last.changed else last.to_state.value
     return [f"{last.by} at {last.at:%Y-%m-%d %H:%M}: {last.comment or last.to_state.value} ({what})"]
-
-
-def _evidence_url(draft: Draft) -> str:
-    source = next((s for s in draft.sources if s.url == draft.origin.url), None) or next(iter(draft.sources), None)
-    if source is None:
-        return draft.origin.url
-    return source.archived or source.url
 
 
 def _local(target: str) -> str:
