@@ -22,6 +22,7 @@ from prefect.artifacts import (
 
 from pipeline.archive import ArchiveReport
 from pipeline.crawl import CrawlReport
+from pipeline.discover import DiscoverReport
 from pipeline.links import RefreshReport
 from pipeline.publish import PromoteReport
 
@@ -31,6 +32,7 @@ __all__ = [
     "progress_listeners",
     "publish_archive_summary",
     "publish_crawl_summary",
+    "publish_discover_summary",
     "publish_promote_summary",
     "publish_refresh_summary",
 ]
@@ -98,6 +100,26 @@ def publish_crawl_summary(report: CrawlReport) -> None:
     if failed:
         lines += ["", "## Failures", ""] + [f"- **{s.reason}** {s.url}: {s.message}" for s in failed]
     create_markdown_artifact(key="crawl-report", markdown="\n".join(lines), description="New drafts and failures")
+
+
+def publish_discover_summary(report: DiscoverReport) -> None:
+    rows = [{"outcome": name, "feeds": n} for name, n in report.counts().items()]
+    rows += [{"outcome": f"failed: {reason}", "feeds": n} for reason, n in report.failures().items()]
+    create_table_artifact(key="discover-summary", table=rows, description="What the last discover run did")
+    lines = ["# Discover", "", "| feed | outcome | entries | new candidates | registered | updated |"]
+    lines += ["| --- | --- | --- | --- | --- | --- |"]
+    lines += [
+        f"| {f.name or f.url} | {f.outcome} | {f.entries} | {len(f.candidates)} | {len(f.registered)} "
+        f"| {len(f.updated)} |"
+        for f in report.feeds
+    ]
+    failed = [f for f in report.feeds if f.outcome == "failed"]
+    if failed:
+        lines += ["", "## Failures", ""] + [f"- **{f.reason}** {f.url}: {f.message}" for f in failed]
+    warned = [f for f in report.feeds if f.warnings]
+    if warned:
+        lines += ["", "## Warnings", ""] + [f"- {f.url}: {w}" for f in warned for w in f.warnings]
+    create_markdown_artifact(key="discover-report", markdown="\n".join(lines), description="Feeds read, candidates")
 
 
 def publish_archive_summary(report: ArchiveReport) -> None:

@@ -46,6 +46,7 @@ __all__ = [
     "host_groups",
     "registry_entries",
     "share_concurrency",
+    "write_feed_text",
 ]
 
 # `deferred`: the source's host asked to wait longer than allowed; it was not requested and its
@@ -231,6 +232,8 @@ async def crawl_async(
         if existing is not None and existing.state == DraftState.REJECTED:
             # A reviewer rejected it: not drafted again until someone reopens it.
             return SourceReport(entry.url, draft_id, "skipped", Reason.REJECTED, None)
+        if entry.feed_text:  # its text is the feed's: discover writes it
+            return SourceReport(entry.url, draft_id, "skipped", Reason.FEED_TEXT, None)
         # A crash may have left the drafts of its incidents unwritten: then the page is read again
         # (fetched whole, not asked "modified since?"), even if it has not changed.
         unwritten = existing is not None and any(
@@ -342,6 +345,30 @@ def _apply_parts(
         store.update_draft(part_id, change, create=create)
         written.append(part_id)
     return written
+
+
+def write_feed_text(store: Store, settings: Settings, entry: SourceEntry, text: str) -> SourceReport:
+    """Write a source's draft from the text its feed carries (a status page's postmortem), as the
+    crawl writes one from a fetched page: the entry's URL is the source, and a person's edits are kept."""
+    draft_id = draft_id_for(entry.url)
+    try:
+        existing = store.read_draft(draft_id) if store.exists("draft", draft_id) else None
+    except InvalidRecord as exc:
+        return SourceReport(entry.url, draft_id, "failed", Reason.INVALID_DRAFT, str(exc))
+    if existing is not None and existing.state == DraftState.REJECTED:
+        return SourceReport(entry.url, draft_id, "skipped", Reason.REJECTED, None)
+    result = FetchResult(
+        url=entry.url,
+        outcome="fetched",
+        final_url=entry.url,
+        status=200,
+        content_type="text/markdown; charset=utf-8",
+        body=text.encode("utf-8"),
+    )
+    reading = _read(entry, result, settings) if _needs_reading(existing, result) else None
+    report = _apply(store, settings, entry, draft_id, result, reading)
+    report.downloaded = False  # nothing was fetched: the feed was
+    return report
 
 
 def crawl(

@@ -26,6 +26,7 @@ from prefect.task_runners import ThreadPoolTaskRunner
 
 from pipeline import archive as archiving
 from pipeline import crawl as crawling
+from pipeline import discover as discovering
 from pipeline import interrupt, lifeline
 from pipeline import links as linking
 from pipeline import publish as publishing
@@ -33,6 +34,7 @@ from pipeline.artifacts import (
     Progress,
     publish_archive_summary,
     publish_crawl_summary,
+    publish_discover_summary,
     publish_promote_summary,
     publish_refresh_summary,
 )
@@ -42,7 +44,7 @@ from pipeline.models import SourceEntry, utc_now
 from pipeline.settings import Settings
 from pipeline.store import Store, data_root_problem
 
-__all__ = ["archive", "crawl", "crawl_flow_for", "promote", "refresh", "run"]
+__all__ = ["archive", "crawl", "crawl_flow_for", "discover", "promote", "refresh", "run"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -209,6 +211,47 @@ def crawl(root: str | None = None, archive_new: bool = True) -> crawling.CrawlRu
         new_drafts = [d for s in report.sources if s.outcome == "new" for d in (s.draft_id, *s.parts)]
         if new_drafts and archive_new:
             run.archive = archive_sources(str(store.root), new_drafts)
+        return run
+
+
+@task(name="discover-feeds")
+def discover_feeds(root: str, feeds: list[str] | None) -> discovering.DiscoverReport:
+    """Read the feeds and propose what they list, with the library's `discover`."""
+    logger = get_run_logger()
+    settings = _settings(root)
+
+    def on_feed(feed: discovering.FeedReport) -> None:
+        level = logging.WARNING if feed.outcome == "failed" or feed.warnings else logging.INFO
+        found = f"{len(feed.candidates)} new candidates, {len(feed.registered)} registered, {len(feed.updated)} updated"
+        detail = f"{feed.reason}: {feed.message}" if feed.outcome == "failed" else found
+        logger.log(level, "%s %s: %s%s", feed.outcome, feed.url, detail, "".join(f"; {w}" for w in feed.warnings))
+
+    return discovering.discover(Store.from_settings(settings), settings, feeds, on_feed, raise_errors=False)
+
+
+@flow(name="discover", log_prints=False)
+@_stoppable
+def discover(
+    root: str | None = None, feeds: list[str] | None = None, crawl_found: bool = True
+) -> discovering.DiscoverRun:
+    """Read the feeds of sources/feeds.yaml (those due, or those named) and propose what they list as
+    candidates; then (`crawl_found`) crawl the sources they registered directly or changed."""
+    logger = get_run_logger()
+    settings = _settings(root)
+    store = Store.from_settings(settings)
+    with _recorded(store, "discover") as counts:
+        report = discover_feeds(str(store.root), feeds)
+        for fault in report.faults:
+            logger.warning("feeds: %s", fault)
+        publish_discover_summary(report)
+        counts.update(report.counts())
+        logger.info("discover: %s", ", ".join(f"{n} {name}" for name, n in report.counts().items()))
+        raise_unexpected(report.errors, "feeds")
+        run = discovering.DiscoverRun(report)
+        if crawl_found and report.recrawl:
+            entries = [e.model_dump(mode="json") for e in report.recrawl]
+            run.crawl = crawl_hosts(str(store.root), entries, settings.concurrency, "")
+            raise_unexpected(run.crawl.errors, "sources")
         return run
 
 

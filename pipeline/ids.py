@@ -18,6 +18,8 @@ from pipeline.models import CASE_ID_PATTERN, DRAFT_ID_MAX, DRAFT_ID_PATTERN
 
 __all__ = [
     "GITHUB_HOSTS",
+    "archived_original",
+    "candidate_id",
     "canonical_url",
     "case_id",
     "case_number",
@@ -25,6 +27,7 @@ __all__ = [
     "check_draft_id",
     "draft_id_for",
     "part_draft_id",
+    "same_page_key",
     "slugify",
 ]
 
@@ -139,6 +142,35 @@ def canonical_url(url: str) -> str:
     params = [p for p in parts.query.split("&") if p and not _TRACKING.match(unquote(p.partition("=")[0]))]
     query = "&".join(sorted(_normalise_escapes(p, safe="/:@!$'()*+,;=?") for p in params))
     return urlunsplit((scheme, netloc, path, query, ""))
+
+
+# https://web.archive.org/web/20220621124002/https://example.com/post (with id_, if_ ... after the stamp)
+_ARCHIVED = re.compile(r"^https?://web\.archive\.org/web/\d{1,14}[a-z_]*/(https?://.+)$", re.IGNORECASE)
+_PAGE_SUFFIX = re.compile(r"(/index)?\.(html?|php|aspx?)$|/+$", re.IGNORECASE)
+
+
+def archived_original(url: str) -> str | None:
+    """The page a Wayback Machine capture link is of (lists link captures of dead pages); else None."""
+    match = _ARCHIVED.match(url.strip())
+    return match.group(1) if match else None
+
+
+def same_page_key(url: str) -> str:
+    """A looser key than `canonical_url`, for telling whether a feed proposes a page already known:
+    a capture link is its original's, and the scheme, a leading `www.`, a trailing slash and an
+    `.html` (or `/index.html`) ending are ignored, the spellings one post goes by on a blog that
+    moved (`/2023/05/01/post.html` kept as an alias of `/2023/05/01/post/`). Raises ValueError for
+    a bad port."""
+    canonical = canonical_url(archived_original(url) or url)
+    parts = urlsplit(canonical)
+    host = parts.netloc.removeprefix("www.")
+    path = _PAGE_SUFFIX.sub("", parts.path)
+    return f"{host}{path}" + (f"?{parts.query}" if parts.query else "")
+
+
+def candidate_id(url: str) -> str:
+    """The id of the candidate a feed proposes for `url`: one per page, whatever its spelling."""
+    return "c-" + hashlib.sha256(same_page_key(url).encode("utf-8")).hexdigest()[:10]
 
 
 def slugify(text: str, limit: int = 80) -> str:

@@ -32,6 +32,7 @@ from pydantic import (
     GetJsonSchemaHandler,
     StringConstraints,
     WithJsonSchema,
+    field_validator,
     model_validator,
 )
 from pydantic.json_schema import JsonSchemaValue
@@ -44,12 +45,17 @@ __all__ = [
     "Action",
     "ArchiveState",
     "ArchiveStatus",
+    "Candidate",
+    "CandidateState",
     "Case",
     "CaseContent",
     "Draft",
     "DraftSource",
     "DraftState",
     "Evidence",
+    "Feed",
+    "FeedKind",
+    "FeedState",
     "FetchFailure",
     "Impact",
     "IncidentStart",
@@ -535,14 +541,150 @@ class SourceEntry(Record):
     title: str | None = None
     date: PartialDate | None = None
     tags: list[str] = []
+    discovered_from: Url | None = Field(
+        default=None, description="The feed (sources/feeds.yaml) that proposed it, when `discover` found it."
+    )
+    feed_text: bool = Field(
+        default=False,
+        description="The draft's text is the feed's own (a status page's postmortem, a Google Cloud incident "
+        "report), written by `discover`; the crawl does not fetch the page.",
+    )
+
+
+# ---------------------------------------------------------------- feeds and candidates (pipeline.discover)
+
+
+class FeedKind(StrEnum):
+    ATOM = "atom"
+    RSS = "rss"
+    STATUSPAGE = "statuspage"  # an Atlassian Statuspage: history.atom / history.rss / api/v2/incidents.json
+    GCP_INCIDENTS = "gcp-incidents"  # Google Cloud's incidents.json: the whole history in one document
+    MARKDOWN_LIST = "markdown-list"  # `[Company](url). Blurb` lines or list items
+    HTML_LINKS = "html-links"  # the links a CSS selector picks out of a page
+
+
+# A feed's own pace, where it differs from the discover flow's schedule: an interval (6h, 7d).
+_PACE = re.compile(r"(\d+)([mhd])")
+
+
+def _check_pattern(value: str) -> str:
+    try:
+        re.compile(value, re.IGNORECASE)
+    except re.error as exc:
+        raise ValueError(f"not a regular expression: {value!r} ({exc})") from None
+    return value
+
+
+Pattern = Annotated[str, StringConstraints(min_length=1), AfterValidator(_check_pattern)]
+
+
+class Feed(Record):
+    """One entry of `sources/feeds.yaml`: a place that lists postmortems, read by `discover`."""
+
+    url: Url
+    kind: FeedKind
+    name: Slug | None = Field(default=None, description="A short name for --feed; the URL serves as well.")
+    selector: str | None = Field(default=None, description="html-links: the CSS selector of the links to take.")
+    org: Name | None = Field(default=None, description="The org of every entry (a list's link text names its own).")
+    source_kind: SourceKind | None = Field(default=None, description="The kind given to the sources it proposes.")
+    include: list[Pattern] = Field(
+        default=[], description="Regular expressions (any case), one of which the title or summary must match."
+    )
+    exclude: list[Pattern] = Field(default=[], description="Regular expressions that rule an entry out.")
+    auto_accept: bool = Field(
+        default=False, description="Register what it proposes directly (for feeds that carry only postmortems)."
+    )
+    schedule: str | None = Field(
+        default=None, description="Its own pace, an interval (6h, 7d): read at most that often. None: every run."
+    )
+
+    @field_validator("schedule")
+    @classmethod
+    def _pace(cls, value: str | None) -> str | None:
+        match = _PACE.fullmatch((value or "").strip())
+        if value is not None and (not match or int(match.group(1)) == 0):
+            raise ValueError(f"{value!r} is not an interval such as 30m, 6h or 7d")
+        return value
+
+    @model_validator(mode="after")
+    def _kind_needs(self) -> Feed:
+        if self.kind == FeedKind.HTML_LINKS and not self.selector:
+            raise ValueError("an html-links feed needs a selector (the CSS selector of its links)")
+        if self.kind != FeedKind.HTML_LINKS and self.selector:
+            raise ValueError(f"a selector is for html-links feeds, not {self.kind}")
+        return self
+
+    @property
+    def pace_seconds(self) -> int | None:
+        """The least time between two reads, from `schedule`; None: every run of the flow."""
+        match = _PACE.fullmatch((self.schedule or "").strip())
+        return int(match.group(1)) * {"m": 60, "h": 3600, "d": 86400}[match.group(2)] if match else None
+
+    @property
+    def label(self) -> str:
+        return self.name or self.url
+
+
+class CandidateState(StrEnum):
+    OPEN = "open"
+    DISMISSED = "dismissed"  # never proposed again
+
+
+CANDIDATE_ID_PATTERN = r"^c-[0-9a-f]{10}$"
+CandidateId = Annotated[str, StringConstraints(pattern=CANDIDATE_ID_PATTERN)]
+
+
+class Candidate(Record):
+    """A page a feed proposed, waiting in `sources/candidates.yaml` for a person to accept or dismiss it."""
+
+    id: CandidateId = Field(description="c- and ten hex digits of the hash of the page's URL.")
+    url: Url
+    feed: Url = Field(description="The feed that proposed it.")
+    title: str | None = None
+    date: PartialDate | None = None
+    org: Name | None = None
+    source_kind: SourceKind | None = None
+    why: str = Field(description="Why it matched the feed's filters.")
+    listed_as: Url | None = Field(
+        default=None, description="The link as the feed gave it, where it differs (an archived copy unwrapped)."
+    )
+    feed_text: bool = Field(default=False, description="The feed carries its text (see SourceEntry.feed_text).")
+    found_at: Timestamp
+    updated_at: Timestamp | None = Field(default=None, description="When the feed last changed the entry.")
+    state: CandidateState = CandidateState.OPEN
+    dismissed_at: Timestamp | None = None
+    reason: str | None = Field(default=None, description="Why it was dismissed.")
+
+
+class FeedState(Record):
+    """What `discover` knows of one feed between runs (kept in .incidentlib/feeds.json, not in git)."""
+
+    url: Url
+    checked_at: Timestamp | None = Field(default=None, description="When it was last asked for.")
+    read_at: Timestamp | None = Field(default=None, description="When its entries were last read.")
+    etag: str | None = None
+    last_modified: str | None = None
+    sha256: str | None = Field(default=None, description="Of the body last read whole and well.")
+    failure: FetchFailure | None = None
+    warnings: list[str] = []
+    entries: dict[str, str] = Field(
+        default={}, description="Each entry's key (its id or URL) and the fingerprint it had when last read."
+    )
 
 
 # ---------------------------------------------------------------- JSON Schema
 
-SCHEMA_MODELS: dict[str, type[BaseModel]] = {"case": Case, "draft": Draft, "source": SourceEntry}
+SCHEMA_MODELS: dict[str, type[BaseModel]] = {
+    "case": Case,
+    "draft": Draft,
+    "source": SourceEntry,
+    "feed": Feed,
+    "candidate": Candidate,
+}
 
 
 def json_schema(name: str) -> dict[str, Any]:
-    """The JSON Schema of one record kind (`case`, `draft`, `source`), generated from the models."""
+    """The JSON Schema of one record kind (`case`, `draft`, `source`, `feed`, `candidate`), generated
+    from the models."""
     schema = SCHEMA_MODELS[name].model_json_schema(mode="validation")
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}

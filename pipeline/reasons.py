@@ -56,6 +56,8 @@ class Reason(StrEnum):
     # ---------------------------------------------------------- the crawl's own
     INVALID_DRAFT = "invalid-draft"
     REJECTED = "rejected"
+    FEED_TEXT = "feed-text"
+    NOT_A_FEED = "not-a-feed"
     INTERNAL_ERROR = "internal-error"
     # ---------------------------------------------------------- archiving: waiting
     NOT_TRIED = "not-tried"
@@ -182,6 +184,8 @@ MEANINGS: dict[Reason, str] = {
     Reason.EXTRACT_EMPTY: "a document with no text in it",
     Reason.INVALID_DRAFT: "the source's draft file is broken; a person must mend it first",
     Reason.REJECTED: "a reviewer rejected the draft; the source is skipped until it is reopened",
+    Reason.FEED_TEXT: "the draft's text is its feed's (a status page's postmortem): `discover` writes it",
+    Reason.NOT_A_FEED: "a feed answered with what is not a feed of its kind (an HTML page, broken XML or JSON)",
     Reason.INTERNAL_ERROR: "a bug: the run failed after every other item had its turn",
     Reason.NOT_TRIED: "no capture has been tried yet",
     Reason.NO_KEYS: "no archive keys are set: existing captures are looked up, new ones wait",

@@ -14,16 +14,19 @@ operator with a registry of hundreds of entries goes straight to the bad one.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TypeVar
 
 import yaml
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from pipeline.errors import Fault
 from pipeline.ids import canonical_url
-from pipeline.models import SourceEntry
+from pipeline.models import Feed, SourceEntry
 from pipeline.records import faults_from
 
-__all__ = ["RegisteredSource", "find_duplicates", "parse_registry"]
+__all__ = ["RegisteredFeed", "RegisteredSource", "find_duplicates", "parse_entries", "parse_feeds", "parse_registry"]
+
+E = TypeVar("E", bound=BaseModel)
 
 
 @dataclass(frozen=True)
@@ -37,8 +40,57 @@ class RegisteredSource:
         return f"{self.file}:{self.line}"
 
 
+@dataclass(frozen=True)
+class RegisteredFeed:
+    feed: Feed
+    file: str
+    line: int
+
+    @property
+    def where(self) -> str:
+        return f"{self.file}:{self.line}"
+
+
 def parse_registry(text: str, label: str) -> tuple[list[RegisteredSource], list[Fault]]:
     """Parse one registry file; bad entries become faults and the good ones are still returned."""
+    entries, faults = parse_entries(text, label, SourceEntry, bare="url")
+    return [RegisteredSource(entry, label, line) for entry, line in entries], faults
+
+
+def parse_feeds(text: str, label: str) -> tuple[list[RegisteredFeed], list[Fault]]:
+    """Parse `sources/feeds.yaml`, as the registry is parsed: one fault per bad entry, with its line."""
+    from pipeline.feeds.links import check_selector  # soupsieve, only when there are feeds
+
+    feeds, faults = parse_entries(text, label, Feed)
+    good = []
+    for feed, line in feeds:
+        problem = check_selector(feed.selector) if feed.selector else None
+        if problem:
+            faults.append(Fault(f"{label}:{line}", "selector", f"not a CSS selector: {problem}"))
+        else:
+            good.append(RegisteredFeed(feed, label, line))
+    first: dict[str, RegisteredFeed] = {}
+    for registered in good:
+        key = canonical_url(registered.feed.url)
+        if key in first:
+            faults.append(Fault(registered.where, "url", f"duplicate of the feed at {first[key].where}: {key}"))
+        first.setdefault(key, registered)
+    names: dict[str, RegisteredFeed] = {}
+    for registered in good:
+        name = registered.feed.name
+        if name and name in names:
+            faults.append(Fault(registered.where, "name", f"{name} names the feed at {names[name].where} too"))
+        elif name:
+            names[name] = registered
+    return good, faults
+
+
+def parse_entries(
+    text: str, label: str, model: type[E], *, bare: str | None = None
+) -> tuple[list[tuple[E, int]], list[Fault]]:
+    """The entries of a YAML list file as `model`, each with its line; bad entries become faults.
+    `bare`: the field a bare string stands for (a registry line that is only a URL)."""
+    what = model.__name__
     loader = yaml.SafeLoader(text)
     try:
         root = loader.get_single_node()
@@ -52,24 +104,25 @@ def parse_registry(text: str, label: str) -> tuple[list[RegisteredSource], list[
     if root is None:
         return [], []
     if not isinstance(root, yaml.SequenceNode):
-        return [], [Fault(f"{label}:{root.start_mark.line + 1}", "-", "expected a list of source entries")]
+        return [], [Fault(f"{label}:{root.start_mark.line + 1}", "-", f"expected a list of {what} entries")]
 
-    entries: list[RegisteredSource] = []
+    entries: list[tuple[E, int]] = []
     faults: list[Fault] = []
     for node in root.value:
         where = f"{label}:{node.start_mark.line + 1}"
         data = loader.construct_document(node)
-        if isinstance(data, str):
-            data = {"url": data}
+        if isinstance(data, str) and bare:
+            data = {bare: data}
         if not isinstance(data, dict):
-            faults.append(Fault(where, "-", "expected a mapping with at least a url, or a bare URL"))
+            expected = "a mapping with at least a url, or a bare URL" if bare else "a mapping with at least a url"
+            faults.append(Fault(where, "-", f"expected {expected}"))
             continue
         try:
-            entry = SourceEntry.model_validate(data)
+            entry = model.model_validate(data)
         except ValidationError as exc:
             faults.extend(faults_from(exc, where))
             continue
-        entries.append(RegisteredSource(entry, label, node.start_mark.line + 1))
+        entries.append((entry, node.start_mark.line + 1))
     return entries, faults
 
 

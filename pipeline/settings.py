@@ -123,6 +123,11 @@ class Settings(BaseSettings):
         ge=0,
         description="A Retry-After longer than this defers the whole host to the next run instead of waiting.",
     )
+    max_feed_entries: int = Field(
+        default=1000,
+        ge=1,
+        description="Entries `discover` reads of one feed, the first (newest) ones; the rest are left.",
+    )
     max_body_bytes: int = Field(
         default=20_000_000, ge=1024, description="Largest decoded body read; a larger one is cut off and reported."
     )
@@ -216,6 +221,10 @@ class Settings(BaseSettings):
         default="30 * * * *", description="When `serve` archives the sources waiting for capture."
     )
     refresh_schedule: str | None = Field(default="0 4 * * 1", description="When `serve` checks every link (weekly).")
+    discover_schedule: str | None = Field(
+        default="50 5 * * *",
+        description="When `serve` reads the feeds of sources/feeds.yaml (daily, ten minutes before a crawl).",
+    )
     promote_schedule: str | None = Field(
         default=None,
         description="When `serve` promotes approved drafts; besides, every approval asks for a promotion run.",
@@ -230,7 +239,7 @@ class Settings(BaseSettings):
         default=90.0, gt=0, description="How long `serve` waits for the Prefect server it starts to answer."
     )
 
-    @field_validator("crawl_schedule", "archive_schedule", "refresh_schedule", "promote_schedule")
+    @field_validator("crawl_schedule", "archive_schedule", "refresh_schedule", "promote_schedule", "discover_schedule")
     @classmethod
     def _schedule(cls, value: str | None) -> str | None:
         value = (value or "").strip()

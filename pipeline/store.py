@@ -3,11 +3,15 @@
 Layout under the data root:
 
     sources/*.yaml                the crawl registry
+    sources/feeds.yaml            the feeds `discover` reads (pipeline.discover)
+    sources/candidates.yaml       what the feeds proposed, waiting for a person (pipeline.candidates)
     drafts/<draft-id>.json        drafts awaiting review
     cases/<case-id>.json          published cases
     .incidentlib/locks/           lock files (not data; ignored by git)
     .incidentlib/links.json       link health, by source URL (pipeline.links)
     .incidentlib/runs.json        the last run of each flow (pipeline.status)
+    .incidentlib/feeds.json       each feed's validators and its entries' fingerprints (pipeline.discover)
+    .incidentlib/feed-texts/      the text a feed carries for each open candidate (a postmortem)
     .incidentlib/prefect/         the local Prefect server `serve` starts (pipeline.server)
 
 Guarantees:
@@ -32,6 +36,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -53,10 +58,10 @@ from pipeline.errors import (
     RecordNotFound,
     StoreError,
 )
-from pipeline.ids import canonical_url, case_id, case_number, check_case_id, check_draft_id
-from pipeline.models import Case, Draft, LinkState, SourceEntry
+from pipeline.ids import canonical_url, case_id, case_number, check_case_id, check_draft_id, same_page_key
+from pipeline.models import CANDIDATE_ID_PATTERN, Candidate, Case, Draft, FeedState, LinkState, SourceEntry
 from pipeline.records import dump_json, dump_record, file_name_fault, load_record
-from pipeline.registry import RegisteredSource, parse_registry
+from pipeline.registry import RegisteredFeed, RegisteredSource, parse_entries, parse_feeds, parse_registry
 from pipeline.settings import Settings
 
 __all__ = ["MODELS", "InitReport", "RecordKind", "Store", "data_root_problem", "init_data_root", "write_atomic"]
@@ -68,6 +73,16 @@ M = TypeVar("M", bound=BaseModel)
 STATE_DIR = ".incidentlib"
 LOCK_TIMEOUT_S = 120.0
 DATA_FOLDERS = ("sources", "drafts", "cases")
+# In sources/ beside the registry, and not part of it.
+FEEDS_FILE = "feeds.yaml"
+CANDIDATES_FILE = "candidates.yaml"
+_CANDIDATES_HEADER = (
+    "# Pages the feeds of feeds.yaml proposed, written by `incidentlib discover`.\n"
+    "# Accept or dismiss them with `incidentlib candidates accept|dismiss ID`; a dismissed one stays\n"
+    "# here so that it is never proposed again.\n"
+)
+# The C emitter and parser when PyYAML has them: a candidates file of 20,000 entries in a second, not ten.
+_YAML_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
 def _fsync_dir(folder: Path) -> None:
@@ -249,7 +264,11 @@ class Store:
         if not self.sources_dir.is_dir():
             return []
         return sorted(
-            p for p in self.sources_dir.iterdir() if p.suffix in (".yaml", ".yml") and not p.name.startswith(".")
+            p
+            for p in self.sources_dir.iterdir()
+            if p.suffix in (".yaml", ".yml")
+            and not p.name.startswith(".")
+            and p.name not in (FEEDS_FILE, CANDIDATES_FILE)
         )
 
     def read_sources(self) -> tuple[list[RegisteredSource], list[Fault]]:
@@ -267,25 +286,150 @@ class Store:
 
         The entry is appended as text, so the file's comments and layout stay as they were.
         """
+        with self.lock("sources"):
+            return self.append_sources([entry], file_name)
+
+    def append_sources(self, entries: list[SourceEntry], file_name: str = "added.yaml") -> Path:
+        """Append entries to a registry file in one write, refusing any URL already registered.
+        The caller holds the `sources` lock (`add_source` takes it)."""
         if "/" in file_name or not file_name.endswith((".yaml", ".yml")) or file_name.startswith("."):
             raise InvalidId(
                 f"registry file {file_name!r}: expected a name like added.yaml inside sources/", value=file_name
             )
+        if file_name in (FEEDS_FILE, CANDIDATES_FILE):
+            raise InvalidId(f"registry file {file_name!r}: that name is kept for discover", value=file_name)
         path = self.sources_dir / file_name
-        with self.lock("sources"):
-            registered, _ = self.read_sources()
+        registered, _ = self.read_sources()
+        where = {canonical_url(source.entry.url): source.where for source in registered}
+        for index, entry in enumerate(entries):
             key = canonical_url(entry.url)
-            for source in registered:
-                if canonical_url(source.entry.url) == key:
-                    raise DuplicateSource(entry.url, source.where)
-            old = path.read_text(encoding="utf-8") if path.exists() else ""
-            if old and not old.endswith("\n"):
-                old += "\n"
-            data = entry.model_dump(mode="json", exclude_defaults=True)
-            text = yaml.safe_dump([data], sort_keys=False, allow_unicode=True, width=120)
-            self.sources_dir.mkdir(parents=True, exist_ok=True)
-            write_atomic(path, (old + ("\n" if old else "") + text).encode("utf-8"))
+            if key in where:
+                raise DuplicateSource(entry.url, where[key])
+            where[key] = f"{self.label(path)} (entry {index + 1} being added)"
+        if not entries:
+            return path
+        old = path.read_text(encoding="utf-8") if path.exists() else ""
+        if old and not old.endswith("\n"):
+            old += "\n"
+        data = [entry.model_dump(mode="json", exclude_defaults=True) for entry in entries]
+        text = "\n".join(
+            yaml.dump([d], Dumper=_YAML_DUMPER, sort_keys=False, allow_unicode=True, width=120) for d in data
+        )
+        self.sources_dir.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, (old + ("\n" if old else "") + text).encode("utf-8"))
         return path
+
+    # ------------------------------------------------------------ feeds and candidates (pipeline.discover)
+
+    @property
+    def feeds_path(self) -> Path:
+        return self.sources_dir / FEEDS_FILE
+
+    @property
+    def candidates_path(self) -> Path:
+        return self.sources_dir / CANDIDATES_FILE
+
+    def read_feeds(self) -> tuple[list[RegisteredFeed], list[Fault]]:
+        """The feeds of sources/feeds.yaml with their lines, and the faults of the entries that failed."""
+        try:
+            text = self.feeds_path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return [], []
+        return parse_feeds(text, self.label(self.feeds_path))
+
+    def read_candidates(self) -> tuple[list[Candidate], list[Fault]]:
+        """The candidates of sources/candidates.yaml (open and dismissed), and the faults of bad entries."""
+        try:
+            text = self.candidates_path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return [], []
+        label = self.label(self.candidates_path)
+        entries, faults = parse_entries(text, label, Candidate)
+        seen: dict[str, int] = {}
+        candidates = []
+        for candidate, line in entries:
+            if candidate.id in seen:
+                faults.append(Fault(f"{label}:{line}", "id", f"{candidate.id} is at line {seen[candidate.id]} too"))
+                continue
+            seen[candidate.id] = line
+            candidates.append(candidate)
+        return candidates, faults
+
+    def write_candidates(self, candidates: list[Candidate]) -> bool:
+        """Replace the candidates file (the caller holds the `sources` lock); True when it changed.
+        Open ones first, in the order given (discover puts a run's new ones on top); then the
+        dismissed, kept so that they are never proposed again."""
+        ordered = sorted(candidates, key=lambda c: c.state != "open")
+        data = [c.model_dump(mode="json", exclude_defaults=True) for c in ordered]
+        text = _CANDIDATES_HEADER + (
+            yaml.dump(data, Dumper=_YAML_DUMPER, sort_keys=False, allow_unicode=True, width=120) if data else "[]\n"
+        )
+        encoded = text.encode("utf-8")
+        try:
+            if self.candidates_path.read_bytes() == encoded:
+                return False
+        except FileNotFoundError:
+            if not candidates:
+                return False
+        self.sources_dir.mkdir(parents=True, exist_ok=True)
+        write_atomic(self.candidates_path, encoded)
+        return True
+
+    @property
+    def feed_states_path(self) -> Path:
+        return self.state_dir / "feeds.json"
+
+    def read_feed_states(self) -> dict[str, FeedState]:
+        """What discover knows of each feed, by feed URL; empty before the first run."""
+        try:
+            data = json.loads(self.feed_states_path.read_bytes())
+        except FileNotFoundError:
+            return {}
+        return {url: FeedState.model_validate(state) for url, state in data.items()}
+
+    def update_feed_states(self, states: dict[str, FeedState], *, forget: tuple[str, ...] = ()) -> None:
+        """Merge feed states into the file (`forget`: feeds to read whole next time), atomically, under its lock."""
+        with self.lock("feeds"):
+            current = {
+                url: s.model_dump(mode="json", exclude_defaults=True) for url, s in self.read_feed_states().items()
+            }
+            current.update({url: s.model_dump(mode="json", exclude_defaults=True) for url, s in states.items()})
+            for url in forget:
+                current.pop(url, None)
+            self.state_dir.mkdir(parents=True, exist_ok=True)
+            write_atomic(self.feed_states_path, dump_json(dict(sorted(current.items()))))
+
+    def _feed_text_path(self, candidate_id: str) -> Path:
+        if not re.fullmatch(CANDIDATE_ID_PATTERN, candidate_id):
+            raise InvalidId(f"not a candidate id: {candidate_id!r}", value=candidate_id)
+        return self.state_dir / "feed-texts" / f"{candidate_id}.md"
+
+    def keep_feed_text(self, candidate_id: str, text: str) -> None:
+        path = self._feed_text_path(candidate_id)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        data = text.encode("utf-8")
+        if not path.exists() or path.read_bytes() != data:
+            write_atomic(path, data)
+
+    def feed_text(self, candidate_id: str) -> str | None:
+        try:
+            return self._feed_text_path(candidate_id).read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None
+
+    def drop_feed_text(self, candidate_id: str) -> None:
+        self._feed_text_path(candidate_id).unlink(missing_ok=True)
+
+    def registered_by_page(self) -> dict[str, RegisteredSource]:
+        """The registry's sources by `same_page_key`: what a feed may not propose again."""
+        registered, _ = self.read_sources()
+        found: dict[str, RegisteredSource] = {}
+        for source in registered:
+            try:
+                found.setdefault(same_page_key(source.entry.url), source)
+            except ValueError:  # a bad port: validate names it
+                continue
+        return found
 
     # ------------------------------------------------------------ link health (pipeline.links)
 

@@ -23,6 +23,8 @@ __all__ = ["ValidateReport", "language_faults", "validate"]
 @dataclass
 class ValidateReport:
     sources: int = 0
+    feeds: int = 0
+    candidates: int = 0
     drafts: int = 0
     cases: int = 0
     faults: list[Fault] = field(default_factory=list)
@@ -47,7 +49,15 @@ def validate(store: Store, *, required_languages: Sequence[str] = ("en",)) -> Va
     """Every fault of every record under the store's root; no faults means all is well."""
     sources, faults = store.read_sources()
     faults += find_duplicates(sources)
-    report = ValidateReport(sources=len(sources), faults=faults)
+    feeds, feed_faults = store.read_feeds()
+    candidates, candidate_faults = store.read_candidates()
+    report = ValidateReport(
+        sources=len(sources),
+        feeds=len(feeds),
+        candidates=len(candidates),
+        faults=faults + feed_faults + candidate_faults,
+    )
+    faults = report.faults
 
     loaded: dict[RecordKind, dict[str, tuple[Draft | Case, str]]] = {"draft": {}, "case": {}}
     for kind, path in store.record_files():

@@ -169,12 +169,22 @@ def test_fmt_leaves_an_invalid_record_exactly_as_it_was(cli: Callable, root: Pat
 
 def test_schema_prints_every_record_kind(cli: Callable) -> None:
     everything = json.loads(cli("schema").stdout)
-    assert sorted(everything) == ["case", "draft", "source"]
+    assert sorted(everything) == ["candidate", "case", "draft", "feed", "source"]
     case = json.loads(cli("schema", "case").stdout)
     assert case == everything["case"]
     assert set(case["required"]) >= {"id", "org", "title", "summary", "sources", "url"}
     draft = json.loads(cli("schema", "draft").stdout)
     assert {"origin", "sections", "history", "state"} <= set(draft["properties"])
+    feed = json.loads(cli("schema", "feed").stdout)
+    assert set(feed["required"]) == {"url", "kind"}
+    assert feed["$defs"]["FeedKind"]["enum"] == [
+        "atom",
+        "rss",
+        "statuspage",
+        "gcp-incidents",
+        "markdown-list",
+        "html-links",
+    ]
 
 
 def run_installed(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:

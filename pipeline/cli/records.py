@@ -29,17 +29,15 @@ from pipeline.records import dump_record, faults_from
 from pipeline.store import Store, init_data_root
 from pipeline.validate import validate as validate_records
 
-
-class SchemaName(StrEnum):
-    CASE = "case"
-    DRAFT = "draft"
-    SOURCE = "source"
+# One member per record kind of models.SCHEMA_MODELS, so that `--help` lists them.
+SchemaName = StrEnum("SchemaName", {kind.upper(): kind for kind in SCHEMA_MODELS})  # type: ignore[misc]
 
 
 @app.command()
 def schema(
     name: Annotated[
-        SchemaName | None, typer.Argument(help="Which record: case, draft or source; all when left out.")
+        SchemaName | None,
+        typer.Argument(help="Which record: case, draft, source, feed or candidate; all when left out."),
     ] = None,
 ) -> None:
     """Print the JSON Schema of the records, generated from the models."""
@@ -73,7 +71,7 @@ def init(
 
 @app.command()
 def validate(root: RootOption = None, as_json: JsonOption = False) -> None:
-    """Check every source entry, draft and case against the record format and vocabularies.
+    """Check every source entry, feed, candidate, draft and case against the record format and vocabularies.
 
     Prints `path: field: problem` for each fault; exits 1 when there is any. Warns (on stderr,
     exit status unchanged) of drafts whose URL gives another id today: they keep theirs.
@@ -82,6 +80,8 @@ def validate(root: RootOption = None, as_json: JsonOption = False) -> None:
     report = validate_records(Store.from_settings(settings), required_languages=settings.required_languages)
     faults = report.faults
     counts = {"sources": report.sources, "drafts": report.drafts, "cases": report.cases}
+    if report.feeds or report.candidates:
+        counts = {"sources": report.sources, "feeds": report.feeds, "candidates": report.candidates, **counts}
     if as_json:
         typer.echo(
             json.dumps(

@@ -163,7 +163,7 @@ class Fetcher:
             transport=guarded_transport(s, limits),
             headers={
                 "User-Agent": s.user_agent,
-                "Accept": ", ".join(ACCEPTED_TYPES) + ";q=0.9, */*;q=0.1",
+                "Accept": _accept_header(ACCEPTED_TYPES),
                 "Accept-Encoding": ACCEPT_ENCODING,
             },
             timeout=httpx.Timeout(s.read_timeout_s, connect=s.connect_timeout_s),
@@ -275,13 +275,25 @@ class Fetcher:
 
     # ------------------------------------------------------------ fetching
 
-    async def fetch(self, url: str, *, etag: str | None = None, last_modified: str | None = None) -> FetchResult:
-        """Fetch one source; expected failures come back as `outcome="failed"`, never as exceptions."""
+    async def fetch(
+        self,
+        url: str,
+        *,
+        etag: str | None = None,
+        last_modified: str | None = None,
+        accept: tuple[str, ...] = ACCEPTED_TYPES,
+    ) -> FetchResult:
+        """Fetch one source; expected failures come back as `outcome="failed"`, never as exceptions.
+
+        `accept` is the media types the caller reads (a page's by default; a feed's for discovery):
+        anything else is refused before its body is downloaded. A 304 gives back the validators
+        sent, the server having no need to repeat them, so that a caller keeps them whatever comes.
+        """
         result = FetchResult(url=url, outcome="failed")
         deadline = Deadline(self.settings.total_timeout_s)
         try:
             async with deadline:
-                await self._fetch_following_redirects(fetch_url_for(url), result, etag, last_modified, deadline)
+                await self._fetch_following_redirects(fetch_url_for(url), result, etag, last_modified, deadline, accept)
         except FetchError as exc:
             result.outcome, result.reason, result.status, result.body = "failed", exc.reason, exc.status, None
             # The guard names the connection it refused (host:port); the message names the source.
@@ -295,10 +307,16 @@ class Fetcher:
         return result
 
     async def _fetch_following_redirects(
-        self, url: str, result: FetchResult, etag: str | None, last_modified: str | None, deadline: Deadline
+        self,
+        url: str,
+        result: FetchResult,
+        etag: str | None,
+        last_modified: str | None,
+        deadline: Deadline,
+        accept: tuple[str, ...],
     ) -> None:
         seen: list[str] = []
-        headers = {}
+        headers = {} if accept == ACCEPTED_TYPES else {"Accept": _accept_header(accept)}
         if etag:
             headers["If-None-Match"] = etag
         if last_modified:
@@ -319,7 +337,7 @@ class Fetcher:
             if refusal:
                 raise refusal
             response = await self._exchange_with_retries(
-                url, headers, self.settings.max_body_bytes, deadline, result=result
+                url, headers, self.settings.max_body_bytes, deadline, result=result, accept=accept
             )
             result.status, result.final_url = response.status, url
             if response.location is None:
@@ -327,6 +345,8 @@ class Fetcher:
             url = response.location
         if response.status == 304:
             result.outcome = "not_modified"
+            result.etag = response.headers.get("etag") or etag
+            result.last_modified = response.headers.get("last-modified") or last_modified
             return
         result.outcome = "fetched"
         result.body = response.body
@@ -344,6 +364,7 @@ class Fetcher:
         *,
         result: FetchResult | None = None,
         truncate: bool = False,
+        accept: tuple[str, ...] | None = None,
     ) -> _Response:
         """One URL, retried after 429, 5xx and dropped connections as the settings say, within `deadline`.
 
@@ -356,9 +377,7 @@ class Fetcher:
                 result.attempts += 1
             retry_after: float | None = None
             try:
-                response = await self._exchange(
-                    url, headers, limit, deadline, truncate=truncate, pages=result is not None
-                )
+                response = await self._exchange(url, headers, limit, deadline, truncate=truncate, accept=accept)
                 if response.status not in _RETRY_STATUSES:
                     return response
                 retry_after = retry_after_seconds(response.headers.get("Retry-After"))
@@ -399,7 +418,14 @@ class Fetcher:
         raise AssertionError("unreachable")
 
     async def _exchange(
-        self, url: str, headers: dict[str, str], limit: int, deadline: Deadline, *, truncate: bool, pages: bool
+        self,
+        url: str,
+        headers: dict[str, str],
+        limit: int,
+        deadline: Deadline,
+        *,
+        truncate: bool,
+        accept: tuple[str, ...] | None,
     ) -> _Response:
         """One request and its response, within the host's politeness and the global bound."""
         assert self._client is not None
@@ -417,7 +443,7 @@ class Fetcher:
                 request = self._client.build_request("GET", url, headers=headers)
                 response = await self._client.send(request, stream=True)
                 try:
-                    return await self._read(url, response, limit, truncate=truncate, pages=pages)
+                    return await self._read(url, response, limit, truncate=truncate, accept=accept)
                 finally:
                     await response.aclose()
             except (httpx.TooManyRedirects, httpx.UnsupportedProtocol) as exc:
@@ -426,7 +452,9 @@ class Fetcher:
                 raise FetchError(url, Reason.INVALID_URL, f"not a URL that can be fetched: {exc}") from None
         raise AssertionError("unreachable")  # mypy: the exit stack could swallow an exception
 
-    async def _read(self, url: str, response: httpx.Response, limit: int, *, truncate: bool, pages: bool) -> _Response:
+    async def _read(
+        self, url: str, response: httpx.Response, limit: int, *, truncate: bool, accept: tuple[str, ...] | None
+    ) -> _Response:
         status = response.status_code
         if status in _REDIRECTS and "location" in response.headers:
             return _Response(status, response.headers, location=urljoin(url, response.headers["location"]))
@@ -435,8 +463,9 @@ class Fetcher:
         if status != 200:
             raise FetchError(url, Reason.for_status(status), _status_message(status), status=status)
         mime = (response.headers.get("content-type") or "").split(";")[0].strip().lower()
-        if pages and mime and mime not in ACCEPTED_TYPES:
-            raise FetchError(url, Reason.UNSUPPORTED_TYPE, f"served {mime}, which is not a document incidentlib reads")
+        if accept is not None and mime and mime not in accept:
+            what = "a document incidentlib reads" if accept == ACCEPTED_TYPES else f"one of {', '.join(accept)}"
+            raise FetchError(url, Reason.UNSUPPORTED_TYPE, f"served {mime}, which is not {what}")
         codings = content_codings(url, response.headers.get("content-encoding"))
         declared = response.headers.get("content-length", "")
         if not truncate and not codings and declared.isdigit() and int(declared) > limit:
@@ -452,6 +481,10 @@ class Fetcher:
                 raise FetchError(url, Reason.TOO_LARGE, f"body larger than {limit} bytes; cut off")
             body.write(piece)
         return _Response(status, response.headers, body=body.getvalue())
+
+
+def _accept_header(types: tuple[str, ...]) -> str:
+    return ", ".join(types) + ";q=0.9, */*;q=0.1"
 
 
 def _status_message(status: int) -> str:

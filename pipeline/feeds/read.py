@@ -1,0 +1,38 @@
+"""`read_feed`: the reader of a feed's kind, chosen by the feed entry and, for Statuspage, by the bytes."""
+
+from __future__ import annotations
+
+from pipeline.feeds.gcp import read_gcp_incidents
+from pipeline.feeds.items import FeedReading
+from pipeline.feeds.links import read_html_links, read_markdown_list
+from pipeline.feeds.statuspage import read_statuspage_json
+from pipeline.feeds.syndication import read_syndication
+from pipeline.models import FeedKind
+
+__all__ = ["read_feed"]
+
+
+def read_feed(
+    kind: FeedKind,
+    body: bytes,
+    content_type: str | None,
+    base_url: str,
+    *,
+    selector: str | None = None,
+    limit: int = 1000,
+) -> FeedReading:
+    """The entries of one feed document (at most `limit`, the first ones: feeds list the newest first).
+
+    Raises NotAFeed when the bytes are not a feed of `kind`. CPU-bound (a 10,000-entry Atom feed
+    takes seconds): call it in a worker thread.
+    """
+    if kind == FeedKind.GCP_INCIDENTS:
+        return read_gcp_incidents(body, base_url, limit=limit)
+    if kind == FeedKind.MARKDOWN_LIST:
+        return read_markdown_list(body, base_url, limit=limit)
+    if kind == FeedKind.HTML_LINKS:
+        assert selector, "an html-links feed has a selector (models.Feed)"
+        return read_html_links(body, base_url, selector, limit=limit)
+    if kind == FeedKind.STATUSPAGE and body.lstrip()[:1] in (b"{", b"["):
+        return read_statuspage_json(body, base_url, limit=limit)
+    return read_syndication(body, content_type, base_url, limit=limit, statuspage=kind == FeedKind.STATUSPAGE)
