@@ -22,7 +22,16 @@ def test_the_demo_publishes_cases_and_leaves_nothing_running(tmp_path: Path, pre
     store = Store(tmp_path / "library")
     assert validate(store).faults == []
     assert all((case.sources[0].archived or "").startswith("https://web.archive.org/web/") for case in store.cases())
-    assert [name for name, _ in report.steps] == ["crawl", "archive", "review", "promote", "refresh", "validate"]
+    assert [name for name, _ in report.steps] == [
+        "discover",
+        "accept",
+        "crawl",
+        "archive",
+        "review",
+        "promote",
+        "refresh",
+        "validate",
+    ]
     assert "1 re-archived" in dict(report.steps)["refresh"]
     assert any("MIT" in line for line in said), "the bundled pages' licences are shown"
     leftover = {t.name for t in threading.enumerate()} - threads_before

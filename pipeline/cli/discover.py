@@ -12,11 +12,18 @@ import json
 from typing import Annotated
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
 from pipeline import candidates as candidating
-from pipeline.cli.common import JsonOption, RootOption, app, flow_server, load_settings, open_store, print_table
+from pipeline.cli.common import (
+    JsonOption,
+    RootOption,
+    app,
+    count,
+    flow_server,
+    load_settings,
+    open_store,
+    print_table,
+)
 from pipeline.discover import DISCOVERED_FILE, DiscoverRun
 from pipeline.errors import RecordError
 
@@ -30,7 +37,7 @@ FeedOption = Annotated[
 def discover(
     feed: FeedOption = None,
     no_crawl: Annotated[
-        bool, typer.Option("--no-crawl", help="Do not crawl the sources registered or changed.")
+        bool, typer.Option("--no-crawl", help="Do not crawl the sources registered or changed.", show_default="off")
     ] = False,
     root: RootOption = None,
     as_json: JsonOption = False,
@@ -82,7 +89,9 @@ IdsArgument = Annotated[list[str] | None, typer.Argument(help="Candidate ids (c-
 def list_candidates(
     ctx: typer.Context,
     feed: Annotated[str | None, typer.Option("--feed", help="Only this feed's (its name or URL).")] = None,
-    dismissed: Annotated[bool, typer.Option("--dismissed", help="The dismissed ones instead.")] = False,
+    dismissed: Annotated[
+        bool, typer.Option("--dismissed", help="The dismissed ones instead.", show_default="off")
+    ] = False,
     root: RootOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -96,13 +105,14 @@ def list_candidates(
     if not waiting:
         typer.echo("no dismissed candidates" if dismissed else "no candidates waiting")
         return
-    table = Table(title=f"{len(waiting)} {'dismissed' if dismissed else 'candidates'}")
-    for column in ("id", "date", "org", "title / URL", "why" if not dismissed else "reason"):
-        table.add_column(column, overflow="fold")
     for c in waiting:
-        text = f"{c.title or ''}\n{c.url}" + ("\n(the feed carries its text)" if c.feed_text else "")
-        table.add_row(c.id, c.date or "", c.org or "", text.strip(), c.why if not dismissed else (c.reason or ""))
-    Console().print(table)
+        # Two lines each, not a table: titles and URLs are long, and a table folds them into columns.
+        org = f"{c.org}: " if c.org and c.org != c.title else ""
+        typer.echo(f"{c.id}  {c.date or '':10}  {org}{c.title or c.url}")
+        why = c.why if not dismissed else f"dismissed: {c.reason or 'no reason given'}"
+        text = "; the feed carries its text" if c.feed_text else ""
+        typer.echo(f"    {c.url}\n    {why}{text} (feed {c.feed})")
+    typer.echo(f"{count(len(waiting), 'candidates')}" + (" dismissed" if dismissed else " waiting"))
 
 
 @candidates_app.command("accept")

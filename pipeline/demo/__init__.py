@@ -1,9 +1,11 @@
 """The offline demo: the whole pipeline, on one machine, with no network.
 
 A local site serves real postmortems bundled in `samples/` (with their public URLs
-and licences in `samples.yaml`); a local Wayback stand-in archives them. In a temporary
-data root (or `keep`), the Prefect flows then crawl the registry (archiving the new
-sources), a scripted writer and reviewer take every draft through review, promotion
+and licences in `samples.yaml`) and an Atom feed that lists them; a local Wayback
+stand-in archives them. In a temporary data root (or `keep`), the Prefect flows then
+discover the feed's entries as candidates, which are accepted as a person would, crawl
+the registry (archiving the new sources), a scripted writer and reviewer take every
+draft through review, promotion
 publishes the cases, one page changes and a refresh re-archives it, and validation
 checks everything written. Nothing is left running.
 """
@@ -17,10 +19,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
+from xml.sax.saxutils import escape, quoteattr
 
 import yaml
 
-from pipeline import review
+from pipeline import candidates, review
 from pipeline.server import command_server
 from pipeline.settings import Settings
 from pipeline.standins.sitefarm import Page, Site, SiteFarm
@@ -82,12 +85,16 @@ def run_demo(keep: Path | None = None, say: Callable[[str], None] = print) -> De
         ):
             site = farm.add_site("postmortems", latency_s=0.01)
             samples = _samples()
-            lines = ["# The demo's sources: bundled postmortems served by a local site.\n"]
             for n, sample in enumerate(samples):
-                path = f"/{n}/{sample['file']}"
-                site.pages[path] = Page.markdown(sample["text"])
-                lines.append(f"- url: {site.url(path)}\n  org: {sample['org']}\n  kind: {sample['kind']}\n")
-            (root / "sources" / "demo.yaml").write_text("".join(lines), encoding="utf-8")
+                site.pages[f"/{n}/{sample['file']}"] = Page.markdown(sample["text"])
+            site.pages["/notes/release-1-2.md"] = Page.markdown("# Release notes 1.2\n\nNew buttons.\n")
+            site.pages["/feed.xml"] = Page(_feed(site, samples), content_type="application/atom+xml")
+            (root / "sources" / "feeds.yaml").write_text(
+                "# The demo's feed: an Atom feed of the bundled postmortems, served by a local site.\n"
+                f"- url: {site.url('/feed.xml')}\n  kind: atom\n  name: demo\n  source_kind: blog\n"
+                "  exclude: [release notes]\n",
+                encoding="utf-8",
+            )
             env = {
                 "INCIDENTLIB_ALLOW_PRIVATE_HOSTS": "1",  # the demo's sites are on this machine
                 "INCIDENTLIB_PER_HOST_DELAY_S": "0.05",
@@ -107,6 +114,26 @@ def run_demo(keep: Path | None = None, say: Callable[[str], None] = print) -> De
                     return _steps(root, site, samples, say)
 
 
+def _feed(site: Site, samples: list[dict[str, str]]) -> bytes:
+    """An Atom feed of the samples (their first heading is the title), and of one page that is no postmortem."""
+    entries = [
+        (site.url(f"/{n}/{s['file']}"), s["text"].lstrip("# ").splitlines()[0], s["org"]) for n, s in enumerate(samples)
+    ]
+    entries.append((site.url("/notes/release-1-2.md"), "Release notes 1.2", "demo"))
+    xml = [
+        '<?xml version="1.0" encoding="utf-8"?>',
+        '<feed xmlns="http://www.w3.org/2005/Atom"><title>Postmortems</title>',
+        f"<id>{escape(site.url('/feed.xml'))}</id><updated>2026-01-01T00:00:00Z</updated>",
+    ]
+    for url, title, org in entries:
+        xml.append(
+            f"<entry><id>{escape(url)}</id><title>{escape(title)}</title><link href={quoteattr(url)}/>"
+            f"<author><name>{escape(org)}</name></author><updated>2026-01-01T00:00:00Z</updated></entry>"
+        )
+    xml.append("</feed>")
+    return "\n".join(xml).encode("utf-8")
+
+
 def _counts(counts: dict[str, int]) -> str:
     return ", ".join(f"{n} {name}" for name, n in counts.items() if n)
 
@@ -114,6 +141,7 @@ def _counts(counts: dict[str, int]) -> str:
 def _steps(root: Path, site: Site, samples: list[dict[str, str]], say: Callable[[str], None]) -> DemoReport:
     from pipeline import flows
     from pipeline.crawl import CrawlRun
+    from pipeline.discover import DiscoverRun
     from pipeline.links import RefreshReport
     from pipeline.publish import PromoteReport
 
@@ -122,6 +150,16 @@ def _steps(root: Path, site: Site, samples: list[dict[str, str]], say: Callable[
     store = Store.from_settings(settings)
     for sample in samples:
         say(f"source: {sample['url']} ({sample['licence']}), served locally")
+
+    discovered = flows.run(flows.discover, DiscoverRun, root=str(root))
+    feed = discovered.report.feeds[0]
+    report.steps.append(
+        ("discover", f"{feed.entries} entries, {len(feed.candidates)} candidates, {feed.filtered} left")
+    )
+    say(f"discover: {report.steps[-1][1]} out by the feed's filter")
+    accepted = candidates.accept(store, settings, all_from="demo")
+    report.steps.append(("accept", f"{len(accepted.registered)} candidates registered in sources/discovered.yaml"))
+    say(f"accept: {report.steps[-1][1]}")
 
     crawled = flows.run(flows.crawl, CrawlRun, root=str(root))
     report.steps.append(("crawl", _counts(crawled.counts())))

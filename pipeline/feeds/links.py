@@ -52,7 +52,7 @@ def _list_item(token: Token, base_url: str) -> FeedItem | None:
         return None  # a table of contents' fragment, a relative link: not a postmortem
     close = next((i for i, c in enumerate(children) if c.type == "link_close"), len(children))
     link_text = "".join(c.content for c in children[1:close] if c.type in ("text", "code_inline")).strip()
-    rest = _inline_text(children[close + 1 :]).strip().lstrip(".,:;-–— ").strip()
+    rest = _inline_text(_after_links(children, close + 1)).strip().lstrip(".,:;-–— ").strip()
     original = archived_original(href)
     url = original or href
     title = _first_sentence(rest) or link_text or None
@@ -65,6 +65,20 @@ def _list_item(token: Token, base_url: str) -> FeedItem | None:
         org=link_text or None,
         listed_as=href if original else None,
     )
+
+
+def _after_links(children: list[Token], start: int) -> list[Token]:
+    """The tokens after the entry's first link and the links right beside it (`, [see also](…)`)."""
+    index = start
+    while index < len(children):
+        child = children[index]
+        if child.type == "text" and not child.content.strip(" ,;&"):
+            index += 1
+        elif child.type == "link_open":
+            index = next((i for i in range(index, len(children)) if children[i].type == "link_close"), index) + 1
+        else:
+            break
+    return children[index:]
 
 
 def _inline_text(children: list[Token]) -> str:
