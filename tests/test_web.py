@@ -445,8 +445,10 @@ def test_accepting_registers_the_candidate_and_drafts_it_from_its_feeds_text(
     assert status.id not in answer.text.split("Accepted 1 candidate.")[1].split("</div>")[1], "no longer listed"
     assert "1 waiting" in answer.text
 
-    later = candidate_action(site, "accept", id=blog.id)
-    assert later.status_code == 200 and "the next crawl drafts it" in later.text and "0 waiting" in later.text
+    later = candidate_action(site, "accept", all_from="example-blog", feed="example-blog")
+    assert later.status_code == 200 and "the next crawl drafts it" in later.text
+    assert f'registered <a href="{blog.url}" rel="noopener noreferrer">The CDN outage</a>' in later.text
+    assert "0 waiting from example-blog" in later.text
     assert [c.id for c in candidates(store)] == []
 
 

@@ -670,7 +670,9 @@ def create_app(settings: Settings) -> FastAPI:
         all_from = str(form.get("all_from") or "").strip() or None
         feed = str(form.get("feed") or "")
         if not ids and not all_from:
-            return candidates_view(request, feed, False, 422, problem="accept: name a candidate")
+            return await asyncio.to_thread(
+                candidates_view, request, feed, False, 422, problem="accept: name a candidate"
+            )
 
         def run() -> HTMLResponse:
             try:
@@ -689,7 +691,9 @@ def create_app(settings: Settings) -> FastAPI:
         reason = str(form.get("reason") or "").strip() or None
         feed = str(form.get("feed") or "")
         if not ids:
-            return candidates_view(request, feed, False, 422, problem="dismiss: name a candidate")
+            return await asyncio.to_thread(
+                candidates_view, request, feed, False, 422, problem="dismiss: name a candidate"
+            )
 
         def run() -> HTMLResponse:
             try:
