@@ -36,11 +36,15 @@ def candidates(store: Store, feed: str | None = None, *, dismissed: bool = False
     registered = store.registered_by_page()
     wanted = _feed_urls(store, feed) if feed else None
     state = CandidateState.DISMISSED if dismissed else CandidateState.OPEN
-    return [
+    shown = [
         c
         for c in found
         if c.state == state and (wanted is None or c.feed in wanted) and same_page_key(c.url) not in registered
     ]
+    # The file lists a run's finds feed after feed: newest first is the latest run's, by their dates.
+    shown.sort(key=lambda c: c.date or "", reverse=True)
+    shown.sort(key=lambda c: c.found_at, reverse=True)
+    return shown
 
 
 def _feed_urls(store: Store, feed: str) -> set[str]:

@@ -286,6 +286,11 @@ def _propose(store: Store, settings: Settings, fetched: list[_Fetched], report: 
     """Sort every new or changed entry into registered, candidate, dismissed or new (under the
     registry's lock, so that `candidates accept` never meets a half-made list); then write the
     drafts of feed texts, and last the feeds' fingerprints."""
+    if all(done.reading is None for done in fetched):
+        # Not one feed changed: nothing to sort, and the registry and the candidates are not read
+        # (a file of 2,000 candidates took 0.8 s to read, most of a run with nothing new).
+        store.update_feed_states({done.feed.url: done.state for done in fetched if done.report.outcome != "not_due"})
+        return
     texts: dict[str, tuple[SourceEntry, str]] = {}
     with store.lock("sources"):
         registered = {key: source.entry for key, source in store.registered_by_page().items()}

@@ -8,10 +8,12 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from helpers import reviewable_draft
+from helpers import HOSTILE, reviewable_draft
 
+from pipeline.candidates import candidates
 from pipeline.errors import SettingsError
-from pipeline.models import Draft, DraftState, LinkState, LinkStatus
+from pipeline.ids import candidate_id, draft_id_for, same_page_key
+from pipeline.models import Candidate, Draft, DraftState, LinkState, LinkStatus
 from pipeline.reviewers import add_reviewer
 from pipeline.settings import Settings
 from pipeline.store import Store
@@ -322,3 +324,192 @@ def test_a_draft_that_is_not_there_or_an_id_that_names_none_is_one_line_not_a_se
     answer = site.post("/drafts/UPPER/save", data={"csrf_token": token})
     assert answer.status_code == 422 and "invalid draft id" in answer.text
     assert site.get("/cases/il-1").status_code == 422 and site.get("/drafts/a.b").status_code == 422
+
+
+# ---------------------------------------------------------------- candidates the feeds proposed
+
+FEEDS_YAML = """\
+- url: https://status.example.org/history.atom
+  kind: statuspage
+  name: example-status
+  org: Example
+- url: https://blog.example.org/feed.atom
+  kind: atom
+  name: example-blog
+  org: Example
+  include: [outage]
+"""
+STATUS_FEED, BLOG_FEED = "https://status.example.org/history.atom", "https://blog.example.org/feed.atom"
+POSTMORTEM = """# Database failover took the API down
+
+## Summary
+
+On 2 March 2026 a database failover left the API without a primary for 34 minutes. Requests
+failed with 503 until the new primary was promoted by hand.
+
+## Root cause
+
+The failover script waited for a replica that had been removed the week before.
+"""
+
+
+def a_candidate(url: str, feed: str = BLOG_FEED, **changes: Any) -> Candidate:
+    data: dict[str, Any] = {
+        "id": candidate_id(url),
+        "url": url,
+        "feed": feed,
+        "title": "An outage",
+        "date": "2026-03-02",
+        "org": "Example",
+        "why": "'outage' in the title (include 'outage')",
+        "found_at": "2026-03-03T08:00:00Z",
+    }
+    return Candidate.model_validate({**data, **changes})
+
+
+@pytest.fixture
+def proposed(store: Store) -> tuple[Candidate, Candidate]:
+    """Two open candidates, as discover leaves them: a status page's incident whose feed carries its
+    postmortem (the newer), and a blog post."""
+    (store.sources_dir / "feeds.yaml").write_text(FEEDS_YAML, encoding="utf-8")
+    status = a_candidate(
+        "https://status.example.org/incidents/abc123",
+        STATUS_FEED,
+        title="Database failover took the API down",
+        date="2026-03-02",
+        why="it has a postmortem",
+        feed_text=True,
+    )
+    blog = a_candidate("https://blog.example.org/2026/02/cdn-outage", title="The CDN outage", date="2026-02-20")
+    # As one run over two feeds writes them: feed after feed, the older first here.
+    store.write_candidates([blog, status])
+    store.keep_feed_text(status.id, POSTMORTEM)
+    return status, blog
+
+
+def candidate_action(client: TestClient, action: str, **data: Any) -> Any:
+    """An accept or a dismiss as the candidates page sends it: with the token the page shows."""
+    return client.post(f"/candidates/{action}", data={"csrf_token": csrf(client, "/candidates"), **data})
+
+
+def test_the_candidates_are_listed_newest_first_with_their_feed_and_why(
+    site: TestClient, store: Store, proposed: tuple[Candidate, Candidate]
+) -> None:
+    status, blog = proposed
+    sign_in(site, "ann")
+    assert '<a href="/candidates">Candidates</a>' in site.get("/").text, "in the navigation"
+    page = site.get("/candidates").text
+    assert "2 waiting" in page
+    assert page.index(status.id) < page.index(blog.id), "newest first"
+    assert (
+        f'<a class="title" href="{status.url}" rel="noopener noreferrer">Database failover took the API down</a>'
+        in (page)
+    )
+    row = page[page.index(f'id="candidate-{status.id}"') : page.index(f'id="candidate-{blog.id}"')]
+    assert "2026-03-02" in row and "Example" in row and "example-status" in row and "it has a postmortem" in row
+    assert "the feed carries its text" in row
+    assert "&#39;outage&#39; in the title" in page and "the feed carries its text" not in page[page.index(blog.id) :]
+    assert 'value="accept"' not in page and page.count('action="/candidates/accept"') == 2
+    assert page.count('action="/candidates/dismiss"') == 2 and page.count('name="reason"') == 2
+
+    later = a_candidate(
+        "https://blog.example.org/2025/11/old-outage", date="2025-11-01", found_at="2026-03-04T08:00:00Z"
+    )
+    store.write_candidates([*proposed[::-1], later])
+    order = site.get("/candidates").text
+    assert order.index(later.id) < order.index(status.id) < order.index(blog.id), "the latest run's finds on top"
+
+    only_blog = site.get("/candidates?feed=example-blog").text
+    assert "2 waiting from example-blog" in only_blog and blog.id in only_blog and status.id not in only_blog
+    assert "Accept all 2 from example-blog" in only_blog
+    unknown = site.get("/candidates?feed=nope")
+    assert unknown.status_code == 200 and "no feed named &#39;nope&#39;" in unknown.text
+
+
+def test_accepting_registers_the_candidate_and_drafts_it_from_its_feeds_text(
+    site: TestClient, store: Store, proposed: tuple[Candidate, Candidate]
+) -> None:
+    status, blog = proposed
+    sign_in(site, "ann")
+    answer = candidate_action(site, "accept", id=status.id)
+    assert answer.status_code == 200, answer.text
+    draft_id = draft_id_for(status.url)
+    assert "Accepted 1 candidate." in answer.text and "in <code>sources/discovered.yaml</code>" in answer.text
+    assert f'drafted from its feed\'s text: <a class="draft" href="/drafts/{draft_id}">{draft_id}</a>' in (
+        answer.text.replace("&#39;", "'")
+    )
+    assert store.read_draft(draft_id).title, "the draft was written from the postmortem"
+    registered = store.registered_by_page()
+    assert same_page_key(status.url) in registered
+    assert registered[same_page_key(status.url)].entry.discovered_from == STATUS_FEED
+    assert status.id not in answer.text.split("Accepted 1 candidate.")[1].split("</div>")[1], "no longer listed"
+    assert "1 waiting" in answer.text
+
+    later = candidate_action(site, "accept", all_from="example-blog", feed="example-blog")
+    assert later.status_code == 200 and "the next crawl drafts it" in later.text
+    assert f'registered <a href="{blog.url}" rel="noopener noreferrer">The CDN outage</a>' in later.text
+    assert "0 waiting from example-blog" in later.text
+    assert [c.id for c in candidates(store)] == []
+
+
+def test_dismissing_with_a_reason_keeps_it_among_the_dismissed(
+    site: TestClient, store: Store, proposed: tuple[Candidate, Candidate]
+) -> None:
+    status, blog = proposed
+    sign_in(site, "ann")
+    answer = candidate_action(site, "dismiss", id=blog.id, reason="a product launch, not an outage")
+    assert answer.status_code == 200, answer.text
+    assert "Dismissed 1 candidate." in answer.text and "a product launch, not an outage" in answer.text
+    assert "1 waiting" in answer.text
+    (gone,) = candidates(store, dismissed=True)
+    assert gone.id == blog.id and gone.reason == "a product launch, not an outage"
+    assert same_page_key(blog.url) not in store.registered_by_page()
+    shown = site.get("/candidates?dismissed=1").text
+    assert "1 dismissed" in shown and blog.id in shown and status.id not in shown
+    assert ": a product launch, not an outage" in shown and 'action="/candidates/accept"' not in shown
+    assert candidate_action(site, "dismiss", id=status.id).status_code == 200
+    reasons = {c.id: c.reason for c in candidates(store, dismissed=True)}
+    assert reasons == {status.id: None, blog.id: "a product launch, not an outage"}, "the reason is optional"
+
+
+def test_an_unknown_or_dismissed_candidate_is_one_line_not_a_server_error(
+    site: TestClient, store: Store, proposed: tuple[Candidate, Candidate]
+) -> None:
+    status, blog = proposed
+    sign_in(site, "ann")
+    unknown = candidate_action(site, "accept", id="c-0000000000")
+    assert unknown.status_code == 409 and "accept: sources/candidates.yaml: no candidate c-0000000000" in unknown.text
+    assert candidate_action(site, "dismiss", id=blog.id, reason="not ours").status_code == 200
+    again = candidate_action(site, "accept", id=blog.id)
+    assert again.status_code == 409 and f"{blog.id} was dismissed (not ours)" in again.text
+    assert candidate_action(site, "dismiss", id="../../etc/passwd").status_code == 409
+    assert candidate_action(site, "accept").status_code == 422
+    assert [c.id for c in candidates(store)] == [status.id], "nothing else changed"
+    assert same_page_key(blog.url) not in store.registered_by_page()
+
+
+def test_a_candidate_action_needs_the_csrf_token_and_someone_signed_in(
+    site: TestClient, store: Store, proposed: tuple[Candidate, Candidate]
+) -> None:
+    status, _ = proposed
+    answer = site.get("/candidates?feed=example-blog")
+    assert answer.status_code == 303 and answer.headers["location"] == "/login?next=%2Fcandidates%3Ffeed%3Dexample-blog"
+    assert site.post("/candidates/accept", data={"csrf_token": csrf(site), "id": status.id}).status_code == 401
+    sign_in(site, "ann")
+    assert site.post("/candidates/accept", data={"id": status.id}).status_code == 403
+    assert site.post("/candidates/dismiss", data={"id": status.id, "csrf_token": "forged"}).status_code == 403
+    assert site.post("/candidates/accept", data={"id": status.id}, headers={"X-CSRF-Token": "x"}).status_code == 403
+    assert [c.id for c in candidates(store)] == [c.id for c in proposed]
+    assert store.registered_by_page() == {}
+
+
+def test_a_hostile_title_is_shown_as_text(site: TestClient, store: Store) -> None:
+    url = 'https://blog.example.org/p"onmouseover="alert(1)'
+    store.write_candidates([a_candidate(url, title=HOSTILE, why=f"{HOSTILE!r} in the title")])
+    sign_in(site, "ann")
+    page = site.get("/candidates").text
+    assert "<script>alert" not in page and "<img src=x" not in page and 'p"onmouseover' not in page
+    assert "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;" in page
+    assert 'href="https://blog.example.org/p&#34;onmouseover=&#34;alert(1)" rel="noopener noreferrer"' in page
+    answer = candidate_action(site, "dismiss", id=candidate_id(url), reason='<b onclick="x()">no</b>')
+    assert "<b onclick" not in answer.text and "&lt;b onclick=&#34;x()&#34;&gt;no&lt;/b&gt;" in answer.text

@@ -5,8 +5,8 @@ signs its reviewers in through the sign-in form, in browser contexts of their ow
 the page as a person does: clicks, typing, form posts, htmx. One browser serves the module.
 
 Without chromium these tests fail, saying how to install it (`.ci/run` does, as root).
-With INCIDENTLIB_SCREENSHOTS=DIR the last test also saves `queue.png` and `draft.png` into DIR
-(the README's pictures: `INCIDENTLIB_SCREENSHOTS=docs python -m pytest tests/test_web_browser.py`).
+With INCIDENTLIB_SCREENSHOTS=DIR the picture tests save `queue.png`, `draft.png` and `candidates.png`
+into DIR (the README's pictures: `INCIDENTLIB_SCREENSHOTS=docs python -m pytest tests/test_web_browser.py`).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import shutil
 import socket
 import threading
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,10 +29,15 @@ from helpers import HOSTILE, reviewable_draft, sample_drafts
 from playwright.sync_api import Browser, BrowserContext, Dialog, Locator, Page, expect, sync_playwright
 
 from pipeline import claims, review
+from pipeline.candidates import candidates
+from pipeline.discover import discover
+from pipeline.ids import draft_id_for, same_page_key
 from pipeline.models import DraftState
 from pipeline.publish import promote
 from pipeline.reviewers import add_reviewer
 from pipeline.settings import Settings
+from pipeline.standins.sitefarm import Page as FarmPage
+from pipeline.standins.sitefarm import SiteFarm
 from pipeline.store import Store
 from pipeline.web import create_app
 
@@ -346,3 +352,133 @@ def test_the_queue_and_a_draft_of_the_demo_library(browsers: Callable[..., Page]
         expect(page.locator("ol.history .diff ins")).to_contain_text(["every team on the shared Kubernetes cluster"])
         if SCREENSHOTS:
             page.screenshot(path=Path(SCREENSHOTS) / "draft.png")
+
+
+# ---------------------------------------------------------------- candidates the feeds proposed
+
+STATUS_ENTRIES = [
+    # (incident, title, date, postmortem or None): a status page lists every blip; those with a postmortem are proposed.
+    (
+        "k3q9",
+        "Elevated API error rates in eu-west",
+        "2026-03-02",
+        "## Summary<br><br>On 2 March 2026 a database failover left the API without a primary for 34 minutes. "
+        "Requests failed with 503 until the new primary was promoted by hand.<br><br>## Root cause<br><br>"
+        "The failover script waited for a replica that had been removed the week before.",
+    ),
+    ("k2p1", "Delayed webhook deliveries", "2026-02-27", None),
+    (
+        "j8w4",
+        "Object storage unavailable in us-east",
+        "2026-02-09",
+        "## Summary<br><br>On 9 February 2026 a certificate rotation on the storage gateways dropped every "
+        "connection for 18 minutes.<br><br>## Root cause<br><br>The new certificate lacked an intermediate.",
+    ),
+]
+BLOG_ENTRIES = [
+    ("2026/02/cdn-outage", "How a CDN configuration push caused a global outage", "2026-02-20"),
+    ("2026/02/launch", "Announcing regional outage alerts for every plan", "2026-02-12"),
+    ("2026/01/hiring", "We are hiring site reliability engineers", "2026-01-30"),
+    ("2026/01/dns-outage", "Postmortem: the DNS outage of 14 January", "2026-01-16"),
+]
+
+
+def atom(title: str, entries: list[tuple[str, str, str, str]]) -> FarmPage:
+    """An Atom feed of (link, title, date, content) entries, newest first."""
+    items = "".join(
+        f'<entry><id>{link}</id><title>{name}</title><link href="{link}"/><updated>{date}T12:00:00Z</updated>'
+        f'<content type="html">{content}</content></entry>'
+        for link, name, date, content in entries
+    )
+    body = f'<?xml version="1.0" encoding="utf-8"?><feed xmlns="http://www.w3.org/2005/Atom"><title>{title}</title>'
+    return FarmPage(
+        f"{body}<updated>2026-03-03T00:00:00Z</updated>{items}</feed>".encode(), content_type="application/atom+xml"
+    )
+
+
+def discovered(farm: SiteFarm, store: Store, root: Path) -> None:
+    """A status page's history feed and an engineering blog's feed on the farm, listed in
+    sources/feeds.yaml, and read by discover: four candidates, two carrying their postmortems."""
+    from html import escape
+
+    status, blog = farm.add_site("status"), farm.add_site("blog")
+    status.pages["/history.atom"] = atom(
+        "Example Cloud status",
+        [
+            (
+                status.url(f"/incidents/{key}"),
+                name,
+                date,
+                escape(f"<p><small>{date}</small><br><strong>Resolved</strong> - Fixed.</p>")
+                + (escape(f"<p><small>{date}</small><br><strong>Postmortem</strong> - {text}</p>") if text else ""),
+            )
+            for key, name, date, text in STATUS_ENTRIES
+        ],
+    )
+    blog.pages["/feed.atom"] = atom(
+        "Example Cloud engineering",
+        [(blog.url(f"/{path}"), name, date, "A post.") for path, name, date in BLOG_ENTRIES],
+    )
+    (store.sources_dir / "feeds.yaml").write_text(
+        f"- url: {status.url('/history.atom')}\n  kind: statuspage\n  name: example-status\n  org: Example Cloud\n"
+        f"- url: {blog.url('/feed.atom')}\n  kind: atom\n  name: example-blog\n  org: Example Cloud\n"
+        "  include: [outage, postmortem]\n  exclude: [announcing]\n",
+        encoding="utf-8",
+    )
+    settings = Settings(root=root, allow_private_hosts=True, per_host_delay_s=0)
+    # In a thread of its own: Playwright's sync API keeps an event loop running in this one.
+    with ThreadPoolExecutor(1) as pool:
+        report = pool.submit(discover, store, settings).result()
+    assert report.counts()["candidates"] == 4, report.to_dict()
+
+
+def test_a_reviewer_accepts_one_candidate_and_dismisses_another(
+    browsers: Callable[..., Page], root: Path, store: Store
+) -> None:
+    add_reviewer(store, "dana", PASSWORD)
+    with SiteFarm() as farm, served(Settings(root=root)) as url:
+        discovered(farm, store, root)
+        waiting = candidates(store)
+        status, cdn, storage, dns = waiting
+        assert status.feed_text and "/incidents/k3q9" in status.url and "cdn-outage" in cdn.url
+
+        page = signed_in(browsers, url, "dana", viewport={"width": 1400, "height": 760})
+        page.get_by_role("navigation").get_by_role("link", name="Candidates").click()
+        expect(page).to_have_url(f"{url}/candidates")
+        rows = page.locator("table.candidates tbody tr")
+        expect(rows).to_have_count(4)
+        expect(page.locator("p.total")).to_have_text("4 waiting")
+        row = rows.filter(has_text=status.id)
+        expect(row).to_contain_text("the feed carries its text")
+        expect(row).to_contain_text("it has a postmortem")
+        expect(row.get_by_role("link", name="Elevated API error rates in eu-west")).to_have_attribute(
+            "rel", "noopener noreferrer"
+        )
+
+        press(page, row.get_by_role("button", name="Accept"), status=200)
+        done = page.get_by_role("status")
+        expect(done).to_contain_text("Accepted 1 candidate.")
+        expect(done).to_contain_text("sources/discovered.yaml")
+        draft_link = done.get_by_role("link", name=draft_id_for(status.url))
+        expect(draft_link).to_have_attribute("href", f"/drafts/{draft_id_for(status.url)}")
+        expect(rows).to_have_count(3)
+        if SCREENSHOTS:
+            page.screenshot(path=Path(SCREENSHOTS) / "candidates.png")
+
+        row = rows.filter(has_text=dns.id)
+        row.get_by_role("textbox").fill("already in the library from the status page")
+        press(page, row.get_by_role("button", name="Dismiss"), status=200)
+        expect(page.get_by_role("status")).to_contain_text("Dismissed 1 candidate.")
+        expect(rows).to_have_count(2)
+        expect(rows).to_contain_text([cdn.id, storage.id])
+        page.get_by_role("link", name="the dismissed ones").click()
+        expect(rows).to_have_count(1)
+        expect(rows.first).to_contain_text("already in the library from the status page")
+
+        page.goto(f"/drafts/{draft_id_for(status.url)}")
+        expect(page.get_by_role("heading", level=1)).to_have_text("Elevated API error rates in eu-west")
+
+    assert same_page_key(status.url) in store.registered_by_page()
+    assert [c.id for c in candidates(store)] == [cdn.id, storage.id]
+    (gone,) = candidates(store, dismissed=True)
+    assert gone.id == dns.id and gone.reason == "already in the library from the status page"

@@ -1,9 +1,10 @@
-"""The reviewer's web page: the queue, a draft beside its text, the review's moves, published cases.
+"""The reviewer's web page: the queue, a draft beside its text, the review's moves, published cases,
+and the candidates the feeds proposed.
 
     app = create_app(settings)      # an ASGI app; `incidentlib web` serves it with uvicorn
 
-A thin shell, like the command line: each action is one call of pipeline.review, pipeline.queue or
-pipeline.claims under the store's locks; no rule is written twice. Every page needs a signed-in
+A thin shell, like the command line: each action is one call of pipeline.review, pipeline.queue,
+pipeline.claims or pipeline.candidates under the store's locks; no rule is written twice. Every page needs a signed-in
 person (pipeline.reviewers), whose name is the one every move is made in.
 
 Safety, because every page shows text from crawled pages: Jinja2 escapes everything (no template
@@ -38,9 +39,11 @@ from itsdangerous import BadSignature, URLSafeTimedSerializer
 from jinja2 import Environment, FileSystemLoader
 from starlette.middleware.base import BaseHTTPMiddleware
 
+from pipeline import candidates as candidating
 from pipeline import claims as claiming
 from pipeline import queue as review_queue
 from pipeline import review
+from pipeline.discover import DISCOVERED_FILE
 from pipeline.errors import (
     ConflictError,
     IncidentlibError,
@@ -50,7 +53,7 @@ from pipeline.errors import (
     SettingsError,
 )
 from pipeline.fragments import fragment_link
-from pipeline.models import Case, Draft, DraftState, LinkStatus
+from pipeline.models import Candidate, Case, Draft, DraftState, LinkStatus
 from pipeline.settings import Settings
 from pipeline.store import Store, write_atomic
 from pipeline.web.forms import MULTIPLE, apply_form, form_fields, languages_for, marked_text, word_diff
@@ -623,7 +626,93 @@ def create_app(settings: Settings) -> FastAPI:
             return page(request, "missing.html", 404, what=f"case {case_id}")
         return page(request, "case.html", case=case, link_states=store.read_links())
 
+    # ------------------------------------------------------------ candidates the feeds proposed
+
+    def candidates_view(
+        request: Request,
+        feed: str,
+        dismissed: bool,
+        status: int = 200,
+        *,
+        done: CandidatesDone | None = None,
+        problem: str | None = None,
+    ) -> HTMLResponse:
+        registered_feeds, _ = store.read_feeds()
+        labels = {f.feed.url: f.feed.label for f in registered_feeds}
+        try:
+            shown = candidating.candidates(store, feed or None, dismissed=dismissed)
+        except IncidentlibError as exc:
+            shown, problem = [], problem or str(exc)
+        return page(
+            request,
+            "candidates.html",
+            status,
+            candidates=shown,
+            feeds=[f.feed.label for f in registered_feeds],
+            labels=labels,
+            feed=feed,
+            dismissed=dismissed,
+            done=done,
+            problem=problem,
+            discovered_file=DISCOVERED_FILE,
+        )
+
+    @app.get("/candidates", response_class=HTMLResponse)
+    async def candidates_page(request: Request, feed: str = "", dismissed: bool = False) -> HTMLResponse:
+        return await asyncio.to_thread(candidates_view, request, feed, dismissed)
+
+    @app.post("/candidates/accept", response_class=HTMLResponse)
+    async def accept_candidates(request: Request) -> HTMLResponse:
+        """Register the candidates named (or every open one of `all_from`): the list again, saying
+        what was registered and which drafts were written from their feed's text."""
+        form = await request.form()
+        ids = [str(v) for v in form.getlist("id") if str(v).strip()]
+        all_from = str(form.get("all_from") or "").strip() or None
+        feed = str(form.get("feed") or "")
+        if not ids and not all_from:
+            return await asyncio.to_thread(
+                candidates_view, request, feed, False, 422, problem="accept: name a candidate"
+            )
+
+        def run() -> HTMLResponse:
+            try:
+                report = candidating.accept(store, settings, ids, all_from=all_from)
+            except IncidentlibError as exc:
+                return candidates_view(request, feed, False, 409, problem=f"accept: {exc}")
+            return candidates_view(request, feed, False, done=CandidatesDone(accepted=report))
+
+        return await asyncio.to_thread(run)
+
+    @app.post("/candidates/dismiss", response_class=HTMLResponse)
+    async def dismiss_candidates(request: Request) -> HTMLResponse:
+        """Dismiss the candidates named, for good, with the reason given (if any)."""
+        form = await request.form()
+        ids = [str(v) for v in form.getlist("id") if str(v).strip()]
+        reason = str(form.get("reason") or "").strip() or None
+        feed = str(form.get("feed") or "")
+        if not ids:
+            return await asyncio.to_thread(
+                candidates_view, request, feed, False, 422, problem="dismiss: name a candidate"
+            )
+
+        def run() -> HTMLResponse:
+            try:
+                gone = candidating.dismiss(store, ids, reason=reason)
+            except IncidentlibError as exc:
+                return candidates_view(request, feed, False, 409, problem=f"dismiss: {exc}")
+            return candidates_view(request, feed, False, done=CandidatesDone(dismissed=gone))
+
+        return await asyncio.to_thread(run)
+
     return app
+
+
+@dataclass
+class CandidatesDone:
+    """What an accept or a dismiss did, for the page to say."""
+
+    accepted: candidating.AcceptReport | None = None
+    dismissed: list[Candidate] = field(default_factory=list)
 
 
 def _form_values(form: Any) -> dict[str, Any]:
