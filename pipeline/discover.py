@@ -372,6 +372,8 @@ def _propose(store: Store, settings: Settings, fetched: list[_Fetched], report: 
         if changed_candidates and store.write_candidates(listed):
             report.writes += 1
         report.candidates_written = changed_candidates
+    # A page listed by two feeds, or changed in both, is crawled once.
+    report.recrawl = list({entry.url: entry for entry in report.recrawl}.values())
     for entry, text in texts.values():
         interrupt.check()
         written = write_feed_text(store, settings, entry, text)
