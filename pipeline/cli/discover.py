@@ -17,8 +17,9 @@ from rich.table import Table
 
 from pipeline import candidates as candidating
 from pipeline.cli.common import JsonOption, RootOption, app, flow_server, load_settings, open_store, print_table
-from pipeline.discover import DISCOVERED_FILE, DiscoverRun
+from pipeline.discover import DISCOVERED_FILE, DiscoverRun, select_feeds
 from pipeline.errors import RecordError
+from pipeline.store import Store
 
 FeedOption = Annotated[
     list[str] | None,
@@ -30,7 +31,7 @@ FeedOption = Annotated[
 def discover(
     feed: FeedOption = None,
     no_crawl: Annotated[
-        bool, typer.Option("--no-crawl", help="Do not crawl the sources registered or changed.")
+        bool, typer.Option("--no-crawl", help="Do not crawl the sources registered or changed.", show_default="off")
     ] = False,
     root: RootOption = None,
     as_json: JsonOption = False,
@@ -42,6 +43,8 @@ def discover(
     registered, and registered sources whose entry changed, are crawled next (unless --no-crawl).
     """
     settings = load_settings(root)
+    if feed:  # a name that is no feed's is one line here, not a failed flow run and its traceback
+        select_feeds(Store.from_settings(settings).read_feeds()[0], feed)
     with flow_server(settings):
         from pipeline import flows  # Prefect reads its settings once, when imported: after the server is chosen
 
@@ -82,7 +85,9 @@ IdsArgument = Annotated[list[str] | None, typer.Argument(help="Candidate ids (c-
 def list_candidates(
     ctx: typer.Context,
     feed: Annotated[str | None, typer.Option("--feed", help="Only this feed's (its name or URL).")] = None,
-    dismissed: Annotated[bool, typer.Option("--dismissed", help="The dismissed ones instead.")] = False,
+    dismissed: Annotated[
+        bool, typer.Option("--dismissed", help="The dismissed ones instead.", show_default="off")
+    ] = False,
     root: RootOption = None,
     as_json: JsonOption = False,
 ) -> None:
