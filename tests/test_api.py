@@ -18,19 +18,22 @@ from pipeline.reasons import MEANINGS, Reason
 from pipeline.retry_after import retry_after_seconds
 
 EXPORTED = [
-    "Action", "ArchiveState", "ArchiveStatus", "CaptureLimitError", "Case", "CaseContent", "ConflictError",
+    "Action", "ArchiveState", "ArchiveStatus", "Candidate", "CandidateState", "CaptureLimitError", "Case",
+    "CaseContent", "ConflictError",
     "Draft", "DraftSource", "DraftState", "DuplicateSource", "EmptyDocument", "Evidence", "ExtractError", "Fault",
-    "FetchError", "FetchFailure", "FmtReport", "GITHUB_HOSTS", "INTERVAL", "Impact", "IncidentStart",
+    "Feed", "FeedKind", "FeedState", "FetchError", "FetchFailure", "FmtReport", "GITHUB_HOSTS", "INTERVAL", "Impact",
+    "IncidentStart",
     "IncidentlibError",
     "InitReport", "InvalidId", "InvalidRecord", "LinkState", "LinkStatus", "LockBusy", "MEANINGS", "MODELS", "Origin",
     "PrivateAddressRefused", "Reason", "RecordError", "RecordKind", "RecordNotFound", "Review", "ReviewError",
     "ReviewerError",
     "Section", "SectionField", "Settings", "SettingsError", "Source", "SourceEntry", "Store", "StoreError",
     "Timeline", "Transition", "UnreadableDocument", "UnsupportedContent", "ValidateReport", "VocabularyError",
-    "WaybackAuthError", "WaybackError", "WaybackThrottled", "WaybackUnavailable", "canonical_url", "case_id",
+    "WaybackAuthError", "WaybackError", "WaybackThrottled", "WaybackUnavailable", "archived_original",
+    "candidate_id", "canonical_url", "case_id",
     "case_number", "check_case_id", "check_draft_id", "data_root_problem", "draft_id_for", "fmt", "init_data_root",
     "interval_seconds", "json_schema",
-    "language_faults", "part_draft_id", "slugify", "utc_now", "validate", "write_atomic",
+    "language_faults", "part_draft_id", "same_page_key", "slugify", "utc_now", "validate", "write_atomic",
 ]  # fmt: skip
 
 
