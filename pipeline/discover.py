@@ -179,7 +179,7 @@ def select_feeds(feeds: list[RegisteredFeed], wanted: Sequence[str] | None) -> l
             known = ", ".join(f.feed.label for f in feeds[:10]) or "none"
             raise RecordError(f"sources/feeds.yaml: no feed named {want!r} (feeds: {known})")
         chosen.extend(found)
-    return chosen
+    return list({feed.url: feed for feed in chosen}.values())  # a feed named twice (name and URL) is read once
 
 
 def _due(feed: Feed, state: FeedState | None, now: datetime) -> bool:
@@ -339,8 +339,8 @@ def _propose(store: Store, settings: Settings, fetched: list[_Fetched], report: 
                         by_id[cid] = refreshed
                         changed_candidates += 1
                         done.report.updated.append(candidate.url)
-                        if item.text:
-                            store.keep_feed_text(cid, item.text)
+                    if item.text:  # a postmortem revised under the same title: accept drafts the new text
+                        store.keep_feed_text(cid, item.text)
                     continue
                 why = match(done.feed, item)
                 if why is None:

@@ -69,12 +69,14 @@ def parse_feeds(text: str, label: str) -> tuple[list[RegisteredFeed], list[Fault
             faults.append(Fault(f"{label}:{line}", "selector", f"not a CSS selector: {problem}"))
         else:
             good.append(RegisteredFeed(feed, label, line))
+    # A feed listed twice is read once, as the first entry says (the crawl takes a source once too).
     first: dict[str, RegisteredFeed] = {}
     for registered in good:
         key = canonical_url(registered.feed.url)
         if key in first:
             faults.append(Fault(registered.where, "url", f"duplicate of the feed at {first[key].where}: {key}"))
         first.setdefault(key, registered)
+    good = list(first.values())
     names: dict[str, RegisteredFeed] = {}
     for registered in good:
         name = registered.feed.name

@@ -42,7 +42,7 @@ def settings(**changes: Any) -> Settings:
     return Settings(**{**base, **changes})
 
 
-def fetch(url: str, config: Settings | None = None, **kwargs: str) -> FetchResult:
+def fetch(url: str, config: Settings | None = None, **kwargs: Any) -> FetchResult:
     async def run() -> FetchResult:
         async with Fetcher(config or settings()) as fetcher:
             return await fetcher.fetch(url, **kwargs)
@@ -353,6 +353,43 @@ def test_a_type_it_cannot_read_is_refused_before_the_body(site: Site) -> None:
     result = fetch(site.url("/logo.png"))
     assert (result.outcome, result.reason) == ("failed", "unsupported-type")
     assert (result.body, result.bytes_read) == (None, 0), "no byte of the body was read"
+
+
+FEED_TYPES = ("application/atom+xml", "application/rss+xml")
+
+
+def test_a_feed_is_fetched_only_as_the_types_the_caller_reads(site: Site) -> None:
+    site.pages["/feed.xml"] = Page(b"<feed xmlns='http://www.w3.org/2005/Atom'/>", content_type="application/atom+xml")
+    site.pages["/index.html"] = Page.html(HTML)
+
+    feed = fetch(site.url("/feed.xml"), accept=FEED_TYPES)
+    page = fetch(site.url("/index.html"), accept=FEED_TYPES)
+    as_a_page = fetch(site.url("/feed.xml"))
+
+    assert (feed.outcome, feed.content_type) == ("fetched", "application/atom+xml")
+    assert (page.outcome, page.reason, page.body, page.bytes_read) == ("failed", "unsupported-type", None, 0)
+    assert page.message == (
+        f"{site.url('/index.html')}: served text/html, which is not one of application/atom+xml, application/rss+xml"
+    )
+    assert (as_a_page.reason, as_a_page.message) == (
+        "unsupported-type",
+        f"{site.url('/feed.xml')}: served application/atom+xml, which is not a document incidentlib reads",
+    )
+
+
+def test_a_304_gives_back_the_validators_that_were_sent(site: Site) -> None:
+    site.pages["/feed.xml"] = page = Page(b"<rss version='2.0'/>", content_type="application/rss+xml")
+    site.pages["/bare"] = Page(status=304, content_type=None, conditional=False)  # a 304 repeating nothing
+    date = "Mon, 01 Jan 2024 00:00:00 GMT"
+
+    by_date = fetch(site.url("/feed.xml"), last_modified=page.last_modified, accept=FEED_TYPES)
+    by_tag = fetch(site.url("/feed.xml"), etag=page.etag, last_modified=date, accept=FEED_TYPES)
+    bare = fetch(site.url("/bare"), etag='"v1"', last_modified=date, accept=FEED_TYPES)
+
+    assert (by_date.outcome, by_date.etag, by_date.last_modified) == ("not_modified", page.etag, page.last_modified)
+    assert (by_tag.outcome, by_tag.etag, by_tag.last_modified) == ("not_modified", page.etag, date)
+    assert (bare.outcome, bare.etag, bare.last_modified, bare.bytes_read) == ("not_modified", '"v1"', date, 0)
+    assert site.bodies["/feed.xml"] == 0
 
 
 def test_a_connection_refused_is_reported(farm: SiteFarm) -> None:

@@ -24,8 +24,9 @@ from pipeline.cli.common import (
     open_store,
     print_table,
 )
-from pipeline.discover import DISCOVERED_FILE, DiscoverRun
+from pipeline.discover import DISCOVERED_FILE, DiscoverRun, select_feeds
 from pipeline.errors import RecordError
+from pipeline.store import Store
 
 FeedOption = Annotated[
     list[str] | None,
@@ -49,6 +50,8 @@ def discover(
     registered, and registered sources whose entry changed, are crawled next (unless --no-crawl).
     """
     settings = load_settings(root)
+    if feed:  # a name that is no feed's is one line here, not a failed flow run and its traceback
+        select_feeds(Store.from_settings(settings).read_feeds()[0], feed)
     with flow_server(settings):
         from pipeline import flows  # Prefect reads its settings once, when imported: after the server is chosen
 

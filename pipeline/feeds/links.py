@@ -50,9 +50,9 @@ def _list_item(token: Token, base_url: str) -> FeedItem | None:
     href = str(children[0].attrs.get("href") or "").strip()
     if not href.startswith(("http://", "https://")):
         return None  # a table of contents' fragment, a relative link: not a postmortem
-    close = next((i for i, c in enumerate(children) if c.type == "link_close"), len(children))
+    close = _link_end(children, 0)
     link_text = "".join(c.content for c in children[1:close] if c.type in ("text", "code_inline")).strip()
-    rest = _inline_text(_after_links(children, close + 1)).strip().lstrip(".,:;-–— ").strip()
+    rest = _inline_text(children[_after_links(children, close + 1) :]).strip().lstrip(".,:;-–— ").strip()
     original = archived_original(href)
     url = original or href
     title = _first_sentence(rest) or link_text or None
@@ -67,18 +67,21 @@ def _list_item(token: Token, base_url: str) -> FeedItem | None:
     )
 
 
-def _after_links(children: list[Token], start: int) -> list[Token]:
-    """The tokens after the entry's first link and the links right beside it (`, [see also](…)`)."""
-    index = start
-    while index < len(children):
-        child = children[index]
-        if child.type == "text" and not child.content.strip(" ,;&"):
-            index += 1
-        elif child.type == "link_open":
-            index = next((i for i in range(index, len(children)) if children[i].type == "link_close"), index) + 1
-        else:
-            break
-    return children[index:]
+def _link_end(children: list[Token], start: int) -> int:
+    """The index of the link_close of the link opened at `start` (the end when it has none)."""
+    return next((i for i in range(start, len(children)) if children[i].type == "link_close"), len(children))
+
+
+def _after_links(children: list[Token], at: int) -> int:
+    """Where the entry's words start: past more links that follow the first with only a comma between,
+    `[Basecamp](url), [see also](url2). What happened.`, whose link texts are no part of the summary."""
+    while True:
+        next_at = at
+        if next_at < len(children) and children[next_at].type == "text" and not children[next_at].content.strip(" ,;"):
+            next_at += 1
+        if next_at >= len(children) or children[next_at].type != "link_open":
+            return at
+        at = _link_end(children, next_at) + 1
 
 
 def _inline_text(children: list[Token]) -> str:

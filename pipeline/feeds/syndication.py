@@ -69,12 +69,14 @@ def _item(entry: Any, base_url: str, *, statuspage: bool) -> FeedItem | None:
         postmortem = statuspage_postmortem(markup)
         if postmortem:
             text = f"# {title or url}\n\n{postmortem}\n"
-    # RSS repeats pubDate as `updated` and never moves it on an edit (a Statuspage item whose
-    # postmortem came days later keeps its date): the text is what changes, so it is hashed too.
+    # RSS has only pubDate, and never moves it on an edit (a Statuspage item whose postmortem came
+    # days later keeps its date): the text is what changes, so it is hashed too. `updated` is asked
+    # for only where the feed has one: feedparser falls back to `published` with a DeprecationWarning.
+    stamp = entry.get("updated") if "updated" in entry else entry.get("published")
     return FeedItem(
         url=url,
         key=url,
-        fingerprint=fingerprint(entry.get("updated"), title, markup),
+        fingerprint=fingerprint(stamp, title, markup),
         title=title,
         summary=plain(markup),
         date=date,
