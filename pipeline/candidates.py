@@ -109,7 +109,7 @@ def accept(
                 else:
                     texts.append((entry, text))
         # The registry first: a crash before the candidates are written leaves a registered candidate,
-        # which `candidates` no longer shows and the next accept or discover clears.
+        # which `candidates` no longer shows and the next discover that reads a feed clears.
         store.append_sources(entries, file_name)
         taken = {c.id for c in chosen}
         store.write_candidates([c for c in found if c.id not in taken])

@@ -368,8 +368,10 @@ def _propose(store: Store, settings: Settings, fetched: list[_Fetched], report: 
             store.append_sources(to_register, DISCOVERED_FILE)
             report.writes += 1
         fresh = {c.id for c in new}
-        listed = new + [c for c in by_id.values() if c.id not in fresh]
-        if changed_candidates and store.write_candidates(listed):
+        # An open candidate registered meanwhile (by hand, or a crash inside an accept) waits for no one.
+        taken = {c.id for c in by_id.values() if c.state == CandidateState.OPEN and _page(c.url) in registered}
+        listed = new + [c for c in by_id.values() if c.id not in fresh and c.id not in taken]
+        if (changed_candidates or taken) and store.write_candidates(listed):
             report.writes += 1
         report.candidates_written = changed_candidates
     # A page listed by two feeds, or changed in both, is crawled once.
@@ -380,6 +382,13 @@ def _propose(store: Store, settings: Settings, fetched: list[_Fetched], report: 
         report.drafts.append(written)
         report.writes += int(written.wrote)
     store.update_feed_states({done.feed.url: done.state for done in fetched if done.report.outcome != "not_due"})
+
+
+def _page(url: str) -> str | None:
+    try:
+        return same_page_key(url)
+    except ValueError:  # a bad port: validate names it
+        return None
 
 
 def _source_entry(feed: Feed, item: FeedItem) -> SourceEntry:

@@ -93,7 +93,7 @@ def parse_entries(
     """The entries of a YAML list file as `model`, each with its line; bad entries become faults.
     `bare`: the field a bare string stands for (a registry line that is only a URL)."""
     what = model.__name__
-    # libyaml's parser when PyYAML has it (4× faster on a candidates file of thousands), with the same marks.
+    # libyaml's parser when PyYAML has it (4 times faster on a candidates file of thousands), with the same marks.
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)(text)
     try:
         root = loader.get_single_node()

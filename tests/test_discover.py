@@ -753,6 +753,24 @@ def test_accepting_a_candidate_registers_it_and_it_is_not_proposed_again(
     assert [e.url for e in again.recrawl] == [CARGO_POSTMORTEM]
 
 
+def test_a_candidate_registered_by_hand_meanwhile_is_no_longer_listed_and_the_next_reading_clears_it(
+    site: Site, store: Store, settings: Settings, root: Path, proposed: dict[str, str]
+) -> None:
+    cargo = listed(store)[CARGO_POSTMORTEM]
+    # Another spelling of the page, as a person would type it (what a crash inside an accept leaves too).
+    register(root, {"url": CARGO_POSTMORTEM.removesuffix(".html") + "/"})
+
+    assert cargo not in candidates(store), "registered: no longer waiting for anyone"
+    assert CARGO_POSTMORTEM in listed(store), "still in the file until a reading clears it"
+
+    edited = sample_text("atom.xml").replace("1.69.0 pre-release testing", "1.69.0 pre-release testing!")
+    serve(site, "/feed.xml", "atom.xml", body=edited.encode())
+    report = discover(store, settings, ["rust"])
+
+    assert report.feeds[0].candidates == [] and report.candidates_written == 1
+    assert CARGO_POSTMORTEM not in listed(store)
+
+
 def test_accepting_a_candidate_whose_feed_carries_its_text_drafts_it_at_once(
     store: Store, settings: Settings, proposed: dict[str, str]
 ) -> None:
