@@ -87,21 +87,33 @@ def parse_feeds(text: str, label: str) -> tuple[list[RegisteredFeed], list[Fault
     return good, faults
 
 
+def _yaml_fault(text: str, label: str) -> Fault:
+    loader = yaml.SafeLoader(text)
+    try:
+        loader.get_single_node()
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{label}:{mark.line + 1}" if mark else label
+        problem = getattr(exc, "problem", None) or str(exc)
+        return Fault(where, "-", f"not valid YAML: {problem}")
+    finally:
+        loader.dispose()
+    return Fault(label, "-", "not valid YAML")
+
+
 def parse_entries(
     text: str, label: str, model: type[E], *, bare: str | None = None
 ) -> tuple[list[tuple[E, int]], list[Fault]]:
     """The entries of a YAML list file as `model`, each with its line; bad entries become faults.
     `bare`: the field a bare string stands for (a registry line that is only a URL)."""
     what = model.__name__
-    # libyaml's parser when PyYAML has it (4 times faster on a candidates file of thousands), with the same marks.
+    # libyaml's parser when PyYAML has it (4 times faster on a candidates file of thousands), with the same
+    # marks; a broken file is parsed again by PyYAML's own, whose messages say what it found instead.
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)(text)
     try:
         root = loader.get_single_node()
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{label}:{mark.line + 1}" if mark else label
-        problem = getattr(exc, "problem", None) or str(exc)
-        return [], [Fault(where, "-", f"not valid YAML: {problem}")]
+    except yaml.YAMLError:
+        return [], [_yaml_fault(text, label)]
     finally:
         loader.dispose()
     if root is None:
