@@ -23,10 +23,12 @@ from feedsamples import (
     sauce_with_postmortem,
     statuspage_json,
 )
+from helpers import REPO
 
 from pipeline.discover import match
 from pipeline.feeds import FeedItem, FeedReading, NotAFeed, read_feed
 from pipeline.models import Feed, FeedKind
+from pipeline.store import Store
 
 RUST_INDEX = "https://blog.rust-lang.org/inside-rust/index.html"
 DANLUU = "https://raw.githubusercontent.com/danluu/post-mortems/master/README.md"
@@ -433,3 +435,22 @@ def test_a_status_page_entry_is_taken_only_with_its_postmortem() -> None:
         is None
     )
     assert match(feed(FeedKind.STATUSPAGE, exclude=["latency"]), items[PARSE_POSTMORTEM_URL]) is None
+
+
+def test_the_starter_feeds_validate_and_each_of_their_kinds_reads_a_saved_copy_of_a_real_feed() -> None:
+    feeds, faults = Store(REPO).read_feeds()
+    assert faults == [] and len(feeds) >= 8
+    assert all(f.feed.name for f in feeds), "every starter feed has a name for --feed"
+    copies = {
+        FeedKind.ATOM: "atom.xml",
+        FeedKind.RSS: "rss2-wordpress.xml",
+        FeedKind.STATUSPAGE: "statuspage-history.atom",
+        FeedKind.GCP_INCIDENTS: "gcp-incidents.json",
+        FeedKind.MARKDOWN_LIST: "danluu-README-excerpt.md",
+        FeedKind.HTML_LINKS: "html-index.html",
+    }
+    for registered in feeds:
+        feed = registered.feed
+        name = copies[feed.kind]
+        reading = read_feed(feed.kind, sample(name), CONTENT_TYPES[name], feed.url, selector=feed.selector)
+        assert reading.items, f"{registered.where}: its kind reads no entry of {name}"
