@@ -32,8 +32,9 @@ from pipeline.registry import find_duplicates
 from pipeline.settings import Settings
 from pipeline.store import Store
 
-if TYPE_CHECKING:  # a crawl run archives its new drafts; the crawl itself needs nothing of it
+if TYPE_CHECKING:  # a crawl run archives its new drafts (and may ask the assist); the crawl needs neither
     from pipeline.archive import ArchiveReport
+    from pipeline.assist import AssistReport
 
 __all__ = [
     "CrawlReport",
@@ -109,6 +110,7 @@ class CrawlRun:
     report: CrawlReport
     registry_faults: list[Fault] = field(default_factory=list)
     archive: ArchiveReport | None = None
+    assist: AssistReport | None = None  # with INCIDENTLIB_ASSIST_AFTER_CRAWL: what the model proposed
 
     def counts(self) -> dict[str, int]:
         return self.report.counts()
@@ -118,6 +120,7 @@ class CrawlRun:
             **self.report.to_dict(),
             "registry_faults": [str(f) for f in self.registry_faults],
             "archive": self.archive.to_dict() if self.archive else None,
+            **({"assist": self.assist.to_dict()} if self.assist else {}),
         }
 
 

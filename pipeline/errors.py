@@ -18,6 +18,7 @@
     │   ├── CaptureLimitError        the shared capture limit is missing or unreachable (`limit`)
     │   ├── WaybackThrottled         429: every archive call pauses behind the breaker (`pause`)
     │   └── WaybackUnavailable       5xx, a timeout or a dropped connection (the capture may exist)
+    ├── AssistError                  the language model gave no usable answer (`reason`, `draft_id`)
     ├── FetchError                   a source could not be fetched (`url`, `reason`)
     │   └── PrivateAddressRefused    the URL (or a redirect) leads to a non-public address
     └── ExtractError                 a fetched document could not be turned into text (`url`, `reason`)
@@ -37,6 +38,7 @@ from dataclasses import dataclass
 from pipeline.reasons import Reason
 
 __all__ = [
+    "AssistError",
     "CaptureLimitError",
     "ConflictError",
     "DuplicateSource",
@@ -133,6 +135,17 @@ class WaybackThrottled(WaybackError):
 
 class WaybackUnavailable(WaybackError):
     """5xx, a timeout or a dropped connection: the capture may or may not exist."""
+
+
+class AssistError(IncidentlibError):
+    """The language model of the writer assist gave no usable answer: `reason` (llm-timeout,
+    llm-rate-limited, llm-cut-off, ...) is kept on the draft. Messages never hold the API's key."""
+
+    def __init__(self, reason: Reason, message: str, *, draft_id: str | None = None) -> None:
+        super().__init__(f"{draft_id}: {message}" if draft_id else message)
+        self.reason = reason
+        self.detail = message
+        self.draft_id = draft_id
 
 
 class FetchError(IncidentlibError):

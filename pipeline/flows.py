@@ -38,6 +38,7 @@ from pipeline.artifacts import (
     publish_promote_summary,
     publish_refresh_summary,
 )
+from pipeline.assist.run import AssistReport, DraftAssist
 from pipeline.batch import raise_unexpected
 from pipeline.errors import SettingsError
 from pipeline.models import SourceEntry, utc_now
@@ -211,6 +212,9 @@ def crawl(root: str | None = None, archive_new: bool = True) -> crawling.CrawlRu
         new_drafts = [d for s in report.sources if s.outcome == "new" for d in (s.draft_id, *s.parts)]
         if new_drafts and archive_new:
             run.archive = archive_sources(str(store.root), new_drafts)
+        changed = [d for s in report.sources if s.outcome in ("new", "updated") for d in (s.draft_id, *s.parts)]
+        if changed and settings.assist_after_crawl and settings.assist_configured:
+            run.assist = assist_drafts(str(store.root), changed)
         return run
 
 
@@ -253,6 +257,23 @@ def discover(
             run.crawl = crawl_hosts(str(store.root), entries, settings.concurrency, "")
             raise_unexpected(run.crawl.errors, "sources")
         return run
+
+
+@task(name="assist-drafts")
+def assist_drafts(root: str, draft_ids: list[str]) -> AssistReport:
+    """Ask the language model for what the drafts lack, with the library's `assist_drafts`. The settings
+    (the API's key among them) are read here, in the task, never passed as parameters Prefect records."""
+    from pipeline.assist import assist_drafts as assisting
+
+    logger = get_run_logger()
+    settings = _settings(root)
+
+    def on_draft(done: DraftAssist) -> None:
+        level = logging.WARNING if done.outcome == "failed" else logging.INFO
+        detail = f"{done.reason}: {done.message}" if done.outcome == "failed" else ", ".join(done.proposed)
+        logger.log(level, "assist %s drafts/%s.json %s", done.outcome, done.draft_id, detail)
+
+    return assisting(Store.from_settings(settings), settings, draft_ids, on_draft)
 
 
 @task(name="archive-sources")

@@ -45,6 +45,8 @@ __all__ = [
     "Action",
     "ArchiveState",
     "ArchiveStatus",
+    "AssistFailure",
+    "AssistRun",
     "Candidate",
     "CandidateState",
     "Case",
@@ -52,6 +54,7 @@ __all__ = [
     "Draft",
     "DraftSource",
     "DraftState",
+    "DroppedProposal",
     "Evidence",
     "Feed",
     "FeedKind",
@@ -61,7 +64,9 @@ __all__ = [
     "IncidentStart",
     "LinkState",
     "LinkStatus",
+    "MachineTranslation",
     "Origin",
+    "Proposal",
     "Review",
     "Section",
     "SectionField",
@@ -500,6 +505,77 @@ class Draft(CaseContent):
         "`text` is the incident's part of the document.",
     )
     created_at: Timestamp | None = None
+    # The writer assist's material (pipeline.assist), review material like `evidence`: none of it is published.
+    proposals: list[Proposal] = Field(
+        default=[],
+        description="Fields a language model proposed, beside the fields, each waiting for a person to accept it.",
+    )
+    assist: dict[str, AssistRun] = Field(
+        default={}, description="The last request of each of the assist's prompts (propose, translate-ko), by prompt."
+    )
+    machine_translated: dict[FieldPath, MachineTranslation] = Field(
+        default={},
+        description="Translated fields a person accepted from a model (summary.ko), with the English they translate: "
+        "a translation whose English has changed since is stale.",
+    )
+
+
+# ---------------------------------------------------------------- the writer assist (pipeline.assist)
+
+
+class Proposal(Record):
+    """One field a language model proposed for a draft. An English proposal rests on passages of the draft's
+    text, each found there verbatim (white space aside) before it was kept; a translation names its English."""
+
+    path: FieldPath = Field(
+        description="The field: summary.en, impact.scope, root_cause, remediation (its actions, one a line), "
+        "or a translation's path (summary.ko, remediation.0.text.ko)."
+    )
+    language: LanguageCode = "en"
+    text: Text = Field(description="What the model proposes; for root_cause, why it chose the class.")
+    term: str | None = Field(default=None, description="root_cause: the class proposed (a vocabulary term).")
+    passages: list[Text] = Field(default=[], description="The draft text's passages it rests on, verbatim.")
+    translated_from: str | None = Field(default=None, description="A translation: the English it translates.")
+    model: str
+    prompt: str = Field(description="The prompt's name and version (propose/1).")
+    made_at: Timestamp
+    text_sha: str = Field(pattern=r"^[0-9a-f]{64}$", description="Of what the model was given (the draft's text).")
+
+
+class AssistFailure(Record):
+    reason: ReasonCode
+    message: str
+
+
+class DroppedProposal(Record):
+    """A proposal the pipeline refused: a passage not in the text, or a value the record format refuses."""
+
+    path: str
+    why: str
+
+
+class AssistRun(Record):
+    """The last request of one of the assist's prompts for a draft: what it cost and what came of it. An
+    unchanged text is not asked again under the same prompt and model."""
+
+    asked_at: Timestamp
+    model: str
+    prompt: str
+    text_sha: str = Field(pattern=r"^[0-9a-f]{64}$")
+    fields: list[str] = Field(default=[], description="The fields asked for.")
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    proposed: int = Field(default=0, description="Proposals kept.")
+    dropped: list[DroppedProposal] = []
+    failure: AssistFailure | None = None
+
+
+class MachineTranslation(Record):
+    model: str
+    prompt: str
+    english: Text = Field(description="The English it translates, as it was when accepted.")
+    accepted_by: Name
+    accepted_at: Timestamp
 
 
 # ---------------------------------------------------------------- link health

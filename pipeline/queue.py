@@ -345,6 +345,8 @@ def _blocks(
             top.lines.append(f"extracted (fields the extractor filled): {_value(sorted(value))}")
         elif name == "evidence":
             top.lines.append(f"evidence: {len(value)} passages, each beside its field" if value else "evidence: -")
+        elif name in ("proposals", "assist", "machine_translated"):
+            continue  # the assist's own block, when there is anything in it
         else:
             top.lines += [f"{name}: {_value(value)}", *beside.take(name)]
     if beside.left:  # of fields now empty, or of paths no field line shows
@@ -374,6 +376,31 @@ def _sources(record: Case | Draft, data: dict[str, Any]) -> Block:
     return block
 
 
+def _assist_block(draft: Draft) -> Block:
+    """What the model proposed, waiting to be accepted, its translations a person accepted (and which of them
+    went stale), and what each of its prompts last cost."""
+    from pipeline.assist.propose import stale_translations
+
+    block = Block("proposals (incidentlib assist ID --accept PATH takes one as your edit)")
+    for p in draft.proposals:
+        term = f"{p.term}: " if p.term else ""
+        block.lines.append(f"- {p.path} ({p.model}, {p.prompt}, {p.made_at:%Y-%m-%d %H:%M}): {term}{p.text}")
+        block.lines += [f'    rests on: "{_preview(passage)}"' for passage in p.passages]
+    stale = set(stale_translations(draft))
+    for path, made in draft.machine_translated.items():
+        note = "; STALE: its English has changed since, ask again" if path in stale else ""
+        block.lines.append(f"- {path}: a machine translation ({made.model}), accepted by {made.accepted_by}{note}")
+    for run in draft.assist.values():
+        when = f"- last {run.prompt} ({run.asked_at:%Y-%m-%d %H:%M})"
+        if run.failure:
+            block.lines.append(f"{when}: {run.failure.reason}: {run.failure.message}")
+        else:
+            cost = f"{run.prompt_tokens}+{run.completion_tokens} tokens"
+            block.lines.append(f"{when}: {run.proposed} kept, {len(run.dropped)} dropped, {cost}")
+        block.lines += [f"    dropped {d.path}: {d.why}" for d in run.dropped]
+    return block
+
+
 def _draft_blocks(draft: Draft, data: dict[str, Any], full: bool) -> list[Block]:
     origin = Block("origin", [f"{key}: {_value(value)}" for key, value in data["origin"].items() if key != "failure"])
     failure = draft.origin.failure
@@ -391,6 +418,8 @@ def _draft_blocks(draft: Draft, data: dict[str, Any], full: bool) -> list[Block]
         else:
             sections.lines.append(f"{heading}: {_preview(section.text)}")
     blocks = [origin, text, sections]
+    if draft.proposals or draft.assist or draft.machine_translated:
+        blocks.append(_assist_block(draft))
     if draft.incidents:
         starts = [f"- at {i.start}: {i.heading}" + (f" -> {i.draft_id}" if i.draft_id else "") for i in draft.incidents]
         drafted = all(i.draft_id for i in draft.incidents)

@@ -58,6 +58,15 @@ class Reason(StrEnum):
     REJECTED = "rejected"
     FEED_TEXT = "feed-text"
     NOT_A_FEED = "not-a-feed"
+    # ---------------------------------------------------------- the writer assist
+    LLM_BUDGET = "llm-budget"
+    LLM_TIMEOUT = "llm-timeout"
+    LLM_RATE_LIMITED = "llm-rate-limited"
+    LLM_SERVER_ERROR = "llm-server-error"
+    LLM_UNREACHABLE = "llm-unreachable"
+    LLM_REFUSED = "llm-refused"
+    LLM_CUT_OFF = "llm-cut-off"
+    LLM_INVALID_ANSWER = "llm-invalid-answer"
     INTERNAL_ERROR = "internal-error"
     # ---------------------------------------------------------- archiving: waiting
     NOT_TRIED = "not-tried"
@@ -186,6 +195,14 @@ MEANINGS: dict[Reason, str] = {
     Reason.REJECTED: "a reviewer rejected the draft; the source is skipped until it is reopened",
     Reason.FEED_TEXT: "the draft's text is its feed's (a status page's postmortem): `discover` writes it",
     Reason.NOT_A_FEED: "a feed answered with what is not a feed of its kind (an HTML page, broken XML or JSON)",
+    Reason.LLM_BUDGET: "the run's or the draft's token budget would be passed: not asked",
+    Reason.LLM_TIMEOUT: "the model did not answer in time, still after the retries allowed",
+    Reason.LLM_RATE_LIMITED: "the API answered 429, still after the retries allowed (a Retry-After was honoured)",
+    Reason.LLM_SERVER_ERROR: "the API answered 5xx, still after the retries allowed",
+    Reason.LLM_UNREACHABLE: "no connection could be made to the API",
+    Reason.LLM_REFUSED: "the API refused the request (a 4xx: a wrong key, model or request)",
+    Reason.LLM_CUT_OFF: "the answer was cut off by its length limit (llm_max_answer_tokens)",
+    Reason.LLM_INVALID_ANSWER: "the answer was not JSON of the form asked for",
     Reason.INTERNAL_ERROR: "a bug: the run failed after every other item had its turn",
     Reason.NOT_TRIED: "no capture has been tried yet",
     Reason.NO_KEYS: "no archive keys are set: existing captures are looked up, new ones wait",

@@ -313,10 +313,13 @@ PIPELINE_FIELDS = (
     "origin",
     "created_at",
     "updated_at",
+    "proposals",
+    "assist",
+    "machine_translated",
 )
 
 
-def edited(before: Draft, after: Draft, by: str) -> Draft:
+def edited(before: Draft, after: Draft, by: str, *, comment: str | None = None) -> Draft:
     """A person's edit, in any state: recorded in the history with the fields it changed.
 
     An edit is a move of TRANSITIONS like any other: after an approval (or a publication)
@@ -339,11 +342,19 @@ def edited(before: Draft, after: Draft, by: str) -> Draft:
     if not changed:
         return after
     move = allowed(before, ReviewAction.EDIT, by)
-    comment = "edited after approval" if move.to_state != before.state else "edited"
+    said = "edited after approval" if move.to_state != before.state else "edited"
     old, new = _content(before), _content(after)
     edits = [FieldEdit(path=path, before=_at(old, path), after=_at(new, path)) for path in changed]
+    # A translation a person changes is theirs, no longer the machine's (pipeline.assist).
+    machine = {path: made for path, made in after.machine_translated.items() if path not in changed}
     return _step(
-        without_evidence(after, changed), move, by, comment, changed=changed, edits=edits, review=_unapproved(after)
+        without_evidence(after, changed).model_copy(update={"machine_translated": machine}),
+        move,
+        by,
+        f"{said}: {comment}" if comment else said,
+        changed=changed,
+        edits=edits,
+        review=_unapproved(after),
     )
 
 
@@ -400,7 +411,20 @@ def _archive_states(draft: Draft) -> list[tuple[str, str | None, ArchiveState]]:
 
 def _content(draft: Draft) -> dict[str, Any]:
     """What a reviewer approves: the case fields, not the review's own bookkeeping."""
-    return draft.model_dump(mode="json", exclude={"state", "history", "review", "updated_at", "extracted", "evidence"})
+    return draft.model_dump(
+        mode="json",
+        exclude={
+            "state",
+            "history",
+            "review",
+            "updated_at",
+            "extracted",
+            "evidence",
+            "proposals",
+            "assist",
+            "machine_translated",
+        },
+    )
 
 
 def set_field(draft: Draft, path: str, value: Any) -> Draft:

@@ -212,6 +212,39 @@ class Settings(BaseSettings):
         "for when several processes or machines capture at once (none: the local limiter alone).",
     )
 
+    # ------------------------------------------------------------ the writer assist (pipeline.assist)
+    llm_url: str | None = Field(
+        default=None,
+        description="An OpenAI-compatible API's base URL (http://127.0.0.1:11434/v1 for a local Ollama); "
+        "none: no assist, and nothing mentions a model.",
+    )
+    llm_model: str | None = Field(default=None, description="The model the assist asks.")
+    llm_api_key: SecretStr | None = Field(
+        default=None, description="The API's key, when it wants one (never logged, never in a record)."
+    )
+    llm_timeout_s: float = Field(default=120.0, gt=0, description="Longest wait for one answer.")
+    llm_max_retries: int = Field(
+        default=2, ge=0, le=10, description="Retries after a timeout, 429 or 5xx (a Retry-After is honoured)."
+    )
+    llm_requests_per_minute: float = Field(default=20.0, gt=0, description="Requests a minute, at most.")
+    llm_max_answer_tokens: int = Field(default=2000, ge=100, description="Longest answer asked for, in tokens.")
+    llm_token_limit_field: str = Field(
+        default="max_tokens",
+        pattern=r"^(max_tokens|max_completion_tokens)$",
+        description="How the answer's limit is sent: max_tokens (local servers), or max_completion_tokens.",
+    )
+    llm_tokens_per_draft: int = Field(
+        default=16000, ge=1000, description="Tokens (question and answer) one draft may cost in one run."
+    )
+    llm_tokens_per_run: int = Field(default=200000, ge=1000, description="Tokens one run may cost in all.")
+    assist_after_crawl: bool = Field(
+        default=False, description="After a crawl, ask the model for what the new and updated drafts lack."
+    )
+
+    @property
+    def assist_configured(self) -> bool:
+        return bool(self.llm_url and self.llm_model)
+
     # ------------------------------------------------------------ running as a service
     crawl_schedule: str | None = Field(
         default="0 * * * *",
@@ -281,6 +314,25 @@ class Settings(BaseSettings):
             raise ValueError("must be printable ASCII without spaces (check for a stray space or newline)")
         if info.field_name == "wayback_access_key" and ":" in text:
             raise ValueError("must not hold a colon (the header joins the two keys with one)")
+        return value
+
+    @field_validator("llm_url")
+    @classmethod
+    def _llm_url(cls, value: str | None) -> str | None:
+        value = (value or "").strip()
+        if not value:
+            return None
+        if not value.startswith(("http://", "https://")) or any(c.isspace() for c in value):
+            raise ValueError(f"{value!r} is not an http(s) URL (an OpenAI-compatible API's base, ending in /v1)")
+        return value.rstrip("/")
+
+    @field_validator("llm_api_key")
+    @classmethod
+    def _llm_key(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is None or not value.get_secret_value().strip():
+            return None
+        if not _KEY.fullmatch(value.get_secret_value()):
+            raise ValueError("must be printable ASCII without spaces (check for a stray space or newline)")
         return value
 
     @field_validator("root")

@@ -10,6 +10,7 @@ before this is loaded. The commands are grouped by who uses them:
     review    queue, show, edit, set, write, approve, ...   writers and reviewers
     runs      crawl, archive, refresh, promote, demo, ...   running the flows by hand
     discover  discover, candidates [accept|dismiss]         finding new postmortems in feeds
+    assist    assist                                        a language model's proposals for a draft
     service   serve, deploy, status, config                 running it as a service
     web       web                                           the reviewer's web page
     reviewers reviewer add, password, remove, list          whoever keeps the web page's accounts
@@ -17,7 +18,7 @@ before this is loaded. The commands are grouped by who uses them:
 
 from __future__ import annotations
 
-from pipeline.cli import discover, records, review, reviewers, runs, service, web
+from pipeline.cli import assist, discover, records, review, reviewers, runs, service, web
 from pipeline.cli.common import app
 
-__all__ = ["app", "discover", "records", "review", "reviewers", "runs", "service", "web"]
+__all__ = ["app", "assist", "discover", "records", "review", "reviewers", "runs", "service", "web"]

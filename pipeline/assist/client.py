@@ -1,0 +1,160 @@
+"""The language model's API, through the `openai` client: the only code of the assist that touches the
+network. A well-kept client does the protocol: retries after a timeout, 429 or 5xx (honouring Retry-After
+up to two minutes), timeouts, the error statuses. This adds what it leaves to its caller: requests spaced
+under a rate, the answer's length limit and finish reason checked, the answer validated against the
+schema asked for, and every failure turned into one AssistError with a reason a draft can keep.
+
+The key is given to the client and nowhere else: it is not logged, not put in a URL, not kept in an error
+(openai's errors keep the request, whose headers hold it; only their class and status are read here).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any, TypeVar, cast
+
+from pydantic import BaseModel, ValidationError
+
+from pipeline.errors import AssistError
+from pipeline.reasons import Reason
+from pipeline.settings import Settings
+
+__all__ = ["Answer", "ChatClient"]
+
+M = TypeVar("M", bound=BaseModel)
+# Some servers behind `json_object` wrap the JSON in a Markdown fence.
+_FENCE = re.compile(r"^\s*```(?:json)?\s*\n?(.*?)\n?```\s*$", re.DOTALL)
+
+
+@dataclass
+class Answer:
+    """A validated answer and what it cost."""
+
+    value: Any
+    prompt_tokens: int
+    completion_tokens: int
+
+
+class ChatClient:
+    """One OpenAI-compatible API, as the settings name it; one per run, used from one thread at a time."""
+
+    def __init__(self, settings: Settings) -> None:
+        from openai import OpenAI  # only when the assist is used: most runs never load it
+
+        assert settings.llm_url and settings.llm_model, "the assist is configured (Settings.assist_configured)"
+        self.settings = settings
+        self.model = settings.llm_model
+        # Never None: the client would then take OPENAI_API_KEY from the environment and send a key meant
+        # for another service to whatever llm_url names. A local server wants none and ignores this one.
+        key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else "unused"
+        self._client = OpenAI(
+            base_url=settings.llm_url, api_key=key, timeout=settings.llm_timeout_s, max_retries=settings.llm_max_retries
+        )
+        self._spacing = 60.0 / settings.llm_requests_per_minute
+        self._next_at = 0.0
+        self._lock = threading.Lock()
+        self._json_schema = True  # until the server refuses it; then {"type": "json_object"}
+        self.requests = 0
+
+    def close(self) -> None:
+        self._client.close()
+
+    def __enter__(self) -> ChatClient:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def _wait_turn(self) -> None:
+        with self._lock:
+            now = time.monotonic()
+            wait = self._next_at - now
+            self._next_at = max(now, self._next_at) + self._spacing
+        if wait > 0:
+            time.sleep(wait)  # the rate the operator set: requests are spaced, not bunched
+
+    def ask(self, messages: list[dict[str, str]], schema: type[M]) -> Answer:
+        """The model's answer to `messages`, validated as `schema`; raises AssistError with the reason."""
+        import openai
+
+        format_: dict[str, Any] = {
+            "type": "json_schema",
+            "json_schema": {"name": schema.__name__, "schema": schema.model_json_schema(), "strict": True},
+        }
+        for attempt in range(2):
+            if not self._json_schema:
+                format_ = {"type": "json_object"}
+                messages = [*messages[:-1], _with_schema(messages[-1], schema)]
+            self._wait_turn()
+            self.requests += 1
+            try:
+                completion = self._client.chat.completions.create(
+                    model=self.model,
+                    # Plain dicts, as the API takes them; the client's TypedDicts would add nothing here.
+                    messages=cast(Any, messages),
+                    response_format=cast(Any, format_),
+                    temperature=0,
+                    extra_body={self.settings.llm_token_limit_field: self.settings.llm_max_answer_tokens},
+                )
+            except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
+                if self._json_schema and attempt == 0:
+                    self._json_schema = False  # an older server: ask for JSON, the schema in the message
+                    continue
+                raise _failure(exc) from None
+            except openai.OpenAIError as exc:
+                raise _failure(exc) from None
+            break
+        choice = completion.choices[0] if completion.choices else None
+        usage = completion.usage
+        prompt_tokens = usage.prompt_tokens if usage and usage.prompt_tokens else 0
+        completion_tokens = usage.completion_tokens if usage and usage.completion_tokens else 0
+        if choice is None:
+            raise AssistError(Reason.LLM_INVALID_ANSWER, "the answer held no choice")
+        if choice.finish_reason == "length":
+            limit = self.settings.llm_max_answer_tokens
+            raise AssistError(Reason.LLM_CUT_OFF, f"the answer was cut off at its limit of {limit} tokens")
+        if choice.message.refusal:
+            raise AssistError(Reason.LLM_REFUSED, f"the model refused: {choice.message.refusal[:200]}")
+        content = choice.message.content or ""
+        fenced = _FENCE.match(content)
+        try:
+            value = schema.model_validate_json(fenced.group(1) if fenced else content)
+        except ValidationError as exc:
+            error = exc.errors(include_url=False)[0]
+            where = ".".join(str(p) for p in error["loc"]) or "the answer"
+            raise AssistError(Reason.LLM_INVALID_ANSWER, f"{where}: {error['msg']}") from None
+        return Answer(value, prompt_tokens, completion_tokens)
+
+
+def _with_schema(message: dict[str, str], schema: type[BaseModel]) -> dict[str, str]:
+    hint = "\n\nAnswer with JSON that follows this JSON Schema:\n" + json.dumps(schema.model_json_schema())
+    return {**message, "content": message["content"] + hint}
+
+
+def _failure(exc: Exception) -> AssistError:
+    """An openai error as the reason a draft keeps, in words that hold neither the request nor the key."""
+    import openai
+
+    if isinstance(exc, openai.APITimeoutError):
+        return AssistError(Reason.LLM_TIMEOUT, "no answer in time, after the retries allowed")
+    if isinstance(exc, openai.APIConnectionError):
+        return AssistError(Reason.LLM_UNREACHABLE, f"could not connect to the API ({type(exc.__cause__).__name__})")
+    if isinstance(exc, openai.RateLimitError):
+        return AssistError(Reason.LLM_RATE_LIMITED, "answered 429 (too many requests), after the retries allowed")
+    if isinstance(exc, openai.APIStatusError):
+        status = exc.status_code
+        if status >= 500:
+            return AssistError(Reason.LLM_SERVER_ERROR, f"answered HTTP {status}, after the retries allowed")
+        return AssistError(Reason.LLM_REFUSED, f"answered HTTP {status}: {_said(exc)}")
+    return AssistError(Reason.LLM_INVALID_ANSWER, f"{type(exc).__name__}")
+
+
+def _said(exc: Any) -> str:
+    """What an error body says, its message only (never the request)."""
+    body = exc.body if isinstance(getattr(exc, "body", None), dict) else {}
+    message = body.get("message") or (body.get("error") or {}).get("message") if isinstance(body, dict) else None
+    return " ".join(str(message or "no message").split())[:200]

@@ -1,0 +1,303 @@
+"""The assist's rules, pure: what a draft lacks, what the model is told, which of its proposals stand,
+and what accepting one does to the draft.
+
+A proposal stands only if every passage it cites is in the draft's text (white space aside), it cites
+at least one, its value is one the record format takes (a root cause from the vocabulary), and, for a
+translation, it is in Korean. Everything else is dropped, and counted, with the reason.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Any
+
+from pipeline import review
+from pipeline.assist.answers import ENGLISH_FIELDS, Prompt, ProposeAnswer, TranslateAnswer
+from pipeline.errors import ReviewError
+from pipeline.models import AssistRun, Draft, DroppedProposal, Evidence, MachineTranslation, Proposal, utc_now
+from pipeline.vocabulary import vocabulary
+
+__all__ = [
+    "ASSIST_FIELDS",
+    "NARRATIVE_FIELDS",
+    "accept_proposal",
+    "check_fields",
+    "checked_proposals",
+    "checked_translations",
+    "english_texts",
+    "find_proposal",
+    "lacking",
+    "locate",
+    "propose_messages",
+    "sha",
+    "stale_translations",
+    "translate_messages",
+    "untranslated",
+    "with_proposals",
+]
+
+# The record's narrative texts (`Texts`, keyed by language): what is translated.
+NARRATIVE_FIELDS = ("title", "summary", "symptoms_text", "trigger", "detection", "lessons")
+_LISTS = ("remediation", "action_items")
+# A passage longer than this is a paragraph pasted whole, not a passage a reviewer can check.
+PASSAGE_LIMIT = 600
+_HANGUL = re.compile(r"[\uac00-\ud7a3]")
+
+
+def sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _empty(value: Any) -> bool:
+    return value in (None, "", "unknown", [], {})
+
+
+# What `--fields` may name: the fields proposed in English, and the texts translated.
+ASSIST_FIELDS = tuple(dict.fromkeys([*ENGLISH_FIELDS, *NARRATIVE_FIELDS, *_LISTS]))
+
+
+def check_fields(fields: Iterable[str]) -> list[str]:
+    """`fields` as given, or a ValueError naming the ones the assist does not know."""
+    fields = list(fields)
+    unknown = [f for f in fields if f not in ASSIST_FIELDS]
+    if unknown:
+        raise ValueError(f"the assist knows the fields {', '.join(ASSIST_FIELDS)}; not {', '.join(unknown)}")
+    return fields
+
+
+def lacking(draft: Draft, fields: Iterable[str] | None = None) -> list[str]:
+    """The fields the model may propose in English that the draft has no value for (of `fields`, when given)."""
+    wanted = [f for f in (fields if fields is not None else ENGLISH_FIELDS) if f in ENGLISH_FIELDS]
+    return [f for f in wanted if _empty(review.value_at(draft, ENGLISH_FIELDS[f]))]
+
+
+def english_texts(draft: Draft) -> dict[str, str]:
+    """Every narrative text's English, by the path its translation goes to (summary.ko -> its English)."""
+    found: dict[str, str] = {}
+    for name in NARRATIVE_FIELDS:
+        english = review.value_at(draft, f"{name}.en")
+        if english:
+            found[name] = english
+    for name in _LISTS:
+        for index, action in enumerate(getattr(draft, name)):
+            if action.text.get("en"):
+                found[f"{name}.{index}.text"] = action.text["en"]
+    return found
+
+
+def stale_translations(draft: Draft, language: str = "ko") -> list[str]:
+    """Machine translations a person accepted whose English has changed since: they say what it no longer does."""
+    english = english_texts(draft)
+    return [
+        path
+        for path, made in draft.machine_translated.items()
+        if path.endswith(f".{language}") and english.get(path.rsplit(".", 1)[0]) != made.english
+    ]
+
+
+def untranslated(draft: Draft, language: str = "ko", fields: Iterable[str] | None = None) -> dict[str, str]:
+    """The English to translate, by the path of its translation: texts with English and no `language`, and
+    stale machine translations (of `fields`, the narrative fields or remediation and action_items, when given)."""
+    stale = set(stale_translations(draft, language))
+    wanted = set(fields) if fields is not None else None
+    found = {}
+    for path, english in english_texts(draft).items():
+        target = f"{path}.{language}"
+        if wanted is not None and path.split(".")[0] not in wanted:
+            continue
+        if _empty(review.value_at(draft, target)) or target in stale:
+            found[target] = english
+    return found
+
+
+# ------------------------------------------------------------ the messages
+
+
+def propose_messages(draft: Draft, fields: Sequence[str], prompt: Prompt, text_limit: int) -> list[dict[str, str]]:
+    """The system prompt and the question: the fields wanted and the draft's text (its first `text_limit`
+    characters: a long logbook is cut, and said to be)."""
+    text = draft.text or ""
+    question: dict[str, Any] = {
+        "organisation": draft.org,
+        "title": (draft.title or {}).get("en"),
+        "fields": list(fields),
+    }
+    if "root_cause" in fields:
+        question["root_cause_terms"] = vocabulary().names("root_causes")
+    if len(text) > text_limit:
+        question["note"] = f"the text is cut at {text_limit} of its {len(text)} characters"
+        text = text[:text_limit]
+    question["text"] = text
+    return [
+        {"role": "system", "content": prompt.text},
+        {"role": "user", "content": json.dumps(question, ensure_ascii=False, indent=1)},
+    ]
+
+
+def translate_messages(english: dict[str, str], prompt: Prompt) -> list[dict[str, str]]:
+    fields = [{"path": path, "text": text} for path, text in english.items()]
+    return [
+        {"role": "system", "content": prompt.text},
+        {"role": "user", "content": json.dumps({"fields": fields}, ensure_ascii=False, indent=1)},
+    ]
+
+
+# ------------------------------------------------------------ checking the answers
+
+
+def locate(text: str, passage: str) -> tuple[int, int] | None:
+    """Where `passage` stands in `text`, white space aside (a line break in one, a space in the other);
+    None when it does not. The offsets are the text's own, so the passage can be shown and linked."""
+    words = passage.split()
+    if not words:
+        return None
+    found = re.search(r"\s+".join(re.escape(word) for word in words), text)
+    return (found.start(), found.end()) if found else None
+
+
+def _value(path: str, text: str, term: str | None) -> Any:
+    """What accepting a proposal writes at its path."""
+    if path == "root_cause":
+        return term
+    if path == "remediation":
+        return [{"text": {"en": line.strip(" -•*\t")}} for line in text.splitlines() if line.strip(" -•*\t")]
+    return text.strip()
+
+
+def checked_proposals(
+    draft: Draft, answer: ProposeAnswer, fields: Sequence[str], *, model: str, prompt: Prompt, made_at: datetime
+) -> tuple[list[Proposal], list[DroppedProposal]]:
+    """The proposals that stand, and the ones dropped with why (see the module's text)."""
+    text = draft.text or ""
+    kept: dict[str, Proposal] = {}
+    dropped = []
+    for item in answer.proposals:
+        path = ENGLISH_FIELDS[item.field]
+
+        def drop(why: str, path: str = path) -> None:
+            dropped.append(DroppedProposal(path=path, why=why))
+
+        passages = [p.strip() for p in item.passages if p.strip()]
+        missing = next((p for p in passages if locate(text, p) is None), None)
+        if item.field not in fields:
+            drop("not asked for")
+        elif path in kept:
+            drop("proposed twice; the first kept")
+        elif not item.text.strip():
+            drop("empty")
+        elif not passages:
+            drop("cites no passage of the text")
+        elif missing is not None:
+            drop(f"a passage not in the text: {missing[:120]!r}")
+        elif any(len(p) > PASSAGE_LIMIT for p in passages):
+            drop(f"a passage longer than {PASSAGE_LIMIT} characters")
+        elif item.field == "root_cause" and (item.term or "") not in vocabulary().names("root_causes"):
+            drop(f"root cause {item.term!r} is not a term of the vocabulary")
+        else:
+            try:
+                review.set_field(draft, path, _value(path, item.text, item.term))
+            except ReviewError as exc:
+                drop(f"the record format refuses it: {exc.args[0].split(': ', 1)[-1]}")
+                continue
+            kept[path] = Proposal(
+                path=path,
+                text=item.text.strip(),
+                term=item.term if item.field == "root_cause" else None,
+                passages=passages,
+                model=model,
+                prompt=prompt.id,
+                made_at=made_at,
+                text_sha=sha(text),
+            )
+    return list(kept.values()), dropped
+
+
+def checked_translations(
+    draft: Draft, answer: TranslateAnswer, english: dict[str, str], *, model: str, prompt: Prompt, made_at: datetime
+) -> tuple[list[Proposal], list[DroppedProposal]]:
+    kept: dict[str, Proposal] = {}
+    dropped = []
+    for item in answer.translations:
+        path = item.path.strip()
+        if path not in english:
+            dropped.append(DroppedProposal(path=path[:200] or "-", why="not asked for"))
+        elif path in kept:
+            dropped.append(DroppedProposal(path=path, why="translated twice; the first kept"))
+        elif not _HANGUL.search(item.text):
+            dropped.append(DroppedProposal(path=path, why="not Korean"))
+        else:
+            kept[path] = Proposal(
+                path=path,
+                language=path.rsplit(".", 1)[1],
+                text=item.text.strip(),
+                translated_from=english[path],
+                model=model,
+                prompt=prompt.id,
+                made_at=made_at,
+                text_sha=sha(json.dumps(english, sort_keys=True, ensure_ascii=False)),
+            )
+    return list(kept.values()), dropped
+
+
+def with_proposals(draft: Draft, proposals: list[Proposal], run: AssistRun, prompt_name: str) -> Draft:
+    """The draft with this run's proposals beside its fields (replacing older ones of the same paths) and the
+    run kept under its prompt's name."""
+    paths = {p.path for p in proposals}
+    kept = [p for p in draft.proposals if p.path not in paths]
+    return draft.model_copy(
+        update={"proposals": kept + proposals, "assist": {**draft.assist, prompt_name: run}}, deep=True
+    )
+
+
+# ------------------------------------------------------------ a person accepts
+
+
+def find_proposal(draft: Draft, name: str) -> Proposal:
+    """The proposal for `name`: a path (summary.ko, impact.scope) or a field's name (summary: its English)."""
+    path = ENGLISH_FIELDS.get(name, name)
+    for proposal in draft.proposals:
+        if proposal.path == path:
+            return proposal
+    have = ", ".join(p.path for p in draft.proposals) or "none"
+    raise ReviewError(f"no proposal for {name} (proposals: {have})", draft_id=draft.id)
+
+
+def accept_proposal(draft: Draft, name: str, by: str) -> Draft:
+    """The draft with one proposal taken as `by`'s own edit: the history records the edit as theirs, noting
+    whose proposal it was; an English proposal's passages become the field's evidence; a translation is
+    marked as the machine's, with the English it translates, so that it goes stale when that changes."""
+    proposal = find_proposal(draft, name)
+    if proposal.translated_from is not None:
+        english = english_texts(draft).get(proposal.path.rsplit(".", 1)[0])
+        if english != proposal.translated_from:
+            raise ReviewError(
+                f"the proposal for {proposal.path} translates English that has changed since; ask again",
+                draft_id=draft.id,
+            )
+    elif draft.text is None or sha(draft.text) != proposal.text_sha:
+        raise ReviewError(f"the proposal for {proposal.path} was made of an older text; ask again", draft_id=draft.id)
+    value = _value(proposal.path, proposal.text, proposal.term)
+    note = f"accepted the proposal of {proposal.model} ({proposal.prompt}, {proposal.made_at:%Y-%m-%d %H:%M} UTC)"
+    after = review.edited(draft, review.set_field(draft, proposal.path, value), by, comment=note)
+    update: dict[str, Any] = {"proposals": [p for p in after.proposals if p.path != proposal.path]}
+    if proposal.translated_from is not None:
+        made = MachineTranslation(
+            model=proposal.model,
+            prompt=proposal.prompt,
+            english=proposal.translated_from,
+            accepted_by=by,
+            accepted_at=utc_now(),
+        )
+        update["machine_translated"] = {**after.machine_translated, proposal.path: made}
+    else:
+        text = draft.text or ""
+        spans = [span for p in proposal.passages if (span := locate(text, p))]
+        update["evidence"] = after.evidence + [
+            Evidence(field=proposal.path, quote=text[a:b], start=a, end=b, rule=f"assist.{proposal.prompt}")
+            for a, b in spans
+        ]
+    return after.model_copy(update=update)

@@ -1,0 +1,323 @@
+"""The assist's I/O shell: a draft read, the model asked (unless nothing changed since it last was), the
+proposals checked and written beside the draft's fields, under its lock.
+
+    one = assist(store, settings, "acme-outage-1a2b3c4d")                      # English, then Korean
+    report = assist_drafts(store, settings, ids)                               # after a crawl: a run
+
+Two prompts, each asked once per draft and run at most: `propose` for the English fields the draft lacks,
+then `translate-ko` for its English texts that have no Korean (or a machine translation gone stale). A
+prompt is not asked again while the draft's text (or the English to translate), the prompt's version and
+the model are those it answered: an unchanged source costs nothing. A run and each draft have a token
+budget; a question that would pass either is not asked (`llm-budget`). A slow or failing API costs the
+draft its proposals, never the run: the failure is kept on the draft (`assist.<prompt>.failure`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+from pipeline.assist.answers import Prompt, ProposeAnswer, TranslateAnswer, load_prompt
+from pipeline.assist.client import ChatClient
+from pipeline.assist.propose import (
+    check_fields,
+    checked_proposals,
+    checked_translations,
+    english_texts,
+    lacking,
+    propose_messages,
+    sha,
+    translate_messages,
+    untranslated,
+    with_proposals,
+)
+from pipeline.batch import tally
+from pipeline.errors import AssistError, ReviewError, SettingsError
+from pipeline.models import AssistFailure, AssistRun, Draft, DraftState, utc_now
+from pipeline.reasons import Reason
+from pipeline.settings import Settings
+from pipeline.store import Store
+
+__all__ = ["AssistReport", "DraftAssist", "assist", "assist_drafts"]
+
+Outcome = Literal["proposed", "unchanged", "nothing", "failed", "skipped"]
+# About four characters a token for English prose; a question's cost is judged before it is asked.
+_CHARS_PER_TOKEN = 3.5
+
+
+@dataclass
+class DraftAssist:
+    """What the assist did for one draft."""
+
+    draft_id: str
+    # unchanged: asked before about the same text; nothing: the draft lacks nothing, or no proposal stood
+    outcome: Outcome
+    proposed: list[str] = field(default_factory=list)  # the paths of the proposals kept
+    asked: int = 0  # questions asked
+    cached: int = 0  # questions not asked: the model answered them about the same text before
+    dropped: int = 0  # proposals refused (a passage not in the text, ...)
+    tokens: int = 0
+    reason: Reason | None = None
+    message: str | None = None
+
+
+@dataclass
+class AssistReport:
+    drafts: list[DraftAssist] = field(default_factory=list)
+    tokens: int = 0
+    requests: int = 0
+
+    def counts(self) -> dict[str, int]:
+        return tally((d.outcome for d in self.drafts), Outcome)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "counts": self.counts(),
+            "tokens": self.tokens,
+            "requests": self.requests,
+            "drafts": [asdict(d) for d in self.drafts],
+        }
+
+
+@dataclass
+class _Budget:
+    run_left: int
+
+    def allows(self, draft_left: int, tokens: int) -> bool:
+        return tokens <= min(self.run_left, draft_left)
+
+
+def _estimate(messages: list[dict[str, str]], settings: Settings) -> int:
+    return int(sum(len(m["content"]) for m in messages) / _CHARS_PER_TOKEN) + settings.llm_max_answer_tokens
+
+
+def assist(
+    store: Store,
+    settings: Settings,
+    draft_id: str,
+    *,
+    fields: Sequence[str] | None = None,
+    languages: Sequence[str] = ("en", "ko"),
+    again: bool = False,
+) -> DraftAssist:
+    """Ask the model about one draft (see the module's text); `again` asks even if nothing changed."""
+    report = assist_drafts(store, settings, [draft_id], fields=fields, languages=languages, again=again)
+    return report.drafts[0]
+
+
+def assist_drafts(
+    store: Store,
+    settings: Settings,
+    draft_ids: Sequence[str],
+    on_draft: Callable[[DraftAssist], None] | None = None,
+    *,
+    fields: Sequence[str] | None = None,
+    languages: Sequence[str] = ("en", "ko"),
+    again: bool = False,
+) -> AssistReport:
+    """Ask about each draft in turn, within the run's token budget; one draft's failure is its own."""
+    if not settings.assist_configured:
+        raise SettingsError(
+            "the assist needs INCIDENTLIB_LLM_URL and INCIDENTLIB_LLM_MODEL (an OpenAI-compatible API)",
+            name="INCIDENTLIB_LLM_URL",
+        )
+    if fields is not None:
+        try:
+            fields = check_fields(fields)
+        except ValueError as exc:
+            raise ReviewError(str(exc)) from None
+    report = AssistReport()
+    budget = _Budget(settings.llm_tokens_per_run)
+    with ChatClient(settings) as client:
+        for draft_id in draft_ids:
+            done = _one(store, settings, client, budget, draft_id, fields, languages, again)
+            report.drafts.append(done)
+            report.tokens += done.tokens
+            if on_draft is not None:
+                on_draft(done)
+        report.requests = client.requests
+    return report
+
+
+def _one(
+    store: Store,
+    settings: Settings,
+    client: ChatClient,
+    budget: _Budget,
+    draft_id: str,
+    fields: Sequence[str] | None,
+    languages: Sequence[str],
+    again: bool,
+) -> DraftAssist:
+    done = DraftAssist(draft_id, "nothing")
+    draft = store.read_draft(draft_id)
+    if draft.state in (DraftState.PUBLISHED, DraftState.REJECTED) or not draft.text:
+        done.outcome = "skipped"
+        return done
+    draft_left = settings.llm_tokens_per_draft
+    if "en" in languages:
+        wanted = lacking(draft, fields)
+        if wanted:
+            draft_left = _ask_english(store, settings, client, budget, draft, wanted, again, done, draft_left)
+            draft = store.read_draft(draft_id)
+    if "ko" in languages and done.outcome != "failed":
+        english = untranslated(draft, "ko", fields)
+        if english:
+            _ask_korean(store, settings, client, budget, draft, english, again, done, draft_left)
+    if done.outcome != "failed":
+        done.outcome = "proposed" if done.proposed else "unchanged" if done.cached and not done.asked else "nothing"
+    return done
+
+
+def _asked_before(draft: Draft, prompt: Prompt, model: str, text_sha: str, fields: list[str]) -> bool:
+    last = draft.assist.get(prompt.name)
+    return (
+        last is not None
+        and last.failure is None
+        and (last.prompt, last.model, last.text_sha) == (prompt.id, model, text_sha)
+        and set(fields) <= set(last.fields)
+    )
+
+
+def _ask_english(
+    store: Store,
+    settings: Settings,
+    client: ChatClient,
+    budget: _Budget,
+    draft: Draft,
+    wanted: list[str],
+    again: bool,
+    done: DraftAssist,
+    draft_left: int,
+) -> int:
+    prompt = load_prompt("propose")
+    text_sha = sha(draft.text or "")
+    if not again and _asked_before(draft, prompt, client.model, text_sha, wanted):
+        done.cached += 1
+        return draft_left
+    # Room for the answer and the prompt: the text is cut to what the draft's budget leaves.
+    room = min(draft_left, budget.run_left) - settings.llm_max_answer_tokens - len(prompt.text) / _CHARS_PER_TOKEN
+    text_limit = max(0, int((room - 200) * _CHARS_PER_TOKEN))
+    messages = propose_messages(draft, wanted, prompt, text_limit)
+    return _ask(
+        store,
+        settings,
+        client,
+        budget,
+        draft,
+        prompt,
+        messages,
+        wanted,
+        text_sha,
+        done,
+        draft_left,
+        lambda current, answer, made_at: checked_proposals(
+            current, answer, wanted, model=client.model, prompt=prompt, made_at=made_at
+        ),
+        ProposeAnswer,
+        still_same=lambda current: sha(current.text or "") == text_sha,
+    )
+
+
+def _ask_korean(
+    store: Store,
+    settings: Settings,
+    client: ChatClient,
+    budget: _Budget,
+    draft: Draft,
+    english: dict[str, str],
+    again: bool,
+    done: DraftAssist,
+    draft_left: int,
+) -> int:
+    prompt = load_prompt("translate-ko")
+    text_sha = sha(json.dumps(english, sort_keys=True, ensure_ascii=False))
+    if not again and _asked_before(draft, prompt, client.model, text_sha, list(english)):
+        done.cached += 1
+        return draft_left
+    messages = translate_messages(english, prompt)
+    return _ask(
+        store,
+        settings,
+        client,
+        budget,
+        draft,
+        prompt,
+        messages,
+        list(english),
+        text_sha,
+        done,
+        draft_left,
+        lambda current, answer, made_at: checked_translations(
+            current, answer, english, model=client.model, prompt=prompt, made_at=made_at
+        ),
+        TranslateAnswer,
+        still_same=lambda current: all(
+            english_texts(current).get(path.rsplit(".", 1)[0]) == text for path, text in english.items()
+        ),
+    )
+
+
+def _ask(
+    store: Store,
+    settings: Settings,
+    client: ChatClient,
+    budget: _Budget,
+    draft: Draft,
+    prompt: Prompt,
+    messages: list[dict[str, str]],
+    fields: list[str],
+    text_sha: str,
+    done: DraftAssist,
+    draft_left: int,
+    check: Callable[[Draft, Any, Any], tuple[list[Any], list[Any]]],
+    schema: type[ProposeAnswer] | type[TranslateAnswer],
+    still_same: Callable[[Draft], bool],
+) -> int:
+    """One question to the model and what comes of it, written to the draft; the draft's budget left."""
+    estimate = _estimate(messages, settings)
+    run = AssistRun(asked_at=utc_now(), model=client.model, prompt=prompt.id, text_sha=text_sha, fields=fields)
+    if not budget.allows(draft_left, estimate):
+        left = min(draft_left, budget.run_left)
+        done.outcome, done.reason = "failed", Reason.LLM_BUDGET
+        done.message = f"{prompt.name}: would cost about {estimate} tokens, {left} left of the budget"
+        _keep_failure(store, draft.id, prompt, run, done)
+        return draft_left
+    done.asked += 1
+    try:
+        answer = client.ask(messages, schema)
+    except AssistError as exc:
+        budget.run_left -= estimate  # an answer that came and failed its checks cost tokens too; unknown how many
+        done.outcome, done.reason, done.message = "failed", exc.reason, f"{prompt.name}: {exc.detail}"
+        _keep_failure(store, draft.id, prompt, run, done)
+        return draft_left - estimate
+    spent = answer.prompt_tokens + answer.completion_tokens or estimate
+    budget.run_left -= spent
+    done.tokens += spent
+    run = run.model_copy(update={"prompt_tokens": answer.prompt_tokens, "completion_tokens": answer.completion_tokens})
+    kept: list[str] = []
+    dropped_here: list[Any] = []
+
+    def change(current: Draft) -> Draft | None:
+        if not still_same(current):
+            return None  # crawled or edited meanwhile: what was asked is not what the draft says now
+        proposals, dropped = check(current, answer.value, run.asked_at)
+        kept[:] = [p.path for p in proposals]
+        dropped_here[:] = dropped
+        return with_proposals(
+            current, proposals, run.model_copy(update={"proposed": len(proposals), "dropped": dropped}), prompt.name
+        )
+
+    store.update_draft(draft.id, change)
+    done.proposed += kept
+    done.dropped += len(dropped_here)
+    return draft_left - spent
+
+
+def _keep_failure(store: Store, draft_id: str, prompt: Prompt, run: AssistRun, done: DraftAssist) -> None:
+    failed = run.model_copy(
+        update={"failure": AssistFailure(reason=done.reason or Reason.INTERNAL_ERROR, message=done.message or "")}
+    )
+    store.update_draft(draft_id, lambda d: d.model_copy(update={"assist": {**d.assist, prompt.name: failed}}))
