@@ -32,6 +32,10 @@ def _no_ambient_settings(monkeypatch: pytest.MonkeyPatch) -> None:
             monkeypatch.delenv(name)
     # Tests never reach beyond loopback: a test that forgets the stand-in meets a closed port.
     monkeypatch.setenv("INCIDENTLIB_WAYBACK_URL", "http://127.0.0.1:9")
+    # Nor does the assist's client: it must never find a key, a base URL or a proxy of the operator's.
+    for name in list(os.environ):
+        if name.startswith("OPENAI_") or name.lower() in ("http_proxy", "https_proxy", "all_proxy"):
+            monkeypatch.delenv(name)
 
 
 @pytest.fixture(scope="session")
