@@ -80,8 +80,24 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("folder", type=Path, nargs="?", default=DEFAULT_FOLDER)
     parser.add_argument("--limit", type=int, default=None, help="only the first N documents")
     parser.add_argument("--details", type=Path, help="also write one JSON line per document to this file")
+    parser.add_argument(
+        "--stand-in",
+        action="store_true",
+        help="ask the local chat stand-in, which quotes cue sentences (pipeline.standins.chat.quoting_answer): "
+        "checks the bench and the assist's machinery end to end; its figures are no model's",
+    )
     args = parser.parse_args(argv)
-    settings = Settings()
+    if args.stand_in:
+        from pipeline.standins.chat import ChatStandIn, quoting_answer
+
+        with ChatStandIn(responder=quoting_answer) as chat:
+            stand_in = {"llm_url": chat.url, "llm_model": chat.model, "llm_requests_per_minute": 60000}
+            run(args, Settings(**stand_in), label="stand-in (quotes cue sentences; no model)")
+        return
+    run(args, Settings())
+
+
+def run(args: argparse.Namespace, settings: Settings, label: str | None = None) -> None:
     if not settings.assist_configured:
         why = "no model is configured: set INCIDENTLIB_LLM_URL and INCIDENTLIB_LLM_MODEL (an OpenAI-compatible API)"
         print(json.dumps({"skipped": True, "why": why}))
@@ -139,7 +155,7 @@ def main(argv: list[str] | None = None) -> None:
     print(
         json.dumps(
             {
-                "model": settings.llm_model,
+                "model": label or settings.llm_model,
                 "prompt": load_prompt("propose").id,
                 "documents": len(rows),
                 "passage_recall": round(statistics.fmean(means), 3) if means else None,

@@ -294,6 +294,21 @@ def test_a_question_past_the_drafts_or_the_runs_budget_is_not_asked(
     assert report.drafts[1].reason == "llm-budget" and len(chat.completions) == 1
 
 
+def test_a_long_text_is_cut_to_what_the_drafts_budget_leaves_and_the_model_is_told(
+    store: Store, root: Path, draft: Draft, chat: ChatStandIn
+) -> None:
+    logbook = TEXT + "\n".join(f'Day {n}: the "queue" ran\tas usual.' for n in range(6000))
+    store.update_draft(DRAFT_ID, lambda d: d.model_copy(update={"text": logbook}))
+
+    done = assisting.assist(store, settings_for(root, chat, llm_tokens_per_draft=8000), DRAFT_ID, languages=["en"])
+
+    assert done.asked == 1 and done.outcome == "proposed"
+    question = json.loads(chat.completions[0].body["messages"][1]["content"])
+    assert question["note"] == f"the text is cut at {len(question['text'])} of its {len(logbook)} characters"
+    asked = sum(len(m["content"]) for m in chat.completions[0].body["messages"])
+    assert asked / 3.5 + 2000 <= 8000, "question and answer within the draft's budget"
+
+
 def test_requests_are_spaced_under_the_rate_set(store: Store, root: Path, draft: Draft, chat: ChatStandIn) -> None:
     others = [draft.model_copy(update={"id": f"example-org-queue-0000000{n}"}) for n in (2, 3)]
     for other in others:

@@ -279,3 +279,20 @@ def test_the_key_is_not_in_the_stand_ins_logs_or_repr(clients: list[OpenAI], cap
     assert all(key not in r.getMessage() for r in standin_log)
     assert all(key not in text and "sk-wrong" not in text for text in shown)
     assert "sk-wrong" not in str(refused.value.body)  # the 401 body does not echo the key sent
+
+
+def test_the_quoting_answer_quotes_cue_sentences_of_the_text_and_translates_nothing() -> None:
+    from pipeline.standins.chat import quoting_answer
+
+    text = (
+        "The queue stopped for forty minutes after a deploy of the workers.\n\n"
+        "We restored the pool size and added a check."
+    )
+    question = {"fields": ["trigger", "remediation", "lessons"], "text": text}
+    body = {"messages": [{"role": "system", "content": "x"}, {"role": "user", "content": json.dumps(question)}]}
+    answer = json.loads(quoting_answer(body).text)
+    assert [p["field"] for p in answer["proposals"]] == ["trigger", "remediation"]
+    assert all(p["passages"] == [p["text"]] and p["text"] in text for p in answer["proposals"])
+    translate = {"fields": [{"path": "summary.ko", "text": "English"}]}
+    body["messages"][1]["content"] = json.dumps(translate)
+    assert json.loads(quoting_answer(body).text) == {"translations": []}

@@ -197,10 +197,19 @@ def _ask_english(
     if not again and _asked_before(draft, prompt, client.model, text_sha, wanted):
         done.cached += 1
         return draft_left
-    # Room for the answer and the prompt: the text is cut to what the draft's budget leaves.
-    room = min(draft_left, budget.run_left) - settings.llm_max_answer_tokens - len(prompt.text) / _CHARS_PER_TOKEN
-    text_limit = max(0, int((room - 200) * _CHARS_PER_TOKEN))
+    # The text is cut to what the budget leaves beside the prompt and the answer; the question is JSON,
+    # whose escapes make it longer than the text, so the cut is made again, shorter, until it fits.
+    allowed = min(draft_left, budget.run_left)
+    text_limit = len(draft.text or "")
     messages = propose_messages(draft, wanted, prompt, text_limit)
+    for _ in range(4):
+        estimate = _estimate(messages, settings)
+        if estimate <= allowed:
+            break
+        room = allowed - settings.llm_max_answer_tokens
+        over = estimate - settings.llm_max_answer_tokens
+        text_limit = max(0, int(text_limit * room / over * 0.95)) if room > 0 and over > 0 else 0
+        messages = propose_messages(draft, wanted, prompt, text_limit)
     return _ask(
         store,
         settings,

@@ -43,6 +43,7 @@ import hmac
 import json
 import logging
 import math
+import re
 import socket
 import threading
 import time
@@ -54,7 +55,7 @@ from typing import Any
 
 from pipeline.standins.server import QuietServer
 
-__all__ = ["ChatStandIn", "Reply", "Request"]
+__all__ = ["ChatStandIn", "Reply", "Request", "quoting_answer"]
 
 log = logging.getLogger(__name__)
 
@@ -266,6 +267,49 @@ def _prompt_text(body: Mapping[str, Any]) -> str:
         elif isinstance(content, list):  # content parts: [{"type": "text", "text": …}, …]
             parts.extend(p.get("text", "") for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
     return "\n".join(parts)
+
+
+# Words that mark the sentence a field would quote, for `quoting_answer`.
+_CUES = {
+    "summary": (),
+    "symptoms_text": ("error", "fail", "unavailable", "slow", "timeout", "hang"),
+    "trigger": ("after", "deploy", "change", "upgrade", "release", "migration"),
+    "detection": ("alert", "alarm", "noticed", "detected", "paged", "reported"),
+    "impact": ("users", "customers", "affected", "minutes", "hours", "requests"),
+    "root_cause": ("root cause", "caused by", "because", "due to"),
+    "lessons": ("learn", "lesson", "should", "in future"),
+    "remediation": ("fixed", "restored", "rolled back", "added", "will "),
+}
+_CAUSES = (("config", "configuration-error"), ("bug", "software-bug"), ("capacity", "capacity-exhaustion"))
+
+
+def quoting_answer(body: Mapping[str, Any]) -> Reply:
+    """An answer made from the question without a model: each field wanted gets the first sentence of the
+    text that holds one of its cue words (the summary, the first two), quoted as both the proposal and its
+    passage; a translation question gets no translation. For the offline demo of the machinery (and
+    `bench/assist.py --stand-in`), never a measure of what a model writes."""
+    try:
+        question = json.loads(body["messages"][-1]["content"])
+    except (KeyError, IndexError, TypeError, ValueError):
+        return Reply.json({"proposals": []})
+    fields = question.get("fields") or []
+    if fields and isinstance(fields[0], dict):  # the translate prompt's: paths and English texts
+        return Reply.json({"translations": []})
+    text = str(question.get("text") or "")
+    sentences = [s.strip() for s in re.split(r"(?<=[.!?])\s+|\n{2,}", text) if 40 <= len(s.strip()) <= 300]
+    proposals = []
+    for field_name in fields:
+        cues = _CUES.get(field_name, ())
+        chosen = sentences[:2] if not cues else [s for s in sentences if any(c in s.lower() for c in cues)][:1]
+        if not chosen:
+            continue
+        term = None
+        if field_name == "root_cause":
+            term = next((t for word, t in _CAUSES if word in chosen[0].lower()), None)
+            if term is None:
+                continue
+        proposals.append({"field": field_name, "text": " ".join(chosen), "term": term, "passages": chosen})
+    return Reply.json({"proposals": proposals})
 
 
 class ChatStandIn:
