@@ -18,12 +18,13 @@ from pipeline.reasons import MEANINGS, Reason
 from pipeline.retry_after import retry_after_seconds
 
 EXPORTED = [
-    "Action", "ArchiveState", "ArchiveStatus", "Candidate", "CandidateState", "CaptureLimitError", "Case",
-    "CaseContent", "ConflictError", "Draft", "DraftSource", "DraftState", "DuplicateSource", "EmptyDocument",
-    "Evidence", "ExtractError", "Fault", "Feed", "FeedKind", "FeedState", "FetchError", "FetchFailure", "FmtReport",
-    "GITHUB_HOSTS", "INTERVAL", "Impact", "IncidentStart", "IncidentlibError", "InitReport", "InvalidId",
-    "InvalidRecord", "LinkState", "LinkStatus", "LockBusy", "MEANINGS", "MODELS", "Origin", "PrivateAddressRefused",
-    "Reason", "RecordError", "RecordKind", "RecordNotFound", "Review", "ReviewError", "ReviewerError", "Section",
+    "Action", "ArchiveState", "ArchiveStatus", "AssistError", "AssistFailure", "AssistRun", "Candidate",
+    "CandidateState", "CaptureLimitError", "Case", "CaseContent", "ConflictError", "Draft", "DraftSource",
+    "DraftState", "DroppedProposal", "DuplicateSource", "EmptyDocument", "Evidence", "ExtractError", "Fault", "Feed",
+    "FeedKind", "FeedState", "FetchError", "FetchFailure", "FmtReport", "GITHUB_HOSTS", "INTERVAL", "Impact",
+    "IncidentStart", "IncidentlibError", "InitReport", "InvalidId", "InvalidRecord", "LinkState", "LinkStatus",
+    "LockBusy", "MEANINGS", "MODELS", "MachineTranslation", "Origin", "PrivateAddressRefused", "Proposal", "Reason",
+    "RecordError", "RecordKind", "RecordNotFound", "Review", "ReviewError", "ReviewerError", "Section",
     "SectionField", "Settings", "SettingsError", "Source", "SourceEntry", "Store", "StoreError", "Timeline",
     "Transition", "UnreadableDocument", "UnsupportedContent", "ValidateReport", "VocabularyError",
     "WaybackAuthError", "WaybackError", "WaybackThrottled", "WaybackUnavailable", "archived_original",

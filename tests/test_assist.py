@@ -310,7 +310,7 @@ def test_a_long_text_is_cut_to_what_the_drafts_budget_leaves_and_the_model_is_to
 
 
 def test_requests_are_spaced_under_the_rate_set(store: Store, root: Path, draft: Draft, chat: ChatStandIn) -> None:
-    others = [draft.model_copy(update={"id": f"example-org-queue-0000000{n}"}) for n in (2, 3)]
+    others = [draft.model_copy(update={"id": f"example-org-queue-0000000{n}"}) for n in (2, 3, 4)]
     for other in others:
         store.write_draft(other)
 
@@ -321,8 +321,9 @@ def test_requests_are_spaced_under_the_rate_set(store: Store, root: Path, draft:
         languages=["en"],
     )
 
+    # Arrivals after the first: the first may arrive late (its connection is made then), never early.
     times = [r.at for r in chat.completions]
-    assert len(times) == 3 and all(b - a >= 0.095 for a, b in itertools.pairwise(times))
+    assert len(times) == 4 and all(b - a >= 0.09 for a, b in itertools.pairwise(times[1:]))
 
 
 def test_the_key_reaches_the_api_and_no_log_record_or_report(

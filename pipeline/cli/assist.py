@@ -36,7 +36,8 @@ def assist(
         ),
     ] = None,
     again: Annotated[
-        bool, typer.Option("--again", help="Ask even if nothing changed since the model last answered.")
+        bool,
+        typer.Option("--again", help="Ask even if nothing changed since the model last answered.", show_default="off"),
     ] = False,
     accept: Annotated[
         list[str] | None,
