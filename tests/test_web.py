@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from chatserver import ChatServer, Reply
 from fastapi.testclient import TestClient
 from helpers import HOSTILE, reviewable_draft
 
 from pipeline.candidates import candidates
 from pipeline.errors import SettingsError
 from pipeline.ids import candidate_id, draft_id_for, same_page_key
-from pipeline.models import Candidate, Draft, DraftState, LinkState, LinkStatus
+from pipeline.models import Candidate, Draft, DraftState, LinkState, LinkStatus, MachineTranslation, Proposal
 from pipeline.reviewers import add_reviewer
 from pipeline.settings import Settings
 from pipeline.store import Store
@@ -513,3 +515,301 @@ def test_a_hostile_title_is_shown_as_text(site: TestClient, store: Store) -> Non
     assert 'href="https://blog.example.org/p&#34;onmouseover=&#34;alert(1)" rel="noopener noreferrer"' in page
     answer = candidate_action(site, "dismiss", id=candidate_id(url), reason='<b onclick="x()">no</b>')
     assert "<b onclick" not in answer.text and "&lt;b onclick=&#34;x()&#34;&gt;no&lt;/b&gt;" in answer.text
+
+
+# ---------------------------------------------------------------- the writer assist
+
+MODEL = "stand-in-7b"
+
+
+def assisted_site(root: Path, chat: ChatServer) -> TestClient:
+    """The page with the assist configured against the scripted server (no retries, no spacing)."""
+    settings = Settings(
+        root=root,
+        llm_url=chat.base_url,
+        llm_model=MODEL,
+        llm_max_retries=0,
+        llm_requests_per_minute=60000,
+        llm_timeout_s=10,
+    )
+    return TestClient(create_app(settings), follow_redirects=False)
+
+
+def propose(*items: dict[str, Any]) -> Reply:
+    """The model's answer to the propose prompt: each item a field, its text, term and passages."""
+    return Reply.answer({"proposals": [{"term": None, "passages": [], **item} for item in items]})
+
+
+def page_ask(client: TestClient, value: str, draft_id: str = DRAFT_ID, **options: Any) -> Any:
+    """A click of an "Ask the model" button: the value it sends, with the page's token."""
+    return client.post(f"/drafts/{draft_id}/ask", data={"csrf_token": csrf(client, "/"), "ask": value}, **options)
+
+
+def page_accept(client: TestClient, path: str, draft_id: str = DRAFT_ID) -> Any:
+    """A click of a proposal's Accept button, with the version the page showed."""
+    page = client.get(f"/drafts/{draft_id}").text
+    form = page[page.index('id="assist-accept"') :]
+    version = re.search(r'name="version" value="([^"]+)"', form)
+    assert version, "no accept form on the page"
+    return client.post(
+        f"/drafts/{draft_id}/accept", data={"csrf_token": csrf(client, "/"), "version": version.group(1), "path": path}
+    )
+
+
+def buttons(page: str, form: str) -> list[str]:
+    """The values of the page's buttons that send `form` (assist-ask: the fields' buttons, not the draft's)."""
+    found = re.findall(rf'<button type="submit" form="{form}" name="[a-z]+" value="([^"]+)"', page)
+    return [value for value in found if value != "all"]
+
+
+def lacking_trigger(case_json: dict[str, Any], **changes: Any) -> Draft:
+    """The suite's draft without its trigger (English and Korean) and without a Korean summary."""
+    return a_draft(case_json, **{"trigger": None, "summary": {"en": case_json["summary"]["en"]}, **changes})
+
+
+def test_without_a_model_the_page_shows_nothing_of_the_assist(
+    site: TestClient, store: Store, case_json: dict[str, Any]
+) -> None:
+    sign_in(site, "ann")
+    before = site.get(f"/drafts/{DRAFT_ID}").text
+    with_material = lacking_trigger(case_json)
+    store.write_draft(a_draft(case_json))
+    proposal = Proposal(
+        path="summary.ko",
+        language="ko",
+        text="요약",
+        translated_from=case_json["summary"]["en"],
+        model=MODEL,
+        prompt="translate-ko/1",
+        made_at="2026-11-30T10:00:00Z",
+        text_sha="0" * 64,
+    )
+    made = MachineTranslation(
+        model=MODEL, prompt="translate-ko/1", english="Old.", accepted_by="ann", accepted_at="2026-11-30T10:00:00Z"
+    )
+    store.update_draft(
+        DRAFT_ID,
+        lambda d: d.model_copy(update={"proposals": [proposal], "machine_translated": {"title.ko": made}}),
+    )
+    after = site.get(f"/drafts/{DRAFT_ID}").text
+
+    def unversioned(page: str) -> str:
+        return re.sub(r'name="version" value="[^"]+"', "", page)
+
+    assert unversioned(after) == unversioned(before), "the same page, to the byte, but for the version"
+    for word in ("assist", "model", "propos", "machine translation", MODEL):
+        assert word not in after.lower(), word
+    assert with_material.trigger is None
+    assert site.post(f"/drafts/{DRAFT_ID}/ask", data={"csrf_token": csrf(site, "/"), "ask": "all"}).status_code == 404
+
+
+def test_with_a_model_each_field_it_can_fill_has_its_button(
+    root: Path, store: Store, case_json: dict[str, Any]
+) -> None:
+    store.write_draft(lacking_trigger(case_json))
+    add_reviewer(store, "ann", PASSWORD)
+    with ChatServer([propose()]) as chat:
+        client = assisted_site(root, chat)
+        sign_in(client, "ann")
+        page = client.get(f"/drafts/{DRAFT_ID}").text
+        assert sorted(buttons(page, "assist-ask")) == ["summary:ko", "trigger:en"]
+        assert 'form="assist-ask" name="ask" value="all">Ask for everything it lacks</button>' in page
+        assert f"<code>{MODEL}</code>" in page and "waits for its answer" in page
+        fieldset = page[page.index('id="field-trigger"') : page.index("</fieldset>", page.index('id="field-trigger"'))]
+        assert ">Ask the model</button>" in fieldset
+        assert chat.requests == [], "showing the page asks nothing"
+
+
+def test_asking_shows_the_proposal_beside_its_field_and_accepting_makes_it_the_persons_edit(
+    root: Path, store: Store, case_json: dict[str, Any]
+) -> None:
+    store.write_draft(lacking_trigger(case_json))
+    add_reviewer(store, "ann", PASSWORD)
+    answer = propose({"field": "trigger", "text": "A failing API, as the text says.", "passages": ["The API failed."]})
+    with ChatServer([answer]) as chat:
+        client = assisted_site(root, chat)
+        sign_in(client, "ann")
+        asked = page_ask(client, "trigger:en")
+        assert asked.status_code == 303, asked.text
+        assert (
+            asked.headers["location"]
+            == f"/drafts/{DRAFT_ID}?asked=proposed&ask=trigger%3Aen&n=1&dropped=0#field-trigger"
+        )
+        (question,) = chat.questions()
+        assert question["fields"] == ["trigger"], "that one field, in English"
+        page = client.get(asked.headers["location"].split("#")[0]).text
+        fieldset = page[page.index('id="field-trigger"') : page.index("</fieldset>", page.index('id="field-trigger"'))]
+        assert "The model proposed 1" in fieldset
+        assert "A failing API, as the text says." in fieldset
+        assert f"by <b>{MODEL}</b> · propose/1 ·" in fieldset and " UTC" in fieldset
+        mark = re.search(r'<a href="#mark-(\d+)" class="mark-ref">\[\d+\]</a> “The API failed.”', fieldset)
+        assert mark, "the passage it rests on, linked into the text"
+        n = mark.group(1)
+        marked = f'<mark class="proposed" id="mark-{n}" title="a passage a proposal of the model rests on">'
+        assert f"{marked}The API failed.<sup>{n}</sup></mark>" in page, "marked in the text pane"
+        assert 'form="assist-accept" name="path" value="trigger.en"' in fieldset
+        assert "trigger:en" not in buttons(page, "assist-ask"), "no asking again while a proposal waits"
+        assert store.read_draft(DRAFT_ID).trigger is None, "nothing changes until a person accepts"
+
+        accepted = page_accept(client, "trigger.en")
+        assert accepted.status_code == 303, accepted.text
+        assert accepted.headers["location"] == f"/drafts/{DRAFT_ID}?accepted=trigger.en#field-trigger"
+        draft = store.read_draft(DRAFT_ID)
+        assert draft.trigger == {"en": "A failing API, as the text says."} and draft.proposals == []
+        last = draft.history[-1]
+        assert last.by == "ann" and last.changed == ["trigger"]
+        assert last.comment and last.comment.startswith(f"edited: accepted the proposal of {MODEL} (propose/1, ")
+        assert [(e.field, e.quote) for e in draft.evidence if e.rule.startswith("assist.")] == [
+            ("trigger.en", "The API failed.")
+        ]
+        page = client.get(f"/drafts/{DRAFT_ID}?accepted=trigger.en").text
+        assert "Accepted the proposal for <code>trigger.en</code> as your edit." in page
+        assert ">A failing API, as the text says.</textarea>" in page
+        assert f"accepted the proposal of {MODEL} (propose/1," in page[page.index('class="history"') :]
+
+
+def test_an_accept_of_a_version_the_page_did_not_show_is_refused(
+    root: Path, store: Store, case_json: dict[str, Any]
+) -> None:
+    store.write_draft(lacking_trigger(case_json))
+    add_reviewer(store, "ann", PASSWORD)
+    answer = propose({"field": "trigger", "text": "A failing API.", "passages": ["The API failed."]})
+    with ChatServer([answer]) as chat:
+        client = assisted_site(root, chat)
+        sign_in(client, "ann")
+        assert page_ask(client, "trigger:en").status_code == 303
+        page = client.get(f"/drafts/{DRAFT_ID}").text
+        version = re.search(r'name="version" value="([^"]+)"', page[page.index('id="assist-accept"') :])
+        assert version
+        store.update_draft(DRAFT_ID, lambda d: d.model_copy(update={"lessons": {"en": "Changed meanwhile."}}))
+        refused = client.post(
+            f"/drafts/{DRAFT_ID}/accept",
+            data={"csrf_token": csrf(client, "/"), "version": version.group(1), "path": "trigger.en"},
+        )
+        assert refused.status_code == 409 and "accept: not done: the draft changed after you opened it" in refused.text
+        assert store.read_draft(DRAFT_ID).trigger is None
+        unknown = page_accept(client, "summary.ko")
+        assert (
+            unknown.status_code == 409 and "accept: " in unknown.text and "no proposal for summary.ko" in unknown.text
+        )
+
+
+def test_a_translation_accepted_is_marked_as_the_machines_and_flagged_when_its_english_changes(
+    root: Path, store: Store, case_json: dict[str, Any]
+) -> None:
+    store.write_draft(lacking_trigger(case_json, trigger={"en": "A maintenance window."}))
+    add_reviewer(store, "ann", PASSWORD)
+    answer = Reply.answer({"translations": [{"path": "summary.ko", "text": "한 노드의 체크포인트 쓰기가 멈췄다."}]})
+    with ChatServer([answer]) as chat:
+        client = assisted_site(root, chat)
+        sign_in(client, "ann")
+        assert sorted(buttons(client.get(f"/drafts/{DRAFT_ID}").text, "assist-ask")) == ["summary:ko", "trigger:ko"]
+        assert page_ask(client, "summary:ko").status_code == 303
+        (question,) = chat.questions()
+        assert [f["path"] for f in question["fields"]] == ["summary.ko"], "that one text, to Korean"
+        page = client.get(f"/drafts/{DRAFT_ID}").text
+        assert "translates: “A training run on 64 nodes" in page
+        assert page_accept(client, "summary.ko").status_code == 303
+        page = client.get(f"/drafts/{DRAFT_ID}").text
+        assert f"<code>summary.ko</code>: machine translation by {MODEL} (translate-ko/1), accepted by ann" in page
+        assert "its English has changed since" not in page
+
+        form = form_of(client)
+        form["summary.en"] = "A rewritten summary."
+        assert client.post(f"/drafts/{DRAFT_ID}/save", data=form).status_code == 303
+        page = client.get(f"/drafts/{DRAFT_ID}").text
+        assert "machine translation by" in page
+        assert "<strong>its English has changed since: ask again</strong>" in page
+        assert "summary:ko" in buttons(page, "assist-ask"), "asking again is offered"
+
+
+def test_proposed_text_and_passages_are_shown_as_text(root: Path, store: Store, case_json: dict[str, Any]) -> None:
+    store.write_draft(lacking_trigger(case_json))
+    add_reviewer(store, "ann", PASSWORD)
+    hostile = 'Deploy. <script>alert("p")</script><img src=x onerror="alert(2)">'
+    answer = propose({"field": "trigger", "text": hostile, "passages": ['<script>alert("x")</script>']})
+    with ChatServer([answer]) as chat:
+        client = assisted_site(root, chat)
+        sign_in(client, "ann")
+        assert page_ask(client, "trigger:en").status_code == 303
+        page = client.get(f"/drafts/{DRAFT_ID}").text
+        assert "<script>alert" not in page and "<img src=x" not in page
+        assert "Deploy. &lt;script&gt;alert(&#34;p&#34;)&lt;/script&gt;&lt;img src=x onerror=" in page
+        assert "“&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;”" in page
+
+
+def test_a_failure_and_the_proposals_dropped_are_shown_in_one_line(
+    root: Path, store: Store, case_json: dict[str, Any]
+) -> None:
+    store.write_draft(lacking_trigger(case_json))
+    add_reviewer(store, "ann", PASSWORD)
+    invented = propose({"field": "trigger", "text": "A cosmic ray.", "passages": ["A cosmic ray flipped a bit."]})
+    with ChatServer([Reply.error(500), invented]) as chat:
+        client = assisted_site(root, chat)
+        sign_in(client, "ann")
+        failed = page_ask(client, "trigger:en")
+        assert failed.status_code == 303 and "asked=failed" in failed.headers["location"]
+        page = client.get(failed.headers["location"].split("#")[0]).text
+        assert "Asking failed: llm-server-error: propose: answered HTTP 500" in page
+        assert "failed: llm-server-error: answered HTTP 500, after the retries allowed" in page
+
+        dropped = page_ask(client, "trigger:en")
+        assert dropped.status_code == 303 and "asked=nothing" in dropped.headers["location"]
+        page = client.get(dropped.headers["location"].split("#")[0]).text
+        assert "Nothing the model proposed stood: 1 dropped" in page
+        assert "0 kept, 1 dropped" in page
+        assert (
+            "dropped <code>trigger.en</code>: a passage not in the text: &#39;A cosmic ray flipped a bit.&#39;" in page
+        )
+
+        again = page_ask(client, "trigger:en")
+        assert "asked=unchanged" in again.headers["location"] and len(chat.requests) == 2, "the same text: not asked"
+        page = client.get(again.headers["location"].split("#")[0]).text
+        assert "not asked again" in page and 'value="trigger:en:again" class="small">Ask again anyway' in page
+        assert "asked=nothing" in page_ask(client, "trigger:en:again").headers["location"] and len(chat.requests) == 3
+
+        for value, said in [("nope:en", "the assist knows the fields"), ("title:en", "not of title"), ("", "ask for")]:
+            answer = page_ask(client, value)
+            assert answer.status_code == 422 and "ask: " in answer.text and said in answer.text, value
+        assert page_ask(client, "all", draft_id="nope-1").status_code == 404
+        assert len(chat.requests) == 3
+
+
+def test_asking_and_accepting_need_the_csrf_token_and_someone_signed_in(
+    root: Path, store: Store, case_json: dict[str, Any]
+) -> None:
+    store.write_draft(lacking_trigger(case_json))
+    add_reviewer(store, "ann", PASSWORD)
+    with ChatServer([propose()]) as chat:
+        client = assisted_site(root, chat)
+        assert (
+            client.post(f"/drafts/{DRAFT_ID}/ask", data={"csrf_token": csrf(client), "ask": "all"}).status_code == 401
+        )
+        sign_in(client, "ann")
+        assert client.post(f"/drafts/{DRAFT_ID}/ask", data={"ask": "all"}).status_code == 403
+        assert client.post(f"/drafts/{DRAFT_ID}/ask", data={"ask": "all", "csrf_token": "forged"}).status_code == 403
+        assert client.post(f"/drafts/{DRAFT_ID}/accept", data={"path": "trigger.en"}).status_code == 403
+        assert chat.requests == []
+
+
+def test_a_second_ask_while_the_model_answers_the_first_is_one_line(
+    root: Path, store: Store, case_json: dict[str, Any]
+) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    store.write_draft(lacking_trigger(case_json))
+    add_reviewer(store, "ann", PASSWORD)
+    slow = propose({"field": "trigger", "text": "A failing API.", "passages": ["The API failed."]})
+    slow.delay_s = 1.5
+    with ChatServer([slow]) as chat, ThreadPoolExecutor(1) as pool:
+        client = assisted_site(root, chat)
+        sign_in(client, "ann")
+        first = pool.submit(page_ask, client, "trigger:en")
+        deadline = time.monotonic() + 10
+        while not chat.requests and time.monotonic() < deadline:
+            time.sleep(0.02)  # until the model is being asked
+        second = page_ask(client, "all", headers={"HX-Request": "true"})
+        assert second.status_code == 200, "to htmx a 200, which it swaps in"
+        assert "ask: the model is being asked about this draft already" in second.text
+        assert first.result().status_code == 303 and len(chat.requests) == 1
+        assert [p.path for p in store.read_draft(DRAFT_ID).proposals] == ["trigger.en"]

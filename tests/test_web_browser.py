@@ -5,8 +5,9 @@ signs its reviewers in through the sign-in form, in browser contexts of their ow
 the page as a person does: clicks, typing, form posts, htmx. One browser serves the module.
 
 Without chromium these tests fail, saying how to install it (`.ci/run` does, as root).
-With INCIDENTLIB_SCREENSHOTS=DIR the picture tests save `queue.png`, `draft.png` and `candidates.png`
-into DIR (the README's pictures: `INCIDENTLIB_SCREENSHOTS=docs python -m pytest tests/test_web_browser.py`).
+With INCIDENTLIB_SCREENSHOTS=DIR the picture tests save `queue.png`, `draft.png`, `candidates.png` and
+`assist.png` into DIR (the README's pictures:
+`INCIDENTLIB_SCREENSHOTS=docs python -m pytest tests/test_web_browser.py`).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import Any
 
 import pytest
 import uvicorn
+from chatserver import ChatServer, Reply
 from helpers import HOSTILE, reviewable_draft, sample_drafts
 from playwright.sync_api import Browser, BrowserContext, Dialog, Locator, Page, expect, sync_playwright
 
@@ -482,3 +484,108 @@ def test_a_reviewer_accepts_one_candidate_and_dismisses_another(
     assert [c.id for c in candidates(store)] == [cdn.id, storage.id]
     (gone,) = candidates(store, dismissed=True)
     assert gone.id == dns.id and gone.reason == "already in the library from the status page"
+
+
+# ---------------------------------------------------------------- the writer assist
+
+COREDNS_SYMPTOMS = (
+    "The CoreDNS pods crash-looped after the upgrade, and with them a large number of pods that depended on "
+    "CoreDNS, KIAM among them."
+)
+COREDNS_ANSWERS = [
+    Reply.answer(
+        {
+            "proposals": [
+                {
+                    "field": "symptoms_text",
+                    "text": COREDNS_SYMPTOMS,
+                    "term": None,
+                    "passages": [
+                        "caused the CoreDNS service to fail and crash-loop",
+                        "a large number of other pods, that depended on CoreDNS, to crash-loop, including other "
+                        "critical components like KIAM",
+                    ],
+                },
+                {
+                    "field": "root_cause",
+                    "text": "Vendor-specific changes to CoreDNS were not made at the upgrade.",
+                    "term": "configuration-error",
+                    "passages": ["These vendor specific changes, when not implemented at the time of upgrade"],
+                },
+            ]
+        },
+        delay_s=1.5,  # long enough to see the page say it is waiting
+    ),
+    Reply.answer(
+        {
+            "translations": [
+                {"path": "title.ko", "text": "CoreDNS 업그레이드 문제"},
+                {
+                    "path": "detection.ko",
+                    "text": "알림을 받은 SRE 팀이 멈춘 CoreDNS 구성 요소를 조사해 오픈 소스 문서와 벤더 문서의 차이를 "
+                    "찾아냈고, 벤더 전용 수정을 적용해 문제를 해결했다.",
+                },
+            ]
+        }
+    ),
+]
+
+
+def test_a_reviewer_asks_the_model_and_accepts_its_proposal(
+    browsers: Callable[..., Page], root: Path, store: Store
+) -> None:
+    coredns = demo_library(store)[0]
+    add_reviewer(store, "dana", PASSWORD)
+    with ChatServer(COREDNS_ANSWERS) as chat:
+        settings = Settings(
+            root=root, llm_url=chat.base_url, llm_model="stand-in-7b", llm_max_retries=0, llm_requests_per_minute=6000
+        )
+        with served(settings) as url:
+            page = signed_in(browsers, url, "dana", viewport={"width": 1400, "height": 900})
+            page.goto(f"/drafts/{coredns}")
+            symptoms = page.locator("#field-symptoms_text")
+            expect(symptoms.get_by_role("button", name="Ask the model")).to_be_visible()
+            expect(page.locator(".proposal")).to_have_count(0)
+
+            everything = page.get_by_role("button", name="Ask for everything it lacks")
+            everything.click()  # htmx: the page waits for the answer, saying so
+            expect(page.locator("#assist-busy")).to_be_visible()
+            expect(everything).to_be_disabled()
+            expect(symptoms.get_by_role("button", name="Ask the model")).to_be_disabled()
+            proposal = symptoms.locator(".proposal")
+            expect(proposal).to_contain_text(COREDNS_SYMPTOMS, timeout=TIMEOUT_MS)
+            expect(page.locator("#assist-busy")).to_be_hidden()
+            expect(page).to_have_url(f"{url}/drafts/{coredns}")
+            expect(symptoms.get_by_role("status")).to_have_count(0)  # the message is beside the panel's button
+            expect(page.locator("#assist").get_by_role("status")).to_contain_text("The model proposed 4")
+            expect(proposal).to_contain_text("by stand-in-7b · propose/1")
+            expect(proposal.locator(".mark-ref")).to_have_count(2)
+            marks = page.locator(".source mark.proposed")
+            expect(marks).to_have_count(3)  # symptoms_text's two passages, root_cause's one
+            expect(marks.first).to_contain_text("These vendor specific changes")
+            root_cause = page.locator("#field-root_cause .proposal")
+            expect(root_cause).to_contain_text("root cause: Configuration error (configuration-error)")
+            expect(page.locator("#field-title .proposal")).to_contain_text("CoreDNS 업그레이드 문제")
+            expect(page.locator("#field-detection .proposal")).to_contain_text("translates: “When alerted")
+            english, korean = chat.questions()
+            assert english["fields"] == ["symptoms_text", "root_cause"]
+            assert [f["path"] for f in korean["fields"]][:2] == ["title.ko", "summary.ko"]
+            if SCREENSHOTS:
+                page.locator(".source mark.proposed").nth(1).scroll_into_view_if_needed()
+                symptoms.scroll_into_view_if_needed()
+                page.evaluate("window.scrollBy(0, -80)")
+                page.screenshot(path=Path(SCREENSHOTS) / "assist.png")
+
+            proposal.get_by_role("button", name="Accept").click()
+            expect(symptoms.get_by_role("status")).to_have_text(
+                "Accepted the proposal for symptoms_text.en as your edit."
+            )
+            expect(field(page, "symptoms_text.en")).to_have_value(COREDNS_SYMPTOMS)
+            expect(symptoms.locator(".proposal")).to_have_count(0)
+            expect(page.locator("ol.history > li").first).to_contain_text("dana", use_inner_text=True)
+            expect(page.locator("ol.history > li").first).to_contain_text("accepted the proposal of stand-in-7b")
+
+    draft = store.read_draft(coredns)
+    assert draft.symptoms_text == {"en": COREDNS_SYMPTOMS}
+    assert draft.history[-1].by == "dana" and draft.history[-1].changed == ["symptoms_text"]
+    assert {p.path for p in draft.proposals} == {"root_cause", "title.ko", "detection.ko"}

@@ -1,11 +1,11 @@
 """The reviewer's web page: the queue, a draft beside its text, the review's moves, published cases,
-and the candidates the feeds proposed.
+the candidates the feeds proposed, and (with a model configured) the writer assist's proposals.
 
     app = create_app(settings)      # an ASGI app; `incidentlib web` serves it with uvicorn
 
 A thin shell, like the command line: each action is one call of pipeline.review, pipeline.queue,
-pipeline.claims or pipeline.candidates under the store's locks; no rule is written twice. Every page needs a signed-in
-person (pipeline.reviewers), whose name is the one every move is made in.
+pipeline.claims, pipeline.candidates or pipeline.assist under the store's locks; no rule is written twice.
+Every page needs a signed-in person (pipeline.reviewers), whose name is the one every move is made in.
 
 Safety, because every page shows text from crawled pages: Jinja2 escapes everything (no template
 marks anything safe), the archived copy is shown only in a sandboxed frame, and a
@@ -39,10 +39,12 @@ from itsdangerous import BadSignature, URLSafeTimedSerializer
 from jinja2 import Environment, FileSystemLoader
 from starlette.middleware.base import BaseHTTPMiddleware
 
+from pipeline import assist as assisting
 from pipeline import candidates as candidating
 from pipeline import claims as claiming
 from pipeline import queue as review_queue
 from pipeline import review
+from pipeline.assist.answers import ENGLISH_FIELDS
 from pipeline.discover import DISCOVERED_FILE
 from pipeline.errors import (
     ConflictError,
@@ -57,6 +59,7 @@ from pipeline.models import Candidate, Case, Draft, DraftState, LinkStatus
 from pipeline.settings import Settings
 from pipeline.store import Store, write_atomic
 from pipeline.web.forms import MULTIPLE, apply_form, form_fields, languages_for, marked_text, word_diff
+from pipeline.web.proposals import assist_view, form_path, parse_ask
 
 __all__ = ["SESSION_COOKIE", "create_app"]
 
@@ -483,12 +486,20 @@ def create_app(settings: Settings) -> FastAPI:
         yours: list[tuple[str, str]] | None = None,
     ) -> HTMLResponse:
         shown = typed or draft
+        # The writer assist, only when a model is configured: otherwise the page shows nothing of it.
+        assist = (
+            assist_view(draft, settings.llm_model or "", request.query_params) if settings.assist_configured else None
+        )
         segments, marks = marked_text(draft.text or "", draft.evidence)
+        spans = {number: (entry.start, entry.end) for number, entry in marks.items()}
+        if assist:
+            assist.mark_passages(segments, len(marks) + 1)
+            spans |= assist.spans
         base = review_queue.evidence_url(draft)
         links = {}
-        for number, entry in marks.items():
+        for number, (start, end) in spans.items():
             try:
-                links[number] = fragment_link(base, draft.text or "", entry.start, entry.end)
+                links[number] = fragment_link(base, draft.text or "", start, end)
             except ValueError:
                 links[number] = base
         link_states = store.read_links()
@@ -512,6 +523,8 @@ def create_app(settings: Settings) -> FastAPI:
             yours=yours or [],
             done=request.query_params.get("done") if request.query_params.get("done") in _KNOWN_DONE else None,
             archived=next((s.archived for s in draft.sources if s.archived), None),
+            assist=assist,
+            pieces=assist.pieces if assist else {},
         )
 
     @app.get("/drafts/{draft_id}", response_class=HTMLResponse)
@@ -571,6 +584,81 @@ def create_app(settings: Settings) -> FastAPI:
             problem="not saved: someone changed this draft after you opened it; their change is shown, "
             "and what you typed is listed to copy back",
         )
+
+    # ------------------------------------------------------------ the writer assist (only with a model)
+
+    if settings.assist_configured:
+        asking: set[str] = set()  # drafts the model is being asked about: a second ask meanwhile is refused
+        # A request holds a worker thread until the model answers (minutes, at worst): two at once, at
+        # most, so that slow answers never take every thread the pages are read in.
+        model_slots = asyncio.Semaphore(2)
+
+        def assist_problem(request: Request, draft_id: str, status: int, problem: str) -> HTMLResponse:
+            """The draft page saying what went wrong in one line. To htmx a 200, as it swaps no error
+            answer into the page (and the person would see nothing happen)."""
+            draft, version = store.read_draft_versioned(draft_id)
+            status = 200 if request.headers.get("hx-request") else status
+            return draft_page(request, draft, version, status, problem=problem)
+
+        @app.post("/drafts/{draft_id}/ask", response_class=HTMLResponse)
+        async def ask(request: Request, draft_id: str) -> Response:
+            """Ask the model for one field (`summary:en`, `summary:ko`) or all the draft lacks; the page
+            again, its proposals beside the fields. The request waits for the answer, off the event loop."""
+            form = await request.form()
+            value = str(form.get("ask") or "")
+            try:
+                fields, asked_languages, again = parse_ask(value)
+            except ReviewError as exc:
+                return await asyncio.to_thread(assist_problem, request, draft_id, 422, f"ask: {exc}")
+            if draft_id in asking:
+                problem = "ask: the model is being asked about this draft already; its answer shows here when it comes"
+                return await asyncio.to_thread(assist_problem, request, draft_id, 409, problem)
+            asking.add(draft_id)
+            try:
+                async with model_slots:
+                    done = await asyncio.to_thread(
+                        assisting.assist,
+                        store,
+                        settings,
+                        draft_id,
+                        fields=fields,
+                        languages=asked_languages,
+                        again=again,
+                    )
+            except RecordError:
+                raise  # no such draft, or a broken file: the one-line page of record_error
+            except IncidentlibError as exc:  # SettingsError, ReviewError, AssistError, a lock or the disk
+                return await asyncio.to_thread(assist_problem, request, draft_id, 409, f"ask: {exc}")
+            finally:
+                asking.discard(draft_id)
+            said = {"asked": done.outcome, "ask": value, "n": len(done.proposed), "dropped": done.dropped}
+            where = f"#field-{form_path(ENGLISH_FIELDS.get(fields[0], fields[0]))}" if fields else "#assist"
+            return RedirectResponse(f"/drafts/{quote(draft_id)}?{urlencode(said)}{where}", status_code=303)
+
+        @app.post("/drafts/{draft_id}/accept", response_class=HTMLResponse)
+        async def accept(request: Request, draft_id: str) -> Response:
+            """Take one proposal as the signed-in person's edit, of the version the page showed."""
+            name = request.state.session.name
+            form = await request.form()
+            path = str(form.get("path") or "")
+            seen = str(form.get("version") or "")
+            current, version = await asyncio.to_thread(store.read_draft_versioned, draft_id)
+            status = 200 if request.headers.get("hx-request") else 409
+            if seen != version:
+                problem = (
+                    "accept: not done: the draft changed after you opened it (an edit, or the model's answer); "
+                    "read it again, then accept"
+                )
+                return draft_page(request, current, version, status, problem=problem)
+            try:
+                accepted = assisting.accept_proposal(current, path, name)
+                await asyncio.to_thread(store.write_draft, accepted, expected_version=version)
+            except (ReviewError, ConflictError) as exc:
+                draft, version = await asyncio.to_thread(store.read_draft_versioned, draft_id)
+                return draft_page(request, draft, version, status, problem=f"accept: {exc}")
+            path = ENGLISH_FIELDS.get(path, path)  # a field's name (summary) stands for its English
+            target = f"/drafts/{quote(draft_id)}?{urlencode({'accepted': path})}#field-{form_path(path)}"
+            return RedirectResponse(target, status_code=303)
 
     moves: dict[str, Callable[[Draft, str, str | None], Draft]] = {
         "write": lambda d, by, text: review.write(d, by, languages, text or None),
