@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from chatserver import ChatServer, Reply
 from fastapi.testclient import TestClient
 from helpers import HOSTILE, reviewable_draft
 
@@ -18,12 +18,18 @@ from pipeline.ids import candidate_id, draft_id_for, same_page_key
 from pipeline.models import Candidate, Draft, DraftState, LinkState, LinkStatus, MachineTranslation, Proposal
 from pipeline.reviewers import add_reviewer
 from pipeline.settings import Settings
+from pipeline.standins.chat import ChatStandIn, Reply
 from pipeline.store import Store
 from pipeline.web import SESSION_COOKIE, create_app
 from pipeline.web.app import _Throttle
 
 PASSWORD = "correct horse battery"
 DRAFT_ID = "example-org-outage-00000001"
+
+
+def questions(chat: ChatStandIn) -> list[dict[str, Any]]:
+    """What each request to the model asked: its user message, parsed (the fields wanted, the text or the English)."""
+    return [json.loads(r.body["messages"][-1]["content"].split("\n\nAnswer with JSON")[0]) for r in chat.completions]
 
 
 def a_draft(case_json: dict[str, Any], **changes: Any) -> Draft:
@@ -522,11 +528,11 @@ def test_a_hostile_title_is_shown_as_text(site: TestClient, store: Store) -> Non
 MODEL = "stand-in-7b"
 
 
-def assisted_site(root: Path, chat: ChatServer) -> TestClient:
+def assisted_site(root: Path, chat: ChatStandIn) -> TestClient:
     """The page with the assist configured against the scripted server (no retries, no spacing)."""
     settings = Settings(
         root=root,
-        llm_url=chat.base_url,
+        llm_url=chat.url,
         llm_model=MODEL,
         llm_max_retries=0,
         llm_requests_per_minute=60000,
@@ -537,7 +543,7 @@ def assisted_site(root: Path, chat: ChatServer) -> TestClient:
 
 def propose(*items: dict[str, Any]) -> Reply:
     """The model's answer to the propose prompt: each item a field, its text, term and passages."""
-    return Reply.answer({"proposals": [{"term": None, "passages": [], **item} for item in items]})
+    return Reply.json({"proposals": [{"term": None, "passages": [], **item} for item in items]})
 
 
 def page_ask(client: TestClient, value: str, draft_id: str = DRAFT_ID, **options: Any) -> Any:
@@ -608,7 +614,7 @@ def test_with_a_model_each_field_it_can_fill_has_its_button(
 ) -> None:
     store.write_draft(lacking_trigger(case_json))
     add_reviewer(store, "ann", PASSWORD)
-    with ChatServer([propose()]) as chat:
+    with ChatStandIn([propose()], model="stand-in-7b") as chat:
         client = assisted_site(root, chat)
         sign_in(client, "ann")
         page = client.get(f"/drafts/{DRAFT_ID}").text
@@ -617,7 +623,7 @@ def test_with_a_model_each_field_it_can_fill_has_its_button(
         assert f"<code>{MODEL}</code>" in page and "waits for its answer" in page
         fieldset = page[page.index('id="field-trigger"') : page.index("</fieldset>", page.index('id="field-trigger"'))]
         assert ">Ask the model</button>" in fieldset
-        assert chat.requests == [], "showing the page asks nothing"
+        assert chat.completions == [], "showing the page asks nothing"
 
 
 def test_asking_shows_the_proposal_beside_its_field_and_accepting_makes_it_the_persons_edit(
@@ -626,7 +632,7 @@ def test_asking_shows_the_proposal_beside_its_field_and_accepting_makes_it_the_p
     store.write_draft(lacking_trigger(case_json))
     add_reviewer(store, "ann", PASSWORD)
     answer = propose({"field": "trigger", "text": "A failing API, as the text says.", "passages": ["The API failed."]})
-    with ChatServer([answer]) as chat:
+    with ChatStandIn([answer], model="stand-in-7b") as chat:
         client = assisted_site(root, chat)
         sign_in(client, "ann")
         asked = page_ask(client, "trigger:en")
@@ -635,7 +641,7 @@ def test_asking_shows_the_proposal_beside_its_field_and_accepting_makes_it_the_p
             asked.headers["location"]
             == f"/drafts/{DRAFT_ID}?asked=proposed&ask=trigger%3Aen&n=1&dropped=0#field-trigger"
         )
-        (question,) = chat.questions()
+        (question,) = questions(chat)
         assert question["fields"] == ["trigger"], "that one field, in English"
         page = client.get(asked.headers["location"].split("#")[0]).text
         fieldset = page[page.index('id="field-trigger"') : page.index("</fieldset>", page.index('id="field-trigger"'))]
@@ -674,7 +680,7 @@ def test_an_accept_of_a_version_the_page_did_not_show_is_refused(
     store.write_draft(lacking_trigger(case_json))
     add_reviewer(store, "ann", PASSWORD)
     answer = propose({"field": "trigger", "text": "A failing API.", "passages": ["The API failed."]})
-    with ChatServer([answer]) as chat:
+    with ChatStandIn([answer], model="stand-in-7b") as chat:
         client = assisted_site(root, chat)
         sign_in(client, "ann")
         assert page_ask(client, "trigger:en").status_code == 303
@@ -699,13 +705,13 @@ def test_a_translation_accepted_is_marked_as_the_machines_and_flagged_when_its_e
 ) -> None:
     store.write_draft(lacking_trigger(case_json, trigger={"en": "A maintenance window."}))
     add_reviewer(store, "ann", PASSWORD)
-    answer = Reply.answer({"translations": [{"path": "summary.ko", "text": "한 노드의 체크포인트 쓰기가 멈췄다."}]})
-    with ChatServer([answer]) as chat:
+    answer = Reply.json({"translations": [{"path": "summary.ko", "text": "한 노드의 체크포인트 쓰기가 멈췄다."}]})
+    with ChatStandIn([answer], model="stand-in-7b") as chat:
         client = assisted_site(root, chat)
         sign_in(client, "ann")
         assert sorted(buttons(client.get(f"/drafts/{DRAFT_ID}").text, "assist-ask")) == ["summary:ko", "trigger:ko"]
         assert page_ask(client, "summary:ko").status_code == 303
-        (question,) = chat.questions()
+        (question,) = questions(chat)
         assert [f["path"] for f in question["fields"]] == ["summary.ko"], "that one text, to Korean"
         page = client.get(f"/drafts/{DRAFT_ID}").text
         assert "translates: “A training run on 64 nodes" in page
@@ -728,7 +734,7 @@ def test_proposed_text_and_passages_are_shown_as_text(root: Path, store: Store, 
     add_reviewer(store, "ann", PASSWORD)
     hostile = 'Deploy. <script>alert("p")</script><img src=x onerror="alert(2)">'
     answer = propose({"field": "trigger", "text": hostile, "passages": ['<script>alert("x")</script>']})
-    with ChatServer([answer]) as chat:
+    with ChatStandIn([answer], model="stand-in-7b") as chat:
         client = assisted_site(root, chat)
         sign_in(client, "ann")
         assert page_ask(client, "trigger:en").status_code == 303
@@ -744,7 +750,7 @@ def test_a_failure_and_the_proposals_dropped_are_shown_in_one_line(
     store.write_draft(lacking_trigger(case_json))
     add_reviewer(store, "ann", PASSWORD)
     invented = propose({"field": "trigger", "text": "A cosmic ray.", "passages": ["A cosmic ray flipped a bit."]})
-    with ChatServer([Reply.error(500), invented]) as chat:
+    with ChatStandIn([Reply.status(500), invented], model="stand-in-7b") as chat:
         client = assisted_site(root, chat)
         sign_in(client, "ann")
         failed = page_ask(client, "trigger:en")
@@ -763,16 +769,18 @@ def test_a_failure_and_the_proposals_dropped_are_shown_in_one_line(
         )
 
         again = page_ask(client, "trigger:en")
-        assert "asked=unchanged" in again.headers["location"] and len(chat.requests) == 2, "the same text: not asked"
+        assert "asked=unchanged" in again.headers["location"] and len(chat.completions) == 2, "the same text: not asked"
         page = client.get(again.headers["location"].split("#")[0]).text
         assert "not asked again" in page and 'value="trigger:en:again" class="small">Ask again anyway' in page
-        assert "asked=nothing" in page_ask(client, "trigger:en:again").headers["location"] and len(chat.requests) == 3
+        assert (
+            "asked=nothing" in page_ask(client, "trigger:en:again").headers["location"] and len(chat.completions) == 3
+        )
 
         for value, said in [("nope:en", "the assist knows the fields"), ("title:en", "not of title"), ("", "ask for")]:
             answer = page_ask(client, value)
             assert answer.status_code == 422 and "ask: " in answer.text and said in answer.text, value
         assert page_ask(client, "all", draft_id="nope-1").status_code == 404
-        assert len(chat.requests) == 3
+        assert len(chat.completions) == 3
 
 
 def test_asking_and_accepting_need_the_csrf_token_and_someone_signed_in(
@@ -780,7 +788,7 @@ def test_asking_and_accepting_need_the_csrf_token_and_someone_signed_in(
 ) -> None:
     store.write_draft(lacking_trigger(case_json))
     add_reviewer(store, "ann", PASSWORD)
-    with ChatServer([propose()]) as chat:
+    with ChatStandIn([propose()], model="stand-in-7b") as chat:
         client = assisted_site(root, chat)
         assert (
             client.post(f"/drafts/{DRAFT_ID}/ask", data={"csrf_token": csrf(client), "ask": "all"}).status_code == 401
@@ -789,7 +797,7 @@ def test_asking_and_accepting_need_the_csrf_token_and_someone_signed_in(
         assert client.post(f"/drafts/{DRAFT_ID}/ask", data={"ask": "all"}).status_code == 403
         assert client.post(f"/drafts/{DRAFT_ID}/ask", data={"ask": "all", "csrf_token": "forged"}).status_code == 403
         assert client.post(f"/drafts/{DRAFT_ID}/accept", data={"path": "trigger.en"}).status_code == 403
-        assert chat.requests == []
+        assert chat.completions == []
 
 
 def test_a_second_ask_while_the_model_answers_the_first_is_one_line(
@@ -800,16 +808,16 @@ def test_a_second_ask_while_the_model_answers_the_first_is_one_line(
     store.write_draft(lacking_trigger(case_json))
     add_reviewer(store, "ann", PASSWORD)
     slow = propose({"field": "trigger", "text": "A failing API.", "passages": ["The API failed."]})
-    slow.delay_s = 1.5
-    with ChatServer([slow]) as chat, ThreadPoolExecutor(1) as pool:
+    slow = Reply.slow(1.5, then=slow)
+    with ChatStandIn([slow], model="stand-in-7b") as chat, ThreadPoolExecutor(1) as pool:
         client = assisted_site(root, chat)
         sign_in(client, "ann")
         first = pool.submit(page_ask, client, "trigger:en")
         deadline = time.monotonic() + 10
-        while not chat.requests and time.monotonic() < deadline:
+        while not chat.completions and time.monotonic() < deadline:
             time.sleep(0.02)  # until the model is being asked
         second = page_ask(client, "all", headers={"HX-Request": "true"})
         assert second.status_code == 200, "to htmx a 200, which it swaps in"
         assert "ask: the model is being asked about this draft already" in second.text
-        assert first.result().status_code == 303 and len(chat.requests) == 1
+        assert first.result().status_code == 303 and len(chat.completions) == 1
         assert [p.path for p in store.read_draft(DRAFT_ID).proposals] == ["trigger.en"]

@@ -12,6 +12,7 @@ With INCIDENTLIB_SCREENSHOTS=DIR the picture tests save `queue.png`, `draft.png`
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -26,7 +27,6 @@ from typing import Any
 
 import pytest
 import uvicorn
-from chatserver import ChatServer, Reply
 from helpers import HOSTILE, reviewable_draft, sample_drafts
 from playwright.sync_api import Browser, BrowserContext, Dialog, Locator, Page, expect, sync_playwright
 
@@ -38,6 +38,7 @@ from pipeline.models import DraftState
 from pipeline.publish import promote
 from pipeline.reviewers import add_reviewer
 from pipeline.settings import Settings
+from pipeline.standins.chat import ChatStandIn, Reply
 from pipeline.standins.sitefarm import Page as FarmPage
 from pipeline.standins.sitefarm import SiteFarm
 from pipeline.store import Store
@@ -51,6 +52,11 @@ CHROMIUM_MISSING = (
     "chromium is not installed: the browser tests need Debian's (`apt-get install chromium`, as root; .ci/run does it)"
 )
 TIMEOUT_MS = 10_000
+
+
+def questions(chat: ChatStandIn) -> list[dict[str, Any]]:
+    """What each request to the model asked: its user message, parsed (the fields wanted, the text or the English)."""
+    return [json.loads(r.body["messages"][-1]["content"].split("\n\nAnswer with JSON")[0]) for r in chat.completions]
 
 
 # ---------------------------------------------------------------- the browser and the server
@@ -493,30 +499,32 @@ COREDNS_SYMPTOMS = (
     "CoreDNS, KIAM among them."
 )
 COREDNS_ANSWERS = [
-    Reply.answer(
-        {
-            "proposals": [
-                {
-                    "field": "symptoms_text",
-                    "text": COREDNS_SYMPTOMS,
-                    "term": None,
-                    "passages": [
-                        "caused the CoreDNS service to fail and crash-loop",
-                        "a large number of other pods, that depended on CoreDNS, to crash-loop, including other "
-                        "critical components like KIAM",
-                    ],
-                },
-                {
-                    "field": "root_cause",
-                    "text": "Vendor-specific changes to CoreDNS were not made at the upgrade.",
-                    "term": "configuration-error",
-                    "passages": ["These vendor specific changes, when not implemented at the time of upgrade"],
-                },
-            ]
-        },
-        delay_s=1.5,  # long enough to see the page say it is waiting
+    Reply.slow(
+        1.5,  # long enough to see the page say it is waiting
+        then=Reply.json(
+            {
+                "proposals": [
+                    {
+                        "field": "symptoms_text",
+                        "text": COREDNS_SYMPTOMS,
+                        "term": None,
+                        "passages": [
+                            "caused the CoreDNS service to fail and crash-loop",
+                            "a large number of other pods, that depended on CoreDNS, to crash-loop, including other "
+                            "critical components like KIAM",
+                        ],
+                    },
+                    {
+                        "field": "root_cause",
+                        "text": "Vendor-specific changes to CoreDNS were not made at the upgrade.",
+                        "term": "configuration-error",
+                        "passages": ["These vendor specific changes, when not implemented at the time of upgrade"],
+                    },
+                ]
+            }
+        ),
     ),
-    Reply.answer(
+    Reply.json(
         {
             "translations": [
                 {"path": "title.ko", "text": "CoreDNS 업그레이드 문제"},
@@ -536,9 +544,9 @@ def test_a_reviewer_asks_the_model_and_accepts_its_proposal(
 ) -> None:
     coredns = demo_library(store)[0]
     add_reviewer(store, "dana", PASSWORD)
-    with ChatServer(COREDNS_ANSWERS) as chat:
+    with ChatStandIn(COREDNS_ANSWERS, model="stand-in-7b") as chat:
         settings = Settings(
-            root=root, llm_url=chat.base_url, llm_model="stand-in-7b", llm_max_retries=0, llm_requests_per_minute=6000
+            root=root, llm_url=chat.url, llm_model="stand-in-7b", llm_max_retries=0, llm_requests_per_minute=6000
         )
         with served(settings) as url:
             page = signed_in(browsers, url, "dana", viewport={"width": 1400, "height": 900})
@@ -567,7 +575,7 @@ def test_a_reviewer_asks_the_model_and_accepts_its_proposal(
             expect(root_cause).to_contain_text("root cause: Configuration error (configuration-error)")
             expect(page.locator("#field-title .proposal")).to_contain_text("CoreDNS 업그레이드 문제")
             expect(page.locator("#field-detection .proposal")).to_contain_text("translates: “When alerted")
-            english, korean = chat.questions()
+            english, korean = questions(chat)
             assert english["fields"] == ["symptoms_text", "root_cause"]
             assert [f["path"] for f in korean["fields"]][:2] == ["title.ko", "summary.ko"]
             if SCREENSHOTS:
