@@ -389,9 +389,10 @@ def _assist_block(draft: Draft) -> Block:
     stale = set(stale_translations(draft))
     for path, made in draft.machine_translated.items():
         note = "; STALE: its English has changed since, ask again" if path in stale else ""
-        block.lines.append(f"- {path}: a machine translation ({made.model}), accepted by {made.accepted_by}{note}")
-    for run in draft.assist.values():
-        when = f"- last {run.prompt} ({run.asked_at:%Y-%m-%d %H:%M})"
+        who = f"accepted by {made.accepted_by}{note}"
+        block.lines.append(f"machine_translated.{path}: a machine translation ({made.model}), {who}")
+    for name, run in draft.assist.items():
+        when = f"assist.{name}: last {run.prompt} ({run.asked_at:%Y-%m-%d %H:%M})"
         if run.failure:
             block.lines.append(f"{when}: {run.failure.reason}: {run.failure.message}")
         else:

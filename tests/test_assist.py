@@ -310,20 +310,16 @@ def test_a_long_text_is_cut_to_what_the_drafts_budget_leaves_and_the_model_is_to
 
 
 def test_requests_are_spaced_under_the_rate_set(store: Store, root: Path, draft: Draft, chat: ChatStandIn) -> None:
-    others = [draft.model_copy(update={"id": f"example-org-queue-0000000{n}"}) for n in (2, 3, 4)]
+    others = [draft.model_copy(update={"id": f"example-org-queue-0000000{n}"}) for n in (2, 3)]
     for other in others:
         store.write_draft(other)
 
-    assisting.assist_drafts(
-        store,
-        settings_for(root, chat, llm_requests_per_minute=600),
-        [DRAFT_ID, *(o.id for o in others)],
-        languages=["en"],
-    )
+    ids = [DRAFT_ID, *(o.id for o in others)]
+    assisting.assist_drafts(store, settings_for(root, chat, llm_requests_per_minute=120), ids, languages=["en"])
 
-    # Arrivals after the first: the first may arrive late (its connection is made then), never early.
+    # Half a second apart, give or take how long each took to arrive on a busy machine.
     times = [r.at for r in chat.completions]
-    assert len(times) == 4 and all(b - a >= 0.09 for a, b in itertools.pairwise(times[1:]))
+    assert len(times) == 3 and all(b - a >= 0.4 for a, b in itertools.pairwise(times))
 
 
 def test_the_key_reaches_the_api_and_no_log_record_or_report(

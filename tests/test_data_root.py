@@ -22,6 +22,7 @@ NEEDS_ROOT: dict[str, list[str]] = {
     "add": ["https://example.org/pm"],
     "approve": [DRAFT, "--by", "bob"],
     "archive": [],
+    "assist": [DRAFT, "--accept", "summary", "--by", "alice"],
     "candidates": [],
     "crawl": [],
     "discover": [],

@@ -47,6 +47,36 @@ def full_draft(case_json: dict[str, Any], **changes: Any) -> Draft:
         ],
         "extracted": {"title": "0" * 64},
         "created_at": "2026-11-18T10:00:00Z",
+        # The writer assist's material: a proposal waiting, the last request, an accepted translation.
+        "proposals": [
+            {
+                "path": "lessons.en",
+                "text": "Checkpoints should be written from a copy.",
+                "passages": [LONG.split(". ")[0]],
+                "model": "stand-in",
+                "prompt": "propose/1",
+                "made_at": "2026-11-19T09:00:00Z",
+                "text_sha": "0" * 64,
+            }
+        ],
+        "assist": {
+            "propose": {
+                "asked_at": "2026-11-19T09:00:00Z",
+                "model": "stand-in",
+                "prompt": "propose/1",
+                "text_sha": "0" * 64,
+                "dropped": [{"path": "trigger.en", "why": "cites no passage of the text"}],
+            }
+        },
+        "machine_translated": {
+            "summary.ko": {
+                "model": "stand-in",
+                "prompt": "translate-ko/1",
+                "english": case_json["summary"]["en"],
+                "accepted_by": "dana",
+                "accepted_at": "2026-11-19T09:30:00Z",
+            }
+        },
     }
     return Draft.model_validate({**data, **changes})
 
