@@ -508,13 +508,17 @@ class Draft(CaseContent):
     # The writer assist's material (pipeline.assist), review material like `evidence`: none of it is published.
     proposals: list[Proposal] = Field(
         default=[],
+        exclude_if=lambda v: not v,  # with the assist unset, a draft's file is as it was
         description="Fields a language model proposed, beside the fields, each waiting for a person to accept it.",
     )
     assist: dict[str, AssistRun] = Field(
-        default={}, description="The last request of each of the assist's prompts (propose, translate-ko), by prompt."
+        default={},
+        exclude_if=lambda v: not v,
+        description="The last request of each of the assist's prompts (propose, translate-ko), by prompt.",
     )
     machine_translated: dict[FieldPath, MachineTranslation] = Field(
         default={},
+        exclude_if=lambda v: not v,
         description="Translated fields a person accepted from a model (summary.ko), with the English they translate: "
         "a translation whose English has changed since is stale.",
     )

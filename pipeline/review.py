@@ -346,7 +346,11 @@ def edited(before: Draft, after: Draft, by: str, *, comment: str | None = None) 
     old, new = _content(before), _content(after)
     edits = [FieldEdit(path=path, before=_at(old, path), after=_at(new, path)) for path in changed]
     # A translation a person changes is theirs, no longer the machine's (pipeline.assist).
-    machine = {path: made for path, made in after.machine_translated.items() if path not in changed}
+    machine = {
+        path: made
+        for path, made in after.machine_translated.items()
+        if not any(path == c or path.startswith(f"{c}.") for c in changed)  # a list named whole: its marks too
+    }
     return _step(
         without_evidence(after, changed).model_copy(update={"machine_translated": machine}),
         move,

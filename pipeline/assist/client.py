@@ -106,28 +106,45 @@ class ChatClient:
                     continue
                 raise _failure(exc) from None
             except openai.OpenAIError as exc:
-                raise _failure(exc) from None
+                raise _failure(exc, self.settings) from None
+            except ValueError as exc:  # a body that is not JSON (json.JSONDecodeError)
+                raise AssistError(Reason.LLM_INVALID_ANSWER, f"the answer is not JSON ({type(exc).__name__})") from None
             break
+        try:
+            return self._read(completion, schema)
+        except AssistError:
+            raise
+        except Exception as exc:  # whatever shape a server sends: this draft's failure, never the run's
+            raise AssistError(Reason.LLM_INVALID_ANSWER, f"not a chat completion ({type(exc).__name__})") from None
+
+    def _read(self, completion: Any, schema: type[M]) -> Answer:
         choice = completion.choices[0] if completion.choices else None
         usage = completion.usage
-        prompt_tokens = usage.prompt_tokens if usage and usage.prompt_tokens else 0
-        completion_tokens = usage.completion_tokens if usage and usage.completion_tokens else 0
+        prompt_tokens = _count(getattr(usage, "prompt_tokens", 0))
+        completion_tokens = _count(getattr(usage, "completion_tokens", 0))
         if choice is None:
             raise AssistError(Reason.LLM_INVALID_ANSWER, "the answer held no choice")
         if choice.finish_reason == "length":
             limit = self.settings.llm_max_answer_tokens
             raise AssistError(Reason.LLM_CUT_OFF, f"the answer was cut off at its limit of {limit} tokens")
         if choice.message.refusal:
-            raise AssistError(Reason.LLM_REFUSED, f"the model refused: {choice.message.refusal[:200]}")
+            raise AssistError(Reason.LLM_REFUSED, f"the model refused: {str(choice.message.refusal)[:200]}")
         content = choice.message.content or ""
+        if not isinstance(content, str):
+            raise AssistError(Reason.LLM_INVALID_ANSWER, "the answer's content is not text")
         fenced = _FENCE.match(content)
         try:
             value = schema.model_validate_json(fenced.group(1) if fenced else content)
         except ValidationError as exc:
             error = exc.errors(include_url=False)[0]
-            where = ".".join(str(p) for p in error["loc"]) or "the answer"
+            where = ".".join(str(p) for p in error["loc"])[:120] or "the answer"
             raise AssistError(Reason.LLM_INVALID_ANSWER, f"{where}: {error['msg']}") from None
         return Answer(value, prompt_tokens, completion_tokens)
+
+
+def _count(value: Any) -> int:
+    """A token count as reported: a non-negative int, or 0 (then the estimate is charged)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
 def _with_schema(message: dict[str, str], schema: type[BaseModel]) -> dict[str, str]:
@@ -135,7 +152,7 @@ def _with_schema(message: dict[str, str], schema: type[BaseModel]) -> dict[str, 
     return {**message, "content": message["content"] + hint}
 
 
-def _failure(exc: Exception) -> AssistError:
+def _failure(exc: Exception, settings: Settings) -> AssistError:
     """An openai error as the reason a draft keeps, in words that hold neither the request nor the key."""
     import openai
 
@@ -149,7 +166,12 @@ def _failure(exc: Exception) -> AssistError:
         status = exc.status_code
         if status >= 500:
             return AssistError(Reason.LLM_SERVER_ERROR, f"answered HTTP {status}, after the retries allowed")
-        return AssistError(Reason.LLM_REFUSED, f"answered HTTP {status}: {_said(exc)}")
+        if status in (401, 403):  # its message may quote the key (api.openai.com's does, masked)
+            return AssistError(Reason.LLM_REFUSED, f"answered HTTP {status}: the key was refused")
+        said = _said(exc)
+        if settings.llm_api_key is not None:
+            said = said.replace(settings.llm_api_key.get_secret_value(), "<key>")
+        return AssistError(Reason.LLM_REFUSED, f"answered HTTP {status}: {said}")
     return AssistError(Reason.LLM_INVALID_ANSWER, f"{type(exc).__name__}")
 
 

@@ -15,6 +15,7 @@ draft its proposals, never the run: the failure is kept on the draft (`assist.<p
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
@@ -42,6 +43,7 @@ from pipeline.store import Store
 
 __all__ = ["AssistReport", "DraftAssist", "assist", "assist_drafts"]
 
+_log = logging.getLogger("incidentlib")
 Outcome = Literal["proposed", "unchanged", "nothing", "failed", "skipped"]
 # About four characters a token for English prose; a question's cost is judged before it is asked.
 _CHARS_PER_TOKEN = 3.5
@@ -68,6 +70,7 @@ class AssistReport:
     drafts: list[DraftAssist] = field(default_factory=list)
     tokens: int = 0
     requests: int = 0
+    errors: list[Exception] = field(default_factory=list, repr=False)  # the bugs met: raise_unexpected
 
     def counts(self) -> dict[str, int]:
         return tally((d.outcome for d in self.drafts), Outcome)
@@ -130,14 +133,21 @@ def assist_drafts(
             raise ReviewError(str(exc)) from None
     report = AssistReport()
     budget = _Budget(settings.llm_tokens_per_run)
+    errors: list[Exception] = []
     with ChatClient(settings) as client:
         for draft_id in draft_ids:
-            done = _one(store, settings, client, budget, draft_id, fields, languages, again)
+            try:
+                done = _one(store, settings, client, budget, draft_id, fields, languages, again)
+            except Exception as exc:  # a bug, or a record gone or broken: this draft's, the others go on
+                _log.error("assist %s: unexpected error", draft_id, exc_info=exc)
+                errors.append(exc)
+                done = DraftAssist(draft_id, "failed", reason=Reason.INTERNAL_ERROR, message=repr(exc)[:300])
             report.drafts.append(done)
             report.tokens += done.tokens
             if on_draft is not None:
                 on_draft(done)
         report.requests = client.requests
+    report.errors = errors
     return report
 
 
@@ -199,7 +209,7 @@ def _ask_english(
         return draft_left
     # The text is cut to what the budget leaves beside the prompt and the answer; the question is JSON,
     # whose escapes make it longer than the text, so the cut is made again, shorter, until it fits.
-    allowed = min(draft_left, budget.run_left)
+    allowed = draft_left  # the run's leftover does not cut the text: an answer to a cut text is cached
     text_limit = len(draft.text or "")
     messages = propose_messages(draft, wanted, prompt, text_limit)
     for _ in range(4):
