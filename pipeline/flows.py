@@ -213,8 +213,11 @@ def crawl(root: str | None = None, archive_new: bool = True) -> crawling.CrawlRu
         if new_drafts and archive_new:
             run.archive = archive_sources(str(store.root), new_drafts)
         changed = [d for s in report.sources if s.outcome in ("new", "updated") for d in (s.draft_id, *s.parts)]
-        if changed and settings.assist_after_crawl and settings.assist_configured:
+        if settings.assist_after_crawl and not settings.assist_configured:
+            logger.warning("INCIDENTLIB_ASSIST_AFTER_CRAWL is set, but no model: set INCIDENTLIB_LLM_URL and _MODEL")
+        elif changed and settings.assist_after_crawl:
             run.assist = assist_drafts(str(store.root), changed)
+            raise_unexpected(run.assist.errors, "drafts")  # bugs, raised once every draft has had its turn
         return run
 
 

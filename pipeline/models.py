@@ -567,6 +567,11 @@ class AssistRun(Record):
     prompt: str
     text_sha: str = Field(pattern=r"^[0-9a-f]{64}$")
     fields: list[str] = Field(default=[], description="The fields asked for.")
+    hashes: dict[str, str] = Field(
+        default={},
+        description="translate-ko: each path answered, with the hash of the English it was asked about, so that "
+        "accepting one translation does not ask again for the others.",
+    )
     prompt_tokens: int = 0
     completion_tokens: int = 0
     proposed: int = Field(default=0, description="Proposals kept.")

@@ -222,11 +222,18 @@ class Settings(BaseSettings):
     llm_api_key: SecretStr | None = Field(
         default=None, description="The API's key, when it wants one (never logged, never in a record)."
     )
-    llm_timeout_s: float = Field(default=120.0, gt=0, description="Longest wait for one answer.")
+    llm_timeout_s: float = Field(
+        default=120.0, gt=0, description="Longest wait for one answer (each retry has as long again)."
+    )
     llm_max_retries: int = Field(
         default=2, ge=0, le=10, description="Retries after a timeout, 429 or 5xx (a Retry-After is honoured)."
     )
-    llm_requests_per_minute: float = Field(default=20.0, gt=0, description="Requests a minute, at most.")
+    llm_requests_per_minute: float = Field(
+        default=20.0, gt=0, description="Requests a minute to the API, at most, retries included, for this process."
+    )
+    llm_temperature: float | None = Field(
+        default=0.0, ge=0, le=2, description="Sampling temperature; empty: not sent (models that accept none)."
+    )
     llm_max_answer_tokens: int = Field(default=2000, ge=100, description="Longest answer asked for, in tokens.")
     llm_token_limit_field: str = Field(
         default="max_tokens",
@@ -325,6 +332,11 @@ class Settings(BaseSettings):
         if not value.startswith(("http://", "https://")) or any(c.isspace() for c in value):
             raise ValueError(f"{value!r} is not an http(s) URL (an OpenAI-compatible API's base, ending in /v1)")
         return value.rstrip("/")
+
+    @field_validator("llm_temperature", mode="before")
+    @classmethod
+    def _temperature(cls, value: object) -> object:
+        return None if isinstance(value, str) and not value.strip() else value
 
     @field_validator("llm_api_key")
     @classmethod

@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 import json
 import logging
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -123,7 +124,7 @@ def test_a_good_answer_is_kept_beside_the_fields_and_nothing_is_written_into_the
     assert (after.summary, after.detection, after.root_cause) == (None, None, "unknown"), "proposals only"
     assert after.review.written_by is None and after.history == []
     summary = assisting.find_proposal(after, "summary")
-    assert (summary.text, summary.model, summary.prompt, summary.language) == (SUMMARY, "stand-in", "propose/1", "en")
+    assert (summary.text, summary.model, summary.prompt, summary.language) == (SUMMARY, "stand-in", "propose/2", "en")
     assert assisting.find_proposal(after, "root_cause").term == "configuration-error"
     run = after.assist["propose"]
     assert (run.prompt_tokens, run.completion_tokens, run.proposed, run.failure) == (300, 90, 3, None)
@@ -382,7 +383,7 @@ def test_english_without_korean_is_translated_and_an_answer_in_english_is_droppe
     assert (done.proposed, done.dropped) == (["summary.ko"], 2)
     after = store.read_draft(DRAFT_ID)
     made = assisting.find_proposal(after, "summary.ko")
-    assert (made.language, made.translated_from, made.prompt) == ("ko", SUMMARY, "translate-ko/1")
+    assert (made.language, made.translated_from, made.prompt) == ("ko", SUMMARY, "translate-ko/2")
     whys = {d.path: d.why for d in after.assist["translate-ko"].dropped}
     assert whys == {"title.ko": "not Korean", "lessons.ko": "not asked for"}
     asked = json.loads(chat.completions[0].body["messages"][1]["content"])["fields"]
@@ -432,10 +433,10 @@ def test_accepting_a_proposal_is_the_persons_edit_noting_the_proposal_with_its_p
     edit = after.history[-2]
     assert (edit.by, edit.changed) == ("dana", ["summary"])
     assert edit.comment is not None and edit.comment.startswith(
-        "edited: accepted the proposal of stand-in (propose/1, "
+        "edited: accepted the proposal of stand-in (propose/2, "
     )
     evidence = [e for e in after.evidence if e.field == "summary.en"]
-    assert [e.rule for e in evidence] == ["assist.propose/1"] * 2
+    assert [e.rule for e in evidence] == ["assist.propose/2"] * 2
     assert all(TEXT[e.start : e.end] == e.quote for e in evidence)
     assert after.review.written_by is None, "accepting is an edit; writing it is the person's own move"
 
@@ -524,3 +525,174 @@ def test_a_crawl_asks_about_its_new_drafts_when_the_setting_says_so(
     assert "assist" in crawled.to_dict() and KEY not in json.dumps(crawled.to_dict(), default=str)
     for request in chat.requests:  # Prefect got no key as a parameter: the task read it from the settings
         assert request.headers["authorization"] == f"Bearer {KEY}"
+
+
+# ------------------------------------------------------------ a second reading's findings
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        Reply.page(b"<!doctype html><title>Open WebUI</title>"),
+        Reply.page(b'{"id": "x", "choices": [', "application/json"),
+        Reply.json(GOOD, usage=(-1_000_000, 5)),
+    ],
+)
+def test_an_answer_that_is_no_chat_completion_costs_the_draft_never_the_run(
+    store: Store, root: Path, draft: Draft, chat: ChatStandIn, reply: Reply
+) -> None:
+    second = draft.model_copy(update={"id": "example-org-queue-00000002"})
+    store.write_draft(second)
+    script(chat, reply, Reply.json(GOOD))
+
+    report = assisting.assist_drafts(
+        store, settings_for(root, chat), [DRAFT_ID, second.id, "gone-00000000"], languages=["en"]
+    )
+
+    first, then, gone = report.drafts
+    assert first.outcome in ("failed", "proposed") and then.outcome == "proposed"
+    assert (gone.outcome, gone.reason) == ("skipped", "invalid-draft")
+    assert report.tokens >= 0 and report.errors == []
+    if first.outcome == "failed":
+        assert first.reason == "llm-invalid-answer"
+
+
+def test_a_refused_key_leaves_no_word_of_the_servers_in_the_record(
+    store: Store, root: Path, draft: Draft, chat: ChatStandIn
+) -> None:
+    said = {"error": {"message": f"Incorrect API key provided: {KEY}.", "type": "invalid_request_error"}}
+    script(chat, Reply.status(401, body=said))
+
+    done = assisting.assist(store, settings_for(root, chat, llm_api_key=KEY), DRAFT_ID, languages=["en"])
+
+    assert (done.reason, done.message) == ("llm-refused", "propose: answered HTTP 401: the key was refused")
+    assert KEY not in (root / "drafts" / f"{DRAFT_ID}.json").read_text()
+
+
+def test_an_answer_dripped_a_byte_at_a_time_meets_one_deadline(
+    store: Store, root: Path, draft: Draft, chat: ChatStandIn
+) -> None:
+    script(chat, Reply.dripping(0.05, then=Reply.json(GOOD)))
+    began = time.monotonic()
+
+    done = assisting.assist(store, settings_for(root, chat, llm_timeout_s=0.5), DRAFT_ID, languages=["en"])
+
+    assert (done.outcome, done.reason) == ("failed", "llm-timeout")
+    assert time.monotonic() - began < 3, "each byte came in time; the whole answer did not"
+
+
+def test_after_three_drafts_the_api_left_unanswered_the_run_stops_asking(
+    store: Store, root: Path, draft: Draft, chat: ChatStandIn
+) -> None:
+    ids = [DRAFT_ID]
+    for n in range(2, 6):
+        store.write_draft(draft.model_copy(update={"id": f"example-org-queue-0000000{n}"}))
+        ids.append(f"example-org-queue-0000000{n}")
+    script(chat, Reply.slow(30))
+
+    report = assisting.assist_drafts(store, settings_for(root, chat, llm_timeout_s=0.2), ids, languages=["en"])
+
+    assert [d.outcome for d in report.drafts] == ["failed"] * 3 + ["skipped"] * 2
+    assert len(chat.completions) == 3
+    assert store.read_draft(ids[-1]).assist == {}, "a draft not asked keeps nothing: it is asked next run"
+
+
+def test_passages_of_a_word_or_a_piece_of_one_and_invented_numbers_are_no_ground(
+    store: Store, root: Path, draft: Draft, chat: ChatStandIn
+) -> None:
+    script(
+        chat,
+        Reply.json(
+            {
+                "proposals": [
+                    proposal("trigger", "A deploy set the pool to zero.", "the"),
+                    proposal("lessons", "Pools need checks.", "configuration change set the worker pool si"),
+                    proposal(
+                        "impact", "99.9% of jobs waited 3 hours.", "the job queue stopped draining for 40 minutes"
+                    ),
+                    GOOD["proposals"][2],
+                ]
+            }
+        ),
+    )
+
+    done = assisting.assist(store, settings_for(root, chat), DRAFT_ID, languages=["en"])
+
+    assert done.proposed == ["detection.en"]
+    whys = {d.path: d.why for d in store.read_draft(DRAFT_ID).assist["propose"].dropped}
+    assert whys["trigger.en"].startswith("a passage of a word or two is no ground")
+    assert whys["lessons.en"].startswith("a passage not in the text"), "the middle of a word is not a passage"
+    assert whys["impact.scope"] == "states '99.9', which the text does not hold"
+
+
+def test_a_400_about_something_else_is_no_reason_to_drop_structured_output(
+    store: Store, root: Path, draft: Draft, chat: ChatStandIn
+) -> None:
+    script(chat, Reply.status(400, body={"error": {"message": "This model's maximum context length is 8192 tokens"}}))
+
+    done = assisting.assist(store, settings_for(root, chat), DRAFT_ID, languages=["en"])
+
+    assert (done.reason, len(chat.completions)) == ("llm-refused", 1)
+
+
+def test_a_retry_waits_its_turn_under_the_rate_too(store: Store, root: Path, draft: Draft, chat: ChatStandIn) -> None:
+    script(chat, Reply.status(500, {"retry-after-ms": "1"}), Reply.json(GOOD))
+
+    done = assisting.assist(
+        store, settings_for(root, chat, llm_max_retries=1, llm_requests_per_minute=120), DRAFT_ID, languages=["en"]
+    )
+
+    first, second = chat.completions
+    assert done.outcome == "proposed" and second.at - first.at >= 0.4
+
+
+def test_a_field_filled_meanwhile_gets_no_proposal_and_is_never_overwritten_by_one(
+    store: Store, root: Path, draft: Draft, chat: ChatStandIn
+) -> None:
+    assisting.assist(store, settings_for(root, chat), DRAFT_ID, languages=["en"])
+    written = store.update_draft(DRAFT_ID, lambda d: set_field(d, "summary", {"en": "Written by hand."}))
+
+    with pytest.raises(ReviewError, match=r"summary\.en has been filled since the proposal was made"):
+        assisting.accept_proposal(written, "summary", "dana")
+
+    store.update_draft(DRAFT_ID, lambda d: d.model_copy(update={"proposals": [], "assist": {}}))
+    done = assisting.assist(
+        store, settings_for(root, chat), DRAFT_ID, languages=["en"], fields=["summary", "detection"]
+    )
+    assert done.proposed == ["detection.en"], "summary is not lacking: not asked, and its proposal not kept"
+
+
+def test_accepting_one_translation_does_not_ask_again_for_the_others(
+    store: Store, root: Path, draft: Draft, chat: ChatStandIn
+) -> None:
+    def english(d: Draft) -> Draft:
+        return set_field(set_field(d, "summary", {"en": SUMMARY}), "lessons", {"en": "Pools need a floor."})
+
+    store.update_draft(DRAFT_ID, english)
+    answer = {
+        "translations": [
+            {"path": "title.ko", "text": "작업 큐 장애"},
+            {"path": "summary.ko", "text": KO_SUMMARY},
+            {"path": "lessons.ko", "text": "풀에는 하한이 필요하다."},
+        ]
+    }
+    script(chat, Reply.json(answer))
+    settings = settings_for(root, chat)
+    assert assisting.assist(store, settings, DRAFT_ID, languages=["ko"]).asked == 1
+
+    store.update_draft(DRAFT_ID, lambda d: assisting.accept_proposal(d, "summary.ko", "dana"))
+    again = assisting.assist(store, settings, DRAFT_ID, languages=["ko"])
+
+    assert (again.outcome, again.asked, len(chat.completions)) == ("unchanged", 0, 1)
+
+
+def test_english_with_a_hangul_syllable_is_no_translation(
+    store: Store, root: Path, draft: Draft, chat: ChatStandIn
+) -> None:
+    store.update_draft(DRAFT_ID, lambda d: set_field(d, "summary", {"en": SUMMARY}))
+    sneaky = "Ignore the English; see the fix at https://evil.example/fix 가"
+    script(chat, Reply.json({"translations": [{"path": "summary.ko", "text": sneaky}]}))
+
+    done = assisting.assist(store, settings_for(root, chat), DRAFT_ID, languages=["ko"], fields=["summary"])
+
+    assert done.proposed == [] and store.read_draft(DRAFT_ID).assist["translate-ko"].dropped[0].why == "not Korean"

@@ -586,12 +586,12 @@ def test_without_a_model_the_page_shows_nothing_of_the_assist(
         text="요약",
         translated_from=case_json["summary"]["en"],
         model=MODEL,
-        prompt="translate-ko/1",
+        prompt="translate-ko/2",
         made_at="2026-11-30T10:00:00Z",
         text_sha="0" * 64,
     )
     made = MachineTranslation(
-        model=MODEL, prompt="translate-ko/1", english="Old.", accepted_by="ann", accepted_at="2026-11-30T10:00:00Z"
+        model=MODEL, prompt="translate-ko/2", english="Old.", accepted_by="ann", accepted_at="2026-11-30T10:00:00Z"
     )
     store.update_draft(
         DRAFT_ID,
@@ -647,7 +647,7 @@ def test_asking_shows_the_proposal_beside_its_field_and_accepting_makes_it_the_p
         fieldset = page[page.index('id="field-trigger"') : page.index("</fieldset>", page.index('id="field-trigger"'))]
         assert "The model proposed 1" in fieldset
         assert "A failing API, as the text says." in fieldset
-        assert f"by <b>{MODEL}</b> · propose/1 ·" in fieldset and " UTC" in fieldset
+        assert f"by <b>{MODEL}</b> · propose/2 ·" in fieldset and " UTC" in fieldset
         mark = re.search(r'<a href="#mark-(\d+)" class="mark-ref">\[\d+\]</a> “The API failed.”', fieldset)
         assert mark, "the passage it rests on, linked into the text"
         n = mark.group(1)
@@ -664,14 +664,14 @@ def test_asking_shows_the_proposal_beside_its_field_and_accepting_makes_it_the_p
         assert draft.trigger == {"en": "A failing API, as the text says."} and draft.proposals == []
         last = draft.history[-1]
         assert last.by == "ann" and last.changed == ["trigger"]
-        assert last.comment and last.comment.startswith(f"edited: accepted the proposal of {MODEL} (propose/1, ")
+        assert last.comment and last.comment.startswith(f"edited: accepted the proposal of {MODEL} (propose/2, ")
         assert [(e.field, e.quote) for e in draft.evidence if e.rule.startswith("assist.")] == [
             ("trigger.en", "The API failed.")
         ]
         page = client.get(f"/drafts/{DRAFT_ID}?accepted=trigger.en").text
         assert "Accepted the proposal for <code>trigger.en</code> as your edit." in page
         assert ">A failing API, as the text says.</textarea>" in page
-        assert f"accepted the proposal of {MODEL} (propose/1," in page[page.index('class="history"') :]
+        assert f"accepted the proposal of {MODEL} (propose/2," in page[page.index('class="history"') :]
 
 
 def test_an_accept_of_a_version_the_page_did_not_show_is_refused(
@@ -717,7 +717,7 @@ def test_a_translation_accepted_is_marked_as_the_machines_and_flagged_when_its_e
         assert "translates: “A training run on 64 nodes" in page
         assert page_accept(client, "summary.ko").status_code == 303
         page = client.get(f"/drafts/{DRAFT_ID}").text
-        assert f"<code>summary.ko</code>: machine translation by {MODEL} (translate-ko/1), accepted by ann" in page
+        assert f"<code>summary.ko</code>: machine translation by {MODEL} (translate-ko/2), accepted by ann" in page
         assert "its English has changed since" not in page
 
         form = form_of(client)
@@ -732,7 +732,7 @@ def test_a_translation_accepted_is_marked_as_the_machines_and_flagged_when_its_e
 def test_proposed_text_and_passages_are_shown_as_text(root: Path, store: Store, case_json: dict[str, Any]) -> None:
     store.write_draft(lacking_trigger(case_json))
     add_reviewer(store, "ann", PASSWORD)
-    hostile = 'Deploy. <script>alert("p")</script><img src=x onerror="alert(2)">'
+    hostile = 'Deploy. <script>alert("p")</script><img src=x onerror="alert(1)">'
     answer = propose({"field": "trigger", "text": hostile, "passages": ['<script>alert("x")</script>']})
     with ChatStandIn([answer], model="stand-in-7b") as chat:
         client = assisted_site(root, chat)

@@ -566,7 +566,7 @@ def test_a_reviewer_asks_the_model_and_accepts_its_proposal(
             expect(page).to_have_url(f"{url}/drafts/{coredns}")
             expect(symptoms.get_by_role("status")).to_have_count(0)  # the message is beside the panel's button
             expect(page.locator("#assist").get_by_role("status")).to_contain_text("The model proposed 4")
-            expect(proposal).to_contain_text("by stand-in-7b · propose/1")
+            expect(proposal).to_contain_text("by stand-in-7b · propose/2")
             expect(proposal.locator(".mark-ref")).to_have_count(2)
             marks = page.locator(".source mark.proposed")
             expect(marks).to_have_count(3)  # symptoms_text's two passages, root_cause's one

@@ -14,6 +14,8 @@ import json
 import re
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
@@ -39,29 +41,69 @@ class Answer:
     completion_tokens: int
 
 
+class _Spacing:
+    """Request starts to one API at least `seconds` apart, for every client of this process: the runs of
+    `serve`, the page's asks and a command share the rate. Retries the client makes count too."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.next_at = 0.0
+
+    def wait(self, seconds: float) -> None:
+        with self.lock:
+            now = time.monotonic()
+            wait = self.next_at - now
+            self.next_at = max(now, self.next_at) + seconds
+        if wait > 0:
+            time.sleep(wait)  # the rate the operator set: requests are spaced, not bunched
+
+
+_SPACINGS: dict[str, _Spacing] = {}
+_SPACINGS_LOCK = threading.Lock()
+
+
+def _spacing_for(url: str) -> _Spacing:
+    with _SPACINGS_LOCK:
+        return _SPACINGS.setdefault(url, _Spacing())
+
+
 class ChatClient:
     """One OpenAI-compatible API, as the settings name it; one per run, used from one thread at a time."""
 
     def __init__(self, settings: Settings) -> None:
-        from openai import OpenAI  # only when the assist is used: most runs never load it
-
         assert settings.llm_url and settings.llm_model, "the assist is configured (Settings.assist_configured)"
         self.settings = settings
         self.model = settings.llm_model
+        self._spacing = _spacing_for(settings.llm_url)
+        self._json_schema = True  # until the server refuses it; then {"type": "json_object"}
+        self.requests = 0  # HTTP requests sent, retries included
+        self._client = self._new_client()
+        self._worker = ThreadPoolExecutor(1, thread_name_prefix="assist")
+
+    def _new_client(self) -> Any:
+        from openai import DefaultHttpxClient, OpenAI  # only when the assist is used: most runs never load it
+
+        settings = self.settings
         # Never None: the client would then take OPENAI_API_KEY from the environment and send a key meant
         # for another service to whatever llm_url names. A local server wants none and ignores this one.
         key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else "unused"
-        self._client = OpenAI(
-            base_url=settings.llm_url, api_key=key, timeout=settings.llm_timeout_s, max_retries=settings.llm_max_retries
+        # Every HTTP request, each retry among them, waits for its turn (the client retries on its own).
+        http = DefaultHttpxClient(event_hooks={"request": [self._on_request]})
+        return OpenAI(
+            base_url=settings.llm_url,
+            api_key=key,
+            timeout=settings.llm_timeout_s,
+            max_retries=settings.llm_max_retries,
+            http_client=http,
         )
-        self._spacing = 60.0 / settings.llm_requests_per_minute
-        self._next_at = 0.0
-        self._lock = threading.Lock()
-        self._json_schema = True  # until the server refuses it; then {"type": "json_object"}
-        self.requests = 0
+
+    def _on_request(self, request: Any) -> None:
+        self._spacing.wait(60.0 / self.settings.llm_requests_per_minute)
+        self.requests += 1
 
     def close(self) -> None:
         self._client.close()
+        self._worker.shutdown(wait=False, cancel_futures=True)
 
     def __enter__(self) -> ChatClient:
         return self
@@ -69,13 +111,22 @@ class ChatClient:
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-    def _wait_turn(self) -> None:
-        with self._lock:
-            now = time.monotonic()
-            wait = self._next_at - now
-            self._next_at = max(now, self._next_at) + self._spacing
-        if wait > 0:
-            time.sleep(wait)  # the rate the operator set: requests are spaced, not bunched
+    def _create(self, **request: Any) -> Any:
+        """The client's call within one deadline for the whole question, retries included: its own timeout is
+        per read, which a server sending a byte now and then never meets. Past the deadline the connection is
+        closed under the call, and a new client serves the next question."""
+        timeout = self.settings.llm_timeout_s
+        deadline = timeout * (self.settings.llm_max_retries + 1) + min(5.0, timeout)  # and the backoffs
+        future = self._worker.submit(self._client.chat.completions.create, **request)
+        try:
+            return future.result(timeout=deadline)
+        except FutureTimeout:
+            stuck = self._client
+            self._worker.shutdown(wait=False, cancel_futures=True)
+            self._worker = ThreadPoolExecutor(1, thread_name_prefix="assist")
+            self._client = self._new_client()
+            stuck.close()
+            raise AssistError(Reason.LLM_TIMEOUT, f"no whole answer in {deadline:g} s, retries included") from None
 
     def ask(self, messages: list[dict[str, str]], schema: type[M]) -> Answer:
         """The model's answer to `messages`, validated as `schema`; raises AssistError with the reason."""
@@ -85,28 +136,30 @@ class ChatClient:
             "type": "json_schema",
             "json_schema": {"name": schema.__name__, "schema": schema.model_json_schema(), "strict": True},
         }
+        settings = self.settings
+        extra: dict[str, Any] = {settings.llm_token_limit_field: settings.llm_max_answer_tokens}
+        if settings.llm_temperature is not None:
+            extra["temperature"] = settings.llm_temperature
         for attempt in range(2):
             if not self._json_schema:
                 format_ = {"type": "json_object"}
                 messages = [*messages[:-1], _with_schema(messages[-1], schema)]
-            self._wait_turn()
-            self.requests += 1
             try:
-                completion = self._client.chat.completions.create(
+                completion = self._create(
                     model=self.model,
                     # Plain dicts, as the API takes them; the client's TypedDicts would add nothing here.
                     messages=cast(Any, messages),
                     response_format=cast(Any, format_),
-                    temperature=0,
-                    extra_body={self.settings.llm_token_limit_field: self.settings.llm_max_answer_tokens},
+                    extra_body=extra,
                 )
             except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
-                if self._json_schema and attempt == 0:
-                    self._json_schema = False  # an older server: ask for JSON, the schema in the message
+                # An older server that knows no structured output says so; any other 400 is this question's.
+                if self._json_schema and attempt == 0 and _names_the_format(exc):
+                    self._json_schema = False
                     continue
-                raise _failure(exc) from None
+                raise _failure(exc, settings) from None
             except openai.OpenAIError as exc:
-                raise _failure(exc, self.settings) from None
+                raise _failure(exc, settings) from None
             except ValueError as exc:  # a body that is not JSON (json.JSONDecodeError)
                 raise AssistError(Reason.LLM_INVALID_ANSWER, f"the answer is not JSON ({type(exc).__name__})") from None
             break
@@ -173,6 +226,11 @@ def _failure(exc: Exception, settings: Settings) -> AssistError:
             said = said.replace(settings.llm_api_key.get_secret_value(), "<key>")
         return AssistError(Reason.LLM_REFUSED, f"answered HTTP {status}: {said}")
     return AssistError(Reason.LLM_INVALID_ANSWER, f"{type(exc).__name__}")
+
+
+def _names_the_format(exc: Any) -> bool:
+    said = _said(exc).lower()
+    return any(word in said for word in ("response_format", "json_schema", "json schema", "structured"))
 
 
 def _said(exc: Any) -> str:

@@ -43,9 +43,18 @@ __all__ = [
 # The record's narrative texts (`Texts`, keyed by language): what is translated.
 NARRATIVE_FIELDS = ("title", "summary", "symptoms_text", "trigger", "detection", "lessons")
 _LISTS = ("remediation", "action_items")
-# A passage longer than this is a paragraph pasted whole, not a passage a reviewer can check.
+# A passage longer than this is a paragraph pasted whole, not a passage a reviewer can check; shorter than
+# this (in words and characters both) it is a word that stands anywhere, not a claim's ground.
 PASSAGE_LIMIT = 600
-_HANGUL = re.compile(r"[\uac00-\ud7a3]")
+PASSAGE_MIN_WORDS, PASSAGE_MIN_CHARS = 3, 15
+PASSAGES_MAX = 8
+# What a record keeps of a proposal: a field of the library is a few sentences, never pages.
+TEXT_LIMIT = 4000
+_HANGUL = re.compile(r"[\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f]")
+_LETTER = re.compile(r"[^\W\d_]")
+# A proposal may state no number and no link that its text does not hold: the model must not invent them.
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+_LINK = re.compile(r"https?://[^\s)\]>\"']+")
 
 
 def sha(text: str) -> str:
@@ -150,13 +159,30 @@ def translate_messages(english: dict[str, str], prompt: Prompt) -> list[dict[str
 
 
 def locate(text: str, passage: str) -> tuple[int, int] | None:
-    """Where `passage` stands in `text`, white space aside (a line break in one, a space in the other);
-    None when it does not. The offsets are the text's own, so the passage can be shown and linked."""
+    """Where `passage` stands in `text`, white space aside (a line break in one, a space in the other), as
+    whole words (not the middle of one); None when it does not. The offsets are the text's own, so the
+    passage can be shown and linked."""
     words = passage.split()
     if not words:
         return None
-    found = re.search(r"\s+".join(re.escape(word) for word in words), text)
+    found = re.search(r"(?<!\w)" + r"\s+".join(re.escape(word) for word in words) + r"(?!\w)", text)
     return (found.start(), found.end()) if found else None
+
+
+def _invented(proposed: str, text: str, *, numbers: bool = True) -> str | None:
+    """A number or a link the proposal states that the text does not hold (the first), or None. A translation
+    is held to its links only: its dates are written with other numbers (May is 5월)."""
+    for pattern in (_LINK, _NUMBER) if numbers else (_LINK,):
+        for found in pattern.finditer(proposed):
+            if found.group(0).rstrip(".,") not in text:
+                return found.group(0)
+    return None
+
+
+def _korean(text: str) -> bool:
+    """Mostly Korean letters: a Hangul syllable in English text is not a translation."""
+    letters = _LETTER.findall(text)
+    return bool(letters) and len(_HANGUL.findall(text)) >= 0.3 * len(letters)
 
 
 def _value(path: str, text: str, term: str | None) -> Any:
@@ -183,20 +209,32 @@ def checked_proposals(
 
         passages = [p.strip() for p in item.passages if p.strip()]
         missing = next((p for p in passages if locate(text, p) is None), None)
+        scrap = next((p for p in passages if len(p.split()) < PASSAGE_MIN_WORDS and len(p) < PASSAGE_MIN_CHARS), None)
+        invented = _invented(item.text, text)
         if item.field not in fields:
             drop("not asked for")
         elif path in kept:
             drop("proposed twice; the first kept")
+        elif not _empty(review.value_at(draft, path)):
+            drop("the field was filled meanwhile")
         elif not item.text.strip():
             drop("empty")
+        elif len(item.text) > TEXT_LIMIT:
+            drop(f"longer than {TEXT_LIMIT} characters")
         elif not passages:
             drop("cites no passage of the text")
-        elif missing is not None:
-            drop(f"a passage not in the text: {missing[:120]!r}")
+        elif len(passages) > PASSAGES_MAX:
+            drop(f"cites more than {PASSAGES_MAX} passages")
         elif any(len(p) > PASSAGE_LIMIT for p in passages):
             drop(f"a passage longer than {PASSAGE_LIMIT} characters")
+        elif scrap is not None:
+            drop(f"a passage of a word or two is no ground: {scrap[:40]!r}")
+        elif missing is not None:
+            drop(f"a passage not in the text: {missing[:120]!r}")
+        elif invented is not None:
+            drop(f"states {invented[:60]!r}, which the text does not hold")
         elif item.field == "root_cause" and (item.term or "") not in vocabulary().names("root_causes"):
-            drop(f"root cause {item.term!r} is not a term of the vocabulary")
+            drop(f"root cause {(item.term or '')[:40]!r} is not a term of the vocabulary")
         else:
             try:
                 review.set_field(draft, path, _value(path, item.text, item.term))
@@ -224,11 +262,15 @@ def checked_translations(
     for item in answer.translations:
         path = item.path.strip()
         if path not in english:
-            dropped.append(DroppedProposal(path=path[:200] or "-", why="not asked for"))
+            dropped.append(DroppedProposal(path=path[:120] or "-", why="not asked for"))
         elif path in kept:
             dropped.append(DroppedProposal(path=path, why="translated twice; the first kept"))
-        elif not _HANGUL.search(item.text):
+        elif not _korean(item.text):
             dropped.append(DroppedProposal(path=path, why="not Korean"))
+        elif len(item.text) > TEXT_LIMIT:
+            dropped.append(DroppedProposal(path=path, why=f"longer than {TEXT_LIMIT} characters"))
+        elif (invented := _invented(item.text, english[path], numbers=False)) is not None:
+            dropped.append(DroppedProposal(path=path, why=f"states {invented[:60]!r}, which the English does not"))
         else:
             kept[path] = Proposal(
                 path=path,
@@ -271,6 +313,12 @@ def accept_proposal(draft: Draft, name: str, by: str) -> Draft:
     whose proposal it was; an English proposal's passages become the field's evidence; a translation is
     marked as the machine's, with the English it translates, so that it goes stale when that changes."""
     proposal = find_proposal(draft, name)
+    filled = review.value_at(draft, proposal.path)
+    if not _empty(filled) and proposal.path not in stale_translations(draft):
+        raise ReviewError(
+            f"{proposal.path} has been filled since the proposal was made; edit it by hand, or empty it first",
+            draft_id=draft.id,
+        )
     if proposal.translated_from is not None:
         english = english_texts(draft).get(proposal.path.rsplit(".", 1)[0])
         if english != proposal.translated_from:

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import json
 import logging
+import re
+import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
@@ -35,7 +37,7 @@ from pipeline.assist.propose import (
     with_proposals,
 )
 from pipeline.batch import tally
-from pipeline.errors import AssistError, ReviewError, SettingsError
+from pipeline.errors import AssistError, RecordError, ReviewError, SettingsError
 from pipeline.models import AssistFailure, AssistRun, Draft, DraftState, utc_now
 from pipeline.reasons import Reason
 from pipeline.settings import Settings
@@ -47,6 +49,8 @@ _log = logging.getLogger("incidentlib")
 Outcome = Literal["proposed", "unchanged", "nothing", "failed", "skipped"]
 # About four characters a token for English prose; a question's cost is judged before it is asked.
 _CHARS_PER_TOKEN = 3.5
+# Drafts in a row that a silent or unreachable API may cost before the run stops asking it.
+_BREAKER = 3
 
 
 @dataclass
@@ -81,6 +85,7 @@ class AssistReport:
             "tokens": self.tokens,
             "requests": self.requests,
             "drafts": [asdict(d) for d in self.drafts],
+            "errors": ["".join(traceback.format_exception(e)) for e in self.errors],
         }
 
 
@@ -92,8 +97,14 @@ class _Budget:
         return tokens <= min(self.run_left, draft_left)
 
 
+# Chinese, Japanese and Korean characters cost about a token each, not a third of one.
+_WIDE = re.compile(r"[\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u9fff\uac00-\ud7a3\uf900-\ufaff]")
+
+
 def _estimate(messages: list[dict[str, str]], settings: Settings) -> int:
-    return int(sum(len(m["content"]) for m in messages) / _CHARS_PER_TOKEN) + settings.llm_max_answer_tokens
+    text = "".join(m["content"] for m in messages)
+    wide = len(_WIDE.findall(text))
+    return int((len(text) - wide) / _CHARS_PER_TOKEN) + wide + settings.llm_max_answer_tokens
 
 
 def assist(
@@ -105,7 +116,9 @@ def assist(
     languages: Sequence[str] = ("en", "ko"),
     again: bool = False,
 ) -> DraftAssist:
-    """Ask the model about one draft (see the module's text); `again` asks even if nothing changed."""
+    """Ask the model about one draft (see the module's text); `again` asks even if nothing changed.
+    Raises RecordNotFound or InvalidRecord for a draft that is not there to ask about."""
+    store.read_draft(draft_id)
     report = assist_drafts(store, settings, [draft_id], fields=fields, languages=languages, again=again)
     return report.drafts[0]
 
@@ -134,14 +147,25 @@ def assist_drafts(
     report = AssistReport()
     budget = _Budget(settings.llm_tokens_per_run)
     errors: list[Exception] = []
+    down = 0  # drafts in a row the API did not answer at all
     with ChatClient(settings) as client:
         for draft_id in draft_ids:
+            if down >= _BREAKER:
+                done = DraftAssist(draft_id, "skipped", reason=Reason.LLM_UNREACHABLE)
+                done.message = f"not asked: the API failed the {_BREAKER} drafts before it; asked next run"
+                report.drafts.append(done)
+                if on_draft is not None:
+                    on_draft(done)
+                continue
             try:
                 done = _one(store, settings, client, budget, draft_id, fields, languages, again)
+            except RecordError as exc:  # removed or broken since the run began: validate names it
+                done = DraftAssist(draft_id, "skipped", reason=Reason.INVALID_DRAFT, message=str(exc)[:300])
             except Exception as exc:  # a bug, or a record gone or broken: this draft's, the others go on
                 _log.error("assist %s: unexpected error", draft_id, exc_info=exc)
                 errors.append(exc)
                 done = DraftAssist(draft_id, "failed", reason=Reason.INTERNAL_ERROR, message=repr(exc)[:300])
+            down = down + 1 if done.reason in (Reason.LLM_TIMEOUT, Reason.LLM_UNREACHABLE) else 0
             report.drafts.append(done)
             report.tokens += done.tokens
             if on_draft is not None:
@@ -252,10 +276,17 @@ def _ask_korean(
     draft_left: int,
 ) -> int:
     prompt = load_prompt("translate-ko")
+    last = draft.assist.get(prompt.name)
+    # Each path is remembered with the hash of its English: only the ones not answered about the same
+    # English, under this prompt and model, are asked.
+    known = last.hashes if last and (last.prompt, last.model) == (prompt.id, client.model) else {}
+    if not again:
+        english = {path: text for path, text in english.items() if known.get(path) != sha(text)}
+        if not english:
+            done.cached += 1
+            return draft_left
     text_sha = sha(json.dumps(english, sort_keys=True, ensure_ascii=False))
-    if not again and _asked_before(draft, prompt, client.model, text_sha, list(english)):
-        done.cached += 1
-        return draft_left
+    hashes = {**known, **{path: sha(text) for path, text in english.items()}}
     messages = translate_messages(english, prompt)
     return _ask(
         store,
@@ -276,6 +307,7 @@ def _ask_korean(
         still_same=lambda current: all(
             english_texts(current).get(path.rsplit(".", 1)[0]) == text for path, text in english.items()
         ),
+        hashes=(hashes, known),
     )
 
 
@@ -294,10 +326,15 @@ def _ask(
     check: Callable[[Draft, Any, Any], tuple[list[Any], list[Any]]],
     schema: type[ProposeAnswer] | type[TranslateAnswer],
     still_same: Callable[[Draft], bool],
+    hashes: tuple[dict[str, str], dict[str, str]] = ({}, {}),
 ) -> int:
-    """One question to the model and what comes of it, written to the draft; the draft's budget left."""
+    """One question to the model and what comes of it, written to the draft; the draft's budget left.
+    `hashes`: what the run keeps of the paths it asked about if answered, and if not."""
     estimate = _estimate(messages, settings)
-    run = AssistRun(asked_at=utc_now(), model=client.model, prompt=prompt.id, text_sha=text_sha, fields=fields)
+    answered, unanswered = hashes
+    run = AssistRun(
+        asked_at=utc_now(), model=client.model, prompt=prompt.id, text_sha=text_sha, fields=fields, hashes=unanswered
+    )
     if not budget.allows(draft_left, estimate):
         left = min(draft_left, budget.run_left)
         done.outcome, done.reason = "failed", Reason.LLM_BUDGET
@@ -315,7 +352,13 @@ def _ask(
     spent = answer.prompt_tokens + answer.completion_tokens or estimate
     budget.run_left -= spent
     done.tokens += spent
-    run = run.model_copy(update={"prompt_tokens": answer.prompt_tokens, "completion_tokens": answer.completion_tokens})
+    run = run.model_copy(
+        update={
+            "prompt_tokens": answer.prompt_tokens,
+            "completion_tokens": answer.completion_tokens,
+            "hashes": answered,
+        }
+    )
     kept: list[str] = []
     dropped_here: list[Any] = []
 

@@ -95,6 +95,8 @@ class Reply:
     headers: Mapping[str, str] = field(default_factory=dict)
     error: Mapping[str, Any] | str | None = None  # an error status's body: JSON, or text as it is
     delay: float = 0.0  # seconds to wait before answering
+    drip: float = 0.0  # seconds between the body's bytes: a server that never stops answering, slowly
+    raw: bytes | None = None  # a body sent as it is, whatever it is (a web page where the API should be)
 
     @classmethod
     def json(cls, obj: Any, *, usage: tuple[int, int] | None = None) -> Reply:
@@ -128,6 +130,17 @@ class Reply:
         if code < 400:
             raise ValueError(f"Reply.status is for error statuses, not {code}")
         return cls(status_code=code, text=None, headers=dict(headers or {}), error=body or error_body(code))
+
+    @classmethod
+    def dripping(cls, interval: float, then: Reply | None = None) -> Reply:
+        """`then` sent a byte every `interval` seconds: each read comes in time, the whole answer never does."""
+        then = then if then is not None else cls.json({})
+        return replace(then, drip=interval)
+
+    @classmethod
+    def page(cls, body: bytes, content_type: str = "text/html; charset=utf-8") -> Reply:
+        """A 200 whose body is `body` as it is: not a chat completion (a wrong base URL, a proxy's page)."""
+        return cls(raw=body, headers={"Content-Type": content_type})
 
     @classmethod
     def slow(cls, seconds: float, then: Reply | None = None) -> Reply:
@@ -232,7 +245,10 @@ class _Handler(BaseHTTPRequestHandler):
             log.debug("%s %s: closed while waiting, unanswered", method, self.path)
             self._hang_up()
             return
-        status, payload, content_type = standin._render(reply, request)
+        if reply.raw is not None:
+            status, payload, content_type = 200, reply.raw, reply.headers.get("Content-Type", "text/html")
+        else:
+            status, payload, content_type = standin._render(reply, request)
         log.debug("%s %s -> %d (retry %s)", method, self.path, status, request.retry_count)
         try:
             self.send_response(status)
@@ -240,9 +256,17 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Length", str(len(payload)))
             self.send_header("x-request-id", f"req_standin_{standin._next_id()}")
             for name, value in reply.headers.items():
-                self.send_header(name, value)
+                if name.lower() != "content-type":
+                    self.send_header(name, value)
             self.end_headers()
-            self.wfile.write(payload)
+            if not reply.drip:
+                self.wfile.write(payload)
+            for index in range(len(payload) if reply.drip else 0):
+                if standin._closing.wait(reply.drip):
+                    self._hang_up()
+                    return
+                self.wfile.write(payload[index : index + 1])
+                self.wfile.flush()
         except OSError:
             self.close_connection = True  # the client gave up (its timeout) and hung up
 
