@@ -91,8 +91,8 @@ def main(argv: list[str] | None = None) -> None:
         from pipeline.standins.chat import ChatStandIn, quoting_answer
 
         with ChatStandIn(responder=quoting_answer) as chat:
-            stand_in = {"llm_url": chat.url, "llm_model": chat.model, "llm_requests_per_minute": 60000}
-            run(args, Settings(**stand_in), label="stand-in (quotes cue sentences; no model)")
+            settings = Settings(llm_url=chat.url, llm_model=chat.model, llm_requests_per_minute=60000)
+            run(args, settings, label="stand-in (quotes cue sentences; no model)")
         return
     run(args, Settings())
 

@@ -290,9 +290,9 @@ def test_the_quoting_answer_quotes_cue_sentences_of_the_text_and_translates_noth
     )
     question = {"fields": ["trigger", "remediation", "lessons"], "text": text}
     body = {"messages": [{"role": "system", "content": "x"}, {"role": "user", "content": json.dumps(question)}]}
-    answer = json.loads(quoting_answer(body).text)
+    answer = json.loads(quoting_answer(body).text or "")
     assert [p["field"] for p in answer["proposals"]] == ["trigger", "remediation"]
     assert all(p["passages"] == [p["text"]] and p["text"] in text for p in answer["proposals"])
     translate = {"fields": [{"path": "summary.ko", "text": "English"}]}
     body["messages"][1]["content"] = json.dumps(translate)
-    assert json.loads(quoting_answer(body).text) == {"translations": []}
+    assert json.loads(quoting_answer(body).text or "") == {"translations": []}
