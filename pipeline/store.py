@@ -381,23 +381,41 @@ class Store:
 
     def read_feed_states(self) -> dict[str, FeedState]:
         """What discover knows of each feed, by feed URL; empty before the first run."""
-        try:
-            data = json.loads(self.feed_states_path.read_bytes())
-        except FileNotFoundError:
-            return {}
-        return {url: FeedState.model_validate(state) for url, state in data.items()}
+        return self._read_keyed(self.feed_states_path, FeedState)
 
     def update_feed_states(self, states: dict[str, FeedState], *, forget: tuple[str, ...] = ()) -> None:
         """Merge feed states into the file (`forget`: feeds to read whole next time), atomically, under its lock."""
-        with self.lock("feeds"):
-            current = {
-                url: s.model_dump(mode="json", exclude_defaults=True) for url, s in self.read_feed_states().items()
-            }
-            current.update({url: s.model_dump(mode="json", exclude_defaults=True) for url, s in states.items()})
+        self._merge_keyed("feeds", self.feed_states_path, FeedState, states, forget=forget, exclude_defaults=True)
+
+    def _read_keyed(self, path: Path, model: type[M]) -> dict[str, M]:
+        """A state file of records by URL; empty before it is first written."""
+        try:
+            data = json.loads(path.read_bytes())
+        except FileNotFoundError:
+            return {}
+        return {url: model.model_validate(record) for url, record in data.items()}
+
+    def _merge_keyed(
+        self,
+        lock: str,
+        path: Path,
+        model: type[M],
+        changes: dict[str, M],
+        *,
+        forget: tuple[str, ...] = (),
+        exclude_defaults: bool = False,
+    ) -> None:
+        """Merge records into a state file by URL (and drop `forget`), atomically and under its lock; the
+        records already there are written again in today's form."""
+        with self.lock(lock):
+            merged = {**self._read_keyed(path, model), **changes}
             for url in forget:
-                current.pop(url, None)
+                merged.pop(url, None)
+            data = {
+                url: merged[url].model_dump(mode="json", exclude_defaults=exclude_defaults) for url in sorted(merged)
+            }
             self.state_dir.mkdir(parents=True, exist_ok=True)
-            write_atomic(self.feed_states_path, dump_json(dict(sorted(current.items()))))
+            write_atomic(path, dump_json(data))
 
     def _feed_text_path(self, candidate_id: str) -> Path:
         if not re.fullmatch(CANDIDATE_ID_PATTERN, candidate_id):
@@ -439,19 +457,11 @@ class Store:
 
     def read_links(self) -> dict[str, LinkState]:
         """What the last refresh found, by source URL; empty before the first refresh."""
-        try:
-            data = json.loads(self.links_path.read_bytes())
-        except FileNotFoundError:
-            return {}
-        return {url: LinkState.model_validate(state) for url, state in data.items()}
+        return self._read_keyed(self.links_path, LinkState)
 
     def update_links(self, states: dict[str, LinkState]) -> None:
         """Merge new link states into the file, atomically and under its lock."""
-        with self.lock("links"):
-            current = {url: s.model_dump(mode="json") for url, s in self.read_links().items()}
-            current.update({url: s.model_dump(mode="json") for url, s in states.items()})
-            self.state_dir.mkdir(parents=True, exist_ok=True)
-            write_atomic(self.links_path, dump_json(dict(sorted(current.items()))))
+        self._merge_keyed("links", self.links_path, LinkState, states)
 
     # ------------------------------------------------------------ flow runs (pipeline.status)
 
