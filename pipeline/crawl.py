@@ -227,14 +227,9 @@ async def crawl_async(
 
     async def one(entry: SourceEntry) -> SourceReport:
         draft_id = draft_id_of(entry)
-        try:
-            existing = store.read_draft(draft_id) if store.exists("draft", draft_id) else None
-        except InvalidRecord as exc:
-            # A hand-broken draft is not overwritten: a person must look at it first.
-            return SourceReport(entry.url, draft_id, "failed", Reason.INVALID_DRAFT, str(exc))
-        if existing is not None and existing.state == DraftState.REJECTED:
-            # A reviewer rejected it: not drafted again until someone reopens it.
-            return SourceReport(entry.url, draft_id, "skipped", Reason.REJECTED, None)
+        existing = _draft_to_update(store, entry, draft_id)
+        if isinstance(existing, SourceReport):
+            return existing
         if entry.feed_text:  # its text is the feed's: discover writes it
             return SourceReport(entry.url, draft_id, "skipped", Reason.FEED_TEXT, None)
         # A crash may have left the drafts of its incidents unwritten: then the page is read again
@@ -261,6 +256,19 @@ async def crawl_async(
     report.bodies = sum(1 for s in report.sources if s.downloaded)
     report.writes = sum(1 for s in report.sources if s.wrote)
     return report
+
+
+def _draft_to_update(store: Store, entry: SourceEntry, draft_id: str) -> Draft | SourceReport | None:
+    """The source's draft (None before its first), or why it is not to be written: a hand-broken draft
+    is not overwritten (a person must look at it first), and a rejected one is not drafted again until
+    someone reopens it."""
+    try:
+        existing = store.read_draft(draft_id) if store.exists("draft", draft_id) else None
+    except InvalidRecord as exc:
+        return SourceReport(entry.url, draft_id, "failed", Reason.INVALID_DRAFT, str(exc))
+    if existing is not None and existing.state == DraftState.REJECTED:
+        return SourceReport(entry.url, draft_id, "skipped", Reason.REJECTED, None)
+    return existing
 
 
 def kept_draft_ids(store: Store, entries: list[SourceEntry]) -> dict[str, str]:
@@ -354,12 +362,9 @@ def write_feed_text(store: Store, settings: Settings, entry: SourceEntry, text: 
     """Write a source's draft from the text its feed carries (a status page's postmortem), as the
     crawl writes one from a fetched page: the entry's URL is the source, and a person's edits are kept."""
     draft_id = draft_id_for(entry.url)
-    try:
-        existing = store.read_draft(draft_id) if store.exists("draft", draft_id) else None
-    except InvalidRecord as exc:
-        return SourceReport(entry.url, draft_id, "failed", Reason.INVALID_DRAFT, str(exc))
-    if existing is not None and existing.state == DraftState.REJECTED:
-        return SourceReport(entry.url, draft_id, "skipped", Reason.REJECTED, None)
+    existing = _draft_to_update(store, entry, draft_id)
+    if isinstance(existing, SourceReport):
+        return existing
     result = FetchResult(
         url=entry.url,
         outcome="fetched",
