@@ -20,6 +20,7 @@ import re
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
+from datetime import datetime
 from typing import Any, Literal
 
 from pipeline.assist.answers import Prompt, ProposeAnswer, TranslateAnswer, load_prompt
@@ -38,7 +39,7 @@ from pipeline.assist.propose import (
 )
 from pipeline.batch import tally
 from pipeline.errors import AssistError, RecordError, ReviewError, SettingsError
-from pipeline.models import AssistFailure, AssistRun, Draft, DraftState, utc_now
+from pipeline.models import AssistFailure, AssistRun, Draft, DraftState, DroppedProposal, Proposal, utc_now
 from pipeline.reasons import Reason
 from pipeline.settings import Settings
 from pipeline.store import Store
@@ -149,6 +150,7 @@ def assist_drafts(
     errors: list[Exception] = []
     down = 0  # drafts in a row the API did not answer at all
     with ChatClient(settings) as client:
+        asker = _Asker(store, settings, client, budget)
         for draft_id in draft_ids:
             if down >= _BREAKER:
                 done = DraftAssist(draft_id, "skipped", reason=Reason.LLM_UNREACHABLE)
@@ -158,7 +160,7 @@ def assist_drafts(
                     on_draft(done)
                 continue
             try:
-                done = _one(store, settings, client, budget, draft_id, fields, languages, again)
+                done = asker.one(draft_id, fields, languages, again)
             except RecordError as exc:  # removed or broken since the run began: validate names it
                 done = DraftAssist(draft_id, "skipped", reason=Reason.INVALID_DRAFT, message=str(exc)[:300])
             except Exception as exc:  # a bug, or a record gone or broken: this draft's, the others go on
@@ -175,34 +177,173 @@ def assist_drafts(
     return report
 
 
-def _one(
-    store: Store,
-    settings: Settings,
-    client: ChatClient,
-    budget: _Budget,
-    draft_id: str,
-    fields: Sequence[str] | None,
-    languages: Sequence[str],
-    again: bool,
-) -> DraftAssist:
-    done = DraftAssist(draft_id, "nothing")
-    draft = store.read_draft(draft_id)
-    if draft.state in (DraftState.PUBLISHED, DraftState.REJECTED) or not draft.text:
-        done.outcome = "skipped"
+@dataclass
+class _Question:
+    """One question to the model, as `_Asker.ask` puts it and what it makes of the answer."""
+
+    prompt: Prompt
+    messages: list[dict[str, str]]
+    estimate: int  # tokens, the answer's allowance included, judged before asking
+    fields: list[str]
+    text_sha: str
+    schema: type[ProposeAnswer] | type[TranslateAnswer]
+    check: Callable[[Draft, Any, datetime], tuple[list[Proposal], list[DroppedProposal]]]
+    still_same: Callable[[Draft], bool]  # the draft still says what was asked about
+    hashes: dict[str, str] = field(default_factory=dict)  # translate-ko: kept if answered
+    hashes_before: dict[str, str] = field(default_factory=dict)  # translate-ko: kept if not
+
+
+@dataclass
+class _Asker:
+    """What one run asks with: the store, the settings, the API's client and the run's budget."""
+
+    store: Store
+    settings: Settings
+    client: ChatClient
+    budget: _Budget
+
+    def one(self, draft_id: str, fields: Sequence[str] | None, languages: Sequence[str], again: bool) -> DraftAssist:
+        done = DraftAssist(draft_id, "nothing")
+        draft = self.store.read_draft(draft_id)
+        if draft.state in (DraftState.PUBLISHED, DraftState.REJECTED) or not draft.text:
+            done.outcome = "skipped"
+            return done
+        draft_left = self.settings.llm_tokens_per_draft
+        if "en" in languages:
+            wanted = lacking(draft, fields)
+            if wanted:
+                draft_left = self.english(draft, wanted, again, done, draft_left)
+                draft = self.store.read_draft(draft_id)
+        if "ko" in languages and done.outcome != "failed":
+            english = untranslated(draft, "ko", fields)
+            if english:
+                self.korean(draft, english, again, done, draft_left)
+        if done.outcome != "failed":
+            done.outcome = "proposed" if done.proposed else "unchanged" if done.cached and not done.asked else "nothing"
         return done
-    draft_left = settings.llm_tokens_per_draft
-    if "en" in languages:
-        wanted = lacking(draft, fields)
-        if wanted:
-            draft_left = _ask_english(store, settings, client, budget, draft, wanted, again, done, draft_left)
-            draft = store.read_draft(draft_id)
-    if "ko" in languages and done.outcome != "failed":
-        english = untranslated(draft, "ko", fields)
-        if english:
-            _ask_korean(store, settings, client, budget, draft, english, again, done, draft_left)
-    if done.outcome != "failed":
-        done.outcome = "proposed" if done.proposed else "unchanged" if done.cached and not done.asked else "nothing"
-    return done
+
+    def english(self, draft: Draft, wanted: list[str], again: bool, done: DraftAssist, draft_left: int) -> int:
+        prompt = load_prompt("propose")
+        text_sha = sha(draft.text or "")
+        if not again and _asked_before(draft, prompt, self.client.model, text_sha, wanted):
+            done.cached += 1
+            return draft_left
+        # The text is cut to what the draft's budget leaves beside the prompt and the answer (the run's
+        # leftover does not cut it: an answer to a cut text is cached); the question is JSON, whose escapes
+        # make it longer than the text, so the cut is made again, shorter, until it fits.
+        answer_tokens = self.settings.llm_max_answer_tokens
+        text_limit = len(draft.text or "")
+        messages = propose_messages(draft, wanted, prompt, text_limit)
+        estimate = _estimate(messages, self.settings)
+        for _ in range(4):
+            if estimate <= draft_left:
+                break
+            room, over = draft_left - answer_tokens, estimate - answer_tokens
+            text_limit = max(0, int(text_limit * room / over * 0.95)) if room > 0 and over > 0 else 0
+            messages = propose_messages(draft, wanted, prompt, text_limit)
+            estimate = _estimate(messages, self.settings)
+        model = self.client.model
+        question = _Question(
+            prompt,
+            messages,
+            estimate,
+            wanted,
+            text_sha,
+            ProposeAnswer,
+            lambda current, answer, made_at: checked_proposals(
+                current, answer, wanted, model=model, prompt=prompt, made_at=made_at
+            ),
+            still_same=lambda current: sha(current.text or "") == text_sha,
+        )
+        return self.ask(draft, question, done, draft_left)
+
+    def korean(self, draft: Draft, english: dict[str, str], again: bool, done: DraftAssist, draft_left: int) -> int:
+        prompt = load_prompt("translate-ko")
+        model = self.client.model
+        last = draft.assist.get(prompt.name)
+        # Each path is remembered with the hash of its English: only the ones not answered about the same
+        # English, under this prompt and model, are asked.
+        known = last.hashes if last and (last.prompt, last.model) == (prompt.id, model) else {}
+        if not again:
+            english = {path: text for path, text in english.items() if known.get(path) != sha(text)}
+            if not english:
+                done.cached += 1
+                return draft_left
+        messages = translate_messages(english, prompt)
+        question = _Question(
+            prompt,
+            messages,
+            _estimate(messages, self.settings),
+            list(english),
+            sha(json.dumps(english, sort_keys=True, ensure_ascii=False)),
+            TranslateAnswer,
+            lambda current, answer, made_at: checked_translations(
+                current, answer, english, model=model, prompt=prompt, made_at=made_at
+            ),
+            still_same=lambda current: all(
+                english_texts(current).get(path.rsplit(".", 1)[0]) == text for path, text in english.items()
+            ),
+            hashes={**known, **{path: sha(text) for path, text in english.items()}},
+            hashes_before=known,
+        )
+        return self.ask(draft, question, done, draft_left)
+
+    def ask(self, draft: Draft, question: _Question, done: DraftAssist, draft_left: int) -> int:
+        """One question to the model and what comes of it, written to the draft; the draft's budget left."""
+        prompt, estimate, budget = question.prompt, question.estimate, self.budget
+        run = AssistRun(
+            asked_at=utc_now(),
+            model=self.client.model,
+            prompt=prompt.id,
+            text_sha=question.text_sha,
+            fields=question.fields,
+            hashes=question.hashes_before,
+        )
+        if not budget.allows(draft_left, estimate):
+            left = min(draft_left, budget.run_left)
+            done.outcome, done.reason = "failed", Reason.LLM_BUDGET
+            done.message = f"{prompt.name}: would cost about {estimate} tokens, {left} left of the budget"
+            self.keep_failure(draft.id, prompt, run, done)
+            return draft_left
+        done.asked += 1
+        try:
+            answer = self.client.ask(question.messages, question.schema)
+        except AssistError as exc:
+            budget.run_left -= estimate  # an answer that came and failed its checks cost tokens too; unknown how many
+            done.outcome, done.reason, done.message = "failed", exc.reason, f"{prompt.name}: {exc.detail}"
+            self.keep_failure(draft.id, prompt, run, done)
+            return draft_left - estimate
+        spent = answer.prompt_tokens + answer.completion_tokens or estimate
+        budget.run_left -= spent
+        done.tokens += spent
+        run = run.model_copy(
+            update={
+                "prompt_tokens": answer.prompt_tokens,
+                "completion_tokens": answer.completion_tokens,
+                "hashes": question.hashes,
+            }
+        )
+        kept: list[str] = []
+        dropped_here: list[DroppedProposal] = []
+
+        def change(current: Draft) -> Draft | None:
+            if not question.still_same(current):
+                return None  # crawled or edited meanwhile: what was asked is not what the draft says now
+            proposals, dropped = question.check(current, answer.value, run.asked_at)
+            kept[:] = [p.path for p in proposals]
+            dropped_here[:] = dropped
+            made = run.model_copy(update={"proposed": len(proposals), "dropped": dropped})
+            return with_proposals(current, proposals, made, prompt.name)
+
+        self.store.update_draft(draft.id, change)
+        done.proposed += kept
+        done.dropped += len(dropped_here)
+        return draft_left - spent
+
+    def keep_failure(self, draft_id: str, prompt: Prompt, run: AssistRun, done: DraftAssist) -> None:
+        failure = AssistFailure(reason=done.reason or Reason.INTERNAL_ERROR, message=done.message or "")
+        failed = run.model_copy(update={"failure": failure})
+        self.store.update_draft(draft_id, lambda d: d.model_copy(update={"assist": {**d.assist, prompt.name: failed}}))
 
 
 def _asked_before(draft: Draft, prompt: Prompt, model: str, text_sha: str, fields: list[str]) -> bool:
@@ -213,173 +354,3 @@ def _asked_before(draft: Draft, prompt: Prompt, model: str, text_sha: str, field
         and (last.prompt, last.model, last.text_sha) == (prompt.id, model, text_sha)
         and set(fields) <= set(last.fields)
     )
-
-
-def _ask_english(
-    store: Store,
-    settings: Settings,
-    client: ChatClient,
-    budget: _Budget,
-    draft: Draft,
-    wanted: list[str],
-    again: bool,
-    done: DraftAssist,
-    draft_left: int,
-) -> int:
-    prompt = load_prompt("propose")
-    text_sha = sha(draft.text or "")
-    if not again and _asked_before(draft, prompt, client.model, text_sha, wanted):
-        done.cached += 1
-        return draft_left
-    # The text is cut to what the budget leaves beside the prompt and the answer; the question is JSON,
-    # whose escapes make it longer than the text, so the cut is made again, shorter, until it fits.
-    allowed = draft_left  # the run's leftover does not cut the text: an answer to a cut text is cached
-    text_limit = len(draft.text or "")
-    messages = propose_messages(draft, wanted, prompt, text_limit)
-    for _ in range(4):
-        estimate = _estimate(messages, settings)
-        if estimate <= allowed:
-            break
-        room = allowed - settings.llm_max_answer_tokens
-        over = estimate - settings.llm_max_answer_tokens
-        text_limit = max(0, int(text_limit * room / over * 0.95)) if room > 0 and over > 0 else 0
-        messages = propose_messages(draft, wanted, prompt, text_limit)
-    return _ask(
-        store,
-        settings,
-        client,
-        budget,
-        draft,
-        prompt,
-        messages,
-        wanted,
-        text_sha,
-        done,
-        draft_left,
-        lambda current, answer, made_at: checked_proposals(
-            current, answer, wanted, model=client.model, prompt=prompt, made_at=made_at
-        ),
-        ProposeAnswer,
-        still_same=lambda current: sha(current.text or "") == text_sha,
-    )
-
-
-def _ask_korean(
-    store: Store,
-    settings: Settings,
-    client: ChatClient,
-    budget: _Budget,
-    draft: Draft,
-    english: dict[str, str],
-    again: bool,
-    done: DraftAssist,
-    draft_left: int,
-) -> int:
-    prompt = load_prompt("translate-ko")
-    last = draft.assist.get(prompt.name)
-    # Each path is remembered with the hash of its English: only the ones not answered about the same
-    # English, under this prompt and model, are asked.
-    known = last.hashes if last and (last.prompt, last.model) == (prompt.id, client.model) else {}
-    if not again:
-        english = {path: text for path, text in english.items() if known.get(path) != sha(text)}
-        if not english:
-            done.cached += 1
-            return draft_left
-    text_sha = sha(json.dumps(english, sort_keys=True, ensure_ascii=False))
-    hashes = {**known, **{path: sha(text) for path, text in english.items()}}
-    messages = translate_messages(english, prompt)
-    return _ask(
-        store,
-        settings,
-        client,
-        budget,
-        draft,
-        prompt,
-        messages,
-        list(english),
-        text_sha,
-        done,
-        draft_left,
-        lambda current, answer, made_at: checked_translations(
-            current, answer, english, model=client.model, prompt=prompt, made_at=made_at
-        ),
-        TranslateAnswer,
-        still_same=lambda current: all(
-            english_texts(current).get(path.rsplit(".", 1)[0]) == text for path, text in english.items()
-        ),
-        hashes=(hashes, known),
-    )
-
-
-def _ask(
-    store: Store,
-    settings: Settings,
-    client: ChatClient,
-    budget: _Budget,
-    draft: Draft,
-    prompt: Prompt,
-    messages: list[dict[str, str]],
-    fields: list[str],
-    text_sha: str,
-    done: DraftAssist,
-    draft_left: int,
-    check: Callable[[Draft, Any, Any], tuple[list[Any], list[Any]]],
-    schema: type[ProposeAnswer] | type[TranslateAnswer],
-    still_same: Callable[[Draft], bool],
-    hashes: tuple[dict[str, str], dict[str, str]] = ({}, {}),
-) -> int:
-    """One question to the model and what comes of it, written to the draft; the draft's budget left.
-    `hashes`: what the run keeps of the paths it asked about if answered, and if not."""
-    estimate = _estimate(messages, settings)
-    answered, unanswered = hashes
-    run = AssistRun(
-        asked_at=utc_now(), model=client.model, prompt=prompt.id, text_sha=text_sha, fields=fields, hashes=unanswered
-    )
-    if not budget.allows(draft_left, estimate):
-        left = min(draft_left, budget.run_left)
-        done.outcome, done.reason = "failed", Reason.LLM_BUDGET
-        done.message = f"{prompt.name}: would cost about {estimate} tokens, {left} left of the budget"
-        _keep_failure(store, draft.id, prompt, run, done)
-        return draft_left
-    done.asked += 1
-    try:
-        answer = client.ask(messages, schema)
-    except AssistError as exc:
-        budget.run_left -= estimate  # an answer that came and failed its checks cost tokens too; unknown how many
-        done.outcome, done.reason, done.message = "failed", exc.reason, f"{prompt.name}: {exc.detail}"
-        _keep_failure(store, draft.id, prompt, run, done)
-        return draft_left - estimate
-    spent = answer.prompt_tokens + answer.completion_tokens or estimate
-    budget.run_left -= spent
-    done.tokens += spent
-    run = run.model_copy(
-        update={
-            "prompt_tokens": answer.prompt_tokens,
-            "completion_tokens": answer.completion_tokens,
-            "hashes": answered,
-        }
-    )
-    kept: list[str] = []
-    dropped_here: list[Any] = []
-
-    def change(current: Draft) -> Draft | None:
-        if not still_same(current):
-            return None  # crawled or edited meanwhile: what was asked is not what the draft says now
-        proposals, dropped = check(current, answer.value, run.asked_at)
-        kept[:] = [p.path for p in proposals]
-        dropped_here[:] = dropped
-        return with_proposals(
-            current, proposals, run.model_copy(update={"proposed": len(proposals), "dropped": dropped}), prompt.name
-        )
-
-    store.update_draft(draft.id, change)
-    done.proposed += kept
-    done.dropped += len(dropped_here)
-    return draft_left - spent
-
-
-def _keep_failure(store: Store, draft_id: str, prompt: Prompt, run: AssistRun, done: DraftAssist) -> None:
-    failed = run.model_copy(
-        update={"failure": AssistFailure(reason=done.reason or Reason.INTERNAL_ERROR, message=done.message or "")}
-    )
-    store.update_draft(draft_id, lambda d: d.model_copy(update={"assist": {**d.assist, prompt.name: failed}}))
