@@ -308,7 +308,7 @@ def _propose(store: Store, settings: Settings, fetched: list[_Fetched], report: 
                 fingerprints[item.key] = item.fingerprint
                 try:
                     page = same_page_key(item.url)
-                except ValueError:
+                except ValueError:  # a feed's link with a port that does not parse: no page to propose
                     continue
                 source = registered.get(page)
                 if source is not None and source.feed_text and item.text:
@@ -369,7 +369,7 @@ def _propose(store: Store, settings: Settings, fetched: list[_Fetched], report: 
             report.writes += 1
         fresh = {c.id for c in new}
         # An open candidate registered meanwhile (by hand, or a crash inside an accept) waits for no one.
-        taken = {c.id for c in by_id.values() if c.state == CandidateState.OPEN and _page(c.url) in registered}
+        taken = {c.id for c in by_id.values() if c.state == CandidateState.OPEN and same_page_key(c.url) in registered}
         listed = new + [c for c in by_id.values() if c.id not in fresh and c.id not in taken]
         if (changed_candidates or taken) and store.write_candidates(listed):
             report.writes += 1
@@ -382,13 +382,6 @@ def _propose(store: Store, settings: Settings, fetched: list[_Fetched], report: 
         report.drafts.append(written)
         report.writes += int(written.wrote)
     store.update_feed_states({done.feed.url: done.state for done in fetched if done.report.outcome != "not_due"})
-
-
-def _page(url: str) -> str | None:
-    try:
-        return same_page_key(url)
-    except ValueError:  # a bad port: validate names it
-        return None
 
 
 def _source_entry(feed: Feed, item: FeedItem) -> SourceEntry:

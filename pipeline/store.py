@@ -442,11 +442,8 @@ class Store:
         """The registry's sources by `same_page_key`: what a feed may not propose again."""
         registered, _ = self.read_sources()
         found: dict[str, RegisteredSource] = {}
-        for source in registered:
-            try:
-                found.setdefault(same_page_key(source.entry.url), source)
-            except ValueError:  # a bad port: validate names it
-                continue
+        for source in registered:  # a registered URL is a valid one: its port parses
+            found.setdefault(same_page_key(source.entry.url), source)
         return found
 
     # ------------------------------------------------------------ link health (pipeline.links)
