@@ -8,33 +8,28 @@ it ended; that edit moves `modified`, which is what marks the entry changed.
 
 from __future__ import annotations
 
-import json
 import re
 from datetime import datetime
 from urllib.parse import urljoin
 
-from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
+from pydantic import Field, TypeAdapter
 
-from pipeline.feeds.items import FeedItem, FeedReading, NotAFeed, fingerprint, plain
+from pipeline.feeds.items import FeedItem, FeedReading, Loose, fingerprint, plain, read_json
 
 __all__ = ["read_gcp_incidents"]
 
 
-class _Loose(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-
-class _Update(_Loose):
+class _Update(Loose):
     text: str | None = None
     status: str | None = None
     modified: datetime | None = None
 
 
-class _Product(_Loose):
+class _Product(Loose):
     title: str | None = None
 
 
-class _Incident(_Loose):
+class _Incident(Loose):
     id: str
     uri: str | None = None
     begin: datetime | None = None
@@ -42,8 +37,8 @@ class _Incident(_Loose):
     modified: datetime | None = None
     external_desc: str | None = None
     severity: str | None = None
-    updates: list[_Update] = []
-    affected_products: list[_Product] = []
+    updates: list[_Update] = Field(default_factory=list)
+    affected_products: list[_Product] = Field(default_factory=list)
 
 
 _INCIDENTS = TypeAdapter(list[_Incident])
@@ -52,12 +47,7 @@ _REPORT = re.compile(r"^\s*#*\s*(?:\\#\s*)?(?:mini\s+)?incident\s+report\b", re.
 
 
 def read_gcp_incidents(body: bytes, base_url: str, *, limit: int) -> FeedReading:
-    try:
-        incidents = _INCIDENTS.validate_python(json.loads(body))
-    except (ValueError, ValidationError) as exc:
-        first = exc.errors(include_url=False)[0] if isinstance(exc, ValidationError) else None
-        where = f" at {'.'.join(map(str, first['loc']))}: {first['msg']}" if first else f": {exc}"
-        raise NotAFeed(f"not a Google Cloud incidents document{where}"[:300]) from None
+    incidents = read_json(body, _INCIDENTS, "a Google Cloud incidents document")
     reading = FeedReading(total=len(incidents))
     for incident in incidents[:limit]:
         url = urljoin(base_url, incident.uri or f"incidents/{incident.id}")

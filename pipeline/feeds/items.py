@@ -4,13 +4,30 @@ from __future__ import annotations
 
 import hashlib
 import html
+import json
 import re
 import time
 from dataclasses import dataclass, field
+from typing import TypeVar
+
+from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
 from pipeline.models import FeedKind
 
-__all__ = ["FEED_TYPES", "SUMMARY_LIMIT", "FeedItem", "FeedReading", "NotAFeed", "fingerprint", "iso_date", "plain"]
+__all__ = [
+    "FEED_TYPES",
+    "SUMMARY_LIMIT",
+    "FeedItem",
+    "FeedReading",
+    "Loose",
+    "NotAFeed",
+    "fingerprint",
+    "iso_date",
+    "plain",
+    "read_json",
+]
+
+T = TypeVar("T")
 
 # What each kind of feed is served as. Generic XML and JSON types too: servers label feeds loosely.
 _XML = ("application/atom+xml", "application/rss+xml", "application/xml", "text/xml", "application/rdf+xml")
@@ -29,6 +46,22 @@ SUMMARY_LIMIT = 500
 
 class NotAFeed(ValueError):
     """The bytes are not a feed of the kind the feed entry says (an HTML page, broken XML or JSON)."""
+
+
+class Loose(BaseModel):
+    """A JSON feed's object as its models read it: what they know is taken, the rest ignored."""
+
+    model_config = ConfigDict(extra="ignore")
+
+
+def read_json(body: bytes, shape: TypeAdapter[T], what: str) -> T:
+    """`body` read as JSON of `shape`; NotAFeed, naming `what` and where it went wrong, when it is not."""
+    try:
+        return shape.validate_python(json.loads(body))
+    except (ValueError, ValidationError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        first = exc.errors(include_url=False)[0] if isinstance(exc, ValidationError) else None
+        where = f" at {'.'.join(map(str, first['loc']))}: {first['msg']}" if first else f": {exc}"
+        raise NotAFeed(f"not {what}{where}"[:300]) from None
 
 
 @dataclass(frozen=True)

@@ -8,28 +8,23 @@ endpoint, some pages), else an update whose status is `postmortem`.
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 from urllib.parse import urljoin, urlsplit
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import Field, TypeAdapter
 
-from pipeline.feeds.items import FeedItem, FeedReading, NotAFeed, fingerprint, plain
+from pipeline.feeds.items import FeedItem, FeedReading, Loose, fingerprint, plain, read_json
 
 __all__ = ["read_statuspage_json"]
 
 
-class _Loose(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-
-class _Update(_Loose):
+class _Update(Loose):
     status: str | None = None
     body: str | None = None
     updated_at: datetime | None = None
 
 
-class _Incident(_Loose):
+class _Incident(Loose):
     id: str
     name: str | None = None
     status: str | None = None
@@ -37,28 +32,23 @@ class _Incident(_Loose):
     updated_at: datetime | None = None
     started_at: datetime | None = None
     impact: str | None = None
-    incident_updates: list[_Update] = []
+    incident_updates: list[_Update] = Field(default_factory=list)
     postmortem_body: str | None = None
     postmortem_published_at: datetime | None = None
 
 
-class _Page(_Loose):
+class _Page(Loose):
     url: str | None = None
     name: str | None = None
 
 
-class _Document(_Loose):
+class _Document(Loose):
     page: _Page | None = None
     incidents: list[_Incident]
 
 
 def read_statuspage_json(body: bytes, base_url: str, *, limit: int) -> FeedReading:
-    try:
-        document = _Document.model_validate(json.loads(body))
-    except (ValueError, ValidationError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
-        first = exc.errors(include_url=False)[0] if isinstance(exc, ValidationError) else None
-        where = f" at {'.'.join(map(str, first['loc']))}: {first['msg']}" if first else f": {exc}"
-        raise NotAFeed(f"not a Statuspage incidents document{where}"[:300]) from None
+    document = read_json(body, TypeAdapter(_Document), "a Statuspage incidents document")
     page_url = (document.page.url if document.page and document.page.url else None) or _origin(base_url)
     reading = FeedReading(total=len(document.incidents))
     for incident in document.incidents[:limit]:
