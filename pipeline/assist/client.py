@@ -24,6 +24,7 @@ from pydantic import BaseModel, ValidationError
 from pipeline.errors import AssistError
 from pipeline.reasons import Reason
 from pipeline.settings import Settings
+from pipeline.wayback.limits import RateLimiter
 
 __all__ = ["Answer", "ChatClient"]
 
@@ -41,30 +42,16 @@ class Answer:
     completion_tokens: int
 
 
-class _Spacing:
-    """Request starts to one API at least `seconds` apart, for every client of this process: the runs of
-    `serve`, the page's asks and a command share the rate. Retries the client makes count too."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.next_at = 0.0
-
-    def wait(self, seconds: float) -> None:
-        with self.lock:
-            now = time.monotonic()
-            wait = self.next_at - now
-            self.next_at = max(now, self.next_at) + seconds
-        if wait > 0:
-            time.sleep(wait)  # the rate the operator set: requests are spaced, not bunched
+# Request starts to one API, for every client of this process: the runs of `serve`, the page's asks and
+# a command share the rate, and the client's own retries count too. Spaced at the rate the operator set
+# (no margin under it: the API's limits are not the archive's, whose windows the margin is for).
+_LIMITERS: dict[tuple[str, float], RateLimiter] = {}
+_LIMITERS_LOCK = threading.Lock()
 
 
-_SPACINGS: dict[str, _Spacing] = {}
-_SPACINGS_LOCK = threading.Lock()
-
-
-def _spacing_for(url: str) -> _Spacing:
-    with _SPACINGS_LOCK:
-        return _SPACINGS.setdefault(url, _Spacing())
+def _limiter_for(url: str, per_minute: float) -> RateLimiter:
+    with _LIMITERS_LOCK:
+        return _LIMITERS.setdefault((url, per_minute), RateLimiter(per_minute, margin=1.0))
 
 
 class ChatClient:
@@ -74,7 +61,7 @@ class ChatClient:
         assert settings.llm_url and settings.llm_model, "the assist is configured (Settings.assist_configured)"
         self.settings = settings
         self.model = settings.llm_model
-        self._spacing = _spacing_for(settings.llm_url)
+        self._limiter = _limiter_for(settings.llm_url, settings.llm_requests_per_minute)
         self._json_schema = True  # until the server refuses it; then {"type": "json_object"}
         self.requests = 0  # HTTP requests sent, retries included
         self._client = self._new_client()
@@ -98,7 +85,9 @@ class ChatClient:
         )
 
     def _on_request(self, request: Any) -> None:
-        self._spacing.wait(60.0 / self.settings.llm_requests_per_minute)
+        wait = self._limiter.reserve()
+        if wait > 0:
+            time.sleep(wait)  # the rate the operator set: requests are spaced, not bunched
         self.requests += 1
 
     def close(self) -> None:

@@ -24,11 +24,11 @@ _MARGIN = 1.08
 
 
 class RateLimiter:
-    """At most `per_minute` calls a minute, evenly spaced, a little under the rate. Thread-safe:
+    """At most `per_minute` calls a minute, evenly spaced, a little under the rate (`margin`). Thread-safe:
     tasks run in threads, each with its own event loop."""
 
-    def __init__(self, per_minute: float) -> None:
-        self.interval = 60.0 / per_minute * _MARGIN
+    def __init__(self, per_minute: float, margin: float = _MARGIN) -> None:
+        self.interval = 60.0 / per_minute * margin
         self._next = 0.0
         self._lock = threading.Lock()
 
