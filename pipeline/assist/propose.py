@@ -28,6 +28,7 @@ __all__ = [
     "check_fields",
     "checked_proposals",
     "checked_translations",
+    "empty",
     "english_texts",
     "find_proposal",
     "lacking",
@@ -61,7 +62,8 @@ def sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _empty(value: Any) -> bool:
+def empty(value: Any) -> bool:
+    """A field with no value: nothing, an empty text or list, or the vocabulary's `unknown`."""
     return value in (None, "", "unknown", [], {})
 
 
@@ -81,7 +83,7 @@ def check_fields(fields: Iterable[str]) -> list[str]:
 def lacking(draft: Draft, fields: Iterable[str] | None = None) -> list[str]:
     """The fields the model may propose in English that the draft has no value for (of `fields`, when given)."""
     wanted = [f for f in (fields if fields is not None else ENGLISH_FIELDS) if f in ENGLISH_FIELDS]
-    return [f for f in wanted if _empty(review.value_at(draft, ENGLISH_FIELDS[f]))]
+    return [f for f in wanted if empty(review.value_at(draft, ENGLISH_FIELDS[f]))]
 
 
 def english_texts(draft: Draft) -> dict[str, str]:
@@ -118,7 +120,7 @@ def untranslated(draft: Draft, language: str = "ko", fields: Iterable[str] | Non
         target = f"{path}.{language}"
         if wanted is not None and path.split(".")[0] not in wanted:
             continue
-        if _empty(review.value_at(draft, target)) or target in stale:
+        if empty(review.value_at(draft, target)) or target in stale:
             found[target] = english
     return found
 
@@ -215,7 +217,7 @@ def checked_proposals(
             drop("not asked for")
         elif path in kept:
             drop("proposed twice; the first kept")
-        elif not _empty(review.value_at(draft, path)):
+        elif not empty(review.value_at(draft, path)):
             drop("the field was filled meanwhile")
         elif not item.text.strip():
             drop("empty")
@@ -314,7 +316,7 @@ def accept_proposal(draft: Draft, name: str, by: str) -> Draft:
     marked as the machine's, with the English it translates, so that it goes stale when that changes."""
     proposal = find_proposal(draft, name)
     filled = review.value_at(draft, proposal.path)
-    if not _empty(filled) and proposal.path not in stale_translations(draft):
+    if not empty(filled) and proposal.path not in stale_translations(draft):
         raise ReviewError(
             f"{proposal.path} has been filled since the proposal was made; edit it by hand, or empty it first",
             draft_id=draft.id,

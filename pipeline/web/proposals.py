@@ -15,13 +15,14 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, cast, get_args
+from typing import cast, get_args
 
 from pipeline import review
 from pipeline.assist.answers import ENGLISH_FIELDS
 from pipeline.assist.propose import (
     NARRATIVE_FIELDS,
     check_fields,
+    empty,
     english_texts,
     lacking,
     locate,
@@ -192,10 +193,6 @@ class AssistView:
         return [(name, run) for name, run in self.runs if run.failure is not None]
 
 
-def _empty(value: Any) -> bool:
-    return value in (None, "", "unknown", [], {})
-
-
 def _int(value: str | None) -> int:
     return int(value) if value and value.isdigit() and len(value) < 6 else 0
 
@@ -231,7 +228,7 @@ def assist_view(draft: Draft, model: str, query: Mapping[str, str] | None = None
     english = english_texts(draft)
     waiting = set()
     for proposal in draft.proposals:
-        shown = ShownProposal(proposal, replaces=not _empty(review.value_at(draft, proposal.path)))
+        shown = ShownProposal(proposal, replaces=not empty(review.value_at(draft, proposal.path)))
         if proposal.translated_from is not None:
             shown.outdated = english.get(proposal.path.rsplit(".", 1)[0]) != proposal.translated_from
         else:
