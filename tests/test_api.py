@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from email.utils import format_datetime
 
 import pytest
-from helpers import REPO
+from manual import section
 
 import pipeline
 from pipeline import errors
@@ -62,11 +62,11 @@ def test_errors_carry_what_they_concern() -> None:
     assert errors.DuplicateSource("https://a.example/", "sources/a.yaml:3").where == "sources/a.yaml:3"
 
 
-def test_every_reason_has_a_meaning_and_a_line_in_the_readme() -> None:
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
+def test_every_reason_has_a_meaning_and_a_line_in_the_manual() -> None:
+    listed = section("crawl.md", "## Failure reasons") + section("assist.md", "## Failure reasons")
     assert set(MEANINGS) == set(Reason)
     for reason in Reason:
-        assert f"| `{reason}` | {MEANINGS[reason]} |" in readme, f"the README does not list {reason}"
+        assert f"| `{reason}` | {MEANINGS[reason]} |" in listed, f"the manual's failure reasons do not list {reason}"
 
 
 @pytest.mark.parametrize(

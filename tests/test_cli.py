@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 import typer
-from helpers import REPO
+from manual import section
 from typer.core import TyperGroup
 
 from pipeline.cli import app
@@ -26,13 +26,13 @@ def command_names() -> list[str]:
     return sorted(group.commands)
 
 
-def test_every_command_has_help_and_is_in_the_readme(cli: Callable) -> None:
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
+def test_every_command_has_help_and_is_in_the_manual(cli: Callable) -> None:
+    brief = section("commands.md", "## In brief")  # the hand-written part, not the generated reference
     for name in command_names():
         result = cli(name, "--help")
         assert result.exit_code == 0, name
         assert "Usage: incidentlib" in result.stdout
-        assert f"incidentlib {name}" in readme, f"the README does not document `incidentlib {name}`"
+        assert f"incidentlib {name}" in brief, f"docs/commands.md does not tell of `incidentlib {name}` in brief"
 
 
 def test_validate_passes_on_a_good_root(cli: Callable, root: Path, case_json: dict) -> None:
@@ -422,11 +422,12 @@ def test_links_status_takes_exactly_the_statuses_a_link_keeps(cli: Callable, roo
     from pipeline.models import LinkStatus
 
     assert list(LINK_STATUS_MEANINGS) == list(LinkStatus)
-    readme = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
-    assert f"incidentlib links [--status {'|'.join(LinkStatus)}] [--json]" in readme
+    brief = _flat(section("commands.md", "## In brief"))
+    explained = _flat(section("archive.md", "### A link's status"))
+    assert f"incidentlib links [--status {'|'.join(LinkStatus)}] [--json]" in brief
     shown = _flat(cli("links", "--help", env={"COLUMNS": "400"}).stdout)
     for status, meaning in LINK_STATUS_MEANINGS.items():
-        assert f"`{status.value}`: {meaning}" in readme and f"{status.value}: {meaning}" in shown
+        assert f"`{status.value}`: {meaning}" in explained and f"{status.value}: {meaning}" in shown
     refused = cli("links", "--status", "failed", "--root", str(root))
     assert refused.exit_code == 2 and "'failed' is not one of 'ok', 'moved', 'gone', 'blocked', 'error'" in _flat(
         refused.stderr

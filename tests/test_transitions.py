@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import REPO, captured_source
+from helpers import captured_source
+from manual import section
 
 from pipeline import review
 from pipeline.errors import ReviewError
@@ -169,14 +170,13 @@ def test_a_history_written_before_edits_were_kept_still_loads_and_counts() -> No
     assert old.changed == []
 
 
-def readme_rows() -> list[str]:
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Review and publication", 1)[1].split("\n## ", 1)[0]
-    return [line for line in section.splitlines() if re.match(r"^\| `[a-z_]+` \| `[a-z-]+` \|", line)]
+def manual_rows() -> list[str]:
+    moves = section("review.md", "## The review's moves")
+    return [line for line in moves.splitlines() if re.match(r"^\| `[a-z_]+` \| `[a-z-]+` \|", line)]
 
 
-def test_the_readme_and_the_module_list_exactly_the_moves_of_the_table() -> None:
+def test_the_manual_and_the_module_list_exactly_the_moves_of_the_table() -> None:
     rows = [move.row() for move in TRANSITIONS]
-    assert readme_rows() == rows
+    assert manual_rows() == rows
     assert review.__doc__ is not None
     assert [line for line in review.__doc__.splitlines() if line.startswith("| `")] == rows
