@@ -1,8 +1,8 @@
 """Why a source could not be fetched, read, archived or checked: one vocabulary, used everywhere.
 
 The records keep these codes (`origin.failure.reason`, `sources[].archive.reason`, a link's
-`reason`), the command line filters on them, the README lists them, and a test checks that
-the three agree. Each code has a one-line meaning in `MEANINGS`.
+`reason`), the command line filters on them, the manual lists them (docs/crawl.md,
+docs/assist.md), and a test checks that the three agree. Each code has a one-line meaning in `MEANINGS`.
 
 Codes stand for what the pipeline does about a failure, not for every answer a server can
 give: the HTTP statuses with a meaning of their own have a code each, the rest are grouped

@@ -7,8 +7,8 @@
         └──reopen── rejected ◀──reject── (any state but published)
 
 Every move a draft can make is one row of TRANSITIONS; the functions below look their
-move up there, and any other is refused in one line naming the rule. The README has the
-same table (a test keeps the two in step with the code):
+move up there, and any other is refused in one line naming the rule. The manual has the
+same table (docs/review.md; a test keeps the two in step with the code):
 
 | from | action | to | who may |
 | --- | --- | --- | --- |
@@ -159,7 +159,7 @@ class Move:
     who: Who
 
     def row(self) -> str:
-        """The move as a row of the Markdown table in this module's docstring and the README."""
+        """The move as a row of the Markdown table in this module's docstring and docs/review.md."""
         who = _WHO[self.who]
         return f"| `{self.from_state.value}` | `{self.action.value}` | `{self.to_state.value}` | {who} |"
 

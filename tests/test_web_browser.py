@@ -6,7 +6,7 @@ the page as a person does: clicks, typing, form posts, htmx. One browser serves 
 
 Without chromium these tests fail, saying how to install it (`.ci/run` does, as root).
 With INCIDENTLIB_SCREENSHOTS=DIR the picture tests save `queue.png`, `draft.png`, `candidates.png` and
-`assist.png` into DIR (the README's pictures:
+`assist.png` into DIR (the pictures of the README and the manual:
 `INCIDENTLIB_SCREENSHOTS=docs python -m pytest tests/test_web_browser.py`).
 """
 

@@ -177,7 +177,7 @@ def extract(
     typer.echo(dump_record(draft).decode("utf-8"), nl=False)
 
 
-# What each status of a link means: the --help of `links`, and the README's list (a test keeps them in step).
+# What each status of a link means: the --help of `links`, and docs/archive.md's list (a test keeps them in step).
 LINK_STATUS_MEANINGS = {
     LinkStatus.OK: "the page answers",
     LinkStatus.MOVED: "it redirects elsewhere (the new URL is shown)",
