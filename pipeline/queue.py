@@ -17,6 +17,7 @@ from typing import Any
 
 from pipeline.errors import RecordError, RecordNotFound, ReviewError
 from pipeline.evidence import holds, overlaps
+from pipeline.fields import ACTION_LISTS, NARRATIVE, PARTS
 from pipeline.fragments import fragment_link
 from pipeline.models import CASE_ID_PATTERN, Case, Draft, DraftState, Evidence, utc_now
 from pipeline.review import missing_for_publication
@@ -227,8 +228,6 @@ def searchable(draft: Draft) -> str:
 
 _PREVIEW = 100
 _QUOTE = 80
-_NARRATIVE = ("title", "summary", "symptoms_text", "trigger", "detection", "lessons")
-_ACTIONS = ("remediation", "action_items")
 
 
 @dataclass
@@ -325,12 +324,12 @@ def _blocks(
     for name, value in data.items():
         if name in ("id", "sources", "origin", "text", "sections", "history"):
             continue
-        if name in _NARRATIVE and value:
+        if name in NARRATIVE and value:
             texts += [
                 Block(f"{name}.{lang}", [*(text.splitlines() or [""]), *beside.take(f"{name}.{lang}")])
                 for lang, text in value.items()
             ]
-        elif name in _ACTIONS and value:
+        elif name in ACTION_LISTS and value:
             lines = beside.take(name, exact=True)
             for i, action in enumerate(value):
                 lines += [f"{i + 1}. {lang}: {text}" for lang, text in action["text"].items()]
@@ -338,7 +337,7 @@ def _blocks(
             lists.append(Block(name, lines))
         elif name == "docs" and value:
             lists.append(Block(name, [f"- {url}" for url in value]))
-        elif name in ("impact", "timeline", "review"):
+        elif name in PARTS:
             for part, v in value.items():
                 top.lines += [f"{name}.{part}: {_value(v)}", *beside.take(f"{name}.{part}")]
         elif name == "extracted":

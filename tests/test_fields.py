@@ -3,12 +3,19 @@ pipeline uses are the models' fields, every one of them placed."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import Field
 
 from pipeline import fields
+from pipeline.assist.answers import ENGLISH_FIELDS
+from pipeline.assist.propose import ASSIST_FIELDS, english_texts
 from pipeline.models import Action, Case, CaseContent, Component, Draft, Kept, Published, Severity, Texts, Url
+from pipeline.review import missing_for_publication, missing_languages
+from pipeline.web.forms import apply_form, form_fields
+from pipeline.web.proposals import TRANSLATED
+
+ORIGIN = {"url": "https://example.org/postmortem", "canonical_url": "https://example.org/postmortem"}
 
 
 class Variant(CaseContent):
@@ -91,3 +98,40 @@ def test_the_publication_lists_follow_the_case() -> None:
     assert fields.REQUIRED_NARRATIVE + fields.OPTIONAL_NARRATIVE == fields.NARRATIVE
     assert set(fields.PUBLISHED) <= set(Case.model_fields)
     assert set(fields.BOOKKEEPING) < set(fields.KEPT) <= set(Draft.model_fields)
+
+
+def test_every_narrative_field_reaches_the_form_the_queues_lacks_and_the_assist(case_json: dict[str, Any]) -> None:
+    case = Case.model_validate(case_json)
+    draft = Draft.model_validate({**case.model_dump(mode="json"), "id": "acme-x-00000000", "origin": ORIGIN})
+    shown = {f.path: f for f in form_fields(draft, ["en", "ko"])}
+    for name in fields.NARRATIVE:
+        assert shown[name].kind == "narrative" and shown[name].values["en"] == case_json[name]["en"]
+        # The queue's lacks: a text without its Korean is said to lack it, one without English too.
+        lacking = draft.model_copy(update={name: {"ko": "한국어"}})
+        assert (name, ["en"]) in missing_languages(lacking, ["en", "ko"])
+        assert f"{name}.en" in missing_for_publication(lacking, ["en", "ko"])
+        assert name in ASSIST_FIELDS and name in TRANSLATED and name in english_texts(draft)
+        after, problems = apply_form(draft, {f"{name}.en": "Rewritten.", f"{name}.ko": ""}, ["en", "ko"])
+        assert problems == [] and after is not None and getattr(after, name) == {"en": "Rewritten."}
+    for name in fields.ACTION_LISTS:
+        assert shown[name].kind == "actions" and name in TRANSLATED
+    # The assist proposes the English of every narrative text but the title, a deliberate subset.
+    assert {n for n in ENGLISH_FIELDS if n in fields.NARRATIVE} == set(fields.NARRATIVE) - {"title"}
+    assert all(
+        path in fields.DEFAULTS or path.removesuffix(".en") in fields.NARRATIVE for path in ENGLISH_FIELDS.values()
+    )
+
+
+def test_the_form_offers_every_field_a_person_fills_with_its_default_for_an_empty_box(
+    case_json: dict[str, Any],
+) -> None:
+    draft = Draft.model_validate({**case_json, "id": "acme-x-00000000", "origin": ORIGIN})
+    shown = [f.path for f in form_fields(draft, ["en"])]
+    assert shown[0] == "title" and sorted(shown) == sorted(path for path, _, _ in fields.FORM)
+    emptied = {path: "" for path, kind, _ in fields.FORM if kind in ("text", "choice")}
+    after, problems = apply_form(draft, emptied, ["en"])
+    assert problems == [] and after is not None
+    data = after.model_dump(mode="json")
+    for path in emptied:
+        name, _, part = path.partition(".")
+        assert (data[name][part] if part else data[name]) == fields.DEFAULTS[path], path

@@ -18,12 +18,12 @@ from typing import Any
 from pipeline import review
 from pipeline.assist.answers import ENGLISH_FIELDS, Prompt, ProposeAnswer, TranslateAnswer
 from pipeline.errors import ReviewError
+from pipeline.fields import ACTION_LISTS, CHOICES, NARRATIVE, TRANSLATED
 from pipeline.models import AssistRun, Draft, DroppedProposal, Evidence, MachineTranslation, Proposal, utc_now
 from pipeline.vocabulary import vocabulary
 
 __all__ = [
     "ASSIST_FIELDS",
-    "NARRATIVE_FIELDS",
     "accept_proposal",
     "check_fields",
     "checked_proposals",
@@ -41,9 +41,6 @@ __all__ = [
     "with_proposals",
 ]
 
-# The record's narrative texts (`Texts`, keyed by language): what is translated.
-NARRATIVE_FIELDS = ("title", "summary", "symptoms_text", "trigger", "detection", "lessons")
-_LISTS = ("remediation", "action_items")
 # A passage longer than this is a paragraph pasted whole, not a passage a reviewer can check; shorter than
 # this (in words and characters both) it is a word that stands anywhere, not a claim's ground.
 PASSAGE_LIMIT = 600
@@ -67,8 +64,9 @@ def empty(value: Any) -> bool:
     return value in (None, "", "unknown", [], {})
 
 
-# What `--fields` may name: the fields proposed in English, and the texts translated.
-ASSIST_FIELDS = tuple(dict.fromkeys([*ENGLISH_FIELDS, *NARRATIVE_FIELDS, *_LISTS]))
+# What `--fields` may name: the fields proposed in English, and the texts translated (every narrative
+# text of the record and each action's: pipeline.fields.TRANSLATED).
+ASSIST_FIELDS = tuple(dict.fromkeys([*ENGLISH_FIELDS, *TRANSLATED]))
 
 
 def check_fields(fields: Iterable[str]) -> list[str]:
@@ -89,11 +87,11 @@ def lacking(draft: Draft, fields: Iterable[str] | None = None) -> list[str]:
 def english_texts(draft: Draft) -> dict[str, str]:
     """Every narrative text's English, by the path its translation goes to (summary.ko -> its English)."""
     found: dict[str, str] = {}
-    for name in NARRATIVE_FIELDS:
+    for name in NARRATIVE:
         english = review.value_at(draft, f"{name}.en")
         if english:
             found[name] = english
-    for name in _LISTS:
+    for name in ACTION_LISTS:
         for index, action in enumerate(getattr(draft, name)):
             if action.text.get("en"):
                 found[f"{name}.{index}.text"] = action.text["en"]
@@ -137,8 +135,9 @@ def propose_messages(draft: Draft, fields: Sequence[str], prompt: Prompt, text_l
         "title": (draft.title or {}).get("en"),
         "fields": list(fields),
     }
-    if "root_cause" in fields:
-        question["root_cause_terms"] = vocabulary().names("root_causes")
+    for name in fields:  # a choice's terms (root_cause_terms), for the model to pick one of
+        if name in CHOICES:
+            question[f"{name}_terms"] = vocabulary().names(CHOICES[name])
     if len(text) > text_limit:
         question["note"] = f"the text is cut at {text_limit} of its {len(text)} characters"
         text = text[:text_limit]
@@ -189,9 +188,9 @@ def _korean(text: str) -> bool:
 
 def _value(path: str, text: str, term: str | None) -> Any:
     """What accepting a proposal writes at its path."""
-    if path == "root_cause":
+    if path in CHOICES:
         return term
-    if path == "remediation":
+    if path in ACTION_LISTS:
         return [{"text": {"en": line.strip(" -•*\t")}} for line in text.splitlines() if line.strip(" -•*\t")]
     return text.strip()
 
@@ -235,8 +234,8 @@ def checked_proposals(
             drop(f"a passage not in the text: {missing[:120]!r}")
         elif invented is not None:
             drop(f"states {invented[:60]!r}, which the text does not hold")
-        elif item.field == "root_cause" and (item.term or "") not in vocabulary().names("root_causes"):
-            drop(f"root cause {(item.term or '')[:40]!r} is not a term of the vocabulary")
+        elif path in CHOICES and (item.term or "") not in vocabulary().names(CHOICES[path]):
+            drop(f"{path.replace('_', ' ')} {(item.term or '')[:40]!r} is not a term of the vocabulary")
         else:
             try:
                 review.set_field(draft, path, _value(path, item.text, item.term))
@@ -246,7 +245,7 @@ def checked_proposals(
             kept[path] = Proposal(
                 path=path,
                 text=item.text.strip(),
-                term=item.term if item.field == "root_cause" else None,
+                term=item.term if path in CHOICES else None,
                 passages=passages,
                 model=model,
                 prompt=prompt.id,
