@@ -381,53 +381,79 @@ def show(store: Store, record_id: str, languages: Sequence[str], *, full: bool =
     return _blocks(draft, draft.model_dump(mode="json"), header, missing_for_publication(draft, languages), full)
 
 
+# Fields shown in blocks of their own rather than among the first block's lines: the id (in the header),
+# the sources, a draft's origin, text, sections and history, and the assist's (in its block, when there is
+# anything in it). A choice of the layout, not a list of the record's fields.
+_OWN_BLOCKS = frozenset(
+    {"id", "sources", "origin", "text", "sections", "history", "proposals", "assist", "machine_translated"}
+)
+
+
 def _blocks(
     record: Case | Draft, data: dict[str, Any], header: str, lacks: list[str] | None, full: bool
 ) -> list[Block]:
-    top = Block(header)
-    if lacks is not None:
-        top.lines.append(f"lacks: {', '.join(lacks) if lacks else 'nothing'}")
+    top = Block(header, [] if lacks is None else [f"lacks: {', '.join(lacks) if lacks else 'nothing'}"])
     texts: list[Block] = []
     lists: list[Block] = []
     beside = _Beside(record)
     for name, value in data.items():
-        if name in ("id", "sources", "origin", "text", "sections", "history"):
+        if name in _OWN_BLOCKS:
             continue
-        if name in NARRATIVE and value:
-            texts += [
-                Block(f"{name}.{lang}", [*(text.splitlines() or [""]), *beside.take(f"{name}.{lang}")])
-                for lang, text in value.items()
-            ]
-        elif name in ACTION_LISTS and value:
-            lines = beside.take(name, exact=True)
-            for i, action in enumerate(value):
-                lines += [f"{i + 1}. {lang}: {text}" for lang, text in action["text"].items()]
-                lines += beside.take(f"{name}[{i}]")
-            lists.append(Block(name, lines))
-        elif name == "docs" and value:
+        if value and name in NARRATIVE:
+            texts += _narrative_blocks(name, value, beside)
+        elif value and name in ACTION_LISTS:
+            lists.append(_actions_block(name, value, beside))
+        elif value and name == "docs":  # links, one a line
             lists.append(Block(name, [f"- {url}" for url in value]))
-        elif name in PARTS:
-            for part, v in value.items():
-                top.lines += [f"{name}.{part}: {_value(v)}", *beside.take(f"{name}.{part}")]
-        elif name == "extracted":
-            top.lines.append(f"extracted (fields the extractor filled): {_value(sorted(value))}")
-        elif name == "evidence":
-            top.lines.append(f"evidence: {len(value)} passages, each beside its field" if value else "evidence: -")
-        elif name in ("proposals", "assist", "machine_translated"):
-            continue  # the assist's own block, when there is anything in it
         else:
-            top.lines += [f"{name}: {_value(value)}", *beside.take(name)]
+            top.lines += _field_lines(name, value, beside)
     if beside.left:  # of fields now empty, or of paths no field line shows
-        left = Block("evidence of fields not shown above")
-        for entry in beside.left:
-            left.lines += [f"{entry.field}:", *beside.lines(entry)]
-        lists.append(left)
+        lists.append(_unplaced_evidence(beside))
     blocks = [top, *texts, *lists, _sources(record, data)]
     if isinstance(record, Draft):
         blocks += _draft_blocks(record, data, full)
     for block in blocks:
         block.lines = block.lines or ["-"]
     return blocks
+
+
+def _narrative_blocks(name: str, texts: dict[str, str], beside: _Beside) -> list[Block]:
+    """A block for each language of a narrative text (`summary.en`), with its evidence."""
+    return [
+        Block(f"{name}.{lang}", [*(text.splitlines() or [""]), *beside.take(f"{name}.{lang}")])
+        for lang, text in texts.items()
+    ]
+
+
+def _actions_block(name: str, actions: list[dict[str, Any]], beside: _Beside) -> Block:
+    """The actions numbered, a line per language, each with its evidence after the list's own."""
+    lines = beside.take(name, exact=True)
+    for i, action in enumerate(actions):
+        lines += [f"{i + 1}. {lang}: {text}" for lang, text in action["text"].items()]
+        lines += beside.take(f"{name}[{i}]")
+    return Block(name, lines)
+
+
+def _field_lines(name: str, value: Any, beside: _Beside) -> list[str]:
+    """A field's lines in the first block, each with its evidence; a field of parts part by part."""
+    if name in PARTS:
+        return [
+            line
+            for part, v in value.items()
+            for line in (f"{name}.{part}: {_value(v)}", *beside.take(f"{name}.{part}"))
+        ]
+    if name == "extracted":
+        return [f"extracted (fields the extractor filled): {_value(sorted(value))}"]
+    if name == "evidence":
+        return [f"evidence: {len(value)} passages, each beside its field" if value else "evidence: -"]
+    return [f"{name}: {_value(value)}", *beside.take(name)]
+
+
+def _unplaced_evidence(beside: _Beside) -> Block:
+    block = Block("evidence of fields not shown above")
+    for entry in beside.left:
+        block.lines += [f"{entry.field}:", *beside.lines(entry)]
+    return block
 
 
 def _sources(record: Case | Draft, data: dict[str, Any]) -> Block:
