@@ -28,6 +28,7 @@ from pipeline.extract.durations import durations_in
 from pipeline.extract.prose import Passage, impact_region, impact_users
 from pipeline.extract.severity import severity_in
 from pipeline.extract.tags import suggest_terms
+from pipeline.fields import DEFAULTS, TERM_LISTS
 from pipeline.ids import GITHUB_HOSTS, canonical_url, draft_id_for, part_draft_id
 from pipeline.models import (
     Draft,
@@ -73,15 +74,8 @@ def _hash(value: Any) -> str:
 
 
 def _is_empty(name: str, value: Any) -> bool:
-    if value in (None, [], {}, ""):
-        return True
-    if name in ("severity", "root_cause"):
-        return value == "unknown"
-    if name == "impact":
-        return all(v == "unknown" for v in value.values())
-    if name == "timeline":
-        return all(v is None for v in value.values())
-    return False
+    """Nothing, or the field's default: the vocabulary's `unknown`, an impact of unknown parts, a timeline of none."""
+    return value in (None, [], {}, "") or value == DEFAULTS.get(name)
 
 
 def _merge(draft: Draft, proposals: dict[str, Any], changes: dict[str, Any]) -> Draft:
@@ -254,17 +248,10 @@ def _evidence(field: str, text: str, rule: str, quote: str, start: int | None = 
         return None
 
 
-# The case field a section under a heading fills (the summary has its own rule; the timeline
-# fills durations, whose evidence is the lines they rest on).
+# The case field a section under a heading fills, which a SectionField names (the summary has its own
+# rule; the timeline fills durations, whose evidence is the lines they rest on).
 _SECTION_PROPOSAL = {
-    SectionField.IMPACT: "impact",
-    SectionField.TRIGGER: "trigger",
-    SectionField.ROOT_CAUSE: "root_cause",
-    SectionField.CONTRIBUTING: "contributing",
-    SectionField.DETECTION: "detection",
-    SectionField.REMEDIATION: "remediation",
-    SectionField.ACTION_ITEMS: "action_items",
-    SectionField.LESSONS: "lessons",
+    section: section.value for section in SectionField if section not in (SectionField.SUMMARY, SectionField.TIMELINE)
 }
 
 
@@ -309,13 +296,8 @@ def _impact_part_evidence(extraction: Extraction) -> list[Evidence | None]:
     return found
 
 
-# The case field each vocabulary's suggested terms fill.
-_TAG_FIELD: dict[Kind, str] = {
-    "domains": "domain",
-    "symptoms": "symptoms",
-    "components": "components",
-    "contributing": "contributing",
-}
+# The case field each vocabulary's suggested terms fill: the case's lists of terms, by their vocabulary.
+_TAG_FIELD: dict[Kind, str] = {kind: name for name, kind in TERM_LISTS.items()}
 _WORDS_PER_TERM = 3
 
 

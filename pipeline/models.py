@@ -8,7 +8,10 @@ each source, the review state and its history). A **source entry** is one line o
 crawl registry in `sources/*.yaml`.
 
 The JSON Schema (`incidentlib schema`) is generated from these classes; the key order
-of a written record is the field order declared here, so keep it a reading order.
+of a written record is the field order declared here, so keep it a reading order. Every list
+of fields the pipeline works with (the narrative texts, the form's, the ones the review keeps)
+is read off these classes by `pipeline.fields`: mark a field `Kept` or `Published` here rather
+than naming it in a list elsewhere.
 """
 
 from __future__ import annotations
@@ -80,6 +83,23 @@ __all__ = [
 
 
 # ---------------------------------------------------------------- field types
+
+
+@dataclass(frozen=True)
+class Kept:
+    """Annotated metadata: a field the pipeline and the review commands keep, which no edit may change.
+
+    `approved`: a reviewer approves it with the content (a draft's id, its origin); otherwise it is
+    the review's own bookkeeping (the state, the history), which an approval does not cover and an
+    edit's list of changes does not name. `pipeline.fields` lists the fields so marked."""
+
+    approved: bool = False
+
+
+@dataclass(frozen=True)
+class Published:
+    """Annotated metadata: a field of a case that publication writes itself (the case's id, its sources
+    without their archive states, its page and its time) rather than copying it from the draft."""
 
 
 @dataclass(frozen=True)
@@ -256,7 +276,7 @@ class CaseContent(Record):
     Every field may be empty here; `Case` makes the ones a published case needs required.
     """
 
-    id: str
+    id: Annotated[str, Kept(approved=True)]
     org: Name | None = None
     org_slug: Slug | None = None
     date: PartialDate | None = None
@@ -281,24 +301,24 @@ class CaseContent(Record):
     related: list[CaseId] = []
     recurrence_of: CaseId | None = None
     docs: list[Url] = Field(default=[], description="Links to documentation that helps a reader act on the case.")
-    review: Review = Review()
-    updated_at: Timestamp | None = None
+    review: Annotated[Review, Kept()] = Review()
+    updated_at: Annotated[Timestamp | None, Kept()] = None
     url: Url | None = Field(default=None, description="The case's public page.")
 
 
 class Case(CaseContent):
     """A published case, exactly as the library stores and serves it."""
 
-    id: CaseId
+    id: Annotated[CaseId, Published()]
     org: Name
     org_slug: Slug
     date: PartialDate
     date_kind: DateKind
     title: Texts
     summary: Texts
-    sources: list[Source] = Field(min_length=1)
-    updated_at: Timestamp
-    url: Url
+    sources: Annotated[list[Source], Published()] = Field(min_length=1)
+    updated_at: Annotated[Timestamp, Published()]
+    url: Annotated[Url, Published()]
 
 
 # ---------------------------------------------------------------- draft parts
@@ -470,17 +490,19 @@ class IncidentStart(Record):
 class Draft(CaseContent):
     """A case being made: any content field may be empty."""
 
-    id: DraftId
-    state: DraftState = DraftState.EXTRACTED
-    case_id: CaseId | None = Field(default=None, description="The published case, once there is one.")
+    id: Annotated[DraftId, Kept(approved=True)]
+    state: Annotated[DraftState, Kept()] = DraftState.EXTRACTED
+    case_id: Annotated[CaseId | None, Kept(approved=True)] = Field(
+        default=None, description="The published case, once there is one."
+    )
     # Narrower than a case's: each source carries its archive state. Declared here, not added
     # beside it, so that the field keeps its place in the key order of a written record.
     sources: list[DraftSource] = []  # type: ignore[assignment]
-    origin: Origin
+    origin: Annotated[Origin, Kept(approved=True)]
     text: str | None = Field(default=None, description="The full extracted text, for the writer and the reviewer.")
     sections: list[Section] = []
-    history: list[Transition] = []
-    extracted: dict[str, str] = Field(
+    history: Annotated[list[Transition], Kept()] = []
+    extracted: Annotated[dict[str, str], Kept()] = Field(
         default={},
         description="For each field the extractor filled, a hash of the value it wrote: a field whose value "
         "no longer matches was edited by a person, and a re-crawl leaves it alone.",
@@ -489,7 +511,7 @@ class Draft(CaseContent):
     # (pipeline.publish copies only a case's fields). A case states what its sources say and
     # links the sources themselves; the passages and rules are how a reviewer checks a draft,
     # they go stale with the next edit, and the text their offsets point into is not published.
-    evidence: list[Evidence] = Field(
+    evidence: Annotated[list[Evidence], Kept()] = Field(
         default=[],
         description="For each drafted field, the passage of `text` it came from and the rule that chose it. "
         "A field a person edits keeps none. Drafts written before evidence existed load with it empty.",
@@ -504,19 +526,19 @@ class Draft(CaseContent):
         description="For the draft of one incident of a document that tells several: the document's draft. Its "
         "`text` is the incident's part of the document.",
     )
-    created_at: Timestamp | None = None
+    created_at: Annotated[Timestamp | None, Kept(approved=True)] = None
     # The writer assist's material (pipeline.assist), review material like `evidence`: none of it is published.
-    proposals: list[Proposal] = Field(
+    proposals: Annotated[list[Proposal], Kept()] = Field(
         default=[],
         exclude_if=lambda v: not v,  # with the assist unset, a draft's file is as it was
         description="Fields a language model proposed, beside the fields, each waiting for a person to accept it.",
     )
-    assist: dict[str, AssistRun] = Field(
+    assist: Annotated[dict[str, AssistRun], Kept()] = Field(
         default={},
         exclude_if=lambda v: not v,
         description="The last request of each of the assist's prompts (propose, translate-ko), by prompt.",
     )
-    machine_translated: dict[FieldPath, MachineTranslation] = Field(
+    machine_translated: Annotated[dict[FieldPath, MachineTranslation], Kept()] = Field(
         default={},
         exclude_if=lambda v: not v,
         description="Translated fields a person accepted from a model (summary.ko), with the English they translate: "
@@ -585,6 +607,11 @@ class MachineTranslation(Record):
     english: Text = Field(description="The English it translates, as it was when accepted.")
     accepted_by: Name
     accepted_at: Timestamp
+
+
+# The assist's models are defined after the draft that holds them: resolved now, so that the draft's fields
+# (and their markers, which pipeline.fields reads) are complete once this module is imported.
+Draft.model_rebuild()
 
 
 # ---------------------------------------------------------------- link health

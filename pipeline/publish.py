@@ -21,6 +21,7 @@ from typing import Any, Literal
 from pipeline import interrupt
 from pipeline.batch import tally
 from pipeline.errors import InvalidRecord
+from pipeline.fields import PUBLISHED
 from pipeline.models import Case, Draft, DraftState, Source, Transition, utc_now
 from pipeline.review import missing_for_publication
 from pipeline.settings import Settings
@@ -50,7 +51,8 @@ class PromoteReport:
         return {"counts": self.counts(), "drafts": [asdict(d) for d in self.drafts]}
 
 
-_CASE_FIELDS = tuple(name for name in Case.model_fields if name not in ("id", "sources", "updated_at", "url"))
+# What a case copies from its draft: every field but those publication writes itself (marked `Published`).
+_CASE_FIELDS = tuple(name for name in Case.model_fields if name not in PUBLISHED)
 
 
 def case_from_draft(draft: Draft, case_id: str, base_url: str) -> Case:

@@ -8,24 +8,29 @@ queue, nor does the queue hide it.
 
 from __future__ import annotations
 
+import functools
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
+from urllib.parse import urlencode
 
 from pipeline.errors import RecordError, RecordNotFound, ReviewError
 from pipeline.evidence import holds, overlaps
+from pipeline.fields import ACTION_LISTS, NARRATIVE, PARTS
 from pipeline.fragments import fragment_link
 from pipeline.models import CASE_ID_PATTERN, Case, Draft, DraftState, Evidence, utc_now
 from pipeline.review import missing_for_publication
 from pipeline.store import Store
 
 __all__ = [
+    "EVERY_DRAFT",
     "UNREADABLE",
     "Block",
     "QueueEntry",
+    "QueueFilter",
     "Unreadable",
     "entry_for",
     "evidence_url",
@@ -50,6 +55,114 @@ _WORK_ORDER = (
 _STATE_ORDER = [UNREADABLE, *(state.value for state in _WORK_ORDER)]
 assert len(set(_WORK_ORDER)) == len(DraftState), "every draft state has its place in the queue's order"
 _SORTS = ("age", "state", "org", "id")
+# Each filter's name in the web page's query string (`/?state=written&q=dns`).
+_PARAMETERS = {
+    "states": "state",
+    "org": "org",
+    "component": "component",
+    "older_than_days": "older_than",
+    "writer": "writer",
+    "search": "q",
+    "sort": "sort",
+}
+
+
+@dataclass(frozen=True)
+class QueueFilter:
+    """Which drafts the queue lists, and in what order: the filters of `incidentlib queue` and of the web
+    page's queue, checked when made (a ReviewError names an unknown state or sort).
+
+    `states`: only drafts in one of these (`unreadable`: broken files); `org`: of this organisation (its
+    org or org_slug, in any case); `component`: tagged with it; `older_than_days`; `writer`: signed by
+    this person (in any case); `search`: holding all these words (any case) in the id, titles or text;
+    `sort`: age (oldest first), state (in the order a person works through), org or id. An empty one
+    filters nothing."""
+
+    states: tuple[str, ...] = ()
+    org: str | None = None
+    component: str | None = None
+    older_than_days: float | None = None
+    writer: str | None = None
+    search: str | None = None
+    sort: str = "age"
+
+    def __post_init__(self) -> None:
+        if self.sort not in _SORTS:
+            raise ReviewError(f"--sort must be one of {', '.join(_SORTS)}, not {self.sort!r}")
+        unknown = [s for s in self.states if s not in _STATE_ORDER]
+        if unknown:
+            raise ReviewError(f"unknown state {unknown[0]!r}; known: {', '.join(_STATE_ORDER)}")
+
+    @classmethod
+    def from_query(cls, query: Mapping[str, str], *, sort: str = "age") -> QueueFilter:
+        """The filter a query string asks for (`state`, `org`, `component`, `older_than`, `writer`, `q`,
+        `sort`): an empty parameter filters nothing, a missing `sort` is `sort`, and `state` may be given
+        more than once when `query` has a `getlist` (a Starlette request's query_params). Raises
+        ReviewError for an unknown state or sort, ValueError for an age that is no number."""
+        name = _PARAMETERS
+        getlist = getattr(query, "getlist", None)
+        states = getlist(name["states"]) if getlist else [query.get(name["states"], "")]
+        older_than = query.get(name["older_than_days"])
+        return cls(
+            states=tuple(state for state in states if state),
+            org=query.get(name["org"]) or None,
+            component=query.get(name["component"]) or None,
+            older_than_days=float(older_than) if older_than else None,
+            writer=query.get(name["writer"]) or None,
+            search=query.get(name["search"]) or None,
+            sort=query.get(name["sort"], sort),
+        )
+
+    def to_query(self) -> dict[str, str | list[str]]:
+        """The filter as `from_query` reads it, every parameter ("" for one that filters nothing, a list
+        for `state` when there are several): what the page's form shows."""
+        values: dict[str, str | list[str] | None] = {
+            "states": self.states[0] if len(self.states) == 1 else list(self.states),
+            "org": self.org,
+            "component": self.component,
+            "older_than_days": None if self.older_than_days is None else f"{self.older_than_days:g}",
+            "writer": self.writer,
+            "search": self.search,
+            "sort": self.sort,
+        }
+        return {_PARAMETERS[key]: value or "" for key, value in values.items()}
+
+    def query_string(self, **change: Any) -> str:
+        """The filter as a query string, with `change` on top (the page's `page_number`, another
+        `state`); a parameter that is "" or None is left out."""
+        given = {**self.to_query(), **change}
+        return urlencode({key: value for key, value in given.items() if value}, doseq=True)
+
+    @functools.cached_property
+    def words(self) -> list[str]:
+        return (self.search or "").casefold().split()
+
+    def lets_through(self, draft: Draft, text_of: Callable[[Draft], str]) -> bool:
+        """The draft passes every filter but the age (its queue entry's, `old_enough`); its text, the
+        dearest to work out, is looked at last."""
+        org = (self.org or "").casefold()
+        return (
+            (not self.states or draft.state.value in self.states)
+            and (not org or org in ((draft.org or "").casefold(), (draft.org_slug or "").casefold()))
+            and (not self.component or self.component in draft.components)
+            and (not self.writer or self.writer.casefold() == (draft.review.written_by or "").casefold())
+            and (not self.words or all(word in text_of(draft) for word in self.words))
+        )
+
+    def lets_through_unreadable(self, bad: Unreadable) -> bool:
+        """All that is known of a broken file is its id and age: a filter on anything else leaves it out,
+        unless the states ask for unreadable files."""
+        if self.states:
+            wanted = UNREADABLE in self.states
+        else:
+            wanted = not (self.org or self.component or self.writer or self.words)
+        return wanted and self.old_enough(bad.age_days)
+
+    def old_enough(self, age_days: float) -> bool:
+        return self.older_than_days is None or age_days >= self.older_than_days
+
+
+EVERY_DRAFT = QueueFilter()
 
 
 @dataclass
@@ -119,20 +232,8 @@ def entry_for(draft: Draft, languages: Sequence[str], now: datetime | None = Non
     )
 
 
-def queue(
-    store: Store,
-    languages: Sequence[str],
-    *,
-    states: Sequence[str] | None = None,
-    org: str | None = None,
-    component: str | None = None,
-    older_than_days: float | None = None,
-    writer: str | None = None,
-    search: str | None = None,
-    sort: str = "age",
-) -> list[QueueEntry]:
-    """Drafts filtered by state, organisation, component, age, writer and words of their title or
-    text, sorted as asked.
+def queue(store: Store, languages: Sequence[str], filters: QueueFilter = EVERY_DRAFT) -> list[QueueEntry]:
+    """The drafts `filters` lets through, sorted as it asks.
 
     Unreadable draft files are listed (state `unreadable`, with the `problem`) unless a
     filter leaves them out. All that is known of one is its id and its age: a state filter
@@ -141,81 +242,50 @@ def queue(
     `unreadable`.
     """
     drafts, unreadable = read_drafts(store)
-    return queue_of(
-        drafts,
-        unreadable,
-        languages,
-        states=states,
-        org=org,
-        component=component,
-        older_than_days=older_than_days,
-        writer=writer,
-        search=search,
-        sort=sort,
-    )
+    return queue_of(drafts, unreadable, languages, filters)
 
 
 def queue_of(
     drafts: Sequence[Draft],
     unreadable: Sequence[Unreadable],
     languages: Sequence[str],
+    filters: QueueFilter = EVERY_DRAFT,
     *,
-    states: Sequence[str] | None = None,
-    org: str | None = None,
-    component: str | None = None,
-    older_than_days: float | None = None,
-    writer: str | None = None,
-    search: str | None = None,
-    sort: str = "age",
     entry_of: Callable[[Draft, datetime], QueueEntry] | None = None,
     text_of: Callable[[Draft], str] | None = None,
 ) -> list[QueueEntry]:
     """`queue` over drafts already read. The web page keeps them read between requests, with each
     one's entry (`entry_of(draft, now)`, as `entry` makes it) and its searchable text (`text_of`,
     as `searchable` makes it) worked out once per version of the draft."""
-    if sort not in _SORTS:
-        raise ReviewError(f"--sort must be one of {', '.join(_SORTS)}, not {sort!r}")
-    unknown = [s for s in states or [] if s not in _STATE_ORDER]
-    if unknown:
-        raise ReviewError(f"unknown state {unknown[0]!r}; known: {', '.join(_STATE_ORDER)}")
-    words = (search or "").casefold().split()
     now = utc_now()  # once: one clock read per draft was a fifth of a 5,000-draft queue's time
-    entries = [
-        QueueEntry(
-            id=bad.id,
-            state=UNREADABLE,
-            org=None,
-            title=None,
-            age_days=bad.age_days,
-            written_by=None,
-            problem=f"{bad.path}: {bad.problem}",
-        )
-        for bad in unreadable
-        if (UNREADABLE in states if states else not (org or component or writer or words))
-        and (older_than_days is None or bad.age_days >= older_than_days)
-    ]
+    entries = [_unreadable_entry(bad) for bad in unreadable if filters.lets_through_unreadable(bad)]
     for draft in drafts:
-        if states and draft.state.value not in states:
-            continue
-        if org and org.casefold() not in ((draft.org or "").casefold(), (draft.org_slug or "").casefold()):
-            continue
-        if component and component not in draft.components:
-            continue
-        if writer and writer.casefold() != (draft.review.written_by or "").casefold():
-            continue
-        if words and not all(word in (text_of or searchable)(draft) for word in words):
+        if not filters.lets_through(draft, text_of or searchable):
             continue
         entry = entry_of(draft, now) if entry_of else entry_for(draft, languages, now)
-        if older_than_days is not None and entry.age_days < older_than_days:
-            continue
-        entries.append(entry)
-    keys = {
-        "age": lambda e: -e.age_days,
-        "state": lambda e: (_STATE_ORDER.index(e.state), -e.age_days),
-        "org": lambda e: ((e.org or "").casefold(), -e.age_days),
-        "id": lambda e: e.id,
-    }
-    return sorted(entries, key=keys[sort])
+        if filters.old_enough(entry.age_days):
+            entries.append(entry)
+    return sorted(entries, key=_SORT_KEYS[filters.sort])
+
+
+def _unreadable_entry(bad: Unreadable) -> QueueEntry:
+    return QueueEntry(
+        id=bad.id,
+        state=UNREADABLE,
+        org=None,
+        title=None,
+        age_days=bad.age_days,
+        written_by=None,
+        problem=f"{bad.path}: {bad.problem}",
+    )
+
+
+_SORT_KEYS: dict[str, Callable[[QueueEntry], Any]] = {
+    "age": lambda e: -e.age_days,
+    "state": lambda e: (_STATE_ORDER.index(e.state), -e.age_days),
+    "org": lambda e: ((e.org or "").casefold(), -e.age_days),
+    "id": lambda e: e.id,
+}
 
 
 def searchable(draft: Draft) -> str:
@@ -227,8 +297,6 @@ def searchable(draft: Draft) -> str:
 
 _PREVIEW = 100
 _QUOTE = 80
-_NARRATIVE = ("title", "summary", "symptoms_text", "trigger", "detection", "lessons")
-_ACTIONS = ("remediation", "action_items")
 
 
 @dataclass
@@ -313,53 +381,79 @@ def show(store: Store, record_id: str, languages: Sequence[str], *, full: bool =
     return _blocks(draft, draft.model_dump(mode="json"), header, missing_for_publication(draft, languages), full)
 
 
+# Fields shown in blocks of their own rather than among the first block's lines: the id (in the header),
+# the sources, a draft's origin, text, sections and history, and the assist's (in its block, when there is
+# anything in it). A choice of the layout, not a list of the record's fields.
+_OWN_BLOCKS = frozenset(
+    {"id", "sources", "origin", "text", "sections", "history", "proposals", "assist", "machine_translated"}
+)
+
+
 def _blocks(
     record: Case | Draft, data: dict[str, Any], header: str, lacks: list[str] | None, full: bool
 ) -> list[Block]:
-    top = Block(header)
-    if lacks is not None:
-        top.lines.append(f"lacks: {', '.join(lacks) if lacks else 'nothing'}")
+    top = Block(header, [] if lacks is None else [f"lacks: {', '.join(lacks) if lacks else 'nothing'}"])
     texts: list[Block] = []
     lists: list[Block] = []
     beside = _Beside(record)
     for name, value in data.items():
-        if name in ("id", "sources", "origin", "text", "sections", "history"):
+        if name in _OWN_BLOCKS:
             continue
-        if name in _NARRATIVE and value:
-            texts += [
-                Block(f"{name}.{lang}", [*(text.splitlines() or [""]), *beside.take(f"{name}.{lang}")])
-                for lang, text in value.items()
-            ]
-        elif name in _ACTIONS and value:
-            lines = beside.take(name, exact=True)
-            for i, action in enumerate(value):
-                lines += [f"{i + 1}. {lang}: {text}" for lang, text in action["text"].items()]
-                lines += beside.take(f"{name}[{i}]")
-            lists.append(Block(name, lines))
-        elif name == "docs" and value:
+        if value and name in NARRATIVE:
+            texts += _narrative_blocks(name, value, beside)
+        elif value and name in ACTION_LISTS:
+            lists.append(_actions_block(name, value, beside))
+        elif value and name == "docs":  # links, one a line
             lists.append(Block(name, [f"- {url}" for url in value]))
-        elif name in ("impact", "timeline", "review"):
-            for part, v in value.items():
-                top.lines += [f"{name}.{part}: {_value(v)}", *beside.take(f"{name}.{part}")]
-        elif name == "extracted":
-            top.lines.append(f"extracted (fields the extractor filled): {_value(sorted(value))}")
-        elif name == "evidence":
-            top.lines.append(f"evidence: {len(value)} passages, each beside its field" if value else "evidence: -")
-        elif name in ("proposals", "assist", "machine_translated"):
-            continue  # the assist's own block, when there is anything in it
         else:
-            top.lines += [f"{name}: {_value(value)}", *beside.take(name)]
+            top.lines += _field_lines(name, value, beside)
     if beside.left:  # of fields now empty, or of paths no field line shows
-        left = Block("evidence of fields not shown above")
-        for entry in beside.left:
-            left.lines += [f"{entry.field}:", *beside.lines(entry)]
-        lists.append(left)
+        lists.append(_unplaced_evidence(beside))
     blocks = [top, *texts, *lists, _sources(record, data)]
     if isinstance(record, Draft):
         blocks += _draft_blocks(record, data, full)
     for block in blocks:
         block.lines = block.lines or ["-"]
     return blocks
+
+
+def _narrative_blocks(name: str, texts: dict[str, str], beside: _Beside) -> list[Block]:
+    """A block for each language of a narrative text (`summary.en`), with its evidence."""
+    return [
+        Block(f"{name}.{lang}", [*(text.splitlines() or [""]), *beside.take(f"{name}.{lang}")])
+        for lang, text in texts.items()
+    ]
+
+
+def _actions_block(name: str, actions: list[dict[str, Any]], beside: _Beside) -> Block:
+    """The actions numbered, a line per language, each with its evidence after the list's own."""
+    lines = beside.take(name, exact=True)
+    for i, action in enumerate(actions):
+        lines += [f"{i + 1}. {lang}: {text}" for lang, text in action["text"].items()]
+        lines += beside.take(f"{name}[{i}]")
+    return Block(name, lines)
+
+
+def _field_lines(name: str, value: Any, beside: _Beside) -> list[str]:
+    """A field's lines in the first block, each with its evidence; a field of parts part by part."""
+    if name in PARTS:
+        return [
+            line
+            for part, v in value.items()
+            for line in (f"{name}.{part}: {_value(v)}", *beside.take(f"{name}.{part}"))
+        ]
+    if name == "extracted":
+        return [f"extracted (fields the extractor filled): {_value(sorted(value))}"]
+    if name == "evidence":
+        return [f"evidence: {len(value)} passages, each beside its field" if value else "evidence: -"]
+    return [f"{name}: {_value(value)}", *beside.take(name)]
+
+
+def _unplaced_evidence(beside: _Beside) -> Block:
+    block = Block("evidence of fields not shown above")
+    for entry in beside.left:
+        block.lines += [f"{entry.field}:", *beside.lines(entry)]
+    return block
 
 
 def _sources(record: Case | Draft, data: dict[str, Any]) -> Block:

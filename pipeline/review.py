@@ -55,6 +55,7 @@ from pydantic import ValidationError
 
 from pipeline.errors import ReviewError
 from pipeline.evidence import without_evidence
+from pipeline.fields import ACTION_LISTS, BOOKKEEPING, KEPT, NARRATIVE, OPTIONAL_NARRATIVE, REQUIRED, REQUIRED_NARRATIVE
 from pipeline.models import (
     ArchiveState,
     ArchiveStatus,
@@ -93,16 +94,15 @@ __all__ = [
     "writers",
 ]
 
-# Narrative fields every published case has, in every required language.
-REQUIRED_NARRATIVE = ("title", "summary")
-OPTIONAL_NARRATIVE = ("symptoms_text", "trigger", "detection", "lessons")
+# Narrative fields every published case has, in every required language (REQUIRED_NARRATIVE), and the
+# others (OPTIONAL_NARRATIVE): both read off the models by pipeline.fields.
 
 
 def missing_languages(record: Case | Draft, languages: Sequence[str]) -> list[tuple[str, list[str]]]:
     """Each narrative text present (fields, then remediation and action items) with the required
     languages it lacks; texts that lack none are left out. Empty fields are not checked here."""
     texts = [(name, getattr(record, name)) for name in (*REQUIRED_NARRATIVE, *OPTIONAL_NARRATIVE)]
-    for list_name in ("remediation", "action_items"):
+    for list_name in ACTION_LISTS:
         texts += [(f"{list_name}.{i}.text", action.text) for i, action in enumerate(getattr(record, list_name))]
     gaps = [(name, [lang for lang in languages if lang not in text]) for name, text in texts if text]
     return [(name, langs) for name, langs in gaps if langs]
@@ -117,8 +117,8 @@ def missing_for_publication(draft: Draft, languages: Sequence[str]) -> list[str]
             missing.append(name)
         missing += [f"{name}.{lang}" for lang in gaps.pop(name, [])]
     missing += [f"{path}.{lang}" for path, langs in gaps.items() for lang in langs]
-    for name in ("org", "org_slug", "date", "date_kind"):
-        if not getattr(draft, name):
+    for name in REQUIRED:  # the narrative ones are above, with their languages
+        if name not in NARRATIVE and not getattr(draft, name):
             missing.append(name)
     if not draft.sources:
         missing.append("sources")
@@ -301,22 +301,8 @@ def reopen(draft: Draft, by: str, comment: str | None = None) -> Draft:
     return _step(draft, move, by, comment, review=Review(written_by=draft.review.written_by))
 
 
-# Kept by the pipeline and the review commands; an edit may not touch them.
-PIPELINE_FIELDS = (
-    "id",
-    "state",
-    "history",
-    "review",
-    "case_id",
-    "extracted",
-    "evidence",
-    "origin",
-    "created_at",
-    "updated_at",
-    "proposals",
-    "assist",
-    "machine_translated",
-)
+# Kept by the pipeline and the review commands (marked `Kept` in the models); an edit may not touch them.
+PIPELINE_FIELDS = KEPT
 
 
 def edited(before: Draft, after: Draft, by: str, *, comment: str | None = None) -> Draft:
@@ -415,20 +401,7 @@ def _archive_states(draft: Draft) -> list[tuple[str, str | None, ArchiveState]]:
 
 def _content(draft: Draft) -> dict[str, Any]:
     """What a reviewer approves: the case fields, not the review's own bookkeeping."""
-    return draft.model_dump(
-        mode="json",
-        exclude={
-            "state",
-            "history",
-            "review",
-            "updated_at",
-            "extracted",
-            "evidence",
-            "proposals",
-            "assist",
-            "machine_translated",
-        },
-    )
+    return draft.model_dump(mode="json", exclude=set(BOOKKEEPING))
 
 
 def set_field(draft: Draft, path: str, value: Any) -> Draft:

@@ -15,6 +15,7 @@ from helpers import archive_settings, complete_draft, pipes
 
 from pipeline.archive import archive
 from pipeline.crawl import crawl
+from pipeline.errors import ReviewError
 from pipeline.ids import draft_id_for
 from pipeline.models import Case
 from pipeline.settings import Settings
@@ -406,10 +407,43 @@ def test_an_edit_needs_a_persons_name(
 
 def test_the_queue_filters_by_writer_and_by_words_of_the_text(store: Store, make_draft: Any) -> None:
     from pipeline.models import Review
-    from pipeline.queue import queue
+    from pipeline.queue import QueueFilter, queue
 
     store.write_draft(make_draft("https://example.org/a", text="The disk of the build farm filled up."))
     store.write_draft(make_draft("https://example.org/b", text="DNS failed.", review=Review(written_by="Carol")))
-    assert [e.id for e in queue(store, ["en"], search="BUILD farm")] == [draft_id_for("https://example.org/a")]
-    assert [e.id for e in queue(store, ["en"], writer="carol")] == [draft_id_for("https://example.org/b")]
-    assert queue(store, ["en"], search="build dns") == []
+    a, b = draft_id_for("https://example.org/a"), draft_id_for("https://example.org/b")
+    assert [e.id for e in queue(store, ["en"], QueueFilter(search="BUILD farm"))] == [a]
+    assert [e.id for e in queue(store, ["en"], QueueFilter(writer="carol"))] == [b]
+    assert queue(store, ["en"], QueueFilter(search="build dns")) == []
+
+
+def test_a_queue_filter_is_read_from_a_query_string_and_written_back() -> None:
+    from starlette.datastructures import QueryParams
+
+    from pipeline.queue import QueueFilter
+
+    given = QueryParams("state=written&state=in_review&org=Acme&component=&older_than=1.5&q=dns+down&sort=org")
+    chosen = QueueFilter.from_query(given)
+    assert chosen == QueueFilter(
+        states=("written", "in_review"), org="Acme", older_than_days=1.5, search="dns down", sort="org"
+    )
+    assert QueueFilter.from_query(QueryParams(chosen.query_string())) == chosen
+    assert chosen.query_string(state="extracted", page_number=2) == (
+        "state=extracted&org=Acme&older_than=1.5&q=dns+down&sort=org&page_number=2"
+    )
+    assert QueueFilter.from_query({}, sort="state") == QueueFilter(sort="state")
+    assert QueueFilter(sort="state").to_query() == {
+        "state": "",
+        "org": "",
+        "component": "",
+        "older_than": "",
+        "writer": "",
+        "q": "",
+        "sort": "state",
+    }
+    with pytest.raises(ReviewError, match=r"^unknown state 'pending'; known: unreadable, written, in_review, "):
+        QueueFilter.from_query({"state": "pending"})
+    with pytest.raises(ReviewError, match=r"^--sort must be one of age, state, org, id, not 'size'$"):
+        QueueFilter(sort="size")
+    with pytest.raises(ValueError, match="could not convert string to float: 'soon'"):
+        QueueFilter.from_query({"older_than": "soon"})

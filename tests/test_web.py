@@ -148,6 +148,10 @@ def test_the_queue_counts_filters_and_searches(site: TestClient, store: Store, c
     assert "Disk full" in searched and DRAFT_ID not in searched
     assert "Disk full" in site.get("/?writer=Carol").text and "Disk full" not in site.get("/?writer=ann").text
     assert "unknown state" in site.get("/?state=nonsense").text
+    # The page's links keep the filters it shows: each state's count, the next page.
+    filtered = site.get("/?writer=Carol&older_than=0").text
+    assert 'href="/?state=written&amp;older_than=0&amp;writer=Carol&amp;sort=state"' in filtered
+    assert 'name="writer" value="Carol"' in filtered and 'name="older_than" value="0"' in filtered
 
 
 def test_a_claim_says_who_is_on_a_draft_and_holds_others_off(site: TestClient) -> None:

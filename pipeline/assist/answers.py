@@ -10,10 +10,12 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from importlib import resources
-from typing import Literal
+from typing import Literal, get_args
 
 import yaml
 from pydantic import BaseModel, ConfigDict
+
+from pipeline.fields import NARRATIVE, PARTS
 
 __all__ = [
     "ENGLISH_FIELDS",
@@ -25,20 +27,29 @@ __all__ = [
     "load_prompt",
 ]
 
+# The fields the model may propose in English: those prompts/propose.md says how to write, a deliberate
+# subset of the record kept in step with the prompt. Every narrative text but the title (a page names
+# itself, and the drafter takes it from there); the impact as one sentence; the root cause's class; the
+# remediation's steps. The vocabularies' lists are the drafter's, read off the text's words.
 ProposedField = Literal[
     "summary", "symptoms_text", "trigger", "detection", "impact", "root_cause", "lessons", "remediation"
 ]
+# Of a field of parts, the part the model writes: the impact's scope, the sentence (its users and region
+# are the drafter's, read off that sentence).
+_PROPOSED_PART = {"impact": "scope"}
+
+
+def _english_path(name: str) -> str:
+    """The path of the record a proposal of `name` fills: a narrative text's English, a part, or the field."""
+    if name in NARRATIVE:
+        return f"{name}.en"
+    if name in PARTS:
+        return f"{name}.{_PROPOSED_PART[name]}"
+    return name
+
+
 # Each field the model may propose and the path of the record it fills.
-ENGLISH_FIELDS: dict[str, str] = {
-    "summary": "summary.en",
-    "symptoms_text": "symptoms_text.en",
-    "trigger": "trigger.en",
-    "detection": "detection.en",
-    "impact": "impact.scope",
-    "root_cause": "root_cause",
-    "lessons": "lessons.en",
-    "remediation": "remediation",
-}
+ENGLISH_FIELDS: dict[str, str] = {name: _english_path(name) for name in get_args(ProposedField)}
 
 
 class _Strict(BaseModel):

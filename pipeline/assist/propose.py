@@ -16,14 +16,14 @@ from datetime import datetime
 from typing import Any
 
 from pipeline import review
-from pipeline.assist.answers import ENGLISH_FIELDS, Prompt, ProposeAnswer, TranslateAnswer
+from pipeline.assist.answers import ENGLISH_FIELDS, FieldAnswer, Prompt, ProposeAnswer, TranslateAnswer
 from pipeline.errors import ReviewError
+from pipeline.fields import ACTION_LISTS, CHOICES, NARRATIVE, TRANSLATED
 from pipeline.models import AssistRun, Draft, DroppedProposal, Evidence, MachineTranslation, Proposal, utc_now
 from pipeline.vocabulary import vocabulary
 
 __all__ = [
     "ASSIST_FIELDS",
-    "NARRATIVE_FIELDS",
     "accept_proposal",
     "check_fields",
     "checked_proposals",
@@ -41,9 +41,6 @@ __all__ = [
     "with_proposals",
 ]
 
-# The record's narrative texts (`Texts`, keyed by language): what is translated.
-NARRATIVE_FIELDS = ("title", "summary", "symptoms_text", "trigger", "detection", "lessons")
-_LISTS = ("remediation", "action_items")
 # A passage longer than this is a paragraph pasted whole, not a passage a reviewer can check; shorter than
 # this (in words and characters both) it is a word that stands anywhere, not a claim's ground.
 PASSAGE_LIMIT = 600
@@ -67,8 +64,9 @@ def empty(value: Any) -> bool:
     return value in (None, "", "unknown", [], {})
 
 
-# What `--fields` may name: the fields proposed in English, and the texts translated.
-ASSIST_FIELDS = tuple(dict.fromkeys([*ENGLISH_FIELDS, *NARRATIVE_FIELDS, *_LISTS]))
+# What `--fields` may name: the fields proposed in English, and the texts translated (every narrative
+# text of the record and each action's: pipeline.fields.TRANSLATED).
+ASSIST_FIELDS = tuple(dict.fromkeys([*ENGLISH_FIELDS, *TRANSLATED]))
 
 
 def check_fields(fields: Iterable[str]) -> list[str]:
@@ -89,11 +87,11 @@ def lacking(draft: Draft, fields: Iterable[str] | None = None) -> list[str]:
 def english_texts(draft: Draft) -> dict[str, str]:
     """Every narrative text's English, by the path its translation goes to (summary.ko -> its English)."""
     found: dict[str, str] = {}
-    for name in NARRATIVE_FIELDS:
+    for name in NARRATIVE:
         english = review.value_at(draft, f"{name}.en")
         if english:
             found[name] = english
-    for name in _LISTS:
+    for name in ACTION_LISTS:
         for index, action in enumerate(getattr(draft, name)):
             if action.text.get("en"):
                 found[f"{name}.{index}.text"] = action.text["en"]
@@ -137,8 +135,9 @@ def propose_messages(draft: Draft, fields: Sequence[str], prompt: Prompt, text_l
         "title": (draft.title or {}).get("en"),
         "fields": list(fields),
     }
-    if "root_cause" in fields:
-        question["root_cause_terms"] = vocabulary().names("root_causes")
+    for name in fields:  # a choice's terms (root_cause_terms), for the model to pick one of
+        if name in CHOICES:
+            question[f"{name}_terms"] = vocabulary().names(CHOICES[name])
     if len(text) > text_limit:
         question["note"] = f"the text is cut at {text_limit} of its {len(text)} characters"
         text = text[:text_limit]
@@ -189,11 +188,63 @@ def _korean(text: str) -> bool:
 
 def _value(path: str, text: str, term: str | None) -> Any:
     """What accepting a proposal writes at its path."""
-    if path == "root_cause":
+    if path in CHOICES:
         return term
-    if path == "remediation":
+    if path in ACTION_LISTS:
         return [{"text": {"en": line.strip(" -•*\t")}} for line in text.splitlines() if line.strip(" -•*\t")]
     return text.strip()
+
+
+def _unwanted(draft: Draft, item: FieldAnswer, fields: Sequence[str], kept: dict[str, Proposal]) -> str | None:
+    """Why nobody wants the proposal now: not asked for, proposed already, or its field filled since."""
+    path = ENGLISH_FIELDS[item.field]
+    if item.field not in fields:
+        return "not asked for"
+    if path in kept:
+        return "proposed twice; the first kept"
+    if not empty(review.value_at(draft, path)):
+        return "the field was filled meanwhile"
+    return None
+
+
+def _text_fault(item: FieldAnswer) -> str | None:
+    if not item.text.strip():
+        return "empty"
+    if len(item.text) > TEXT_LIMIT:
+        return f"longer than {TEXT_LIMIT} characters"
+    return None
+
+
+def _passage_fault(text: str, passages: list[str]) -> str | None:
+    """Why the passages cited are no ground: none, too many, too long, too short, or not in the text."""
+    if not passages:
+        return "cites no passage of the text"
+    if len(passages) > PASSAGES_MAX:
+        return f"cites more than {PASSAGES_MAX} passages"
+    if any(len(p) > PASSAGE_LIMIT for p in passages):
+        return f"a passage longer than {PASSAGE_LIMIT} characters"
+    scrap = next((p for p in passages if len(p.split()) < PASSAGE_MIN_WORDS and len(p) < PASSAGE_MIN_CHARS), None)
+    if scrap is not None:
+        return f"a passage of a word or two is no ground: {scrap[:40]!r}"
+    missing = next((p for p in passages if locate(text, p) is None), None)
+    if missing is not None:
+        return f"a passage not in the text: {missing[:120]!r}"
+    return None
+
+
+def _claim_fault(draft: Draft, item: FieldAnswer, path: str, text: str) -> str | None:
+    """Why the value is not one to keep: a number or link the text lacks, a term the vocabulary lacks (for
+    a choice), or a value the record format refuses."""
+    invented = _invented(item.text, text)
+    if invented is not None:
+        return f"states {invented[:60]!r}, which the text does not hold"
+    if path in CHOICES and (item.term or "") not in vocabulary().names(CHOICES[path]):
+        return f"{path.replace('_', ' ')} {(item.term or '')[:40]!r} is not a term of the vocabulary"
+    try:
+        review.set_field(draft, path, _value(path, item.text, item.term))
+    except ReviewError as exc:
+        return f"the record format refuses it: {exc.args[0].split(': ', 1)[-1]}"
+    return None
 
 
 def checked_proposals(
@@ -205,54 +256,26 @@ def checked_proposals(
     dropped = []
     for item in answer.proposals:
         path = ENGLISH_FIELDS[item.field]
-
-        def drop(why: str, path: str = path) -> None:
-            dropped.append(DroppedProposal(path=path, why=why))
-
         passages = [p.strip() for p in item.passages if p.strip()]
-        missing = next((p for p in passages if locate(text, p) is None), None)
-        scrap = next((p for p in passages if len(p.split()) < PASSAGE_MIN_WORDS and len(p) < PASSAGE_MIN_CHARS), None)
-        invented = _invented(item.text, text)
-        if item.field not in fields:
-            drop("not asked for")
-        elif path in kept:
-            drop("proposed twice; the first kept")
-        elif not empty(review.value_at(draft, path)):
-            drop("the field was filled meanwhile")
-        elif not item.text.strip():
-            drop("empty")
-        elif len(item.text) > TEXT_LIMIT:
-            drop(f"longer than {TEXT_LIMIT} characters")
-        elif not passages:
-            drop("cites no passage of the text")
-        elif len(passages) > PASSAGES_MAX:
-            drop(f"cites more than {PASSAGES_MAX} passages")
-        elif any(len(p) > PASSAGE_LIMIT for p in passages):
-            drop(f"a passage longer than {PASSAGE_LIMIT} characters")
-        elif scrap is not None:
-            drop(f"a passage of a word or two is no ground: {scrap[:40]!r}")
-        elif missing is not None:
-            drop(f"a passage not in the text: {missing[:120]!r}")
-        elif invented is not None:
-            drop(f"states {invented[:60]!r}, which the text does not hold")
-        elif item.field == "root_cause" and (item.term or "") not in vocabulary().names("root_causes"):
-            drop(f"root cause {(item.term or '')[:40]!r} is not a term of the vocabulary")
-        else:
-            try:
-                review.set_field(draft, path, _value(path, item.text, item.term))
-            except ReviewError as exc:
-                drop(f"the record format refuses it: {exc.args[0].split(': ', 1)[-1]}")
-                continue
-            kept[path] = Proposal(
-                path=path,
-                text=item.text.strip(),
-                term=item.term if item.field == "root_cause" else None,
-                passages=passages,
-                model=model,
-                prompt=prompt.id,
-                made_at=made_at,
-                text_sha=sha(text),
-            )
+        why = (
+            _unwanted(draft, item, fields, kept)
+            or _text_fault(item)
+            or _passage_fault(text, passages)
+            or _claim_fault(draft, item, path, text)
+        )
+        if why is not None:
+            dropped.append(DroppedProposal(path=path, why=why))
+            continue
+        kept[path] = Proposal(
+            path=path,
+            text=item.text.strip(),
+            term=item.term if path in CHOICES else None,
+            passages=passages,
+            model=model,
+            prompt=prompt.id,
+            made_at=made_at,
+            text_sha=sha(text),
+        )
     return list(kept.values()), dropped
 
 

@@ -299,10 +299,8 @@ def queue(
 ) -> None:
     """List drafts by state, with what each still lacks for publication; a broken draft file as unreadable."""
     settings = load_settings(root)
-    entries = review_queue.queue(
-        Store.from_settings(settings),
-        settings.required_languages,
-        states=state,
+    filters = review_queue.QueueFilter(
+        states=tuple(state or ()),
         org=org,
         component=component,
         older_than_days=older_than,
@@ -310,6 +308,7 @@ def queue(
         search=search,
         sort=sort,
     )
+    entries = review_queue.queue(Store.from_settings(settings), settings.required_languages, filters)
     if as_json:
         typer.echo(json.dumps([asdict(e) for e in entries], indent=2, ensure_ascii=False))
         return

@@ -31,6 +31,7 @@ from pipeline.extract.pdf import read_pdf
 from pipeline.extract.prose import Passage, answers, prose_passages
 from pipeline.extract.summary import summary_from
 from pipeline.extract.tags import Suggestion, suggest_tag_reasons
+from pipeline.fields import TERM_LISTS
 from pipeline.ids import GITHUB_HOSTS, slugify
 from pipeline.models import Section, SectionField
 from pipeline.orgs import org_for
@@ -44,8 +45,9 @@ _CHARSET = re.compile(r"charset=[\"']?([\w.:-]+)", re.IGNORECASE)
 _META_CHARSET = re.compile(rb"<meta[^>]+charset=[\"']?([\w.:-]+)", re.IGNORECASE)
 # Front matter, or an ATX heading on a line of its own, in the first bytes.
 _MARKDOWN_SNIFF = re.compile(rb"\A(?:---|\+\+\+)\s*\n|^#{1,6} \S", re.MULTILINE)
-# The vocabularies a draft's tags are suggested from (root causes are read from their own section).
-_TAG_KINDS: tuple[Kind, ...] = ("domains", "components", "symptoms", "contributing")
+# The vocabularies a draft's tags are suggested from: those of the case's lists of terms (root causes, a
+# choice of one, are read from their own section).
+_TAG_KINDS: tuple[Kind, ...] = tuple(TERM_LISTS.values())
 _ITEM_FIELDS = (SectionField.ACTION_ITEMS, SectionField.REMEDIATION)
 _PUBLISHED_CUE = re.compile(r"(posted|published|written|updated|date)(\s+on)?\W{0,5}$", re.IGNORECASE)
 

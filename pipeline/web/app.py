@@ -400,36 +400,17 @@ def create_app(settings: Settings) -> FastAPI:
     # ------------------------------------------------------------ the queue
 
     @app.get("/", response_class=HTMLResponse)
-    async def queue_page(
-        request: Request,
-        state: str = "",
-        org: str = "",
-        component: str = "",
-        older_than: str = "",
-        writer: str = "",
-        q: str = "",
-        sort: str = "state",
-        page_number: int = 1,
-    ) -> HTMLResponse:
+    async def queue_page(request: Request, page_number: int = 1) -> HTMLResponse:
         drafts, unreadable = await asyncio.to_thread(cache.all)
+        given = request.query_params
         problem = None
         try:
+            filters = review_queue.QueueFilter.from_query(given, sort="state")
             entries = review_queue.queue_of(
-                drafts,
-                unreadable,
-                languages,
-                states=[state] if state else None,
-                org=org or None,
-                component=component or None,
-                older_than_days=float(older_than) if older_than else None,
-                writer=writer or None,
-                search=q or None,
-                sort=sort,
-                entry_of=cache.entry,
-                text_of=cache.text,
+                drafts, unreadable, languages, filters, entry_of=cache.entry, text_of=cache.text
             )
-        except (ReviewError, ValueError) as exc:
-            entries, problem = [], str(exc)
+        except (ReviewError, ValueError) as exc:  # said on the page, whose form keeps what was typed
+            filters, entries, problem = review_queue.QueueFilter(sort="state"), [], str(exc)
         counts: dict[str, int] = defaultdict(int)
         for draft in drafts:
             counts[draft.state.value] += 1
@@ -438,8 +419,6 @@ def create_app(settings: Settings) -> FastAPI:
         pages = max(1, -(-len(entries) // PAGE_SIZE))
         page_number = min(max(1, page_number), pages)
         shown = entries[(page_number - 1) * PAGE_SIZE : page_number * PAGE_SIZE]
-        filters = {"state": state, "org": org, "component": component, "older_than": older_than}
-        filters |= {"writer": writer, "q": q, "sort": sort}
         return page(
             request,
             "queue.html",
@@ -447,10 +426,10 @@ def create_app(settings: Settings) -> FastAPI:
             total=len(entries),
             counts=dict(counts),
             states=[s.value for s in DraftState] + [review_queue.UNREADABLE],
-            filters=filters,
+            filters=dict(given) if problem else filters.to_query(),
             page_number=page_number,
             pages=pages,
-            query=lambda **change: urlencode({k: v for k, v in {**filters, **change}.items() if v}),
+            query=filters.query_string,
             claims=claiming.claims(store),
             problem=problem,
         )

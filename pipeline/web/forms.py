@@ -15,12 +15,13 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import ValidationError
 
+from pipeline.fields import DEFAULTS, FORM, NARRATIVE, TERM_LISTS, FieldKind
 from pipeline.models import Draft, Evidence
 from pipeline.vocabulary import Kind, vocabulary
 
@@ -34,18 +35,12 @@ __all__ = [
     "word_diff",
 ]
 
-NARRATIVE = ("title", "summary", "symptoms_text", "trigger", "detection", "lessons")
-TEXTS = ("org", "org_slug", "date", "impact.scope", "impact.users", "impact.region")
-DURATIONS = ("timeline.detected_after", "timeline.resolved_after")
-CHOICES: dict[str, Kind] = {"date_kind": "date_kinds", "severity": "severities", "root_cause": "root_causes"}
-MULTIPLE: dict[str, Kind] = {
-    "domain": "domains",
-    "symptoms": "symptoms",
-    "components": "components",
-    "contributing": "contributing",
-}
-ACTIONS = ("remediation", "action_items")
-LINES = ("related", "docs")
+# The fields of several vocabulary terms, one box each to tick (pipeline.web.app reads the form by it).
+MULTIPLE = TERM_LISTS
+# The page starts with the case's name, as its reader does: a choice of the page's, not of the record,
+# whose other fields follow in the order the models declare them (pipeline.fields.FORM).
+_LEAD = "title"
+_FORM = sorted(FORM, key=lambda spec: spec[0] != _LEAD)
 
 
 @dataclass
@@ -58,6 +53,7 @@ class FormField:
     chosen: list[str] = field(default_factory=list)  # choice / multiple
     options: list[tuple[str, str]] = field(default_factory=list)  # (term, label)
     evidence: list[tuple[int, Evidence]] = field(default_factory=list)  # (mark number, entry)
+    default: Any = None  # what an empty box stands for: a choice whose default is None may be left empty
 
 
 def languages_for(draft: Draft, required: Sequence[str]) -> list[str]:
@@ -76,37 +72,31 @@ def _get(data: Any, path: str) -> Any:
     return data
 
 
-def _duration(value: Any) -> str:
-    return "" if value is None else str(value)
+def _options(terms: Kind | None) -> list[tuple[str, str]]:
+    return [(t.name, t.label) for t in vocabulary().terms[terms].values()] if terms else []
+
+
+def _form_field(path: str, kind: FieldKind, terms: Kind | None, value: Any, languages: Sequence[str]) -> FormField:
+    if kind == "narrative":
+        return FormField(path, kind, {lang: (value or {}).get(lang, "") for lang in languages})
+    if kind == "choice":
+        return FormField(path, kind, chosen=[value] if value else [], options=_options(terms), default=DEFAULTS[path])
+    if kind == "multiple":
+        return FormField(path, kind, chosen=list(value or []), options=_options(terms), default=DEFAULTS[path])
+    if kind == "actions":
+        lines = {lang: "\n".join((a["text"] or {}).get(lang, "") for a in value or []) for lang in languages}
+        return FormField(path, kind, lines)
+    if kind == "lines":
+        return FormField(path, kind, {"": "\n".join(value or [])})
+    return FormField(path, "text", {"": "" if value is None else str(value)}, default=DEFAULTS[path])
 
 
 def form_fields(draft: Draft, languages: Sequence[str], marks: Mapping[int, Evidence] | None = None) -> list[FormField]:
     """Every editable field of the draft, in the order a reader meets them, with its evidence."""
     data = draft.model_dump(mode="json")
-    terms = vocabulary().terms
     out: list[FormField] = []
-    for path in ("title", "org", "org_slug", "date", "date_kind", "domain", "severity", "summary",
-                 "symptoms_text", "trigger", "impact.scope", "impact.users", "impact.region", "detection",
-                 "root_cause", "lessons", "symptoms", "components", "contributing", "remediation",
-                 "action_items", "timeline.detected_after", "timeline.resolved_after", "related", "docs"):  # fmt: skip
-        value = _get(data, path)
-        if path in NARRATIVE:
-            item = FormField(path, "narrative", {lang: (value or {}).get(lang, "") for lang in languages})
-        elif path in CHOICES:
-            options = [(t.name, t.label) for t in terms[CHOICES[path]].values()]
-            item = FormField(path, "choice", chosen=[value] if value else [], options=options)
-        elif path in MULTIPLE:
-            options = [(t.name, t.label) for t in terms[MULTIPLE[path]].values()]
-            item = FormField(path, "multiple", chosen=list(value or []), options=options)
-        elif path in ACTIONS:
-            lines = {lang: "\n".join((a["text"] or {}).get(lang, "") for a in value or []) for lang in languages}
-            item = FormField(path, "actions", lines)
-        elif path in LINES:
-            item = FormField(path, "lines", {"": "\n".join(value or [])})
-        elif path in DURATIONS:
-            item = FormField(path, "text", {"": _duration(value)})
-        else:
-            item = FormField(path, "text", {"": "" if value is None else str(value)})
+    for path, kind, terms in _FORM:
+        item = _form_field(path, kind, terms, _get(data, path), languages)
         item.evidence = [(n, e) for n, e in (marks or {}).items() if _covers(path, e.field)]
         out.append(item)
     return out
@@ -124,6 +114,93 @@ def _lines(text: str) -> list[str]:
     return [line.strip() for line in text.replace("\r\n", "\n").split("\n") if line.strip()]
 
 
+# What a field's reader returns when the form does not hold the field: it is left as it was.
+_ABSENT = object()
+
+
+def _text(form: Mapping[str, Any], name: str) -> str | None:
+    value = form.get(name)
+    return None if value is None else str(value).replace("\r\n", "\n").strip()
+
+
+def _per_language(form: Mapping[str, Any], path: str, languages: Sequence[str]) -> dict[str, str | None] | None:
+    """The boxes of a field with one per language, or None when the form holds none of them."""
+    given = {lang: _text(form, f"{path}.{lang}") for lang in languages}
+    return None if all(v is None for v in given.values()) else given
+
+
+def _read_narrative(form: Mapping[str, Any], path: str, old: Any, languages: Sequence[str]) -> Any:
+    """The texts typed, beside the draft's texts in languages the form does not offer."""
+    given = _per_language(form, path, languages)
+    if given is None:
+        return _ABSENT
+    kept = {lang: text for lang, text in (old or {}).items() if lang not in languages}
+    kept.update({lang: text for lang, text in given.items() if text})
+    return kept or None
+
+
+def _read_one(form: Mapping[str, Any], path: str, old: Any, languages: Sequence[str]) -> Any:
+    """A box or a choice: an empty one is the field's default (None, or the vocabulary's `unknown`)."""
+    value = _text(form, path)
+    return _ABSENT if value is None else value or DEFAULTS[path]
+
+
+def _read_multiple(form: Mapping[str, Any], path: str, old: Any, languages: Sequence[str]) -> Any:
+    """The boxes ticked. Boxes come back in the vocabulary's order: terms kept keep their place (the
+    drafter's ranking, or the person's), new ones follow."""
+    if f"{path}.present" not in form:  # the field was not on the page; on it, no box ticked means none
+        return _ABSENT
+    chosen = form.get(path)
+    values = [str(v) for v in (chosen if isinstance(chosen, list) else ([chosen] if chosen else []))]
+    staying = [term for term in old if term in values]
+    return list(dict.fromkeys([*staying, *values]))
+
+
+def _action(old: list[Any], index: int, per_lang: dict[str, list[str]]) -> dict[str, Any] | None:
+    """Action `index` with each language's line in place of its text in that language (gone when the
+    language has no such line); its texts in languages the form does not offer kept."""
+    texts = dict((old[index]["text"] if index < len(old) else {}) or {})
+    for lang, lines in per_lang.items():
+        if index < len(lines):
+            texts[lang] = lines[index]
+        else:
+            texts.pop(lang, None)
+    return {"text": texts} if texts else None
+
+
+def _read_actions(form: Mapping[str, Any], path: str, old: Any, languages: Sequence[str]) -> Any:
+    """One action a line, the lines of each language side by side."""
+    given = _per_language(form, path, languages)
+    if given is None:
+        return _ABSENT
+    per_lang = {lang: _lines(text or "") for lang, text in given.items()}
+    count = max((len(lines) for lines in per_lang.values()), default=0)
+    return [action for index in range(count) if (action := _action(old or [], index, per_lang))]
+
+
+def _read_lines(form: Mapping[str, Any], path: str, old: Any, languages: Sequence[str]) -> Any:
+    value = _text(form, path)
+    return _ABSENT if value is None else _lines(value)
+
+
+_READERS: dict[str, Callable[[Mapping[str, Any], str, Any, Sequence[str]], Any]] = {
+    "narrative": _read_narrative,
+    "text": _read_one,
+    "choice": _read_one,
+    "multiple": _read_multiple,
+    "actions": _read_actions,
+    "lines": _read_lines,
+}
+
+
+def _put(data: dict[str, Any], path: str, value: Any) -> None:
+    node = data
+    *parents, last = path.split(".")
+    for part in parents:
+        node = node[part]
+    node[last] = value
+
+
 def apply_form(
     draft: Draft, form: Mapping[str, Any], languages: Sequence[str]
 ) -> tuple[Draft | None, list[tuple[str, str]]]:
@@ -133,75 +210,14 @@ def apply_form(
     choices (`form.getlist`). A path the form does not hold is left as it was.
     """
     data = draft.model_dump(mode="json")
-    problems: list[tuple[str, str]] = []
-
-    def put(path: str, value: Any) -> None:
-        node = data
-        *parents, last = path.split(".")
-        for part in parents:
-            node = node[part]
-        node[last] = value
-
-    def text(name: str) -> str | None:
-        value = form.get(name)
-        return None if value is None else str(value).replace("\r\n", "\n").strip()
-
-    for name in NARRATIVE:
-        given = {lang: text(f"{name}.{lang}") for lang in languages}
-        if all(v is None for v in given.values()):
-            continue
-        kept = {k: v for k, v in (data[name] or {}).items() if k not in languages}
-        kept.update({lang: v for lang, v in given.items() if v})
-        put(name, kept or None)
-    for name in (*TEXTS, *DURATIONS):
-        value = text(name)
-        if value is None:
-            continue
-        if name.startswith("impact."):
-            put(name, value or "unknown")
-        else:
-            put(name, value or None)
-    for name in CHOICES:
-        value = text(name)
-        if value is not None:
-            put(name, value or ("unknown" if name in ("severity", "root_cause") else None))
-    for name in MULTIPLE:
-        if f"{name}.present" in form:  # the field was on the page: no box ticked means none
-            chosen = form.get(name)
-            values = [str(v) for v in (chosen if isinstance(chosen, list) else ([chosen] if chosen else []))]
-            # Boxes come back in the vocabulary's order: terms kept keep their place (the drafter's
-            # ranking, or the person's), new ones follow.
-            staying = [term for term in data[name] if term in values]
-            put(name, list(dict.fromkeys([*staying, *values])))
-    for name in ACTIONS:
-        given = {lang: text(f"{name}.{lang}") for lang in languages}
-        if all(v is None for v in given.values()):
-            continue
-        per_lang = {lang: _lines(v or "") for lang, v in given.items()}
-        count = max((len(v) for v in per_lang.values()), default=0)
-        old = data[name] or []
-        items = []
-        for index in range(count):
-            texts = {k: v for k, v in ((old[index]["text"] if index < len(old) else {}) or {}).items()}
-            for lang, lines in per_lang.items():
-                if index < len(lines):
-                    texts[lang] = lines[index]
-                else:
-                    texts.pop(lang, None)
-            if texts:
-                items.append({"text": texts})
-        put(name, items)
-    for name in LINES:
-        value = text(name)
-        if value is not None:
-            put(name, _lines(value))
+    for path, kind, _ in FORM:
+        value = _READERS[kind](form, path, _get(data, path), languages)
+        if value is not _ABSENT:
+            _put(data, path, value)
     try:
         return Draft.model_validate(data), []
     except ValidationError as exc:
-        for error in exc.errors():
-            path = ".".join(str(p) for p in error["loc"])
-            problems.append((path, error["msg"]))
-        return None, problems
+        return None, [(".".join(str(p) for p in error["loc"]), error["msg"]) for error in exc.errors()]
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,6 @@ from typing import cast, get_args
 from pipeline import review
 from pipeline.assist.answers import ENGLISH_FIELDS
 from pipeline.assist.propose import (
-    NARRATIVE_FIELDS,
     check_fields,
     empty,
     english_texts,
@@ -32,6 +31,7 @@ from pipeline.assist.propose import (
 )
 from pipeline.assist.run import Outcome
 from pipeline.errors import ReviewError
+from pipeline.fields import PARTS, TRANSLATED
 from pipeline.models import AssistRun, Draft, DraftState, MachineTranslation, Proposal
 from pipeline.vocabulary import vocabulary
 from pipeline.web.forms import Segment
@@ -49,8 +49,6 @@ __all__ = [
     "parse_ask",
 ]
 
-# The fields whose English the model may translate: the narrative texts, and each action's text.
-TRANSLATED = (*NARRATIVE_FIELDS, "remediation", "action_items")
 LANGUAGES = ("en", "ko")
 OUTCOMES: tuple[str, ...] = get_args(Outcome)
 _PATH = re.compile(r"^[a-z_]+(\.[a-z0-9_]+){0,4}$")
@@ -60,7 +58,7 @@ def form_path(path: str) -> str:
     """The form field a record path belongs to: summary.ko -> summary, remediation.0.text.ko ->
     remediation, impact.scope -> impact.scope (the form edits impact's parts one by one)."""
     parts = path.split(".")
-    return ".".join(parts[:2]) if parts[0] in ("impact", "timeline") else parts[0]
+    return ".".join(parts[:2]) if parts[0] in PARTS else parts[0]
 
 
 def parse_ask(value: str) -> tuple[list[str] | None, list[str], bool]:

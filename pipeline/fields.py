@@ -1,0 +1,247 @@
+"""What the record format says about its fields, read off the models and nothing else.
+
+`pipeline.models` is the one source of the record format; this module only introspects its classes
+(their `model_fields`, each field's annotation, default and markers, `Kept` and `Published`), so that
+no list of fields is written anywhere else. A field added to `CaseContent` reaches the web form, the
+queue's lacks, the review's rules and the assist's translations with no second list to find.
+
+    NARRATIVE      the localized texts (`Texts`, one text per language): title, summary, trigger, ...
+    ACTION_LISTS   lists of actions, each one localized text: remediation, action_items
+    LINE_LISTS     lists of plain values, edited one a line: related, docs
+    CHOICES        one term of a vocabulary, with the vocabulary: date_kind, severity, root_cause
+    TERM_LISTS     several terms of a vocabulary: domain, symptoms, components, contributing
+    PARTS          fields made of named parts (a model of their own): impact, timeline, review
+    DEFAULTS       each content field's default and each part's, as JSON: severity "unknown", impact.scope "unknown"
+    REQUIRED       what a published case needs that a draft may lack (publication's own fields aside)
+    FORM           what a person edits, field by field in the record's order, and how
+    KEPT           a draft's fields no edit may change; BOOKKEEPING those of them an approval does not cover
+    PUBLISHED      a case's fields that publication writes itself
+
+Each is also a function of the model (`narrative(CaseContent)`), so that a variant of the format
+gets its own lists; the tests build one to show the lists follow the model.
+"""
+
+from __future__ import annotations
+
+import types
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
+
+from pydantic import BaseModel
+from pydantic.fields import FieldInfo
+
+from pipeline.models import Case, CaseContent, Draft, Kept, Published, Term, Texts
+from pipeline.vocabulary import Kind
+
+__all__ = [
+    "ACTION_LISTS",
+    "BOOKKEEPING",
+    "CHOICES",
+    "DEFAULTS",
+    "FORM",
+    "KEPT",
+    "LINE_LISTS",
+    "NARRATIVE",
+    "OPTIONAL_NARRATIVE",
+    "PARTS",
+    "PUBLISHED",
+    "REQUIRED",
+    "REQUIRED_NARRATIVE",
+    "TERM_LISTS",
+    "TRANSLATED",
+    "FieldKind",
+    "action_lists",
+    "bookkeeping",
+    "choices",
+    "defaults",
+    "form",
+    "kept",
+    "kind_of",
+    "line_lists",
+    "narrative",
+    "parts",
+    "published",
+    "required",
+    "term_lists",
+]
+
+# How a field is held, and so how a person edits it: "multiple" is a list of vocabulary terms,
+# "parts" a model of its own (edited part by part), "records" a list of models other than actions
+# (a case's sources: not edited field by field).
+FieldKind = Literal["narrative", "text", "choice", "multiple", "actions", "lines", "parts", "records"]
+
+
+def _bare(annotation: Any) -> tuple[Any, list[Any]]:
+    """The type without `| None` and `Annotated`, and the Annotated metadata taken off on the way."""
+    metadata: list[Any] = []
+    while True:
+        if get_origin(annotation) is Annotated:
+            metadata += annotation.__metadata__
+            annotation = annotation.__origin__
+        elif get_origin(annotation) in (Union, types.UnionType) and type(None) in get_args(annotation):
+            rest = [arg for arg in get_args(annotation) if arg is not type(None)]
+            if len(rest) != 1:
+                return annotation, metadata
+            annotation = rest[0]
+        else:
+            return annotation, metadata
+
+
+_TEXTS, _ = _bare(Texts)
+
+
+def _term(metadata: list[Any]) -> Kind | None:
+    return next((m.kind for m in metadata if isinstance(m, Term)), None)
+
+
+def _is_model(annotation: Any) -> bool:
+    return isinstance(annotation, type) and issubclass(annotation, BaseModel)
+
+
+def _of_texts(model: type[BaseModel]) -> bool:
+    """A model whose every field is a localized text: an action."""
+    return all(kind_of(info)[0] == "narrative" for info in model.model_fields.values())
+
+
+def kind_of(info: FieldInfo) -> tuple[FieldKind, Kind | None]:
+    """How a field is held, and the vocabulary its terms come from (for a choice or a list of terms)."""
+    annotation, metadata = _bare(info.annotation)
+    metadata += info.metadata
+    if annotation == _TEXTS:
+        return "narrative", None
+    if _term(metadata):
+        return "choice", _term(metadata)
+    if _is_model(annotation):
+        return "parts", None
+    if get_origin(annotation) is list:
+        item, item_metadata = _bare(get_args(annotation)[0])
+        if _term(item_metadata):
+            return "multiple", _term(item_metadata)
+        if _is_model(item):
+            return ("actions" if _of_texts(item) else "records"), None
+        return "lines", None
+    return "text", None
+
+
+def _named(model: type[BaseModel], kind: FieldKind) -> tuple[str, ...]:
+    return tuple(name for name, info in model.model_fields.items() if kind_of(info)[0] == kind)
+
+
+def _vocabularies(model: type[BaseModel], kind: FieldKind) -> dict[str, Kind]:
+    found = {name: kind_of(info) for name, info in model.model_fields.items()}
+    return {name: vocabulary for name, (how, vocabulary) in found.items() if how == kind and vocabulary}
+
+
+def narrative(model: type[BaseModel] = CaseContent) -> tuple[str, ...]:
+    return _named(model, "narrative")
+
+
+def action_lists(model: type[BaseModel] = CaseContent) -> tuple[str, ...]:
+    return _named(model, "actions")
+
+
+def line_lists(model: type[BaseModel] = CaseContent) -> tuple[str, ...]:
+    return _named(model, "lines")
+
+
+def choices(model: type[BaseModel] = CaseContent) -> dict[str, Kind]:
+    return _vocabularies(model, "choice")
+
+
+def term_lists(model: type[BaseModel] = CaseContent) -> dict[str, Kind]:
+    return _vocabularies(model, "multiple")
+
+
+def parts(model: type[BaseModel] = CaseContent) -> dict[str, tuple[str, ...]]:
+    """Each field that is a model of its own, with its parts' names."""
+    found = {name: _bare(info.annotation)[0] for name, info in model.model_fields.items()}
+    return {name: tuple(sub.model_fields) for name, sub in found.items() if _is_model(sub)}
+
+
+def _json(value: Any) -> Any:
+    return value.model_dump(mode="json") if isinstance(value, BaseModel) else value
+
+
+def defaults(model: type[BaseModel] = CaseContent) -> dict[str, Any]:
+    """Each field's default, and each part's (`impact.scope`), as JSON; a required field has none."""
+    found: dict[str, Any] = {}
+    parted = parts(model)
+    for name, info in model.model_fields.items():
+        if info.is_required():
+            continue
+        found[name] = _json(info.get_default(call_default_factory=True))
+        if name in parted:
+            found |= {f"{name}.{part}": value for part, value in found[name].items()}
+    return found
+
+
+def _marked(model: type[BaseModel], marker: type) -> tuple[str, ...]:
+    return tuple(name for name, info in model.model_fields.items() if any(isinstance(m, marker) for m in info.metadata))
+
+
+def kept(model: type[BaseModel] = Draft, base: type[BaseModel] = CaseContent) -> tuple[str, ...]:
+    """The fields marked `Kept`: a draft's own before those it shares with a case (`base`), so that an
+    edit that fakes an approval (the state and the review) is told about the state."""
+    marked = _marked(model, Kept)
+    return (*(n for n in marked if n not in base.model_fields), *(n for n in marked if n in base.model_fields))
+
+
+def bookkeeping(model: type[BaseModel] = Draft) -> frozenset[str]:
+    """The kept fields that are the review's own bookkeeping, not part of what a reviewer approves."""
+    return frozenset(
+        name
+        for name, info in model.model_fields.items()
+        if any(isinstance(m, Kept) and not m.approved for m in info.metadata)
+    )
+
+
+def published(model: type[BaseModel] = Case) -> tuple[str, ...]:
+    """The fields of a case marked `Published`: publication writes them itself."""
+    return _marked(model, Published)
+
+
+def required(case: type[BaseModel] = Case, content: type[BaseModel] = CaseContent) -> tuple[str, ...]:
+    """What a case requires that a draft's content may lack, but for what publication writes itself."""
+    written = published(case)
+    return tuple(
+        name
+        for name, info in case.model_fields.items()
+        if info.is_required() and not content.model_fields[name].is_required() and name not in written
+    )
+
+
+def form(
+    model: type[BaseModel] = CaseContent, case: type[BaseModel] = Case
+) -> tuple[tuple[str, FieldKind, Kind | None], ...]:
+    """What a person edits on the page, in the record's order: (path, kind, vocabulary) of each field
+    neither kept by the pipeline nor written by publication, a field of parts part by part. A list of
+    records (the sources) is no form field."""
+    left_out = {*_marked(model, Kept), *published(case)}
+    out: list[tuple[str, FieldKind, Kind | None]] = []
+    for name, info in model.model_fields.items():
+        if name in left_out:
+            continue
+        how, vocabulary = kind_of(info)
+        if how == "parts":
+            sub = _bare(info.annotation)[0]
+            out += [(f"{name}.{part}", *kind_of(part_info)) for part, part_info in sub.model_fields.items()]
+        elif how != "records":
+            out.append((name, how, vocabulary))
+    return tuple(out)
+
+
+NARRATIVE = narrative()
+ACTION_LISTS = action_lists()
+LINE_LISTS = line_lists()
+CHOICES = choices()
+TERM_LISTS = term_lists()
+PARTS = parts()
+DEFAULTS = defaults()
+REQUIRED = required()
+REQUIRED_NARRATIVE = tuple(name for name in NARRATIVE if name in REQUIRED)
+OPTIONAL_NARRATIVE = tuple(name for name in NARRATIVE if name not in REQUIRED)
+# Every localized text of a case: the narrative fields and each action's text (what is translated).
+TRANSLATED = (*NARRATIVE, *ACTION_LISTS)
+FORM = form()
+KEPT = kept()
+BOOKKEEPING = bookkeeping()
+PUBLISHED = published()
