@@ -6,27 +6,16 @@ the candidates the feeds proposed, and (with a model configured) the writer assi
 A thin shell, like the command line: each action is one call of pipeline.review, pipeline.queue,
 pipeline.claims, pipeline.candidates or pipeline.assist under the store's locks; no rule is written twice.
 Every page needs a signed-in person (pipeline.reviewers), whose name is the one every move is made in.
-
-Safety, because every page shows text from crawled pages: Jinja2 escapes everything (no template
-marks anything safe), the archived copy is shown only in a sandboxed frame, and a
-Content-Security-Policy allows no inline script or style. Sessions are a signed cookie (HttpOnly,
-SameSite=Lax, Secure over HTTPS); every form carries the session's CSRF token, and every POST
-without it is refused; failed sign-ins are slowed down per name and address.
+How the page is kept safe is pipeline.web.security's; the drafts kept read between requests are
+pipeline.web.cache's.
 """
 
 from __future__ import annotations
 
 import asyncio
-import gc
-import hmac
-import os
-import secrets
-import threading
-import time
 from collections import defaultdict
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
@@ -35,9 +24,8 @@ from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
-from itsdangerous import BadSignature, URLSafeTimedSerializer
+from itsdangerous import URLSafeTimedSerializer
 from jinja2 import Environment, FileSystemLoader
-from starlette.middleware.base import BaseHTTPMiddleware
 
 from pipeline import assist as assisting
 from pipeline import candidates as candidating
@@ -52,242 +40,22 @@ from pipeline.errors import (
     RecordError,
     RecordNotFound,
     ReviewError,
-    SettingsError,
 )
 from pipeline.fragments import fragment_link
 from pipeline.models import Candidate, Case, Draft, DraftState, LinkStatus
 from pipeline.settings import Settings
-from pipeline.store import Store, write_atomic
+from pipeline.store import Store
+from pipeline.web.cache import DraftCache
 from pipeline.web.forms import MULTIPLE, apply_form, form_fields, languages_for, marked_text, word_diff
 from pipeline.web.proposals import assist_view, form_path, parse_ask
+from pipeline.web.security import SESSION_COOKIE, Guard, Session, Sessions, Stamps, Throttle, local, signing_secret
 
 __all__ = ["SESSION_COOKIE", "create_app"]
 
-SESSION_COOKIE = "incidentlib_session"
-SESSION_MAX_AGE_S = 12 * 3600
 PAGE_SIZE = 50
-_SECRET_MIN = 32
-_BODY_MAX = 1 << 20  # a form of a draft is a few KiB; anything near a MiB is not one
 _KNOWN_DONE = {"write", "approve", "request-changes", "reject", "reopen"}
 _HERE = Path(__file__).parent
 _BROKEN = {LinkStatus.GONE, LinkStatus.MOVED, LinkStatus.BLOCKED}
-
-
-# ---------------------------------------------------------------- sessions
-
-
-def _secret(store: Store) -> str:
-    """The key that signs sessions: INCIDENTLIB_WEB_SECRET, else one made once and kept in the
-    data root's state folder (mode 0600, ignored by git), so a restart keeps people signed in."""
-    given = os.environ.get("INCIDENTLIB_WEB_SECRET")
-    path = store.state_dir / "web-secret"
-    if given is None:
-        try:
-            given = path.read_text(encoding="ascii").strip()
-        except FileNotFoundError:
-            store.state_dir.mkdir(parents=True, exist_ok=True)
-            given = secrets.token_urlsafe(32)
-            write_atomic(path, given.encode(), mode=0o600)
-    if len(given) < _SECRET_MIN:
-        # Anyone who guesses a short key signs a cookie in any name.
-        where = "INCIDENTLIB_WEB_SECRET" if "INCIDENTLIB_WEB_SECRET" in os.environ else str(path)
-        raise SettingsError(
-            f"the web page's signing key ({where}) is shorter than {_SECRET_MIN} characters; "
-            "delete the file to have one made, or set a longer one",
-            name="INCIDENTLIB_WEB_SECRET",
-        )
-    return given
-
-
-@dataclass
-class Session:
-    name: str | None = None
-    csrf: str = field(default_factory=lambda: secrets.token_urlsafe(24))
-    stamp: str | None = None  # the account's stamp at sign-in (pipeline.reviewers.account_stamps)
-
-
-class _Sessions(BaseHTTPMiddleware):
-    """A signed cookie holding who is signed in and the CSRF token; written back when it changed."""
-
-    def __init__(self, app: Any, signer: URLSafeTimedSerializer, secure: bool = False) -> None:
-        super().__init__(app)
-        self.signer = signer
-        self.secure = secure
-
-    async def dispatch(self, request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
-        session = Session()
-        raw = request.cookies.get(SESSION_COOKIE)
-        if raw:
-            try:
-                data = self.signer.loads(raw, max_age=SESSION_MAX_AGE_S)
-                session = Session(name=data.get("name"), csrf=data["csrf"], stamp=data.get("stamp"))
-            except (BadSignature, KeyError, TypeError):
-                pass
-        before = (session.name, session.csrf, session.stamp)
-        request.state.session = session
-        response = await call_next(request)
-        if (session.name, session.csrf, session.stamp) != before or not raw:
-            response.set_cookie(
-                SESSION_COOKIE,
-                self.signer.dumps({"name": session.name, "csrf": session.csrf, "stamp": session.stamp}),
-                max_age=SESSION_MAX_AGE_S,
-                httponly=True,
-                samesite="lax",
-                secure=request.url.scheme == "https" or self.secure,
-                path="/",
-            )
-        return response
-
-
-class _Throttle:
-    """Failed sign-ins hold off the next ones, per name and per address: after three failures, none
-    is tried for 1 s, doubling up to 30 s; an attempt before then is answered 429 at once, so a
-    guesser waits and nobody's request is kept open. Entries go after ten quiet minutes."""
-
-    FORGET_S = 600.0
-
-    def __init__(self) -> None:
-        self.failures: dict[str, tuple[int, float]] = {}
-
-    def wait_s(self, *keys: str) -> float:
-        """How long until `keys` may try again (0: now)."""
-        now = time.monotonic()
-        self.failures = {k: v for k, v in self.failures.items() if now - v[1] <= self.FORGET_S}
-        left = 0.0
-        for key in keys:
-            count, last = self.failures.get(key, (0, 0.0))
-            if count >= 3:
-                left = max(left, last + min(30.0, 2.0 ** (count - 3)) - now)
-        return max(0.0, left)
-
-    def failed(self, *keys: str) -> None:
-        for key in keys:
-            count, _ = self.failures.get(key, (0, 0.0))
-            self.failures[key] = (count + 1, time.monotonic())
-
-    def passed(self, *keys: str) -> None:
-        for key in keys:
-            self.failures.pop(key, None)
-
-
-class _Stamps:
-    """The reviewers' account stamps, read again when their file changes: a session whose account
-    was removed or whose password changed ends at its next request."""
-
-    def __init__(self, store: Store) -> None:
-        self.store = store
-        self.seen: tuple[int, int] | None = None
-        self.stamps: dict[str, str] = {}
-
-    def get(self) -> dict[str, str]:
-        from pipeline.reviewers import account_stamps, reviewers_path
-
-        try:
-            stat = reviewers_path(self.store).stat()
-            key: tuple[int, int] | None = (stat.st_mtime_ns, stat.st_size)
-        except FileNotFoundError:
-            key = None
-        if key != self.seen or key is None:
-            self.stamps = account_stamps(self.store) if key else {}
-            self.seen = key
-        return self.stamps
-
-
-# ---------------------------------------------------------------- drafts kept read between requests
-
-
-class _DraftCache:
-    """Drafts read once and read again only when their file changed, with what each lacks and its
-    searchable text worked out once per version: the queue of 5,000 drafts is then a filter and a
-    sort, not 5,000 parses and checks.
-
-    The folder is listed again only when its own time changed (the store replaces a file by renaming
-    a new one into place, which changes it) or `RESCAN_S` passed (an editor writing a file in place).
-    The drafts kept are frozen out of the garbage collector's sweeps, which otherwise walked all of
-    them every few requests (pauses of 0.4 s with 5,000)."""
-
-    RESCAN_S = 5.0
-
-    def __init__(self, store: Store, languages: list[str]) -> None:
-        self.store = store
-        self.languages = languages
-        self.read: dict[Path, tuple[tuple[int, int], Draft | review_queue.Unreadable]] = {}
-        self.worked: dict[str, tuple[Draft, review_queue.QueueEntry, str]] = {}  # id -> (draft, entry, text)
-        self.folder_time = -1
-        self.scanned_at = 0.0
-        self.lock = threading.Lock()
-        self.drafts: list[Draft] = []
-        self.unreadable: list[review_queue.Unreadable] = []
-
-    def all(self) -> tuple[list[Draft], list[review_queue.Unreadable]]:
-        with self.lock:
-            folder = self.store.root / "drafts"
-            try:
-                folder_time = folder.stat().st_mtime_ns
-            except OSError:
-                folder_time = -1
-            if folder_time == self.folder_time and time.monotonic() - self.scanned_at < self.RESCAN_S:
-                return self.drafts, self.unreadable
-            self._scan()
-            self.folder_time, self.scanned_at = folder_time, time.monotonic()
-            return self.drafts, self.unreadable
-
-    def _scan(self) -> None:
-        drafts: list[Draft] = []
-        unreadable: list[review_queue.Unreadable] = []
-        seen = set()
-        fresh = False
-        for path in self.store.files("draft"):
-            seen.add(path)
-            try:
-                stat = path.stat()
-            except OSError:
-                continue
-            key = (stat.st_mtime_ns, stat.st_size)
-            cached = self.read.get(path)
-            if cached is None or cached[0] != key:
-                fresh = True
-                try:
-                    value: Draft | review_queue.Unreadable = self.store.read_draft(path.stem)
-                except RecordNotFound:
-                    continue
-                except RecordError as exc:
-                    label = self.store.label(path)
-                    problem = str(exc).removeprefix(f"{label}: ")
-                    age = round((time.time() - stat.st_mtime) / 86400, 2)
-                    value = review_queue.Unreadable(path.stem, label, problem, age)
-                cached = (key, value)
-                self.read[path] = cached
-            if isinstance(cached[1], Draft):
-                drafts.append(cached[1])
-            else:
-                unreadable.append(cached[1])
-        for gone in set(self.read) - seen:
-            del self.read[gone]
-        self.drafts, self.unreadable = drafts, unreadable
-        if fresh:
-            gc.collect()
-            gc.freeze()
-
-    def _worked_out(self, draft: Draft) -> tuple[Draft, review_queue.QueueEntry, str]:
-        known = self.worked.get(draft.id)
-        if known is None or known[0] is not draft:
-            entry = review_queue.entry_for(draft, self.languages)
-            known = (draft, entry, review_queue.searchable(draft))
-            self.worked[draft.id] = known
-        return known
-
-    def entry(self, draft: Draft, now: datetime) -> review_queue.QueueEntry:
-        """The draft's queue entry, worked out once per version; only its age follows the clock."""
-        entry = self._worked_out(draft)[1]
-        created = draft.created_at or now
-        # In place: a copy per draft per request was most of the queue's time, and the queue is
-        # worked out on the event loop's one thread, so no two requests set it at once.
-        entry.age_days = round((now - created).total_seconds() / 86400, 2)
-        return entry
-
-    def text(self, draft: Draft) -> str:
-        return self._worked_out(draft)[2]
 
 
 # ---------------------------------------------------------------- the application
@@ -296,12 +64,11 @@ class _DraftCache:
 def create_app(settings: Settings) -> FastAPI:
     """The web page on the data root of `settings`."""
     store = Store.from_settings(settings)
-    signer = URLSafeTimedSerializer(_secret(store), salt="incidentlib-session")
-    throttle = _Throttle()
-    stamps = _Stamps(store)
-    trusted_proxies = set(settings.web_trusted_proxies)
+    signer = URLSafeTimedSerializer(signing_secret(store), salt="incidentlib-session")
+    throttle = Throttle()
+    stamps = Stamps(store)
     languages = list(settings.required_languages)
-    cache = _DraftCache(store, languages)
+    cache = DraftCache(store, languages)
     # Autoescape everywhere, not only for .html: every value a page shows may come from a crawled page.
     env = Environment(loader=FileSystemLoader(_HERE / "templates"), autoescape=True)
     templates = Jinja2Templates(env=env)
@@ -312,34 +79,15 @@ def create_app(settings: Settings) -> FastAPI:
     app = FastAPI(title="incidentlib", docs_url=None, redoc_url=None, openapi_url=None)
     app.mount("/static", StaticFiles(directory=str(_HERE / "static")), name="static")
 
-    async def guard(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
-        """Headers every answer carries; a signed-in person for every page; a CSRF token for every POST."""
-        session: Session = request.state.session
-        if int(request.headers.get("content-length") or 0) > _BODY_MAX:
-            return _secured(Response("too large for a form of this page", status_code=413), archive_origin)
-        if trusted_header:
-            # Only a proxy of ours may say who is signed in, and only once.
-            named = request.headers.getlist(trusted_header)
-            proxy = request.client.host if request.client else ""
-            session.name = named[0] if len(named) == 1 and proxy in trusted_proxies and named[0] else None
-        elif session.name and stamps.get().get(session.name) != session.stamp:
-            session.name = session.stamp = None  # the account was removed or its password changed
-        path = request.url.path
-        public = path in ("/login", "/healthz") or path.startswith("/static/")
-        if not public and not session.name:
-            if request.method == "GET":
-                target = path + (f"?{request.url.query}" if request.url.query else "")
-                return _secured(
-                    RedirectResponse(f"/login?{urlencode({'next': target})}", status_code=303), archive_origin
-                )
-            return _secured(Response("sign in first", status_code=401), archive_origin)
-        if request.method == "POST" and not await _csrf_ok(request, session):
-            return _secured(Response("the form's CSRF token is missing or wrong; reload the page", 403), archive_origin)
-        return _secured(await call_next(request), archive_origin)
-
     # The last added runs first: the session is read before the guard looks at it.
-    app.add_middleware(BaseHTTPMiddleware, dispatch=guard)
-    app.add_middleware(_Sessions, signer=signer, secure=settings.web_secure_cookies)
+    app.add_middleware(
+        Guard,
+        stamps=stamps,
+        archive_origin=archive_origin,
+        trusted_header=trusted_header,
+        trusted_proxies=set(settings.web_trusted_proxies),
+    )
+    app.add_middleware(Sessions, signer=signer, secure=settings.web_secure_cookies)
 
     def page(request: Request, name: str, status: int = 200, **context: Any) -> HTMLResponse:
         session: Session = request.state.session
@@ -360,7 +108,7 @@ def create_app(settings: Settings) -> FastAPI:
 
     @app.get("/login", response_class=HTMLResponse)
     async def login_form(request: Request, next: str = "/") -> HTMLResponse:
-        return page(request, "login.html", next=_local(next), problem=None)
+        return page(request, "login.html", next=local(next), problem=None)
 
     @app.post("/login", response_class=HTMLResponse)
     async def login(request: Request) -> Response:
@@ -369,7 +117,7 @@ def create_app(settings: Settings) -> FastAPI:
         form = await request.form()
         name = str(form.get("name") or "").strip()
         password = str(form.get("password") or "")
-        target = _local(str(form.get("next") or "/"))
+        target = local(str(form.get("next") or "/"))
         if not name or len(name) > MAX_NAME_LENGTH:
             return page(request, "login.html", 401, next=target, problem="wrong name or password")
         keys = (f"name:{name.casefold()}", f"addr:{request.client.host if request.client else '-'}")
@@ -385,16 +133,13 @@ def create_app(settings: Settings) -> FastAPI:
             return page(request, "login.html", 401, next=target, problem="wrong name or password")
         throttle.passed(*keys)
         session: Session = request.state.session
-        session.name = name
-        session.stamp = stamps.get().get(name)
-        session.csrf = secrets.token_urlsafe(24)  # a new token with each sign-in
+        session.sign_in(name, stamps.get().get(name))
         return RedirectResponse(target, status_code=303)
 
     @app.post("/logout")
     async def logout(request: Request) -> Response:
         session: Session = request.state.session
-        session.name = session.stamp = None
-        session.csrf = secrets.token_urlsafe(24)
+        session.sign_out()
         return RedirectResponse("/login", status_code=303)
 
     # ------------------------------------------------------------ the queue
@@ -819,30 +564,3 @@ def _their_change(draft: Draft) -> list[str]:
     last = draft.history[-1]
     what = ", ".join(last.changed) if last.changed else last.to_state.value
     return [f"{last.by} at {last.at:%Y-%m-%d %H:%M}: {last.comment or last.to_state.value} ({what})"]
-
-
-def _local(target: str) -> str:
-    """A redirect target inside this site only: a path, never another host."""
-    return target if target.startswith("/") and not target.startswith("//") and "\\" not in target else "/"
-
-
-async def _csrf_ok(request: Request, session: Session) -> bool:
-    token = request.headers.get("x-csrf-token")
-    if token is None:
-        await request.body()  # read whole first: Starlette hands a body read so on to the endpoint
-        form = await request.form()
-        value = form.get("csrf_token")
-        token = value if isinstance(value, str) else None
-    return token is not None and hmac.compare_digest(token.encode(), session.csrf.encode())
-
-
-def _secured(response: Response, archive_origin: str) -> Response:
-    response.headers["Content-Security-Policy"] = (
-        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-        f"frame-src {archive_origin}; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'"
-    )
-    response.headers["X-Content-Type-Options"] = "nosniff"
-    response.headers["Referrer-Policy"] = "same-origin"
-    response.headers["X-Frame-Options"] = "DENY"
-    response.headers.setdefault("Cache-Control", "no-store")  # pages of drafts are not for shared caches
-    return response
