@@ -46,7 +46,7 @@ _DRAFT_ACTION = re.compile(r"/drafts/[^/]+/([^/]+)")
 def create_app(settings: Settings) -> FastAPI:
     """The web page on the data root of `settings`."""
     store = Store.from_settings(settings)
-    signer = URLSafeTimedSerializer(signing_secret(store), salt="incidentlib-session")
+    signer = URLSafeTimedSerializer(signing_secret(settings, store), salt="incidentlib-session")
     languages = list(settings.required_languages)
     # Autoescape everywhere, not only for .html: every value a page shows may come from a crawled page.
     env = Environment(loader=FileSystemLoader(_HERE / "templates"), autoescape=True)

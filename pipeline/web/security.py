@@ -11,7 +11,7 @@ without it is refused; failed sign-ins are slowed down per name and address.
     Sessions     the middleware under it: the signed cookie, read and written back
     Throttle     failed sign-ins, per name and address
     Stamps       the reviewers' account stamps, to end the sessions of a removed or changed account
-    signing_secret(store)   the key (INCIDENTLIB_WEB_SECRET, else a file in the state folder)
+    signing_secret(settings, store)   the key (the `web_secret` setting, else a file in the state folder)
 
 See docs/review.md for the page and its reviewers.
 """
@@ -19,7 +19,6 @@ See docs/review.md for the page and its reviewers.
 from __future__ import annotations
 
 import hmac
-import os
 import secrets
 import time
 from collections.abc import Awaitable, Callable
@@ -33,6 +32,7 @@ from itsdangerous import BadSignature, URLSafeTimedSerializer
 from starlette.middleware.base import BaseHTTPMiddleware
 
 from pipeline.errors import SettingsError
+from pipeline.settings import Settings
 from pipeline.store import Store, write_atomic
 
 __all__ = [
@@ -59,12 +59,14 @@ _SECRET_ENV = "INCIDENTLIB_WEB_SECRET"
 _PUBLIC = ("/login", "/healthz")
 
 
-def signing_secret(store: Store) -> str:
-    """The key that signs sessions: INCIDENTLIB_WEB_SECRET, else one made once and kept in the
-    data root's state folder (mode 0600, ignored by git), so a restart keeps people signed in."""
-    given = os.environ.get(_SECRET_ENV)
+def signing_secret(settings: Settings, store: Store) -> str:
+    """The key that signs sessions: the `web_secret` setting (INCIDENTLIB_WEB_SECRET, or the same
+    line in incidentlib.env), else one made once and kept in the data root's state folder (mode
+    0600, ignored by git), so a restart keeps people signed in."""
     path = store.state_dir / "web-secret"
-    if given is None:
+    if settings.web_secret is not None:
+        given = settings.web_secret.get_secret_value()
+    else:
         try:
             given = path.read_text(encoding="ascii").strip()
         except FileNotFoundError:
@@ -73,7 +75,7 @@ def signing_secret(store: Store) -> str:
             write_atomic(path, given.encode(), mode=0o600)
     if len(given) < SECRET_MIN:
         # Anyone who guesses a short key signs a cookie in any name.
-        where = _SECRET_ENV if _SECRET_ENV in os.environ else str(path)
+        where = _SECRET_ENV if settings.web_secret is not None else str(path)
         raise SettingsError(
             f"the web page's signing key ({where}) is shorter than {SECRET_MIN} characters; "
             "delete the file to have one made, or set a longer one",
