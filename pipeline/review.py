@@ -70,6 +70,7 @@ from pipeline.models import (
 from pipeline.records import load_record
 
 __all__ = [
+    "MOVES",
     "OPTIONAL_NARRATIVE",
     "PIPELINE_FIELDS",
     "REQUIRED_NARRATIVE",
@@ -84,6 +85,7 @@ __all__ = [
     "edited",
     "missing_for_publication",
     "missing_languages",
+    "move",
     "reject",
     "reopen",
     "request_changes",
@@ -441,3 +443,30 @@ def set_field(draft: Draft, path: str, value: Any) -> Draft:
 def value_at(draft: Draft, path: str) -> Any:
     """The value of a content field at a dotted path (`summary.en`, `remediation.0.text.en`), or None."""
     return _at(_content(draft), path)
+
+
+# The moves a person makes by name, each a command of its own and a button of the web page: every
+# action of TRANSITIONS but an edit (made by changing the content) and a promotion (the pipeline's).
+MOVES: tuple[ReviewAction, ...] = tuple(
+    action
+    for action in ReviewAction
+    if action not in (ReviewAction.EDIT, ReviewAction.PROMOTE) and any(m.action == action for m in TRANSITIONS)
+)
+
+
+def move(draft: Draft, action: ReviewAction, by: str, languages: Sequence[str], comment: str | None = None) -> Draft:
+    """The move `action` (one of MOVES) by `by`, with its comment: the reason of a rejection, what
+    should change for a request of changes, a note kept in the history for the others (an empty
+    one is none). The command line and the web page both move a draft by this."""
+    match action:
+        case ReviewAction.WRITE:
+            return write(draft, by, languages, comment or None)
+        case ReviewAction.APPROVE:
+            return approve(draft, by, languages, comment or None)
+        case ReviewAction.REQUEST_CHANGES:
+            return request_changes(draft, by, comment or "")
+        case ReviewAction.REJECT:
+            return reject(draft, by, comment or "")
+        case ReviewAction.REOPEN:
+            return reopen(draft, by, comment or None)
+    raise ValueError(f"{action} is not a move made by name; those are {', '.join(MOVES)}")

@@ -94,6 +94,11 @@ class Settings(BaseSettings):
         description="Mark the session cookie Secure even on plain HTTP (behind a proxy that ends TLS). It is "
         "marked Secure anyway on a request that arrives over HTTPS.",
     )
+    web_secret: SecretStr | None = Field(
+        default=None,
+        description="The key that signs the web page's sessions, at least 32 characters; none: one is made once "
+        "and kept in the data root's .incidentlib/web-secret.",
+    )
 
     # ------------------------------------------------------------ fetching
     user_agent: str = Field(

@@ -180,3 +180,43 @@ def test_the_manual_and_the_module_list_exactly_the_moves_of_the_table() -> None
     assert manual_rows() == rows
     assert review.__doc__ is not None
     assert [line for line in review.__doc__.splitlines() if line.startswith("| `")] == rows
+
+
+BY_NAME = [(state, action) for state in DraftState for action in review.MOVES]
+
+
+@pytest.mark.parametrize(("state", "action"), BY_NAME, ids=[f"{s}-{a}" for s, a in BY_NAME])
+def test_a_move_by_name_is_the_move_of_its_function(
+    state: DraftState, action: ReviewAction, case_json: dict[str, Any]
+) -> None:
+    """review.move (the page's and the commands') makes each move as its function does, and
+    refuses it in the same words."""
+    draft = draft_in(state, case_json)
+    comment = "Say which storage system."
+    try:
+        expected = act(draft, action, "carol")
+    except ReviewError as exc:
+        with pytest.raises(ReviewError) as refused:
+            review.move(draft, action, "carol", LANGUAGES, comment)
+        assert str(refused.value) == str(exc)
+        return
+    after = review.move(draft, action, "carol", LANGUAGES, comment)
+    assert after.state == expected.state and after.review.reviewed_by == expected.review.reviewed_by
+    last = after.history[-1]
+    assert (last.by, last.from_state, last.to_state, last.comment) == ("carol", state, expected.state, comment)
+
+
+def test_the_moves_by_name_are_every_move_of_the_table_but_an_edit_and_a_promotion(case_json: dict[str, Any]) -> None:
+    named = {move.action for move in TRANSITIONS} - {ReviewAction.EDIT, ReviewAction.PROMOTE}
+    assert set(review.MOVES) == named and len(review.MOVES) == len(named)
+    with pytest.raises(ValueError, match="not a move made by name"):
+        review.move(draft_in(DraftState.APPROVED, case_json), ReviewAction.PROMOTE, "carol", LANGUAGES)
+
+
+@pytest.mark.parametrize("action", [ReviewAction.REQUEST_CHANGES, ReviewAction.REJECT])
+def test_a_move_by_name_that_needs_a_comment_says_so_without_one(
+    action: ReviewAction, case_json: dict[str, Any]
+) -> None:
+    flag = "--comment" if action == ReviewAction.REQUEST_CHANGES else "--reason"
+    with pytest.raises(ReviewError, match=rf"^example-org-1-00000001: say .* \({flag}\)$"):
+        review.move(draft_in(DraftState.WRITTEN, case_json), action, "carol", LANGUAGES, "  ")

@@ -21,7 +21,7 @@ from pipeline.settings import Settings
 from pipeline.standins.chat import ChatStandIn, Reply
 from pipeline.store import Store
 from pipeline.web import SESSION_COOKIE, create_app
-from pipeline.web.app import _Throttle
+from pipeline.web.security import Throttle as _Throttle
 
 PASSWORD = "correct horse battery"
 DRAFT_ID = "example-org-outage-00000001"

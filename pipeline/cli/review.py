@@ -37,6 +37,7 @@ from pipeline.cli.common import (
 from pipeline.errors import ConflictError, InvalidRecord, ReviewError, SettingsError
 from pipeline.models import Draft
 from pipeline.records import dump_record
+from pipeline.review import ReviewAction
 from pipeline.settings import Settings
 from pipeline.store import Store
 
@@ -65,6 +66,18 @@ def _said(draft: Draft, what: str) -> None:
     typer.echo(f"{draft.id}: {what}, now {draft.state.value}")
 
 
+def _move(
+    action: ReviewAction, said: str, draft_id: str, by: str | None, comment: str | None, root: Path | None
+) -> Settings:
+    """The review move `action` (pipeline.review.move) in the name of `by`, said done ("written by
+    ann, now written"); the settings read, for what follows it."""
+    name = who(by)
+    settings = load_settings(root)
+    draft = _review_step(settings, draft_id, lambda d, s: review.move(d, action, name, s.required_languages, comment))
+    _said(draft, f"{said} by {name}")
+    return settings
+
+
 @app.command()
 def write(
     draft_id: DraftArgument,
@@ -73,11 +86,7 @@ def write(
     root: RootOption = None,
 ) -> None:
     """Sign a draft as written (its narrative fields filled) and hand it to review."""
-    name = who(by)
-    draft = _review_step(
-        load_settings(root), draft_id, lambda d, s: review.write(d, name, s.required_languages, comment)
-    )
-    _said(draft, f"written by {name}")
+    _move(ReviewAction.WRITE, "written", draft_id, by, comment, root)
 
 
 @app.command()
@@ -88,10 +97,7 @@ def approve(
     root: RootOption = None,
 ) -> None:
     """Approve a complete draft; the approver must not be its writer."""
-    name = who(by)
-    settings = load_settings(root)
-    draft = _review_step(settings, draft_id, lambda d, s: review.approve(d, name, s.required_languages, comment))
-    _said(draft, f"approved by {name}")
+    settings = _move(ReviewAction.APPROVE, "approved", draft_id, by, comment, root)
     _request_promotion(settings)
 
 
@@ -125,9 +131,7 @@ def request_changes(
     root: RootOption = None,
 ) -> None:
     """Send a draft back to its writer with what should change."""
-    name = who(by)
-    draft = _review_step(load_settings(root), draft_id, lambda d, s: review.request_changes(d, name, comment))
-    _said(draft, f"changes requested by {name}")
+    _move(ReviewAction.REQUEST_CHANGES, "changes requested", draft_id, by, comment, root)
 
 
 @app.command()
@@ -138,9 +142,7 @@ def reject(
     root: RootOption = None,
 ) -> None:
     """Reject a draft with a reason; it is kept, and its source is not drafted again unless reopened."""
-    name = who(by)
-    draft = _review_step(load_settings(root), draft_id, lambda d, s: review.reject(d, name, reason))
-    _said(draft, f"rejected by {name}")
+    _move(ReviewAction.REJECT, "rejected", draft_id, by, reason, root)
 
 
 @app.command()
@@ -151,9 +153,7 @@ def reopen(
     root: RootOption = None,
 ) -> None:
     """Reopen a rejected draft: back to the start, and its source is crawled again."""
-    name = who(by)
-    draft = _review_step(load_settings(root), draft_id, lambda d, s: review.reopen(d, name, comment))
-    _said(draft, f"reopened by {name}")
+    _move(ReviewAction.REOPEN, "reopened", draft_id, by, comment, root)
 
 
 @app.command("set")

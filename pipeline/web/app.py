@@ -7,821 +7,96 @@ A thin shell, like the command line: each action is one call of pipeline.review,
 pipeline.claims, pipeline.candidates or pipeline.assist under the store's locks; no rule is written twice.
 Every page needs a signed-in person (pipeline.reviewers), whose name is the one every move is made in.
 
-Safety, because every page shows text from crawled pages: Jinja2 escapes everything (no template
-marks anything safe), the archived copy is shown only in a sandboxed frame, and a
-Content-Security-Policy allows no inline script or style. Sessions are a signed cookie (HttpOnly,
-SameSite=Lax, Secure over HTTPS); every form carries the session's CSRF token, and every POST
-without it is refused; failed sign-ins are slowed down per name and address.
+This module is the wiring alone: the shared state (pipeline.web.state), the middleware
+(pipeline.web.security, which says how the page is kept safe), the static files, the routers
+(pipeline.web.routes) and the answers to a record that is not there. See docs/review.md.
 """
 
 from __future__ import annotations
 
-import asyncio
-import gc
-import hmac
-import os
-import secrets
-import threading
-import time
-from collections import defaultdict
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
-from datetime import datetime
+import re
 from pathlib import Path
-from typing import Any
-from urllib.parse import quote, urlencode
+from urllib.parse import quote
 
 from fastapi import FastAPI, Request
-from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.exception_handlers import http_exception_handler
+from fastapi.responses import HTMLResponse, Response
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
-from itsdangerous import BadSignature, URLSafeTimedSerializer
+from itsdangerous import URLSafeTimedSerializer
 from jinja2 import Environment, FileSystemLoader
-from starlette.middleware.base import BaseHTTPMiddleware
+from starlette.exceptions import HTTPException
 
-from pipeline import assist as assisting
-from pipeline import candidates as candidating
-from pipeline import claims as claiming
-from pipeline import queue as review_queue
-from pipeline import review
-from pipeline.assist.answers import ENGLISH_FIELDS
-from pipeline.discover import DISCOVERED_FILE
-from pipeline.errors import (
-    ConflictError,
-    IncidentlibError,
-    RecordError,
-    RecordNotFound,
-    ReviewError,
-    SettingsError,
-)
-from pipeline.fragments import fragment_link
-from pipeline.models import Candidate, Case, Draft, DraftState, LinkStatus
+from pipeline.errors import RecordError, RecordNotFound
 from pipeline.settings import Settings
-from pipeline.store import Store, write_atomic
-from pipeline.web.forms import MULTIPLE, apply_form, form_fields, languages_for, marked_text, word_diff
-from pipeline.web.proposals import assist_view, form_path, parse_ask
+from pipeline.store import Store
+from pipeline.web.cache import DraftCache
+from pipeline.web.forms import word_diff
+from pipeline.web.pages import page
+from pipeline.web.routes import assist, candidates, cases, drafts, queue, signin
+from pipeline.web.security import SESSION_COOKIE, Guard, Sessions, Stamps, Throttle, signing_secret
+from pipeline.web.state import WebState
 
 __all__ = ["SESSION_COOKIE", "create_app"]
 
-SESSION_COOKIE = "incidentlib_session"
-SESSION_MAX_AGE_S = 12 * 3600
-PAGE_SIZE = 50
-_SECRET_MIN = 32
-_BODY_MAX = 1 << 20  # a form of a draft is a few KiB; anything near a MiB is not one
-_KNOWN_DONE = {"write", "approve", "request-changes", "reject", "reopen"}
 _HERE = Path(__file__).parent
-_BROKEN = {LinkStatus.GONE, LinkStatus.MOVED, LinkStatus.BLOCKED}
-
-
-# ---------------------------------------------------------------- sessions
-
-
-def _secret(store: Store) -> str:
-    """The key that signs sessions: INCIDENTLIB_WEB_SECRET, else one made once and kept in the
-    data root's state folder (mode 0600, ignored by git), so a restart keeps people signed in."""
-    given = os.environ.get("INCIDENTLIB_WEB_SECRET")
-    path = store.state_dir / "web-secret"
-    if given is None:
-        try:
-            given = path.read_text(encoding="ascii").strip()
-        except FileNotFoundError:
-            store.state_dir.mkdir(parents=True, exist_ok=True)
-            given = secrets.token_urlsafe(32)
-            write_atomic(path, given.encode(), mode=0o600)
-    if len(given) < _SECRET_MIN:
-        # Anyone who guesses a short key signs a cookie in any name.
-        where = "INCIDENTLIB_WEB_SECRET" if "INCIDENTLIB_WEB_SECRET" in os.environ else str(path)
-        raise SettingsError(
-            f"the web page's signing key ({where}) is shorter than {_SECRET_MIN} characters; "
-            "delete the file to have one made, or set a longer one",
-            name="INCIDENTLIB_WEB_SECRET",
-        )
-    return given
-
-
-@dataclass
-class Session:
-    name: str | None = None
-    csrf: str = field(default_factory=lambda: secrets.token_urlsafe(24))
-    stamp: str | None = None  # the account's stamp at sign-in (pipeline.reviewers.account_stamps)
-
-
-class _Sessions(BaseHTTPMiddleware):
-    """A signed cookie holding who is signed in and the CSRF token; written back when it changed."""
-
-    def __init__(self, app: Any, signer: URLSafeTimedSerializer, secure: bool = False) -> None:
-        super().__init__(app)
-        self.signer = signer
-        self.secure = secure
-
-    async def dispatch(self, request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
-        session = Session()
-        raw = request.cookies.get(SESSION_COOKIE)
-        if raw:
-            try:
-                data = self.signer.loads(raw, max_age=SESSION_MAX_AGE_S)
-                session = Session(name=data.get("name"), csrf=data["csrf"], stamp=data.get("stamp"))
-            except (BadSignature, KeyError, TypeError):
-                pass
-        before = (session.name, session.csrf, session.stamp)
-        request.state.session = session
-        response = await call_next(request)
-        if (session.name, session.csrf, session.stamp) != before or not raw:
-            response.set_cookie(
-                SESSION_COOKIE,
-                self.signer.dumps({"name": session.name, "csrf": session.csrf, "stamp": session.stamp}),
-                max_age=SESSION_MAX_AGE_S,
-                httponly=True,
-                samesite="lax",
-                secure=request.url.scheme == "https" or self.secure,
-                path="/",
-            )
-        return response
-
-
-class _Throttle:
-    """Failed sign-ins hold off the next ones, per name and per address: after three failures, none
-    is tried for 1 s, doubling up to 30 s; an attempt before then is answered 429 at once, so a
-    guesser waits and nobody's request is kept open. Entries go after ten quiet minutes."""
-
-    FORGET_S = 600.0
-
-    def __init__(self) -> None:
-        self.failures: dict[str, tuple[int, float]] = {}
-
-    def wait_s(self, *keys: str) -> float:
-        """How long until `keys` may try again (0: now)."""
-        now = time.monotonic()
-        self.failures = {k: v for k, v in self.failures.items() if now - v[1] <= self.FORGET_S}
-        left = 0.0
-        for key in keys:
-            count, last = self.failures.get(key, (0, 0.0))
-            if count >= 3:
-                left = max(left, last + min(30.0, 2.0 ** (count - 3)) - now)
-        return max(0.0, left)
-
-    def failed(self, *keys: str) -> None:
-        for key in keys:
-            count, _ = self.failures.get(key, (0, 0.0))
-            self.failures[key] = (count + 1, time.monotonic())
-
-    def passed(self, *keys: str) -> None:
-        for key in keys:
-            self.failures.pop(key, None)
-
-
-class _Stamps:
-    """The reviewers' account stamps, read again when their file changes: a session whose account
-    was removed or whose password changed ends at its next request."""
-
-    def __init__(self, store: Store) -> None:
-        self.store = store
-        self.seen: tuple[int, int] | None = None
-        self.stamps: dict[str, str] = {}
-
-    def get(self) -> dict[str, str]:
-        from pipeline.reviewers import account_stamps, reviewers_path
-
-        try:
-            stat = reviewers_path(self.store).stat()
-            key: tuple[int, int] | None = (stat.st_mtime_ns, stat.st_size)
-        except FileNotFoundError:
-            key = None
-        if key != self.seen or key is None:
-            self.stamps = account_stamps(self.store) if key else {}
-            self.seen = key
-        return self.stamps
-
-
-# ---------------------------------------------------------------- drafts kept read between requests
-
-
-class _DraftCache:
-    """Drafts read once and read again only when their file changed, with what each lacks and its
-    searchable text worked out once per version: the queue of 5,000 drafts is then a filter and a
-    sort, not 5,000 parses and checks.
-
-    The folder is listed again only when its own time changed (the store replaces a file by renaming
-    a new one into place, which changes it) or `RESCAN_S` passed (an editor writing a file in place).
-    The drafts kept are frozen out of the garbage collector's sweeps, which otherwise walked all of
-    them every few requests (pauses of 0.4 s with 5,000)."""
-
-    RESCAN_S = 5.0
-
-    def __init__(self, store: Store, languages: list[str]) -> None:
-        self.store = store
-        self.languages = languages
-        self.read: dict[Path, tuple[tuple[int, int], Draft | review_queue.Unreadable]] = {}
-        self.worked: dict[str, tuple[Draft, review_queue.QueueEntry, str]] = {}  # id -> (draft, entry, text)
-        self.folder_time = -1
-        self.scanned_at = 0.0
-        self.lock = threading.Lock()
-        self.drafts: list[Draft] = []
-        self.unreadable: list[review_queue.Unreadable] = []
-
-    def all(self) -> tuple[list[Draft], list[review_queue.Unreadable]]:
-        with self.lock:
-            folder = self.store.root / "drafts"
-            try:
-                folder_time = folder.stat().st_mtime_ns
-            except OSError:
-                folder_time = -1
-            if folder_time == self.folder_time and time.monotonic() - self.scanned_at < self.RESCAN_S:
-                return self.drafts, self.unreadable
-            self._scan()
-            self.folder_time, self.scanned_at = folder_time, time.monotonic()
-            return self.drafts, self.unreadable
-
-    def _scan(self) -> None:
-        drafts: list[Draft] = []
-        unreadable: list[review_queue.Unreadable] = []
-        seen = set()
-        fresh = False
-        for path in self.store.files("draft"):
-            seen.add(path)
-            try:
-                stat = path.stat()
-            except OSError:
-                continue
-            key = (stat.st_mtime_ns, stat.st_size)
-            cached = self.read.get(path)
-            if cached is None or cached[0] != key:
-                fresh = True
-                try:
-                    value: Draft | review_queue.Unreadable = self.store.read_draft(path.stem)
-                except RecordNotFound:
-                    continue
-                except RecordError as exc:
-                    label = self.store.label(path)
-                    problem = str(exc).removeprefix(f"{label}: ")
-                    age = round((time.time() - stat.st_mtime) / 86400, 2)
-                    value = review_queue.Unreadable(path.stem, label, problem, age)
-                cached = (key, value)
-                self.read[path] = cached
-            if isinstance(cached[1], Draft):
-                drafts.append(cached[1])
-            else:
-                unreadable.append(cached[1])
-        for gone in set(self.read) - seen:
-            del self.read[gone]
-        self.drafts, self.unreadable = drafts, unreadable
-        if fresh:
-            gc.collect()
-            gc.freeze()
-
-    def _worked_out(self, draft: Draft) -> tuple[Draft, review_queue.QueueEntry, str]:
-        known = self.worked.get(draft.id)
-        if known is None or known[0] is not draft:
-            entry = review_queue.entry_for(draft, self.languages)
-            known = (draft, entry, review_queue.searchable(draft))
-            self.worked[draft.id] = known
-        return known
-
-    def entry(self, draft: Draft, now: datetime) -> review_queue.QueueEntry:
-        """The draft's queue entry, worked out once per version; only its age follows the clock."""
-        entry = self._worked_out(draft)[1]
-        created = draft.created_at or now
-        # In place: a copy per draft per request was most of the queue's time, and the queue is
-        # worked out on the event loop's one thread, so no two requests set it at once.
-        entry.age_days = round((now - created).total_seconds() / 86400, 2)
-        return entry
-
-    def text(self, draft: Draft) -> str:
-        return self._worked_out(draft)[2]
-
-
-# ---------------------------------------------------------------- the application
+_DRAFT_ACTION = re.compile(r"/drafts/[^/]+/([^/]+)")
 
 
 def create_app(settings: Settings) -> FastAPI:
     """The web page on the data root of `settings`."""
     store = Store.from_settings(settings)
-    signer = URLSafeTimedSerializer(_secret(store), salt="incidentlib-session")
-    throttle = _Throttle()
-    stamps = _Stamps(store)
-    trusted_proxies = set(settings.web_trusted_proxies)
+    signer = URLSafeTimedSerializer(signing_secret(settings, store), salt="incidentlib-session")
     languages = list(settings.required_languages)
-    cache = _DraftCache(store, languages)
     # Autoescape everywhere, not only for .html: every value a page shows may come from a crawled page.
     env = Environment(loader=FileSystemLoader(_HERE / "templates"), autoescape=True)
     templates = Jinja2Templates(env=env)
     templates.env.globals.update(word_diff=word_diff, quote=quote)
-    archive_origin = settings.wayback_url.rstrip("/")
-    trusted_header = settings.web_user_header
+    stamps = Stamps(store)
 
     app = FastAPI(title="incidentlib", docs_url=None, redoc_url=None, openapi_url=None)
+    app.state.web = WebState(
+        settings=settings,
+        store=store,
+        templates=templates,
+        cache=DraftCache(store, languages),
+        throttle=Throttle(),
+        stamps=stamps,
+        languages=languages,
+    )
     app.mount("/static", StaticFiles(directory=str(_HERE / "static")), name="static")
-
-    async def guard(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
-        """Headers every answer carries; a signed-in person for every page; a CSRF token for every POST."""
-        session: Session = request.state.session
-        if int(request.headers.get("content-length") or 0) > _BODY_MAX:
-            return _secured(Response("too large for a form of this page", status_code=413), archive_origin)
-        if trusted_header:
-            # Only a proxy of ours may say who is signed in, and only once.
-            named = request.headers.getlist(trusted_header)
-            proxy = request.client.host if request.client else ""
-            session.name = named[0] if len(named) == 1 and proxy in trusted_proxies and named[0] else None
-        elif session.name and stamps.get().get(session.name) != session.stamp:
-            session.name = session.stamp = None  # the account was removed or its password changed
-        path = request.url.path
-        public = path in ("/login", "/healthz") or path.startswith("/static/")
-        if not public and not session.name:
-            if request.method == "GET":
-                target = path + (f"?{request.url.query}" if request.url.query else "")
-                return _secured(
-                    RedirectResponse(f"/login?{urlencode({'next': target})}", status_code=303), archive_origin
-                )
-            return _secured(Response("sign in first", status_code=401), archive_origin)
-        if request.method == "POST" and not await _csrf_ok(request, session):
-            return _secured(Response("the form's CSRF token is missing or wrong; reload the page", 403), archive_origin)
-        return _secured(await call_next(request), archive_origin)
-
     # The last added runs first: the session is read before the guard looks at it.
-    app.add_middleware(BaseHTTPMiddleware, dispatch=guard)
-    app.add_middleware(_Sessions, signer=signer, secure=settings.web_secure_cookies)
+    app.add_middleware(
+        Guard,
+        stamps=stamps,
+        archive_origin=settings.wayback_url.rstrip("/"),
+        trusted_header=settings.web_user_header,
+        trusted_proxies=set(settings.web_trusted_proxies),
+    )
+    app.add_middleware(Sessions, signer=signer, secure=settings.web_secure_cookies)
+    app.add_exception_handler(RecordError, _record_error)
+    app.add_exception_handler(HTTPException, _not_found)
 
-    def page(request: Request, name: str, status: int = 200, **context: Any) -> HTMLResponse:
-        session: Session = request.state.session
-        context.update(me=session.name, csrf=session.csrf, request=request, sso=bool(trusted_header))
-        return templates.TemplateResponse(request, name, context, status_code=status)
-
-    @app.exception_handler(RecordError)
-    async def record_error(request: Request, exc: RecordError) -> HTMLResponse:
-        """A draft or case that is not there (404) or an id that names none, or a broken file (422):
-        one line, not a server error."""
-        if isinstance(exc, RecordNotFound):
-            return page(request, "missing.html", 404, what=f"{exc.kind} {exc.record_id}")
-        return page(request, "missing.html", 422, message=str(exc))
-
-    @app.get("/healthz")
-    async def healthz() -> Response:
-        return Response("ok")
-
-    @app.get("/login", response_class=HTMLResponse)
-    async def login_form(request: Request, next: str = "/") -> HTMLResponse:
-        return page(request, "login.html", next=_local(next), problem=None)
-
-    @app.post("/login", response_class=HTMLResponse)
-    async def login(request: Request) -> Response:
-        from pipeline.reviewers import MAX_NAME_LENGTH, check_password
-
-        form = await request.form()
-        name = str(form.get("name") or "").strip()
-        password = str(form.get("password") or "")
-        target = _local(str(form.get("next") or "/"))
-        if not name or len(name) > MAX_NAME_LENGTH:
-            return page(request, "login.html", 401, next=target, problem="wrong name or password")
-        keys = (f"name:{name.casefold()}", f"addr:{request.client.host if request.client else '-'}")
-        wait = throttle.wait_s(*keys)
-        if wait:
-            answer = page(
-                request, "login.html", 429, next=target, problem=f"too many failed sign-ins; try again in {wait:.0f} s"
-            )
-            answer.headers["Retry-After"] = str(max(1, round(wait)))
-            return answer
-        if not await asyncio.to_thread(check_password, store, name, password):
-            throttle.failed(*keys)
-            return page(request, "login.html", 401, next=target, problem="wrong name or password")
-        throttle.passed(*keys)
-        session: Session = request.state.session
-        session.name = name
-        session.stamp = stamps.get().get(name)
-        session.csrf = secrets.token_urlsafe(24)  # a new token with each sign-in
-        return RedirectResponse(target, status_code=303)
-
-    @app.post("/logout")
-    async def logout(request: Request) -> Response:
-        session: Session = request.state.session
-        session.name = session.stamp = None
-        session.csrf = secrets.token_urlsafe(24)
-        return RedirectResponse("/login", status_code=303)
-
-    # ------------------------------------------------------------ the queue
-
-    @app.get("/", response_class=HTMLResponse)
-    async def queue_page(request: Request, page_number: int = 1) -> HTMLResponse:
-        drafts, unreadable = await asyncio.to_thread(cache.all)
-        given = request.query_params
-        problem = None
-        try:
-            filters = review_queue.QueueFilter.from_query(given, sort="state")
-            entries = review_queue.queue_of(
-                drafts, unreadable, languages, filters, entry_of=cache.entry, text_of=cache.text
-            )
-        except (ReviewError, ValueError) as exc:  # said on the page, whose form keeps what was typed
-            filters, entries, problem = review_queue.QueueFilter(sort="state"), [], str(exc)
-        counts: dict[str, int] = defaultdict(int)
-        for draft in drafts:
-            counts[draft.state.value] += 1
-        if unreadable:
-            counts[review_queue.UNREADABLE] = len(unreadable)
-        pages = max(1, -(-len(entries) // PAGE_SIZE))
-        page_number = min(max(1, page_number), pages)
-        shown = entries[(page_number - 1) * PAGE_SIZE : page_number * PAGE_SIZE]
-        return page(
-            request,
-            "queue.html",
-            entries=shown,
-            total=len(entries),
-            counts=dict(counts),
-            states=[s.value for s in DraftState] + [review_queue.UNREADABLE],
-            filters=dict(given) if problem else filters.to_query(),
-            page_number=page_number,
-            pages=pages,
-            query=filters.query_string,
-            claims=claiming.claims(store),
-            problem=problem,
-        )
-
-    claim_moves: dict[str, Callable[[Store, str, str], object]] = {"claim": claiming.claim, "unclaim": claiming.unclaim}
-
-    @app.post("/drafts/{draft_id}/claim", response_class=HTMLResponse)
-    @app.post("/drafts/{draft_id}/unclaim", response_class=HTMLResponse)
-    async def claim(request: Request, draft_id: str) -> HTMLResponse:
-        """Claim the draft, or let go of it: the claim's cell, for htmx to swap in."""
-        name = request.state.session.name
-        problem = None
-        try:
-            await asyncio.to_thread(claim_moves[request.url.path.rsplit("/", 1)[1]], store, draft_id, name)
-        except IncidentlibError as exc:
-            problem = str(exc)
-        return page(
-            request, "_claim.html", draft_id=draft_id, claim=claiming.claims(store).get(draft_id), problem=problem
-        )
-
-    # ------------------------------------------------------------ one draft
-
-    def draft_page(
-        request: Request,
-        draft: Draft,
-        version: str,
-        status: int = 200,
-        *,
-        problem: str | None = None,
-        problems: list[tuple[str, str]] | None = None,
-        typed: Draft | None = None,
-        theirs: list[str] | None = None,
-        yours: list[tuple[str, str]] | None = None,
-    ) -> HTMLResponse:
-        shown = typed or draft
-        # The writer assist, only when a model is configured: otherwise the page shows nothing of it.
-        assist = (
-            assist_view(draft, settings.llm_model or "", request.query_params) if settings.assist_configured else None
-        )
-        segments, marks = marked_text(draft.text or "", draft.evidence)
-        spans = {number: (entry.start, entry.end) for number, entry in marks.items()}
-        if assist:
-            assist.mark_passages(segments, len(marks) + 1)
-            spans |= assist.spans
-        base = review_queue.evidence_url(draft)
-        links = {}
-        for number, (start, end) in spans.items():
-            try:
-                links[number] = fragment_link(base, draft.text or "", start, end)
-            except ValueError:
-                links[number] = base
-        link_states = store.read_links()
-        return page(
-            request,
-            "draft.html",
-            status,
-            draft=draft,
-            version=version,
-            fields=form_fields(shown, languages_for(shown, languages), marks),
-            languages=languages_for(shown, languages),
-            segments=segments,
-            marks=marks,
-            links=links,
-            lacks=review.missing_for_publication(shown, languages),
-            link_states=link_states,
-            claim=claiming.claims(store).get(draft.id),
-            problem=problem,
-            problems=problems or [],
-            theirs=theirs or [],
-            yours=yours or [],
-            done=request.query_params.get("done") if request.query_params.get("done") in _KNOWN_DONE else None,
-            archived=next((s.archived for s in draft.sources if s.archived), None),
-            assist=assist,
-            pieces=assist.pieces if assist else {},
-        )
-
-    @app.get("/drafts/{draft_id}", response_class=HTMLResponse)
-    async def show_draft(request: Request, draft_id: str) -> Response:
-        try:
-            draft, version = await asyncio.to_thread(store.read_draft_versioned, draft_id)
-        except RecordNotFound:
-            return page(request, "missing.html", 404, what=f"draft {draft_id}")
-        except RecordError as exc:
-            return page(request, "missing.html", 422, message=str(exc))
-        return draft_page(request, draft, version)
-
-    @app.post("/drafts/{draft_id}/lacks", response_class=HTMLResponse)
-    async def lacks(request: Request, draft_id: str) -> HTMLResponse:
-        """What the draft would still lack with the form as typed (not saved)."""
-        draft = await asyncio.to_thread(store.read_draft, draft_id)
-        form = await request.form()
-        typed, problems = apply_form(draft, _form_values(form), languages_for(draft, languages))
-        missing = review.missing_for_publication(typed, languages) if typed else []
-        return page(request, "_lacks.html", lacks=missing, problems=problems)
-
-    @app.post("/drafts/{draft_id}/save", response_class=HTMLResponse)
-    async def save(request: Request, draft_id: str) -> Response:
-        name = request.state.session.name
-        form = await request.form()
-        loaded_version = str(form.get("version") or "")
-        current, version = await asyncio.to_thread(store.read_draft_versioned, draft_id)
-        typed, problems = apply_form(current, _form_values(form), languages_for(current, languages))
-        if typed is None:
-            return draft_page(
-                request, current, version, 422, problems=problems, problem="not saved: fix the fields named"
-            )
-        if version != loaded_version:
-            return conflict(request, current, version, typed)
-        try:
-            updated = review.edited(current, typed, name)
-            await asyncio.to_thread(store.write_draft, updated, expected_version=version)
-        except ConflictError:
-            fresh, fresh_version = await asyncio.to_thread(store.read_draft_versioned, draft_id)
-            return conflict(request, fresh, fresh_version, typed)
-        except ReviewError as exc:
-            return draft_page(request, current, version, 409, typed=typed, problem=f"not saved: {exc}")
-        return RedirectResponse(f"/drafts/{quote(draft_id)}?saved=1", status_code=303)
-
-    def conflict(request: Request, current: Draft, version: str, typed: Draft) -> HTMLResponse:
-        """Someone saved after the page was loaded: nothing is saved. The form shows the draft as it is
-        now (a second save from it cannot undo their change), and what was typed is listed beside,
-        field by field, to copy back."""
-        yours = [(path, str(review.value_at(typed, path))) for path in review.changed_fields(current, typed)]
-        return draft_page(
-            request,
-            current,
-            version,
-            409,
-            theirs=_their_change(current),
-            yours=yours,
-            problem="not saved: someone changed this draft after you opened it; their change is shown, "
-            "and what you typed is listed to copy back",
-        )
-
-    # ------------------------------------------------------------ the writer assist (only with a model)
-
+    for area in (signin, queue, drafts, cases, candidates):
+        app.include_router(area.router)
     if settings.assist_configured:
-        asking: set[str] = set()  # drafts the model is being asked about: a second ask meanwhile is refused
-        # A request holds a worker thread until the model answers (minutes, at worst): two at once, at
-        # most, so that slow answers never take every thread the pages are read in.
-        model_slots = asyncio.Semaphore(2)
-
-        def assist_problem(request: Request, draft_id: str, status: int, problem: str) -> HTMLResponse:
-            """The draft page saying what went wrong in one line. To htmx a 200, as it swaps no error
-            answer into the page (and the person would see nothing happen)."""
-            draft, version = store.read_draft_versioned(draft_id)
-            status = 200 if request.headers.get("hx-request") else status
-            return draft_page(request, draft, version, status, problem=problem)
-
-        @app.post("/drafts/{draft_id}/ask", response_class=HTMLResponse)
-        async def ask(request: Request, draft_id: str) -> Response:
-            """Ask the model for one field (`summary:en`, `summary:ko`) or all the draft lacks; the page
-            again, its proposals beside the fields. The request waits for the answer, off the event loop."""
-            form = await request.form()
-            value = str(form.get("ask") or "")
-            try:
-                fields, asked_languages, again = parse_ask(value)
-            except ReviewError as exc:
-                return await asyncio.to_thread(assist_problem, request, draft_id, 422, f"ask: {exc}")
-            if draft_id in asking:
-                problem = "ask: the model is being asked about this draft already; its answer shows here when it comes"
-                return await asyncio.to_thread(assist_problem, request, draft_id, 409, problem)
-            asking.add(draft_id)
-            try:
-                async with model_slots:
-                    done = await asyncio.to_thread(
-                        assisting.assist,
-                        store,
-                        settings,
-                        draft_id,
-                        fields=fields,
-                        languages=asked_languages,
-                        again=again,
-                    )
-            except RecordError:
-                raise  # no such draft, or a broken file: the one-line page of record_error
-            except IncidentlibError as exc:  # SettingsError, ReviewError, AssistError, a lock or the disk
-                return await asyncio.to_thread(assist_problem, request, draft_id, 409, f"ask: {exc}")
-            finally:
-                asking.discard(draft_id)
-            said = {"asked": done.outcome, "ask": value, "n": len(done.proposed), "dropped": done.dropped}
-            where = f"#field-{form_path(ENGLISH_FIELDS.get(fields[0], fields[0]))}" if fields else "#assist"
-            return RedirectResponse(f"/drafts/{quote(draft_id)}?{urlencode(said)}{where}", status_code=303)
-
-        @app.post("/drafts/{draft_id}/accept", response_class=HTMLResponse)
-        async def accept(request: Request, draft_id: str) -> Response:
-            """Take one proposal as the signed-in person's edit, of the version the page showed."""
-            name = request.state.session.name
-            form = await request.form()
-            path = str(form.get("path") or "")
-            seen = str(form.get("version") or "")
-            current, version = await asyncio.to_thread(store.read_draft_versioned, draft_id)
-            status = 200 if request.headers.get("hx-request") else 409
-            if seen != version:
-                problem = (
-                    "accept: not done: the draft changed after you opened it (an edit, or the model's answer); "
-                    "read it again, then accept"
-                )
-                return draft_page(request, current, version, status, problem=problem)
-            try:
-                accepted = assisting.accept_proposal(current, path, name)
-                await asyncio.to_thread(store.write_draft, accepted, expected_version=version)
-            except (ReviewError, ConflictError) as exc:
-                draft, version = await asyncio.to_thread(store.read_draft_versioned, draft_id)
-                return draft_page(request, draft, version, status, problem=f"accept: {exc}")
-            path = ENGLISH_FIELDS.get(path, path)  # a field's name (summary) stands for its English
-            target = f"/drafts/{quote(draft_id)}?{urlencode({'accepted': path})}#field-{form_path(path)}"
-            return RedirectResponse(target, status_code=303)
-
-    moves: dict[str, Callable[[Draft, str, str | None], Draft]] = {
-        "write": lambda d, by, text: review.write(d, by, languages, text or None),
-        "approve": lambda d, by, text: review.approve(d, by, languages, text or None),
-        "request-changes": lambda d, by, text: review.request_changes(d, by, text or ""),
-        "reject": lambda d, by, text: review.reject(d, by, text or ""),
-        "reopen": lambda d, by, text: review.reopen(d, by, text or None),
-    }
-
-    @app.post("/drafts/{draft_id}/{action}", response_class=HTMLResponse)
-    async def move(request: Request, draft_id: str, action: str) -> Response:
-        if action not in moves:
-            return page(request, "missing.html", 404, what=f"action {action}")
-        name = request.state.session.name
-        form = await request.form()
-        text = str(form.get("comment") or "").strip()
-        seen = str(form.get("version") or "")
-        current, version = await asyncio.to_thread(store.read_draft_versioned, draft_id)
-        if seen != version:
-            # An approval is of the text the reviewer read: a draft changed since is read again first.
-            return draft_page(
-                request,
-                current,
-                version,
-                409,
-                theirs=_their_change(current),
-                problem=f"{action}: not done: the draft changed after you opened it; read the change, then again",
-            )
-        try:
-            moved = moves[action](current, name, text)
-            await asyncio.to_thread(store.write_draft, moved, expected_version=version)
-        except (ReviewError, ConflictError) as exc:
-            draft, version = await asyncio.to_thread(store.read_draft_versioned, draft_id)
-            return draft_page(request, draft, version, 409, problem=f"{action}: {exc}")
-        return RedirectResponse(f"/drafts/{quote(draft_id)}?done={quote(action)}", status_code=303)
-
-    # ------------------------------------------------------------ published cases
-
-    @app.get("/cases", response_class=HTMLResponse)
-    async def cases_page(request: Request) -> HTMLResponse:
-        cases = await asyncio.to_thread(lambda: sorted(store.cases(), key=lambda c: c.id, reverse=True))
-        states = store.read_links()
-        broken = {
-            c.id: [s.url for s in c.sources if s.url in states and states[s.url].status in _BROKEN] for c in cases
-        }
-        return page(request, "cases.html", cases=cases, broken=broken)
-
-    @app.get("/cases/{case_id}", response_class=HTMLResponse)
-    async def case_page(request: Request, case_id: str) -> Response:
-        try:
-            case: Case = await asyncio.to_thread(store.read_case, case_id)
-        except RecordNotFound:
-            return page(request, "missing.html", 404, what=f"case {case_id}")
-        return page(request, "case.html", case=case, link_states=store.read_links())
-
-    # ------------------------------------------------------------ candidates the feeds proposed
-
-    def candidates_view(
-        request: Request,
-        feed: str,
-        dismissed: bool,
-        status: int = 200,
-        *,
-        done: CandidatesDone | None = None,
-        problem: str | None = None,
-    ) -> HTMLResponse:
-        registered_feeds, _ = store.read_feeds()
-        labels = {f.feed.url: f.feed.label for f in registered_feeds}
-        try:
-            shown = candidating.candidates(store, feed or None, dismissed=dismissed)
-        except IncidentlibError as exc:
-            shown, problem = [], problem or str(exc)
-        return page(
-            request,
-            "candidates.html",
-            status,
-            candidates=shown,
-            feeds=[f.feed.label for f in registered_feeds],
-            labels=labels,
-            feed=feed,
-            dismissed=dismissed,
-            done=done,
-            problem=problem,
-            discovered_file=DISCOVERED_FILE,
-        )
-
-    @app.get("/candidates", response_class=HTMLResponse)
-    async def candidates_page(request: Request, feed: str = "", dismissed: bool = False) -> HTMLResponse:
-        return await asyncio.to_thread(candidates_view, request, feed, dismissed)
-
-    @app.post("/candidates/accept", response_class=HTMLResponse)
-    async def accept_candidates(request: Request) -> HTMLResponse:
-        """Register the candidates named (or every open one of `all_from`): the list again, saying
-        what was registered and which drafts were written from their feed's text."""
-        form = await request.form()
-        ids = [str(v) for v in form.getlist("id") if str(v).strip()]
-        all_from = str(form.get("all_from") or "").strip() or None
-        feed = str(form.get("feed") or "")
-        if not ids and not all_from:
-            return await asyncio.to_thread(
-                candidates_view, request, feed, False, 422, problem="accept: name a candidate"
-            )
-
-        def run() -> HTMLResponse:
-            try:
-                report = candidating.accept(store, settings, ids, all_from=all_from)
-            except IncidentlibError as exc:
-                return candidates_view(request, feed, False, 409, problem=f"accept: {exc}")
-            return candidates_view(request, feed, False, done=CandidatesDone(accepted=report))
-
-        return await asyncio.to_thread(run)
-
-    @app.post("/candidates/dismiss", response_class=HTMLResponse)
-    async def dismiss_candidates(request: Request) -> HTMLResponse:
-        """Dismiss the candidates named, for good, with the reason given (if any)."""
-        form = await request.form()
-        ids = [str(v) for v in form.getlist("id") if str(v).strip()]
-        reason = str(form.get("reason") or "").strip() or None
-        feed = str(form.get("feed") or "")
-        if not ids:
-            return await asyncio.to_thread(
-                candidates_view, request, feed, False, 422, problem="dismiss: name a candidate"
-            )
-
-        def run() -> HTMLResponse:
-            try:
-                gone = candidating.dismiss(store, ids, reason=reason)
-            except IncidentlibError as exc:
-                return candidates_view(request, feed, False, 409, problem=f"dismiss: {exc}")
-            return candidates_view(request, feed, False, done=CandidatesDone(dismissed=gone))
-
-        return await asyncio.to_thread(run)
-
+        app.include_router(assist.router)
     return app
 
 
-@dataclass
-class CandidatesDone:
-    """What an accept or a dismiss did, for the page to say."""
-
-    accepted: candidating.AcceptReport | None = None
-    dismissed: list[Candidate] = field(default_factory=list)
-
-
-def _form_values(form: Any) -> dict[str, Any]:
-    """The form as path -> value, a list for a field of several choices."""
-    out: dict[str, Any] = {}
-    for key in form.keys():
-        values = form.getlist(key)
-        out[key] = values if len(values) > 1 or key.split(".")[0] in MULTIPLE else values[0]
-    return out
+async def _record_error(request: Request, exc: Exception) -> HTMLResponse:
+    """A draft or case that is not there (404) or an id that names none, or a broken file (422):
+    one line, not a server error."""
+    if isinstance(exc, RecordNotFound):
+        return page(request, "missing.html", 404, what=f"{exc.kind} {exc.record_id}")
+    return page(request, "missing.html", 422, message=str(exc))
 
 
-def _their_change(draft: Draft) -> list[str]:
-    """The history's last entry, as what someone else did since the page was loaded."""
-    if not draft.history:
-        return []
-    last = draft.history[-1]
-    what = ", ".join(last.changed) if last.changed else last.to_state.value
-    return [f"{last.by} at {last.at:%Y-%m-%d %H:%M}: {last.comment or last.to_state.value} ({what})"]
-
-
-def _local(target: str) -> str:
-    """A redirect target inside this site only: a path, never another host."""
-    return target if target.startswith("/") and not target.startswith("//") and "\\" not in target else "/"
-
-
-async def _csrf_ok(request: Request, session: Session) -> bool:
-    token = request.headers.get("x-csrf-token")
-    if token is None:
-        await request.body()  # read whole first: Starlette hands a body read so on to the endpoint
-        form = await request.form()
-        value = form.get("csrf_token")
-        token = value if isinstance(value, str) else None
-    return token is not None and hmac.compare_digest(token.encode(), session.csrf.encode())
-
-
-def _secured(response: Response, archive_origin: str) -> Response:
-    response.headers["Content-Security-Policy"] = (
-        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-        f"frame-src {archive_origin}; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'"
-    )
-    response.headers["X-Content-Type-Options"] = "nosniff"
-    response.headers["Referrer-Policy"] = "same-origin"
-    response.headers["X-Frame-Options"] = "DENY"
-    response.headers.setdefault("Cache-Control", "no-store")  # pages of drafts are not for shared caches
-    return response
+async def _not_found(request: Request, exc: Exception) -> Response:
+    """A move of a draft that the page has no route for (a typo, or /ask without a model): one
+    line naming the action, as for a draft that is not there. Any other answer as FastAPI's own."""
+    assert isinstance(exc, HTTPException)  # the one kind it is registered for
+    action = _DRAFT_ACTION.fullmatch(request.url.path)
+    if exc.status_code == 404 and request.method == "POST" and action:
+        return page(request, "missing.html", 404, what=f"action {action.group(1)}")
+    return await http_exception_handler(request, exc)

@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from pipeline.fields import DEFAULTS, FORM, NARRATIVE, TERM_LISTS, FieldKind
+from pipeline.fields import DEFAULTS, FORM, NARRATIVE, FieldKind
 from pipeline.models import Draft, Evidence
 from pipeline.vocabulary import Kind, vocabulary
 
@@ -35,8 +35,6 @@ __all__ = [
     "word_diff",
 ]
 
-# The fields of several vocabulary terms, one box each to tick (pipeline.web.app reads the form by it).
-MULTIPLE = TERM_LISTS
 # The page starts with the case's name, as its reader does: a choice of the page's, not of the record,
 # whose other fields follow in the order the models declare them (pipeline.fields.FORM).
 _LEAD = "title"

@@ -1,0 +1,120 @@
+"""The web page's pages as answers: any template with what every page shows (`page`), a draft beside
+its text (`draft_page`), and a draft someone else changed meanwhile (`conflict`).
+
+Every template is rendered with autoescape (pipeline.web.app builds the environment): every value a
+page shows may come from a crawled page. See docs/review.md.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import Request
+from fastapi.responses import HTMLResponse
+
+from pipeline import claims as claiming
+from pipeline import queue as review_queue
+from pipeline import review
+from pipeline.fragments import fragment_link
+from pipeline.models import Draft
+from pipeline.web.forms import form_fields, languages_for, marked_text
+from pipeline.web.proposals import assist_view
+from pipeline.web.security import Session
+from pipeline.web.state import web_of
+
+__all__ = ["conflict", "draft_page", "page", "their_change"]
+
+# The moves whose `?done=` a draft page says it made; any other value says nothing.
+_KNOWN_DONE = frozenset(action.value for action in review.MOVES)
+
+
+def page(request: Request, name: str, status: int = 200, **context: Any) -> HTMLResponse:
+    """The template `name` with `context`, and what every page has: who is signed in, the CSRF token."""
+    session: Session = request.state.session
+    web = web_of(request)
+    context.update(me=session.name, csrf=session.csrf, request=request, sso=web.sso)
+    return web.templates.TemplateResponse(request, name, context, status_code=status)
+
+
+def draft_page(
+    request: Request,
+    draft: Draft,
+    version: str,
+    status: int = 200,
+    *,
+    problem: str | None = None,
+    problems: list[tuple[str, str]] | None = None,
+    typed: Draft | None = None,
+    theirs: list[str] | None = None,
+    yours: list[tuple[str, str]] | None = None,
+) -> HTMLResponse:
+    """The draft beside its text, at `version`; its form filled with `typed` when given (a save
+    refused), with the problem(s) found, someone else's change (`theirs`) and what was typed (`yours`)."""
+    web = web_of(request)
+    languages = web.languages
+    shown = typed or draft
+    # The writer assist, only when a model is configured: otherwise the page shows nothing of it.
+    settings = web.settings
+    assist = assist_view(draft, settings.llm_model or "", request.query_params) if settings.assist_configured else None
+    segments, marks = marked_text(draft.text or "", draft.evidence)
+    spans = {number: (entry.start, entry.end) for number, entry in marks.items()}
+    if assist:
+        assist.mark_passages(segments, len(marks) + 1)
+        spans |= assist.spans
+    base = review_queue.evidence_url(draft)
+    links = {}
+    for number, (start, end) in spans.items():
+        try:
+            links[number] = fragment_link(base, draft.text or "", start, end)
+        except ValueError:
+            links[number] = base
+    done = request.query_params.get("done")
+    return page(
+        request,
+        "draft.html",
+        status,
+        draft=draft,
+        version=version,
+        fields=form_fields(shown, languages_for(shown, languages), marks),
+        languages=languages_for(shown, languages),
+        segments=segments,
+        marks=marks,
+        links=links,
+        lacks=review.missing_for_publication(shown, languages),
+        link_states=web.store.read_links(),
+        claim=claiming.claims(web.store).get(draft.id),
+        problem=problem,
+        problems=problems or [],
+        theirs=theirs or [],
+        yours=yours or [],
+        done=done if done in _KNOWN_DONE else None,
+        archived=next((s.archived for s in draft.sources if s.archived), None),
+        assist=assist,
+        pieces=assist.pieces if assist else {},
+    )
+
+
+def conflict(request: Request, current: Draft, version: str, typed: Draft) -> HTMLResponse:
+    """Someone saved after the page was loaded: nothing is saved. The form shows the draft as it is
+    now (a second save from it cannot undo their change), and what was typed is listed beside,
+    field by field, to copy back."""
+    yours = [(path, str(review.value_at(typed, path))) for path in review.changed_fields(current, typed)]
+    return draft_page(
+        request,
+        current,
+        version,
+        409,
+        theirs=their_change(current),
+        yours=yours,
+        problem="not saved: someone changed this draft after you opened it; their change is shown, "
+        "and what you typed is listed to copy back",
+    )
+
+
+def their_change(draft: Draft) -> list[str]:
+    """The history's last entry, as what someone else did since the page was loaded."""
+    if not draft.history:
+        return []
+    last = draft.history[-1]
+    what = ", ".join(last.changed) if last.changed else last.to_state.value
+    return [f"{last.by} at {last.at:%Y-%m-%d %H:%M}: {last.comment or last.to_state.value} ({what})"]

@@ -1,0 +1,35 @@
+"""Published cases: the list (`/cases`, with each case's broken links) and one case (`/cases/{id}`)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse, Response
+
+from pipeline.errors import RecordNotFound
+from pipeline.models import Case, LinkStatus
+from pipeline.web.pages import page
+from pipeline.web.state import Web
+
+_BROKEN = {LinkStatus.GONE, LinkStatus.MOVED, LinkStatus.BLOCKED}
+
+router = APIRouter()
+
+
+@router.get("/cases", response_class=HTMLResponse)
+async def cases_page(request: Request, web: Web) -> HTMLResponse:
+    store = web.store
+    cases = await asyncio.to_thread(lambda: sorted(store.cases(), key=lambda c: c.id, reverse=True))
+    states = store.read_links()
+    broken = {c.id: [s.url for s in c.sources if s.url in states and states[s.url].status in _BROKEN] for c in cases}
+    return page(request, "cases.html", cases=cases, broken=broken)
+
+
+@router.get("/cases/{case_id}", response_class=HTMLResponse)
+async def case_page(request: Request, case_id: str, web: Web) -> Response:
+    try:
+        case: Case = await asyncio.to_thread(web.store.read_case, case_id)
+    except RecordNotFound:
+        return page(request, "missing.html", 404, what=f"case {case_id}")
+    return page(request, "case.html", case=case, link_states=web.store.read_links())

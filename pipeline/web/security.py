@@ -1,0 +1,268 @@
+"""The web page's safety: sessions, the CSRF check, the sign-in throttle, account stamps, the
+headers every answer carries, and the key that signs sessions.
+
+Safety, because every page shows text from crawled pages: Jinja2 escapes everything (no template
+marks anything safe), the archived copy is shown only in a sandboxed frame, and a
+Content-Security-Policy allows no inline script or style. Sessions are a signed cookie (HttpOnly,
+SameSite=Lax, Secure over HTTPS); every form carries the session's CSRF token, and every POST
+without it is refused; failed sign-ins are slowed down per name and address.
+
+    Guard        the middleware: a signed-in person for every page, a CSRF token for every POST
+    Sessions     the middleware under it: the signed cookie, read and written back
+    Throttle     failed sign-ins, per name and address
+    Stamps       the reviewers' account stamps, to end the sessions of a removed or changed account
+    signing_secret(settings, store)   the key (the `web_secret` setting, else a file in the state folder)
+
+See docs/review.md for the page and its reviewers.
+"""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlencode
+
+from fastapi import Request
+from fastapi.responses import RedirectResponse, Response
+from itsdangerous import BadSignature, URLSafeTimedSerializer
+from starlette.middleware.base import BaseHTTPMiddleware
+
+from pipeline.errors import SettingsError
+from pipeline.settings import Settings
+from pipeline.store import Store, write_atomic
+
+__all__ = [
+    "BODY_MAX",
+    "SECRET_MIN",
+    "SESSION_COOKIE",
+    "SESSION_MAX_AGE_S",
+    "Guard",
+    "Session",
+    "Sessions",
+    "Stamps",
+    "Throttle",
+    "csrf_ok",
+    "local",
+    "secured",
+    "signing_secret",
+]
+
+SESSION_COOKIE = "incidentlib_session"
+SESSION_MAX_AGE_S = 12 * 3600
+SECRET_MIN = 32
+BODY_MAX = 1 << 20  # a form of a draft is a few KiB; anything near a MiB is not one
+_SECRET_ENV = "INCIDENTLIB_WEB_SECRET"
+_PUBLIC = ("/login", "/healthz")
+
+
+def signing_secret(settings: Settings, store: Store) -> str:
+    """The key that signs sessions: the `web_secret` setting (INCIDENTLIB_WEB_SECRET, or the same
+    line in incidentlib.env), else one made once and kept in the data root's state folder (mode
+    0600, ignored by git), so a restart keeps people signed in."""
+    path = store.state_dir / "web-secret"
+    if settings.web_secret is not None:
+        given = settings.web_secret.get_secret_value()
+    else:
+        try:
+            given = path.read_text(encoding="ascii").strip()
+        except FileNotFoundError:
+            store.state_dir.mkdir(parents=True, exist_ok=True)
+            given = secrets.token_urlsafe(32)
+            write_atomic(path, given.encode(), mode=0o600)
+    if len(given) < SECRET_MIN:
+        # Anyone who guesses a short key signs a cookie in any name.
+        where = _SECRET_ENV if settings.web_secret is not None else str(path)
+        raise SettingsError(
+            f"the web page's signing key ({where}) is shorter than {SECRET_MIN} characters; "
+            "delete the file to have one made, or set a longer one",
+            name=_SECRET_ENV,
+        )
+    return given
+
+
+# ---------------------------------------------------------------- sessions
+
+
+@dataclass
+class Session:
+    name: str | None = None
+    csrf: str = field(default_factory=lambda: secrets.token_urlsafe(24))
+    stamp: str | None = None  # the account's stamp at sign-in (pipeline.reviewers.account_stamps)
+
+    def sign_in(self, name: str, stamp: str | None) -> None:
+        self.name, self.stamp = name, stamp
+        self.csrf = secrets.token_urlsafe(24)  # a new token with each sign-in
+
+    def sign_out(self) -> None:
+        self.name = self.stamp = None
+        self.csrf = secrets.token_urlsafe(24)
+
+
+class Sessions(BaseHTTPMiddleware):
+    """A signed cookie holding who is signed in and the CSRF token; written back when it changed."""
+
+    def __init__(self, app: Any, signer: URLSafeTimedSerializer, secure: bool = False) -> None:
+        super().__init__(app)
+        self.signer = signer
+        self.secure = secure
+
+    async def dispatch(self, request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
+        session = Session()
+        raw = request.cookies.get(SESSION_COOKIE)
+        if raw:
+            try:
+                data = self.signer.loads(raw, max_age=SESSION_MAX_AGE_S)
+                session = Session(name=data.get("name"), csrf=data["csrf"], stamp=data.get("stamp"))
+            except (BadSignature, KeyError, TypeError):
+                pass
+        before = (session.name, session.csrf, session.stamp)
+        request.state.session = session
+        response = await call_next(request)
+        if (session.name, session.csrf, session.stamp) != before or not raw:
+            response.set_cookie(
+                SESSION_COOKIE,
+                self.signer.dumps({"name": session.name, "csrf": session.csrf, "stamp": session.stamp}),
+                max_age=SESSION_MAX_AGE_S,
+                httponly=True,
+                samesite="lax",
+                secure=request.url.scheme == "https" or self.secure,
+                path="/",
+            )
+        return response
+
+
+class Guard(BaseHTTPMiddleware):
+    """Headers every answer carries; a signed-in person for every page; a CSRF token for every POST.
+
+    Runs inside Sessions (added before it), so the session is read before the guard looks at it.
+    With `trusted_header`, the person is the one a proxy of ours names (single sign-on), else the
+    one signed in here, for as long as their account's stamp is unchanged."""
+
+    def __init__(
+        self, app: Any, *, stamps: Stamps, archive_origin: str, trusted_header: str | None, trusted_proxies: set[str]
+    ) -> None:
+        super().__init__(app)
+        self.stamps = stamps
+        self.archive_origin = archive_origin
+        self.trusted_header = trusted_header
+        self.trusted_proxies = trusted_proxies
+
+    async def dispatch(self, request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
+        return secured(await self._answer(request, call_next), self.archive_origin)
+
+    async def _answer(self, request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
+        session: Session = request.state.session
+        if int(request.headers.get("content-length") or 0) > BODY_MAX:
+            return Response("too large for a form of this page", status_code=413)
+        self._who(request, session)
+        path = request.url.path
+        public = path in _PUBLIC or path.startswith("/static/")
+        if not public and not session.name:
+            if request.method == "GET":
+                target = path + (f"?{request.url.query}" if request.url.query else "")
+                return RedirectResponse(f"/login?{urlencode({'next': target})}", status_code=303)
+            return Response("sign in first", status_code=401)
+        if request.method == "POST" and not await csrf_ok(request, session):
+            return Response("the form's CSRF token is missing or wrong; reload the page", 403)
+        return await call_next(request)
+
+    def _who(self, request: Request, session: Session) -> None:
+        """Who the request is of: the trusted header's one name, or the session's while its stamp holds."""
+        if self.trusted_header:
+            # Only a proxy of ours may say who is signed in, and only once.
+            named = request.headers.getlist(self.trusted_header)
+            proxy = request.client.host if request.client else ""
+            session.name = named[0] if len(named) == 1 and proxy in self.trusted_proxies and named[0] else None
+        elif session.name and self.stamps.get().get(session.name) != session.stamp:
+            session.name = session.stamp = None  # the account was removed or its password changed
+
+
+async def csrf_ok(request: Request, session: Session) -> bool:
+    """Whether the request carries the session's CSRF token (an X-CSRF-Token header, or the form's field)."""
+    token = request.headers.get("x-csrf-token")
+    if token is None:
+        await request.body()  # read whole first: Starlette hands a body read so on to the endpoint
+        form = await request.form()
+        value = form.get("csrf_token")
+        token = value if isinstance(value, str) else None
+    return token is not None and hmac.compare_digest(token.encode(), session.csrf.encode())
+
+
+def secured(response: Response, archive_origin: str) -> Response:
+    """`response` with the headers every answer carries: the Content-Security-Policy (frames of the
+    archive alone), no sniffing, no framing of this site, no shared caching."""
+    response.headers["Content-Security-Policy"] = (
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+        f"frame-src {archive_origin}; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'"
+    )
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    response.headers["Referrer-Policy"] = "same-origin"
+    response.headers["X-Frame-Options"] = "DENY"
+    response.headers.setdefault("Cache-Control", "no-store")  # pages of drafts are not for shared caches
+    return response
+
+
+def local(target: str) -> str:
+    """A redirect target inside this site only: a path, never another host."""
+    return target if target.startswith("/") and not target.startswith("//") and "\\" not in target else "/"
+
+
+# ---------------------------------------------------------------- sign-ins and accounts
+
+
+class Throttle:
+    """Failed sign-ins hold off the next ones, per name and per address: after three failures, none
+    is tried for 1 s, doubling up to 30 s; an attempt before then is answered 429 at once, so a
+    guesser waits and nobody's request is kept open. Entries go after ten quiet minutes."""
+
+    FORGET_S = 600.0
+
+    def __init__(self) -> None:
+        self.failures: dict[str, tuple[int, float]] = {}
+
+    def wait_s(self, *keys: str) -> float:
+        """How long until `keys` may try again (0: now)."""
+        now = time.monotonic()
+        self.failures = {k: v for k, v in self.failures.items() if now - v[1] <= self.FORGET_S}
+        left = 0.0
+        for key in keys:
+            count, last = self.failures.get(key, (0, 0.0))
+            if count >= 3:
+                left = max(left, last + min(30.0, 2.0 ** (count - 3)) - now)
+        return max(0.0, left)
+
+    def failed(self, *keys: str) -> None:
+        for key in keys:
+            count, _ = self.failures.get(key, (0, 0.0))
+            self.failures[key] = (count + 1, time.monotonic())
+
+    def passed(self, *keys: str) -> None:
+        for key in keys:
+            self.failures.pop(key, None)
+
+
+class Stamps:
+    """The reviewers' account stamps, read again when their file changes: a session whose account
+    was removed or whose password changed ends at its next request."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.seen: tuple[int, int] | None = None
+        self.stamps: dict[str, str] = {}
+
+    def get(self) -> dict[str, str]:
+        from pipeline.reviewers import account_stamps, reviewers_path
+
+        try:
+            stat = reviewers_path(self.store).stat()
+            key: tuple[int, int] | None = (stat.st_mtime_ns, stat.st_size)
+        except FileNotFoundError:
+            key = None
+        if key != self.seen or key is None:
+            self.stamps = account_stamps(self.store) if key else {}
+            self.seen = key
+        return self.stamps
