@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import logging
 import signal
+import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -52,12 +53,9 @@ R = TypeVar("R")
 T = TypeVar("T")
 
 
+# The crawl's progress, for its tasks (which run in this process, on its thread pool) to advance:
+# a task's parameters are recorded by Prefect, so each is given its run's key, not the object.
 _progress: dict[str, Progress] = {}
-
-# In a flow run a `serve` started, this module is loaded before the run is under way: from here
-# on, the run stops when that `serve` is killed outright, rather than crawl on beside the runs of
-# the next `serve` (pipeline.lifeline). Anywhere else, nothing.
-lifeline.follow_serve()
 
 
 def _stoppable(body: Callable[P, R]) -> Callable[P, R | State[Any]]:
@@ -67,12 +65,15 @@ def _stoppable(body: Callable[P, R]) -> Callable[P, R | State[Any]]:
     run as crashed, but only after waiting for every thread to finish its work (minutes, in
     a crawl). The body takes the signals back (pipeline.interrupt): a first signal cancels
     the work in flight, whatever thread it runs in, and the run ends Cancelled. A run that a
-    `serve` started stops the same way when that `serve` is killed outright (see below).
+    `serve` started stops the same way when that `serve` is killed outright, rather than crawl
+    on beside the runs of the next `serve` (pipeline.lifeline): the first thing each run does is
+    to follow it (if that `serve` is already gone, the run ends there, before any work).
     """
 
     @functools.wraps(body)
     def stoppable(*args: P.args, **kwargs: P.kwargs) -> R | State[Any]:
         with interrupt.signal_handlers(), interrupt.cooperating():
+            lifeline.follow_serve()
             try:
                 return body(*args, **kwargs)
             except interrupt.Interrupted as exc:
@@ -189,7 +190,7 @@ def crawl(root: str | None = None, archive_new: bool = True) -> crawling.CrawlRu
         groups = crawling.host_groups(entries, settings.crawl_task_groups)
         concurrency = crawling.share_concurrency(settings, len(groups))
 
-        key = f"crawl-{id(entries)}"
+        key = f"crawl-{uuid.uuid4().hex}"  # this run's alone, whatever else runs in this process
         progress = _progress[key] = Progress("crawl", "crawl-progress")
         progress.plan(len(entries))
         try:

@@ -76,3 +76,18 @@ def test_loading_the_command_line_imports_no_prefect(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def test_importing_the_flows_does_no_work_even_in_a_run_a_serve_started(tmp_path: Path) -> None:
+    """A run of a `serve` follows it from the moment its flow starts (pipeline.lifeline), not at import:
+    with a `serve` named that is not this process's parent, the import alone neither exits nor watches."""
+    done = python(
+        "import os, threading\n"
+        "os.environ['INCIDENTLIB_SERVE_PID'] = str(os.getpid())\n"
+        "os.environ['PREFECT__FLOW_RUN_ID'] = '00000000-0000-0000-0000-000000000000'\n"
+        "import pipeline.flows\n"
+        "print(sorted(t.name for t in threading.enumerate() if t.name == 'parent-watchdog'), 'imported')\n",
+        tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["[]", "imported"]
