@@ -130,14 +130,17 @@ C = TypeVar("C", bound=_Counted)
 
 def _one_recorded_task(flow_name: str, task_: Callable[[str], C], root: str | None) -> C:
     """A flow that is one task over the data root: run it, its counts kept in the runs file."""
-    store = Store.from_settings(_settings(root))
+    _, store = _open_root(root)
     with _recorded(store, flow_name) as counts:
         report = task_(str(store.root))
         counts.update(report.counts())
     return report
 
 
-def _settings(root: str | None) -> Settings:
+def _open_root(root: str | None) -> tuple[Settings, Store]:
+    """The settings and the store of the data root `root` (None: INCIDENTLIB_ROOT's), read afresh.
+    Every flow and task opens its own from the path alone: Prefect records a task's parameters,
+    which must never hold the settings (the keys among them)."""
     settings = Settings(root=Path(root)) if root else Settings()
     # A worker runs each flow in a temporary folder: without a data root given, that empty
     # folder would pass for an empty library and the run would "succeed" doing nothing.
@@ -148,14 +151,14 @@ def _settings(root: str | None) -> Settings:
             "INCIDENTLIB_ROOT where the flow runs",
             name="INCIDENTLIB_ROOT",
         )
-    return settings
+    return settings, Store.from_settings(settings)
 
 
 @task(name="crawl-hosts", retries=1, retry_delay_seconds=10)
 def crawl_hosts(root: str, entries: list[dict[str, Any]], concurrency: int, progress_key: str) -> crawling.CrawlReport:
     """Crawl one share of the registry (whole hosts) with the library's `crawl`."""
     logger = get_run_logger()
-    settings = _settings(root)
+    settings, store = _open_root(root)
     progress = _progress.get(progress_key)
 
     def on_source(source: crawling.SourceReport) -> None:
@@ -166,7 +169,7 @@ def crawl_hosts(root: str, entries: list[dict[str, Any]], concurrency: int, prog
             progress.advance()
 
     return crawling.crawl(
-        Store.from_settings(settings),
+        store,
         settings,
         [SourceEntry.model_validate(e) for e in entries],
         on_source,
@@ -181,8 +184,7 @@ def crawl(root: str | None = None, archive_new: bool = True) -> crawling.CrawlRu
     """Fetch every source of the registry, extract it, and write or update its draft;
     then (`archive_new`) capture the sources of the new drafts."""
     logger = get_run_logger()
-    settings = _settings(root)
-    store = Store.from_settings(settings)
+    settings, store = _open_root(root)
     with _recorded(store, "crawl") as counts:
         entries, faults = crawling.registry_entries(store)
         for fault in faults:
@@ -226,7 +228,7 @@ def crawl(root: str | None = None, archive_new: bool = True) -> crawling.CrawlRu
 def discover_feeds(root: str, feeds: list[str] | None) -> discovering.DiscoverReport:
     """Read the feeds and propose what they list, with the library's `discover`."""
     logger = get_run_logger()
-    settings = _settings(root)
+    settings, store = _open_root(root)
 
     def on_feed(feed: discovering.FeedReport) -> None:
         level = logging.WARNING if feed.outcome == "failed" or feed.warnings else logging.INFO
@@ -234,7 +236,7 @@ def discover_feeds(root: str, feeds: list[str] | None) -> discovering.DiscoverRe
         detail = f"{feed.reason}: {feed.message}" if feed.outcome == "failed" else found
         logger.log(level, "%s %s: %s%s", feed.outcome, feed.url, detail, "".join(f"; {w}" for w in feed.warnings))
 
-    return discovering.discover(Store.from_settings(settings), settings, feeds, on_feed, raise_errors=False)
+    return discovering.discover(store, settings, feeds, on_feed, raise_errors=False)
 
 
 @flow(name="discover", log_prints=False)
@@ -245,8 +247,7 @@ def discover(
     """Read the feeds of sources/feeds.yaml (those due, or those named) and propose what they list as
     candidates; then (`crawl_found`) crawl the sources they registered directly or changed."""
     logger = get_run_logger()
-    settings = _settings(root)
-    store = Store.from_settings(settings)
+    settings, store = _open_root(root)
     with _recorded(store, "discover") as counts:
         report = discover_feeds(str(store.root), feeds)
         for fault in report.faults:
@@ -270,14 +271,14 @@ def assist_drafts(root: str, draft_ids: list[str]) -> AssistReport:
     from pipeline.assist import assist_drafts as assisting
 
     logger = get_run_logger()
-    settings = _settings(root)
+    settings, store = _open_root(root)
 
     def on_draft(done: DraftAssist) -> None:
         level = logging.WARNING if done.outcome == "failed" else logging.INFO
         detail = f"{done.reason}: {done.message}" if done.outcome == "failed" else ", ".join(done.proposed)
         logger.log(level, "assist %s drafts/%s.json %s", done.outcome, done.draft_id, detail)
 
-    return assisting(Store.from_settings(settings), settings, draft_ids, on_draft)
+    return assisting(store, settings, draft_ids, on_draft)
 
 
 @task(name="archive-sources")
@@ -288,8 +289,7 @@ def archive_sources(root: str, draft_ids: list[str] | None = None) -> archiving.
     the limiter and breaker they share live in this process.
     """
     logger = get_run_logger()
-    settings = _settings(root)
-    store = Store.from_settings(settings)
+    settings, store = _open_root(root)
     progress = Progress("archive", "archive-progress")
 
     def on_source(source: archiving.SourceArchive) -> None:
@@ -338,8 +338,8 @@ def crawl_flow_for(settings: Settings) -> Flow[..., crawling.CrawlRun | State[An
 def promote_drafts(root: str) -> publishing.PromoteReport:
     """Publish every approved draft with the library's `promote`."""
     logger = get_run_logger()
-    settings = _settings(root)
-    report = publishing.promote(Store.from_settings(settings), settings)
+    settings, store = _open_root(root)
+    report = publishing.promote(store, settings)
     for entry in report.drafts:
         if entry.outcome == "incomplete":
             logger.warning("%s stays approved: missing %s", entry.draft_id, ", ".join(entry.missing))
@@ -360,7 +360,7 @@ def promote(root: str | None = None) -> publishing.PromoteReport:
 def refresh_links(root: str) -> linking.RefreshReport:
     """Check every source of every draft and case with the library's `refresh`."""
     logger = get_run_logger()
-    settings = _settings(root)
+    settings, store = _open_root(root)
     progress = Progress("refresh", "refresh-progress")
 
     def on_source(source: linking.LinkReport) -> None:
@@ -369,7 +369,7 @@ def refresh_links(root: str) -> linking.RefreshReport:
         logger.log(level, "%s %s %s", source.outcome, source.url, extra)
         progress.advance()
 
-    report = linking.refresh(Store.from_settings(settings), settings, on_source, progress.plan, raise_errors=False)
+    report = linking.refresh(store, settings, on_source, progress.plan, raise_errors=False)
     progress.finish()
     publish_refresh_summary(report)
     raise_unexpected(report.errors, "links")
