@@ -22,7 +22,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from rich.table import Table
 from typer.core import TyperGroup
 
-from pipeline import interrupt
+from pipeline import __version__, interrupt
 from pipeline import server as prefect_server
 from pipeline.errors import Fault, IncidentlibError, SettingsError
 from pipeline.prefect_env import prefect_environment
@@ -97,11 +97,23 @@ def verbosity() -> int:
     return _verbosity
 
 
+def _print_version(asked: bool) -> None:
+    if asked:
+        typer.echo(f"incidentlib {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
 def _global_options(
     verbose: Annotated[
         int, typer.Option("--verbose", "-v", count=True, help="-v: one line per source as it ends; -vv: debugging too.")
     ] = 0,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_print_version, is_eager=True, help="Print the version and exit.", show_default=False
+        ),
+    ] = False,
 ) -> None:
     # The signals were taken before the command line was loaded (pipeline.main).
     global _verbosity
