@@ -3,8 +3,9 @@
 Pure: `answer(captures, query, ...)` turns the captures and a query string into the reply the
 CDX server would give (`GET /cdx/search/cdx`); the HTTP side, the rate limit and the lag are
 the stand-in's (pipeline/standins/wayback.py). How the real server answers is in the CDX
-server's README and its Java source (internetarchive/wayback, wayback-cdx-server), as read in
-/tmp/notes/research-wayback.md §2; the points a client trips over:
+server's README and its Java source (internetarchive/wayback, wayback-cdx-server: the classes
+are named below); how the pipeline's reader meets it is in docs/archive.md ("The index as it
+answers"). The points a client trips over:
 
 - Every row's `urlkey` is the SURT of the URL (`pipeline.surt.surt_key`), and rows come in
   (urlkey, timestamp) order. An exact lookup compares urlkeys, so the scheme, a leading
