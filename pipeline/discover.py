@@ -291,97 +291,138 @@ def _propose(store: Store, settings: Settings, fetched: list[_Fetched], report: 
         # (a file of 2,000 candidates took 0.8 s to read, most of a run with nothing new).
         store.update_feed_states({done.feed.url: done.state for done in fetched if done.report.outcome != "not_due"})
         return
-    texts: dict[str, tuple[SourceEntry, str]] = {}
     with store.lock("sources"):
         registered = {key: source.entry for key, source in store.registered_by_page().items()}
         candidates, _ = store.read_candidates()
-        by_id = {c.id: c for c in candidates}
-        new: list[Candidate] = []  # listed first, in the feeds' order (newest first, as feeds list)
-        changed_candidates = 0
-        to_register: list[SourceEntry] = []
+        sorting = _Sorting(store, report, registered, by_id={c.id: c for c in candidates})
         for done in fetched:
             if done.reading is None:
                 continue
-            old = done.state.entries
             fingerprints: dict[str, str] = {}
             for item in done.reading.items:
                 fingerprints[item.key] = item.fingerprint
-                try:
-                    page = same_page_key(item.url)
-                except ValueError:  # a feed's link with a port that does not parse: no page to propose
-                    continue
-                source = registered.get(page)
-                if source is not None and source.feed_text and item.text:
-                    if not store.exists("draft", draft_id_for(source.url)):
-                        texts[source.url] = (source, item.text)  # accepted where its text was not at hand
-                if old.get(item.key) == item.fingerprint:
-                    continue
-                done.report.changed += 1
-                first_sight = item.key not in old
-                if source is not None:
-                    if first_sight:
-                        done.report.known += 1
-                        continue
-                    done.report.updated.append(source.url)
-                    if source.feed_text and item.text:
-                        texts[source.url] = (source, item.text)
-                    elif not source.feed_text:
-                        report.recrawl.append(source)
-                    continue
-                cid = candidate_id(item.url)
-                candidate = by_id.get(cid)
-                if candidate is not None:
-                    if candidate.state == CandidateState.DISMISSED or first_sight:
-                        done.report.known += 1
-                        continue
-                    refreshed = _refreshed(candidate, done.feed, item)
-                    if refreshed != candidate:
-                        by_id[cid] = refreshed
-                        changed_candidates += 1
-                        done.report.updated.append(candidate.url)
-                    if item.text:  # a postmortem revised under the same title: accept drafts the new text
-                        store.keep_feed_text(cid, item.text)
-                    continue
-                why = match(done.feed, item)
-                if why is None:
-                    done.report.filtered += 1
-                    continue
-                if done.feed.auto_accept:
-                    entry = _source_entry(done.feed, item)
-                    to_register.append(entry)
-                    registered[page] = entry
-                    done.report.registered.append(entry.url)
-                    if item.text:
-                        texts[entry.url] = (entry, item.text)
-                    else:
-                        report.recrawl.append(entry)
-                    continue
-                by_id[cid] = _candidate(cid, done.feed, item, why, report.started_at)
-                new.append(by_id[cid])
-                changed_candidates += 1
-                done.report.candidates.append(cid)
-                if item.text:
-                    store.keep_feed_text(cid, item.text)
+                sorting.sort(done, item)
             # Entries the feed no longer lists are forgotten: a feed keeps only its newest.
             done.state = done.state.model_copy(update={"entries": fingerprints})
-        if to_register:
-            store.append_sources(to_register, DISCOVERED_FILE)
-            report.writes += 1
-        fresh = {c.id for c in new}
-        # An open candidate registered meanwhile (by hand, or a crash inside an accept) waits for no one.
-        taken = {c.id for c in by_id.values() if c.state == CandidateState.OPEN and same_page_key(c.url) in registered}
-        listed = new + [c for c in by_id.values() if c.id not in fresh and c.id not in taken]
-        if (changed_candidates or taken) and store.write_candidates(listed):
-            report.writes += 1
-        report.candidates_written = changed_candidates
+        sorting.write()
     # A page listed by two feeds, or changed in both, is crawled once.
     report.recrawl = list({entry.url: entry for entry in report.recrawl}.values())
-    for entry, text in texts.values():
+    for entry, text in sorting.texts.values():
         interrupt.check()
         written = write_feed_text(store, settings, entry, text)
         report.drafts.append(written)
         report.writes += int(written.wrote)
     store.update_feed_states({done.feed.url: done.state for done in fetched if done.report.outcome != "not_due"})
+
+
+@dataclass
+class _Sorting:
+    """The feeds' entries as `_propose` sorts them, under the registry's lock: what is registered
+    and proposed so far, with what this run adds, all written in one go at the end."""
+
+    store: Store
+    report: DiscoverReport
+    registered: dict[str, SourceEntry]  # by same_page_key
+    by_id: dict[str, Candidate]
+    new: list[Candidate] = field(default_factory=list)  # listed first, in the feeds' order (newest first)
+    changed_candidates: int = 0
+    to_register: list[SourceEntry] = field(default_factory=list)
+    texts: dict[str, tuple[SourceEntry, str]] = field(default_factory=dict)  # drafts to write from feed texts
+
+    def sort(self, done: _Fetched, item: FeedItem) -> None:
+        """One entry of a feed read: nothing when it has not changed since the last reading (its
+        feed state's fingerprints, still the last reading's); else by what its page is already."""
+        try:
+            page = same_page_key(item.url)
+        except ValueError:  # a feed's link with a port that does not parse: no page to propose
+            return
+        old = done.state.entries
+        source = self.registered.get(page)
+        if (
+            source is not None
+            and source.feed_text
+            and item.text
+            and not self.store.exists("draft", draft_id_for(source.url))
+        ):
+            self.texts[source.url] = (source, item.text)  # accepted where its text was not at hand
+        if old.get(item.key) == item.fingerprint:
+            return
+        done.report.changed += 1
+        first_sight = item.key not in old
+        if source is not None:
+            self._registered(done, item, source, first_sight)
+            return
+        cid = candidate_id(item.url)
+        candidate = self.by_id.get(cid)
+        if candidate is not None:
+            self._proposed(done, item, cid, candidate, first_sight)
+        else:
+            self._new(done, item, page, cid)
+
+    def _registered(self, done: _Fetched, item: FeedItem, source: SourceEntry, first_sight: bool) -> None:
+        """A registered page's entry: crawled again, or its draft rewritten from the feed's text."""
+        if first_sight:
+            done.report.known += 1
+            return
+        done.report.updated.append(source.url)
+        if source.feed_text and item.text:
+            self.texts[source.url] = (source, item.text)
+        elif not source.feed_text:
+            self.report.recrawl.append(source)
+
+    def _proposed(self, done: _Fetched, item: FeedItem, cid: str, candidate: Candidate, first_sight: bool) -> None:
+        """A candidate's entry: its title, date and text follow the feed; a dismissed one stays dismissed."""
+        if candidate.state == CandidateState.DISMISSED or first_sight:
+            done.report.known += 1
+            return
+        refreshed = _refreshed(candidate, done.feed, item)
+        if refreshed != candidate:
+            self.by_id[cid] = refreshed
+            self.changed_candidates += 1
+            done.report.updated.append(candidate.url)
+        if item.text:  # a postmortem revised under the same title: accept drafts the new text
+            self.store.keep_feed_text(cid, item.text)
+
+    def _new(self, done: _Fetched, item: FeedItem, page: str, cid: str) -> None:
+        """A page never seen: left out by the feed's filters, registered (auto_accept) or proposed."""
+        why = match(done.feed, item)
+        if why is None:
+            done.report.filtered += 1
+            return
+        if done.feed.auto_accept:
+            entry = _source_entry(done.feed, item)
+            self.to_register.append(entry)
+            self.registered[page] = entry
+            done.report.registered.append(entry.url)
+            if item.text:
+                self.texts[entry.url] = (entry, item.text)
+            else:
+                self.report.recrawl.append(entry)
+            return
+        self.by_id[cid] = _candidate(cid, done.feed, item, why, self.report.started_at)
+        self.new.append(self.by_id[cid])
+        self.changed_candidates += 1
+        done.report.candidates.append(cid)
+        if item.text:
+            self.store.keep_feed_text(cid, item.text)
+
+    def write(self) -> None:
+        """The registry's new entries, then the candidates when they changed."""
+        store, report = self.store, self.report
+        if self.to_register:
+            store.append_sources(self.to_register, DISCOVERED_FILE)
+            report.writes += 1
+        fresh = {c.id for c in self.new}
+        # An open candidate registered meanwhile (by hand, or a crash inside an accept) waits for no one.
+        taken = {
+            c.id
+            for c in self.by_id.values()
+            if c.state == CandidateState.OPEN and same_page_key(c.url) in self.registered
+        }
+        listed = self.new + [c for c in self.by_id.values() if c.id not in fresh and c.id not in taken]
+        if (self.changed_candidates or taken) and store.write_candidates(listed):
+            report.writes += 1
+        report.candidates_written = self.changed_candidates
 
 
 def _source_entry(feed: Feed, item: FeedItem) -> SourceEntry:

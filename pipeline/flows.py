@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import logging
 import signal
+import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -52,12 +53,9 @@ R = TypeVar("R")
 T = TypeVar("T")
 
 
+# The crawl's progress, for its tasks (which run in this process, on its thread pool) to advance:
+# a task's parameters are recorded by Prefect, so each is given its run's key, not the object.
 _progress: dict[str, Progress] = {}
-
-# In a flow run a `serve` started, this module is loaded before the run is under way: from here
-# on, the run stops when that `serve` is killed outright, rather than crawl on beside the runs of
-# the next `serve` (pipeline.lifeline). Anywhere else, nothing.
-lifeline.follow_serve()
 
 
 def _stoppable(body: Callable[P, R]) -> Callable[P, R | State[Any]]:
@@ -67,12 +65,15 @@ def _stoppable(body: Callable[P, R]) -> Callable[P, R | State[Any]]:
     run as crashed, but only after waiting for every thread to finish its work (minutes, in
     a crawl). The body takes the signals back (pipeline.interrupt): a first signal cancels
     the work in flight, whatever thread it runs in, and the run ends Cancelled. A run that a
-    `serve` started stops the same way when that `serve` is killed outright (see below).
+    `serve` started stops the same way when that `serve` is killed outright, rather than crawl
+    on beside the runs of the next `serve` (pipeline.lifeline): the first thing each run does is
+    to follow it (if that `serve` is already gone, the run ends there, before any work).
     """
 
     @functools.wraps(body)
     def stoppable(*args: P.args, **kwargs: P.kwargs) -> R | State[Any]:
         with interrupt.signal_handlers(), interrupt.cooperating():
+            lifeline.follow_serve()
             try:
                 return body(*args, **kwargs)
             except interrupt.Interrupted as exc:
@@ -129,14 +130,17 @@ C = TypeVar("C", bound=_Counted)
 
 def _one_recorded_task(flow_name: str, task_: Callable[[str], C], root: str | None) -> C:
     """A flow that is one task over the data root: run it, its counts kept in the runs file."""
-    store = Store.from_settings(_settings(root))
+    _, store = _open_root(root)
     with _recorded(store, flow_name) as counts:
         report = task_(str(store.root))
         counts.update(report.counts())
     return report
 
 
-def _settings(root: str | None) -> Settings:
+def _open_root(root: str | None) -> tuple[Settings, Store]:
+    """The settings and the store of the data root `root` (None: INCIDENTLIB_ROOT's), read afresh.
+    Every flow and task opens its own from the path alone: Prefect records a task's parameters,
+    which must never hold the settings (the keys among them)."""
     settings = Settings(root=Path(root)) if root else Settings()
     # A worker runs each flow in a temporary folder: without a data root given, that empty
     # folder would pass for an empty library and the run would "succeed" doing nothing.
@@ -147,14 +151,14 @@ def _settings(root: str | None) -> Settings:
             "INCIDENTLIB_ROOT where the flow runs",
             name="INCIDENTLIB_ROOT",
         )
-    return settings
+    return settings, Store.from_settings(settings)
 
 
 @task(name="crawl-hosts", retries=1, retry_delay_seconds=10)
 def crawl_hosts(root: str, entries: list[dict[str, Any]], concurrency: int, progress_key: str) -> crawling.CrawlReport:
     """Crawl one share of the registry (whole hosts) with the library's `crawl`."""
     logger = get_run_logger()
-    settings = _settings(root)
+    settings, store = _open_root(root)
     progress = _progress.get(progress_key)
 
     def on_source(source: crawling.SourceReport) -> None:
@@ -165,7 +169,7 @@ def crawl_hosts(root: str, entries: list[dict[str, Any]], concurrency: int, prog
             progress.advance()
 
     return crawling.crawl(
-        Store.from_settings(settings),
+        store,
         settings,
         [SourceEntry.model_validate(e) for e in entries],
         on_source,
@@ -180,8 +184,7 @@ def crawl(root: str | None = None, archive_new: bool = True) -> crawling.CrawlRu
     """Fetch every source of the registry, extract it, and write or update its draft;
     then (`archive_new`) capture the sources of the new drafts."""
     logger = get_run_logger()
-    settings = _settings(root)
-    store = Store.from_settings(settings)
+    settings, store = _open_root(root)
     with _recorded(store, "crawl") as counts:
         entries, faults = crawling.registry_entries(store)
         for fault in faults:
@@ -189,7 +192,7 @@ def crawl(root: str | None = None, archive_new: bool = True) -> crawling.CrawlRu
         groups = crawling.host_groups(entries, settings.crawl_task_groups)
         concurrency = crawling.share_concurrency(settings, len(groups))
 
-        key = f"crawl-{id(entries)}"
+        key = f"crawl-{uuid.uuid4().hex}"  # this run's alone, whatever else runs in this process
         progress = _progress[key] = Progress("crawl", "crawl-progress")
         progress.plan(len(entries))
         try:
@@ -225,7 +228,7 @@ def crawl(root: str | None = None, archive_new: bool = True) -> crawling.CrawlRu
 def discover_feeds(root: str, feeds: list[str] | None) -> discovering.DiscoverReport:
     """Read the feeds and propose what they list, with the library's `discover`."""
     logger = get_run_logger()
-    settings = _settings(root)
+    settings, store = _open_root(root)
 
     def on_feed(feed: discovering.FeedReport) -> None:
         level = logging.WARNING if feed.outcome == "failed" or feed.warnings else logging.INFO
@@ -233,7 +236,7 @@ def discover_feeds(root: str, feeds: list[str] | None) -> discovering.DiscoverRe
         detail = f"{feed.reason}: {feed.message}" if feed.outcome == "failed" else found
         logger.log(level, "%s %s: %s%s", feed.outcome, feed.url, detail, "".join(f"; {w}" for w in feed.warnings))
 
-    return discovering.discover(Store.from_settings(settings), settings, feeds, on_feed, raise_errors=False)
+    return discovering.discover(store, settings, feeds, on_feed, raise_errors=False)
 
 
 @flow(name="discover", log_prints=False)
@@ -244,8 +247,7 @@ def discover(
     """Read the feeds of sources/feeds.yaml (those due, or those named) and propose what they list as
     candidates; then (`crawl_found`) crawl the sources they registered directly or changed."""
     logger = get_run_logger()
-    settings = _settings(root)
-    store = Store.from_settings(settings)
+    settings, store = _open_root(root)
     with _recorded(store, "discover") as counts:
         report = discover_feeds(str(store.root), feeds)
         for fault in report.faults:
@@ -269,14 +271,14 @@ def assist_drafts(root: str, draft_ids: list[str]) -> AssistReport:
     from pipeline.assist import assist_drafts as assisting
 
     logger = get_run_logger()
-    settings = _settings(root)
+    settings, store = _open_root(root)
 
     def on_draft(done: DraftAssist) -> None:
         level = logging.WARNING if done.outcome == "failed" else logging.INFO
         detail = f"{done.reason}: {done.message}" if done.outcome == "failed" else ", ".join(done.proposed)
         logger.log(level, "assist %s drafts/%s.json %s", done.outcome, done.draft_id, detail)
 
-    return assisting(Store.from_settings(settings), settings, draft_ids, on_draft)
+    return assisting(store, settings, draft_ids, on_draft)
 
 
 @task(name="archive-sources")
@@ -287,8 +289,7 @@ def archive_sources(root: str, draft_ids: list[str] | None = None) -> archiving.
     the limiter and breaker they share live in this process.
     """
     logger = get_run_logger()
-    settings = _settings(root)
-    store = Store.from_settings(settings)
+    settings, store = _open_root(root)
     progress = Progress("archive", "archive-progress")
 
     def on_source(source: archiving.SourceArchive) -> None:
@@ -337,8 +338,8 @@ def crawl_flow_for(settings: Settings) -> Flow[..., crawling.CrawlRun | State[An
 def promote_drafts(root: str) -> publishing.PromoteReport:
     """Publish every approved draft with the library's `promote`."""
     logger = get_run_logger()
-    settings = _settings(root)
-    report = publishing.promote(Store.from_settings(settings), settings)
+    settings, store = _open_root(root)
+    report = publishing.promote(store, settings)
     for entry in report.drafts:
         if entry.outcome == "incomplete":
             logger.warning("%s stays approved: missing %s", entry.draft_id, ", ".join(entry.missing))
@@ -359,7 +360,7 @@ def promote(root: str | None = None) -> publishing.PromoteReport:
 def refresh_links(root: str) -> linking.RefreshReport:
     """Check every source of every draft and case with the library's `refresh`."""
     logger = get_run_logger()
-    settings = _settings(root)
+    settings, store = _open_root(root)
     progress = Progress("refresh", "refresh-progress")
 
     def on_source(source: linking.LinkReport) -> None:
@@ -368,7 +369,7 @@ def refresh_links(root: str) -> linking.RefreshReport:
         logger.log(level, "%s %s %s", source.outcome, source.url, extra)
         progress.advance()
 
-    report = linking.refresh(Store.from_settings(settings), settings, on_source, progress.plan, raise_errors=False)
+    report = linking.refresh(store, settings, on_source, progress.plan, raise_errors=False)
     progress.finish()
     publish_refresh_summary(report)
     raise_unexpected(report.errors, "links")

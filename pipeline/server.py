@@ -31,17 +31,14 @@ import httpx
 
 from pipeline import interrupt
 from pipeline.errors import LockBusy, SettingsError
+from pipeline.prefect_env import QUIET, prefect_environment
 from pipeline.server_process import PARENT_ENV, SOCKET_ENV
 from pipeline.settings import Settings
 from pipeline.store import Store, write_atomic
 
-__all__ = ["LocalServer", "api_url_for", "command_server", "healthy", "quiet_prefect", "running_server"]
+__all__ = ["LocalServer", "api_url_for", "command_server", "healthy", "prefect_home", "running_server"]
 
 _STATE = "prefect"
-# What the server and the client must be told before Prefect is first imported: no telemetry and
-# no analytics (offline they print errors, and the telemetry service raced start-up writes into a
-# "database is locked" traceback), and never a temporary server of Prefect's own (it has no guard).
-QUIET = {"PREFECT_SERVER_ANALYTICS_ENABLED": "false", "DO_NOT_TRACK": "1", "PREFECT_SERVER_EPHEMERAL_ENABLED": "false"}
 # Deployment concurrency leases kept on disk, so a slot held by a run of a killed `serve` is freed
 # by the server itself once the lease expires (in memory, a restarted server forgets it for good).
 _LEASES = "prefect.server.concurrency.lease_storage.filesystem"
@@ -54,17 +51,10 @@ class LocalServer:
     pid: int | None  # None: a server this process did not start (PREFECT_API_URL, or a `serve`'s)
 
 
-def quiet_prefect(store: Store | None = None) -> None:
-    """Set what Prefect must read before it is first imported, unless the operator set it: quiet
-    offline, no unguarded server, and its home under the data root (one database per library)."""
-    for name, value in QUIET.items():
-        os.environ.setdefault(name, value)
-    if store is not None and "PREFECT_HOME" not in os.environ:
-        os.environ["PREFECT_HOME"] = str(_folder(store))
-        try:  # Prefect makes only the last folder, and warns on stderr when it cannot
-            _folder(store).mkdir(parents=True, exist_ok=True)
-        except OSError:
-            pass  # a read-only data root: Prefect says so itself
+def prefect_home(store: Store) -> Path:
+    """Prefect's home for a data root's commands and servers (one database per library), unless
+    the operator set PREFECT_HOME: under its state folder."""
+    return _folder(store)
 
 
 def _folder(store: Store) -> Path:
@@ -257,8 +247,9 @@ def _stopped_after(process: subprocess.Popen[bytes]) -> Iterator[None]:
 @contextmanager
 def running_server(store: Store, settings: Settings) -> Iterator[LocalServer]:
     """The server `serve` uses while the block runs: PREFECT_API_URL's, or the whole server started
-    here on INCIDENTLIB_SERVER_PORT, recorded for the other commands and stopped after."""
-    quiet_prefect(store)
+    here on INCIDENTLIB_SERVER_PORT, recorded for the other commands and stopped after. The caller
+    names the server to Prefect (pipeline.prefect_env) before it imports Prefect."""
+    prefect_environment(home=prefect_home(store))
     with ExitStack() as held:
         # One `serve` per data root, whatever its server: a second would run every schedule twice,
         # and clear the first one's runs as leftovers.
@@ -285,17 +276,17 @@ def running_server(store: Store, settings: Settings) -> Iterator[LocalServer]:
 def command_server(store: Store, settings: Settings) -> Iterator[str]:
     """The Prefect API a command's flow runs report to while the block runs, made the one Prefect
     talks to (PREFECT_API_URL): the configured one, a running `serve`'s, or one started for this
-    command alone and stopped after. Enter it before Prefect is first imported."""
-    quiet_prefect(store)
+    command alone and stopped after. Enter it before Prefect is first imported (it refuses when
+    Prefect already talks to another server: pipeline.prefect_env)."""
     known = api_url_for(store)
     if known:
-        os.environ["PREFECT_API_URL"] = known
+        prefect_environment(api_url=known, home=prefect_home(store))
         yield known
         return
     server, process = _start(store, settings, full=False, port=0)
-    os.environ["PREFECT_API_URL"] = server.api_url
     try:
         with _stopped_after(process):
+            prefect_environment(api_url=server.api_url, home=prefect_home(store))
             yield server.api_url
     finally:
         os.environ.pop("PREFECT_API_URL", None)

@@ -432,3 +432,22 @@ def test_links_status_takes_exactly_the_statuses_a_link_keeps(cli: Callable, roo
     assert refused.exit_code == 2 and "'failed' is not one of 'ok', 'moved', 'gone', 'blocked', 'error'" in _flat(
         refused.stderr
     )
+
+
+def test_version_is_printed_as_written_in_its_one_place(cli: Callable) -> None:
+    import ast
+    import tomllib
+
+    import pipeline
+
+    assert re.fullmatch(r"\d+\.\d+\.\d+", pipeline.__version__)
+    shown = cli("--version")
+    assert shown.exit_code == 0 and shown.stdout == f"incidentlib {pipeline.__version__}\n"
+    # The package's metadata takes it from there: no second copy in pyproject.toml to fall behind.
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    assert "version" not in project["project"] and project["project"]["dynamic"] == ["version"]
+    assert project["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "pipeline.__version__"}
+    # A string literal, which setuptools reads without importing the package (and its dependencies).
+    module = ast.parse((REPO / "pipeline" / "__init__.py").read_text(encoding="utf-8"))
+    written = [n.value for n in module.body if isinstance(n, ast.Assign) and ast.unparse(n.targets[0]) == "__version__"]
+    assert [ast.literal_eval(value) for value in written] == [pipeline.__version__]

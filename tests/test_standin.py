@@ -1,4 +1,7 @@
-"""The Wayback stand-in is as strict as the service: every behaviour of the research note, over real HTTP.
+"""The Wayback stand-in is as strict as the service: every behaviour it describes, over real HTTP.
+
+The behaviours are those of pipeline/standins/wayback.py's docstring (and docs/archive.md, "The
+local stand-in"), each from the service's documents or its users' recorded answers.
 
 Each test talks to a stand-in on 127.0.0.1 with httpx, as a client would; pages come from the
 site farm. Windows and jobs are made short through the constructor, and a job that takes time is

@@ -22,9 +22,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from rich.table import Table
 from typer.core import TyperGroup
 
-from pipeline import interrupt
+from pipeline import __version__, interrupt
 from pipeline import server as prefect_server
 from pipeline.errors import Fault, IncidentlibError, SettingsError
+from pipeline.prefect_env import prefect_environment
 from pipeline.settings import Settings
 from pipeline.store import Store, data_root_problem
 
@@ -96,19 +97,31 @@ def verbosity() -> int:
     return _verbosity
 
 
+def _print_version(asked: bool) -> None:
+    if asked:
+        typer.echo(f"incidentlib {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
 def _global_options(
     verbose: Annotated[
         int, typer.Option("--verbose", "-v", count=True, help="-v: one line per source as it ends; -vv: debugging too.")
     ] = 0,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_print_version, is_eager=True, help="Print the version and exit.", show_default=False
+        ),
+    ] = False,
 ) -> None:
     # The signals were taken before the command line was loaded (pipeline.main).
     global _verbosity
     _verbosity = verbose
-    prefect_server.quiet_prefect()  # whichever command imports Prefect, it is quiet offline
-    # Read by Prefect when it is first imported, which the commands that run flows do after this.
-    if verbose or "PREFECT_LOGGING_LEVEL" not in os.environ:  # an operator's own level stands without -v
-        os.environ["PREFECT_LOGGING_LEVEL"] = ("WARNING", "INFO", "DEBUG")[min(verbose, 2)]
+    # Whichever command imports Prefect (after this), it is quiet offline and logs at this level;
+    # an operator's own level stands without -v.
+    level = ("WARNING", "INFO", "DEBUG")[min(verbose, 2)]
+    prefect_environment(logging_level=level if verbose or "PREFECT_LOGGING_LEVEL" not in os.environ else None)
     if verbose:
         handler = logging.StreamHandler()
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s", "%H:%M:%S"))
@@ -213,13 +226,11 @@ def use_known_server(settings: Settings) -> str | None:
     `serve` started), made the one Prefect talks to; None when none is known. For commands that
     only ask a server something (status, approve); flow commands use `flow_server`.
 
-    Set before Prefect is first imported.
+    Call before Prefect is first imported (pipeline.prefect_env).
     """
     store = Store.from_settings(settings)
-    prefect_server.quiet_prefect(store)
     api_url = prefect_server.api_url_for(store)
-    if api_url:
-        os.environ["PREFECT_API_URL"] = api_url
+    prefect_environment(api_url=api_url, home=prefect_server.prefect_home(store))
     return api_url
 
 

@@ -27,6 +27,7 @@ from pipeline.cli.common import (
     verbosity,
 )
 from pipeline.errors import SettingsError
+from pipeline.prefect_env import prefect_environment
 from pipeline.settings import Settings
 from pipeline.status import status as library_status
 from pipeline.store import Store
@@ -61,9 +62,9 @@ def serve(
     signal.signal(signal.SIGTERM, _interrupt)
     try:
         with prefect_server.running_server(store, settings) as server:
-            os.environ["PREFECT_API_URL"] = server.api_url  # before Prefect is imported below
-            # A service's log: every source of every scheduled run, one line each, here and in the UI.
-            os.environ["PREFECT_LOGGING_LEVEL"] = "DEBUG" if verbosity() >= 2 else "INFO"
+            # Before Prefect is imported below. A service's log: every source of every scheduled run,
+            # one line each, here and in the UI.
+            prefect_environment(api_url=server.api_url, logging_level="DEBUG" if verbosity() >= 2 else "INFO")
             from pipeline import deployments as flows
 
             typer.echo(f"Prefect UI: {server.ui_url}  (API {server.api_url})")
@@ -106,6 +107,7 @@ def deploy(
         )
     if not prefect_server.healthy(api_url, timeout=10.0):
         raise SettingsError(f"PREFECT_API_URL={api_url}: no Prefect server answers there", name="PREFECT_API_URL")
+    prefect_environment(api_url=api_url)
     from pipeline import deployments as flows
 
     flows.deploy(settings, pool, str(settings.root) if root is not None else None)

@@ -300,6 +300,33 @@ def _day(text: str) -> date | None:
     return date.fromisoformat(found[0]) if found else None
 
 
+def _clock(stamp: re.Match[str]) -> tuple[int, int] | None:
+    """A stamp's hour and minute on the 24-hour clock; None for an hour past 23."""
+    hour, minute = int(stamp.group("h")), int(stamp.group("m"))
+    if stamp.group("ampm") and stamp.group("ampm").lower() == "pm" and hour < 12:
+        hour += 12
+    return None if hour > 23 else (hour, minute)
+
+
+def _carried_day(current: date, previous: datetime | None, clock: tuple[int, int]) -> date:
+    """The day of a stamp without a date: the day carried over, or the next one when the clock
+    went back past midnight since the previous entry of that day."""
+    if previous is not None and clock < (previous.hour, previous.minute) and previous.date() == current:
+        return current + timedelta(days=1)
+    return current
+
+
+def _continued(pending: _Entry | None, block: _Block) -> _Entry | None:
+    """A block without a stamp: more of the body of the heading entry before it, if any, which
+    it extends; a heading of its own ends that entry."""
+    if block.heading:
+        return None
+    if pending is not None:
+        pending.text += "\n\n" + block.text
+        pending.stamp += "\n\n" + block.text
+    return pending
+
+
 def _entries(blocks: list[_Block]) -> list[_Entry]:
     """The timeline's entries with a time, in order: dates carried over, a default date honoured,
     midnight crossed, a zone stated once holding for the entries after it."""
@@ -326,29 +353,19 @@ def _entries(blocks: list[_Block]) -> list[_Entry]:
             continue
         m = _STAMP.match(text)
         if not m:
-            if pending is not None and not block.heading:
-                pending.text += "\n\n" + text
-                pending.stamp += "\n\n" + text
-            elif block.heading:
-                pending = None
+            pending = _continued(pending, block)
             continue
-        hour, minute = int(m.group("h")), int(m.group("m"))
-        if m.group("ampm") and m.group("ampm").lower() == "pm" and hour < 12:
-            hour += 12
-        if hour > 23:
+        clock = _clock(m)
+        if clock is None:
             continue
+        hour, minute = clock
         day = _day(m.group("date")) if m.group("date") else None
         if day is not None:
             current = day
         elif default is not None:
             day = default
         elif current is not None:
-            if (
-                previous is not None
-                and (hour, minute) < (previous.hour, previous.minute)
-                and previous.date() == current
-            ):
-                current += timedelta(days=1)  # past midnight: the entries after it are on the next day too
+            current = _carried_day(current, previous, clock)  # the entries after it are on that day too
             day = current
         if day is None:
             continue  # a time with no day to put it on

@@ -105,11 +105,17 @@ def read_markdown(text: str) -> MarkdownDocument:
             content, links = _inline(token)
             if content:
                 blocks.append(Block(content, kind="item" if list_depth > 0 else "para", links=links))
-        elif kind in ("fence", "code_block"):
-            if token.content.strip():
-                blocks.append(Block(token.content.rstrip("\n")))
-        elif kind == "html_block":
-            content = re.sub(r"\s+", " ", _TAG.sub(" ", token.content)).strip()
-            if content:
-                blocks.append(Block(content))
+        elif kind in ("fence", "code_block", "html_block"):
+            literal = _literal_block(token)
+            if literal is not None:
+                blocks.append(literal)
     return MarkdownDocument(blocks, front)
+
+
+def _literal_block(token: Token) -> Block | None:
+    """A code block as written, or an HTML block's text with its tags gone, as one block; None
+    when it holds no text."""
+    if token.type == "html_block":
+        content = re.sub(r"\s+", " ", _TAG.sub(" ", token.content)).strip()
+        return Block(content) if content else None
+    return Block(token.content.rstrip("\n")) if token.content.strip() else None

@@ -22,11 +22,11 @@ otherwise.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from pipeline.extract.blocks import Block
-from pipeline.extract.durations import reports_problem, starts_problem, timeline_entries
+from pipeline.extract.durations import TimelineEntry, reports_problem, starts_problem, timeline_entries
 from pipeline.extract.sentences import sentences
 from pipeline.extract.summary import LEAD_IN, Answers, noise
 from pipeline.models import Section, SectionField
@@ -219,19 +219,48 @@ def prose_passages(sections: Sequence[Section]) -> dict[str, list[Passage]]:
             found[name].append(Passage(name, text, rule))
 
     entries = timeline_entries(sections)
+    _timeline_passages(entries, add)
+    candidates = _cue_passages(sections, found, add)
+    if not found["impact"]:
+        # No sentence tells what users saw; a timeline entry may ("User reports the site does not launch").
+        hit = next((e for e in entries if _CUES["impact"].search(_event(e.text))), None)
+        if hit is not None:
+            add("impact", _event(hit.text), "timeline.impact", _LIMIT["impact"])
+    _more_root_causes(sections, entries, candidates)
+    best = sorted(candidates)[: _LIMIT["root_cause"]]
+    for _, _, text, rule in sorted(best, key=lambda c: c[1]):
+        add("root_cause", text, rule, _LIMIT["root_cause"])
+    return found
+
+
+# prose_passages's own: a passage added to a field (name, text, rule) unless that field holds `limit` already.
+_Add = Callable[[str, str, str, int], None]
+# A sentence that may name the cause: (tier, position, text, rule), the best the lowest.
+_Candidate = tuple[int, int, str, str]
+
+
+def _timeline_passages(entries: Sequence[TimelineEntry], add: _Add) -> None:
+    """From the timeline: the entry the problem starts with (trigger), the first report after it
+    (detection) and the steps taken after it (remediation)."""
     start = next(
         (e for e in entries if starts_problem(_event(e.text)) or _CUES["trigger"].search(_event(e.text))), None
     )
-    if start is not None:
-        add("trigger", _event(start.text), "timeline.trigger", _LIMIT["trigger"])
-        later = [e for e in entries if e.at >= start.at and e is not start]
-        report = next((e for e in later if reports_problem(_event(e.text))), None)
-        if report is not None:
-            add("detection", _event(report.text), "timeline.detection", _LIMIT["detection"])
-        for entry in later:
-            if _CUES["remediation"].search(_event(entry.text)):
-                add("remediation", _event(entry.text), "timeline.remediation", _TIMELINE_REMEDIATION_LIMIT)
-    candidates: list[tuple[int, int, str, str]] = []  # (tier, position, text, rule)
+    if start is None:
+        return
+    add("trigger", _event(start.text), "timeline.trigger", _LIMIT["trigger"])
+    later = [e for e in entries if e.at >= start.at and e is not start]
+    report = next((e for e in later if reports_problem(_event(e.text))), None)
+    if report is not None:
+        add("detection", _event(report.text), "timeline.detection", _LIMIT["detection"])
+    for entry in later:
+        if _CUES["remediation"].search(_event(entry.text)):
+            add("remediation", _event(entry.text), "timeline.remediation", _TIMELINE_REMEDIATION_LIMIT)
+
+
+def _cue_passages(sections: Sequence[Section], found: dict[str, list[Passage]], add: _Add) -> list[_Candidate]:
+    """From the prose's sentences with a cue: up to two fields each (those not full yet); and the
+    sentences that may name the cause, for the root cause to be chosen from."""
+    candidates: list[_Candidate] = []
     for position, sentence in enumerate(_units(sections)):
         low = sentence.lower()
         if not _ANY_CUE.search(low):
@@ -242,25 +271,24 @@ def prose_passages(sections: Sequence[Section]) -> dict[str, list[Passage]]:
         tier = _root_cause_tier(sentence)
         if tier is not None:
             candidates.append((tier, position, sentence, "cue.root_cause"))
-    if not found["impact"]:
-        # No sentence tells what users saw; a timeline entry may ("User reports the site does not launch").
-        hit = next((e for e in entries if _CUES["impact"].search(_event(e.text))), None)
-        if hit is not None:
-            add("impact", _event(hit.text), "timeline.impact", _LIMIT["impact"])
+    return candidates
+
+
+def _more_root_causes(
+    sections: Sequence[Section], entries: Sequence[TimelineEntry], candidates: list[_Candidate]
+) -> None:
+    """More sentences that may name the cause, after the prose's: the strongest of the sections
+    that explain it, then a timeline entry that names what was found ("identified as a node with
+    networking issues")."""
     explained = _units(sections, skip=frozenset(f for f in SectionField if f not in _CAUSE_ALSO) | {None})
     for position, sentence in enumerate(explained, start=len(candidates) + 5_000):
         if _root_cause_tier(sentence) == 0:
             candidates.append((0, position, sentence, "cue.root_cause"))
-    # A timeline entry that names what was found ("identified as a node with networking issues").
     for position, entry in enumerate(entries, start=len(candidates) + 10_000):
         for sentence in sentences(entry.text.strip()):
             tier = _root_cause_tier(sentence)
             if tier is not None and tier < 2:
                 candidates.append((tier, position, sentence, "timeline.root_cause"))
-    best = sorted(candidates)[: _LIMIT["root_cause"]]
-    for _, _, text, rule in sorted(best, key=lambda c: c[1]):
-        add("root_cause", text, rule, _LIMIT["root_cause"])
-    return found
 
 
 def _root_cause_tier(sentence: str) -> int | None:

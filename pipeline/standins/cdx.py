@@ -3,8 +3,9 @@
 Pure: `answer(captures, query, ...)` turns the captures and a query string into the reply the
 CDX server would give (`GET /cdx/search/cdx`); the HTTP side, the rate limit and the lag are
 the stand-in's (pipeline/standins/wayback.py). How the real server answers is in the CDX
-server's README and its Java source (internetarchive/wayback, wayback-cdx-server), as read in
-/tmp/notes/research-wayback.md §2; the points a client trips over:
+server's README and its Java source (internetarchive/wayback, wayback-cdx-server: the classes
+are named below); how the pipeline's reader meets it is in docs/archive.md ("The index as it
+answers"). The points a client trips over:
 
 - Every row's `urlkey` is the SURT of the URL (`pipeline.surt.surt_key`), and rows come in
   (urlkey, timestamp) order. An exact lookup compares urlkeys, so the scheme, a leading
@@ -53,6 +54,8 @@ _BLOCKED = (
 # 2000, `bad_timestamp_cdx.txt`), and a row with a field missing.
 BAD_TIMESTAMP = "20000012170449"
 _SHORT_ROW_TIMESTAMP = "20000101000000"
+# A row of the index, with whether it is one field short (the malformed-row switch).
+_Row = tuple[dict[str, str], bool]
 
 
 @dataclass
@@ -147,7 +150,7 @@ def _in_range(url: str, match_type: str) -> Callable[[str], bool]:
     return lambda k: k.startswith((host + ")", host + ","))  # domain: the host and its subdomains
 
 
-def _bad_row(url: str, kind: str) -> tuple[dict[str, str], bool]:
+def _bad_row(url: str, kind: str) -> _Row:
     """A malformed row for `url`: a bad timestamp, or a row one field short."""
     row = {
         "urlkey": surt_key(url),
@@ -184,11 +187,11 @@ def _filters(expressions: list[str]) -> Callable[[dict[str, str]], bool]:
     return keep
 
 
-def _collapse(rows: list[tuple[dict[str, str], bool]], spec: str) -> list[tuple[dict[str, str], bool]]:
+def _collapse(rows: list[_Row], spec: str) -> list[_Row]:
     """`collapse=field[:N]`: of adjacent rows whose field (its first N characters) is equal, the first."""
     name, _, digits = spec.partition(":")
     width = int(digits) if digits.isdigit() else None
-    kept: list[tuple[dict[str, str], bool]] = []
+    kept: list[_Row] = []
     last: str | None = None
     for row in rows:
         value = row[0].get(name, "-")[:width]
@@ -215,15 +218,11 @@ def answer(
     url = _first(query, "url")
     if not url:
         return Reply.text("url parameter is required\n", 400)  # HttpCDXWriter.printError
-    match_type = _first(query, "matchType", "exact")
-    if url.endswith("*"):  # CDXServer.getCdx: `…/*` is a prefix lookup, `*.host` a domain one
-        url, match_type = url.rstrip("*"), "prefix"
-    elif url.startswith("*."):
-        url, match_type = url[2:], "domain"
+    url, match_type = _lookup(url, _first(query, "matchType", "exact"))
     if match_type not in ("exact", "prefix", "host", "domain"):
         return Reply.text(f"Sorry, matchType={match_type} is not supported by this server\n", 400)
     if _blocked(url, blocked_hosts):
-        # Recorded for text output only; JSON is given the same answer (research §7: unconfirmed).
+        # Recorded for text output only; JSON is given the same answer, unconfirmed.
         return Reply(
             403, (_BLOCKED + "\n").encode(), "text/plain;charset=UTF-8", {"X-Archive-Wayback-Runtime-Error": _BLOCKED}
         )
@@ -231,14 +230,43 @@ def answer(
         keep = _filters(query.get("filter", []))
     except re.error as exc:
         return Reply.text(f"Invalid filter: {exc}\n", 400)
+    rows = _selected(captures, query, _in_range(url, match_type), keep, bad_rows or {})
+    try:
+        limit = int(_first(query, "limit", "0") or 0)
+    except ValueError:
+        return Reply.text("limit must be a number\n", 400)
+    rows, reached = _limited(rows, limit, max_rows)
+    key = None
+    if _first(query, "showResumeKey") == "true" and reached and rows:
+        # Printed only when the limit (or the server's max) was reached (CDXServer line ~631),
+        # so the last page may come back empty.
+        key = resume_key(rows[-1][0]["urlkey"], rows[-1][0]["timestamp"])
+    return _written(rows, query, key)
 
-    covers = _in_range(url, match_type)
+
+def _lookup(url: str, match_type: str) -> tuple[str, str]:
+    """The URL looked up and the match type: CDXServer.getCdx makes `…/*` a prefix lookup and
+    `*.host` a domain one, whatever `matchType` says."""
+    if url.endswith("*"):
+        return url.rstrip("*"), "prefix"
+    if url.startswith("*."):
+        return url[2:], "domain"
+    return url, match_type
+
+
+def _selected(
+    captures: Iterable[Capture],
+    query: Mapping[str, list[str]],
+    covers: Callable[[str], bool],
+    keep: Callable[[dict[str, str]], bool],
+    bad_rows: Mapping[str, str],
+) -> list[_Row]:
+    """The rows whose urlkey `covers` takes, in (urlkey, timestamp) order, within `from` and `to`,
+    after `resumeKey`, kept by the filters, then collapsed."""
     resolve = _first(query, "resolveRevisits") == "true"
-    # Each row with whether it is one field short (the malformed-row switch).
     rows = [(c.row(resolve), False) for c in captures if covers(c.urlkey)]
-    rows += [_bad_row(u, kind) for u, kind in (bad_rows or {}).items() if covers(surt_key(u))]
+    rows += [_bad_row(u, kind) for u, kind in bad_rows.items() if covers(surt_key(u))]
     rows.sort(key=lambda r: (r[0]["urlkey"], r[0]["timestamp"]))
-
     start, end = _first(query, "from"), _first(query, "to")
     if start:
         rows = [r for r in rows if r[0]["timestamp"] >= start.ljust(14, "0")]
@@ -253,24 +281,19 @@ def answer(
     rows = [r for r in rows if keep(r[0])]
     for spec in query.get("collapse", []):
         rows = _collapse(rows, spec)
+    return rows
 
-    try:
-        limit = int(_first(query, "limit", "0") or 0)
-    except ValueError:
-        return Reply.text("limit must be a number\n", 400)
+
+def _limited(rows: list[_Row], limit: int, max_rows: int) -> tuple[list[_Row], bool]:
+    """The rows `limit` gives (0: all, up to the server's max), and whether that limit was reached."""
     if limit < 0:  # LastNLineProcessor: the last N of the key-ordered stream
-        rows = rows[max(limit, -max_rows) :]
-        reached = False
-    else:
-        cap = min(limit, max_rows) if limit else max_rows
-        reached = len(rows) >= cap
-        rows = rows[:cap]
-    key = None
-    if _first(query, "showResumeKey") == "true" and reached and rows:
-        # Printed only when the limit (or the server's max) was reached (CDXServer line ~631),
-        # so the last page may come back empty.
-        key = resume_key(rows[-1][0]["urlkey"], rows[-1][0]["timestamp"])
+        return rows[max(limit, -max_rows) :], False
+    cap = min(limit, max_rows) if limit else max_rows
+    return rows[:cap], len(rows) >= cap
 
+
+def _written(rows: list[_Row], query: Mapping[str, list[str]], key: str | None) -> Reply:
+    """The rows' fields (`fl`, else all) as JSON or as text, the resume key after them."""
     names = [n for n in _first(query, "fl").split(",") if n] or list(FIELDS)
     table = []
     for row, short in rows:

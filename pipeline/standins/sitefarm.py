@@ -121,101 +121,116 @@ class Site:
             return answers[index]
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
-        site = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: object) -> None:  # quiet
-                pass
-
-            def do_GET(self) -> None:  # http.server's name
-                path = self.path.split("?")[0]
-                with site._lock:
-                    site.requests[path] += 1
-                    site.user_agents.add(self.headers.get("User-Agent", ""))
-                    site.accept_encodings.add(self.headers.get("Accept-Encoding", ""))
-                    site.started.append(time.monotonic())
-                    site.in_flight += 1
-                    site.max_in_flight = max(site.max_in_flight, site.in_flight)
-                if site.farm is not None:
-                    site.farm._arrive()
-                try:
-                    self._serve(path)
-                finally:
-                    with site._lock:
-                        site.in_flight -= 1
-                    if site.farm is not None:
-                        site.farm._leave()
-
-            def _serve(self, path: str) -> None:
-                if site.latency_s:
-                    site._stop.wait(site.latency_s)  # network latency stand-in
-                if path == "/robots.txt" and "/robots.txt" not in site.pages:
-                    text = site.robots
-                    page = Page(text.encode(), content_type="text/plain") if text is not None else None
-                else:
-                    page = site._next_page(path)
-                if page is None:
-                    page = Page(b"<h1>Not found</h1>", status=404)
-                self._answer(path, page)
-
-            def _answer(self, path: str, page: Page) -> None:
-                if (
-                    page.conditional
-                    and page.status == 200
-                    and page.not_modified_for(self.headers.get("If-None-Match"), self.headers.get("If-Modified-Since"))
-                ):
-                    self.send_response(304)
-                    self.send_header("ETag", page.etag)
-                    self.send_header("Content-Length", "0")
-                    self.end_headers()
-                    return
-                body = page.body
-                self.send_response(page.status)
-                if page.content_type:
-                    self.send_header("Content-Type", page.content_type)
-                if page.conditional and page.status == 200:
-                    self.send_header("ETag", page.etag)
-                    self.send_header("Last-Modified", page.last_modified)
-                for name, value in page.headers.items():
-                    self.send_header(name, value)
-                if page.behavior == "endless":
-                    self.send_header("Transfer-Encoding", "chunked")
-                    self.end_headers()
-                    chunk = b"<p>" + b"more " * 200 + b"</p>\n"
-                    try:
-                        while not site._stop.is_set():
-                            self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
-                    except OSError:
-                        pass  # the client hung up, as it should
-                    self.close_connection = True
-                    return
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                try:
-                    if page.behavior == "stall":
-                        self.wfile.write(body[: len(body) // 2])
-                        self.wfile.flush()
-                        site._stop.wait()  # never sends the rest
-                        self.close_connection = True
-                        return
-                    if page.behavior == "drip":  # always something new before a read timeout, never the end
-                        for index in range(len(body)):
-                            self.wfile.write(body[index : index + 1])
-                            self.wfile.flush()
-                            if site._stop.wait(page.drip_interval_s):
-                                break
-                        self.close_connection = True
-                        return
-                    self.wfile.write(body)
-                except OSError:
-                    return
-                if page.status == 200:
-                    with site._lock:
-                        site.bodies[path] += 1
+        class Handler(_Handler):
+            site = self
 
         return Handler
+
+
+class _Handler(BaseHTTPRequestHandler):
+    """A site's requests: `site` is set by a subclass of each site's own (`Site._handler`)."""
+
+    protocol_version = "HTTP/1.1"
+    site: Site
+
+    def log_message(self, format: str, *args: object) -> None:  # quiet
+        pass
+
+    def do_GET(self) -> None:  # http.server's name
+        site = self.site
+        path = self.path.split("?")[0]
+        with site._lock:
+            site.requests[path] += 1
+            site.user_agents.add(self.headers.get("User-Agent", ""))
+            site.accept_encodings.add(self.headers.get("Accept-Encoding", ""))
+            site.started.append(time.monotonic())
+            site.in_flight += 1
+            site.max_in_flight = max(site.max_in_flight, site.in_flight)
+        if site.farm is not None:
+            site.farm._arrive()
+        try:
+            self._serve(path)
+        finally:
+            with site._lock:
+                site.in_flight -= 1
+            if site.farm is not None:
+                site.farm._leave()
+
+    def _serve(self, path: str) -> None:
+        site = self.site
+        if site.latency_s:
+            site._stop.wait(site.latency_s)  # network latency stand-in
+        if path == "/robots.txt" and "/robots.txt" not in site.pages:
+            text = site.robots
+            page = Page(text.encode(), content_type="text/plain") if text is not None else None
+        else:
+            page = site._next_page(path)
+        if page is None:
+            page = Page(b"<h1>Not found</h1>", status=404)
+        self._answer(path, page)
+
+    def _answer(self, path: str, page: Page) -> None:
+        if (
+            page.conditional
+            and page.status == 200
+            and page.not_modified_for(self.headers.get("If-None-Match"), self.headers.get("If-Modified-Since"))
+        ):
+            self.send_response(304)
+            self.send_header("ETag", page.etag)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        self.send_response(page.status)
+        if page.content_type:
+            self.send_header("Content-Type", page.content_type)
+        if page.conditional and page.status == 200:
+            self.send_header("ETag", page.etag)
+            self.send_header("Last-Modified", page.last_modified)
+        for name, value in page.headers.items():
+            self.send_header(name, value)
+        if page.behavior == "endless":
+            self._send_endless()
+            return
+        self.send_header("Content-Length", str(len(page.body)))
+        self.end_headers()
+        if self._send_body(page) and page.status == 200:
+            with self.site._lock:
+                self.site.bodies[path] += 1
+
+    def _send_endless(self) -> None:
+        """A chunked body that never ends, until the client hangs up or the farm stops."""
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        chunk = b"<p>" + b"more " * 200 + b"</p>\n"
+        try:
+            while not self.site._stop.is_set():
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+        except OSError:
+            pass  # the client hung up, as it should
+        self.close_connection = True
+
+    def _send_body(self, page: Page) -> bool:
+        """The page's body as its behaviour says; whether all of it was sent."""
+        body = page.body
+        try:
+            if page.behavior == "stall":
+                self.wfile.write(body[: len(body) // 2])
+                self.wfile.flush()
+                self.site._stop.wait()  # never sends the rest
+                self.close_connection = True
+                return False
+            if page.behavior == "drip":  # always something new before a read timeout, never the end
+                for index in range(len(body)):
+                    self.wfile.write(body[index : index + 1])
+                    self.wfile.flush()
+                    if self.site._stop.wait(page.drip_interval_s):
+                        break
+                self.close_connection = True
+                return False
+            self.wfile.write(body)
+        except OSError:
+            return False
+        return True
 
 
 class SiteFarm:

@@ -1,9 +1,10 @@
 """What Save Page Now says, word for word: the messages, the status_ext codes and their texts.
 
 The Wayback stand-in (pipeline/standins/wayback.py) answers with these; a client reading the
-service's answers is tested against them. Sources are cited beside each text; where the
-service's wording is not recorded, the SPN2 document's description stands in and the comment
-says so (/tmp/notes/research-wayback.md §1.2, §1.4, §7).
+service's answers is tested against them. Sources are cited beside each text: the SPN2
+document (2023-01-22) for the codes and what they mean, recorded answers (spn.sh, EDGI's and
+others' tests, saved results) for the wording; where no wording is recorded, the document's
+description stands in and the comment says so. How a client treats each is in docs/archive.md.
 """
 
 from __future__ import annotations
@@ -85,7 +86,7 @@ JOB_MESSAGES: dict[str, str] = {
     "soft-time-limit-exceeded": "Capture duration exceeded 45s time limit and was terminated.",
     "too-many-daily-captures": "This URL has been captured 10 times today. We cannot make any more captures.",
     "too-many-redirects": "Too many redirects. SPN2 tries to follow 3 redirects automatically.",
-    # Also how a host's pause arrives as a job error (spn.sh; research §5 item 10).
+    # Also how a host's pause arrives as a job error (spn.sh).
     "too-many-requests": HOST_PAUSED + " (HTTP status={status}).",
     "unauthorized": "The server requires authentication for {url} (HTTP status={status}).",
     "user-session-limit": "User has reached the limit of concurrent active capture sessions.",

@@ -1,8 +1,10 @@
 """A local stand-in for the Wayback Machine, as strict as the real service (failures included).
 
-It serves, on 127.0.0.1, the endpoints of ../shared/reference/wayback-api.md, with the answer
-shapes of /tmp/notes/research-wayback.md (§1, §2, §5), so that a client cannot be tuned to a
-service that does not exist:
+It serves, on 127.0.0.1, the endpoints the archive client calls, with the answer shapes the
+service documents (the SPN2 document of 2023-01-22, the CDX server's README) or its users
+recorded (spn.sh, the tests of EDGI's and meedan/pender's clients), each cited where it is
+used, so that a client cannot be tuned to a service that does not exist. How the pipeline
+meets each answer is in docs/archive.md ("The local stand-in").
 
     POST /save                       Save Page Now 2 (SPN2): authenticated capture jobs
     GET  /save/status/<job_id>       a job's state: pending, success or error (inside HTTP 200)
@@ -46,7 +48,7 @@ Limits (constructor arguments; the defaults are the service's today): `captures_
 rate: 429 as an HTML page without Retry-After; a client that keeps going into 429s for more than
 `ban_after_s` (60) finds its connections refused for `ban_s` (3600), doubling at each later ban,
 on every endpoint (the service blocks per IP; on loopback there is one client). Status polls and
-`/web/` have no limit here: none is documented (research §7 could not confirm a poll limit).
+`/web/` have no limit here: the service documents none, and no recorded answer shows one.
 
 Switches in `failures` turn on each failure mode the client must survive:
 
@@ -574,7 +576,8 @@ class WaybackStandIn:
             message = "The server encountered an internal error and was unable to complete your request."
             return _error("internal-server-error", message)
         if _host_matches(parts, failures.host_quota):
-            # Only the message is attested (spn.sh); the wrapper is the account quota's (research §7).
+            # Only the message is attested (spn.sh), in no recorded answer: it comes in the account
+            # quota's wrapper, a status "error" without status_ext.
             return Reply.json({"status": "error", "message": spn.HOST_PAUSED})
         ours = [c for c in self._captures if c.urlkey == key]
         newest = max(ours, key=lambda c: c.made_at, default=None)
@@ -604,8 +607,8 @@ class WaybackStandIn:
             )
             return _error("too-many-daily-captures", message)
         if self._daily.get(today, 0) >= self.daily_quota:
-            # spn.sh matches "You cannot make more than [1-9][0-9,]* captures per day"; no status_ext
-            # is attested, so none is sent (research §7).
+            # spn.sh matches "You cannot make more than [1-9][0-9,]* captures per day"; no recorded
+            # answer carries a status_ext with it, so none is sent.
             return Reply.json(
                 {"status": "error", "message": f"You cannot make more than {self.daily_quota:,} captures per day."}
             )
