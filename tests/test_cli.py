@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import typer
+from helpers import REPO
 from manual import section
 from typer.core import TyperGroup
 
