@@ -1,6 +1,6 @@
 """The Wayback Machine client: Save Page Now 2, the index, playback. With pipeline.fetch, the only network code.
 
-How the service behaves today is in ../shared/reference/wayback-api.md. In short:
+How the service behaves is in the manual (docs/archive.md). In short:
 - Capturing needs authenticated Save Page Now 2 (`POST /save` with `Authorization: LOW
   access:secret`, then `GET /save/status/<job_id>`); waybackpy's save uses the old
   anonymous GET, which is dead, so SPN2 is done here with httpx.
