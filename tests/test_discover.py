@@ -32,7 +32,7 @@ from pipeline.crawl import crawl
 from pipeline.discover import DiscoverReport, FeedReport, discover
 from pipeline.errors import RecordError
 from pipeline.ids import candidate_id, draft_id_for
-from pipeline.models import Candidate, CandidateState, SourceEntry
+from pipeline.models import Candidate, CandidateState, FeedEntry, SourceEntry
 from pipeline.settings import Settings
 from pipeline.standins.sitefarm import Page, Site, SiteFarm
 from pipeline.store import Store
@@ -663,7 +663,9 @@ def test_a_feed_with_auto_accept_registers_what_it_finds(
     sources = {s.entry.url: s for s in store.read_sources()[0]}
     cloudflare = sources["https://blog.cloudflare.com/cloudflare-outage-on-june-21-2022/"]
     assert cloudflare.file == "sources/discovered.yaml"
-    assert (cloudflare.entry.discovered_from, cloudflare.entry.org, cloudflare.entry.kind) == (
+    # The list's link text names the org: the feed entry's word, below the page's (pipeline.precedence);
+    # the feed's source_kind is the operator's, a hint.
+    assert (cloudflare.entry.discovered_from, cloudflare.entry.feed_entry.org, cloudflare.entry.kind) == (
         listing,
         "Cloudflare",
         "blog",
@@ -736,9 +738,9 @@ def test_accepting_a_candidate_registers_it_and_it_is_not_proposed_again(
     assert report.registered == [
         SourceEntry(
             url=CARGO_POSTMORTEM,
-            title="Postmortem Analysis in Cargo",
-            date="2023-05-01",
             discovered_from=proposed["rust"],
+            # the feed's title and posting date: below what the page says (pipeline.precedence)
+            feed_entry=FeedEntry(title="Postmortem Analysis in Cargo", date="2023-05-01"),
         )
     ]
     assert (report.drafts, report.waiting_for_text) == ([], []), "a page: the crawl drafts it"
