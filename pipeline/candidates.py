@@ -94,7 +94,7 @@ def accept(
             if same_page_key(candidate.url) in registered:
                 continue  # registered meanwhile: only the candidate is left to clear
             entry = source_entry(
-                candidate.url,
+                candidate.url,  # canonical: an older version proposed pages as their feed spelt them
                 known_feeds.get(candidate.feed),
                 feed_url=candidate.feed,
                 title=candidate.title,

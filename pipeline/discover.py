@@ -26,7 +26,7 @@ import hashlib
 import re
 import traceback
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
@@ -36,7 +36,7 @@ from pipeline.crawl import CrawlReport, SourceReport, write_feed_text
 from pipeline.errors import Fault, RecordError
 from pipeline.feeds import FEED_TYPES, FeedItem, FeedReading, NotAFeed, read_feed
 from pipeline.fetch import Fetcher
-from pipeline.ids import candidate_id, draft_id_for, same_page_key
+from pipeline.ids import candidate_id, canonical_url, draft_id_for, same_page_key
 from pipeline.models import (
     Candidate,
     CandidateState,
@@ -347,6 +347,7 @@ class _Sorting:
             page = same_page_key(item.url)
         except ValueError:  # a feed's link with a port that does not parse: no page to propose
             return
+        item = _canonical(item)
         old = done.state.entries
         source = self.registered.get(page)
         if (
@@ -436,6 +437,15 @@ class _Sorting:
         report.candidates_written = self.changed_candidates
 
 
+def _canonical(item: FeedItem) -> FeedItem:
+    """The entry with its page's canonical URL (`ids.canonical_url`, as draft ids have it: tracking
+    parameters, dot segments and fragments gone, the other parameters kept), so that the candidate,
+    the registry, the source and its captures all name the page so; the link as the feed spelt it
+    stays in `listed_as`."""
+    url = canonical_url(item.url)
+    return item if url == item.url else replace(item, url=url, listed_as=item.listed_as or item.url)
+
+
 def source_entry(
     url: str,
     feed: Feed | None,
@@ -455,7 +465,7 @@ def source_entry(
     feed_org = feed.org if feed is not None else None
     hinted = bool(feed_org) and org in (None, feed_org)
     return SourceEntry(
-        url=url,
+        url=canonical_url(url),
         org=feed_org if hinted else None,
         kind=kind,
         discovered_from=feed_url,

@@ -26,7 +26,9 @@ from feedsamples import (
     sauce_with_postmortem,
     statuspage_json,
 )
+from helpers import archive_settings
 
+from pipeline.archive import archive
 from pipeline.candidates import accept, candidates, dismiss
 from pipeline.crawl import crawl
 from pipeline.discover import DiscoverReport, FeedReport, discover
@@ -35,6 +37,7 @@ from pipeline.ids import candidate_id, draft_id_for
 from pipeline.models import Candidate, CandidateState, FeedEntry, SourceEntry
 from pipeline.settings import Settings
 from pipeline.standins.sitefarm import Page, Site, SiteFarm
+from pipeline.standins.wayback import WaybackStandIn
 from pipeline.store import Store
 from pipeline.validate import validate
 
@@ -1065,3 +1068,42 @@ def test_the_candidates_commands(store: Store, proposed: dict[str, str], cli: Ca
     assert [c["url"] for c in json.loads(left.stdout)] == [
         "https://blog.rust-lang.org/inside-rust/2023/04/17/1.69.0-prerelease.html"
     ]
+
+
+def test_discovery_proposes_registers_drafts_and_archives_a_page_by_its_canonical_url(
+    site: Site, store: Store, root: Path, wayback: WaybackStandIn
+) -> None:
+    settings = archive_settings(root, wayback, max_retries=0, total_timeout_s=5.0)
+    tracked = site.url("/incidents/102?utm_source=feed&page=2")
+    dotted = site.url("/pm/./initech.html")
+    blog = serve_atom(site, "/feed.xml", [{"url": tracked, "title": "API outage"}])
+    listing = site.url("/README.md")
+    site.pages["/README.md"] = Page(
+        f"- [Initech]({dotted}). The TPS reports went missing.\n".encode(), content_type="text/markdown"
+    )
+    write_feeds(
+        root,
+        {"url": blog, "kind": "atom", "name": "blog"},
+        {"url": listing, "kind": "markdown-list", "auto_accept": True},
+    )
+    incident, initech = site.url("/incidents/102?page=2"), site.url("/pm/initech.html")
+
+    report = discover(store, settings)
+
+    (candidate,) = candidates(store)
+    assert (candidate.url, candidate.listed_as) == (incident, tracked), "the tracking parameter gone, page=2 kept"
+    assert of(report, listing).registered == [initech], "the dot segment resolved"
+    accept(store, settings, [candidate.id])
+    assert sorted(s.entry.url for s in store.read_sources()[0]) == [incident, initech]
+
+    page = "<html><head><title>{0}</title></head><body><h1>{0}</h1><p>The {0} lasted an hour.</p></body></html>"
+    site.pages["/incidents/102"] = Page.html(page.format("API outage"))
+    site.pages["/pm/initech.html"] = Page.html(page.format("Initech outage"))
+    crawl(store, settings)
+    archive(store, settings)
+
+    for url in (incident, initech):
+        draft = store.read_draft(draft_id_for(url))
+        assert (draft.origin.url, [s.url for s in draft.sources]) == (url, [url])
+        assert (draft.sources[0].archived or "").endswith(f"/{url}")
+    assert sorted(c.requested for c in wayback.captures) == [incident, initech], "captures asked for by the same URL"
