@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from pipeline.crawl import SourceReport, write_feed_text
-from pipeline.discover import DISCOVERED_FILE
+from pipeline.discover import DISCOVERED_FILE, source_entry
 from pipeline.errors import RecordError
 from pipeline.ids import same_page_key
 from pipeline.models import Candidate, CandidateState, SourceEntry, utc_now
@@ -88,17 +88,19 @@ def accept(
             urls = _feed_urls(store, all_from)
             chosen += [c for c in found if c.feed in urls and c.state == CandidateState.OPEN and c not in chosen]
         registered = store.registered_by_page()
+        known_feeds = {f.feed.url: f.feed for f in store.read_feeds()[0]} if chosen else {}
         entries = []
         for candidate in chosen:
             if same_page_key(candidate.url) in registered:
                 continue  # registered meanwhile: only the candidate is left to clear
-            entry = SourceEntry(
-                url=candidate.url,
-                org=candidate.org,
-                kind=candidate.source_kind,
+            entry = source_entry(
+                candidate.url,  # canonical: an older version proposed pages as their feed spelt them
+                known_feeds.get(candidate.feed),
+                feed_url=candidate.feed,
                 title=candidate.title,
                 date=candidate.date,
-                discovered_from=candidate.feed,
+                org=candidate.org,
+                kind=candidate.source_kind,
                 feed_text=candidate.feed_text,
             )
             entries.append(entry)

@@ -521,7 +521,7 @@ class Archiver:
                     # The archive answered with a capture no newer than the recorded one.
                     return _waiting(state, Reason.CAPTURE_NOT_NEWER, job.timestamp, job_id=None, job_submitted_at=None)
                 # Recorded now; the index may show it only later, when a pass confirms it.
-                link = snapshot_url(job.timestamp, original)
+                link = snapshot_url(job.timestamp, original, self.settings.wayback_public_url)
                 return _captured(state, link, original, outcome="captured", confirmed=False, url=url)
             if job is not None and job.status == "error":
                 return self._judged(state, job.error or Reason.SPN_UNKNOWN, job.detail)

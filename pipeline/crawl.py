@@ -27,6 +27,7 @@ from pipeline.extract import Extraction, extract
 from pipeline.fetch import Fetcher, FetchResult, fetch_url_for, host_key
 from pipeline.ids import canonical_url, draft_id_for, part_draft_id
 from pipeline.models import Draft, DraftState, Origin, SourceEntry, utc_now
+from pipeline.precedence import feed_said
 from pipeline.reasons import Reason
 from pipeline.registry import find_duplicates
 from pipeline.settings import Settings
@@ -163,6 +164,7 @@ def _read(entry: SourceEntry, result: FetchResult, settings: Settings) -> Extrac
             org=entry.org,
             title=entry.title,
             date=entry.date,
+            feed=feed_said(entry),
             favor=settings.extract_favor,
         )
     except ExtractError as exc:

@@ -26,7 +26,7 @@ import hashlib
 import re
 import traceback
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
@@ -36,8 +36,18 @@ from pipeline.crawl import CrawlReport, SourceReport, write_feed_text
 from pipeline.errors import Fault, RecordError
 from pipeline.feeds import FEED_TYPES, FeedItem, FeedReading, NotAFeed, read_feed
 from pipeline.fetch import Fetcher
-from pipeline.ids import candidate_id, draft_id_for, same_page_key
-from pipeline.models import Candidate, CandidateState, Feed, FeedKind, FeedState, FetchFailure, SourceEntry, utc_now
+from pipeline.ids import candidate_id, canonical_url, draft_id_for, same_page_key
+from pipeline.models import (
+    Candidate,
+    CandidateState,
+    Feed,
+    FeedEntry,
+    FeedKind,
+    FeedState,
+    FetchFailure,
+    SourceEntry,
+    utc_now,
+)
 from pipeline.reasons import Reason
 from pipeline.registry import RegisteredFeed
 from pipeline.settings import Settings
@@ -52,6 +62,7 @@ __all__ = [
     "discover_async",
     "match",
     "select_feeds",
+    "source_entry",
 ]
 
 # Where the sources of a feed with `auto_accept` (and accepted candidates) are registered.
@@ -336,6 +347,7 @@ class _Sorting:
             page = same_page_key(item.url)
         except ValueError:  # a feed's link with a port that does not parse: no page to propose
             return
+        item = _canonical(item)
         old = done.state.entries
         source = self.registered.get(page)
         if (
@@ -425,14 +437,52 @@ class _Sorting:
         report.candidates_written = self.changed_candidates
 
 
-def _source_entry(feed: Feed, item: FeedItem) -> SourceEntry:
+def _canonical(item: FeedItem) -> FeedItem:
+    """The entry with its page's canonical URL (`ids.canonical_url`, as draft ids have it: tracking
+    parameters, dot segments and fragments gone, the other parameters kept), so that the candidate,
+    the registry, the source and its captures all name the page so; the link as the feed spelt it
+    stays in `listed_as`."""
+    url = canonical_url(item.url)
+    return item if url == item.url else replace(item, url=url, listed_as=item.listed_as or item.url)
+
+
+def source_entry(
+    url: str,
+    feed: Feed | None,
+    *,
+    feed_url: str,
+    title: str | None,
+    date: str | None,
+    org: str | None,
+    kind: str | None,
+    feed_text: bool,
+) -> SourceEntry:
+    """The registry's entry of a page a feed proposed (registered directly, or a candidate accepted).
+
+    The operator's word on the feed in feeds.yaml (its `org`, its `source_kind`) is a hint, as if
+    written on the entry; what the feed's entry said (its title, its posting date, the org a list's
+    link text names) is kept apart in `feed_entry`, below the page's own word (pipeline.precedence)."""
+    feed_org = feed.org if feed is not None else None
+    hinted = bool(feed_org) and org in (None, feed_org)
     return SourceEntry(
-        url=item.url,
-        org=item.org or feed.org,
-        kind=feed.source_kind,
+        url=canonical_url(url),
+        org=feed_org if hinted else None,
+        kind=kind,
+        discovered_from=feed_url,
+        feed_text=feed_text,
+        feed_entry=FeedEntry(title=title, date=date, org=None if hinted else org),
+    )
+
+
+def _source_entry(feed: Feed, item: FeedItem) -> SourceEntry:
+    return source_entry(
+        item.url,
+        feed,
+        feed_url=feed.url,
         title=item.title,
         date=item.date,
-        discovered_from=feed.url,
+        org=item.org or feed.org,
+        kind=feed.source_kind,
         feed_text=item.text is not None,
     )
 

@@ -18,7 +18,6 @@ import hashlib
 import json
 import re
 from typing import Any
-from urllib.parse import urlsplit
 
 from pydantic import TypeAdapter, ValidationError
 
@@ -29,7 +28,7 @@ from pipeline.extract.prose import Passage, impact_region, impact_users
 from pipeline.extract.severity import severity_in
 from pipeline.extract.tags import suggest_terms
 from pipeline.fields import DEFAULTS, TERM_LISTS
-from pipeline.ids import GITHUB_HOSTS, canonical_url, draft_id_for, part_draft_id
+from pipeline.ids import canonical_url, draft_id_for, part_draft_id
 from pipeline.models import (
     Draft,
     DraftSource,
@@ -43,6 +42,7 @@ from pipeline.models import (
     Timeline,
     utc_now,
 )
+from pipeline.precedence import Said, address_said, decide, feed_said, guess_source_kind, registry_said
 from pipeline.reasons import Reason
 from pipeline.vocabulary import Kind
 
@@ -51,22 +51,6 @@ __all__ = ["apply_extraction", "field_proposals", "guess_source_kind", "new_draf
 _ITEM = re.compile(r"^- ", re.MULTILINE)
 _IMPACT_LIMIT = 600
 _ACTION_LIMIT = 600
-
-
-def guess_source_kind(url: str) -> str:
-    """The source kind a URL suggests when the registry gives none."""
-    parts = urlsplit(url)
-    host = (parts.hostname or "").lower()
-    path = parts.path.lower()
-    if host in GITHUB_HOSTS:
-        return "issue" if "/issues/" in path or "/pull/" in path else "github"
-    if host.endswith("arxiv.org") or path.endswith(".pdf"):
-        return "paper"
-    if host.startswith("status.") or "statuspage" in host or "/incidents/" in path:
-        return "status-page"
-    if host.startswith("docs.") or "/docs/" in path:
-        return "docs"
-    return "blog"
 
 
 def _hash(value: Any) -> str:
@@ -119,31 +103,41 @@ def _valid(name: str, value: Any) -> bool:
     return True
 
 
-def _hint_proposals(entry: SourceEntry) -> dict[str, Any]:
+def _said_proposals(said: Said) -> dict[str, Any]:
     return {
-        "org": entry.org,
-        "date": entry.date,
-        "date_kind": "published" if entry.date else None,
-        "title": {"en": entry.title} if entry.title else None,
+        "org": said.org,
+        "date": said.date,
+        "date_kind": said.date_kind if said.date else None,
+        "title": {"en": said.title} if said.title else None,
     }
 
 
+def _hint_proposals(entry: SourceEntry) -> dict[str, Any]:
+    """The registry's hints, which win over everything an extraction proposes (pipeline.precedence)."""
+    return _said_proposals(registry_said(entry))
+
+
 def new_draft(entry: SourceEntry) -> Draft:
-    """The draft a source starts as, before anything is fetched: review fields left open."""
+    """The draft a source starts as, before anything is fetched: review fields left open; its org,
+    title and date what the registry and the feed that proposed it say (pipeline.precedence, the
+    page not read yet: the address's guess of an org waits for it), its kind the registry's or
+    the one its URL suggests."""
+    said = decide(registry_said(entry), Said(), feed_said(entry), address_said(entry.url, org=False))
     blank = Draft(
         id=draft_id_for(entry.url),
-        sources=[DraftSource(url=entry.url, kind=entry.kind or guess_source_kind(entry.url))],
+        sources=[DraftSource(url=entry.url, kind=said.kind or guess_source_kind(entry.url))],
         origin=Origin(url=entry.url, canonical_url=canonical_url(entry.url)),
         review=Review(),
         created_at=utc_now(),
     )
-    return _merge(blank, _hint_proposals(entry), {})
+    return _merge(blank, _said_proposals(said), {})
 
 
 def part_entry(entry: SourceEntry) -> SourceEntry:
     """The registry's entry as its hints hold for one incident of a document that tells several:
-    the title and date it gives are the document's, not the incident's; the org is both's."""
-    return entry.model_copy(update={"title": None, "date": None})
+    the title and date it (or its feed) gives are the document's, not the incident's; the org is both's."""
+    feed_entry = entry.feed_entry.model_copy(update={"title": None, "date": None})
+    return entry.model_copy(update={"title": None, "date": None, "feed_entry": feed_entry})
 
 
 def new_part_draft(entry: SourceEntry, document_id: str, number: int) -> Draft:

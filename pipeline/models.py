@@ -60,6 +60,7 @@ __all__ = [
     "DroppedProposal",
     "Evidence",
     "Feed",
+    "FeedEntry",
     "FeedKind",
     "FeedState",
     "FetchFailure",
@@ -644,8 +645,20 @@ class LinkState(Record):
 # ---------------------------------------------------------------- source registry
 
 
+class FeedEntry(Record):
+    """What the feed entry that proposed a source said of it: weaker than the page's own word
+    (pipeline.precedence). Its date is when the entry was posted, not when the incident happened."""
+
+    title: str | None = None
+    date: PartialDate | None = None
+    org: Name | None = Field(default=None, description="The org the entry names (a list's link text).")
+
+
 class SourceEntry(Record):
-    """One entry of the crawl registry (`sources/*.yaml`): a URL and optional hints."""
+    """One entry of the crawl registry (`sources/*.yaml`): a URL and optional hints.
+
+    The hints (`org`, `kind`, `title`, `date`) are the operator's word and win over the page's;
+    what a feed said of the page is kept apart in `feed_entry`, below the page (pipeline.precedence)."""
 
     url: Url
     org: Name | None = None
@@ -660,6 +673,11 @@ class SourceEntry(Record):
         default=False,
         description="The draft's text is the feed's own (a status page's postmortem, a Google Cloud incident "
         "report), written by `discover`; the crawl does not fetch the page.",
+    )
+    feed_entry: FeedEntry = Field(
+        default=FeedEntry(),
+        description="What the feed that proposed it said of the page: its title, date and org, each used only "
+        "where the page says nothing.",
     )
 
 

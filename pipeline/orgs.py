@@ -9,6 +9,11 @@ is mybinder.org's), a blog platform, a deployment repository. The first answer o
 3. elsewhere: the host (or a parent domain) in `orgs.yaml`; the site's own name
    (og:site_name) unless the site is a platform for other people's writing; the host's
    registrable name (`blog.rust-lang.org` → rust-lang, `news.bbc.co.uk` → bbc).
+
+`known_org` and `guessed_org` split that answer in two for pipeline.precedence: what the table
+or the page's own site name says (known), and what only the address suggests (a guess: an
+account, a domain-named repository, a registrable name, an IP address), which a feed entry's
+org outranks.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ import yaml
 from pipeline.errors import VocabularyError
 from pipeline.ids import GITHUB_HOSTS, slugify
 
-__all__ = ["Org", "OrgTable", "org_for", "org_table"]
+__all__ = ["Org", "OrgTable", "guessed_org", "known_org", "org_for", "org_table"]
 
 # A repository named for the site it deploys: `mybinder.org-deploy`, `example.com`, `status.example.io`.
 # Pages repositories (`owner.github.io`) name the account's site, not an organisation.
@@ -91,14 +96,14 @@ def _domain_repo(repo: str) -> Org | None:
     return _named(match.group("domain"))
 
 
-def _on_code_host(segments: list[str], table: OrgTable) -> Org | None:
+def _on_code_host(segments: list[str], table: OrgTable) -> tuple[Org | None, Org | None]:
     if not segments:
-        return None
+        return None, None
     owner = segments[0].lower()
     repo = segments[1].lower() if len(segments) > 1 else ""
     known = table.repos.get(f"{owner}/{repo}") or table.repos.get(owner)
     # An owner's entry wins over the domain rule: rust-lang/crates.io is the Rust Project's.
-    return known or (_domain_repo(repo) if repo else None) or _named(segments[0])
+    return known, (_domain_repo(repo) if repo else None) or _named(segments[0])
 
 
 def _for_host(host: str, table: OrgTable) -> Org | None:
@@ -118,10 +123,9 @@ def _is_address(host: str) -> bool:
     return True
 
 
-def org_for(url: str, site_name: str | None = None, hint: str | None = None) -> Org | None:
-    """The organisation behind `url` (see the module's docstring for the order), or None."""
-    if hint and hint.strip():
-        return _named(hint.strip())
+def _found(url: str, site_name: str | None) -> tuple[Org | None, Org | None]:
+    """What the table or the page's site name says of `url` (known), and what the address alone
+    suggests (the guess), each None when there is nothing; the guess counts only without the first."""
     table = org_table()
     parts = urlsplit(url)
     host = (parts.hostname or "").lower().rstrip(".")
@@ -129,16 +133,35 @@ def org_for(url: str, site_name: str | None = None, hint: str | None = None) -> 
     if host in GITHUB_HOSTS:
         return _on_code_host(segments, table)
     if not host or _is_address(host):
-        return _named(host) if host else None  # an address names no organisation, but says where
+        return None, (_named(host) if host else None)  # an address names no organisation, but says where
     known = _for_host(host, table)
     if known:
-        return known
+        return known, None
     extracted = _extractor()(host)
     if extracted.suffix.endswith(_PAGES_HOSTS) and extracted.domain:
         # owner.github.io: the account's Pages, known by its owner when the table knows it.
-        return table.repos.get(extracted.domain) or _named(extracted.domain)
+        return table.repos.get(extracted.domain), _named(extracted.domain)
     site = (site_name or "").strip()
     if site and site.lower() not in table.platforms and extracted.domain not in table.platforms:
-        return _named(site)
-    name = extracted.domain or host.removeprefix("www.")
-    return _named(name)
+        return _named(site), None
+    return None, _named(extracted.domain or host.removeprefix("www."))
+
+
+def known_org(url: str, site_name: str | None = None) -> Org | None:
+    """The organisation `orgs.yaml` or the page's own site name gives for `url`, or None."""
+    return _found(url, site_name)[0]
+
+
+def guessed_org(url: str, site_name: str | None = None) -> Org | None:
+    """The organisation the address alone suggests (an account, a domain, an address) where nothing
+    is known of it (`known_org`), or None."""
+    known, guess = _found(url, site_name)
+    return None if known else guess
+
+
+def org_for(url: str, site_name: str | None = None, hint: str | None = None) -> Org | None:
+    """The organisation behind `url` (see the module's docstring for the order), or None."""
+    if hint and hint.strip():
+        return _named(hint.strip())
+    known, guess = _found(url, site_name)
+    return known or guess

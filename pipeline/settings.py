@@ -11,6 +11,7 @@ import json
 import re
 from ipaddress import IPv4Network, IPv6Network, ip_network
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from pydantic import Field, SecretStr, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -141,6 +142,12 @@ class Settings(BaseSettings):
         description="Allow requests to non-public addresses: false (refused), true (all but link-local and "
         "cloud metadata), or the networks allowed, comma-separated (127.0.0.0/8,10.1.0.0/16).",
     )
+    stand_in_hosts: dict[str, str] = Field(
+        default={},
+        description="Hosts answered by local stand-ins instead of the network (the offline demo's): a JSON object of "
+        'host to base URL, {"github.com": "http://127.0.0.1:8001"}. Each request to such a host goes to its base, '
+        "path and query kept, through the address guard; records still name the host.",
+    )
     obey_robots: bool = Field(default=True, description="Obey robots.txt (turn off only for your own sites).")
     max_crawl_delay_s: float = Field(
         default=60.0, ge=0, description="A robots.txt Crawl-delay longer than this fails the host's sources instead."
@@ -160,6 +167,11 @@ class Settings(BaseSettings):
     wayback_url: str = Field(
         default="https://web.archive.org",
         description="Base URL of the Wayback Machine (or a compatible service, or the local stand-in).",
+    )
+    wayback_public_url: str = Field(
+        default="https://web.archive.org",
+        description="Base URL of the archived links written into records (BASE/web/TIMESTAMP/URL), which the "
+        "review page frames: the Wayback Machine's, or a stand-in's own while it runs (the demo's).",
     )
     wayback_access_key: SecretStr | None = Field(
         default=None, description="Archive account access key (S3-like; printable ASCII, no spaces or colon)."
@@ -312,6 +324,25 @@ class Settings(BaseSettings):
             return tuple(ip_network(part) for part in parts)
         except ValueError as exc:
             raise ValueError(f"{exc}: expected true, false or networks such as 127.0.0.0/8,10.1.0.0/16") from None
+
+    @field_validator("stand_in_hosts")
+    @classmethod
+    def _stand_ins(cls, value: dict[str, str]) -> dict[str, str]:
+        hosts = {}
+        for host, base in value.items():
+            parts = urlsplit(base)
+            if parts.scheme not in ("http", "https") or not parts.hostname or parts.path.strip("/"):
+                raise ValueError(f"{host}: {base!r} is not a base URL such as http://127.0.0.1:8001")
+            hosts[host.strip().lower().rstrip(".")] = base.rstrip("/")
+        return hosts
+
+    @field_validator("wayback_public_url")
+    @classmethod
+    def _public_url(cls, value: str) -> str:
+        value = value.strip().rstrip("/")
+        if not value.startswith(("http://", "https://")) or any(c.isspace() for c in value):
+            raise ValueError(f"{value!r} is not an http(s) base URL such as https://web.archive.org")
+        return value
 
     @field_validator("wayback_access_key", "wayback_secret_key")
     @classmethod

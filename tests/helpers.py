@@ -134,15 +134,16 @@ def reviewable_draft(case_json: dict[str, Any], draft_id: str = "example-org-out
 
 
 def sample_drafts() -> list[Draft]:
-    """The demo's bundled postmortems (pipeline/demo/samples) drafted as the crawl drafts them, from
-    their public URLs, with their sources captured as the demo's archive step leaves them."""
+    """The demo's first three bundled postmortems (pipeline/demo/samples: DFDS, mybinder.org, the Rust
+    Project) drafted as the crawl drafts them, from their public URLs, with their sources captured as
+    the demo's archive step leaves them."""
     from pipeline.demo import _samples
     from pipeline.draft import apply_extraction
     from pipeline.extract import extract
     from pipeline.ids import canonical_url
 
     drafts = []
-    for sample in _samples():
+    for sample in _samples()[:3]:
         url = sample["url"]
         entry = SourceEntry(url=url, org=sample["org"], kind=sample["kind"])
         extraction = extract(sample["text"].encode(), url, "text/markdown; charset=utf-8", org=sample["org"])

@@ -21,6 +21,7 @@ EXPORTED = [
     "Action", "ArchiveState", "ArchiveStatus", "AssistError", "AssistFailure", "AssistRun", "Candidate",
     "CandidateState", "CaptureLimitError", "Case", "CaseContent", "ConflictError", "Draft", "DraftSource",
     "DraftState", "DroppedProposal", "DuplicateSource", "EmptyDocument", "Evidence", "ExtractError", "Fault", "Feed",
+    "FeedEntry",
     "FeedKind", "FeedState", "FetchError", "FetchFailure", "FmtReport", "GITHUB_HOSTS", "INTERVAL", "Impact",
     "IncidentStart", "IncidentlibError", "InitReport", "InvalidId", "InvalidRecord", "LinkState", "LinkStatus",
     "LockBusy", "MEANINGS", "MODELS", "MachineTranslation", "Origin", "PrivateAddressRefused", "Proposal", "Reason",

@@ -406,3 +406,18 @@ def test_a_second_archive_run_of_the_data_root_leaves_its_sources_to_the_first(
     assert report.busy and report.sources == [] and wayback.counts["save"] == 0
     assert states(store)[url][0] == "pending"
     assert archive(store, archive_settings(root, wayback)).counts()["captured"] == 1
+
+
+def test_archived_links_name_the_public_base_of_the_settings(
+    store: Store, root: Path, site: Site, wayback: WaybackStandIn
+) -> None:
+    """The demo points `wayback_public_url` at its stand-in, whose own copies its links then open."""
+    url = site.url("/pm/0")
+    drafts_for(store, url)
+    settings = archive_settings(root, wayback, wayback_public_url=wayback.url + "/")
+
+    assert archive(store, settings).counts()["captured"] == 1
+    (capture,) = wayback.captures_of(url)
+    (source,) = [s for d in store.drafts() for s in d.sources]
+    assert source.archived == f"{wayback.url}/web/{capture.timestamp}/{url}"
+    assert archive(store, settings).counts()["confirmed"] == 1, "the index's row names the same link"

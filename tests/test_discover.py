@@ -26,15 +26,18 @@ from feedsamples import (
     sauce_with_postmortem,
     statuspage_json,
 )
+from helpers import archive_settings
 
+from pipeline.archive import archive
 from pipeline.candidates import accept, candidates, dismiss
 from pipeline.crawl import crawl
 from pipeline.discover import DiscoverReport, FeedReport, discover
 from pipeline.errors import RecordError
 from pipeline.ids import candidate_id, draft_id_for
-from pipeline.models import Candidate, CandidateState, SourceEntry
+from pipeline.models import Candidate, CandidateState, FeedEntry, SourceEntry
 from pipeline.settings import Settings
 from pipeline.standins.sitefarm import Page, Site, SiteFarm
+from pipeline.standins.wayback import WaybackStandIn
 from pipeline.store import Store
 from pipeline.validate import validate
 
@@ -663,7 +666,9 @@ def test_a_feed_with_auto_accept_registers_what_it_finds(
     sources = {s.entry.url: s for s in store.read_sources()[0]}
     cloudflare = sources["https://blog.cloudflare.com/cloudflare-outage-on-june-21-2022/"]
     assert cloudflare.file == "sources/discovered.yaml"
-    assert (cloudflare.entry.discovered_from, cloudflare.entry.org, cloudflare.entry.kind) == (
+    # The list's link text names the org: the feed entry's word, below the page's (pipeline.precedence);
+    # the feed's source_kind is the operator's, a hint.
+    assert (cloudflare.entry.discovered_from, cloudflare.entry.feed_entry.org, cloudflare.entry.kind) == (
         listing,
         "Cloudflare",
         "blog",
@@ -736,9 +741,9 @@ def test_accepting_a_candidate_registers_it_and_it_is_not_proposed_again(
     assert report.registered == [
         SourceEntry(
             url=CARGO_POSTMORTEM,
-            title="Postmortem Analysis in Cargo",
-            date="2023-05-01",
             discovered_from=proposed["rust"],
+            # the feed's title and posting date: below what the page says (pipeline.precedence)
+            feed_entry=FeedEntry(title="Postmortem Analysis in Cargo", date="2023-05-01"),
         )
     ]
     assert (report.drafts, report.waiting_for_text) == ([], []), "a page: the crawl drafts it"
@@ -1063,3 +1068,42 @@ def test_the_candidates_commands(store: Store, proposed: dict[str, str], cli: Ca
     assert [c["url"] for c in json.loads(left.stdout)] == [
         "https://blog.rust-lang.org/inside-rust/2023/04/17/1.69.0-prerelease.html"
     ]
+
+
+def test_discovery_proposes_registers_drafts_and_archives_a_page_by_its_canonical_url(
+    site: Site, store: Store, root: Path, wayback: WaybackStandIn
+) -> None:
+    settings = archive_settings(root, wayback, max_retries=0, total_timeout_s=5.0)
+    tracked = site.url("/incidents/102?utm_source=feed&page=2")
+    dotted = site.url("/pm/./initech.html")
+    blog = serve_atom(site, "/feed.xml", [{"url": tracked, "title": "API outage"}])
+    listing = site.url("/README.md")
+    site.pages["/README.md"] = Page(
+        f"- [Initech]({dotted}). The TPS reports went missing.\n".encode(), content_type="text/markdown"
+    )
+    write_feeds(
+        root,
+        {"url": blog, "kind": "atom", "name": "blog"},
+        {"url": listing, "kind": "markdown-list", "auto_accept": True},
+    )
+    incident, initech = site.url("/incidents/102?page=2"), site.url("/pm/initech.html")
+
+    report = discover(store, settings)
+
+    (candidate,) = candidates(store)
+    assert (candidate.url, candidate.listed_as) == (incident, tracked), "the tracking parameter gone, page=2 kept"
+    assert of(report, listing).registered == [initech], "the dot segment resolved"
+    accept(store, settings, [candidate.id])
+    assert sorted(s.entry.url for s in store.read_sources()[0]) == [incident, initech]
+
+    page = "<html><head><title>{0}</title></head><body><h1>{0}</h1><p>The {0} lasted an hour.</p></body></html>"
+    site.pages["/incidents/102"] = Page.html(page.format("API outage"))
+    site.pages["/pm/initech.html"] = Page.html(page.format("Initech outage"))
+    crawl(store, settings)
+    archive(store, settings)
+
+    for url in (incident, initech):
+        draft = store.read_draft(draft_id_for(url))
+        assert (draft.origin.url, [s.url for s in draft.sources]) == (url, [url])
+        assert (draft.sources[0].archived or "").endswith(f"/{url}")
+    assert sorted(c.requested for c in wayback.captures) == [incident, initech], "captures asked for by the same URL"

@@ -613,3 +613,27 @@ def test_github_blob_pages_are_fetched_as_their_raw_file() -> None:
     )
     assert fetch_url_for("https://github.com/org/repo/issues/12") == "https://github.com/org/repo/issues/12"
     assert fetch_url_for("https://blog.example.org/a") == "https://blog.example.org/a"
+
+
+def test_a_stand_in_host_is_fetched_from_its_stand_in_and_reported_by_its_own_name(farm: SiteFarm) -> None:
+    """The demo's public URLs (pipeline.fetch.standins): sent to a local site, named as they are,
+    politeness, robots.txt and redirects as for the host itself; the address guard still decides."""
+    github = farm.add_site("github")
+    github.robots = "User-agent: *\nDisallow: /private/\n"
+    github.pages["/acme/pm/raw/main/outage.md"] = Page.markdown("# Outage\n")
+    github.pages["/acme/pm/moved.md"] = Page.redirect("/acme/pm/raw/main/outage.md")
+    hosts = {"example.org": github.url("")}
+
+    result = fetch("https://example.org/acme/pm/moved.md", settings(stand_in_hosts=hosts))
+    assert (result.outcome, result.final_url, result.body) == (
+        "fetched",
+        "https://example.org/acme/pm/raw/main/outage.md",
+        b"# Outage\n",
+    )
+    assert github.requests["/robots.txt"] == 1 and github.requests["/acme/pm/moved.md"] == 1
+    refused = fetch("https://example.org/private/x", settings(stand_in_hosts=hosts))
+    assert refused.reason == "robots"
+    guarded = fetch("https://example.org/acme/pm/moved.md", settings(stand_in_hosts=hosts, allow_private_hosts=False))
+    assert guarded.reason == "private-address"
+    with pytest.raises(ValidationError, match="not a base URL"):
+        settings(stand_in_hosts={"example.org": "127.0.0.1:8001/path"})

@@ -8,7 +8,6 @@ commands that run flows, after the settings have chosen its server.
 from __future__ import annotations
 
 import json
-import shlex
 from pathlib import Path
 from typing import Annotated, Any, Literal, Protocol, TypeVar
 
@@ -139,23 +138,33 @@ def refresh(root: RootOption = None, as_json: JsonOption = False) -> None:
 def demo(
     keep: Annotated[
         Path | None,
-        typer.Option(help="Leave the demo's data root here to look at (else a temporary folder).", file_okay=False),
+        typer.Option(
+            help="Leave the demo's data root here to look at, a new or empty folder (else a temporary one).",
+            file_okay=False,
+        ),
     ] = None,
+    serve: Annotated[
+        bool,
+        typer.Option(
+            "--serve",
+            help="At the end, keep the stand-ins (its archived links open) and the review page serving until Ctrl-C.",
+            show_default="off",
+        ),
+    ] = False,
 ) -> None:
     """Run the whole pipeline offline: local sites, a local Wayback stand-in, crawl to published cases."""
-    from pipeline.demo import run_demo
+    from pipeline.demo import DemoError, closing_lines, run_demo, serve_review_page
 
-    report = run_demo(keep, say=typer.echo)
-    where = f"the library it made is in {report.root}" if keep else "the library it made was temporary (use --keep DIR)"
-    typer.echo(f"done: {len(report.cases)} cases published; {where}; nothing is left running")
-    if keep:
-        root = shlex.quote(str(report.root))
-        typer.echo(
-            f"review page: incidentlib reviewer add NAME --root {root}, then incidentlib web --root {root} "
-            "and open http://127.0.0.1:8000/"
+    try:
+        report = run_demo(
+            keep, say=typer.echo, hold=serve_review_page(typer.echo, kept=keep is not None) if serve else None
         )
-    else:
-        typer.echo("review page: run the demo with --keep DIR, then incidentlib web --root DIR")
+    except DemoError as exc:
+        typer.echo(str(exc), err=True)
+        raise typer.Exit(exc.code) from None
+    if not serve:
+        for line in closing_lines(report, kept=keep is not None):
+            typer.echo(line)
     if report.faults:
         raise typer.Exit(1)
 

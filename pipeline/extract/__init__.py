@@ -26,15 +26,16 @@ from pipeline.extract.dates import date_in_url, dates_in
 from pipeline.extract.html import read_html
 from pipeline.extract.incidents import IncidentHeading, incident_ranges
 from pipeline.extract.lists import list_items
-from pipeline.extract.markdown import read_markdown
+from pipeline.extract.markdown import has_front_matter, read_markdown
 from pipeline.extract.pdf import read_pdf
 from pipeline.extract.prose import Passage, answers, prose_passages
 from pipeline.extract.summary import summary_from
 from pipeline.extract.tags import Suggestion, suggest_tag_reasons
 from pipeline.fields import TERM_LISTS
-from pipeline.ids import GITHUB_HOSTS, slugify
+from pipeline.ids import GITHUB_HOSTS
 from pipeline.models import Section, SectionField
-from pipeline.orgs import org_for
+from pipeline.orgs import known_org
+from pipeline.precedence import Said, address_said, decide
 from pipeline.vocabulary import Kind
 
 __all__ = ["Extraction", "decode_text", "detect_format", "extract", "org_for_url"]
@@ -92,7 +93,9 @@ def detect_format(url: str, content_type: str | None, body: bytes) -> str:
     if mime in ("text/html", "application/xhtml+xml"):
         return "html"
     if mime == "text/plain":
-        return "text"
+        # Markdown source served as plain text, front matter first (a blog's source file, a raw
+        # view without a suffix): its front matter holds the title and the date.
+        return "markdown" if has_front_matter(body[:4096].decode("utf-8", "ignore")) else "text"
     if not mime:
         # No content type (a saved file): the URL's suffix, then the bytes themselves.
         if path.endswith(_TEXT_SUFFIXES):
@@ -261,14 +264,18 @@ def extract(
     org: str | None = None,
     title: str | None = None,
     date: str | None = None,
+    feed: Said | None = None,
     favor: str = "balanced",
 ) -> Extraction:
-    """Read one fetched document. `org`, `title`, `date` are the registry's hints and win.
+    """Read one fetched document. `org`, `title`, `date` are the registry's hints and win; `feed`
+    is what the feed entry that proposed it said, which the page's own word outranks
+    (pipeline.precedence decides each).
 
     Raises UnsupportedContent, UnreadableDocument or EmptyDocument with the reason.
     """
     kind = detect_format(url, content_type, body)
     page_title: str | None = None
+    first_line: str | None = None
     page_date: str | None = None
     site_name: str | None = None
     date_kind: str | None = "published"
@@ -287,7 +294,8 @@ def extract(
             blocks, page_title, page_date, site_name = page.blocks, page.title, page.date, page.site_name
         else:
             blocks = _plain_blocks(text)
-            page_title = next((b.text for b in blocks if len(b.text) <= 200), None)
+            # Plain text states no title: its first short line is a guess, below a feed's title.
+            first_line = next((b.text for b in blocks if len(b.text) <= 200), None)
 
     if not any(b.text.strip() for b in blocks):
         raise EmptyDocument(f"no text found in the {kind} document", url=url)
@@ -303,17 +311,20 @@ def extract(
         page_date, date_kind = _text_date(blocks, sections)
 
     # The organisation that had the incident, not the account or platform hosting the page.
-    found_org = org_for(url, site_name, org)
-    chosen_org = (found_org.name if found_org else org_for_url(url))[:200]
-    chosen_date = date or page_date
+    stated = Said.of_org(known_org(url, site_name), title=page_title, date=page_date, date_kind=date_kind)
+    address = replace(address_said(url, site_name), title=first_line)
+    if address.org is None:
+        address = replace(address, org=org_for_url(url))  # no host at all: what the URL's text gives
+    hints = Said(org=org, title=title, date=date, date_kind="published" if date else None)
+    decided = decide(hints, stated, feed or Said(), address)
     whole = Extraction(
         url=url,
         format=kind,
-        title=title or page_title,
-        date=chosen_date,
-        date_kind=("published" if date else date_kind) if chosen_date else None,
-        org=chosen_org,
-        org_slug=(found_org.slug if found_org else slugify(chosen_org)) or None,
+        title=decided.title,
+        date=decided.date,
+        date_kind=decided.date_kind,
+        org=decided.org,
+        org_slug=decided.org_slug,
         **_content(blocks, sections),
     )
     incidents = incident_ranges(blocks, whole.text)

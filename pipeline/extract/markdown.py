@@ -18,7 +18,7 @@ from markdown_it.token import Token
 
 from pipeline.extract.blocks import Block, Link
 
-__all__ = ["MarkdownDocument", "read_markdown"]
+__all__ = ["MarkdownDocument", "has_front_matter", "read_markdown"]
 
 _FRONT_MATTER = re.compile(r"\A(?:\ufeff)?(---|\+\+\+)[ \t]*\r?\n(.*?)\r?\n\1[ \t]*(?:\r?\n|\Z)", re.DOTALL)
 _TAG = re.compile(r"<[^>]+>")
@@ -43,6 +43,11 @@ def _front_matter(text: str) -> tuple[dict[str, Any], str]:
     except (tomllib.TOMLDecodeError, yaml.YAMLError):
         return {}, text  # not front matter after all: keep the text as the author wrote it
     return (data if isinstance(data, dict) else {}), text[match.end() :]
+
+
+def has_front_matter(text: str) -> bool:
+    """Whether `text` begins with front matter that reads as a mapping (YAML or TOML)."""
+    return bool(_front_matter(text)[0])
 
 
 def _inline(token: Token) -> tuple[str, tuple[Link, ...]]:

@@ -5,6 +5,7 @@ async with Fetcher(settings) as fetcher:
 
 fetcher.py    the Fetcher: politeness, robots.txt, retries, redirects, conditional requests
 guard.py      the address guard every connection passes (private addresses refused)
+standins.py   hosts answered by local stand-ins (the offline demo's public URLs)
 body.py       response bodies decoded a bounded piece at a time
 deadline.py   one deadline for all a fetch does
 """

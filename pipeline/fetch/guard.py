@@ -20,6 +20,7 @@ import httpx
 from httpcore._backends.auto import AutoBackend
 
 from pipeline.errors import PrivateAddressRefused
+from pipeline.fetch.standins import StandInTransport
 from pipeline.ids import address_host
 from pipeline.settings import Settings
 
@@ -156,7 +157,14 @@ class _AddressGuard(httpcore.AsyncNetworkBackend):
         await self._inner.sleep(seconds)
 
 
-def guarded_transport(settings: Settings, limits: httpx.Limits) -> httpx.AsyncHTTPTransport:
+def guarded_transport(settings: Settings, limits: httpx.Limits) -> httpx.AsyncBaseTransport:
+    """The crawler's transport: every connection through the address guard; requests to the
+    `stand_in_hosts` sent to their stand-ins (pipeline.fetch.standins)."""
+    transport = _guarded(settings, limits)
+    return StandInTransport(transport, settings.stand_in_hosts) if settings.stand_in_hosts else transport
+
+
+def _guarded(settings: Settings, limits: httpx.Limits) -> httpx.AsyncHTTPTransport:
     # trust_env=False: a proxy from the environment would make the proxy, not the
     # guard, choose the address connected to.
     transport = httpx.AsyncHTTPTransport(limits=limits, trust_env=False)

@@ -97,6 +97,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import httpx
 
+from pipeline.fetch.standins import SyncStandInTransport
 from pipeline.standins import cdx, spn
 from pipeline.standins.cdx import Capture, Reply, digest_of
 from pipeline.standins.server import QuietServer
@@ -267,6 +268,7 @@ class WaybackStandIn:
         rate_window_s: float = 60.0,
         cdx_max_rows: int = 150_000,
         port: int = 0,
+        stand_in_hosts: dict[str, str] | None = None,
     ) -> None:
         self.access_key, self.secret_key = access_key, secret_key
         self.captures_per_minute, self.cdx_per_minute = captures_per_minute, cdx_per_minute
@@ -293,7 +295,10 @@ class WaybackStandIn:
         self._daily: dict[str, int] = {}  # accepted submits by UTC day
         self._capture_window, self._cdx_window = _Window(rate_window_s), _Window(rate_window_s)
         self._lock = threading.RLock()
-        self._http = httpx.Client(timeout=10.0, follow_redirects=False)  # SPN's connect timeout is 10 s
+        # SPN's connect timeout is 10 s. `stand_in_hosts`: pages it captures from local stand-ins of
+        # their hosts, as the crawler fetched them (pipeline.fetch.standins; the demo's).
+        transport = SyncStandInTransport(httpx.HTTPTransport(), stand_in_hosts) if stand_in_hosts else None
+        self._http = httpx.Client(timeout=10.0, follow_redirects=False, transport=transport)
         self.server = _Server(("127.0.0.1", port), _Handler)
         self.server.standin = self
         self.port = self.server.server_address[1]

@@ -47,7 +47,7 @@ class _Caller(Protocol):
     ) -> httpx.Response: ...
 
 
-__all__ = ["CdxResult", "CdxRow", "read_index", "snapshot_timestamp", "snapshot_url"]
+__all__ = ["PUBLIC_WAYBACK", "CdxResult", "CdxRow", "read_index", "snapshot_timestamp", "snapshot_url"]
 
 FIELDS = ("urlkey", "timestamp", "original", "mimetype", "statuscode", "digest", "length")
 # Rows a page holds at most; past it the server answers with a resume key.
@@ -59,9 +59,13 @@ MAX_PAGES = 100
 _GOOD = "statuscode:([23][0-9][0-9]|-)"
 
 
-def snapshot_url(timestamp: str, url: str) -> str:
-    """The link a reader follows: https://web.archive.org/web/<timestamp>/<url>."""
-    return f"https://web.archive.org/web/{timestamp}/{url}"
+# Where a reader follows a capture, unless `wayback_public_url` names another (a stand-in's own).
+PUBLIC_WAYBACK = "https://web.archive.org"
+
+
+def snapshot_url(timestamp: str, url: str, base: str = PUBLIC_WAYBACK) -> str:
+    """The link a reader follows: https://web.archive.org/web/<timestamp>/<url> (`base` for another)."""
+    return f"{base}/web/{timestamp}/{url}"
 
 
 def snapshot_timestamp(link: str | None) -> str | None:
@@ -80,10 +84,11 @@ class CdxRow:
     statuscode: str
     mimetype: str = "text/html"
     digest: str = "-"
+    base: str = PUBLIC_WAYBACK  # of the link a reader follows (`wayback_public_url`)
 
     @property
     def link(self) -> str:
-        return snapshot_url(self.timestamp, self.original)
+        return snapshot_url(self.timestamp, self.original, self.base)
 
     @property
     def revisit(self) -> bool:
@@ -130,7 +135,7 @@ def _rows(body: str) -> tuple[list[list[Any]], str | None]:
     return [row for row in data if isinstance(row, list)], key
 
 
-def _read(fields: list[str], row: list[Any], result: CdxResult) -> None:
+def _read(fields: list[str], row: list[Any], result: CdxResult, base: str) -> None:
     """One row into the result, or its URL's key into `unreadable`."""
     key = str(row[fields.index("urlkey")]) if "urlkey" in fields and len(row) > fields.index("urlkey") else "?"
     if len(row) != len(fields):
@@ -150,14 +155,22 @@ def _read(fields: list[str], row: list[Any], result: CdxResult) -> None:
             statuscode=snapshot.statuscode,
             mimetype=snapshot.mimetype,
             digest=snapshot.digest,
+            base=base,
         )
     )
 
 
 async def read_index(
-    client: _Caller, url: str, *, prefix: bool = False, since: str | None = None, until: str | None = None
+    client: _Caller,
+    url: str,
+    *,
+    prefix: bool = False,
+    since: str | None = None,
+    until: str | None = None,
+    base: str = PUBLIC_WAYBACK,
 ) -> CdxResult:
-    """Every readable capture the index holds for `url` (or under it), page after page."""
+    """Every readable capture the index holds for `url` (or under it), page after page; `base`: of
+    the rows' links."""
     params = [
         ("url", url),
         ("matchType", "prefix" if prefix else "exact"),
@@ -188,7 +201,7 @@ async def read_index(
             header, *body = rows
             fields = [str(name) for name in header]
             for row in body:
-                _read(fields, row, result)
+                _read(fields, row, result, base)
         if not resume:
             return result
     result.truncated = True

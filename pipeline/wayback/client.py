@@ -332,12 +332,14 @@ class WaybackClient:
     ) -> CdxResult:
         """Every capture of `url` (or of every URL under it, with `prefix`) the index holds, revisits
         included, in as many pages as it takes, each behind the breaker and the index's rate."""
-        return await read_index(self, url, prefix=prefix, since=since, until=until)
+        return await read_index(
+            self, url, prefix=prefix, since=since, until=until, base=self.settings.wayback_public_url
+        )
 
     # ------------------------------------------------------------ playback
 
     async def resolves(self, link: str) -> bool:
-        """Whether a recorded https://web.archive.org/web/<ts>/<url> link leads to a capture here."""
+        """Whether a recorded <base>/web/<ts>/<url> link leads to a capture here."""
         path = "/web/" + link.split("/web/", 1)[-1]
         try:
             response = await self.call("web", "GET", path, None, accept="*/*")

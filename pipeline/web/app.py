@@ -69,7 +69,7 @@ def create_app(settings: Settings) -> FastAPI:
     app.add_middleware(
         Guard,
         stamps=stamps,
-        archive_origin=settings.wayback_url.rstrip("/"),
+        archive_origin=settings.wayback_public_url,
         trusted_header=settings.web_user_header,
         trusted_proxies=set(settings.web_trusted_proxies),
     )
