@@ -27,11 +27,9 @@ from pipeline.vocabulary import Kind, vocabulary
 
 __all__ = [
     "FormField",
-    "Segment",
     "apply_form",
     "form_fields",
     "languages_for",
-    "marked_text",
     "word_diff",
 ]
 
@@ -216,37 +214,6 @@ def apply_form(
         return Draft.model_validate(data), []
     except ValidationError as exc:
         return None, [(".".join(str(p) for p in error["loc"]), error["msg"]) for error in exc.errors()]
-
-
-@dataclass(frozen=True)
-class Segment:
-    """A piece of the draft's text: plain, or marked as evidence number `mark`."""
-
-    text: str
-    mark: int | None = None
-
-
-def marked_text(text: str, evidence: Sequence[Evidence]) -> tuple[list[Segment], dict[int, Evidence]]:
-    """The text cut into segments, each evidence passage that stands in it marked once (an entry
-    overlapping one marked before it is listed with its field but not marked again), and the
-    marks by number. Segments are plain strings: the template escapes them."""
-    marks: dict[int, Evidence] = {}
-    segments: list[Segment] = []
-    at = 0
-    holding = sorted(
-        (e for e in evidence if text[e.start : e.end] == e.quote), key=lambda e: (e.start, -(e.end - e.start))
-    )
-    for number, entry in enumerate(holding, start=1):
-        marks[number] = entry
-        if entry.start < at:
-            continue
-        if entry.start > at:
-            segments.append(Segment(text[at : entry.start]))
-        segments.append(Segment(entry.quote, number))
-        at = entry.end
-    if at < len(text):
-        segments.append(Segment(text[at:]))
-    return segments, marks
 
 
 def word_diff(before: Any, after: Any) -> list[tuple[str, str]]:

@@ -17,7 +17,8 @@ from pipeline import queue as review_queue
 from pipeline import review
 from pipeline.fragments import fragment_link
 from pipeline.models import Draft
-from pipeline.web.forms import form_fields, languages_for, marked_text
+from pipeline.web.forms import form_fields, languages_for
+from pipeline.web.marks import evidence_passages, headings_of, text_pane
 from pipeline.web.proposals import assist_view
 from pipeline.web.security import Session
 from pipeline.web.state import web_of
@@ -56,18 +57,17 @@ def draft_page(
     # The writer assist, only when a model is configured: otherwise the page shows nothing of it.
     settings = web.settings
     assist = assist_view(draft, settings.llm_model or "", request.query_params) if settings.assist_configured else None
-    segments, marks = marked_text(draft.text or "", draft.evidence)
-    spans = {number: (entry.start, entry.end) for number, entry in marks.items()}
+    text = draft.text or ""
+    passages, marks = evidence_passages(text, draft.evidence)
     if assist:
-        assist.mark_passages(segments, len(marks) + 1)
-        spans |= assist.spans
+        passages += assist.number_passages(len(marks) + 1)
     base = review_queue.evidence_url(draft)
     links = {}
-    for number, (start, end) in spans.items():
+    for passage in passages:
         try:
-            links[number] = fragment_link(base, draft.text or "", start, end)
+            links[passage.number] = fragment_link(base, text, passage.start, passage.end)
         except ValueError:
-            links[number] = base
+            links[passage.number] = base
     done = request.query_params.get("done")
     return page(
         request,
@@ -77,7 +77,7 @@ def draft_page(
         version=version,
         fields=form_fields(shown, languages_for(shown, languages), marks),
         languages=languages_for(shown, languages),
-        segments=segments,
+        pieces=text_pane(text, passages, headings_of(text, draft.sections)),
         marks=marks,
         links=links,
         lacks=review.missing_for_publication(shown, languages),
@@ -90,7 +90,6 @@ def draft_page(
         done=done if done in _KNOWN_DONE else None,
         archived=next((s.archived for s in draft.sources if s.archived), None),
         assist=assist,
-        pieces=assist.pieces if assist else {},
     )
 
 
