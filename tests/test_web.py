@@ -10,17 +10,18 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from helpers import HOSTILE, reviewable_draft
+from helpers import CASE_FIXTURE, HOSTILE, case_fields, case_page_lacks, reviewable_draft
 
 from pipeline.candidates import candidates
 from pipeline.errors import SettingsError
 from pipeline.ids import candidate_id, draft_id_for, same_page_key
-from pipeline.models import Candidate, Draft, DraftState, LinkState, LinkStatus, MachineTranslation, Proposal
+from pipeline.models import Candidate, Case, Draft, DraftState, LinkState, LinkStatus, MachineTranslation, Proposal
 from pipeline.reviewers import add_reviewer
 from pipeline.settings import Settings
 from pipeline.standins.chat import ChatStandIn, Reply
 from pipeline.store import Store
 from pipeline.web import SESSION_COOKIE, create_app
+from pipeline.web.case_view import case_rows
 from pipeline.web.security import Throttle as _Throttle
 
 PASSWORD = "correct horse battery"
@@ -825,3 +826,32 @@ def test_a_second_ask_while_the_model_answers_the_first_is_one_line(
         assert "ask: the model is being asked about this draft already" in second.text
         assert first.result().status_code == 303 and len(chat.completions) == 1
         assert [p.path for p in store.read_draft(DRAFT_ID).proposals] == ["trigger.en"]
+
+
+# ---------------------------------------------------------------- the first hour: what a newcomer meets
+
+
+def test_the_case_page_shows_every_field_of_the_record_labelled(site: TestClient, store: Store) -> None:
+    case = Case.model_validate_json(CASE_FIXTURE.read_text(encoding="utf-8"))
+    fields = case_fields(case)
+    assert set(fields) >= {"summary", "impact.scope", "timeline.resolved_after", "review.reviewed_at", "docs"}
+    assert all(fields.values()), "the suite's case fills every field"
+    store.write_case(case)
+    sign_in(site, "ann")
+    page = site.get(f"/cases/{case.id}").text
+    assert case_page_lacks(page, case) == []
+    row = page[page.index('data-field="root_cause"') :]
+    assert row.index("Failure of a dependency") < row.index("<code>dependency-failure</code>") < row.index("</div>")
+    assert '<a href="/cases/IL-0427">IL-0427</a>' in page, "a case it names is a link to that case"
+    assert '<time datetime="PT41M">41 minutes</time>' in page
+    assert '<p class="text" lang="ko"><b class="lang">ko</b> 노드 64대에서' in page
+
+
+def test_the_case_page_follows_the_model_not_a_list(make_case: Any) -> None:
+    class Wider(Case):
+        postmortem_owner: str | None = None
+
+    wider = Wider.model_validate({**make_case().model_dump(mode="json"), "postmortem_owner": "the storage team"})
+    rows = {row.path: row for row in case_rows(wider)}
+    assert list(rows)[-1] == "postmortem_owner" and rows["postmortem_owner"].label == "Postmortem owner"
+    assert [[v.text for v in item] for item in rows["postmortem_owner"].items] == [["the storage team"]]
