@@ -22,6 +22,7 @@ from pipeline.standins.chat import ChatStandIn, Reply
 from pipeline.store import Store
 from pipeline.web import SESSION_COOKIE, create_app
 from pipeline.web.case_view import case_rows
+from pipeline.web.forms import as_text, by_language, word_diff
 from pipeline.web.security import Throttle as _Throttle
 
 PASSWORD = "correct horse battery"
@@ -855,3 +856,51 @@ def test_the_case_page_follows_the_model_not_a_list(make_case: Any) -> None:
     rows = {row.path: row for row in case_rows(wider)}
     assert list(rows)[-1] == "postmortem_owner" and rows["postmortem_owner"].label == "Postmortem owner"
     assert [[v.text for v in item] for item in rows["postmortem_owner"].items] == [["the storage team"]]
+
+
+def test_a_stale_save_lists_what_was_typed_as_text_language_by_language(site: TestClient, store: Store) -> None:
+    store.update_draft(DRAFT_ID, lambda d: d.model_copy(update={"symptoms_text": None}))
+    sign_in(site, "ann")
+    stale = form_of(site)
+    other = TestClient(site.app, follow_redirects=False)
+    sign_in(other, "bob")
+    theirs = form_of(other)
+    theirs["impact.users"] = "all API users"
+    assert other.post(f"/drafts/{DRAFT_ID}/save", data=theirs).status_code == 303
+    stale["symptoms_text.en"] = "Default NCCL timeout"
+    stale["symptoms_text.ko"] = "기본 NCCL 타임아웃"
+    answer = site.post(f"/drafts/{DRAFT_ID}/save", data=stale)
+    assert answer.status_code == 409
+    yours = answer.text[answer.text.index('<ul class="yours">') :]
+    yours = yours[: yours.index("</ul>")]
+    assert "{" not in yours and "[" not in yours, yours
+    assert (
+        '<li><code>symptoms_text</code>: <b class="lang">en</b> <span class="typed" lang="en">Default NCCL timeout'
+        '</span> <b class="lang">ko</b> <span class="typed" lang="ko">기본 NCCL 타임아웃</span></li>'
+    ) in yours
+
+
+def test_the_word_diff_keeps_deleted_and_inserted_words_apart_and_shows_values_as_text() -> None:
+    assert word_diff("requests timed out", "requests stalled out") == [
+        ("same", "requests "),
+        ("del", "timed"),
+        ("same", " "),
+        ("ins", "stalled"),
+        ("same", " out"),
+    ]
+    shown = "".join(words for _, words in word_diff(None, {"en": "Default NCCL timeout", "ko": "기본"}))
+    assert shown == "en: Default NCCL timeout · ko: 기본"
+    assert as_text([{"text": {"en": "Restart"}}, {"text": {"en": "Alert"}}]) == "en: Restart; en: Alert"
+    assert by_language([{"text": {"en": "Restart", "ko": "재시작"}}, {"text": {"en": "Alert"}}]) == [
+        ("en", "Restart\nAlert"),
+        ("ko", "재시작"),
+    ]
+
+
+def test_an_edit_in_the_history_shows_the_words_replaced_apart(site: TestClient) -> None:
+    sign_in(site, "ann")
+    form = form_of(site)
+    form["summary.en"] = form["summary.en"].replace("hung", "stalled", 1)
+    assert site.post(f"/drafts/{DRAFT_ID}/save", data=form).status_code == 303
+    history = site.get(f"/drafts/{DRAFT_ID}").text
+    assert "storage <del>hung.</del> <ins>stalled.</ins> The other" in history[history.index('class="history"') :]

@@ -13,7 +13,6 @@ the review, the text) is left as it was: the review's rules refuse an edit of th
 from __future__ import annotations
 
 import difflib
-import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -28,6 +27,8 @@ from pipeline.vocabulary import Kind, vocabulary
 __all__ = [
     "FormField",
     "apply_form",
+    "as_text",
+    "by_language",
     "form_fields",
     "languages_for",
     "word_diff",
@@ -217,8 +218,11 @@ def apply_form(
 
 
 def word_diff(before: Any, after: Any) -> list[tuple[str, str]]:
-    """What an edit changed, word by word: ("same" | "del" | "ins", words)."""
-    old, new = _shown(before), _shown(after)
+    """What an edit changed, word by word: ("same" | "del" | "ins", words), each value as text (`as_text`).
+
+    A deletion and the insertion that replaces it are two runs with a space between them (the template
+    shows them as <del> and <ins>, struck through and underlined): never "timedstalled"."""
+    old, new = as_text(before), as_text(after)
     a, b = re.findall(r"\S+|\s+", old), re.findall(r"\S+|\s+", new)
     out: list[tuple[str, str]] = []
     for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
@@ -228,11 +232,44 @@ def word_diff(before: Any, after: Any) -> list[tuple[str, str]]:
         if i2 > i1:
             out.append(("del", "".join(a[i1:i2])))
         if j2 > j1:
+            if out and out[-1][0] == "del":
+                out.append(("same", " "))
             out.append(("ins", "".join(b[j1:j2])))
     return out
 
 
-def _shown(value: Any) -> str:
+_LANGUAGE = re.compile(r"^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$")
+
+
+def _localized(value: Any) -> bool:
+    """A text in several languages ({"en": ..., "ko": ...})."""
+    return isinstance(value, dict) and bool(value) and all(_LANGUAGE.match(str(k)) for k in value)
+
+
+def as_text(value: Any) -> str:
+    """A field's value (as JSON) as a person reads it: a text as itself, a text in several languages
+    language by language ("en: ..."), an action by its text, a list item by item; never a Python repr."""
     if value is None:
         return ""
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    if isinstance(value, str):
+        return value
+    if _localized(value):
+        return " · ".join(f"{lang}: {as_text(text)}" for lang, text in value.items())
+    if isinstance(value, dict):
+        if set(value) == {"text"}:  # an action
+            return as_text(value["text"])
+        return " · ".join(f"{key}: {as_text(v)}" for key, v in value.items())
+    if isinstance(value, list):
+        return "; ".join(as_text(item) for item in value)
+    return str(value)
+
+
+def by_language(value: Any) -> list[tuple[str, str]]:
+    """A field's value as (language, text) lines, for a text in several languages or a list of actions;
+    ("", text) for any other value (`as_text`)."""
+    if _localized(value):
+        return [(lang, as_text(text)) for lang, text in value.items()]
+    if isinstance(value, list) and value and all(isinstance(a, dict) and _localized(a.get("text")) for a in value):
+        languages = list(dict.fromkeys(lang for action in value for lang in action["text"]))
+        return [(lang, "\n".join(a["text"][lang] for a in value if lang in a["text"])) for lang in languages]
+    return [("", as_text(value))]

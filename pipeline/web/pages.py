@@ -17,7 +17,7 @@ from pipeline import queue as review_queue
 from pipeline import review
 from pipeline.fragments import fragment_link
 from pipeline.models import Draft
-from pipeline.web.forms import form_fields, languages_for
+from pipeline.web.forms import by_language, form_fields, languages_for
 from pipeline.web.marks import evidence_passages, headings_of, text_pane
 from pipeline.web.proposals import assist_view
 from pipeline.web.security import Session
@@ -47,10 +47,11 @@ def draft_page(
     problems: list[tuple[str, str]] | None = None,
     typed: Draft | None = None,
     theirs: list[str] | None = None,
-    yours: list[tuple[str, str]] | None = None,
+    yours: list[tuple[str, list[tuple[str, str]]]] | None = None,
 ) -> HTMLResponse:
     """The draft beside its text, at `version`; its form filled with `typed` when given (a save
-    refused), with the problem(s) found, someone else's change (`theirs`) and what was typed (`yours`)."""
+    refused), with the problem(s) found, someone else's change (`theirs`) and what was typed (`yours`:
+    each changed field's text, language by language)."""
     web = web_of(request)
     languages = web.languages
     shown = typed or draft
@@ -97,7 +98,7 @@ def conflict(request: Request, current: Draft, version: str, typed: Draft) -> HT
     """Someone saved after the page was loaded: nothing is saved. The form shows the draft as it is
     now (a second save from it cannot undo their change), and what was typed is listed beside,
     field by field, to copy back."""
-    yours = [(path, str(review.value_at(typed, path))) for path in review.changed_fields(current, typed)]
+    yours = [(path, by_language(review.value_at(typed, path))) for path in review.changed_fields(current, typed)]
     return draft_page(
         request,
         current,
