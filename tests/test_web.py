@@ -904,3 +904,27 @@ def test_an_edit_in_the_history_shows_the_words_replaced_apart(site: TestClient)
     assert site.post(f"/drafts/{DRAFT_ID}/save", data=form).status_code == 303
     history = site.get(f"/drafts/{DRAFT_ID}").text
     assert "storage <del>hung.</del> <ins>stalled.</ins> The other" in history[history.index('class="history"') :]
+
+
+def test_marking_a_draft_written_ends_the_writers_claim_and_the_page_says_a_reviewer_acts_next(
+    site: TestClient,
+) -> None:
+    sign_in(site, "ann")
+    token = csrf(site, "/")
+    assert "on it: <b>ann</b>" in site.post(f"/drafts/{DRAFT_ID}/claim", headers={"X-CSRF-Token": token}).text
+    page = site.get(f"/drafts/{DRAFT_ID}").text
+    assert "on it: <b>ann</b>" in page and "<b>Next:</b> a writer: mark it written" in page
+    form = form_of(site)
+    form["lessons.en"] = "Checkpoints leave the critical path."
+    assert site.post(f"/drafts/{DRAFT_ID}/save", data=form).status_code == 303
+    assert "on it: <b>ann</b>" in site.get(f"/drafts/{DRAFT_ID}").text, "an edit is no hand-over"
+
+    assert move(site, "write").status_code == 303
+    page = site.get(f"/drafts/{DRAFT_ID}").text
+    assert "on it:" not in page
+    assert "<b>Next:</b> a reviewer other than ann: approve it or request changes" in page
+    reviewer = TestClient(site.app, follow_redirects=False)
+    sign_in(reviewer, "bob")
+    claimed = reviewer.post(f"/drafts/{DRAFT_ID}/claim", headers={"X-CSRF-Token": csrf(reviewer, "/")})
+    assert "on it: <b>bob</b>" in claimed.text and "is on this draft" not in claimed.text
+    assert "on it: <b>bob</b>" in reviewer.get("/").text
