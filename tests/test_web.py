@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,18 @@ from helpers import CASE_FIXTURE, HOSTILE, case_fields, case_page_lacks, reviewa
 from pipeline.candidates import candidates
 from pipeline.errors import SettingsError
 from pipeline.ids import candidate_id, draft_id_for, same_page_key
-from pipeline.models import Candidate, Case, Draft, DraftState, LinkState, LinkStatus, MachineTranslation, Proposal
+from pipeline.models import (
+    Candidate,
+    Case,
+    Draft,
+    DraftState,
+    LinkState,
+    LinkStatus,
+    MachineTranslation,
+    Proposal,
+    Review,
+    Section,
+)
 from pipeline.reviewers import add_reviewer
 from pipeline.settings import Settings
 from pipeline.standins.chat import ChatStandIn, Reply
@@ -928,3 +940,41 @@ def test_marking_a_draft_written_ends_the_writers_claim_and_the_page_says_a_revi
     claimed = reviewer.post(f"/drafts/{DRAFT_ID}/claim", headers={"X-CSRF-Token": csrf(reviewer, "/")})
     assert "on it: <b>bob</b>" in claimed.text and "is on this draft" not in claimed.text
     assert "on it: <b>bob</b>" in reviewer.get("/").text
+
+
+def test_impact_scope_is_a_box_of_several_lines_the_short_parts_one_line(site: TestClient) -> None:
+    sign_in(site, "ann")
+    page = site.get(f"/drafts/{DRAFT_ID}").text
+    assert re.search(r'<textarea name="impact.scope" rows="3">One 512-GPU pre-training run lost', page)
+    assert '<input name="impact.users" value="the pre-training team">' in page
+
+
+def test_a_published_draft_shows_its_review_and_no_empty_heading(site: TestClient, store: Store) -> None:
+    reviewed = Review(written_by="ann", reviewed_by="bob", reviewed_at=datetime(2026, 3, 2, 9, 15, tzinfo=UTC))
+    store.update_draft(
+        DRAFT_ID,
+        lambda d: d.model_copy(update={"state": DraftState.PUBLISHED, "case_id": "IL-0001", "review": reviewed}),
+    )
+    sign_in(site, "ann")
+    page = site.get(f"/drafts/{DRAFT_ID}").text
+    review = page[page.index("<h2>Review</h2>") : page.index("</section>", page.index("<h2>Review</h2>"))]
+    assert "Written by <b>ann</b>, approved by <b>bob</b> at 2026-03-02 09:15 UTC." in review
+    assert "<button" not in review
+    assert "<b>Next:</b> nobody: it is published" in page
+    store.update_draft(DRAFT_ID, lambda d: d.model_copy(update={"review": Review()}))
+    assert "<h2>Review</h2>" not in site.get(f"/drafts/{DRAFT_ID}").text
+
+
+def test_the_texts_headings_are_headings_and_every_page_names_its_icon(site: TestClient, store: Store) -> None:
+    text = "Summary\n\nThe API failed.\n\nRoot cause\n\nA bad config."
+    sections = [Section(heading="Summary", text="The API failed."), Section(heading="Root cause", text="A bad config.")]
+    store.update_draft(DRAFT_ID, lambda d: d.model_copy(update={"text": text, "sections": sections}))
+    login = site.get("/login").text
+    assert '<link rel="icon" href="/static/favicon.svg" type="image/svg+xml">' in login
+    icon = site.get("/static/favicon.svg")
+    assert icon.status_code == 200 and icon.headers["content-type"].startswith("image/svg+xml")
+    sign_in(site, "ann")
+    page = site.get(f"/drafts/{DRAFT_ID}").text
+    pane = page[page.index('<div class="text" lang="en">') :]
+    heading = '<span class="heading" role="heading" aria-level="3">'
+    assert pane.startswith(f'<div class="text" lang="en">{heading}Summary</span>\n\nThe API failed.\n\n{heading}Root')

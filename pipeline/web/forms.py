@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from pipeline.fields import DEFAULTS, FORM, NARRATIVE, FieldKind
+from pipeline.fields import DEFAULTS, FORM, NARRATIVE, PROSE, FieldKind
 from pipeline.models import Draft, Evidence
 from pipeline.vocabulary import Kind, vocabulary
 
@@ -51,6 +51,7 @@ class FormField:
     options: list[tuple[str, str]] = field(default_factory=list)  # (term, label)
     evidence: list[tuple[int, Evidence]] = field(default_factory=list)  # (mark number, entry)
     default: Any = None  # what an empty box stands for: a choice whose default is None may be left empty
+    long: bool = False  # a text of a sentence or more (pipeline.fields.PROSE): a box of several lines
 
 
 def languages_for(draft: Draft, required: Sequence[str]) -> list[str]:
@@ -85,7 +86,8 @@ def _form_field(path: str, kind: FieldKind, terms: Kind | None, value: Any, lang
         return FormField(path, kind, lines)
     if kind == "lines":
         return FormField(path, kind, {"": "\n".join(value or [])})
-    return FormField(path, "text", {"": "" if value is None else str(value)}, default=DEFAULTS[path])
+    shown = "" if value is None else str(value)
+    return FormField(path, "text", {"": shown}, default=DEFAULTS[path], long=path in PROSE)
 
 
 def form_fields(draft: Draft, languages: Sequence[str], marks: Mapping[int, Evidence] | None = None) -> list[FormField]:
