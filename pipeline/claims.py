@@ -3,10 +3,16 @@
     claim(store, "acme-cache-1a2b3c4d", "ann")    # ann is on it; ClaimError if bob is
     unclaim(store, "acme-cache-1a2b3c4d", "ann")  # only the one who claimed it, or `force`
     claims(store)                                 # {draft id: Claim}
+    holding(claim, draft)                         # the claim, while it still holds; else None
 
 A claim is workflow state, not part of the record: it lives in the data root's state folder
 (`.incidentlib/claims.json`, ignored by git) and goes with the draft's review, not its history.
-A claim older than `STALE_AFTER` no longer holds anyone off: people forget to let go.
+A claim older than `STALE_AFTER` no longer holds anyone off: people forget to let go. Nor does a
+claim whose holder has since moved the draft on (marked it written, approved it, requested changes,
+...): a move hands the draft to whoever acts next (pipeline.review.next_turn), so the writer who
+marks a draft written is no longer "on it" and a reviewer may claim it. An edit is no such move:
+the holder is still working. The rule reads the draft's history, so it holds whichever way the move
+was made (the web page or the command line).
 """
 
 from __future__ import annotations
@@ -17,10 +23,10 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from pipeline.errors import ReviewError
-from pipeline.models import utc_now
+from pipeline.models import Draft, utc_now
 from pipeline.store import Store, write_atomic
 
-__all__ = ["STALE_AFTER", "Claim", "claim", "claims", "unclaim"]
+__all__ = ["STALE_AFTER", "Claim", "claim", "claims", "handed_on", "holding", "unclaim"]
 
 STALE_AFTER = timedelta(days=2)
 
@@ -33,6 +39,20 @@ class Claim:
     @property
     def stale(self) -> bool:
         return utc_now() - self.at > STALE_AFTER
+
+
+def handed_on(claim: Claim, draft: Draft) -> bool:
+    """Whether the claim's holder has moved the draft on since claiming it: a step of its history in
+    their name, at or after the claim, that is a review move (an edit names the fields it changed)."""
+    holder = claim.by.casefold()
+    return any(h.by.casefold() == holder and not h.changed and h.at >= claim.at for h in draft.history)
+
+
+def holding(claim: Claim | None, draft: Draft) -> Claim | None:
+    """The claim while it holds others off: not stale, and its holder has not moved the draft on."""
+    if claim is None or claim.stale or handed_on(claim, draft):
+        return None
+    return claim
 
 
 def _path(store: Store) -> Path:
@@ -55,12 +75,12 @@ def _write(store: Store, found: dict[str, Claim]) -> None:
 
 
 def claim(store: Store, draft_id: str, by: str) -> Claim:
-    """`by` is on the draft now. Refused while someone else's claim holds (not stale)."""
-    store.read_draft(draft_id)  # RecordNotFound for a draft that is not there
+    """`by` is on the draft now. Refused while someone else's claim holds (`holding`)."""
+    draft = store.read_draft(draft_id)  # RecordNotFound for a draft that is not there
     with store.lock("claims"):
         found = claims(store)
-        held = found.get(draft_id)
-        if held is not None and held.by.casefold() != by.casefold() and not held.stale:
+        held = holding(found.get(draft_id), draft)
+        if held is not None and held.by.casefold() != by.casefold():
             raise ReviewError(f"{held.by} is on this draft since {held.at:%Y-%m-%d %H:%M}", draft_id=draft_id)
         found[draft_id] = Claim(by, utc_now())
         _write(store, found)
@@ -68,13 +88,15 @@ def claim(store: Store, draft_id: str, by: str) -> Claim:
 
 
 def unclaim(store: Store, draft_id: str, by: str, *, force: bool = False) -> None:
-    """`by` lets go of the draft. Someone else's claim is let go only with `force` or once stale."""
+    """`by` lets go of the draft. Someone else's claim is let go only with `force` or once it no
+    longer holds (stale, or its holder moved the draft on)."""
     with store.lock("claims"):
         found = claims(store)
         held = found.get(draft_id)
         if held is None:
             return
-        if held.by.casefold() != by.casefold() and not (force or held.stale):
+        theirs = held.by.casefold() != by.casefold() and not force
+        if theirs and holding(held, store.read_draft(draft_id)) is not None:
             raise ReviewError(f"{held.by} is on this draft; only they can let go of it", draft_id=draft_id)
         del found[draft_id]
         _write(store, found)

@@ -14,6 +14,7 @@ queue's lacks, the review's rules and the assist's translations with no second l
     DEFAULTS       each content field's default and each part's, as JSON: severity "unknown", impact.scope "unknown"
     REQUIRED       what a published case needs that a draft may lack (publication's own fields aside)
     FORM           what a person edits, field by field in the record's order, and how
+    PROSE          the plain texts of a sentence or more (marked `Prose`), parts included: impact.scope
     KEPT           a draft's fields no edit may change; BOOKKEEPING those of them an approval does not cover
     PUBLISHED      a case's fields that publication writes itself
 
@@ -29,7 +30,7 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
-from pipeline.models import Case, CaseContent, Draft, Kept, Published, Term, Texts
+from pipeline.models import Case, CaseContent, Draft, Kept, Prose, Published, Term, Texts
 from pipeline.vocabulary import Kind
 
 __all__ = [
@@ -43,6 +44,7 @@ __all__ = [
     "NARRATIVE",
     "OPTIONAL_NARRATIVE",
     "PARTS",
+    "PROSE",
     "PUBLISHED",
     "REQUIRED",
     "REQUIRED_NARRATIVE",
@@ -59,6 +61,7 @@ __all__ = [
     "line_lists",
     "narrative",
     "parts",
+    "prose",
     "published",
     "required",
     "term_lists",
@@ -157,6 +160,17 @@ def parts(model: type[BaseModel] = CaseContent) -> dict[str, tuple[str, ...]]:
     return {name: tuple(sub.model_fields) for name, sub in found.items() if _is_model(sub)}
 
 
+def prose(model: type[BaseModel] = CaseContent) -> tuple[str, ...]:
+    """The fields marked `Prose`, and each part so marked as `field.part` (impact.scope)."""
+    found = list(_marked(model, Prose))
+    for name, names in parts(model).items():
+        sub = _bare(model.model_fields[name].annotation)[0]
+        found += [
+            f"{name}.{part}" for part in names if any(isinstance(m, Prose) for m in sub.model_fields[part].metadata)
+        ]
+    return tuple(found)
+
+
 def _json(value: Any) -> Any:
     return value.model_dump(mode="json") if isinstance(value, BaseModel) else value
 
@@ -242,6 +256,7 @@ OPTIONAL_NARRATIVE = tuple(name for name in NARRATIVE if name not in REQUIRED)
 # Every localized text of a case: the narrative fields and each action's text (what is translated).
 TRANSLATED = (*NARRATIVE, *ACTION_LISTS)
 FORM = form()
+PROSE = prose()
 KEPT = kept()
 BOOKKEEPING = bookkeeping()
 PUBLISHED = published()

@@ -104,6 +104,12 @@ class Published:
 
 
 @dataclass(frozen=True)
+class Prose:
+    """Annotated metadata: a plain text of a sentence or more (impact's scope), not a short phrase: the
+    web form gives it a box of several lines. `pipeline.fields.PROSE` lists the fields so marked."""
+
+
+@dataclass(frozen=True)
 class Term:
     """Annotated metadata: a string that must be a term of one vocabulary; the schema lists the terms."""
 
@@ -238,7 +244,7 @@ class Record(BaseModel):
 
 
 class Impact(Record):
-    scope: str = "unknown"
+    scope: Annotated[str, Prose()] = "unknown"
     users: str = "unknown"
     region: str = "unknown"
 

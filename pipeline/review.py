@@ -86,6 +86,7 @@ __all__ = [
     "missing_for_publication",
     "missing_languages",
     "move",
+    "next_turn",
     "reject",
     "reopen",
     "request_changes",
@@ -470,3 +471,50 @@ def move(draft: Draft, action: ReviewAction, by: str, languages: Sequence[str], 
         case ReviewAction.REOPEN:
             return reopen(draft, by, comment or None)
     raise ValueError(f"{action} is not a move made by name; those are {', '.join(MOVES)}")
+
+
+# How next_turn says each move a person (or the pipeline) makes next.
+_NEXT = {
+    ReviewAction.WRITE: "mark it written",
+    ReviewAction.APPROVE: "approve it or request changes",
+    ReviewAction.REQUEST_CHANGES: "approve it or request changes",
+    ReviewAction.REOPEN: "reopen it",
+    ReviewAction.PROMOTE: "publish it (incidentlib promote)",
+}
+
+
+def _names(draft: Draft) -> list[str]:
+    """The writers and editors of the draft as their names are spelt, first seen first (`writers`)."""
+    spelt = [h.by for h in draft.history if h.changed or h.to_state in (_W, _R)]
+    if draft.review.written_by:
+        spelt.append(draft.review.written_by)
+    seen: dict[str, str] = {}
+    for name in spelt:
+        seen.setdefault(name.casefold(), name)
+    return list(seen.values())
+
+
+def next_turn(draft: Draft) -> str:
+    """Who acts next on the draft and by which move, in a few words, read off TRANSITIONS: the moves
+    that take it from its state elsewhere, but a rejection (which any state but published allows) and
+    an edit, e.g. "a reviewer other than ann: approve it or request changes"; "nobody" for a
+    published one."""
+    turns: dict[str, list[str]] = {}
+    for step in TRANSITIONS:
+        if step.from_state != draft.state or step.to_state == step.from_state:
+            continue
+        if step.action in (ReviewAction.EDIT, ReviewAction.REJECT):
+            continue
+        if step.who == Who.REVIEWER:
+            names = _names(draft)
+            who = f"a reviewer other than {', '.join(names)}" if names else "a reviewer"
+        elif step.who == Who.PIPELINE:
+            who = "the pipeline"
+        else:
+            who = "a writer" if step.action == ReviewAction.WRITE else "anyone"
+        said = turns.setdefault(who, [])
+        if _NEXT[step.action] not in said:
+            said.append(_NEXT[step.action])
+    if not turns:
+        return f"nobody: it is {draft.state.value} (an edit sends it back to review)"
+    return "; ".join(f"{who}: {' or '.join(moves)}" for who, moves in turns.items())

@@ -152,3 +152,56 @@ def sample_drafts() -> list[Draft]:
         source = DraftSource.model_validate({**captured_source(url), "kind": sample["kind"]})
         drafts.append(draft.model_copy(update={"sources": [source]}))
     return drafts
+
+
+# ---------------------------------------------------------------- what the web page shows
+
+
+def _leaves(value: Any) -> list[str]:
+    """Every value of a field, as JSON, one by one: a text's languages, a list's items, a record's fields."""
+    if value is None or value == "":
+        return []
+    if isinstance(value, dict):
+        return [leaf for item in value.values() for leaf in _leaves(item)]
+    if isinstance(value, list):
+        return [leaf for item in value for leaf in _leaves(item)]
+    return [str(value)]
+
+
+def case_fields(case: Any) -> dict[str, list[str]]:
+    """Every field of a case's record as the page must show it, read off the model: each field's path
+    (a field of parts part by part: `impact.scope`) with its values as JSON."""
+    from pydantic import BaseModel
+
+    data = case.model_dump(mode="json")
+    out: dict[str, list[str]] = {}
+    for name in type(case).model_fields:
+        value = getattr(case, name)
+        if isinstance(value, BaseModel):
+            out |= {f"{name}.{part}": _leaves(data[name][part]) for part in type(value).model_fields}
+        else:
+            out[name] = _leaves(data[name])
+    return out
+
+
+def case_page_lacks(html: str, case: Any) -> list[str]:
+    """What the case page (`/cases/ID`, as HTML) does not show of the case: a field without its row
+    (`data-field`) or label, or a value of a field not in its row (as text, or as a `<time datetime>`)."""
+    import lxml.html
+
+    from pipeline.web.case_view import label_of
+
+    page = lxml.html.fromstring(html)
+    lacks: list[str] = []
+    for path, values in case_fields(case).items():
+        rows = page.cssselect(f'[data-field="{path}"]')
+        if len(rows) != 1:
+            lacks.append(f"{path}: {len(rows)} rows")
+            continue
+        label = " ".join(rows[0].cssselect("dt")[0].text_content().split())
+        if label_of(path) not in label or path not in label:
+            lacks.append(f"{path}: labelled {label!r}")
+        shown = " ".join(rows[0].text_content().split())
+        times = {t.get("datetime") for t in rows[0].cssselect("time")}
+        lacks += [f"{path}: {v!r}" for v in values if " ".join(v.split()) not in shown and v not in times]
+    return lacks

@@ -10,7 +10,7 @@ from pydantic import Field
 from pipeline import fields
 from pipeline.assist.answers import ENGLISH_FIELDS
 from pipeline.assist.propose import ASSIST_FIELDS, english_texts
-from pipeline.models import Action, Case, CaseContent, Component, Draft, Kept, Published, Severity, Texts, Url
+from pipeline.models import Action, Case, CaseContent, Component, Draft, Kept, Prose, Published, Severity, Texts, Url
 from pipeline.review import missing_for_publication, missing_languages
 from pipeline.web.forms import apply_form, form_fields
 from pipeline.web.proposals import TRANSLATED
@@ -135,3 +135,14 @@ def test_the_form_offers_every_field_a_person_fills_with_its_default_for_an_empt
     for path in emptied:
         name, _, part = path.partition(".")
         assert (data[name][part] if part else data[name]) == fields.DEFAULTS[path], path
+
+
+def test_a_text_marked_prose_is_edited_in_a_box_of_lines(case_json: dict[str, Any]) -> None:
+    class Wordy(CaseContent):
+        why_it_mattered: Annotated[str, Prose()] = "unknown"
+
+    assert fields.PROSE == ("impact.scope",)
+    assert fields.prose(Wordy) == ("why_it_mattered", "impact.scope")
+    draft = Draft.model_validate({**case_json, "id": "example-1", "origin": ORIGIN})
+    boxes = {f.path: f.long for f in form_fields(draft, ["en"]) if f.kind == "text"}
+    assert [path for path, long in boxes.items() if long] == ["impact.scope"]

@@ -5,22 +5,36 @@ from __future__ import annotations
 import json
 import re
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from helpers import HOSTILE, reviewable_draft
+from helpers import CASE_FIXTURE, HOSTILE, case_fields, case_page_lacks, reviewable_draft
 
 from pipeline.candidates import candidates
 from pipeline.errors import SettingsError
 from pipeline.ids import candidate_id, draft_id_for, same_page_key
-from pipeline.models import Candidate, Draft, DraftState, LinkState, LinkStatus, MachineTranslation, Proposal
+from pipeline.models import (
+    Candidate,
+    Case,
+    Draft,
+    DraftState,
+    LinkState,
+    LinkStatus,
+    MachineTranslation,
+    Proposal,
+    Review,
+    Section,
+)
 from pipeline.reviewers import add_reviewer
 from pipeline.settings import Settings
 from pipeline.standins.chat import ChatStandIn, Reply
 from pipeline.store import Store
 from pipeline.web import SESSION_COOKIE, create_app
+from pipeline.web.case_view import case_rows
+from pipeline.web.forms import as_text, by_language, word_diff
 from pipeline.web.security import Throttle as _Throttle
 
 PASSWORD = "correct horse battery"
@@ -825,3 +839,142 @@ def test_a_second_ask_while_the_model_answers_the_first_is_one_line(
         assert "ask: the model is being asked about this draft already" in second.text
         assert first.result().status_code == 303 and len(chat.completions) == 1
         assert [p.path for p in store.read_draft(DRAFT_ID).proposals] == ["trigger.en"]
+
+
+# ---------------------------------------------------------------- the first hour: what a newcomer meets
+
+
+def test_the_case_page_shows_every_field_of_the_record_labelled(site: TestClient, store: Store) -> None:
+    case = Case.model_validate_json(CASE_FIXTURE.read_text(encoding="utf-8"))
+    fields = case_fields(case)
+    assert set(fields) >= {"summary", "impact.scope", "timeline.resolved_after", "review.reviewed_at", "docs"}
+    assert all(fields.values()), "the suite's case fills every field"
+    store.write_case(case)
+    sign_in(site, "ann")
+    page = site.get(f"/cases/{case.id}").text
+    assert case_page_lacks(page, case) == []
+    row = page[page.index('data-field="root_cause"') :]
+    assert row.index("Failure of a dependency") < row.index("<code>dependency-failure</code>") < row.index("</div>")
+    assert '<a href="/cases/IL-0427">IL-0427</a>' in page, "a case it names is a link to that case"
+    assert '<time datetime="PT41M">41 minutes</time>' in page
+    assert '<p class="text" lang="ko"><b class="lang">ko</b> 노드 64대에서' in page
+
+
+def test_the_case_page_follows_the_model_not_a_list(make_case: Any) -> None:
+    class Wider(Case):
+        postmortem_owner: str | None = None
+
+    wider = Wider.model_validate({**make_case().model_dump(mode="json"), "postmortem_owner": "the storage team"})
+    rows = {row.path: row for row in case_rows(wider)}
+    assert list(rows)[-1] == "postmortem_owner" and rows["postmortem_owner"].label == "Postmortem owner"
+    assert [[v.text for v in item] for item in rows["postmortem_owner"].items] == [["the storage team"]]
+
+
+def test_a_stale_save_lists_what_was_typed_as_text_language_by_language(site: TestClient, store: Store) -> None:
+    store.update_draft(DRAFT_ID, lambda d: d.model_copy(update={"symptoms_text": None}))
+    sign_in(site, "ann")
+    stale = form_of(site)
+    other = TestClient(site.app, follow_redirects=False)
+    sign_in(other, "bob")
+    theirs = form_of(other)
+    theirs["impact.users"] = "all API users"
+    assert other.post(f"/drafts/{DRAFT_ID}/save", data=theirs).status_code == 303
+    stale["symptoms_text.en"] = "Default NCCL timeout"
+    stale["symptoms_text.ko"] = "기본 NCCL 타임아웃"
+    answer = site.post(f"/drafts/{DRAFT_ID}/save", data=stale)
+    assert answer.status_code == 409
+    yours = answer.text[answer.text.index('<ul class="yours">') :]
+    yours = yours[: yours.index("</ul>")]
+    assert "{" not in yours and "[" not in yours, yours
+    assert (
+        '<li><code>symptoms_text</code>: <b class="lang">en</b> <span class="typed" lang="en">Default NCCL timeout'
+        '</span> <b class="lang">ko</b> <span class="typed" lang="ko">기본 NCCL 타임아웃</span></li>'
+    ) in yours
+
+
+def test_the_word_diff_keeps_deleted_and_inserted_words_apart_and_shows_values_as_text() -> None:
+    assert word_diff("requests timed out", "requests stalled out") == [
+        ("same", "requests "),
+        ("del", "timed"),
+        ("same", " "),
+        ("ins", "stalled"),
+        ("same", " out"),
+    ]
+    shown = "".join(words for _, words in word_diff(None, {"en": "Default NCCL timeout", "ko": "기본"}))
+    assert shown == "en: Default NCCL timeout · ko: 기본"
+    assert as_text([{"text": {"en": "Restart"}}, {"text": {"en": "Alert"}}]) == "en: Restart; en: Alert"
+    assert by_language([{"text": {"en": "Restart", "ko": "재시작"}}, {"text": {"en": "Alert"}}]) == [
+        ("en", "Restart\nAlert"),
+        ("ko", "재시작"),
+    ]
+
+
+def test_an_edit_in_the_history_shows_the_words_replaced_apart(site: TestClient) -> None:
+    sign_in(site, "ann")
+    form = form_of(site)
+    form["summary.en"] = form["summary.en"].replace("hung", "stalled", 1)
+    assert site.post(f"/drafts/{DRAFT_ID}/save", data=form).status_code == 303
+    history = site.get(f"/drafts/{DRAFT_ID}").text
+    assert "storage <del>hung.</del> <ins>stalled.</ins> The other" in history[history.index('class="history"') :]
+
+
+def test_marking_a_draft_written_ends_the_writers_claim_and_the_page_says_a_reviewer_acts_next(
+    site: TestClient,
+) -> None:
+    sign_in(site, "ann")
+    token = csrf(site, "/")
+    assert "on it: <b>ann</b>" in site.post(f"/drafts/{DRAFT_ID}/claim", headers={"X-CSRF-Token": token}).text
+    page = site.get(f"/drafts/{DRAFT_ID}").text
+    assert "on it: <b>ann</b>" in page and "<b>Next:</b> a writer: mark it written" in page
+    form = form_of(site)
+    form["lessons.en"] = "Checkpoints leave the critical path."
+    assert site.post(f"/drafts/{DRAFT_ID}/save", data=form).status_code == 303
+    assert "on it: <b>ann</b>" in site.get(f"/drafts/{DRAFT_ID}").text, "an edit is no hand-over"
+
+    assert move(site, "write").status_code == 303
+    page = site.get(f"/drafts/{DRAFT_ID}").text
+    assert "on it:" not in page
+    assert "<b>Next:</b> a reviewer other than ann: approve it or request changes" in page
+    reviewer = TestClient(site.app, follow_redirects=False)
+    sign_in(reviewer, "bob")
+    claimed = reviewer.post(f"/drafts/{DRAFT_ID}/claim", headers={"X-CSRF-Token": csrf(reviewer, "/")})
+    assert "on it: <b>bob</b>" in claimed.text and "is on this draft" not in claimed.text
+    assert "on it: <b>bob</b>" in reviewer.get("/").text
+
+
+def test_impact_scope_is_a_box_of_several_lines_the_short_parts_one_line(site: TestClient) -> None:
+    sign_in(site, "ann")
+    page = site.get(f"/drafts/{DRAFT_ID}").text
+    assert re.search(r'<textarea name="impact.scope" rows="3">One 512-GPU pre-training run lost', page)
+    assert '<input name="impact.users" value="the pre-training team">' in page
+
+
+def test_a_published_draft_shows_its_review_and_no_empty_heading(site: TestClient, store: Store) -> None:
+    reviewed = Review(written_by="ann", reviewed_by="bob", reviewed_at=datetime(2026, 3, 2, 9, 15, tzinfo=UTC))
+    store.update_draft(
+        DRAFT_ID,
+        lambda d: d.model_copy(update={"state": DraftState.PUBLISHED, "case_id": "IL-0001", "review": reviewed}),
+    )
+    sign_in(site, "ann")
+    page = site.get(f"/drafts/{DRAFT_ID}").text
+    review = page[page.index("<h2>Review</h2>") : page.index("</section>", page.index("<h2>Review</h2>"))]
+    assert "Written by <b>ann</b>, approved by <b>bob</b> at 2026-03-02 09:15 UTC." in review
+    assert "<button" not in review
+    assert "<b>Next:</b> nobody: it is published" in page
+    store.update_draft(DRAFT_ID, lambda d: d.model_copy(update={"review": Review()}))
+    assert "<h2>Review</h2>" not in site.get(f"/drafts/{DRAFT_ID}").text
+
+
+def test_the_texts_headings_are_headings_and_every_page_names_its_icon(site: TestClient, store: Store) -> None:
+    text = "Summary\n\nThe API failed.\n\nRoot cause\n\nA bad config."
+    sections = [Section(heading="Summary", text="The API failed."), Section(heading="Root cause", text="A bad config.")]
+    store.update_draft(DRAFT_ID, lambda d: d.model_copy(update={"text": text, "sections": sections}))
+    login = site.get("/login").text
+    assert '<link rel="icon" href="/static/favicon.svg" type="image/svg+xml">' in login
+    icon = site.get("/static/favicon.svg")
+    assert icon.status_code == 200 and icon.headers["content-type"].startswith("image/svg+xml")
+    sign_in(site, "ann")
+    page = site.get(f"/drafts/{DRAFT_ID}").text
+    pane = page[page.index('<div class="text" lang="en">') :]
+    heading = '<span class="heading" role="heading" aria-level="3">'
+    assert pane.startswith(f'<div class="text" lang="en">{heading}Summary</span>\n\nThe API failed.\n\n{heading}Root')

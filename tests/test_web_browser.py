@@ -27,11 +27,12 @@ from typing import Any
 
 import pytest
 import uvicorn
-from helpers import HOSTILE, reviewable_draft, sample_drafts
+from helpers import HOSTILE, case_page_lacks, reviewable_draft, sample_drafts
 from playwright.sync_api import Browser, BrowserContext, Dialog, Locator, Page, expect, sync_playwright
 
 from pipeline import claims, review
 from pipeline.candidates import candidates
+from pipeline.demo import run_demo
 from pipeline.discover import discover
 from pipeline.ids import draft_id_for, same_page_key
 from pipeline.models import DraftState
@@ -43,6 +44,8 @@ from pipeline.standins.sitefarm import Page as FarmPage
 from pipeline.standins.sitefarm import SiteFarm
 from pipeline.store import Store
 from pipeline.web import create_app
+from pipeline.web.forms import form_fields
+from pipeline.web.marks import evidence_passages
 
 PASSWORD = "correct horse battery"
 DRAFT_ID = "example-org-outage-00000001"
@@ -213,6 +216,11 @@ def test_a_writer_fixes_a_draft_a_second_reviewer_approves_it_and_promotion_publ
     change = bob.locator("ol.history .diff li").filter(has_text="summary.en")
     expect(change.locator("ins")).to_contain_text(["stalled", "It took two hours."])
     expect(change.locator("del")).to_contain_text(["hung"])
+    # Apart, and marked as deleted and inserted without their colours: struck through, underlined.
+    expect(change).to_contain_text(re.compile(r"hung\.? stalled"))
+    style = "e => getComputedStyle(e).textDecorationLine"
+    assert change.locator("del").first.evaluate(style) == "line-through"
+    assert change.locator("ins").first.evaluate(style) == "underline"
     # ann's one change, and no other: fields she left alone are no part of her edit.
     expect(bob.locator("ol.history .diff li code")).to_have_text(["summary.en"])
     expect(bob.locator("ol.history > li").last).to_contain_text("ann")
@@ -597,3 +605,61 @@ def test_a_reviewer_asks_the_model_and_accepts_its_proposal(
     assert draft.symptoms_text == {"en": COREDNS_SYMPTOMS}
     assert draft.history[-1].by == "dana" and draft.history[-1].changed == ["symptoms_text"]
     assert {p.path for p in draft.proposals} == {"root_cause", "title.ko", "detection.ko"}
+
+
+# ---------------------------------------------------------------- a tour of the demo's library
+
+# Each evidence number beside a field: where it links, and what its target holds (its superscripts aside).
+LANDINGS = """() => [...document.querySelectorAll(".fields .evidence a.mark-ref")].map(a => {
+    const target = document.getElementById(a.getAttribute("href").slice(1));
+    if (!target) return [a.getAttribute("href"), null];
+    const copy = target.cloneNode(true);
+    copy.querySelectorAll("sup").forEach(s => s.remove());
+    return [a.getAttribute("href"), copy.textContent];
+})"""
+
+
+def test_a_tour_of_the_demos_library_finds_every_evidence_link_landing_and_every_field_of_each_case(
+    browsers: Callable[..., Page], tmp_path: Path
+) -> None:
+    library = tmp_path / "demo"
+    # In a thread of its own: Playwright's sync API keeps an event loop running in this one.
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(run_demo, library, lambda line: None).result()
+    store = Store(library)
+    drafts, cases = sorted(store.drafts(), key=lambda d: d.id), sorted(store.cases(), key=lambda c: c.id)
+    assert drafts, "the demo left no draft"
+    add_reviewer(store, "dana", PASSWORD)
+    answers: list[tuple[int, str]] = []
+    with served(Settings(root=library)) as url:
+        page = signed_in(browsers, url, "dana", viewport={"width": 1400, "height": 900})
+        page.on("response", lambda answer: answers.append((answer.status, answer.url)))
+        page.goto("/")
+        expect(page.locator("table.queue tbody tr")).to_have_count(len(drafts))
+        page.goto("/candidates")
+        linked = 0
+        for draft in drafts:
+            page.goto(f"/drafts/{draft.id}")
+            text = draft.text or ""
+            _, marks = evidence_passages(text, draft.evidence)
+            landings = page.evaluate(LANDINGS)
+            assert len(landings) == sum(len(f.evidence) for f in form_fields(draft, ["en"], marks)), draft.id
+            for href, held in landings:
+                entry = marks[int(href.removeprefix("#mark-"))]
+                assert held is not None, f"{draft.id}: {href} lands nowhere"
+                assert entry.quote in held, f"{draft.id}: {href} does not hold its passage {entry.quote[:60]!r}"
+            linked += len(landings)
+            if draft.sections and text:
+                expect(page.locator('.source .text [role="heading"]').first).to_be_visible()
+            if landings:  # following a number shows its passage
+                href = landings[-1][0]
+                page.locator(f'.fields .evidence a.mark-ref[href="{href}"]').first.click()
+                expect(page).to_have_url(f"{url}/drafts/{draft.id}{href}")
+                expect(page.locator(href)).to_be_in_viewport()
+        assert linked >= 10, "the demo's drafts link their evidence"
+        for case in cases:
+            page.goto(f"/cases/{case.id}")
+            expect(page.get_by_role("heading", level=1)).to_contain_text(case.id)
+            assert case_page_lacks(page.content(), case) == [], case.id
+    assert [a for a in answers if a[0] >= 400] == [], "a page asked for something that is not there"
+    assert (200, f"{url}/static/favicon.svg") in answers, "the page's icon, asked for and there"

@@ -13,7 +13,6 @@ the review, the text) is left as it was: the review's rules refuse an edit of th
 from __future__ import annotations
 
 import difflib
-import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -21,17 +20,17 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from pipeline.fields import DEFAULTS, FORM, NARRATIVE, FieldKind
+from pipeline.fields import DEFAULTS, FORM, NARRATIVE, PROSE, FieldKind
 from pipeline.models import Draft, Evidence
 from pipeline.vocabulary import Kind, vocabulary
 
 __all__ = [
     "FormField",
-    "Segment",
     "apply_form",
+    "as_text",
+    "by_language",
     "form_fields",
     "languages_for",
-    "marked_text",
     "word_diff",
 ]
 
@@ -52,6 +51,7 @@ class FormField:
     options: list[tuple[str, str]] = field(default_factory=list)  # (term, label)
     evidence: list[tuple[int, Evidence]] = field(default_factory=list)  # (mark number, entry)
     default: Any = None  # what an empty box stands for: a choice whose default is None may be left empty
+    long: bool = False  # a text of a sentence or more (pipeline.fields.PROSE): a box of several lines
 
 
 def languages_for(draft: Draft, required: Sequence[str]) -> list[str]:
@@ -86,7 +86,8 @@ def _form_field(path: str, kind: FieldKind, terms: Kind | None, value: Any, lang
         return FormField(path, kind, lines)
     if kind == "lines":
         return FormField(path, kind, {"": "\n".join(value or [])})
-    return FormField(path, "text", {"": "" if value is None else str(value)}, default=DEFAULTS[path])
+    shown = "" if value is None else str(value)
+    return FormField(path, "text", {"": shown}, default=DEFAULTS[path], long=path in PROSE)
 
 
 def form_fields(draft: Draft, languages: Sequence[str], marks: Mapping[int, Evidence] | None = None) -> list[FormField]:
@@ -218,40 +219,12 @@ def apply_form(
         return None, [(".".join(str(p) for p in error["loc"]), error["msg"]) for error in exc.errors()]
 
 
-@dataclass(frozen=True)
-class Segment:
-    """A piece of the draft's text: plain, or marked as evidence number `mark`."""
-
-    text: str
-    mark: int | None = None
-
-
-def marked_text(text: str, evidence: Sequence[Evidence]) -> tuple[list[Segment], dict[int, Evidence]]:
-    """The text cut into segments, each evidence passage that stands in it marked once (an entry
-    overlapping one marked before it is listed with its field but not marked again), and the
-    marks by number. Segments are plain strings: the template escapes them."""
-    marks: dict[int, Evidence] = {}
-    segments: list[Segment] = []
-    at = 0
-    holding = sorted(
-        (e for e in evidence if text[e.start : e.end] == e.quote), key=lambda e: (e.start, -(e.end - e.start))
-    )
-    for number, entry in enumerate(holding, start=1):
-        marks[number] = entry
-        if entry.start < at:
-            continue
-        if entry.start > at:
-            segments.append(Segment(text[at : entry.start]))
-        segments.append(Segment(entry.quote, number))
-        at = entry.end
-    if at < len(text):
-        segments.append(Segment(text[at:]))
-    return segments, marks
-
-
 def word_diff(before: Any, after: Any) -> list[tuple[str, str]]:
-    """What an edit changed, word by word: ("same" | "del" | "ins", words)."""
-    old, new = _shown(before), _shown(after)
+    """What an edit changed, word by word: ("same" | "del" | "ins", words), each value as text (`as_text`).
+
+    A deletion and the insertion that replaces it are two runs with a space between them (the template
+    shows them as <del> and <ins>, struck through and underlined): never "timedstalled"."""
+    old, new = as_text(before), as_text(after)
     a, b = re.findall(r"\S+|\s+", old), re.findall(r"\S+|\s+", new)
     out: list[tuple[str, str]] = []
     for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
@@ -261,11 +234,44 @@ def word_diff(before: Any, after: Any) -> list[tuple[str, str]]:
         if i2 > i1:
             out.append(("del", "".join(a[i1:i2])))
         if j2 > j1:
+            if out and out[-1][0] == "del":
+                out.append(("same", " "))
             out.append(("ins", "".join(b[j1:j2])))
     return out
 
 
-def _shown(value: Any) -> str:
+_LANGUAGE = re.compile(r"^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$")
+
+
+def _localized(value: Any) -> bool:
+    """A text in several languages ({"en": ..., "ko": ...})."""
+    return isinstance(value, dict) and bool(value) and all(_LANGUAGE.match(str(k)) for k in value)
+
+
+def as_text(value: Any) -> str:
+    """A field's value (as JSON) as a person reads it: a text as itself, a text in several languages
+    language by language ("en: ..."), an action by its text, a list item by item; never a Python repr."""
     if value is None:
         return ""
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    if isinstance(value, str):
+        return value
+    if _localized(value):
+        return " · ".join(f"{lang}: {as_text(text)}" for lang, text in value.items())
+    if isinstance(value, dict):
+        if set(value) == {"text"}:  # an action
+            return as_text(value["text"])
+        return " · ".join(f"{key}: {as_text(v)}" for key, v in value.items())
+    if isinstance(value, list):
+        return "; ".join(as_text(item) for item in value)
+    return str(value)
+
+
+def by_language(value: Any) -> list[tuple[str, str]]:
+    """A field's value as (language, text) lines, for a text in several languages or a list of actions;
+    ("", text) for any other value (`as_text`)."""
+    if _localized(value):
+        return [(lang, as_text(text)) for lang, text in value.items()]
+    if isinstance(value, list) and value and all(isinstance(a, dict) and _localized(a.get("text")) for a in value):
+        languages = list(dict.fromkeys(lang for action in value for lang in action["text"]))
+        return [(lang, "\n".join(a["text"][lang] for a in value if lang in a["text"])) for lang in languages]
+    return [("", as_text(value))]

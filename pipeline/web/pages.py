@@ -17,7 +17,8 @@ from pipeline import queue as review_queue
 from pipeline import review
 from pipeline.fragments import fragment_link
 from pipeline.models import Draft
-from pipeline.web.forms import form_fields, languages_for, marked_text
+from pipeline.web.forms import by_language, form_fields, languages_for
+from pipeline.web.marks import evidence_passages, headings_of, text_pane
 from pipeline.web.proposals import assist_view
 from pipeline.web.security import Session
 from pipeline.web.state import web_of
@@ -46,28 +47,28 @@ def draft_page(
     problems: list[tuple[str, str]] | None = None,
     typed: Draft | None = None,
     theirs: list[str] | None = None,
-    yours: list[tuple[str, str]] | None = None,
+    yours: list[tuple[str, list[tuple[str, str]]]] | None = None,
 ) -> HTMLResponse:
     """The draft beside its text, at `version`; its form filled with `typed` when given (a save
-    refused), with the problem(s) found, someone else's change (`theirs`) and what was typed (`yours`)."""
+    refused), with the problem(s) found, someone else's change (`theirs`) and what was typed (`yours`:
+    each changed field's text, language by language)."""
     web = web_of(request)
     languages = web.languages
     shown = typed or draft
     # The writer assist, only when a model is configured: otherwise the page shows nothing of it.
     settings = web.settings
     assist = assist_view(draft, settings.llm_model or "", request.query_params) if settings.assist_configured else None
-    segments, marks = marked_text(draft.text or "", draft.evidence)
-    spans = {number: (entry.start, entry.end) for number, entry in marks.items()}
+    text = draft.text or ""
+    passages, marks = evidence_passages(text, draft.evidence)
     if assist:
-        assist.mark_passages(segments, len(marks) + 1)
-        spans |= assist.spans
+        passages += assist.number_passages(len(marks) + 1)
     base = review_queue.evidence_url(draft)
     links = {}
-    for number, (start, end) in spans.items():
+    for passage in passages:
         try:
-            links[number] = fragment_link(base, draft.text or "", start, end)
+            links[passage.number] = fragment_link(base, text, passage.start, passage.end)
         except ValueError:
-            links[number] = base
+            links[passage.number] = base
     done = request.query_params.get("done")
     return page(
         request,
@@ -77,12 +78,13 @@ def draft_page(
         version=version,
         fields=form_fields(shown, languages_for(shown, languages), marks),
         languages=languages_for(shown, languages),
-        segments=segments,
+        pieces=text_pane(text, passages, headings_of(text, draft.sections)),
         marks=marks,
         links=links,
         lacks=review.missing_for_publication(shown, languages),
         link_states=web.store.read_links(),
-        claim=claiming.claims(web.store).get(draft.id),
+        claim=claiming.holding(claiming.claims(web.store).get(draft.id), draft),
+        next_turn=review.next_turn(draft),
         problem=problem,
         problems=problems or [],
         theirs=theirs or [],
@@ -90,7 +92,6 @@ def draft_page(
         done=done if done in _KNOWN_DONE else None,
         archived=next((s.archived for s in draft.sources if s.archived), None),
         assist=assist,
-        pieces=assist.pieces if assist else {},
     )
 
 
@@ -98,7 +99,7 @@ def conflict(request: Request, current: Draft, version: str, typed: Draft) -> HT
     """Someone saved after the page was loaded: nothing is saved. The form shows the draft as it is
     now (a second save from it cannot undo their change), and what was typed is listed beside,
     field by field, to copy back."""
-    yours = [(path, str(review.value_at(typed, path))) for path in review.changed_fields(current, typed)]
+    yours = [(path, by_language(review.value_at(typed, path))) for path in review.changed_fields(current, typed)]
     return draft_page(
         request,
         current,

@@ -6,14 +6,14 @@ beside it, its accepted machine translations, and what the last requests came to
 
 Only built when the settings name a model (`Settings.assist_configured`): without one the page shows
 nothing of the assist. A proposal's passages are marked in the text pane like the evidence passages and
-numbered after them (`mark_passages`), inside an evidence mark when they lie in one (they often do: a
+numbered after them (`number_passages`), inside an evidence mark when they lie in one (they often do: a
 proposal for the summary quotes the paragraphs the drafter took), so a reviewer checks them in place.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import cast, get_args
 
@@ -34,14 +34,13 @@ from pipeline.errors import ReviewError
 from pipeline.fields import PARTS, TRANSLATED
 from pipeline.models import AssistRun, Draft, DraftState, MachineTranslation, Proposal
 from pipeline.vocabulary import vocabulary
-from pipeline.web.forms import Segment
+from pipeline.web.marks import PROPOSED_TITLE, Passage
 
 __all__ = [
     "Ask",
     "AssistView",
     "FieldAssist",
     "MachineNote",
-    "Piece",
     "Said",
     "ShownProposal",
     "assist_view",
@@ -103,16 +102,6 @@ class ShownProposal:
     replaces: bool = False  # the field holds a value now: accepting replaces it
 
 
-@dataclass(frozen=True)
-class Piece:
-    """A piece of a segment of the text pane: plain, or (part of) the proposal passage marked `mark`."""
-
-    text: str
-    mark: int | None = None
-    first: bool = False  # where the passage starts: the piece carries the mark's id
-    last: bool = False  # where it ends: the piece carries its number
-
-
 @dataclass
 class MachineNote:
     path: str
@@ -147,40 +136,19 @@ class AssistView:
     runs: list[tuple[str, AssistRun]] = field(default_factory=list)  # by prompt name
     said: Said | None = None
     accepted: str | None = None  # the path of the proposal just accepted
-    # The text pane's segments cut again where a proposal's passage starts or ends, by segment index.
-    pieces: dict[int, list[Piece]] = field(default_factory=dict)
     spans: dict[int, tuple[int, int]] = field(default_factory=dict)  # each passage's mark: where it is in the text
     _found: list[tuple[ShownProposal, int, int, int]] = field(default_factory=list)  # (proposal, passage, start, end)
 
-    def mark_passages(self, segments: Sequence[Segment], first: int) -> None:
-        """Number the proposals' passages from `first` on and cut the text pane's `segments` (the
-        evidence marked by `marked_text`) where each starts and ends. A passage overlapping one marked
-        before it links that one's mark."""
-        marked: list[tuple[int, int, int]] = []  # (start, end, number), apart from each other
+    def number_passages(self, first: int) -> list[Passage]:
+        """Number the proposals' passages from `first` on, in the text's order, for the text pane
+        (pipeline.web.marks.text_pane marks them beside the evidence): each passage its own number."""
+        out: list[Passage] = []
         for shown, index, start, end in sorted(self._found, key=lambda f: (f[2], -f[3])):
-            if marked and start < marked[-1][1]:
-                n = marked[-1][2]
-            else:
-                n = first + len(marked)
-                marked.append((start, end, n))
-                self.spans[n] = (start, end)
+            n = first + len(out)
+            out.append(Passage(n, start, end, PROPOSED_TITLE, proposed=True))
+            self.spans[n] = (start, end)
             shown.passages[index] = (n, shown.passages[index][1])
-        at = 0
-        for number, segment in enumerate(segments):
-            end = at + len(segment.text)
-            cuts = [(max(a, at), min(b, end), n, a, b) for a, b, n in marked if a < end and b > at]
-            if cuts:
-                parts: list[Piece] = []
-                here = at
-                for a, b, n, start, stop in cuts:
-                    if a > here:
-                        parts.append(Piece(segment.text[here - at : a - at]))
-                    parts.append(Piece(segment.text[a - at : b - at], n, first=a == start, last=b == stop))
-                    here = b
-                if here < end:
-                    parts.append(Piece(segment.text[here - at :]))
-                self.pieces[number] = parts
-            at = end
+        return out
 
     @property
     def accepted_field(self) -> str | None:

@@ -1,4 +1,5 @@
-"""Published cases: the list (`/cases`, with each case's broken links) and one case (`/cases/{id}`)."""
+"""Published cases: the list (`/cases`, with each case's broken links) and one case (`/cases/{id}`),
+every field of its record labelled (pipeline.web.case_view)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from fastapi.responses import HTMLResponse, Response
 
 from pipeline.errors import RecordNotFound
 from pipeline.models import Case, LinkStatus
+from pipeline.web.case_view import case_rows
 from pipeline.web.pages import page
 from pipeline.web.state import Web
 
@@ -32,4 +34,4 @@ async def case_page(request: Request, case_id: str, web: Web) -> Response:
         case: Case = await asyncio.to_thread(web.store.read_case, case_id)
     except RecordNotFound:
         return page(request, "missing.html", 404, what=f"case {case_id}")
-    return page(request, "case.html", case=case, link_states=web.store.read_links())
+    return page(request, "case.html", case=case, rows=case_rows(case), link_states=web.store.read_links())

@@ -13,7 +13,7 @@ from fastapi.responses import HTMLResponse
 from pipeline import claims as claiming
 from pipeline import queue as review_queue
 from pipeline.errors import IncidentlibError, ReviewError
-from pipeline.models import DraftState
+from pipeline.models import Draft, DraftState
 from pipeline.store import Store
 from pipeline.web.pages import page
 from pipeline.web.state import Web
@@ -55,9 +55,15 @@ async def queue_page(request: Request, web: Web, page_number: int = 1) -> HTMLRe
         page_number=page_number,
         pages=pages,
         query=filters.query_string,
-        claims=claiming.claims(web.store),
+        claims=_holding(web.store, drafts),
         problem=problem,
     )
+
+
+def _holding(store: Store, drafts: list[Draft]) -> dict[str, claiming.Claim]:
+    """The claims that still hold, by draft (not stale, their holder has not moved the draft on)."""
+    found = claiming.claims(store)
+    return {d.id: held for d in drafts if (held := claiming.holding(found.get(d.id), d)) is not None}
 
 
 def _claim_route(act: Callable[[Store, str, str], object]) -> Callable[..., Awaitable[HTMLResponse]]:
