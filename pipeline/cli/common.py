@@ -130,7 +130,8 @@ def _global_options(
 
 
 def read_settings(root: Path | None) -> Settings:
-    """The settings (environment, incidentlib.env, defaults), a bad value as one line naming it."""
+    """The settings of data root `root` (the environment, its incidentlib.env, the working folder's,
+    the defaults: pipeline.settings), a bad value as one line naming it."""
     try:
         return Settings(root=root) if root is not None else Settings()
     except ValidationError as exc:

@@ -28,7 +28,7 @@ from pipeline.cli.common import (
 )
 from pipeline.errors import SettingsError
 from pipeline.prefect_env import prefect_environment
-from pipeline.settings import Settings
+from pipeline.settings import SETTINGS_FILE, Settings, settings_files
 from pipeline.status import status as library_status
 from pipeline.store import Store
 
@@ -201,7 +201,8 @@ def status(root: RootOption = None, as_json: JsonOption = False) -> None:
 
 @app.command()
 def config(root: RootOption = None, as_json: JsonOption = False) -> None:
-    """Print the effective settings (environment, incidentlib.env, defaults), secrets masked."""
+    """Print the effective settings (environment, the data root's incidentlib.env, the working folder's,
+    defaults), each with where it came from, secrets masked."""
     settings = read_settings(root)
     values = {}
     for name, value in settings:
@@ -214,6 +215,7 @@ def config(root: RootOption = None, as_json: JsonOption = False) -> None:
         return
     # NAME=value lines, as the environment and incidentlib.env spell them, each with its origin.
     fields = type(settings).model_fields
+    files = _settings_file_names(settings.root)
     for name, value in values.items():
         env = f"INCIDENTLIB_{name.upper()}" if name in fields else "PREFECT_API_URL"
         if name == "root" and root is not None:
@@ -221,13 +223,26 @@ def config(root: RootOption = None, as_json: JsonOption = False) -> None:
         elif env in os.environ:
             origin = "environment"
         elif name in settings.model_fields_set:
-            origin = "incidentlib.env"
+            origin = next((label for label, names in files if env in names), SETTINGS_FILE)
         elif name in fields:
             origin = "default"
         else:
             origin = "a running `incidentlib serve`" if value else "not set"
         shown = "" if value is None else json.dumps(value) if isinstance(value, list) else str(value)
         typer.echo(f"{env}={shown}  # {origin}")
+
+
+def _settings_file_names(root: Path) -> list[tuple[str, set[str]]]:
+    """The settings files read, the one that wins first, each as `config` names it (the working
+    folder's as incidentlib.env, the data root's by its path) with the names it sets, in capitals."""
+    from dotenv import dotenv_values
+
+    here = Path(SETTINGS_FILE).resolve()
+    return [
+        (SETTINGS_FILE if path == here else str(path), {key.upper() for key in dotenv_values(path)})
+        for path in settings_files(root)
+        if path.is_file()
+    ]
 
 
 def _serve_web(settings: Settings, where: str) -> None:
