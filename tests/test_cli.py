@@ -392,6 +392,22 @@ def test_status_without_a_server_reads_the_data_root(
     assert "none known" in text and "completed" in text and "gone https://example.org/pm/2" in text
 
 
+def test_status_and_serve_name_all_five_deployments(cli: Callable, root: Path) -> None:
+    from pipeline.deployments import DEPLOYMENT_FLOWS
+    from pipeline.status import FLOWS
+
+    assert FLOWS == DEPLOYMENT_FLOWS == ("discover", "crawl", "archive", "refresh", "promote")
+    report = json.loads(cli("status", "--root", str(root), "--json").stdout)
+    assert [flow["flow"] for flow in report["flows"]] == list(FLOWS)
+    assert report["flows"][0]["schedule"] == "50 5 * * *"
+    rows = [
+        line.split("│")[1].strip() for line in cli("status", "--root", str(root)).stdout.splitlines() if "│" in line
+    ]
+    assert rows[:5] == list(FLOWS), rows
+    shown = _flat(cli("serve", "--help", env={"COLUMNS": "400"}).stdout)
+    assert "discover, crawl, archive, refresh and promote" in shown
+
+
 def _flat(text: str) -> str:
     """Help as words: box lines and wrapping gone."""
     return " ".join(re.sub(r"[│╭╮╰╯─]", " ", text).split())

@@ -44,7 +44,7 @@ def serve(
         str | None, typer.Option(metavar="HOST:PORT", help="Serve the reviewer's web page beside, e.g. 127.0.0.1:8000.")
     ] = None,
 ) -> None:
-    """Run the flows on their schedules until stopped (Ctrl-C): crawl, archive, refresh, and promote.
+    """Run the five flows on their schedules until stopped (Ctrl-C): discover, crawl, archive, refresh and promote.
 
     Uses the Prefect server PREFECT_API_URL names; with none, starts one here (SQLite under
     the data root's .incidentlib/prefect/), prints its UI address and stops it on exit.
