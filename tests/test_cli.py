@@ -392,6 +392,31 @@ def test_status_without_a_server_reads_the_data_root(
     assert "none known" in text and "completed" in text and "gone https://example.org/pm/2" in text
 
 
+@pytest.mark.parametrize(
+    ("outcomes", "status"),
+    [
+        ([], 0),  # nothing to do
+        (["new", "unchanged"], 0),
+        (["new", "failed"], 3),
+        (["failed", "failed"], 4),
+        (["failed", "deferred", "skipped"], 4),  # what was not tried counts neither way
+        (["deferred"], 0),
+    ],
+)
+def test_a_run_over_many_sources_exits_by_their_outcomes(outcomes: list[str], status: int) -> None:
+    from pipeline.cli.common import outcome_status
+
+    assert outcome_status(outcomes, failed={"failed"}, untried={"deferred", "skipped"}) == status
+
+
+def test_every_exit_status_a_command_gives_is_in_the_manual() -> None:
+    from pipeline.cli.common import ALL_FAILED, SOME_FAILED
+
+    table = section("commands.md", "## Exit status")
+    for status in (0, 1, 2, SOME_FAILED, ALL_FAILED, 130, 143):
+        assert re.search(rf"^\| [\d, ]*\b{status}\b[\d, ]* \|", table, re.MULTILINE), status
+
+
 def test_status_and_serve_name_all_five_deployments(cli: Callable, root: Path) -> None:
     from pipeline.deployments import DEPLOYMENT_FLOWS
     from pipeline.status import FLOWS

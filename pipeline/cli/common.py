@@ -10,7 +10,7 @@ import logging
 import os
 import shlex
 import time
-from collections.abc import Iterator
+from collections.abc import Collection, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
@@ -30,6 +30,8 @@ from pipeline.settings import Settings
 from pipeline.store import Store, data_root_problem
 
 __all__ = [
+    "ALL_FAILED",
+    "SOME_FAILED",
     "ByOption",
     "DraftArgument",
     "JsonOption",
@@ -40,6 +42,7 @@ __all__ = [
     "flow_server",
     "load_settings",
     "open_store",
+    "outcome_status",
     "print_faults",
     "print_table",
     "read_settings",
@@ -161,6 +164,25 @@ def load_settings(root: Path | None) -> Settings:
 
 def open_store(root: Path | None) -> Store:
     return Store.from_settings(load_settings(root))
+
+
+# The exit statuses of every command (docs/commands.md tells them). 0: done, or nothing to do; 1: an error
+# stopped it (one `Error:` line); 2: not a data root, or a command line that click refused; 130 and 143: a
+# signal stopped it (pipeline.interrupt). A run over many sources, feeds or drafts that went through but
+# not for all of them: 3 when some failed and others went through, 4 when every one it tried failed.
+SOME_FAILED = 3
+ALL_FAILED = 4
+
+
+def outcome_status(outcomes: Iterable[str], failed: Collection[str], untried: Collection[str] = ()) -> int:
+    """The exit status of a run from its items' outcomes: 0 when none failed (none tried included), else
+    SOME_FAILED, or ALL_FAILED when every item tried failed. `untried` outcomes (deferred, not due,
+    waiting) were not tried this time: they count neither way."""
+    tried = [outcome for outcome in outcomes if outcome not in untried]
+    failures = sum(1 for outcome in tried if outcome in failed)
+    if not failures:
+        return 0
+    return ALL_FAILED if failures == len(tried) else SOME_FAILED
 
 
 def count(n: int, plural: str) -> str:
