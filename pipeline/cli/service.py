@@ -92,11 +92,12 @@ def deploy(
         ),
     ] = None,
 ) -> None:
-    """Create the same deployments, with their schedules, on a work pool of the server PREFECT_API_URL names.
+    """Create the five deployments, with their schedules, on a work pool of the server PREFECT_API_URL names.
 
     Workers (`prefect worker start --pool NAME`) on any machine with incidentlib installed
-    then run them. With INCIDENTLIB_CAPTURE_LIMIT set, that global concurrency limit is
-    created too, for the workers' captures to share one rate.
+    then run them. With INCIDENTLIB_CAPTURE_LIMIT set here (where deploy runs, as well as on
+    the workers), that global concurrency limit is created too, for the workers' captures to
+    share one rate. Run deploy again after turning it on or changing a schedule.
     """
     settings = read_settings(root)
     api_url = os.environ.get("PREFECT_API_URL")
