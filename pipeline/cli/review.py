@@ -159,7 +159,12 @@ def reopen(
 @app.command("set")
 def set_(
     draft_id: DraftArgument,
-    field: Annotated[str, typer.Argument(help="A field, or a dotted path: summary.ko, impact.scope, components.")],
+    field: Annotated[
+        str,
+        typer.Argument(
+            help="A field, or a dotted path: summary.en (a text in one language), impact.scope, components."
+        ),
+    ],
     value: Annotated[str, typer.Argument(help="The value: JSON (a list, an object, null) or plain text.")],
     by: ByOption = None,
     root: RootOption = None,
