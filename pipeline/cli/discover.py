@@ -17,6 +17,7 @@ from pipeline import candidates as candidating
 from pipeline.cli.common import (
     JsonOption,
     RootOption,
+    Typer,
     app,
     count,
     flow_server,
@@ -86,7 +87,7 @@ def _print_discover(run: DiscoverRun) -> None:
         typer.echo("see them with: incidentlib candidates")
 
 
-candidates_app = typer.Typer(
+candidates_app = Typer(
     name="candidates",
     help="The pages the feeds proposed (sources/candidates.yaml): list them, accept or dismiss them.",
     invoke_without_command=True,

@@ -30,6 +30,7 @@ from pipeline.cli.common import (
     JsonOption,
     RootOption,
     app,
+    count,
     load_settings,
     open_store,
     use_known_server,
@@ -317,6 +318,9 @@ def queue(
     if as_json:
         typer.echo(json.dumps([asdict(e) for e in entries], indent=2, ensure_ascii=False))
         return
+    if not entries:
+        typer.echo(_empty_queue(Store.from_settings(settings)))
+        return
     table = Table(title=f"queue ({len(entries)} drafts)")
     for column in ("id", "state", "org", "age", "title", "lacks"):
         table.add_column(column)
@@ -332,6 +336,15 @@ def queue(
         )
         table.add_row(*(Text(cell) for cell in cells))  # page and person text, never read as markup
     Console(width=200).print(table)
+
+
+def _empty_queue(store: Store) -> str:
+    """What an empty queue says: that no draft matches the filters, or that there is none yet and how
+    drafts come."""
+    drafts = len(store.ids("draft"))
+    if drafts:
+        return f"no draft matches these filters (of {count(drafts, 'drafts')} in drafts/)"
+    return "the queue is empty: no draft yet; add a source with `incidentlib add URL`, then `incidentlib crawl`"
 
 
 @app.command()

@@ -252,6 +252,7 @@ def _serve_web(settings: Settings, where: str) -> None:
 
     import uvicorn
 
+    from pipeline.cli.web import say_how_to_sign_in
     from pipeline.web import create_app
 
     host, _, port = where.rpartition(":")
@@ -261,3 +262,4 @@ def _serve_web(settings: Settings, where: str) -> None:
     server = uvicorn.Server(config)
     threading.Thread(target=server.run, name="web", daemon=True).start()
     typer.echo(f"review page: http://{host or '127.0.0.1'}:{port}/")
+    say_how_to_sign_in(settings)
