@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from documents import POSTMORTEM_MD
-from helpers import artifact_text
+from helpers import artifact_text, seed_prefect_db
 
 from pipeline.ids import draft_id_for
 from pipeline.settings import Settings
@@ -153,11 +153,15 @@ def test_the_stand_in_command_serves_until_stopped(tmp_path: Path) -> None:
     assert proc.returncode == 0 and "stopped" in out
 
 
-def test_logs_are_a_line_per_problem_and_with_v_a_line_per_source(farm: SiteFarm, root: Path, tmp_path: Path) -> None:
+def test_logs_are_a_line_per_problem_and_with_v_a_line_per_source(
+    farm: SiteFarm, root: Path, tmp_path: Path, migrated_prefect_db: Path
+) -> None:
     """As a person sees them, in a process of its own: no traceback for a page that is gone."""
     import os
     import subprocess
     import sys
+
+    seed_prefect_db(root, migrated_prefect_db)  # the command's own server: its database made already
 
     urls = registry(root, farm, hosts=1, pages=1)
     gone = farm.sites["host0"].url("/gone")
