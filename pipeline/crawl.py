@@ -74,7 +74,9 @@ class CrawlReport:
     sources: list[SourceReport] = field(default_factory=list)
     requests: int = 0  # HTTP requests sent, robots.txt included
     bodies: int = 0  # response bodies downloaded
-    writes: int = 0  # draft files written
+    # Drafts given text from their page: the new and the updated ones (a failure noted on a draft, or an
+    # unchanged page's new validators, is a write of its file but no draft written).
+    writes: int = 0
     errors: list[Exception] = field(default_factory=list)  # unexpected: bugs to raise once reported
 
     def counts(self) -> dict[str, int]:
@@ -256,7 +258,7 @@ async def crawl_async(
         sources, errors = await each(entries, one, failed, on_source, label=lambda entry: entry.url)
         report = CrawlReport(sources, requests=fetcher.requests, errors=errors)
     report.bodies = sum(1 for s in report.sources if s.downloaded)
-    report.writes = sum(1 for s in report.sources if s.wrote)
+    report.writes = sum(1 for s in report.sources if s.wrote and s.outcome in ("new", "updated"))
     return report
 
 
@@ -310,14 +312,15 @@ def _apply(
 
     def change(draft: Draft) -> Draft | None:
         updated, what, reason, message = _updated_draft(draft, entry, result, settings, reading)
+        # New: the draft's first text, in a new draft or one that held only its failures until now.
+        if what == "updated" and (is_new or (draft.text is None and draft.origin.failure is not None)):
+            what = "new"
         outcome.append((what, reason, message, updated != draft))
         return updated if updated != draft else None
 
     is_new = not store.exists("draft", draft_id)
     store.update_draft(draft_id, change, create=lambda: new_draft(entry))
     what, reason, message, changed = outcome[0]
-    if is_new and what != "failed":
-        what = "new"
     parts = _apply_parts(store, entry, draft_id, reading) if what != "failed" else []
     return SourceReport(
         entry.url,

@@ -59,6 +59,7 @@ __all__ = [
     "kept",
     "kind_of",
     "line_lists",
+    "localized",
     "narrative",
     "parts",
     "prose",
@@ -221,6 +222,23 @@ def required(case: type[BaseModel] = Case, content: type[BaseModel] = CaseConten
         for name, info in case.model_fields.items()
         if info.is_required() and not content.model_fields[name].is_required() and name not in written
     )
+
+
+def localized(path: str, model: type[BaseModel] = Draft) -> bool:
+    """Whether a dotted path names a localized text (one text per language), read off the model:
+    `summary`, `remediation.0.text`; not `summary.en` (one of its languages) nor `impact.scope`."""
+    info: FieldInfo | None = None
+    current: Any = model
+    for part in path.split("."):
+        if part.isdigit() and info is not None and get_origin(current) is list:
+            current = _bare(get_args(current)[0])[0]  # an item of the list
+            info = None
+            continue
+        if not _is_model(current) or part not in current.model_fields:
+            return False
+        info = current.model_fields[part]
+        current = _bare(info.annotation)[0]
+    return info is not None and kind_of(info)[0] == "narrative"
 
 
 def form(

@@ -14,7 +14,7 @@ import os
 import sys
 from pathlib import Path
 
-__all__ = ["QUIET", "prefect_api_url", "prefect_environment"]
+__all__ = ["QUIET", "flush_to_server", "prefect_api_url", "prefect_environment"]
 
 # What the server and the client must be told before Prefect is first imported: no telemetry and
 # no analytics (offline they print errors, and the telemetry service raced start-up writes into a
@@ -62,3 +62,18 @@ def prefect_environment(
             home.mkdir(parents=True, exist_ok=True)
         except OSError:
             pass  # a read-only data root: Prefect says so itself
+
+
+def flush_to_server(timeout_s: float = 5.0) -> None:
+    """Send what Prefect still holds for its server now, while it listens: the flow runs' last logs
+    and events, which its background workers send in batches. Left to the interpreter's exit, they
+    meet a server the command has stopped and end the command with `--- Error logging to API ---
+    All connection attempts failed`, which nobody can act on. Nothing to do before Prefect is imported;
+    `timeout_s` bounds the wait for a server that no longer answers."""
+    if "prefect.logging.handlers" not in sys.modules:
+        return
+    from prefect.events.worker import EventsWorker
+    from prefect.logging.handlers import APILogWorker
+
+    APILogWorker.drain_all(timeout=timeout_s)
+    EventsWorker.drain_all(timeout=timeout_s)

@@ -55,7 +55,16 @@ from pydantic import ValidationError
 
 from pipeline.errors import ReviewError
 from pipeline.evidence import without_evidence
-from pipeline.fields import ACTION_LISTS, BOOKKEEPING, KEPT, NARRATIVE, OPTIONAL_NARRATIVE, REQUIRED, REQUIRED_NARRATIVE
+from pipeline.fields import (
+    ACTION_LISTS,
+    BOOKKEEPING,
+    KEPT,
+    NARRATIVE,
+    OPTIONAL_NARRATIVE,
+    REQUIRED,
+    REQUIRED_NARRATIVE,
+    localized,
+)
 from pipeline.models import (
     ArchiveState,
     ArchiveStatus,
@@ -414,6 +423,12 @@ def set_field(draft: Draft, path: str, value: Any) -> Draft:
     if parts[0] in PIPELINE_FIELDS:
         raise ReviewError(
             f"{parts[0]} is kept by the pipeline and the review commands, not set by hand", draft_id=draft.id
+        )
+    if value is not None and not isinstance(value, dict) and localized(path):
+        raise ReviewError(
+            f"{path} holds a text for each language: set one of them, as {path}.en (or {path}.ko, ...), "
+            f'or give them all as JSON, {{"en": "..."}}',
+            draft_id=draft.id,
         )
     node: Any = data
     for index, part in enumerate(parts[:-1]):

@@ -31,7 +31,7 @@ import httpx
 
 from pipeline import interrupt
 from pipeline.errors import LockBusy, SettingsError
-from pipeline.prefect_env import QUIET, prefect_environment
+from pipeline.prefect_env import QUIET, flush_to_server, prefect_environment
 from pipeline.server_process import PARENT_ENV, SOCKET_ENV
 from pipeline.settings import Settings
 from pipeline.store import Store, write_atomic
@@ -235,13 +235,17 @@ def _stop(process: subprocess.Popen[bytes], grace_s: float = 5.0) -> None:
 
 @contextmanager
 def _stopped_after(process: subprocess.Popen[bytes]) -> Iterator[None]:
-    """The server stopped when the block ends. A second signal during that stop (up to 10 s) ends
-    the process at once, as it does anywhere else: the server watches this process and stops
-    by itself when it is gone."""
+    """The server stopped when the block ends, once it has been sent what Prefect still held for it
+    (the runs' last logs and events). A second signal during that stop (up to 10 s) ends the
+    process at once, as it does anywhere else: the server watches this process and stops by itself
+    when it is gone."""
     try:
         yield
     finally:
-        _stop(process)
+        try:
+            flush_to_server()
+        finally:
+            _stop(process)
 
 
 @contextmanager

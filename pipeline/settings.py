@@ -2,7 +2,15 @@
 
 Each setting is read from the environment as `INCIDENTLIB_<NAME>` (for example
 `INCIDENTLIB_ROOT`), or given directly by the command line; the default and the help
-stand beside each field.
+stand beside each field. The same `NAME=value` lines may stand in a settings file,
+`incidentlib.env`: the data root's own (the settings follow the data root, whoever runs a
+command or a flow on it), and the working folder's. The first that gives a value wins:
+
+    the command line (--root)  >  the environment  >  DATA_ROOT/incidentlib.env
+        >  ./incidentlib.env (the working folder's, when it is another file)  >  the defaults
+
+The data root itself comes from the first three alone (`--root`, `INCIDENTLIB_ROOT`, the
+working folder's file), else the working folder: its own file cannot move it.
 """
 
 from __future__ import annotations
@@ -11,12 +19,18 @@ import json
 import re
 from ipaddress import IPv4Network, IPv6Network, ip_network
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 from pydantic import Field, SecretStr, ValidationInfo, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, DotEnvSettingsSource, PydanticBaseSettingsSource, SettingsConfigDict
 
+# The public API (pipeline/__init__.py takes it from here); the settings files' helpers, for the
+# command line and `init`, are imported by name.
 __all__ = ["INTERVAL", "Settings", "interval_seconds"]
+
+# The settings file: in the data root (and in the working folder), one NAME=value a line.
+SETTINGS_FILE = "incidentlib.env"
 
 # An interval schedule: a number and a unit (seconds, minutes, hours, days).
 INTERVAL = re.compile(r"(\d+)([smhd])")
@@ -46,17 +60,53 @@ def schedule_text(schedule: str) -> str:
     return interval_text(seconds) if seconds else " ".join(schedule.split())
 
 
+class _DataRootFile(DotEnvSettingsSource):
+    """The data root's settings file, every setting but the data root itself."""
+
+    def __call__(self) -> dict[str, Any]:
+        values = super().__call__()
+        values.pop("root", None)
+        return values
+
+
+def _given_root(*sources: PydanticBaseSettingsSource) -> Path:
+    """The data root the first source that names one gives (a relative one from the working folder)."""
+    for source in sources:
+        value = source().get("root")
+        if value is not None and str(value).strip():
+            return Path(str(value)).expanduser().resolve()
+    return Path(".").resolve()
+
+
 class Settings(BaseSettings):
-    # Also read from a settings file in the working folder (KEY=value lines, like the
-    # environment), for the archive keys above all; git ignores it.
+    # Also read from settings files, KEY=value lines like the environment, for the archive keys
+    # above all (git ignores them): the data root's, then the working folder's (see the module's
+    # help and settings_customise_sources).
     # hide_input_in_errors: a refused value (an archive key above all) never reaches an error's text.
     model_config = SettingsConfigDict(
         env_prefix="INCIDENTLIB_",
         extra="ignore",
         validate_default=True,
-        env_file="incidentlib.env",
+        env_file=SETTINGS_FILE,
         hide_input_in_errors=True,
     )
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """The data root's incidentlib.env between the environment and the working folder's file.
+        Settings made with `_env_file=None` read no file at all."""
+        if getattr(dotenv_settings, "env_file", None) is None:
+            return init_settings, env_settings, file_secret_settings
+        root = _given_root(init_settings, env_settings, dotenv_settings)
+        own = _DataRootFile(settings_cls, env_file=root / SETTINGS_FILE)
+        return init_settings, env_settings, own, dotenv_settings, file_secret_settings
 
     root: Path = Field(
         default=Path("."),
@@ -369,9 +419,10 @@ class Settings(BaseSettings):
             raise ValueError(f"{value!r} is not an http(s) URL (an OpenAI-compatible API's base, ending in /v1)")
         return value.rstrip("/")
 
-    @field_validator("llm_temperature", mode="before")
+    @field_validator("web_user_header", "web_secret", "capture_limit", "llm_model", "llm_temperature", mode="before")
     @classmethod
-    def _temperature(cls, value: object) -> object:
+    def _blank_is_none(cls, value: object) -> object:
+        # An empty line in incidentlib.env (`INCIDENTLIB_CAPTURE_LIMIT=`) is no value, as the default is.
         return None if isinstance(value, str) and not value.strip() else value
 
     @field_validator("llm_api_key")
@@ -387,3 +438,44 @@ class Settings(BaseSettings):
     @classmethod
     def _absolute_root(cls, value: Path) -> Path:
         return value.expanduser().resolve()
+
+
+def settings_files(root: Path) -> list[Path]:
+    """The settings files the settings of data root `root` read, the one that wins first: the data
+    root's incidentlib.env, then the working folder's when it is another file (either may be missing)."""
+    own = root / SETTINGS_FILE
+    here = Path(SETTINGS_FILE).resolve()
+    return [own] if here == own.resolve() else [own, here]
+
+
+def _shown_default(value: object) -> str:
+    """A default as a settings file spells it: a switch as true or false, a list as JSON, none as nothing."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, list):
+        return json.dumps(value)
+    return str(value)
+
+
+def settings_file_text() -> str:
+    """The settings file `incidentlib init` writes: every setting (but the data root) commented out
+    at its default, with its help above it; no value of its own, so no secret."""
+    import textwrap
+
+    lines = [
+        "# incidentlib's settings for this data root, one NAME=value a line; a line starting with # is not read.",
+        "# Every command given this data root (--root, INCIDENTLIB_ROOT, or run in it) and every flow run on it",
+        "# reads this file; a variable of the same name in the environment wins over it. Each setting is shown",
+        "# at its default: remove the # and change the value to set it. `incidentlib config` prints the settings",
+        "# in force and where each came from; docs/settings.md tells them all. Git ignores this file (see",
+        "# .gitignore): the archive's keys may stand here, and nowhere in the records.",
+    ]
+    for name, info in Settings.model_fields.items():
+        if name == "root":
+            continue
+        lines.append("")
+        lines += textwrap.wrap(info.description or "", width=100, initial_indent="# ", subsequent_indent="# ")
+        lines.append(f"# INCIDENTLIB_{name.upper()}={_shown_default(info.default)}")
+    return "\n".join(lines) + "\n"

@@ -62,7 +62,7 @@ from pipeline.ids import canonical_url, case_id, case_number, check_case_id, che
 from pipeline.models import CANDIDATE_ID_PATTERN, Candidate, Case, Draft, FeedState, LinkState, SourceEntry
 from pipeline.records import dump_json, dump_record, file_name_fault, load_record
 from pipeline.registry import RegisteredFeed, RegisteredSource, parse_entries, parse_feeds, parse_registry
-from pipeline.settings import Settings
+from pipeline.settings import SETTINGS_FILE, Settings, settings_file_text
 
 __all__ = ["MODELS", "InitReport", "RecordKind", "Store", "data_root_problem", "init_data_root", "write_atomic"]
 
@@ -651,7 +651,8 @@ def _os_errors_named(path: Path, doing: str) -> Iterator[None]:
 
 
 def init_data_root(root: Path) -> InitReport:
-    """Make `root` a data root: its three folders, a .gitignore for its state, a commented starter registry.
+    """Make `root` a data root: its three folders, a .gitignore for its state, a commented starter
+    registry, and its settings file (incidentlib.env, every setting commented out at its default).
 
     Safe to run again, and on a folder that is already a data root: nothing that exists is
     overwritten or changed (an existing .gitignore that does not ignore the state folder is
@@ -668,14 +669,22 @@ def init_data_root(root: Path) -> InitReport:
         (report.kept if path.is_dir() else report.created).append(f"{folder}/")
         with _os_errors_named(path, "make the folder"):
             path.mkdir(parents=True, exist_ok=True)
-    for name, text in ((".gitignore", _GITIGNORE), ("sources/README.yaml", _STARTER)):
+    # The settings file may come to hold the archive's keys: readable by its owner alone.
+    starters = (
+        (".gitignore", _GITIGNORE, 0o666),
+        ("sources/README.yaml", _STARTER, 0o666),
+        (SETTINGS_FILE, settings_file_text(), 0o600),
+    )
+    for name, text, mode in starters:
         with _os_errors_named(root / name, "write the file"):
-            try:
-                with (root / name).open("x", encoding="utf-8") as handle:  # "x": never over an existing file
-                    handle.write(text)
-                report.created.append(name)
+            try:  # O_EXCL: never over an existing file
+                handle = os.open(root / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
             except FileExistsError:
                 report.kept.append(name)
+                continue
+            with os.fdopen(handle, "w", encoding="utf-8") as file:
+                file.write(text)
+            report.created.append(name)
     with _os_errors_named(root / ".gitignore", "read the file"):
         gitignore = (root / ".gitignore").read_text(encoding="utf-8", errors="replace")
     ignored = {line.strip().rstrip("/") for line in gitignore.splitlines()}

@@ -39,12 +39,39 @@ def _no_ambient_settings(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture(scope="session")
-def prefect_harness(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """One temporary Prefect server (SQLite) for the whole session: flows run for real against it.
+def migrated_prefect_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A Prefect database with every migration applied, made once for the whole run (all the workers
+    share it), for tests whose commands start Prefect servers of their own (helpers.seed_prefect_db)."""
+    from filelock import FileLock
+    from helpers import make_prefect_db
 
-    Started once because it costs seconds; the flow heartbeat is off because it costs a
-    second per flow run and nothing here watches for dead runs.
+    # Under xdist the run's folder is the parent of each worker's; alone, the worker's own (the folder
+    # above that is every run's, other runs' and other checkouts' included).
+    run = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        run = run.parent
+    made = run / "migrated-prefect.db"
+    with FileLock(run / "migrated-prefect.db.lock"):
+        if not made.exists():
+            make_prefect_db(tmp_path_factory.mktemp("prefect-db"), run / "migrated-prefect.db.part")
+            (run / "migrated-prefect.db.part").rename(made)
+    return made
+
+
+@pytest.fixture(scope="session")
+def prefect_harness(tmp_path_factory: pytest.TempPathFactory, migrated_prefect_db: Path) -> Iterator[str]:
+    """One Prefect server (SQLite, the API alone) for the whole session: flows run for real against it.
+
+    Started once because it costs seconds, as a command starts its own (pipeline.server, which also
+    sees that it never outlives the worker), on a database whose migrations are made already (they
+    cost seconds more, in each worker); the flow heartbeat is off because it costs a second per flow
+    run and nothing here watches for dead runs.
     """
+    from helpers import seed_prefect_db
+
+    from pipeline import server as prefect_server
+    from pipeline.settings import Settings
+
     home = tmp_path_factory.mktemp("prefect-home")
     patch = pytest.MonkeyPatch()
     for name, value in {
@@ -52,16 +79,21 @@ def prefect_harness(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
         "DO_NOT_TRACK": "1",
         "PREFECT_LOGGING_LEVEL": "WARNING",
-        "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "90",
     }.items():
         patch.setenv(name, value)
-    from prefect.settings import PREFECT_API_URL, PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
-    from prefect.testing.utilities import prefect_test_harness
+    root = tmp_path_factory.mktemp("prefect-server")
+    for folder in ("sources", "drafts", "cases"):
+        (root / folder).mkdir()
+    seed_prefect_db(root, migrated_prefect_db)
+    server, process = prefect_server._start(Store(root), Settings(root=root, _env_file=None), full=False, port=0)
+    try:
+        from prefect.settings import PREFECT_API_URL, PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
 
-    with prefect_test_harness(server_startup_timeout=90):
-        with temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}):
-            yield str(PREFECT_API_URL.value())
-    patch.undo()
+        with temporary_settings(updates={PREFECT_API_URL: server.api_url, PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}):
+            yield server.api_url
+    finally:
+        prefect_server._stop(process)
+        patch.undo()
 
 
 @pytest.fixture

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import sqlite3
 import subprocess
 from pathlib import Path
 from typing import IO, Any, cast
@@ -205,3 +207,30 @@ def case_page_lacks(html: str, case: Any) -> list[str]:
         times = {t.get("datetime") for t in rows[0].cssselect("time")}
         lacks += [f"{path}: {v!r}" for v in values if " ".join(v.split()) not in shown and v not in times]
     return lacks
+
+
+def make_prefect_db(folder: Path, into: Path) -> None:
+    """A Prefect database with every migration applied, made by a server started (API only) on a data
+    root in `folder` as any command starts one, then stopped; written to `into` whole (a consistent
+    copy, whatever the server left in its write-ahead log)."""
+    from pipeline import server as prefect_server
+
+    root = folder / "data"
+    for name in ("sources", "drafts", "cases"):
+        (root / name).mkdir(parents=True, exist_ok=True)
+    store = Store(root)
+    _, process = prefect_server._start(store, Settings(root=root, _env_file=None), full=False, port=0)
+    prefect_server._stop(process)
+    made = prefect_server.prefect_home(store) / "prefect.db"
+    with sqlite3.connect(made) as source, sqlite3.connect(into) as copy:
+        source.backup(copy)
+
+
+def seed_prefect_db(root: Path, migrated: Path) -> None:
+    """Give data root `root` a migrated Prefect database (the `migrated_prefect_db` fixture's), where the
+    first server a command or `serve` starts on it would make one: that server then skips the schema's
+    migrations, seconds of work each time (several times that with the suite's workers beside). For
+    tests of what a server does, not of how its database is made; those start from nothing."""
+    folder = root / ".incidentlib" / "prefect"
+    folder.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(migrated, folder / "prefect.db")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Callable
@@ -14,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import archive_settings, drafts_for, settings_env
+from helpers import archive_settings, drafts_for, seed_prefect_db, settings_env
 
 from pipeline.archive import archive
 from pipeline.links import refresh
@@ -259,3 +260,26 @@ def test_a_refused_or_unusable_key_reaches_no_output_no_file_and_no_prefect_row(
     seen += "".join(p.read_bytes().decode("latin-1") for p in prefect_home.rglob("*") if p.is_file())
     for secret in ("cret-unusable-value", "refused-secret-value", "test-access"):
         assert secret not in seen, secret
+
+
+def test_the_archive_command_ends_with_its_own_words_and_its_exit_status(
+    store: Store, root: Path, site: Site, wayback: WaybackStandIn, tmp_path: Path, migrated_prefect_db: Path
+) -> None:
+    """In a process of its own, which starts a Prefect server for the command and stops it at the end:
+    the runs' last logs reach that server first, and nothing of Prefect's own trouble is printed.
+    Every capture failed (the page is gone): exit status 4."""
+    seed_prefect_db(root, migrated_prefect_db)
+    drafts_for(store, site.url("/pm/gone"))
+    env = {name: value for name, value in os.environ.items() if not name.startswith(("PREFECT_", "INCIDENTLIB_"))}
+    env |= settings_env(archive_settings(root, wayback)) | {"PREFECT_HOME": str(tmp_path / "prefect")}
+    done = subprocess.run(
+        [sys.executable, "-m", "pipeline", "archive", "--root", str(root)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert done.returncode == 4, done.stdout + done.stderr
+    assert re.search(r"failed: not-found +│ +1 │", done.stdout), done.stdout
+    assert "Error logging to API" not in done.stderr and "Traceback" not in done.stderr
+    assert "All connection attempts failed" not in done.stderr

@@ -392,6 +392,47 @@ def test_status_without_a_server_reads_the_data_root(
     assert "none known" in text and "completed" in text and "gone https://example.org/pm/2" in text
 
 
+@pytest.mark.parametrize(
+    ("outcomes", "status"),
+    [
+        ([], 0),  # nothing to do
+        (["new", "unchanged"], 0),
+        (["new", "failed"], 3),
+        (["failed", "failed"], 4),
+        (["failed", "deferred", "skipped"], 4),  # what was not tried counts neither way
+        (["deferred"], 0),
+    ],
+)
+def test_a_run_over_many_sources_exits_by_their_outcomes(outcomes: list[str], status: int) -> None:
+    from pipeline.cli.common import outcome_status
+
+    assert outcome_status(outcomes, failed={"failed"}, untried={"deferred", "skipped"}) == status
+
+
+def test_every_exit_status_a_command_gives_is_in_the_manual() -> None:
+    from pipeline.cli.common import ALL_FAILED, SOME_FAILED
+
+    table = section("commands.md", "## Exit status")
+    for status in (0, 1, 2, SOME_FAILED, ALL_FAILED, 130, 143):
+        assert re.search(rf"^\| [\d, ]*\b{status}\b[\d, ]* \|", table, re.MULTILINE), status
+
+
+def test_status_and_serve_name_all_five_deployments(cli: Callable, root: Path) -> None:
+    from pipeline.deployments import DEPLOYMENT_FLOWS
+    from pipeline.status import FLOWS
+
+    assert FLOWS == DEPLOYMENT_FLOWS == ("discover", "crawl", "archive", "refresh", "promote")
+    report = json.loads(cli("status", "--root", str(root), "--json").stdout)
+    assert [flow["flow"] for flow in report["flows"]] == list(FLOWS)
+    assert report["flows"][0]["schedule"] == "50 5 * * *"
+    rows = [
+        line.split("│")[1].strip() for line in cli("status", "--root", str(root)).stdout.splitlines() if "│" in line
+    ]
+    assert rows[:5] == list(FLOWS), rows
+    shown = _flat(cli("serve", "--help", env={"COLUMNS": "400"}).stdout)
+    assert "discover, crawl, archive, refresh and promote" in shown
+
+
 def _flat(text: str) -> str:
     """Help as words: box lines and wrapping gone."""
     return " ".join(re.sub(r"[│╭╮╰╯─]", " ", text).split())
@@ -452,3 +493,85 @@ def test_version_is_printed_as_written_in_its_one_place(cli: Callable) -> None:
     module = ast.parse((REPO / "pipeline" / "__init__.py").read_text(encoding="utf-8"))
     written = [n.value for n in module.body if isinstance(n, ast.Assign) and ast.unparse(n.targets[0]) == "__version__"]
     assert [ast.literal_eval(value) for value in written] == [pipeline.__version__]
+
+
+def _every_command() -> list[tuple[list[str], object]]:
+    """Every command and subcommand, as typed after `incidentlib`, with its click command."""
+    found: list[tuple[list[str], object]] = []
+
+    def walk(command: object, path: list[str]) -> None:
+        found.append((path, command))
+        for name, sub in getattr(command, "commands", {}).items():
+            walk(sub, [*path, name])
+
+    walk(typer.main.get_command(app), [])
+    return found
+
+
+def test_every_help_names_its_arguments_and_flags_as_the_manual_does(cli: Callable) -> None:
+    """An argument in capitals in the usage line (`URL`, in brackets when it may be left out), a switch with
+    no type: typer 0.29 printed `{url}` and `<bool>`."""
+    for path, command in _every_command():
+        shown = cli(*path, "--help", env={"COLUMNS": "400"}).stdout
+        assert "<bool>" not in shown, path
+        usage = next(line for line in shown.splitlines() if "Usage:" in line).split()
+        for param in getattr(command, "params", []):
+            if isinstance(param, typer.core.TyperArgument):
+                name = param.name.upper() + ("..." if param.nargs != 1 else "")
+                assert (name if param.required else f"[{name}]") in usage, (path, usage)
+    usage = _flat(cli("add", "--help").stdout)
+    assert "Usage: incidentlib add [OPTIONS] URL " in usage and "* url <str> The source's URL." in usage
+    assert "Usage: incidentlib init [OPTIONS] [FOLDER]" in _flat(cli("init", "--help").stdout)
+    assert "[OPTIONS] [IDS...]" in _flat(cli("candidates", "accept", "--help").stdout)
+    top = _flat(cli("--help").stdout)
+    assert "Usage: incidentlib [OPTIONS] COMMAND [ARGS]..." in top and "<int>" not in top, "-v counts, takes no number"
+    assert "--json Print one JSON document" in _flat(cli("queue", "--help", env={"COLUMNS": "400"}).stdout)
+
+
+def test_the_commands_are_listed_in_the_order_a_newcomer_uses_them(cli: Callable) -> None:
+    from pipeline.cli.common import COMMAND_ORDER
+
+    group = typer.main.get_command(app)
+    assert isinstance(group, TyperGroup)
+    assert sorted(COMMAND_ORDER) == command_names(), "every command has its place"
+    listed = group.list_commands(typer.Context(group))
+    assert listed[:6] == ["init", "demo", "add", "discover", "candidates", "crawl"]
+    shown = cli("--help", env={"COLUMNS": "200"}).stdout
+    rows = [line.split()[1] for line in shown.split("Commands")[1].splitlines() if re.match(r"│ [a-z]", line)]
+    assert rows == listed
+
+
+def test_an_empty_queue_says_so(cli: Callable, root: Path, make_draft: Callable[..., Draft]) -> None:
+    nothing = cli("queue", "--root", str(root))
+    assert nothing.stdout == (
+        "the queue is empty: no draft yet; add a source with `incidentlib add URL`, then `incidentlib crawl`\n"
+    )
+    Store(root).write_draft(make_draft())
+    filtered = cli("queue", "--state", "approved", "--root", str(root))
+    assert filtered.stdout == "no draft matches these filters (of 1 draft in drafts/)\n"
+    assert cli("queue", "--state", "approved", "--root", str(root), "--json").stdout == "[]\n"
+
+
+def test_the_review_page_with_no_account_says_how_to_add_one(root: Path) -> None:
+    import signal
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    served = subprocess.Popen(
+        [sys.executable, "-m", "pipeline", "web", "--port", str(port), "--root", str(root)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert served.stderr is not None
+        said = served.stderr.readline()
+    finally:
+        served.send_signal(signal.SIGTERM)
+        served.communicate(timeout=30)
+    assert said == (
+        f"no reviewer account yet, so nobody can sign in: add one with `incidentlib reviewer add NAME --root {root}` "
+        "(it asks for a password)\n"
+    )

@@ -143,6 +143,26 @@ def test_failures_are_recorded_on_their_draft_and_the_rest_go_on(
     assert validate(store).faults == []
 
 
+def test_counts_mean_what_they_say_a_failure_writes_no_draft_and_a_first_text_is_new(
+    farm: SiteFarm, store: Store, settings: Settings, root: Path
+) -> None:
+    site = farm.add_site("acme")
+    site.pages["/a.md"] = Page(status=503)
+    site.pages["/b.md"] = Page(status=404)
+    register(root, {"url": site.url("/a.md")}, {"url": site.url("/b.md")})
+    failed = crawl(store, settings)
+    assert failed.counts()["failed"] == 2 and failed.writes == 0, "both failed: no draft written"
+    assert all(s.wrote for s in failed.sources), "the failure is kept on each draft all the same"
+
+    # The first good crawl of a source that failed before gives its draft its first text: new, not updated.
+    site.pages["/a.md"] = Page.markdown(POSTMORTEM_MD)
+    first = crawl(store, settings)
+    assert [(s.url, s.outcome) for s in first.sources if s.outcome != "failed"] == [(site.url("/a.md"), "new")]
+    assert first.writes == 1
+    site.pages["/a.md"] = Page.markdown(POSTMORTEM_MD + "\nOne more line.\n")
+    assert crawl(store, settings).counts()["updated"] == 1
+
+
 def test_a_draft_a_person_broke_by_hand_is_not_overwritten(
     farm: SiteFarm, store: Store, settings: Settings, root: Path
 ) -> None:
@@ -272,9 +292,10 @@ def test_odd_inputs_fail_their_own_source_and_nothing_else(
     assert outcomes[site.url("/good.md")][1] == "private-address", "loopback refused when not allowed"
     report = crawl(store, settings)
     outcomes = {s.url: (s.outcome, s.reason) for s in report.sources}
-    assert outcomes[site.url("/good.md")] == ("updated", None)
+    # Each one's first text, after a crawl that failed them all: new (issue 24), not updated.
+    assert outcomes[site.url("/good.md")] == ("new", None)
     assert outcomes[site.url("/bad-gzip")] == ("failed", "bad-response")
-    assert outcomes[site.url("/odd-date.md")] == ("updated", None)
+    assert outcomes[site.url("/odd-date.md")] == ("new", None)
     assert store.read_draft(draft_id_for(site.url("/odd-date.md"))).date == "2024-03-03"
     assert outcomes["http://a..b/x"][0] == "failed"
     assert report.errors == []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 import subprocess
 import sys
 from collections.abc import Callable
@@ -14,6 +15,7 @@ from typer.core import TyperGroup
 
 from pipeline.cli import app
 from pipeline.registry import parse_registry
+from pipeline.settings import Settings
 
 # The commands that need no data root, and what every other one is given to run outside one.
 ANYWHERE = {"config", "demo", "deploy", "extract", "init", "schema", "stand-in"}
@@ -145,7 +147,7 @@ def test_init_makes_the_current_folder_a_data_root_by_default(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     assert cli("init").exit_code == 0
-    assert cli("init").stdout.count("(already there)") == 5
+    assert cli("init").stdout.count("(already there)") == 6
     assert cli("queue", "--json").stdout == "[]\n"
 
 
@@ -172,3 +174,48 @@ def test_init_with_something_in_the_way_says_so_in_one_line_naming_it(
     made = cli("init", str(above / "library"))
     assert made.exit_code == 1
     assert made.stderr == f"Error: {above / named}: {problem}\n"
+
+
+# ------------------------------------------------------------------ the data root's settings file
+
+
+def test_init_writes_a_settings_file_of_comments_only_at_the_defaults(cli: Callable, tmp_path: Path) -> None:
+    made = cli("init", str(tmp_path))
+    assert "created incidentlib.env" in made.stdout.splitlines()
+    path = tmp_path / "incidentlib.env"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600, "it may come to hold the archive's keys"
+    lines = path.read_text().splitlines()
+    assert all(not line or line.startswith("#") for line in lines), "nothing is set: every line a comment"
+    named = {line[2:].split("=", 1)[0] for line in lines if line.startswith("# INCIDENTLIB_")}
+    assert named == {f"INCIDENTLIB_{name.upper()}" for name in Settings.model_fields} - {"INCIDENTLIB_ROOT"}
+    # Taken as set, each commented line gives the default it shows: no value of its own, so no secret.
+    given = [line.removeprefix("# ") for line in lines if line.startswith("# INCIDENTLIB_")]
+    (tmp_path / "incidentlib.env").write_text("\n".join(given) + "\n")
+    assert Settings(root=tmp_path) == Settings(root=tmp_path, _env_file=None)
+    assert "kept incidentlib.env (already there)" in cli("init", str(tmp_path)).stdout
+
+
+def test_the_settings_follow_the_data_root(cli: Callable, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """--root DIR reads DIR/incidentlib.env: the environment wins over it, it wins over the working
+    folder's, and it cannot move the data root."""
+    library, work = tmp_path / "library", tmp_path / "work"
+    cli("init", str(library))
+    work.mkdir()
+    monkeypatch.chdir(work)
+    (library / "incidentlib.env").write_text(
+        "INCIDENTLIB_CAPTURES_PER_MINUTE=5\nINCIDENTLIB_CASE_ID_PREFIX=LIB\nINCIDENTLIB_ROOT=/elsewhere\n"
+    )
+    (work / "incidentlib.env").write_text("INCIDENTLIB_CAPTURES_PER_MINUTE=6\nINCIDENTLIB_CDX_PER_MINUTE=12\n")
+
+    lines = cli("config", "--root", str(library), env={"INCIDENTLIB_CASE_ID_PREFIX": "ENV"}).stdout.splitlines()
+    assert f"INCIDENTLIB_CAPTURES_PER_MINUTE=5.0  # {library / 'incidentlib.env'}" in lines
+    assert "INCIDENTLIB_CASE_ID_PREFIX=ENV  # environment" in lines
+    assert "INCIDENTLIB_CDX_PER_MINUTE=12.0  # incidentlib.env" in lines, "the working folder's file, below it"
+    assert f"INCIDENTLIB_ROOT={library}  # --root" in lines
+
+    # As every flow run opens its data root: by its path alone, from wherever the worker runs.
+    monkeypatch.chdir(tmp_path)
+    settings = Settings(root=library)
+    assert (settings.root, settings.captures_per_minute, settings.case_id_prefix) == (library, 5.0, "LIB")
+    monkeypatch.setenv("INCIDENTLIB_ROOT", str(library))
+    assert Settings().case_id_prefix == "LIB", "INCIDENTLIB_ROOT names the data root as --root does"

@@ -70,6 +70,14 @@ def test_a_field_added_to_the_model_lands_in_every_list_of_its_kind() -> None:
     assert fields.required(PublishedVariant, Variant) == ("workaround",)
 
 
+def test_the_localized_texts_are_read_off_the_model_at_any_depth() -> None:
+    assert fields.localized("workaround", Variant) and fields.localized("follow_ups.0.text", Variant)
+    assert not fields.localized("workaround.en", Variant) and not fields.localized("ticket", Variant)
+    assert [name for name in Variant.model_fields if fields.localized(name, Variant)] == list(fields.narrative(Variant))
+    assert not fields.localized("follow_ups", Variant) and not fields.localized("follow_ups.x.text", Variant)
+    assert not fields.localized("impact.scope") and not fields.localized("no.such.field")
+
+
 def test_a_field_marked_kept_is_the_pipelines() -> None:
     assert fields.kept(DraftVariant) == (*fields.KEPT[:-3], "checked_by", "checked_from", *fields.KEPT[-3:])
     assert fields.bookkeeping(DraftVariant) == {*fields.BOOKKEEPING, "checked_by"}

@@ -49,6 +49,8 @@ def test_the_readme_gives_the_two_set_up_commands_and_ci_runs_the_second() -> No
     start = (REPO / "docs" / "index.md").read_text(encoding="utf-8")
     for text in (readme, start):
         assert "pip install -e . && incidentlib demo\n" in text
-        assert "pip install -e '.[dev]' && python -m pytest\n" in text
+        assert "\nscripts/test\n" in text, "the tests by the script that installs what they need"
     ci = (REPO / ".ci" / "run").read_text(encoding="utf-8").splitlines()
-    assert "pip install -e '.[dev]'" in ci and "python -m pytest" in ci
+    assert "pip install -e '.[dev]'" in ci and "scripts/test" in ci
+    script = (REPO / "scripts" / "test").read_text(encoding="utf-8").splitlines()
+    assert """"$python" -m pip install -e '.[dev]'""" in script and """exec "$python" -m pytest "$@\"""" in script

@@ -16,6 +16,7 @@ from helpers import archive_settings, complete_draft, pipes
 from pipeline.archive import archive
 from pipeline.crawl import crawl
 from pipeline.errors import ReviewError
+from pipeline.fields import ACTION_LISTS, NARRATIVE
 from pipeline.ids import draft_id_for
 from pipeline.models import Case
 from pipeline.settings import Settings
@@ -244,6 +245,28 @@ def test_a_missing_editor_is_one_line(archived: str, root: Path, cli: Callable, 
 def test_set_refuses_a_term_outside_the_vocabulary(archived: str, root: Path, cli: Callable) -> None:
     bad = cli("set", archived, "components", '["warp-drive"]', "--by", "alice", "--root", str(root))
     assert bad.exit_code == 1 and "unknown component 'warp-drive'" in bad.stderr
+
+
+@pytest.mark.parametrize("path", [*NARRATIVE, *(f"{name}.0.text" for name in ACTION_LISTS)])
+def test_set_on_a_localized_field_says_to_name_a_language(
+    path: str, archived: str, root: Path, store: Store, cli: Callable
+) -> None:
+    """Every localized text, read off the models: plain text for it names the language to set, not
+    pydantic's "Input should be a valid dictionary"."""
+    if "." in path:  # an action's text: the list needs an item first
+        name = path.split(".")[0]
+        added = cli(
+            "set", archived, name, '[{"text": {"en": "Warm the cache."}}]', "--by", "alice", "--root", str(root)
+        )
+        assert added.exit_code == 0, added.output
+    before = store.path("draft", archived).read_bytes()
+    refused = cli("set", archived, path, "Plain text.", "--by", "alice", "--root", str(root))
+    assert refused.exit_code == 1
+    assert f"{path} holds a text for each language: set one of them, as {path}.en" in refused.stderr
+    assert "valid dictionary" not in refused.stderr
+    assert store.path("draft", archived).read_bytes() == before
+    assert cli("set", archived, f"{path}.en", "Plain text.", "--by", "alice", "--root", str(root)).exit_code == 0
+    assert cli("set", archived, path, '{"en": "As JSON."}', "--by", "alice", "--root", str(root)).exit_code == 0
 
 
 def test_an_approval_records_the_writer_and_the_reviewer(approved: str, store: Store) -> None:

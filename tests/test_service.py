@@ -25,7 +25,7 @@ import httpx
 import psutil
 import pytest
 from documents import POSTMORTEM_MD
-from helpers import archive_settings, settings_env
+from helpers import archive_settings, seed_prefect_db, settings_env
 
 from pipeline import review
 from pipeline import server as prefect_server
@@ -103,6 +103,17 @@ def library(root: Path, farm: SiteFarm, wayback: WaybackStandIn) -> tuple[Path, 
 
 
 @pytest.fixture
+def served_library(
+    library: tuple[Path, str, dict[str, str]], migrated_prefect_db: Path
+) -> tuple[Path, str, dict[str, str]]:
+    """`library`, its Prefect database made already (helpers.seed_prefect_db): for the tests of what
+    `serve` and the server do once started, not of how a server starts from nothing (those take
+    `library`)."""
+    seed_prefect_db(library[0], migrated_prefect_db)
+    return library
+
+
+@pytest.fixture
 def started() -> Iterator[list[subprocess.Popen]]:
     """Processes a test starts; any still running at its end are stopped with their children."""
     processes: list[subprocess.Popen] = []
@@ -167,9 +178,12 @@ def run_command(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[
 def test_serve_starts_its_server_and_the_schedule_drafts_and_archives(
     library: tuple[Path, str, dict[str, str]], started: list[subprocess.Popen]
 ) -> None:
+    """From nothing (no database yet): serve starts its server, the schedule's run drafts and archives,
+    and an approval then asks the served promote deployment for a run."""
     root, url, env = library
+    env = serve_env(env)
     web = free_port()
-    serve, seen = start_serve(serve_env(env), started, "--web", f"127.0.0.1:{web}")
+    serve, seen = start_serve(env, started, "--web", f"127.0.0.1:{web}")
     state = json.loads((root / ".incidentlib" / "prefect" / "server.json").read_text())
     assert any(f"Prefect UI: {state['ui_url']}" in line for line in seen)
     # The review page runs beside the schedules, and asks for a sign-in.
@@ -183,20 +197,9 @@ def test_serve_starts_its_server_and_the_schedule_drafts_and_archives(
     assert (draft.sources[0].archived or "").startswith("https://web.archive.org/web/")
     run = wait_for(lambda: last_run(root, "crawl"), "the crawl run's record")
     assert run["flow_run"] and run["state"] == "completed"
-    out = stop(serve)
-    assert serve.returncode == 0 and "stopped" in out, out
-    assert not (root / ".incidentlib" / "prefect" / "server.json").exists()
-    wait_for(lambda: not healthy(state["api_url"], timeout=0.5), "the server to be gone", timeout=30)
 
-
-def test_an_approval_asks_the_served_promote_deployment_for_a_run(
-    library: tuple[Path, str, dict[str, str]], started: list[subprocess.Popen]
-) -> None:
-    root, url, env = library
-    env = serve_env(env)
-    start_serve(env, started)
-    api_url = json.loads((root / ".incidentlib" / "prefect" / "server.json").read_text())["api_url"]
-    draft = wait_for(lambda: archived_draft(root, url), "a scheduled crawl run to draft and archive the page")
+    # An approval asks the served promote deployment for a run (it has no schedule of its own).
+    api_url = state["api_url"]
     Store(root).update_draft(draft.id, lambda d: review.write(d, "writer", Settings(root=root).required_languages))
     approved = run_command(env, "approve", draft.id, "--by", "reviewer")
     assert approved.returncode == 0, approved.stderr
@@ -205,12 +208,20 @@ def test_an_approval_asks_the_served_promote_deployment_for_a_run(
     assert promoted["state"] == "completed" and promoted["counts"]["published"] == 1
     assert Store(root).read_draft(draft.id).case_id in Store(root).ids("case")
 
+    out = stop(serve)
+    assert serve.returncode == 0 and "stopped" in out, out
+    assert not (root / ".incidentlib" / "prefect" / "server.json").exists()
+    wait_for(lambda: not healthy(state["api_url"], timeout=0.5), "the server to be gone", timeout=30)
+
 
 def test_schedules_stay_in_force_across_a_stop_and_a_restart(
-    library: tuple[Path, str, dict[str, str]], started: list[subprocess.Popen]
+    served_library: tuple[Path, str, dict[str, str]], started: list[subprocess.Popen]
 ) -> None:
-    root, _, env = library
-    env = serve_env(env, crawl="0 3 * * *")
+    """Stopping serve pauses no schedule; a restart serves them again, and status tells the schedules in
+    force from the settings (the server spells them its own way: "60m" is "1h")."""
+    root, _, env = served_library
+    env = serve_env(env, crawl="0 3 * * *") | {"INCIDENTLIB_ARCHIVE_SCHEDULE": "60m"}
+    env |= {"INCIDENTLIB_REFRESH_SCHEDULE": "0  4 * *  1"}
     serve, _ = start_serve(env, started)
     api_url = json.loads((root / ".incidentlib" / "prefect" / "server.json").read_text())["api_url"]
     assert "stopped" in stop(serve)
@@ -225,30 +236,26 @@ def test_schedules_stay_in_force_across_a_stop_and_a_restart(
     crawl = next(f for f in report["flows"] if f["flow"] == "crawl")
     assert report["server"] == api_url
     assert crawl["served"] is True and crawl["schedule"] == "0 3 * * *" and crawl["in_force"] == ["0 3 * * *"]
-    out = stop(serve, signal.SIGTERM)
-    assert serve.returncode == 0 and "stopped" in out
-    wait_for(lambda: not healthy(api_url, timeout=0.5), "the server to be gone", timeout=30)
 
-
-def test_status_shows_the_schedule_in_force_when_the_settings_differ(
-    library: tuple[Path, str, dict[str, str]], started: list[subprocess.Popen]
-) -> None:
-    _, _, env = library
-    env = serve_env(env, crawl="60m") | {"INCIDENTLIB_REFRESH_SCHEDULE": "0  4 * *  1"}
-    start_serve(env, started)
     differs = "the server runs it on what the last serve or deploy applied"
     # The server spells the settings' schedules its own way: the same schedules, not a difference.
+    archive = next(f for f in report["flows"] if f["flow"] == "archive")
+    assert (archive["schedule"], archive["in_force"]) == ("60m", ["1h"])
     same = run_command(env, "status")
     assert same.returncode == 0, same.stderr
     assert differs not in same.stdout, same.stdout
-    elsewhere = env | {"INCIDENTLIB_CRAWL_SCHEDULE": "15m"}
-    crawl = next(
-        f for f in json.loads(run_command(elsewhere, "status", "--json").stdout)["flows"] if f["flow"] == "crawl"
+    elsewhere = env | {"INCIDENTLIB_ARCHIVE_SCHEDULE": "15m"}
+    archive = next(
+        f for f in json.loads(run_command(elsewhere, "status", "--json").stdout)["flows"] if f["flow"] == "archive"
     )
-    assert (crawl["schedule"], crawl["in_force"]) == ("15m", ["1h"])
+    assert (archive["schedule"], archive["in_force"]) == ("15m", ["1h"])
     shown = run_command(elsewhere, "status")
     assert shown.returncode == 0, shown.stderr
-    assert f"crawl: {differs}" in shown.stdout and f"refresh: {differs}" not in shown.stdout
+    assert f"archive: {differs}" in shown.stdout and f"refresh: {differs}" not in shown.stdout
+
+    out = stop(serve, signal.SIGTERM)
+    assert serve.returncode == 0 and "stopped" in out
+    wait_for(lambda: not healthy(api_url, timeout=0.5), "the server to be gone", timeout=30)
 
 
 def crawl_runs(api_url: str, *types: str) -> list[str]:
@@ -275,12 +282,12 @@ def flow_run_processes(serve: int) -> list[psutil.Process]:
 
 
 def test_a_restart_clears_the_runs_a_killed_serve_left_and_the_schedule_goes_on(
-    library: tuple[Path, str, dict[str, str]],
+    served_library: tuple[Path, str, dict[str, str]],
     started: list[subprocess.Popen],
     farm: SiteFarm,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    root, url, env = library
+    root, url, env = served_library
     # A crawl that takes a while: its run is in flight when serve is killed. The library's own page
     # stalls too until then, so that the killed run cannot draft it and the next run finds it new.
     ops, path = farm.sites["ops"], "/postmortems/2024-03-05-cache.md"
@@ -331,9 +338,9 @@ def test_a_restart_clears_the_runs_a_killed_serve_left_and_the_schedule_goes_on(
 
 
 def test_deploy_onto_a_process_work_pool_and_a_worker_runs_the_flows(
-    library: tuple[Path, str, dict[str, str]], started: list[subprocess.Popen]
+    served_library: tuple[Path, str, dict[str, str]], started: list[subprocess.Popen]
 ) -> None:
-    root, url, env = library
+    root, url, env = served_library
     env |= {"INCIDENTLIB_CAPTURE_LIMIT": "incidentlib-captures"}
     settings = Settings(root=root, server_port=free_port())
     # The server an operator runs on its own machine (here through the same code serve uses).
@@ -415,7 +422,7 @@ def sigterm_pending(pid: int) -> bool:
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
-def test_a_recorded_server_pid_is_signalled_only_while_it_is_that_server(root: Path) -> None:
+def test_a_recorded_server_pid_is_signalled_only_while_it_is_that_server(root: Path, migrated_prefect_db: Path) -> None:
     store, settings = Store(root), Settings(root=root)
     record = root / ".incidentlib" / "prefect" / "server.json"
     record.parent.mkdir(parents=True)
@@ -438,6 +445,7 @@ def test_a_recorded_server_pid_is_signalled_only_while_it_is_that_server(root: P
         other.kill()
         other.communicate()
     # A server of this data root left running is stopped.
+    seed_prefect_db(root, migrated_prefect_db)  # its database made already: a start of seconds less
     server, process = prefect_server._start(store, settings, full=False, port=0)
     try:
         prefect_server._write_state(store, server, "running")

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 import psutil
 import pytest
 from documents import POSTMORTEM_MD
-from helpers import archive_settings, complete_draft, settings_env
+from helpers import archive_settings, complete_draft, seed_prefect_db, settings_env
 
 from pipeline.draft import new_draft
 from pipeline.errors import LockBusy
@@ -65,8 +65,10 @@ def slow_site(farm: SiteFarm) -> Site:
 
 
 @pytest.fixture
-def command(root: Path, slow_site: Site) -> Iterator[Callable[..., subprocess.Popen[str]]]:
-    """Start `incidentlib ARGS` on the data root, as an operator's shell does; kill what remains after."""
+def command(root: Path, slow_site: Site, migrated_prefect_db: Path) -> Iterator[Callable[..., subprocess.Popen[str]]]:
+    """Start `incidentlib ARGS` on the data root, as an operator's shell does; kill what remains after.
+    The server a command starts finds its database made already (helpers.seed_prefect_db)."""
+    seed_prefect_db(root, migrated_prefect_db)
     (root / "sources" / "slow.yaml").write_text(
         "".join(f"- url: {slow_site.url(path)}\n" for path in sorted(slow_site.pages)), encoding="utf-8"
     )

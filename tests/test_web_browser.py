@@ -4,7 +4,7 @@ The app is served by uvicorn on 127.0.0.1 (a port the system chose, in a thread)
 signs its reviewers in through the sign-in form, in browser contexts of their own, and works
 the page as a person does: clicks, typing, form posts, htmx. One browser serves the module.
 
-Without chromium these tests fail, saying how to install it (`.ci/run` does, as root).
+Without chromium these tests fail, saying how to install it (`scripts/test` does, as root).
 With INCIDENTLIB_SCREENSHOTS=DIR the picture tests save `queue.png`, `draft.png`, `candidates.png` and
 `assist.png` into DIR (the pictures of the README and the manual:
 `INCIDENTLIB_SCREENSHOTS=docs python -m pytest tests/test_web_browser.py`).
@@ -52,7 +52,8 @@ DRAFT_ID = "example-org-outage-00000001"
 # Read when the module is imported: the suite's autouse fixture takes INCIDENTLIB_* variables away.
 SCREENSHOTS = os.environ.get("INCIDENTLIB_SCREENSHOTS")
 CHROMIUM_MISSING = (
-    "chromium is not installed: the browser tests need Debian's (`apt-get install chromium`, as root; .ci/run does it)"
+    "chromium is not installed: the browser tests need Debian's (`apt-get install chromium`, as root; "
+    "scripts/test does it)"
 )
 TIMEOUT_MS = 10_000
 

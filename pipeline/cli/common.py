@@ -10,7 +10,7 @@ import logging
 import os
 import shlex
 import time
-from collections.abc import Iterator
+from collections.abc import Collection, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
@@ -20,7 +20,7 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
 from rich.table import Table
-from typer.core import TyperGroup
+from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 
 from pipeline import __version__, interrupt
 from pipeline import server as prefect_server
@@ -30,16 +30,23 @@ from pipeline.settings import Settings
 from pipeline.store import Store, data_root_problem
 
 __all__ = [
+    "ALL_FAILED",
+    "COMMAND_ORDER",
+    "SOME_FAILED",
     "ByOption",
+    "Command",
+    "Commands",
     "DraftArgument",
     "JsonOption",
     "RootOption",
+    "Typer",
     "app",
     "count",
     "flow_progress",
     "flow_server",
     "load_settings",
     "open_store",
+    "outcome_status",
     "print_faults",
     "print_table",
     "read_settings",
@@ -48,10 +55,98 @@ __all__ = [
 ]
 
 
-class _Commands(TyperGroup):
-    """The command group: an error incidentlib raises on purpose is one line on stderr and exit 1."""
+# The commands in the order a newcomer meets them, as `incidentlib --help` lists them: make a library
+# (or try the demo), fill it, run the flows, review, publish, serve; the rest after. A command not named
+# here comes last, in the order it was defined.
+COMMAND_ORDER = (
+    "init",
+    "demo",
+    "add",
+    "discover",
+    "candidates",
+    "crawl",
+    "archive",
+    "queue",
+    "show",
+    "edit",
+    "set",
+    "assist",
+    "write",
+    "approve",
+    "request-changes",
+    "reject",
+    "reopen",
+    "promote",
+    "reviewer",
+    "web",
+    "serve",
+    "status",
+    "refresh",
+    "links",
+    "validate",
+    "fmt",
+    "extract",
+    "schema",
+    "config",
+    "deploy",
+    "stand-in",
+)
 
-    def invoke(self, ctx: Any) -> Any:  # click's Context, which typer vendors privately
+
+def _plain_metavar(param: Any) -> None:
+    """Show a switch or a counted flag (`--json`, `-v`) with no type, where typer 0.29 prints `<bool>`
+    and `<int>` though it takes none."""
+    if param.metavar is None and isinstance(param, TyperOption) and (param.is_flag or param.count):
+        param.metavar = ""
+
+
+def _usage_pieces(command: Any, ctx: Any) -> list[str]:
+    """The usage line after the command's name, click's way: `[OPTIONS] URL [FOLDER]`, each argument by its
+    name in capitals (typer 0.29 prints `{url}`), one that may be left out in brackets, one that repeats
+    followed by `...`. (Beside its help, an argument keeps its name as it is: `url`.)"""
+    pieces = [command.options_metavar] if command.options_metavar else []
+    for param in command.get_params(ctx):
+        if isinstance(param, TyperArgument):
+            name = (param.metavar or param.name.upper()) + ("..." if param.nargs != 1 else "")
+            pieces.append(name if param.required else f"[{name}]")
+        else:
+            pieces += param.get_usage_pieces(ctx)
+    return pieces
+
+
+class Command(TyperCommand):
+    """A command: its help names its arguments and flags as the manual does (`_usage_pieces`,
+    `_plain_metavar`)."""
+
+    def get_params(self, ctx: Any) -> list[Any]:  # click's Context and Parameter, which typer vendors privately
+        params = super().get_params(ctx)
+        for param in params:
+            _plain_metavar(param)
+        return params
+
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        return _usage_pieces(self, ctx)
+
+
+class Commands(TyperGroup):
+    """A group of commands: help as `Command`'s, the commands in COMMAND_ORDER, and an error incidentlib
+    raises on purpose is one line on stderr and exit 1."""
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        params = super().get_params(ctx)
+        for param in params:
+            _plain_metavar(param)
+        return params
+
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        return [*_usage_pieces(self, ctx), self.subcommand_metavar]
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        names = super().list_commands(ctx)
+        known = [name for name in COMMAND_ORDER if name in names]
+        return known + [name for name in names if name not in known]
+
+    def invoke(self, ctx: Any) -> Any:
         try:
             return super().invoke(ctx)
         except IncidentlibError as exc:
@@ -62,8 +157,18 @@ class _Commands(TyperGroup):
             raise typer.Exit(exc.exit_status) from None
 
 
-app = typer.Typer(
-    cls=_Commands,
+class Typer(typer.Typer):
+    """typer.Typer whose commands are `Command`s and whose groups are `Commands` (every group of the
+    command line is made with it)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(cls=Commands, **kwargs)
+
+    def command(self, name: str | None = None, *, cls: type[TyperCommand] | None = None, **kwargs: Any) -> Any:
+        return super().command(name, cls=cls or Command, **kwargs)
+
+
+app = Typer(
     name="incidentlib",
     help="Turn public postmortems into a curated, reviewed library of incident cases.",
     no_args_is_help=True,
@@ -130,7 +235,8 @@ def _global_options(
 
 
 def read_settings(root: Path | None) -> Settings:
-    """The settings (environment, incidentlib.env, defaults), a bad value as one line naming it."""
+    """The settings of data root `root` (the environment, its incidentlib.env, the working folder's,
+    the defaults: pipeline.settings), a bad value as one line naming it."""
     try:
         return Settings(root=root) if root is not None else Settings()
     except ValidationError as exc:
@@ -160,6 +266,25 @@ def load_settings(root: Path | None) -> Settings:
 
 def open_store(root: Path | None) -> Store:
     return Store.from_settings(load_settings(root))
+
+
+# The exit statuses of every command (docs/commands.md tells them). 0: done, or nothing to do; 1: an error
+# stopped it (one `Error:` line); 2: not a data root, or a command line that click refused; 130 and 143: a
+# signal stopped it (pipeline.interrupt). A run over many sources, feeds or drafts that went through but
+# not for all of them: 3 when some failed and others went through, 4 when every one it tried failed.
+SOME_FAILED = 3
+ALL_FAILED = 4
+
+
+def outcome_status(outcomes: Iterable[str], failed: Collection[str], untried: Collection[str] = ()) -> int:
+    """The exit status of a run from its items' outcomes: 0 when none failed (none tried included), else
+    SOME_FAILED, or ALL_FAILED when every item tried failed. `untried` outcomes (deferred, not due,
+    waiting) were not tried this time: they count neither way."""
+    tried = [outcome for outcome in outcomes if outcome not in untried]
+    failures = sum(1 for outcome in tried if outcome in failed)
+    if not failures:
+        return 0
+    return ALL_FAILED if failures == len(tried) else SOME_FAILED
 
 
 def count(n: int, plural: str) -> str:

@@ -17,11 +17,13 @@ from pipeline import candidates as candidating
 from pipeline.cli.common import (
     JsonOption,
     RootOption,
+    Typer,
     app,
     count,
     flow_server,
     load_settings,
     open_store,
+    outcome_status,
     print_table,
 )
 from pipeline.discover import DISCOVERED_FILE, DiscoverRun, select_feeds
@@ -48,6 +50,7 @@ def discover(
     Every feed is read with a conditional request: an unchanged feed downloads nothing. A feed with
     its own schedule is read only when due, unless named with --feed. Sources a feed with auto_accept
     registered, and registered sources whose entry changed, are crawled next (unless --no-crawl).
+    Exit status 3 when some feeds (or sources crawled) failed, 4 when every one tried failed.
     """
     settings = load_settings(root)
     if feed:  # a name that is no feed's is one line here, not a failed flow run and its traceback
@@ -58,7 +61,14 @@ def discover(
         run = flows.run(flows.discover, DiscoverRun, root=str(settings.root), feeds=feed, crawl_found=not no_crawl)
     if as_json:
         typer.echo(json.dumps(run.to_dict(), indent=2, ensure_ascii=False))
-        return
+    else:
+        _print_discover(run)
+    outcomes: list[str] = [feed.outcome for feed in run.report.feeds]
+    outcomes += [source.outcome for source in run.crawl.sources] if run.crawl is not None else []
+    raise typer.Exit(outcome_status(outcomes, failed={"failed"}, untried={"not_due", "deferred", "skipped"}))
+
+
+def _print_discover(run: DiscoverRun) -> None:
     report = run.report
     for fault in report.faults:
         typer.echo(f"feeds: {fault}", err=True)
@@ -77,7 +87,7 @@ def discover(
         typer.echo("see them with: incidentlib candidates")
 
 
-candidates_app = typer.Typer(
+candidates_app = Typer(
     name="candidates",
     help="The pages the feeds proposed (sources/candidates.yaml): list them, accept or dismiss them.",
     invoke_without_command=True,

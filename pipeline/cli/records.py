@@ -55,7 +55,8 @@ def init(
         typer.Argument(help="The folder to make a data root of; made if missing.", show_default="current folder"),
     ] = None,
 ) -> None:
-    """Make a data root: sources/, drafts/ and cases/, a .gitignore for its state, a commented starter registry.
+    """Make a data root: sources/, drafts/ and cases/, a .gitignore for its state, a commented starter registry,
+    and incidentlib.env, its settings file (every setting commented out at its default; no secret).
 
     Safe to run again: a file or folder already there is kept as it is, never overwritten.
     """

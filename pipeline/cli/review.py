@@ -30,6 +30,7 @@ from pipeline.cli.common import (
     JsonOption,
     RootOption,
     app,
+    count,
     load_settings,
     open_store,
     use_known_server,
@@ -159,7 +160,12 @@ def reopen(
 @app.command("set")
 def set_(
     draft_id: DraftArgument,
-    field: Annotated[str, typer.Argument(help="A field, or a dotted path: summary.ko, impact.scope, components.")],
+    field: Annotated[
+        str,
+        typer.Argument(
+            help="A field, or a dotted path: summary.en (a text in one language), impact.scope, components."
+        ),
+    ],
     value: Annotated[str, typer.Argument(help="The value: JSON (a list, an object, null) or plain text.")],
     by: ByOption = None,
     root: RootOption = None,
@@ -312,6 +318,9 @@ def queue(
     if as_json:
         typer.echo(json.dumps([asdict(e) for e in entries], indent=2, ensure_ascii=False))
         return
+    if not entries:
+        typer.echo(_empty_queue(Store.from_settings(settings)))
+        return
     table = Table(title=f"queue ({len(entries)} drafts)")
     for column in ("id", "state", "org", "age", "title", "lacks"):
         table.add_column(column)
@@ -327,6 +336,15 @@ def queue(
         )
         table.add_row(*(Text(cell) for cell in cells))  # page and person text, never read as markup
     Console(width=200).print(table)
+
+
+def _empty_queue(store: Store) -> str:
+    """What an empty queue says: that no draft matches the filters, or that there is none yet and how
+    drafts come."""
+    drafts = len(store.ids("draft"))
+    if drafts:
+        return f"no draft matches these filters (of {count(drafts, 'drafts')} in drafts/)"
+    return "the queue is empty: no draft yet; add a source with `incidentlib add URL`, then `incidentlib crawl`"
 
 
 @app.command()

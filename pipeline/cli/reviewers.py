@@ -14,10 +14,10 @@ from typing import Annotated
 import typer
 
 from pipeline import reviewers
-from pipeline.cli.common import JsonOption, RootOption, app, open_store
+from pipeline.cli.common import JsonOption, RootOption, Typer, app, open_store
 from pipeline.errors import ReviewerError
 
-reviewer_app = typer.Typer(
+reviewer_app = Typer(
     name="reviewer",
     help=(
         "Manage who may sign in to the reviewer's web page: add, password, remove, list. The accounts are "

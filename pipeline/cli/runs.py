@@ -1,7 +1,8 @@
 """Commands that run the pipeline's flows by hand: crawl, archive, refresh, promote; the demo.
 
 Each runs one Prefect flow (pipeline.flows) and prints the typed report it returns:
-a summary table, or the whole report with --json. Prefect is imported only here, by the
+a summary table, or the whole report with --json; its exit status follows the outcomes
+(common.outcome_status, docs/commands.md#exit-status). Prefect is imported only here, by the
 commands that run flows, after the settings have chosen its server.
 """
 
@@ -22,6 +23,7 @@ from pipeline.cli.common import (
     flow_progress,
     flow_server,
     load_settings,
+    outcome_status,
     print_table,
     verbosity,
 )
@@ -45,10 +47,10 @@ def _run_flow(
     kind: type[R],
     *,
     progress: bool = True,
-) -> R | None:
-    """Run one flow on the data root, with a progress bar unless quiet; with --json, print its
-    report and give None, else give the report (of type `kind`) to print. A run a signal
-    stopped raises Interrupted; a run that failed raises its error."""
+) -> R:
+    """Run one flow on the data root, with a progress bar unless quiet, and give its report (of
+    type `kind`); with --json, printed. A run a signal stopped raises Interrupted; a run that
+    failed raises its error."""
     with flow_server(settings), flow_progress(progress and not as_json and verbosity() == 0):
         from pipeline import flows  # Prefect reads its settings once, when imported: after the server is chosen
 
@@ -56,7 +58,6 @@ def _run_flow(
         report = flows.run(flow_, kind, root=str(settings.root))
     if as_json:
         typer.echo(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
-        return None
     return report
 
 
@@ -65,14 +66,23 @@ def crawl(root: RootOption = None, as_json: JsonOption = False) -> None:
     """Fetch every source in the registry, extract it, and write or update its draft (a Prefect flow run).
 
     Unchanged pages download nothing and write nothing; text a person edited in a draft
-    is kept. Each source's outcome is logged as it finishes; a summary ends the run.
+    is kept. Each source's outcome is logged as it finishes; a summary ends the run: `new`
+    is a source's first text, `drafts written` the drafts given text from their page.
+    Exit status 3 when some sources failed, 4 when every source tried failed.
     """
     run = _run_flow("crawl", load_settings(root), as_json, CrawlRun)
-    if run is None:
-        return
+    if not as_json:
+        _print_crawl(run)
+    outcomes = [source.outcome for source in run.report.sources]
+    raise typer.Exit(outcome_status(outcomes, failed={"failed"}, untried={"deferred", "skipped"}))
+
+
+def _print_crawl(run: CrawlRun) -> None:
     for fault in run.registry_faults:
         typer.echo(f"registry: {fault}", err=True)
     report = run.report
+    if not report.sources:
+        typer.echo("the registry lists no source: add one with `incidentlib add URL`", err=True)
     rows = list(report.counts().items())
     rows += [("requests sent", report.requests), ("bodies downloaded", report.bodies)]
     rows += [("drafts written", report.writes)]
@@ -90,10 +100,16 @@ def archive(root: RootOption = None, as_json: JsonOption = False) -> None:
 
     Without keys (INCIDENTLIB_WAYBACK_ACCESS_KEY, INCIDENTLIB_WAYBACK_SECRET_KEY) existing
     captures are looked up and the rest wait. Interrupted, it carries on where it stopped.
+    Exit status 3 when some captures failed, 4 when every one tried failed (a source that
+    waits for the next run is no failure).
     """
     report = _run_flow("archive", load_settings(root), as_json, ArchiveReport)
-    if report is None:
-        return
+    if not as_json:
+        _print_archive(report)
+    raise typer.Exit(outcome_status([s.outcome for s in report.sources], failed={"failed"}, untried={"waiting"}))
+
+
+def _print_archive(report: ArchiveReport) -> None:
     if report.busy:
         typer.echo(
             "another archive run of this data root is capturing: nothing done, the sources wait for the next run",
@@ -109,29 +125,37 @@ def archive(root: RootOption = None, as_json: JsonOption = False) -> None:
 
 @app.command()
 def promote(root: RootOption = None, as_json: JsonOption = False) -> None:
-    """Publish every approved, complete draft as a case (a Prefect flow run); say what the others lack."""
+    """Publish every approved, complete draft as a case (a Prefect flow run); say what the others lack.
+
+    Exit status 3 when some approved drafts could not be published (they lack something), 4 when none could.
+    """
     report = _run_flow("promote", load_settings(root), as_json, PromoteReport, progress=False)
-    if report is None:
-        return
-    for entry in report.drafts:
-        if entry.outcome == "incomplete":
-            typer.echo(f"{entry.draft_id}: not published, missing {', '.join(entry.missing)}")
-        elif entry.outcome in ("published", "updated"):
-            typer.echo(f"{entry.draft_id}: {entry.outcome} as cases/{entry.case_id}.json")
-    print_table("promote", list(report.counts().items()))
+    if not as_json:
+        for entry in report.drafts:
+            if entry.outcome == "incomplete":
+                typer.echo(f"{entry.draft_id}: not published, missing {', '.join(entry.missing)}")
+            elif entry.outcome in ("published", "updated"):
+                typer.echo(f"{entry.draft_id}: {entry.outcome} as cases/{entry.case_id}.json")
+        print_table("promote", list(report.counts().items()))
+    outcomes = [entry.outcome for entry in report.drafts]
+    raise typer.Exit(outcome_status(outcomes, failed={"incomplete"}, untried={"skipped"}))
 
 
 @app.command()
 def refresh(root: RootOption = None, as_json: JsonOption = False) -> None:
-    """Check every source of every draft and case: alive, moved or gone; re-archive what changed (a flow run)."""
+    """Check every source of every draft and case: alive, moved or gone; re-archive what changed (a flow run).
+
+    Exit status 3 when some links could not be checked, 4 when none could (a link gone, moved or
+    blocked is a finding, not a failure: `incidentlib links --status gone` lists them).
+    """
     report = _run_flow("refresh", load_settings(root), as_json, RefreshReport)
-    if report is None:
-        return
-    for source in report.sources:
-        if source.outcome in ("gone", "moved", "blocked", "failed"):
-            extra = source.moved_to or source.reason or ""
-            typer.echo(f"{source.outcome} {source.url} {extra}".rstrip())
-    print_table("refresh", list(report.counts().items()))
+    if not as_json:
+        for source in report.sources:
+            if source.outcome in ("gone", "moved", "blocked", "failed"):
+                extra = source.moved_to or source.reason or ""
+                typer.echo(f"{source.outcome} {source.url} {extra}".rstrip())
+        print_table("refresh", list(report.counts().items()))
+    raise typer.Exit(outcome_status([s.outcome for s in report.sources], failed={"failed"}, untried={"waiting"}))
 
 
 @app.command()

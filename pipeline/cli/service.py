@@ -28,7 +28,7 @@ from pipeline.cli.common import (
 )
 from pipeline.errors import SettingsError
 from pipeline.prefect_env import prefect_environment
-from pipeline.settings import Settings
+from pipeline.settings import SETTINGS_FILE, Settings, settings_files
 from pipeline.status import status as library_status
 from pipeline.store import Store
 
@@ -44,7 +44,7 @@ def serve(
         str | None, typer.Option(metavar="HOST:PORT", help="Serve the reviewer's web page beside, e.g. 127.0.0.1:8000.")
     ] = None,
 ) -> None:
-    """Run the flows on their schedules until stopped (Ctrl-C): crawl, archive, refresh, and promote.
+    """Run the five flows on their schedules until stopped (Ctrl-C): discover, crawl, archive, refresh and promote.
 
     Uses the Prefect server PREFECT_API_URL names; with none, starts one here (SQLite under
     the data root's .incidentlib/prefect/), prints its UI address and stops it on exit.
@@ -92,11 +92,12 @@ def deploy(
         ),
     ] = None,
 ) -> None:
-    """Create the same deployments, with their schedules, on a work pool of the server PREFECT_API_URL names.
+    """Create the five deployments, with their schedules, on a work pool of the server PREFECT_API_URL names.
 
     Workers (`prefect worker start --pool NAME`) on any machine with incidentlib installed
-    then run them. With INCIDENTLIB_CAPTURE_LIMIT set, that global concurrency limit is
-    created too, for the workers' captures to share one rate.
+    then run them. With INCIDENTLIB_CAPTURE_LIMIT set here (where deploy runs, as well as on
+    the workers), that global concurrency limit is created too, for the workers' captures to
+    share one rate. Run deploy again after turning it on or changing a schedule.
     """
     settings = read_settings(root)
     api_url = os.environ.get("PREFECT_API_URL")
@@ -201,7 +202,8 @@ def status(root: RootOption = None, as_json: JsonOption = False) -> None:
 
 @app.command()
 def config(root: RootOption = None, as_json: JsonOption = False) -> None:
-    """Print the effective settings (environment, incidentlib.env, defaults), secrets masked."""
+    """Print the effective settings (environment, the data root's incidentlib.env, the working folder's,
+    defaults), each with where it came from, secrets masked."""
     settings = read_settings(root)
     values = {}
     for name, value in settings:
@@ -214,6 +216,7 @@ def config(root: RootOption = None, as_json: JsonOption = False) -> None:
         return
     # NAME=value lines, as the environment and incidentlib.env spell them, each with its origin.
     fields = type(settings).model_fields
+    files = _settings_file_names(settings.root)
     for name, value in values.items():
         env = f"INCIDENTLIB_{name.upper()}" if name in fields else "PREFECT_API_URL"
         if name == "root" and root is not None:
@@ -221,7 +224,7 @@ def config(root: RootOption = None, as_json: JsonOption = False) -> None:
         elif env in os.environ:
             origin = "environment"
         elif name in settings.model_fields_set:
-            origin = "incidentlib.env"
+            origin = next((label for label, names in files if env in names), SETTINGS_FILE)
         elif name in fields:
             origin = "default"
         else:
@@ -230,12 +233,26 @@ def config(root: RootOption = None, as_json: JsonOption = False) -> None:
         typer.echo(f"{env}={shown}  # {origin}")
 
 
+def _settings_file_names(root: Path) -> list[tuple[str, set[str]]]:
+    """The settings files read, the one that wins first, each as `config` names it (the working
+    folder's as incidentlib.env, the data root's by its path) with the names it sets, in capitals."""
+    from dotenv import dotenv_values
+
+    here = Path(SETTINGS_FILE).resolve()
+    return [
+        (SETTINGS_FILE if path == here else str(path), {key.upper() for key in dotenv_values(path)})
+        for path in settings_files(root)
+        if path.is_file()
+    ]
+
+
 def _serve_web(settings: Settings, where: str) -> None:
     """The review page in a thread of this process, stopped with it."""
     import threading
 
     import uvicorn
 
+    from pipeline.cli.web import say_how_to_sign_in
     from pipeline.web import create_app
 
     host, _, port = where.rpartition(":")
@@ -245,3 +262,4 @@ def _serve_web(settings: Settings, where: str) -> None:
     server = uvicorn.Server(config)
     threading.Thread(target=server.run, name="web", daemon=True).start()
     typer.echo(f"review page: http://{host or '127.0.0.1'}:{port}/")
+    say_how_to_sign_in(settings)
