@@ -12,6 +12,7 @@ With INCIDENTLIB_SCREENSHOTS=DIR the picture tests save `queue.png`, `draft.png`
 
 from __future__ import annotations
 
+import contextvars
 import json
 import os
 import re
@@ -621,12 +622,15 @@ LANDINGS = """() => [...document.querySelectorAll(".fields .evidence a.mark-ref"
 
 
 def test_a_tour_of_the_demos_library_finds_every_evidence_link_landing_and_every_field_of_each_case(
-    browsers: Callable[..., Page], tmp_path: Path
+    browsers: Callable[..., Page], tmp_path: Path, prefect_api: None
 ) -> None:
+    # The demo's flows report to the session's Prefect server (prefect_api), as the demo's own tests'
+    # do: this worker has imported Prefect already, and a server of the demo's own would be refused.
     library = tmp_path / "demo"
-    # In a thread of its own: Playwright's sync API keeps an event loop running in this one.
+    # In a thread of its own: Playwright's sync API keeps an event loop running in this one. The thread
+    # runs in a copy of this one's context, where Prefect's settings name the session's server.
     with ThreadPoolExecutor(1) as pool:
-        pool.submit(run_demo, library, lambda line: None).result()
+        pool.submit(contextvars.copy_context().run, run_demo, library, lambda line: None).result()
     store = Store(library)
     drafts, cases = sorted(store.drafts(), key=lambda d: d.id), sorted(store.cases(), key=lambda c: c.id)
     assert drafts, "the demo left no draft"
