@@ -249,6 +249,14 @@ def test_add_appends_to_the_registry_and_refuses_a_duplicate(cli: Callable, root
     again = run_installed("add", "https://EXAMPLE.org/pm/1#summary", "--root", str(root))
     assert again.returncode == 1
     assert again.stderr == "Error: https://EXAMPLE.org/pm/1#summary is already registered at sources/starter.yaml:2\n"
+    # Registered by its canonical URL, as discovery registers a feed's pages; the spelling given is said.
+    tracked = cli("add", "https://example.org/pm/./4?utm_source=feed&id=4#top", "--root", str(root))
+    assert tracked.exit_code == 0, tracked.stdout
+    assert tracked.stdout == (
+        "added https://example.org/pm/4?id=4 to sources/added.yaml "
+        "(written https://example.org/pm/./4?utm_source=feed&id=4#top)\n"
+    )
+    assert "- url: https://example.org/pm/4?id=4\n" in (root / "sources" / "added.yaml").read_text()
     bad = run_installed("add", "https://example.org/pm/3", "--kind", "podcast", "--root", str(root))
     assert bad.returncode == 1 and bad.stderr.startswith("Error: add: kind: unknown source kind 'podcast'; known: ")
     assert cli("validate", "--root", str(root)).exit_code == 0

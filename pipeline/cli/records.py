@@ -22,8 +22,9 @@ from pipeline.cli.common import (
     read_settings,
 )
 from pipeline.crawl import extract_one
-from pipeline.errors import InvalidRecord
+from pipeline.errors import DuplicateSource, InvalidRecord
 from pipeline.fmt import fmt as fmt_records
+from pipeline.ids import canonical_url
 from pipeline.models import SCHEMA_MODELS, LinkStatus, SourceEntry, json_schema
 from pipeline.records import dump_record, faults_from
 from pipeline.store import Store, init_data_root
@@ -141,11 +142,21 @@ def add(
     """Append a source to the registry; a URL already registered (in any spelling) is refused and named."""
     store = open_store(root)
     try:
-        entry = SourceEntry(url=url, org=org, kind=kind, title=title, date=date)
+        # Registered as discovery registers what a feed lists: by its canonical URL (no tracking
+        # parameters, no dot segments, no fragment), which is what a draft's id and the case carry.
+        canonical = canonical_url(url)
+    except ValueError:
+        canonical = url  # a URL the model refuses, and says why, below
+    try:
+        entry = SourceEntry(url=canonical, org=org, kind=kind, title=title, date=date)
     except ValidationError as exc:
         raise InvalidRecord(faults_from(exc, "add")) from None
-    path = store.add_source(entry, to)
-    typer.echo(f"added {url} to {store.label(path)}")
+    try:
+        path = store.add_source(entry, to)
+    except DuplicateSource as exc:
+        raise DuplicateSource(url, exc.where) from None  # in the operator's own spelling
+    spelled = f" (written {url})" if canonical != url else ""
+    typer.echo(f"added {canonical} to {store.label(path)}{spelled}")
 
 
 @app.command()
