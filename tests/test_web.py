@@ -207,7 +207,8 @@ def test_an_edit_is_saved_with_its_diff_and_the_writer_cannot_approve_it(site: T
     assert store.read_draft(DRAFT_ID).review.reviewed_by == "bob"
 
 
-def test_a_stale_save_is_refused_and_shows_the_other_change(site: TestClient, store: Store) -> None:
+def _form_bob_saved_over(site: TestClient) -> dict[str, Any]:
+    """The draft's form as ann loaded it, made stale by bob saving a change of his meanwhile."""
     sign_in(site, "ann")
     stale = form_of(site)
     other = TestClient(site.app, follow_redirects=False)
@@ -215,6 +216,11 @@ def test_a_stale_save_is_refused_and_shows_the_other_change(site: TestClient, st
     theirs = form_of(other)
     theirs["impact.users"] = "all API users"
     assert other.post(f"/drafts/{DRAFT_ID}/save", data=theirs).status_code == 303
+    return stale
+
+
+def test_a_stale_save_is_refused_and_shows_the_other_change(site: TestClient, store: Store) -> None:
+    stale = _form_bob_saved_over(site)
     stale["lessons.en"] = "Mine."
     answer = site.post(f"/drafts/{DRAFT_ID}/save", data=stale)
     assert answer.status_code == 409
@@ -872,13 +878,7 @@ def test_the_case_page_follows_the_model_not_a_list(make_case: Any) -> None:
 
 def test_a_stale_save_lists_what_was_typed_as_text_language_by_language(site: TestClient, store: Store) -> None:
     store.update_draft(DRAFT_ID, lambda d: d.model_copy(update={"symptoms_text": None}))
-    sign_in(site, "ann")
-    stale = form_of(site)
-    other = TestClient(site.app, follow_redirects=False)
-    sign_in(other, "bob")
-    theirs = form_of(other)
-    theirs["impact.users"] = "all API users"
-    assert other.post(f"/drafts/{DRAFT_ID}/save", data=theirs).status_code == 303
+    stale = _form_bob_saved_over(site)
     stale["symptoms_text.en"] = "Default NCCL timeout"
     stale["symptoms_text.ko"] = "기본 NCCL 타임아웃"
     answer = site.post(f"/drafts/{DRAFT_ID}/save", data=stale)
