@@ -4,14 +4,22 @@ The rule everything here follows: **only a source's own answer can fail it.** Th
 answers about three things, and each is treated as it deserves:
 
 - the source's own answer for good (not found, gone, blocked, an invalid URL, too many
-  redirects, too large): the source fails, and is not tried again (`SOURCE_FAILS`);
-- the source's server misbehaving now (a bad gateway, a read timeout): an attempt is
-  counted, and the source fails after `max_capture_attempts` of them (`SOURCE_TROUBLE`);
+  redirects, too large, its server's 400 or 405): the source fails, and is not tried again
+  (`SOURCE_FAILS`);
+- the source's server misbehaving now (a bad gateway, a read timeout, its 501, 505 or 509):
+  an attempt is counted, and the source fails after `max_capture_attempts` of them
+  (`SOURCE_TROUBLE`);
 - the account's or the service's trouble (a session limit, a quota, a 429, a refused
   connection, a timeout, a 5xx, a page where the API was due, a start put off by an hour,
-  the service's own failures): the source waits with the reason, uses no attempt, and a
-  later run tries again. When the account or the service is out (no keys, refused keys, the
-  day's quota, the service unreachable), the run stops submitting and says so once.
+  the service's own failures, a job that captured nothing or ended without a code): the
+  source waits with the reason, uses no attempt, and a later run tries again. When the
+  account or the service is out (no keys, refused keys, the day's quota, the client's IP
+  blocked, the service unreachable), the run stops submitting and says so once (`RUN_OUT`);
+  when the archive pauses the source's host, at the submit or at the job's end, the host's
+  other sources wait unsubmitted (`HOST_PAUSES`).
+
+`judgement` is the rule; the manual's table of every Save Page Now code (docs/archive.md) is
+checked against it.
 
 Capture sessions are the account's: `/save/status/user` says how many are free; it is read
 before submitting and again when a session frees, no more jobs are started than are free,
@@ -43,13 +51,26 @@ from pipeline.reasons import Reason
 from pipeline.settings import Settings
 from pipeline.wayback import CdxResult, CdxRow, JobState, SpnAnswer, WaybackClient, snapshot_url
 
-__all__ = ["SOURCE_FAILS", "SOURCE_TROUBLE", "Archiver", "Outcome", "Step", "waits_for_service"]
+__all__ = [
+    "HOST_PAUSES",
+    "RUN_OUT",
+    "SOURCE_FAILS",
+    "SOURCE_TROUBLE",
+    "Archiver",
+    "Judgement",
+    "Outcome",
+    "Step",
+    "judgement",
+    "waits_for_service",
+]
 
 _log = logging.getLogger("incidentlib.archive")
 
 Outcome = Literal["captured", "reused", "confirmed", "submitted", "unconfirmed", "waiting", "failed"]
 
-# The source's own answer, for good: it fails, and is not tried again.
+# The rule, in one place (the manual's table of every code, docs/archive.md, is checked against it):
+# only a source's own answer fails it or counts against it; anything else waits.
+# The source's own answer, for good (a 4xx of its server, or the like): it fails, and is not tried again.
 SOURCE_FAILS = frozenset(
     {
         Reason.NOT_FOUND,
@@ -62,9 +83,12 @@ SOURCE_FAILS = frozenset(
         Reason.TOO_MANY_REDIRECTS,
         Reason.FILESIZE_LIMIT,
         Reason.ARCHIVED_ERROR_PAGE,
+        Reason.BAD_REQUEST,
+        Reason.METHOD_NOT_ALLOWED,
+        Reason.FTP_ACCESS_DENIED,
     }
 )
-# The source's server misbehaving now: worth another try later; each counts an attempt.
+# The source's server misbehaving now (its 5xx, a broken answer): worth another try later; each counts an attempt.
 SOURCE_TROUBLE = frozenset(
     {
         Reason.BAD_GATEWAY,
@@ -73,13 +97,47 @@ SOURCE_TROUBLE = frozenset(
         Reason.INVALID_SERVER_RESPONSE,
         Reason.PROTOCOL_ERROR,
         Reason.READ_TIMEOUT,
+        Reason.NOT_IMPLEMENTED,
+        Reason.HTTP_VERSION_NOT_SUPPORTED,
+        Reason.BANDWIDTH_LIMIT_EXCEEDED,
         Reason.SPN_UNKNOWN,
     }
 )
 # The account or the service out: the run stops submitting (said once); every source waits.
-_RUN_OUT = frozenset(
-    {Reason.NO_KEYS, Reason.BAD_KEYS, Reason.NO_CAPTURE_LIMIT, Reason.ACCOUNT_QUOTA, Reason.SERVICE_UNREACHABLE}
+RUN_OUT = frozenset(
+    {
+        Reason.NO_KEYS,
+        Reason.BAD_KEYS,
+        Reason.NO_CAPTURE_LIMIT,
+        Reason.ACCOUNT_QUOTA,
+        Reason.SERVICE_UNREACHABLE,
+        Reason.BLOCKED_CLIENT_IP,
+    }
 )
+# The archive paused captures of the source's host: its other sources wait unsubmitted this run.
+HOST_PAUSES = frozenset({Reason.HOST_QUOTA})
+
+Judgement = Literal["fails", "attempt", "stops submitting", "pauses the host", "waits"]
+
+
+def judgement(reason: Reason) -> Judgement:
+    """What a run does with a source whose submit or job ended with `reason` (module docstring)."""
+    if reason in SOURCE_FAILS:
+        return "fails"
+    if reason in SOURCE_TROUBLE:
+        return "attempt"
+    if reason in RUN_OUT:
+        return "stops submitting"
+    if reason in HOST_PAUSES:
+        return "pauses the host"
+    return "waits"
+
+
+# What the run says once when a refusal stops its submits.
+_OUT_WHY = {
+    Reason.ACCOUNT_QUOTA: "the account's daily captures are used up",
+    Reason.BLOCKED_CLIENT_IP: "the archive blocks this client's IP address",
+}
 # How many calls in a row may meet the service's trouble before the run takes it for out.
 _OUT_AFTER = 3
 # A job's status is kept about an hour by the service; an older one answers "pending" forever.
@@ -456,9 +514,8 @@ class Archiver:
 
     async def _refused(self, url: str, state: ArchiveState, answer: SpnAnswer, submitted_at: datetime) -> Step | None:
         """The submit was answered with an error: whose trouble it is decides the source's state."""
-        reason, detail = answer.error or Reason.SPN_UNKNOWN, answer.detail
+        reason, detail = answer.error or Reason.SERVICE_ERROR, answer.detail
         self.sessions.give_back(job_ended=False)
-        cleared = {"job_submitted_at": None}
         if reason == Reason.USER_SESSION_LIMIT:
             self.sessions.refused()
             return None
@@ -466,22 +523,22 @@ class Archiver:
             row = await self.newest(url, submitted_at.replace(hour=0, minute=0, second=0, microsecond=0))
             if row is not None:
                 return _from_row(state, row, outcome="reused", url=url)
-            return _waiting(state, Reason.CAPTURED_TODAY_NOT_YET_VISIBLE, **cleared)
-        if reason == Reason.ACCOUNT_QUOTA:
-            self.stop_submitting(reason, f"the account's daily captures are used up ({detail})")
-            return _waiting(state, reason, detail, **cleared)
-        if reason == Reason.HOST_QUOTA:
+            return _waiting(state, Reason.CAPTURED_TODAY_NOT_YET_VISIBLE, job_submitted_at=None)
+        return self._judged(url, state, reason, detail)
+
+    def _judged(self, url: str, state: ArchiveState, reason: Reason, detail: str | None) -> Step:
+        """A job's or a submit's error, by whose trouble it is (`judgement`)."""
+        judged = judgement(reason)
+        if judged == "fails":
+            return _failed(state, reason, detail)
+        if judged == "attempt":
+            return _attempted(state, reason, detail, self.settings.max_capture_attempts)
+        if judged == "stops submitting":
+            why = _OUT_WHY.get(reason, "the archive refuses this account's captures")
+            self.stop_submitting(reason, f"{why} ({detail})" if detail else why)
+        elif judged == "pauses the host" and _host(url) not in self.paused_hosts:
             self.paused_hosts.add(_host(url))
             _log.warning("archive: captures of %s are paused by the archive; its sources wait", _host(url))
-            return _waiting(state, reason, detail, **cleared)
-        return self._judged(state, reason, detail)
-
-    def _judged(self, state: ArchiveState, reason: Reason, detail: str | None) -> Step:
-        """A job's or a submit's error, by whose trouble it is."""
-        if reason in SOURCE_FAILS:
-            return _failed(state, reason, detail)
-        if reason in SOURCE_TROUBLE:
-            return _attempted(state, reason, detail, self.settings.max_capture_attempts)
         return _waiting(state, reason, detail, job_id=None, job_submitted_at=None)
 
     async def poll(
@@ -524,7 +581,7 @@ class Archiver:
                 link = snapshot_url(job.timestamp, original, self.settings.wayback_public_url)
                 return _captured(state, link, original, outcome="captured", confirmed=False, url=url)
             if job is not None and job.status == "error":
-                return self._judged(state, job.error or Reason.SPN_UNKNOWN, job.detail)
+                return self._judged(url, state, job.error or Reason.SERVICE_ERROR, job.detail)
             expired = utc_now() - submitted_at >= _JOB_MEMORY
             if expired or loop.time() >= deadline:
                 if expired:  # the service forgot the job: did it capture?

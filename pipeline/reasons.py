@@ -114,6 +114,15 @@ class Reason(StrEnum):
     UNAUTHORIZED = "unauthorized"
     BLOCKED = "blocked"
     FILESIZE_LIMIT = "filesize-limit"
+    BAD_REQUEST = "bad-request"
+    METHOD_NOT_ALLOWED = "method-not-allowed"
+    FTP_ACCESS_DENIED = "ftp-access-denied"
+    NOT_IMPLEMENTED = "not-implemented"
+    HTTP_VERSION_NOT_SUPPORTED = "http-version-not-supported"
+    BANDWIDTH_LIMIT_EXCEEDED = "bandwidth-limit-exceeded"
+    NETWORK_AUTHENTICATION_REQUIRED = "network-authentication-required"
+    BLOCKED_CLIENT_IP = "blocked-client-ip"
+    NO_CAPTURES = "no-captures"
     SPN_UNKNOWN = "spn-unknown"
     ARCHIVED_ERROR_PAGE = "archived-error-page"
     # ---------------------------------------------------------- keeping links current
@@ -248,6 +257,15 @@ MEANINGS: dict[Reason, str] = {
     Reason.UNAUTHORIZED: "the archive: the page asks for credentials",
     Reason.BLOCKED: "the archive: the site blocks the archive's crawler",
     Reason.FILESIZE_LIMIT: "the archive: the document is too large to capture",
+    Reason.BAD_REQUEST: "the archive: the page's server refused the request as malformed (HTTP 400)",
+    Reason.METHOD_NOT_ALLOWED: "the archive: the page's server does not allow the request's method (HTTP 405)",
+    Reason.FTP_ACCESS_DENIED: "the archive: the FTP server refused access to the resource",
+    Reason.NOT_IMPLEMENTED: "the archive: the page's server cannot handle the request's method (HTTP 501)",
+    Reason.HTTP_VERSION_NOT_SUPPORTED: "the archive: the page's server refused the HTTP version (HTTP 505)",
+    Reason.BANDWIDTH_LIMIT_EXCEEDED: "the archive: the page's server is over its bandwidth (HTTP 509)",
+    Reason.NETWORK_AUTHENTICATION_REQUIRED: "the archive: a network proxy on its way asked it to log in (HTTP 511)",
+    Reason.BLOCKED_CLIENT_IP: "the archive blocks this client's IP address (a spam list): it waits",
+    Reason.NO_CAPTURES: "the archive captured nothing and says no more (not the page's answer): it waits",
     Reason.SPN_UNKNOWN: "the archive: a code incidentlib does not know (kept beside the reason)",
     Reason.ARCHIVED_ERROR_PAGE: "the archive captured an error page (4xx/5xx), which is no capture",
     Reason.INDEX_UNAVAILABLE: "the archive's index could not be read this time: nothing was decided",

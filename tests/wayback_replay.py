@@ -13,6 +13,7 @@ A fixture file:
       "provenance": {"repository": ..., "commit": ..., "path": ..., "licence": ..., "written": ...},
       "answers": [
         {"method": "GET", "path": "/cdx/search/cdx", "params": {"resumeKey": "..."},
+         "params_like": {"_t": "[0-9]{13}"},   # parameters whose value varies: a regular expression
          "status": 200, "headers": {"Content-Type": "application/json"},
          "json": [...] | "body": "text"}
       ],
@@ -27,6 +28,7 @@ repository, commit, path and licence) whose answer it stands for. See
 from __future__ import annotations
 
 import json
+import re
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
@@ -49,6 +51,7 @@ class Answer:
     status: int
     headers: dict[str, str]
     body: bytes
+    params_like: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def read(cls, data: dict[str, Any]) -> Answer:
@@ -65,6 +68,7 @@ class Answer:
             status=int(data.get("status", 200)),
             headers=headers,
             body=body,
+            params_like={str(k): str(v) for k, v in data.get("params_like", {}).items()},
         )
 
     def matches(self, method: str, target: str) -> bool:
@@ -72,6 +76,8 @@ class Answer:
         if method != self.method or parts.path != self.path:
             return False
         sent = dict(parse_qsl(parts.query, keep_blank_values=True))
+        if not all(re.fullmatch(pattern, sent.get(name, "")) for name, pattern in self.params_like.items()):
+            return False
         return all(sent.get(name) == value for name, value in self.params.items())
 
 

@@ -1,18 +1,20 @@
 """What Save Page Now says, word for word: the messages, the status_ext codes and their texts.
 
 The Wayback stand-in (pipeline/standins/wayback.py) answers with these; a client reading the
-service's answers is tested against them. Sources are cited beside each text: the SPN2
-document (2023-01-22) for the codes and what they mean, recorded answers (spn.sh, EDGI's and
-others' tests, saved results) for the wording; where no wording is recorded, the document's
-description stands in and the comment says so. How a client treats each is in docs/archive.md.
+service's answers is tested against them. Where each wording comes from (the SPN2 document, a
+recorded answer, or only the document's description where no wording is recorded) is listed in
+the manual, docs/archive.md, section "Where the stand-in's words come from"; a comment here
+names its row there. How a client treats each is in the same page's table of every code.
 """
 
 from __future__ import annotations
 
 __all__ = [
+    "BROWSER_CRASHED",
     "CODE_STATUS",
     "DELAY_WB_S",
     "HOST_PAUSED",
+    "HOST_PAUSED_JOB",
     "JOB_MESSAGES",
     "MAX_REDIRECTS",
     "SESSION_LIMIT",
@@ -24,7 +26,7 @@ __all__ = [
     "span",
 ]
 
-# EDGI's recorded 429 (tests/test_client.py); "Wayback does not currently include [Retry-After]".
+# The manual's row "429 page".
 TOO_MANY_BODY = (
     b"<html><body><h1>429 Too Many Requests</h1>\n"
     b"You have sent too many requests in a given amount of time.\n</body></html>"
@@ -32,16 +34,22 @@ TOO_MANY_BODY = (
 SESSION_LIMIT = (
     "You have already reached the limit of active Save Page Now sessions. "
     "Please wait for a minute and then try again."
-)  # overcast07/wayback-machine-spn-scripts issues #21, #19; spn.sh matches its start
-HOST_PAUSED = "Crawling this host is paused because they notified us that they are overloaded right now."  # spn.sh
-MAX_REDIRECTS = 3  # "SPN2 tries to follow 3 redirects automatically" (SPN2 document)
-DELAY_WB_S = 12 * 3600.0  # delay_wb_availability: "available … after ~12 hours" (SPN2 document)
+)  # row "session limit"
+HOST_PAUSED = (
+    "Crawling this host is paused because they notified us that they are overloaded right now."  # row "host paused"
+)
+# The same pause ending a job, as real job ends word it (row "host paused at the job's end").
+HOST_PAUSED_JOB = (
+    "crawling this host is paused because they notified us that they are overloaded right now. (http status=429)"
+)
+# A job error with no status_ext (row "a job error without a code").
+BROWSER_CRASHED = "Save Page Now browser crashed on URL {url}."
+MAX_REDIRECTS = 3  # row "redirects": three are followed
+DELAY_WB_S = 12 * 3600.0  # row "delay_wb_availability": about 12 hours
 
-# The documented status_ext codes (SPN2 document 2023-01-22) with the texts the service words them
-# in: the real message where one is recorded (404, 403 and 503: the saved results in
-# ArchivingToolsForWBM/AdvancedInternetArchiving's README; "Couldn't resolve host": the SPN2
-# document's example; the rest unrecorded), else the document's description. A page's HTTP
-# error always ends " (HTTP status=NNN)." as spn.sh expects. `{url}` is the page, `{status}` its status.
+# The status_ext codes with the texts the service words them in (rows "job errors" and "no-captures").
+# A page's HTTP error always ends " (HTTP status=NNN)." as spn.sh expects. `{url}` is the page,
+# `{status}` its status.
 JOB_MESSAGES: dict[str, str] = {
     "bad-gateway": "Bad Gateway for {url} (HTTP status={status}).",
     "bad-request": "The server could not understand the request for {url} due to invalid syntax. "
@@ -76,6 +84,8 @@ JOB_MESSAGES: dict[str, str] = {
     "no-access": "The capture failed because Save Page Now does not have access rights for {url} "
     "(HTTP status={status}).",
     "no-browsers-available": "SPN2 back-end headless browser cannot run.",
+    "no-captures": "Save Page Now could not capture this URL because it was unreachable. "
+    "If the site is online, it may be blocking access from our service.",
     "not-found": "The target server cannot find the requested resource {url} (HTTP status={status}).",
     "not-implemented": "The request method is not supported by the server and cannot be handled "
     "(HTTP status={status}).",
@@ -86,8 +96,8 @@ JOB_MESSAGES: dict[str, str] = {
     "soft-time-limit-exceeded": "Capture duration exceeded 45s time limit and was terminated.",
     "too-many-daily-captures": "This URL has been captured 10 times today. We cannot make any more captures.",
     "too-many-redirects": "Too many redirects. SPN2 tries to follow 3 redirects automatically.",
-    # Also how a host's pause arrives as a job error (spn.sh).
-    "too-many-requests": HOST_PAUSED + " (HTTP status={status}).",
+    "too-many-requests": "The target host has received too many requests from SPN and it is blocking it. "
+    "(HTTP status={status}).",
     "unauthorized": "The server requires authentication for {url} (HTTP status={status}).",
     "user-session-limit": "User has reached the limit of concurrent active capture sessions.",
 }
@@ -108,7 +118,7 @@ CODE_STATUS = {
     "too-many-requests": 429,
     "unauthorized": 401,
 }
-# A page's status to the code its job ends with, without capture_all (the document's table).
+# A page's status to the code its job ends with, without capture_all (row "job errors").
 # Unattested choices: 410 is not-found (the brief's reading), another 4xx is bad-request and
 # another 5xx (500 included) bad-gateway, the nearest documented codes.
 _CODE_FOR_STATUS = {
@@ -135,7 +145,7 @@ def code_for_status(status: int) -> str:
 
 
 def html_error(status: int) -> bytes:
-    """The front end's own error page (nginx's layout; the service's HTML 5xx bodies are not recorded)."""
+    """The front end's own error page (row "HTML 5xx": nginx's layout)."""
     reason = {502: "Bad Gateway", 503: "Service Temporarily Unavailable", 504: "Gateway Time-out"}.get(status, "Error")
     return (
         f"<html>\r\n<head><title>{status} {reason}</title></head>\r\n<body>\r\n"
@@ -155,7 +165,7 @@ def span(seconds: float) -> str:
 
 
 def delay_text(seconds: float) -> str:
-    """ "~3 hours, 40 minutes" as in "The capture will start in ~3 hours, 40 minutes …" (overcast07 issue #19).
+    """ "~3 hours, 40 minutes" as in "The capture will start in ~3 hours, 40 minutes …" (row "delayed start").
     Under an hour the hours are left out, under a minute the seconds are said (unattested; spn.sh
     parses hours, minutes and seconds alike)."""
     if seconds < 60:
@@ -168,7 +178,7 @@ def delay_text(seconds: float) -> str:
 
 def seconds(value: str) -> float | None:
     """`if_not_archived_within`: seconds, or a number with d, h, m or s; `a,b` gives `a` to the page
-    itself (the SPN2 document). None for anything else (ignored, as an absent option)."""
+    itself (row "if_not_archived_within"). None for anything else (ignored, as an absent option)."""
     units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
     text = value.split(",", 1)[0].strip().lower()
     try:

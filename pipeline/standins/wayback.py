@@ -103,7 +103,12 @@ from pipeline.standins.cdx import Capture, Reply, digest_of
 from pipeline.standins.server import QuietServer
 from pipeline.surt import surt_key
 
-__all__ = ["Capture", "Failures", "Job", "WaybackStandIn"]
+__all__ = ["HOST_PAUSED_END", "NO_STATUS_EXT", "Capture", "Failures", "Job", "WaybackStandIn"]
+
+# `failures.job_errors` values for job ends that are no documented code (docs/archive.md, "Where the
+# stand-in's words come from").
+HOST_PAUSED_END = "host-paused"
+NO_STATUS_EXT = "no-status-ext"
 
 
 def _timestamp(moment: datetime) -> str:
@@ -146,6 +151,8 @@ class Failures:
     expire_jobs: bool = False
     cdx_lag_s: float = 0.0
     error_in_200: int = 0
+    # {url: "error:<code>"}, or one of the job ends without a code of their own: HOST_PAUSED_END
+    # (the host paused, under too-many-requests) and NO_STATUS_EXT (an error with no status_ext).
     job_errors: dict[str, str] = field(default_factory=dict)
     session_limit: int = 0
     delayed_start: int = 0
@@ -436,6 +443,12 @@ class WaybackStandIn:
     def _run(self, job: Job) -> None:
         """The job's end: the page fetched, and captured or the job failed as SPN2 would."""
         forced = next((code for u, code in self.failures.job_errors.items() if surt_key(u) == job.urlkey), None)
+        if forced == HOST_PAUSED_END:
+            job.status, job.error, job.message = "error", "error:too-many-requests", spn.HOST_PAUSED_JOB
+            return
+        if forced == NO_STATUS_EXT:
+            job.status, job.error, job.message = "error", None, spn.BROWSER_CRASHED.format(url=job.url)
+            return
         if forced:
             self._fail(job, forced.removeprefix("error:"), job.url)
             return
@@ -687,7 +700,8 @@ class WaybackStandIn:
             body: dict[str, object] = {"status": "error"}
             if job.exception:
                 body["exception"] = job.exception
-            body.update({"status_ext": job.error, "job_id": job.job_id, "message": job.message, "resources": []})
+            body.update({"status_ext": job.error} if job.error else {})
+            body.update({"job_id": job.job_id, "message": job.message, "resources": []})
             return Reply.json(body)
         capture = job.capture
         assert capture is not None

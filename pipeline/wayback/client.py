@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,12 +64,13 @@ def spn_reason(code: str | None) -> tuple[Reason, str | None]:
         return Reason.SPN_UNKNOWN, code or "unknown"
 
 
+_HOST_PAUSED = re.compile(r"Crawling this host is paused", re.IGNORECASE)
 # Messages the service answers with inside HTTP 200, and what they mean (spn.sh reads the same).
 _MESSAGES: tuple[tuple[re.Pattern[str], Reason], ...] = (
     (re.compile(r"limit of active (Save Page Now )?sessions", re.IGNORECASE), Reason.USER_SESSION_LIMIT),
     (re.compile(r"cannot make more than [\d,]+ captures per day", re.IGNORECASE), Reason.ACCOUNT_QUOTA),
     (re.compile(r"daily not-logged-in captures limit", re.IGNORECASE), Reason.ACCOUNT_QUOTA),
-    (re.compile(r"Crawling this host is paused", re.IGNORECASE), Reason.HOST_QUOTA),
+    (_HOST_PAUSED, Reason.HOST_QUOTA),
     (re.compile(r"Cannot start capture|encountered an internal error", re.IGNORECASE), Reason.SERVICE_ERROR),
 )
 _SAME_SNAPSHOT = re.compile(r"The same snapshot had been made", re.IGNORECASE)
@@ -123,6 +125,8 @@ def read_answer(data: dict[str, Any]) -> SpnAnswer:
     for pattern, reason in _MESSAGES:
         if pattern.search(message):
             return SpnAnswer(None, reason, message[:300], message)
+    if _HOST_PAUSED.search(str(data.get("status_ext") or "")):  # the pause as the code itself
+        return SpnAnswer(None, Reason.HOST_QUOTA, str(data["status_ext"])[:300], message)
     if data.get("status") == "error" or data.get("status_ext"):
         reason, code = spn_reason(str(data.get("status_ext") or ""))
         if reason == Reason.SPN_UNKNOWN and not data.get("status_ext"):
@@ -145,12 +149,25 @@ def _detail(code: str | None, message: str) -> str | None:
 
 def read_job(data: dict[str, Any]) -> JobState:
     """A `GET /save/status/<job>` answer. A job the service has forgotten (after about an hour)
-    answers the same body as one still pending: the caller must cap how long it waits."""
+    answers the same body as one still pending: the caller must cap how long it waits.
+
+    An error is read by whose trouble it says it is (docs/archive.md, "Only a source's own answer
+    can fail it"): a host the archive paused ("Crawling this host is paused …", under any code, or
+    as the code itself) is the host's quota, not the source's answer; an error without a code says
+    nothing of the source either, and is the service's."""
     status = str(data.get("status") or "pending")
     if status == "error":
-        reason, code = spn_reason(str(data.get("status_ext") or "error:unknown"))
+        status_ext = str(data.get("status_ext") or "")
         # The service's message says what happened ("... (HTTP status=404)."): the reviewer's detail.
-        return JobState("error", error=reason, detail=_detail(code, str(data.get("message") or "")))
+        message = str(data.get("message") or "")
+        if _HOST_PAUSED.search(status_ext) or _HOST_PAUSED.search(message):
+            return JobState("error", error=Reason.HOST_QUOTA, detail=_detail(None, message or status_ext))
+        if not status_ext:
+            return JobState(
+                "error", error=Reason.SERVICE_ERROR, detail=message.strip()[:300] or "an error without a code"
+            )
+        reason, code = spn_reason(status_ext)
+        return JobState("error", error=reason, detail=_detail(code, message))
     if status == "success" and data.get("timestamp"):
         http_status = data.get("http_status")
         return JobState(
@@ -297,7 +314,10 @@ class WaybackClient:
 
     async def user_status(self) -> UserStatus:
         """The account's free capture sessions and quota; raises WaybackAuthError for bad keys."""
-        response = await self.call("user", "GET", "/save/status/user", self.limits.polls, auth=True)
+        # `_t`: "To avoid getting a stale cache response" (the SPN2 document, "User status"): a
+        # cached count of free sessions would start jobs the account has no session for.
+        params = [("_t", str(time.time_ns() // 1_000_000))]
+        response = await self.call("user", "GET", "/save/status/user", self.limits.polls, auth=True, params=params)
         data = _json(response, "/save/status/user")
         try:
             return UserStatus(
