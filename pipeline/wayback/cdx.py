@@ -163,7 +163,9 @@ class CdxResult:
         status = self.status_of(row)
         return status is None or status.startswith("2")
 
-    def _newest_page(self, url: str) -> CdxRow | None:
+    def newest_readable(self, url: str) -> CdxRow | None:
+        """The newest readable capture of a page of `url`, whatever the unreadable rows: for a
+        lookup that needs a capture made since a moment, not the newest one."""
         return next((r for r in reversed(self.of(url)) if self._page(r)), None)
 
     def newest(self, url: str) -> CdxRow | None:
@@ -171,7 +173,7 @@ class CdxResult:
         not be read may be newer (then which is newest cannot be told: `readable` says so)."""
         if not self.readable(url):
             return None
-        return self._newest_page(url)
+        return self.newest_readable(url)
 
     def readable(self, url: str) -> bool:
         """Whether the newest capture can be told: no row that could not be read may be newer than
@@ -180,7 +182,7 @@ class CdxResult:
         key = surt_key(url)
         if key not in self.unreadable:
             return True
-        newest = self._newest_page(url)
+        newest = self.newest_readable(url)
         for row in self.unreadable_rows.get(key, []):
             if row.statuscode and row.statuscode != "-" and not row.statuscode.startswith("2"):
                 continue
