@@ -140,22 +140,34 @@ class CdxResult:
     blocked: bool = False  # the archive will not show captures of this site
     truncated: bool = False  # more pages than MAX_PAGES
 
+    _keyed: dict[str, list[CdxRow]] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _keyed_rows: int = field(default=-1, init=False, repr=False, compare=False)
+
+    def _by_key(self) -> dict[str, list[CdxRow]]:
+        """The rows by key, oldest first: made once for the rows read (a folder holds thousands)."""
+        if self._keyed_rows != len(self.rows):
+            keyed: dict[str, list[CdxRow]] = {}
+            for row in sorted(self.rows, key=lambda r: r.timestamp):
+                keyed.setdefault(row.urlkey, []).append(row)
+            self._keyed, self._keyed_rows = keyed, len(self.rows)
+        return self._keyed
+
     def of(self, url: str) -> list[CdxRow]:
         """The captures of one URL (any spelling), oldest first, redirects and revisits included."""
-        key = surt_key(url)
-        return sorted((r for r in self.rows if r.urlkey == key), key=lambda r: r.timestamp)
+        return list(self._by_key().get(surt_key(url), []))
 
     def status_of(self, row: CdxRow) -> str | None:
         """A row's page status; a revisit's is that of the capture it repeats (the latest earlier
         row of its URL with its digest), None when that capture is not among the rows."""
         if not row.revisit:
             return row.statuscode
-        earlier = [
+        earlier = (
             r
-            for r in self.rows
-            if r.urlkey == row.urlkey and r.digest == row.digest and not r.revisit and r.timestamp < row.timestamp
-        ]
-        return max(earlier, key=lambda r: r.timestamp).statuscode if earlier else None
+            for r in reversed(self._by_key().get(row.urlkey, []))
+            if r.timestamp < row.timestamp and r.digest == row.digest and not r.revisit
+        )
+        repeated = next(earlier, None)
+        return repeated.statuscode if repeated else None
 
     def _page(self, row: CdxRow) -> bool:
         """Whether the row is a capture of a page: a 2xx, or a revisit of one (or of a capture not
