@@ -358,10 +358,19 @@ class Archiver:
     # ------------------------------------------------------------ the index
 
     async def newest(self, url: str, since: datetime | None = None) -> CdxRow | None:
-        """The newest capture of `url` the index holds (since a moment); None when it holds none or cannot say."""
+        """The newest capture of a page of `url` the index holds since a moment (never a redirect's
+        row, nor one whose original is no URL); None when it holds none or cannot say.
+
+        What the run needs is a capture made since the moment (a reuse window, a submit), and any
+        readable one serves: a row that could not be read, maybe newer, does not make it older.
+        Where the newest itself matters (refresh), `CdxResult.newest` says when it cannot be told."""
         stamp = since.strftime("%Y%m%d%H%M%S") if since else None
         found = await self._index(url, since=stamp)
-        return found.newest(url) if found else None
+        if found is None:
+            return None
+        if since is None:
+            return found.newest(url)
+        return found.newest_readable(url)
 
     async def at(self, url: str, timestamp: str) -> CdxRow | None:
         """The capture of `url` at `timestamp`, if the index shows it yet."""

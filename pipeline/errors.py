@@ -17,7 +17,9 @@
     │   ├── WaybackAuthError         no keys, or keys the archive refuses (401)
     │   ├── CaptureLimitError        the shared capture limit is missing or unreachable (`limit`)
     │   ├── WaybackThrottled         429: every archive call pauses behind the breaker (`pause`)
-    │   └── WaybackUnavailable       5xx, a timeout or a dropped connection (the capture may exist)
+    │   ├── WaybackUnavailable       5xx, a timeout or a dropped connection (the capture may exist)
+    │   ├── WaybackExcluded          playback answered the archive's exclusion page: no capture shown
+    │   └── ArchivedErrorPage        playback replayed a capture of an error page (`status`: the page's)
     ├── AssistError                  the language model gave no usable answer (`reason`, `draft_id`)
     ├── FetchError                   a source could not be fetched (`url`, `reason`)
     │   └── PrivateAddressRefused    the URL (or a redirect) leads to a non-public address
@@ -38,6 +40,7 @@ from dataclasses import dataclass
 from pipeline.reasons import Reason
 
 __all__ = [
+    "ArchivedErrorPage",
     "AssistError",
     "CaptureLimitError",
     "ConflictError",
@@ -62,6 +65,7 @@ __all__ = [
     "VocabularyError",
     "WaybackAuthError",
     "WaybackError",
+    "WaybackExcluded",
     "WaybackThrottled",
     "WaybackUnavailable",
 ]
@@ -135,6 +139,20 @@ class WaybackThrottled(WaybackError):
 
 class WaybackUnavailable(WaybackError):
     """5xx, a timeout or a dropped connection: the capture may or may not exist."""
+
+
+class WaybackExcluded(WaybackError):
+    """The archive's playback answered its own exclusion page ("This URL has been excluded from
+    the Wayback Machine"): it will not show captures of the URL, and the page is no capture."""
+
+
+class ArchivedErrorPage(WaybackError):
+    """Playback replayed a capture of an error page (an archived 404, 429, 5xx: the page's history,
+    not the service's trouble). `status` is the archived page's status."""
+
+    def __init__(self, message: str, *, status: int, url: str | None = None) -> None:
+        super().__init__(message, url=url)
+        self.status = status
 
 
 class AssistError(IncidentlibError):

@@ -272,6 +272,6 @@ MEANINGS: dict[Reason, str] = {
     Reason.CAPTURE_UNREADABLE: "the newest capture could not be read to compare it with the live page",
     Reason.CAPTURE_FAILED: "a new capture was needed and could not be made",
     Reason.CAPTURE_NOT_NEWER: "the archive answered with a capture no newer than the recorded one (one an hour)",
-    Reason.BLOCKED_SITE: "the archive's index will not show captures of the site",
-    Reason.INDEX_ROW_UNREADABLE: "a row of the archive's index for the URL could not be read; the others were",
+    Reason.BLOCKED_SITE: "the archive will not show the URL's captures (the index blocks it, or playback excludes it)",
+    Reason.INDEX_ROW_UNREADABLE: "an index row of the URL could not be read and may be newer than its newest capture",
 }

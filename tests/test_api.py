@@ -18,8 +18,8 @@ from pipeline.reasons import MEANINGS, Reason
 from pipeline.retry_after import retry_after_seconds
 
 EXPORTED = [
-    "Action", "ArchiveState", "ArchiveStatus", "AssistError", "AssistFailure", "AssistRun", "Candidate",
-    "CandidateState", "CaptureLimitError", "Case", "CaseContent", "ConflictError", "Draft", "DraftSource",
+    "Action", "ArchiveState", "ArchiveStatus", "ArchivedErrorPage", "AssistError", "AssistFailure", "AssistRun",
+    "Candidate", "CandidateState", "CaptureLimitError", "Case", "CaseContent", "ConflictError", "Draft", "DraftSource",
     "DraftState", "DroppedProposal", "DuplicateSource", "EmptyDocument", "Evidence", "ExtractError", "Fault", "Feed",
     "FeedEntry",
     "FeedKind", "FeedState", "FetchError", "FetchFailure", "FmtReport", "GITHUB_HOSTS", "INTERVAL", "Impact",
@@ -28,7 +28,8 @@ EXPORTED = [
     "RecordError", "RecordKind", "RecordNotFound", "Review", "ReviewError", "ReviewerError", "Section",
     "SectionField", "Settings", "SettingsError", "Source", "SourceEntry", "Store", "StoreError", "Timeline",
     "Transition", "UnreadableDocument", "UnsupportedContent", "ValidateReport", "VocabularyError",
-    "WaybackAuthError", "WaybackError", "WaybackThrottled", "WaybackUnavailable", "archived_original",
+    "WaybackAuthError", "WaybackError", "WaybackExcluded", "WaybackThrottled", "WaybackUnavailable",
+    "archived_original",
     "candidate_id", "canonical_url", "case_id", "case_number", "check_case_id", "check_draft_id",
     "data_root_problem", "draft_id_for", "fmt", "init_data_root", "interval_seconds", "json_schema",
     "language_faults", "part_draft_id", "same_page_key", "slugify", "utc_now", "validate", "write_atomic",

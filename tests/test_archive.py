@@ -421,3 +421,75 @@ def test_archived_links_name_the_public_base_of_the_settings(
     (source,) = [s for d in store.drafts() for s in d.sources]
     assert source.archived == f"{wayback.url}/web/{capture.timestamp}/{url}"
     assert archive(store, settings).counts()["confirmed"] == 1, "the index's row names the same link"
+
+
+# ------------------------------------------------------------ playback and the index, as they answer
+
+
+def ago(hours: float) -> str:
+    return (utc_now() - timedelta(hours=hours)).strftime("%Y%m%d%H%M%S")
+
+
+def reused_link(store: Store, root: Path, wayback: WaybackStandIn, url: str) -> tuple[dict[str, int], str | None]:
+    """One draft citing `url`, archived with a reuse window of a day: the counts, and its link."""
+    drafts_for(store, url)
+    report = archive(store, archive_settings(root, wayback, reuse_capture_within_s=86400))
+    return nonzero(report.counts()), next(store.drafts()).sources[0].archived
+
+
+def test_a_redirect_newer_than_the_page_is_not_the_capture_reused(
+    store: Store, root: Path, site: Site, wayback: WaybackStandIn
+) -> None:
+    url = site.url("/pm/0")
+    page = wayback.add_capture(url, ago(3), HTML.encode())
+    wayback.add_capture(url, ago(2), b"moved", statuscode=301, location="/pm/1")
+    wayback.add_capture(url, ago(1), b"moved", statuscode=301, location="/pm/1")  # a revisit of the redirect
+    counts, link = reused_link(store, root, wayback, url)
+    assert counts == {"reused": 1} and link == f"https://web.archive.org/web/{page.timestamp}/{url}"
+
+
+def test_a_row_whose_original_is_no_url_is_not_the_capture_reused(
+    store: Store, root: Path, site: Site, wayback: WaybackStandIn
+) -> None:
+    url = site.url("/pm/0")
+    page = wayback.add_capture(url, ago(3), HTML.encode())
+    wayback.failures.bad_rows = {url: "mailto,relative"}
+    counts, link = reused_link(store, root, wayback, url)
+    assert counts == {"reused": 1} and link == f"https://web.archive.org/web/{page.timestamp}/{url}"
+
+
+def test_a_capture_young_enough_is_reused_whatever_an_unreadable_row_may_be(
+    store: Store, root: Path, site: Site, wayback: WaybackStandIn
+) -> None:
+    url = site.url("/pm/0")
+    older = wayback.add_capture(url, ago(3), HTML.encode())
+    wayback.failures.bad_rows = {url: "newer-timestamp"}
+    counts, link = reused_link(store, root, wayback, url)
+    # The run needs a capture within its reuse window, not the newest: the readable one is.
+    assert counts == {"reused": 1} and link == f"https://web.archive.org/web/{older.timestamp}/{url}"
+
+
+def test_an_archived_5xx_or_429_trips_no_breaker(root: Path, wayback: WaybackStandIn) -> None:
+    import asyncio
+
+    from pipeline.errors import ArchivedErrorPage
+    from pipeline.wayback import WaybackClient
+
+    wayback.add_capture("https://forum.example/a", ago(2), b"busy", statuscode=503)
+    wayback.add_capture("https://forum.example/b", ago(2), b"slow down", statuscode=429)
+    settings = archive_settings(root, wayback, breaker_backoff_s=600)
+
+    async def play() -> list[int]:
+        statuses = []
+        async with WaybackClient(settings) as client:
+            for capture in wayback.captures:
+                try:
+                    await client.capture_bytes(capture.timestamp, capture.original)
+                except ArchivedErrorPage as exc:
+                    statuses.append(exc.status)
+                assert client.breaker.wait() == 0
+            # The next call goes at once; the index lists no error page (the client asks for 2xx and 3xx).
+            assert (await client.index("https://forum.example/a")).rows == []
+        return statuses
+
+    assert asyncio.run(play()) == [503, 429]

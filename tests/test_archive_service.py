@@ -211,11 +211,17 @@ def test_a_revisit_is_a_capture_and_a_bad_row_spoils_only_its_url(root: Path, wa
     wayback.add_capture("https://example.org/pm/a", stamp(1), b"<html>same</html>")
     wayback.add_capture("https://example.org/pm/a", stamp(2), b"<html>same</html>")
     wayback.add_capture("https://example.org/pm/b", stamp(3), b"<html>b</html>")
-    wayback.failures.bad_rows = {"https://example.org/pm/b": "timestamp"}
+    # A bad row newer, by what can be read of it, than b's capture: b's newest cannot be told.
+    wayback.failures.bad_rows = {"https://example.org/pm/b": "newer-timestamp"}
     found = index_of(wayback, root, "https://example.org/pm/", prefix=True)
     rows = found.of("https://example.org/pm/a")
     assert [r.timestamp for r in rows] == [stamp(1), stamp(2)] and rows[-1].revisit
     assert found.readable("https://example.org/pm/a") and not found.readable("https://example.org/pm/b")
+    assert found.newest("https://example.org/pm/b") is None and len(found.of("https://example.org/pm/b")) == 1
+    # One older than its capture (a month of 00 in 2000) changes nothing.
+    wayback.failures.bad_rows = {"https://example.org/pm/b": "timestamp"}
+    found = index_of(wayback, root, "https://example.org/pm/", prefix=True)
+    assert found.readable("https://example.org/pm/b") and found.newest("https://example.org/pm/b") is not None
 
 
 def test_a_site_the_index_will_not_show_is_said_so_by_the_refresh(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -233,3 +234,66 @@ def test_with_the_default_reuse_window_a_changed_page_still_gets_a_new_capture(
     assert [s.outcome for s in report.sources] == ["re-archived"]
     newest = wayback.captures_of(url)[-1]
     assert next(store.drafts()).sources[0].archived == f"https://web.archive.org/web/{newest.timestamp}/{url}" != link
+
+
+# ------------------------------------------------------------ playback and the index, as they answer
+
+
+def ago(hours: float) -> str:
+    return (datetime.now(UTC) - timedelta(hours=hours)).strftime("%Y%m%d%H%M%S")
+
+
+def held(store: Store, root: Path, site: Site, wayback: WaybackStandIn, name: str) -> tuple[str, str, Settings]:
+    """A draft citing a page whose capture the archive holds already (made 3 hours ago, of the
+    live bytes): the URL, the capture's link and the settings."""
+    url = site.url(f"/pm/{name}")
+    capture = wayback.add_capture(url, ago(3), site.pages[f"/pm/{name}"].body)
+    store.write_draft(new_draft(SourceEntry(url=url)))
+    return url, f"https://web.archive.org/web/{capture.timestamp}/{url}", archive_settings(root, wayback)
+
+
+def outcomes(report: RefreshReport) -> list[tuple[str, str | None, str | None]]:
+    return [(s.outcome, s.reason, s.archived) for s in report.sources]
+
+
+def test_a_redirect_newer_than_the_page_never_keeps_refresh_waiting(
+    store: Store, root: Path, site: Site, wayback: WaybackStandIn
+) -> None:
+    url, link, settings = held(store, root, site, wayback, "same")
+    wayback.add_capture(url, ago(2), b"moved", statuscode=301, location="/pm/moved")
+    wayback.add_capture(url, ago(1), b"moved", statuscode=301, location="/pm/moved")  # its revisit
+    for _ in range(2):
+        assert outcomes(refresh(store, settings)) == [("unchanged", None, link)]
+    assert next(store.drafts()).sources[0].archived == link and wayback.counts["save"] == 0
+
+
+def test_an_excluded_capture_is_not_hashed_and_fails_the_link_as_blocked_site(
+    store: Store, root: Path, site: Site, wayback: WaybackStandIn
+) -> None:
+    url, _, settings = held(store, root, site, wayback, "same")
+    wayback.failures.excluded_urls = {url}
+    assert outcomes(refresh(store, settings)) == [("failed", "blocked-site", None)]
+    assert next(store.drafts()).sources[0].archived is None, "no link to a capture no reader can see"
+    assert wayback.counts["save"] == 0
+
+
+def test_an_old_unreadable_row_changes_nothing_and_a_newer_one_is_said(
+    store: Store, root: Path, site: Site, wayback: WaybackStandIn
+) -> None:
+    url, link, settings = held(store, root, site, wayback, "same")
+    wayback.failures.bad_rows = {url: "timestamp,mailto"}  # a month of 00 in 2000, an e-mail address
+    assert outcomes(refresh(store, settings)) == [("unchanged", None, link)]
+    wayback.failures.bad_rows = {url: "newer-timestamp"}  # a day of 00, a year after the capture
+    assert outcomes(refresh(store, settings)) == [("failed", "index-row-unreadable", link)]
+
+
+def test_a_recorded_link_to_an_archived_error_page_still_leads_to_a_capture(
+    store: Store, root: Path, site: Site, wayback: WaybackStandIn, make_case: Callable[..., Case]
+) -> None:
+    url = site.url("/pm/same")
+    # The index lists no 4xx row (the client asks for 2xx and 3xx); playback replays it as archived.
+    capture = wayback.add_capture(url, ago(3), b"not found then", statuscode=404)
+    link = f"https://web.archive.org/web/{capture.timestamp}/{url}"
+    store.write_case(make_case("IL-0007", sources=[{"url": url, "kind": "blog", "archived": link}]))
+    report = refresh(store, archive_settings(root, wayback))
+    assert outcomes(report) == [("unchanged", None, link)] and report.requests["web"] == 1

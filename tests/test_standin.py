@@ -768,6 +768,70 @@ def test_playback_and_availability_find_captures_by_urlkey(
     assert http.get("/wayback/available", params={"url": "example.com/nope"}).json()["archived_snapshots"] == {}
 
 
+def test_playback_replays_a_captures_archived_status_with_memento_datetime(
+    make: Callable[..., WaybackStandIn], client: Callable[[WaybackStandIn], httpx.Client]
+) -> None:
+    wayback = make()
+    http = client(wayback)
+    for stamp, status in (("20230101000000", 404), ("20230102000000", 429), ("20230103000000", 503)):
+        wayback.add_capture("https://forum.example/r/a", stamp, b"the forum said %d" % status, statuscode=status)
+        answer = http.get(f"/web/{stamp}id_/https://forum.example/r/a")
+        assert (answer.status_code, answer.content) == (status, b"the forum said %d" % status)
+        assert answer.headers["memento-datetime"].startswith(
+            datetime.strptime(stamp, "%Y%m%d%H%M%S").strftime("%a, %d")
+        )
+    rows = cdx_rows(http, url="forum.example/r/a")
+    assert [row[4] for row in rows[1:]] == ["404", "429", "503"], "the index lists them with their status"
+
+
+def test_redirect_captures_are_held_listed_and_replayed_as_archived_redirects(
+    make: Callable[..., WaybackStandIn], client: Callable[[WaybackStandIn], httpx.Client]
+) -> None:
+    wayback = make()
+    http = client(wayback)
+    wayback.add_capture("https://www.energy.example/", "20240301000000", b"<p>home</p>")
+    held = wayback.add_capture("http://energy.example/", "20240501000000", b"moved", statuscode=301, location="/home")
+    assert held.location == "http://energy.example/home"
+    assert [row[4] for row in cdx_rows(http, url="energy.example/")[1:]] == ["200", "301"]
+    raw = http.get("/web/20240501000000id_/http://energy.example/")
+    assert (raw.status_code, raw.headers["location"]) == (301, f"{wayback.url}/web/20240501000000id_/{held.location}")
+    assert "memento-datetime" in raw.headers
+    view = http.get("/web/20240501000000/http://energy.example/")
+    assert view.headers["location"] == f"{wayback.url}/web/20240501000000/{held.location}"
+    # The archive's own redirect to the nearest capture is no memento.
+    nearest = http.get("/web/2024/http://energy.example/")
+    assert nearest.status_code == 302 and "memento-datetime" not in nearest.headers
+    assert nearest.headers["x-archive-redirect-reason"] == "found capture at 20240301000000"
+
+
+def test_an_excluded_url_is_answered_with_the_exclusion_page(
+    indexed: WaybackStandIn, client: Callable[[WaybackStandIn], httpx.Client]
+) -> None:
+    http = client(indexed)
+    indexed.failures.excluded_urls = {"https://example.com/docs/a"}
+    answer = http.get("/web/20240101000000id_/http://www.example.com/docs/a")
+    assert answer.status_code == 200 and "memento-datetime" not in answer.headers
+    assert "This URL has been excluded from the Wayback Machine." in answer.text
+    assert len(cdx_rows(http, url="example.com/docs/a")) == 3, "the index still lists its captures"
+    assert http.get("/web/20210101000000id_/https://example.com/docs/b").content == b"b1"
+
+
+def test_rows_with_no_url_and_newer_unreadable_timestamps_can_be_injected(
+    indexed: WaybackStandIn, client: Callable[[WaybackStandIn], httpx.Client]
+) -> None:
+    http = client(indexed)
+    indexed.failures.bad_rows = {"https://example.com/docs/a": "newer-timestamp,mailto,relative"}
+    rows = [line.split(" ") for line in cdx(http, url="example.com/docs/a").text.splitlines()]
+    assert [(row[1], row[2]) for row in rows] == [
+        ("20200101000000", "https://www.Example.com:443/Docs/A"),
+        ("20240101000000", "http://example.com/docs/a"),
+        ("20240101000000", "http://mailto:webmaster@example.com/"),
+        ("20240101000000", "/docs/a"),
+        ("20250800241623", "https://example.com/docs/a"),
+    ]
+    assert {row[0] for row in rows} == {"com,example)/docs/a"}
+
+
 # ------------------------------------------------------------ 11. defaults and the Python interface
 
 

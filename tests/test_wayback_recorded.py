@@ -1,8 +1,8 @@
 """The archive client against answers the real service gives (tests/fixtures/wayback/), replayed on loopback.
 
-Each test runs the library's own call (the client's index, jobs, playback) against a fixture's
-answers, in order, and checks what the client made of them and that it asked exactly what the
-fixture expects: nothing else, nothing left unasked.
+Each test runs the library's own call (the client's index, jobs, playback, the archive run's
+lookup) against a fixture's answers, in order, and checks what the client made of them and
+that it asked exactly what the fixture expects: nothing else, nothing left unasked.
 """
 
 from __future__ import annotations
@@ -17,10 +17,12 @@ from urllib.parse import parse_qsl, urlsplit
 import pytest
 from wayback_replay import Fixture, Replay, fixtures, load
 
-from pipeline.capture import judgement
+from pipeline.capture import Archiver, Step, judgement
+from pipeline.errors import ArchivedErrorPage, WaybackError, WaybackExcluded, WaybackThrottled
 from pipeline.reasons import Reason
 from pipeline.settings import Settings
-from pipeline.wayback import CdxResult, JobState, UserStatus, WaybackClient
+from pipeline.surt import surt_key
+from pipeline.wayback import CdxResult, CdxRow, JobState, UserStatus, WaybackClient
 
 T = TypeVar("T")
 
@@ -89,20 +91,110 @@ def test_every_page_is_read_and_each_resume_key_goes_back_as_the_service_gave_it
     assert "resumeKey=example%252Cstatus%2529%252F%2B2024010200000%253A" in replay.requests[1][1]
 
 
+def played(root: Path, fixture: Fixture, calls: Callable[[WaybackClient], Awaitable[T]]) -> tuple[T, Replay, float]:
+    """`calls` run against the fixture's answers: what they gave, the replay, and the breaker's wait after."""
+
+    async def run(replay: Replay) -> tuple[T, float]:
+        async with WaybackClient(replay_settings(root, replay)) as client:
+            return await calls(client), client.breaker.wait()
+
+    with Replay(fixture) as replay:
+        got, wait = asyncio.run(run(replay))
+    assert replay.unexpected == [] and replay.left == 0, (replay.unexpected, replay.left)
+    return got, replay, wait
+
+
+async def _bytes_then_resolves(client: WaybackClient, stamp: str, url: str) -> tuple[BaseException | bytes, bool]:
+    try:
+        got: BaseException | bytes = await client.capture_bytes(stamp, url)
+    except WaybackError as exc:
+        got = exc
+    return got, await client.resolves(f"https://web.archive.org/web/{stamp}/{url}")
+
+
+def test_an_archived_429_is_the_pages_history_not_the_services_trouble(root: Path) -> None:
+    fixture = load("web-archived-429")
+    stamp, url = fixture.expect["timestamp"], fixture.expect["url"]
+    (got, leads), _, wait = played(root, fixture, lambda c: _bytes_then_resolves(c, stamp, url))
+    assert isinstance(got, ArchivedErrorPage) and got.status == fixture.expect["status"]
+    assert not isinstance(got, WaybackThrottled)
+    assert leads, "a memento is a capture, whatever its archived status"
+    assert wait == 0, "the breaker stays closed"
+
+
+def test_an_archived_redirect_is_followed_to_its_targets_capture(root: Path) -> None:
+    fixture = load("web-archived-redirect")
+    stamp, url = fixture.expect["timestamp"], fixture.expect["url"]
+    body, replay, wait = played(root, fixture, lambda c: c.capture_bytes(stamp, url))
+    assert body.decode() == fixture.expect["body"]
+    assert len(replay.requests) == fixture.expect["requests"] and wait == 0
+
+
+def test_the_exclusion_page_is_never_a_captures_bytes(root: Path) -> None:
+    fixture = load("web-excluded")
+    stamp, url = fixture.expect["timestamp"], fixture.expect["url"]
+    (got, leads), _, _ = played(root, fixture, lambda c: _bytes_then_resolves(c, stamp, url))
+    assert isinstance(got, WaybackExcluded) and url in str(got)
+    assert not leads
+
+
+def test_the_newest_capture_is_the_newest_page_not_a_redirect(root: Path) -> None:
+    fixture = load("cdx-newest-redirect")
+    result, _ = index(root, fixture)
+    url = fixture.expect["url"]
+    assert len(result.of(url)) == fixture.expect["rows"]
+    assert [result.status_of(row) for row in result.of(url)] == ["200", "200", "301", "301"]
+    newest = result.newest(url)
+    assert newest is not None and newest.timestamp == fixture.expect["newest"]
+
+
+def test_the_archive_run_reuses_the_newest_page_not_a_redirect(root: Path) -> None:
+    fixture = load("cdx-newest-redirect")
+
+    async def newest(client: WaybackClient) -> CdxRow | None:
+        return await Archiver(client.settings, client, _save_nothing).newest(fixture.expect["url"])
+
+    row, _, _ = played(root, fixture, newest)
+    assert row is not None and row.timestamp == fixture.expect["newest"]
+
+
+async def _save_nothing(draft_id: str | None, url: str, step: Step) -> None:
+    """The archive run's save, for a lookup that saves nothing."""
+
+
+def test_rows_whose_original_is_no_url_are_dropped(root: Path) -> None:
+    fixture = load("cdx-not-urls")
+    result, _ = index(root, fixture)
+    url = fixture.expect["url"]
+    assert len(result.of(url)) == fixture.expect["rows"] and result.dropped == fixture.expect["dropped"]
+    assert all(row.original.startswith("https://www.agency.example/") for row in result.of(url))
+    newest = result.newest(url)
+    assert newest is not None and newest.timestamp == fixture.expect["newest"] and "mailto" not in newest.link
+
+
+def test_newer_unreadable_rows_keep_an_older_one_from_being_called_the_newest(root: Path) -> None:
+    fixture = load("cdx-bad-timestamps")
+
+    async def folder(client: WaybackClient) -> CdxResult:
+        return await client.index(fixture.expect["url"], prefix=True)
+
+    result, _, _ = played(root, fixture, folder)
+    unsure, sure = fixture.expect["unsure"], fixture.expect["sure"]
+    assert not result.readable(unsure) and result.newest(unsure) is None
+    assert len(result.of(unsure)) == 2, "its readable rows stand"
+    assert sorted(row.stamp for row in result.unreadable_rows[surt_key(unsure)]) == fixture.expect["legible"]
+    # An unreadable row older than every readable one changes nothing.
+    newest = result.newest(sure)
+    assert result.readable(sure) and newest is not None and newest.timestamp == fixture.expect["sure_newest"]
+
+
 # ---- Save Page Now
 
 
 def spn(root: Path, fixture: Fixture, call: Callable[[WaybackClient], Awaitable[T]]) -> tuple[T, Replay]:
     """`call` run with a client against the fixture's answers; every answer asked for, nothing else."""
-
-    async def run(replay: Replay) -> T:
-        async with WaybackClient(replay_settings(root, replay)) as client:
-            return await call(client)
-
-    with Replay(fixture) as replay:
-        result = asyncio.run(run(replay))
-    assert replay.unexpected == [] and replay.left == 0, (replay.unexpected, replay.left)
-    return result, replay
+    got, replay, _ = played(root, fixture, call)
+    return got, replay
 
 
 def test_a_submit_answered_with_a_job_is_that_job(root: Path) -> None:

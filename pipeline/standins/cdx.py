@@ -2,30 +2,33 @@
 
 Pure: `answer(captures, query, ...)` turns the captures and a query string into the reply the
 CDX server would give (`GET /cdx/search/cdx`); the HTTP side, the rate limit and the lag are
-the stand-in's (pipeline/standins/wayback.py). How the real server answers is in the CDX
-server's README and its Java source (internetarchive/wayback, wayback-cdx-server: the classes
-are named below); how the pipeline's reader meets it is in docs/archive.md ("The index as it
-answers"). The points a client trips over:
+the stand-in's (pipeline/standins/wayback.py). Where each answer comes from is listed in the
+manual (docs/archive.md, "Where the stand-in's answers come from"; the server's classes are
+named below); how the pipeline's reader meets it is there too ("How the index answers"). The
+points a client trips over:
 
 - Every row's `urlkey` is the SURT of the URL (`pipeline.surt.surt_key`), and rows come in
   (urlkey, timestamp) order. An exact lookup compares urlkeys, so the scheme, a leading
   `www.`, the default port and case are ignored; `matchType=prefix` (or a trailing `*`)
   scans `pipeline.surt.prefix_range`; `host` and `domain` (or a leading `*.`) the host's keys.
 - `limit=N` is the first N rows in that order, `limit=-N` the last N in that order (the
-  README's "skips all but last N"), which over a prefix is the alphabetically last URLs,
+  server's "skips all but last N"), which over a prefix is the alphabetically last URLs,
   not the newest captures.
 - `showResumeKey=true` with the limit reached appends a resume key (text: a blank line and
   the key; JSON: `[]` and `["key"]`); `resumeKey=` continues strictly after it. The key is
   `quote_plus(urlkey + " " + timestamp with its last character raised by one)`.
-- `filter=[!]field:regex` matches the whole field (Java's `Matcher.matches`, so
+- `filter=[!]field:regex` matches the whole field (the server's `Matcher.matches`, so
   `re.fullmatch`); `~field:text` is a substring match (FieldRegexFilter). `collapse=field[:N]`
   merges adjacent rows only. `from`/`to` bound the timestamp, padded to 14 digits.
 - A re-capture whose digest equals the previous capture's (same urlkey) is a revisit:
   mimetype `warc/revisit`, statuscode `-`, unless `resolveRevisits=true` (RevisitResolver).
 - `output=json`: a header row of the field names, then the rows, all strings; no rows is
   `[]`. Text: one space-separated row a line, `text/plain;charset=UTF-8`.
+- A 3xx capture (an archived redirect) is a row with its status, like any other.
 - A blocked site answers 403 `text/plain` with the AdministrativeAccessControlException
-  header and body (EDGI's recorded cassette `test_search_raises_for_blocked_urls.yaml`).
+  header and body (a recorded answer).
+- Malformed rows, on request (`bad_rows`, `BAD_ROW_KINDS`): timestamps with a month or day of
+  00, a short row, rows whose `original` is no URL (an e-mail address, a bare path).
 """
 
 from __future__ import annotations
@@ -36,24 +39,27 @@ import json
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
-from urllib.parse import quote_plus, unquote_plus
+from datetime import UTC, datetime
+from urllib.parse import quote_plus, unquote_plus, urlsplit
 
 from pipeline.surt import prefix_range, surt_key
 
-__all__ = ["FIELDS", "Capture", "Reply", "answer", "digest_of", "resume_key"]
+__all__ = ["BAD_ROW_KINDS", "FIELDS", "Capture", "Reply", "answer", "digest_of", "resume_key"]
 
-# The default fields, in the server's order (CDX README, "Field Order").
+# The default fields, in the server's order (its "Field Order").
 FIELDS = ("urlkey", "timestamp", "original", "mimetype", "statuscode", "digest", "length")
 
-# EDGI's recorded answer for a blocked site (2020): status, content type, header and body.
+# The recorded answer for a blocked site (2020): status, content type, header and body.
 _BLOCKED = (
     "org.archive.util.io.RuntimeIOException: org.archive.wayback.exception.AdministrativeAccessControlException: "
     "Blocked Site Error"
 )
-# The malformed rows EDGI's test files hold: a timestamp with an inserted `00` month (crawls of
-# 2000, `bad_timestamp_cdx.txt`), and a row with a field missing.
+# The malformed rows the real index holds (docs/archive.md, "How the index answers"): a timestamp
+# with a month of 00 (crawls of 2000), one with a day of 00, and a row with a field missing.
 BAD_TIMESTAMP = "20000012170449"
 _SHORT_ROW_TIMESTAMP = "20000101000000"
+# The kinds of malformed rows `bad_rows` can ask for, each a value of its own (several: "a,b").
+BAD_ROW_KINDS = ("timestamp", "fields", "newer-timestamp", "mailto", "relative")
 # A row of the index, with whether it is one field short (the malformed-row switch).
 _Row = tuple[dict[str, str], bool]
 
@@ -92,6 +98,7 @@ class Capture:
     revisit: bool = False  # the same digest as the previous capture of the urlkey
     job_id: str | None = None
     delayed: bool = False  # captured with delay_wb_availability=1: in the index ~12 hours later
+    location: str | None = None  # a 3xx capture's Location (an archived redirect), absolute
 
     def __post_init__(self) -> None:
         if not self.urlkey:
@@ -150,18 +157,45 @@ def _in_range(url: str, match_type: str) -> Callable[[str], bool]:
     return lambda k: k.startswith((host + ")", host + ","))  # domain: the host and its subdomains
 
 
-def _bad_row(url: str, kind: str) -> _Row:
-    """A malformed row for `url`: a bad timestamp, or a row one field short."""
+def _bad_row(url: str, kind: str, newest: str) -> _Row:
+    """A malformed row for `url`, of one of BAD_ROW_KINDS:
+
+    - `timestamp`: the timestamp 20000012170449 (a month of 00), older than any capture here;
+    - `fields`: a row one field short (its last, `length`);
+    - `newer-timestamp`: a timestamp with a day of 00 in the year after `newest` (the URL's
+      newest capture, or now), so that by what can be read of it, it is the newest row;
+    - `mailto`: a row at the newest capture's timestamp (after it in the answer), whose
+      `original` is an e-mail address with `http://mailto:` before it, under the URL's own key
+      (as the real index holds under `gov,epa)/`);
+    - `relative`: the same, whose `original` is the URL's bare path.
+    """
+    year = int(newest[:4]) + 1
+    stamps = {"timestamp": BAD_TIMESTAMP, "fields": _SHORT_ROW_TIMESTAMP, "newer-timestamp": f"{year}0800241623"}
+    parts = urlsplit(url if "://" in url else f"http://{url}")
+    originals = {"mailto": f"http://mailto:webmaster@{parts.hostname}/", "relative": parts.path or "/"}
     row = {
         "urlkey": surt_key(url),
-        "timestamp": BAD_TIMESTAMP if kind == "timestamp" else _SHORT_ROW_TIMESTAMP,
-        "original": url,
-        "mimetype": "text/html",
+        "timestamp": stamps.get(kind, newest),
+        "original": originals.get(kind, url),
+        "mimetype": "text/html" if kind != "mailto" else "unk",
         "statuscode": "200",
-        "digest": digest_of(b""),
+        "digest": digest_of(kind.encode()),
         "length": "0",
     }
-    return row, kind != "timestamp"
+    return row, kind == "fields"
+
+
+def _bad_rows(bad_rows: Mapping[str, str], covers: Callable[[str], bool], rows: list[_Row]) -> list[_Row]:
+    """The malformed rows `bad_rows` ({url: "kind[,kind]"}) asks for, of the URLs the lookup covers."""
+    made = []
+    for url, kinds in bad_rows.items():
+        key = surt_key(url)
+        if not covers(key):
+            continue
+        stamps = [r[0]["timestamp"] for r in rows if r[0]["urlkey"] == key]
+        newest = max(stamps, default=datetime.now(UTC).strftime("%Y%m%d%H%M%S"))
+        made += [_bad_row(url, kind.strip(), newest) for kind in kinds.split(",") if kind.strip()]
+    return made
 
 
 def _filters(expressions: list[str]) -> Callable[[dict[str, str]], bool]:
@@ -265,7 +299,7 @@ def _selected(
     after `resumeKey`, kept by the filters, then collapsed."""
     resolve = _first(query, "resolveRevisits") == "true"
     rows = [(c.row(resolve), False) for c in captures if covers(c.urlkey)]
-    rows += [_bad_row(u, kind) for u, kind in bad_rows.items() if covers(surt_key(u))]
+    rows += _bad_rows(bad_rows, covers, rows)
     rows.sort(key=lambda r: (r[0]["urlkey"], r[0]["timestamp"]))
     start, end = _first(query, "from"), _first(query, "to")
     if start:

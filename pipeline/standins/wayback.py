@@ -1,17 +1,18 @@
 """A local stand-in for the Wayback Machine, as strict as the real service (failures included).
 
 It serves, on 127.0.0.1, the endpoints the archive client calls, with the answer shapes the
-service documents (the SPN2 document of 2023-01-22, the CDX server's README) or its users
-recorded (spn.sh, the tests of EDGI's and meedan/pender's clients), each cited where it is
-used, so that a client cannot be tuned to a service that does not exist. How the pipeline
-meets each answer is in docs/archive.md ("The local stand-in").
+service documents or its users recorded, so that a client cannot be tuned to a service that
+does not exist. The source of each answer is listed in the manual (docs/archive.md, "Where
+the stand-in's answers come from"); how the pipeline meets each answer is there too ("The
+local stand-in", "How playback answers", "How the index answers").
 
     POST /save                       Save Page Now 2 (SPN2): authenticated capture jobs
     GET  /save/status/<job_id>       a job's state: pending, success or error (inside HTTP 200)
     GET  /save/status/user           the account's sessions and daily captures
     GET  /wayback/available          the availability API
     GET  /cdx/search/cdx             the CDX server (pipeline/standins/cdx.py answers)
-    GET  /web/<timestamp>[id_]/<url> a capture, or a redirect to the nearest one
+    GET  /web/<timestamp>[id_]/<url> a capture replayed with its archived status, or a redirect to
+                                     the nearest one
 
 Save Page Now, as the service does it:
 
@@ -21,7 +22,7 @@ Save Page Now, as the service does it:
   unless the form says `capture_all=1` (or `on`): otherwise the job ends `error:not-found`
   (404, 410), `error:no-access` (403), `error:unauthorized` (401), `error:bad-gateway`,
   `service-unavailable`, `gateway-timeout` (5xx), … with a message ending ` (HTTP status=NNN).`;
-  with it the job succeeds with `"http_status": NNN` (SPN2 document 2023-01-22, `capture_all`).
+  with it the job succeeds with `"http_status": NNN`.
 - A job takes `job_seconds` (a number, or a range `(low, high)` drawn per job) and holds one
   of the account's `sessions` from its submit until it ends, success or error. A submit over
   the sessions answers `error:user-session-limit`; `/save/status/user` counts `processing`,
@@ -67,14 +68,20 @@ Switches in `failures` turn on each failure mode the client must survive:
     job_errors           {url: "error:<code>"}: jobs for that URL end in that documented error
     cdx_lag_s            a capture shows in CDX, availability and /web/ only this many seconds after it was made
     blocked_hosts        hosts whose CDX lookups answer 403 "Blocked Site Error"
-    bad_rows             {url: "timestamp" | "fields"}: CDX answers for that URL hold a row with the timestamp
-                         20000012170449, or one with six fields
+    bad_rows             {url: "kind[,kind]"}: CDX answers for that URL hold malformed rows: `timestamp`
+                         (20000012170449, a month of 00), `fields` (six fields), `newer-timestamp` (a day
+                         of 00, a year after its newest capture), `mailto` and `relative` (a row whose
+                         `original` is an e-mail address or a bare path: pipeline/standins/cdx.py)
+    excluded_urls        URLs (by SURT key) whose playback answers the archive's exclusion page: 200,
+                         "This URL has been excluded from the Wayback Machine.", no Memento-Datetime
 
 Bad keys need no switch: any keys but the configured ones answer 401.
 
 From Python: `url`; `failures`; `captures` (every capture, in the order made) and
 `captures_of(url)` (by SURT key, or the URL submitted; oldest first); `add_capture(url,
-timestamp, body)` (a capture held already, with a finished job, for older histories); `jobs`;
+timestamp, body, statuscode=200, mimetype="text/html", location=None)` (a capture held already,
+with a finished job, for older histories; `statuscode=301, location=target` holds an archived
+redirect, listed in CDX with its 3xx and replayed as one); `jobs`;
 `counts` (requests by kind: save, status, user, cdx, available, web, other; then 429 and refused);
 `firewall.bans` (the length of each ban so far); `set_limits(...)`; `down_for(seconds)`;
 `start`/`stop`/`serve_forever`, or `with WaybackStandIn(...) as wayback`.
@@ -93,7 +100,7 @@ from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler
 from types import TracebackType
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, urljoin, urlsplit
 
 import httpx
 
@@ -103,12 +110,21 @@ from pipeline.standins.cdx import Capture, Reply, digest_of
 from pipeline.standins.server import QuietServer
 from pipeline.surt import surt_key
 
-__all__ = ["HOST_PAUSED_END", "NO_STATUS_EXT", "Capture", "Failures", "Job", "WaybackStandIn"]
+__all__ = ["EXCLUDED_PAGE", "HOST_PAUSED_END", "NO_STATUS_EXT", "Capture", "Failures", "Job", "WaybackStandIn"]
 
 # `failures.job_errors` values for job ends that are no documented code (docs/archive.md, "Where the
 # stand-in's words come from").
 HOST_PAUSED_END = "host-paused"
 NO_STATUS_EXT = "no-status-ext"
+
+# The archive's own page for a URL excluded from playback (200, no Memento-Datetime), to the
+# wording the manual quotes (docs/archive.md, "How playback answers"): no recorded copy of it
+# was at hand, so only its sentence is the service's.
+EXCLUDED_PAGE = (
+    b"<!DOCTYPE html><html><head><title>Wayback Machine</title></head><body>"
+    b'<div id="error"><h2>Sorry.</h2><p>This URL has been excluded from the Wayback Machine.</p></div>'
+    b"</body></html>\n"
+)
 
 
 def _timestamp(moment: datetime) -> str:
@@ -116,7 +132,7 @@ def _timestamp(moment: datetime) -> str:
 
 
 def _flag(form: dict[str, str], name: str) -> bool:
-    return form.get(name, "") in ("1", "on")  # "Options count only when 1 or on" (SPN2 document 2026)
+    return form.get(name, "") in ("1", "on")  # options count only when 1 or on (the manual's sources)
 
 
 @dataclass
@@ -163,6 +179,7 @@ class Failures:
     host_quota: set[str] = field(default_factory=set)
     blocked_hosts: set[str] = field(default_factory=set)
     bad_rows: dict[str, str] = field(default_factory=dict)
+    excluded_urls: set[str] = field(default_factory=set)
 
 
 class _Window:
@@ -183,10 +200,8 @@ class _Window:
 
 class _Firewall:
     """429s ignored for over `after_s` block the client (refused connections) for `ban_s`, doubled at
-    each later ban: "If 429s are ignored for more than a minute we block the IP at the firewall (no
-    connection) for 1 hour … Subsequent 429s over a given period will double that time each
-    occurrence" (IA staff, edgi-govdata-archiving/wayback issue #137). The period after which the
-    doubling resets is not said; here it never does."""
+    each later ban, as the service's staff describe it (docs/archive.md, "Where the stand-in's
+    answers come from"). The period after which the doubling resets is not said; here it never does."""
 
     def __init__(self, after_s: float, ban_s: float) -> None:
         self.after_s, self.ban_s = after_s, ban_s
@@ -388,15 +403,23 @@ class WaybackStandIn:
         *,
         statuscode: int = 200,
         mimetype: str = "text/html",
+        location: str | None = None,
     ) -> Capture:
         """A capture the archive holds already, made at `timestamp` (YYYYMMDDhhmmss, UTC), with a
-        finished job of its own: for tests that need older captures or several URLs' histories."""
+        finished job of its own: for tests that need older captures or several URLs' histories.
+
+        `statuscode` is the page's archived status, which `/web/` replays and the index lists; a
+        redirect (3xx) is held with its `location` (absolute, or relative to `url`), which playback
+        rewrites into the archive as the service does."""
+        if location is not None:
+            location = urljoin(url, location)
         made = datetime.strptime(timestamp, "%Y%m%d%H%M%S").replace(tzinfo=UTC)
         with self._lock:
             now = time.monotonic()
             made_at = now - (datetime.now(UTC) - made).total_seconds()
             job = Job(job_id=_job_id(), url=url, created=made_at, status="success", started=made)
             capture = self._record(job, url, statuscode, body, mimetype, made_at, timestamp)
+            capture.location = location
             job.capture = capture
             self.jobs[job.job_id] = job
             return capture
@@ -478,7 +501,7 @@ class WaybackStandIn:
     def _record(
         self, job: Job, url: str, status: int, body: bytes, mimetype: str, made_at: float, stamp: str
     ) -> Capture:
-        """A capture into the index; a re-capture of unchanged bytes is a revisit (overcast07 issue #12)."""
+        """A capture into the index; a re-capture of unchanged bytes is a revisit."""
         urlkey = surt_key(url)
         same_key = [c for c in self._captures if c.urlkey == urlkey]
         taken = {c.timestamp for c in same_key}
@@ -590,18 +613,18 @@ class WaybackStandIn:
             return _error("user-session-limit", spn.SESSION_LIMIT)
         if failures.error_in_200 > 0:
             failures.error_in_200 -= 1
-            # One of the retry-later messages spn.sh knows.
+            # One of the retry-later messages clients know.
             message = "The server encountered an internal error and was unable to complete your request."
             return _error("internal-server-error", message)
         if _host_matches(parts, failures.host_quota):
-            # Only the message is attested (spn.sh), in no recorded answer: it comes in the account
+            # Only the message is attested, in no recorded answer: it comes in the account
             # quota's wrapper, a status "error" without status_ext.
             return Reply.json({"status": "error", "message": spn.HOST_PAUSED})
         ours = [c for c in self._captures if c.urlkey == key]
         newest = max(ours, key=lambda c: c.made_at, default=None)
         within = spn.seconds(form.get("if_not_archived_within", ""))
         if within and newest is not None and now - newest.made_at < within:
-            # No job id and no timestamp: the client must look the capture up (meedan/pender tests).
+            # No job id and no timestamp: the client must look the capture up.
             message = (
                 f"The same snapshot had been made {spn.span(now - newest.made_at)} ago. "
                 f"You can make new capture of this URL after {spn.span(within)}."
@@ -617,7 +640,7 @@ class WaybackStandIn:
             return Reply.json({"url": url, "job_id": job.job_id, "message": message})
         today = self._today()
         if sum(1 for c in ours if c.timestamp[:8] == today) >= self.per_url_daily:
-            # The variant seen with a limit of 5 and 7 (meedan/pender; WORTLAUT spec 0108).
+            # The variant recorded with a limit of 5 and of 7.
             message = (
                 f"This URL has been already captured {self.per_url_daily} times today, which is a daily limit we "
                 "have set for that Resource type. Please try again tomorrow. Please email us at "
@@ -625,7 +648,7 @@ class WaybackStandIn:
             )
             return _error("too-many-daily-captures", message)
         if self._daily.get(today, 0) >= self.daily_quota:
-            # spn.sh matches "You cannot make more than [1-9][0-9,]* captures per day"; no recorded
+            # Clients match "You cannot make more than [1-9][0-9,]* captures per day"; no recorded
             # answer carries a status_ext with it, so none is sent.
             return Reply.json(
                 {"status": "error", "message": f"You cannot make more than {self.daily_quota:,} captures per day."}
@@ -658,7 +681,7 @@ class WaybackStandIn:
         failures = self.failures
         delay, message = 0.0, None
         if failures.delayed_start > 0:
-            # overcast07 issue #19; the job holds its session while it waits (unattested: it is one
+            # Recorded; the job holds its session while it waits (unattested: it is one
             # of the account's active captures, and `processing` counts it).
             failures.delayed_start -= 1
             delay = failures.delay_s
@@ -679,10 +702,10 @@ class WaybackStandIn:
         self.jobs[job.job_id] = job
         self._running.add(job.job_id)
         today = self._today()
-        self._daily[today] = self._daily.get(today, 0) + 1  # failed jobs count too (overcast07 issue #32)
+        self._daily[today] = self._daily.get(today, 0) + 1  # failed jobs count too
         self._tick(now)
         if failures.error_after_capture > 0:
-            # The job runs; the gateway answers 502 anyway (internetarchive/wayback issue #297).
+            # The job runs; the gateway answers 502 anyway (recorded).
             failures.error_after_capture -= 1
             return Reply(502, spn.html_error(502), "text/html")
         return Reply.json({"url": url, "job_id": job.job_id, **({"message": message} if message else {})})
@@ -692,7 +715,7 @@ class WaybackStandIn:
         forgotten = job is None or (job.status != "pending" and now - job.ends_at > self.job_memory_s)
         if forgotten or self.failures.expire_jobs or job is None:
             # What the service answers for an id it no longer (or never) knew: the default pending
-            # body (agude/wayback-machine-archiver issue #28).
+            # body (recorded).
             return Reply.json({"job_id": job_id, "resources": [], "status": "pending"})
         if job.status == "pending":
             return Reply.json({"status": "pending", "job_id": job.job_id, "resources": []})
@@ -705,7 +728,7 @@ class WaybackStandIn:
             return Reply.json(body)
         capture = job.capture
         assert capture is not None
-        # The shape of a real success (overcast07 issue #34), `original_url` the URL after redirects.
+        # The shape of a recorded success, `original_url` the URL after redirects.
         return Reply.json(
             {
                 "counters": {"embeds": 0, "outlinks": 0},
@@ -746,12 +769,21 @@ class WaybackStandIn:
         return Reply.json({"url": url, "archived_snapshots": snapshots})
 
     def _web(self, rest: str, now: float) -> Reply:
-        """A capture by urlkey; another timestamp redirects to the nearest capture the index shows
-        (a fresh one is not served until then: WORTLAUT spec 0108)."""
+        """Playback, as docs/archive.md ("How playback answers") says the service gives it:
+
+        - an excluded URL (`excluded_urls`): the archive's exclusion page, 200, no Memento-Datetime;
+        - no capture the index shows: 404, a page of the archive's own;
+        - another timestamp: a 302 to the nearest capture the index shows (a fresh one is not
+          served until the index shows it), no Memento-Datetime;
+        - the capture itself: its archived status and bytes with `Memento-Datetime`, a 3xx with
+          its Location rewritten into the archive at the capture's timestamp and mode.
+        """
         stamp, _, url = rest.partition("/")
         modifier = stamp.lstrip("0123456789")
         stamp = stamp[: len(stamp) - len(modifier)]
         key = surt_key(url) if url else ""
+        if key and any(surt_key(excluded) == key for excluded in self.failures.excluded_urls):
+            return Reply(200, EXCLUDED_PAGE, "text/html; charset=utf-8")
         rows = [c for c in self._visible(now) if c.urlkey == key]
         if not rows:
             return Reply(404, b"<html><body>Wayback Machine has not archived that URL.</body></html>", "text/html")
@@ -760,14 +792,22 @@ class WaybackStandIn:
             wanted = int(stamp.ljust(14, "0")[:14] or 0)
             nearest = min(rows, key=lambda c: abs(int(c.timestamp) - wanted))
             location = f"/web/{nearest.timestamp}{modifier}/{nearest.original}"
-            return Reply(302, b"", "text/html", {"Location": location})
-        body = exact.body if modifier == "id_" else b"<!-- archived by the stand-in -->" + exact.body
+            reason = f"found capture at {nearest.timestamp}"
+            return Reply(302, b"", "text/html", {"Location": location, "X-Archive-Redirect-Reason": reason})
+        body = (
+            exact.body
+            if modifier == "id_" or exact.statuscode != 200
+            else b"<!-- archived by the stand-in -->" + exact.body
+        )
         memento = datetime.strptime(exact.timestamp, "%Y%m%d%H%M%S").strftime("%a, %d %b %Y %H:%M:%S GMT")
-        return Reply(200, body, exact.mimetype, {"Memento-Datetime": memento})
+        headers = {"Memento-Datetime": memento}
+        if 300 <= exact.statuscode < 400 and exact.location:
+            headers["Location"] = f"{self.url}/web/{exact.timestamp}{modifier}/{exact.location}"
+        return Reply(exact.statuscode, body, exact.mimetype, headers)
 
 
 def _job_id() -> str:
-    return "spn2-" + secrets.token_hex(20)  # the format of overcast07 issue #15
+    return "spn2-" + secrets.token_hex(20)  # the recorded format
 
 
 def _error(code: str, message: str) -> Reply:
@@ -797,7 +837,7 @@ def _host_matches(parts: Any, hosts: set[str]) -> bool:
 
 def _transport_error(exc: httpx.HTTPError) -> tuple[str, str]:
     """The code and exception text a page that could not be fetched ends its job with. Only the
-    resolution error is attested (the SPN2 document's example); a refused connection is
+    resolution error is attested (the service's document); a refused connection is
     invalid-server-response here ("Live page is not available" has no recorded status_ext)."""
     cause: BaseException | None = exc
     while cause is not None:

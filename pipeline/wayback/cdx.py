@@ -8,20 +8,29 @@ As the CDX server answers (its README; edgi's client meets it every day):
   newest capture of a URL is found by its timestamp, whatever the order, over every row;
 - a large answer is cut at its limit and ends with a resume key, which the next request
   sends back (`showResumeKey`, `resumeKey`) until a page has none;
-- an unchanged re-capture is a revisit row (`warc/revisit`, status `-`): a capture all the same;
+- an unchanged re-capture is a revisit row (`warc/revisit`, status `-`): a capture all the same,
+  of the status of the capture it repeats;
+- a redirect the page answered when captured is a 3xx row (a third of real rows): never the
+  newest capture, which is the newest 2xx (`CdxResult.newest`);
+- some rows' `original` is no URL (an e-mail address, a relative path): dropped (`fetchable`);
 - a site the archive blocks answers 403 "Blocked Site Error", not rows.
 
 Each row is read with waybackpy's public `CDXSnapshot` (the one part of waybackpy that
 serves: its reader has no timeout, retries on its own and hides resume keys). A row it
-cannot read (a timestamp with a month of 00, a short row) costs only its own URL, which is
-reported unreadable; the others stand.
+cannot read (a timestamp with a month or day of 00, a short row) is kept as what can be read
+of it (`Unreadable`): when it may be newer than the newest readable capture, the newest
+cannot be told and `newest` says None, `readable` False; the others stand. The manual says
+the same for a reader (docs/archive.md, "How the index answers").
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Protocol
+from urllib.parse import urlsplit
 
 import httpx
 from waybackpy.cdx_snapshot import CDXSnapshot
@@ -47,7 +56,17 @@ class _Caller(Protocol):
     ) -> httpx.Response: ...
 
 
-__all__ = ["PUBLIC_WAYBACK", "CdxResult", "CdxRow", "read_index", "snapshot_timestamp", "snapshot_url"]
+__all__ = [
+    "PUBLIC_WAYBACK",
+    "CdxResult",
+    "CdxRow",
+    "Unreadable",
+    "fetchable",
+    "legible",
+    "read_index",
+    "snapshot_timestamp",
+    "snapshot_url",
+]
 
 FIELDS = ("urlkey", "timestamp", "original", "mimetype", "statuscode", "digest", "length")
 # Rows a page holds at most; past it the server answers with a resume key.
@@ -55,7 +74,8 @@ PAGE_ROWS = 5000
 # Pages read at most for one lookup (a folder of 500,000 captures): past it, said, not silent.
 MAX_PAGES = 100
 # Captures with a status of 2xx or 3xx, and revisits (status "-"); the server matches a filter
-# against the whole field.
+# against the whole field. 3xx rows are asked for though never the newest capture: a revisit may
+# repeat one (and so is no page), and a recorded link to one is still found in the index.
 _GOOD = "statuscode:([23][0-9][0-9]|-)"
 
 
@@ -95,27 +115,125 @@ class CdxRow:
         return self.mimetype == "warc/revisit" or self.statuscode == "-"
 
 
+@dataclass(frozen=True)
+class Unreadable:
+    """What can be read of a row that could not be read whole: the legible leading digits of its
+    timestamp ("" when none), and its status when it can be told ("" else)."""
+
+    stamp: str
+    statuscode: str = ""
+
+
 @dataclass
 class CdxResult:
-    """What the index holds for one lookup."""
+    """What the index holds for one lookup.
+
+    The newest capture of a URL is its newest row of a 2xx page, a revisit counted as the
+    capture it repeats (docs/archive.md, "How the index answers"): a 3xx row records a redirect,
+    whose playback is another URL's capture, and a link or a hash of it would be of no page.
+    """
 
     rows: list[CdxRow] = field(default_factory=list)
     unreadable: set[str] = field(default_factory=set)  # keys of URLs with a row that could not be read
+    unreadable_rows: dict[str, list[Unreadable]] = field(default_factory=dict)  # by key: what can be read
+    dropped: int = 0  # rows whose `original` is no fetchable http(s) URL (mailto:, a relative path)
     blocked: bool = False  # the archive will not show captures of this site
     truncated: bool = False  # more pages than MAX_PAGES
 
+    _keyed: dict[str, list[CdxRow]] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _keyed_rows: int = field(default=-1, init=False, repr=False, compare=False)
+
+    def _by_key(self) -> dict[str, list[CdxRow]]:
+        """The rows by key, oldest first: made once for the rows read (a folder holds thousands)."""
+        if self._keyed_rows != len(self.rows):
+            keyed: dict[str, list[CdxRow]] = {}
+            for row in sorted(self.rows, key=lambda r: r.timestamp):
+                keyed.setdefault(row.urlkey, []).append(row)
+            self._keyed, self._keyed_rows = keyed, len(self.rows)
+        return self._keyed
+
     def of(self, url: str) -> list[CdxRow]:
-        """The captures of one URL (any spelling), oldest first."""
-        key = surt_key(url)
-        return sorted((r for r in self.rows if r.urlkey == key), key=lambda r: r.timestamp)
+        """The captures of one URL (any spelling), oldest first, redirects and revisits included."""
+        return list(self._by_key().get(surt_key(url), []))
+
+    def status_of(self, row: CdxRow) -> str | None:
+        """A row's page status; a revisit's is that of the capture it repeats (the latest earlier
+        row of its URL with its digest), None when that capture is not among the rows."""
+        if not row.revisit:
+            return row.statuscode
+        earlier = (
+            r
+            for r in reversed(self._by_key().get(row.urlkey, []))
+            if r.timestamp < row.timestamp and r.digest == row.digest and not r.revisit
+        )
+        repeated = next(earlier, None)
+        return repeated.statuscode if repeated else None
+
+    def _page(self, row: CdxRow) -> bool:
+        """Whether the row is a capture of a page: a 2xx, or a revisit of one (or of a capture not
+        in this answer: a revisit is a capture all the same, and playback follows what it repeats)."""
+        status = self.status_of(row)
+        return status is None or status.startswith("2")
+
+    def newest_readable(self, url: str) -> CdxRow | None:
+        """The newest readable capture of a page of `url`, whatever the unreadable rows: for a
+        lookup that needs a capture made since a moment, not the newest one."""
+        return next((r for r in reversed(self.of(url)) if self._page(r)), None)
 
     def newest(self, url: str) -> CdxRow | None:
-        rows = self.of(url)
-        return rows[-1] if rows else None
+        """The newest capture of a page of `url`; None when there is none, or when a row that could
+        not be read may be newer (then which is newest cannot be told: `readable` says so)."""
+        if not self.readable(url):
+            return None
+        return self.newest_readable(url)
 
     def readable(self, url: str) -> bool:
-        """Whether every row of this URL could be read (else what is known of it is not all there is)."""
-        return surt_key(url) not in self.unreadable
+        """Whether the newest capture can be told: no row that could not be read may be newer than
+        the newest readable one, by what can be read of its timestamp (a month or day of 00 keeps
+        its year, or its year and month). A row whose status is legible and no page's is no rival."""
+        key = surt_key(url)
+        if key not in self.unreadable:
+            return True
+        newest = self.newest_readable(url)
+        for row in self.unreadable_rows.get(key, []):
+            if row.statuscode and row.statuscode != "-" and not row.statuscode.startswith("2"):
+                continue
+            if not row.stamp or newest is None or row.stamp >= newest.timestamp[: len(row.stamp)]:
+                return False
+        return True
+
+
+def fetchable(url: str) -> bool:
+    """Whether a row's `original` is a URL a reader can follow: http(s), a host name or address, no
+    user part. The index holds others (an e-mail address with `http://` put before it, `mailto:`,
+    a bare relative path, `data:`), which are no captures of a page; edgi's client skips them too."""
+    parts = urlsplit(url)
+    if parts.scheme.lower() not in ("http", "https") or "@" in parts.netloc:
+        return False
+    try:
+        parts.port  # noqa: B018 - a port that is not a number raises
+    except ValueError:
+        return False
+    return bool(_HOST.fullmatch(parts.hostname or ""))
+
+
+# A host name (labels of letters, digits, `-`, `_`), an IPv4 address, or an IPv6 one.
+_HOST = re.compile(r"(?:[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?\.)*[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?\.?|[0-9a-f:.]+")
+_STAMPS = ((14, "%Y%m%d%H%M%S"), (12, "%Y%m%d%H%M"), (10, "%Y%m%d%H"), (8, "%Y%m%d"), (6, "%Y%m"), (4, "%Y"))
+
+
+def legible(stamp: str) -> str:
+    """The leading digits of a timestamp that can be read: `20000800241623` (day 00) gives
+    `200008`, `20000012170449` (month 00) gives `2000`; nothing legible gives ""."""
+    digits = stamp[:14]
+    for length, pattern in _STAMPS:
+        if len(digits) >= length and digits[:length].isdigit():
+            try:
+                datetime.strptime(digits[:length], pattern)
+            except ValueError:
+                continue
+            return digits[:length]
+    return ""
 
 
 def _rows(body: str) -> tuple[list[list[Any]], str | None]:
@@ -136,16 +254,20 @@ def _rows(body: str) -> tuple[list[list[Any]], str | None]:
 
 
 def _read(fields: list[str], row: list[Any], result: CdxResult, base: str) -> None:
-    """One row into the result, or its URL's key into `unreadable`."""
+    """One row into the result; a row whose `original` is no fetchable URL is dropped; a row that
+    cannot be read puts its URL's key into `unreadable`, with what can be read of it."""
     key = str(row[fields.index("urlkey")]) if "urlkey" in fields and len(row) > fields.index("urlkey") else "?"
-    if len(row) != len(fields):
-        result.unreadable.add(key)
+    values = {name: str(value) for name, value in zip(fields, row, strict=False)}  # a short row: by position
+    if "original" in values and not fetchable(values["original"]):
+        result.dropped += 1
         return
-    values = dict(zip(fields, (str(v) for v in row), strict=True))
+    if len(row) != len(fields):
+        _unreadable(result, key, values)
+        return
     try:
         snapshot = CDXSnapshot({name: values.get(name, "-") for name in FIELDS})
     except (ValueError, KeyError):  # a timestamp strptime refuses, such as a month of 00
-        result.unreadable.add(key)
+        _unreadable(result, key, values)
         return
     result.rows.append(
         CdxRow(
@@ -158,6 +280,14 @@ def _read(fields: list[str], row: list[Any], result: CdxResult, base: str) -> No
             base=base,
         )
     )
+
+
+def _unreadable(result: CdxResult, key: str, values: dict[str, str]) -> None:
+    """A row that could not be read: its key, and what can be read of its timestamp and status."""
+    result.unreadable.add(key)
+    status = values.get("statuscode", "")
+    legible_status = status if status == "-" or (len(status) == 3 and status.isdigit()) else ""
+    result.unreadable_rows.setdefault(key, []).append(Unreadable(legible(values.get("timestamp", "")), legible_status))
 
 
 async def read_index(

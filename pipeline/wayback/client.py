@@ -10,6 +10,10 @@ How the service behaves is in the manual (docs/archive.md). In short:
   source's own trouble from the account's or the service's.
 - Every call waits out the breaker and takes a slot of its kind's rate (pipeline.wayback.limits).
   A 429 or a refused connection trips the breaker: every call of the process pauses.
+- Playback (`/web/`) replays a capture with its archived status and a `Memento-Datetime`
+  header: an archived 429 or 5xx is the page's history, never the service's trouble, and
+  trips nothing. The archive's own pages there (its exclusion page, a redirect to the
+  nearest capture, a 404) carry no `Memento-Datetime`.
 
 The keys are sent in one header of each request that needs them, built in one place, and
 never kept on the client: no log line, exception, artifact or record can carry them. Every
@@ -24,13 +28,16 @@ import re
 import time
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urljoin, urlsplit
 
 import httpx
 
 from pipeline.errors import (
+    ArchivedErrorPage,
     CaptureLimitError,
     WaybackAuthError,
     WaybackError,
+    WaybackExcluded,
     WaybackThrottled,
     WaybackUnavailable,
 )
@@ -284,6 +291,9 @@ class WaybackClient:
     ) -> httpx.Response:
         """One request: the breaker and the rate first, then 429, 401, 5xx and refusals sorted out.
 
+        A playback answer with `Memento-Datetime` is returned as it is, whatever its status: it is
+        the archived page's, and the caller reads it as the capture's.
+
         A refused connection or a timeout trips the breaker like a 429: the service blocks a
         client that kept going, at its firewall, for an hour.
         """
@@ -300,6 +310,11 @@ class WaybackClient:
             raise WaybackUnavailable(
                 f"{path}: {what} ({type(exc).__name__}); every archive call pauses {pause:g} s"
             ) from None
+        if path.startswith("/web/") and "Memento-Datetime" in response.headers:
+            # A replayed capture: its status (a 3xx, 404, 429, 5xx) is the archived page's, as it
+            # answered when captured, not the service's (docs/archive.md, "How playback answers").
+            self.breaker.close()
+            return response
         if response.status_code == 429:
             pause = self.breaker.trip(retry_after_seconds(response.headers.get("Retry-After")))
             raise WaybackThrottled(f"{path}: 429 Too Many Requests; every archive call pauses {pause:g} s", pause=pause)
@@ -359,18 +374,77 @@ class WaybackClient:
     # ------------------------------------------------------------ playback
 
     async def resolves(self, link: str) -> bool:
-        """Whether a recorded <base>/web/<ts>/<url> link leads to a capture here."""
+        """Whether a recorded <base>/web/<ts>/<url> link leads to a capture here.
+
+        A memento (an answer with `Memento-Datetime`) is a capture whatever its archived status;
+        the archive's redirect to the nearest capture leads to one; its exclusion page, a 404 or
+        another page of its own does not. When the archive cannot say now, the link is kept."""
         path = "/web/" + link.split("/web/", 1)[-1]
         try:
             response = await self.call("web", "GET", path, None, accept="*/*")
         except WaybackError:
             return True  # cannot tell now: keep the link
-        return response.status_code in (200, 301, 302)
+        if "Memento-Datetime" in response.headers:
+            return True
+        return response.status_code in (301, 302) and not _excluded(response)
 
     async def capture_bytes(self, timestamp: str, original: str) -> bytes:
-        """The original bytes of one capture (`/web/<timestamp>id_/<url>`)."""
+        """The original bytes of one capture (`/web/<timestamp>id_/<url>`).
+
+        Redirects are followed, at most `_PLAYBACK_HOPS`: the archive's own to the nearest capture
+        (no `Memento-Datetime`), and an archived redirect to its target's capture. What is
+        returned is always a replayed 200; an archived error page raises ArchivedErrorPage, the
+        exclusion page WaybackExcluded, any other page of the archive's own WaybackError."""
         path = f"/web/{timestamp}id_/{original}"
-        response = await self.call("web", "GET", path, None, accept="*/*")
-        if response.status_code != 200:
-            raise WaybackError(f"{path}: answered HTTP {response.status_code}")
-        return response.content
+        seen = {path}
+        for _ in range(_PLAYBACK_HOPS):
+            response = await self.call("web", "GET", path, None, accept="*/*")
+            memento = "Memento-Datetime" in response.headers
+            if response.status_code == 200 and memento:
+                return response.content
+            if _excluded(response):
+                raise WaybackExcluded(f"{path}: the archive excludes this URL from playback", url=original)
+            target = _playback_target(path, response.headers.get("Location")) if response.is_redirect else None
+            if target is None:
+                if memento:
+                    raise ArchivedErrorPage(
+                        f"{path}: the capture is of an HTTP {response.status_code} answer",
+                        status=response.status_code,
+                        url=original,
+                    )
+                what = "a page of its own, not a capture" if response.status_code == 200 else "no capture"
+                raise WaybackError(f"{path}: answered HTTP {response.status_code}: {what}", url=original)
+            if target in seen:
+                raise WaybackError(f"{path}: the archived redirects lead in a loop", url=original)
+            seen.add(target)
+            path = target
+        raise WaybackError(f"/web/{timestamp}id_/{original}: more than {_PLAYBACK_HOPS} redirects", url=original)
+
+
+# Redirects `capture_bytes` follows at most: the archive's own to the nearest capture, then the
+# archived ones (edgi's recorded epa.gov answer takes four requests to its page).
+_PLAYBACK_HOPS = 6
+# The wording of the archive's exclusion page, which answers 200 without Memento-Datetime.
+_EXCLUDED = re.compile(r"URL has been excluded from the Wayback Machine", re.IGNORECASE)
+
+
+def _excluded(response: httpx.Response) -> bool:
+    """Whether a playback answer is the archive's own exclusion page (no memento, its wording)."""
+    if "Memento-Datetime" in response.headers:
+        return False  # an archived page that happens to quote the wording is still the page's
+    return "text" in response.headers.get("Content-Type", "text/html") and bool(_EXCLUDED.search(response.text))
+
+
+def _playback_target(path: str, location: str | None) -> str | None:
+    """The `/web/...` path a playback redirect leads to: the archive's Location (absolute, on any
+    host, or a path) is kept from its `/web/`; an archived Location that was not rewritten (a bare
+    URL or a relative path) is put in the archive at the redirect's own timestamp and mode."""
+    if not location:
+        return None
+    if "/web/" in location:
+        return "/web/" + location.split("/web/", 1)[1]
+    stamp, _, original = path.removeprefix("/web/").partition("/")
+    target = urljoin(original, location)
+    if urlsplit(target).scheme not in ("http", "https"):
+        return None
+    return f"/web/{stamp}/{target}"
