@@ -137,6 +137,16 @@ class WaybackUnavailable(WaybackError):
     """5xx, a timeout or a dropped connection: the capture may or may not exist."""
 
 
+class WaybackNotAsked(WaybackUnavailable):
+    """The call was not made: this run knows the archive is out, or waiting for the breaker or a
+    rate's slot would pass the run's deadline (`archive_run_s`). Nothing reached the service."""
+
+
+class WaybackCongested(WaybackUnavailable):
+    """The client's own connections stayed busy (its pool): the client's congestion, never the
+    service's trouble, so it trips no breaker and counts toward no outage."""
+
+
 class AssistError(IncidentlibError):
     """The language model of the writer assist gave no usable answer: `reason` (llm-timeout,
     llm-rate-limited, llm-cut-off, ...) is kept on the draft. Messages never hold the API's key."""

@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+import time
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -68,6 +69,8 @@ class RefreshReport:
     sources: list[LinkReport] = field(default_factory=list)
     requests: dict[str, int] = field(default_factory=dict)
     records_updated: int = 0
+    seconds: float = 0.0  # how long the checks took, from the archive client's start to the last link
+    archive_out: bool = False  # the archive could not be reached: this run asked it no more (said once)
     errors: list[Exception] = field(default_factory=list)  # unexpected: bugs to raise once reported
 
     def counts(self) -> dict[str, int]:
@@ -78,6 +81,8 @@ class RefreshReport:
             "counts": self.counts(),
             "requests": self.requests,
             "records_updated": self.records_updated,
+            "seconds": round(self.seconds, 3),
+            "archive_out": self.archive_out,
             "sources": [asdict(s) for s in self.sources],
         }
 
@@ -340,6 +345,7 @@ async def refresh_async(
     async with Fetcher(settings) as fetcher, WaybackClient(settings) as client:
         refresher = _Refresher(store, settings, fetcher, client)
         await refresher.index(list(drafts))
+        refresher.archiver.note_out()
 
         async def one(url: str) -> LinkReport:
             source, states[url] = await refresher.one(url, drafts[url], recorded.get(url, set()), previous.get(url))
@@ -350,6 +356,9 @@ async def refresh_async(
 
         report.sources, report.errors = await each(drafts, one, failed, on_source)
         report.requests = {**client.requests, "live": fetcher.requests}
+        refresher.archiver.note_out()
+        report.seconds = time.monotonic() - client.started
+        report.archive_out = client.out is not None
     newest = {url: s.archived for url, s in states.items() if s.archived}
     report.records_updated = await asyncio.to_thread(_update_records, store, newest)
     await asyncio.to_thread(store.update_links, states)
