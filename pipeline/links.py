@@ -146,6 +146,22 @@ class _Refresher:
         # written to every record citing the URL at the end.
         self.archiver = Archiver(settings, client, _keep_nothing)
         self.rows: dict[str, list[CdxRow] | Reason] = {}
+        self.lookups: dict[str, asyncio.Task[None]] = {}  # by folder: its lookup, done or under way
+
+    def start_index(self, urls: list[str]) -> None:
+        """Start the lookups of every folder (see `index`): each source goes on once its own folder's
+        lookup is in, so captures need not wait for the last folder's turn of the index's rate."""
+        by_folder: dict[str, list[str]] = defaultdict(list)
+        for url in urls:
+            by_folder[_folder(url)].append(url)
+        for folder, members in by_folder.items():
+            self.lookups[folder] = asyncio.ensure_future(self.index(members))
+
+    async def rows_of(self, url: str) -> list[CdxRow] | Reason:
+        lookup = self.lookups.get(_folder(url))
+        if lookup is not None:
+            await asyncio.shield(lookup)
+        return self.rows.get(url, Reason.INDEX_UNAVAILABLE)
 
     async def index(self, urls: list[str]) -> None:
         """The captures of every URL, in as few index (CDX) requests as the API allows: one prefix
@@ -183,7 +199,7 @@ class _Refresher:
             url, etag=before.etag if before else None, last_modified=before.last_modified if before else None
         )
         status, moved_to = _live_status(url, live)
-        known = self.rows.get(url, Reason.INDEX_UNAVAILABLE)
+        known = await self.rows_of(url)
         rows = None if isinstance(known, Reason) else known
         newest = rows[-1] if rows else None
         best_recorded = _newest_recorded(recorded)
@@ -344,8 +360,7 @@ async def refresh_async(
     states: dict[str, LinkState] = {}
     async with Fetcher(settings) as fetcher, WaybackClient(settings) as client:
         refresher = _Refresher(store, settings, fetcher, client)
-        await refresher.index(list(drafts))
-        refresher.archiver.note_out()
+        refresher.start_index(list(drafts))
 
         async def one(url: str) -> LinkReport:
             source, states[url] = await refresher.one(url, drafts[url], recorded.get(url, set()), previous.get(url))

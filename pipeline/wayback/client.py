@@ -216,6 +216,9 @@ async def capture_limit_problem(name: str) -> str | None:
 # Requests in flight at once, and the pool's connections: more would only queue inside the pool,
 # where a wait longer than the timeout is a PoolTimeout (1,000 sources' lookups at once did that).
 CONNECTIONS = 10
+# Of them, what calls without a rate (playback) may hold at once: a call that waited for its slot of a
+# rate must leave then, not queue behind a thousand playbacks and arrive on the next one's heels (a 429).
+_UNPACED = 6
 # Tries at opening a connection before the run takes the archive for out, and the first wait between.
 _CONNECT_TRIES = 3
 _CONNECT_RETRY_S = 1.0
@@ -252,6 +255,7 @@ class WaybackClient:
             trust_env=False,
         )
         self._in_flight = asyncio.Semaphore(CONNECTIONS)
+        self._unpaced = asyncio.Semaphore(_UNPACED)
         self.requests = {"save": 0, "status": 0, "cdx": 0, "user": 0, "web": 0}
         self.started = time.monotonic()
         self.deadline = self.started + settings.archive_run_s  # time.monotonic() of the run's end
@@ -322,14 +326,20 @@ class WaybackClient:
             if self.breaker.wait() == 0:
                 return
 
-    async def _send(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
-        """One request, once one of the client's `CONNECTIONS` is free (waited for until the deadline).
+    async def _send(self, method: str, path: str, *, paced: bool, **kwargs: Any) -> httpx.Response:
+        """One request, once one of the client's `CONNECTIONS` is free (waited for until the deadline);
+        calls without a rate (`paced` False) take one of `_UNPACED` of them first.
 
         A connection that cannot be opened (`_unreached`) is tried again after a short doubling wait;
         after `_CONNECT_TRIES`, the caller takes the archive for out."""
+        held: list[asyncio.Semaphore] = []
         try:
-            await asyncio.wait_for(self._in_flight.acquire(), timeout=max(0.0, self.left()))
+            for semaphore in (self._in_flight,) if paced else (self._unpaced, self._in_flight):
+                await asyncio.wait_for(semaphore.acquire(), timeout=max(0.0, self.left()))
+                held.append(semaphore)
         except TimeoutError:
+            for semaphore in held:
+                semaphore.release()
             raise WaybackCongested(f"{path}: every connection of the client stayed busy until the deadline") from None
         try:
             for attempt in range(_CONNECT_TRIES):
@@ -341,7 +351,8 @@ class WaybackClient:
                 await self.sleep(min(self.settings.breaker_backoff_s, _CONNECT_RETRY_S) * 2**attempt)
             raise AssertionError("unreachable")  # the loop returns or raises
         finally:
-            self._in_flight.release()
+            for semaphore in held:
+                semaphore.release()
 
     async def call(
         self,
@@ -365,7 +376,9 @@ class WaybackClient:
         headers = {"Accept": accept, **(self._auth() if auth else {})}
         try:
             query = httpx.QueryParams(tuple(params)) if params else None
-            response = await self._send(method, path, headers=headers, params=query, data=data)
+            response = await self._send(
+                method, path, paced=limiter is not None, headers=headers, params=query, data=data
+            )
         except httpx.PoolTimeout:
             # A wait for a connection of the client's own pool: its congestion, not the service's answer.
             raise WaybackCongested(f"{path}: no connection of the client's own free in time (PoolTimeout)") from None
