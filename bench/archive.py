@@ -3,9 +3,11 @@
 Against the local Wayback stand-in (captures fetched for real from a local site farm),
 side by side in one run:
 
-1. `--sources` sources (200), the stand-in and the client both set to `--rate` captures
+1. `--sources` sources (1,000), the stand-in and the client both set to `--rate` captures
    a minute: the captures a minute achieved over the rate allowed (`rate_ratio`,
-   target >= 0.9) and the 429s the client provoked (`throttled`, target 0);
+   target >= 0.9), the 429s the client provoked (`throttled`, target 0), sources not
+   captured (`rate_lost`, target 0) and captures the stand-in holds twice
+   (`rate_duplicated`, target 0: every source captured exactly once);
 2. the same number of new sources with every failure switch of the stand-in on (429
    storms, a 5xx after a capture, errors inside 200, expired jobs, session limits,
    captures late into the index, permanent errors for a few URLs), runs repeated until
@@ -23,7 +25,7 @@ side by side in one run:
    over the whole scenario less the outage (`hard_rate_ratio_overall`: it also counts the
    pauses the 429 burst asks for, 15.5 s, and a run's polls cut short by the outage).
 
-Prints one JSON line. Usage: python bench/archive.py [--sources 200] [--rate 600]
+Prints one JSON line. Usage: python bench/archive.py [--sources 1000] [--rate 600]
 """
 
 from __future__ import annotations
@@ -79,7 +81,7 @@ def settings_for(root: Path, wayback: WaybackStandIn, rate: float) -> Settings:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sources", type=int, default=200)
+    parser.add_argument("--sources", type=int, default=1000)
     parser.add_argument("--rate", type=float, default=600.0, help="captures a minute, the stand-in's and the client's")
     parser.add_argument("--hard-sources", type=int, default=12, help="sources of the hard scenario")
     parser.add_argument("--hard-rate", type=float, default=7.0, help="captures a minute in the hard scenario")
@@ -103,6 +105,9 @@ def main() -> None:
             captured = report.counts()["captured"]
             achieved = captured / (wall / 60.0)
             throttled = wayback.counts["429"]
+            states = {s.url: s.archive for d in store.drafts() for s in d.sources}
+            rate_lost = sum(1 for url in urls if states[url].status != "captured")
+            rate_duplicated = sum(1 for url in urls if len(wayback.captures_of(url)) > 1)
 
         # 2. Every failure switch on.
         with WaybackStandIn(
@@ -200,6 +205,8 @@ def main() -> None:
                 "achieved_per_min": round(achieved, 1),
                 "rate_ratio": round(achieved / args.rate, 3),
                 "throttled": throttled,
+                "rate_lost": rate_lost,
+                "rate_duplicated": rate_duplicated,
                 "failure_runs": runs,
                 "failed_permanently": failed_permanently,
                 "lost": lost,

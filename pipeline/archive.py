@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
@@ -53,6 +54,7 @@ class ArchiveReport:
     requests: dict[str, int] = field(default_factory=dict)
     problem: Reason | None = None  # why captures stopped: no-keys, bad-keys, account-quota, service-unreachable...
     busy: bool = False  # another archive run of the data root was capturing: nothing was done
+    seconds: float = 0.0  # how long the run took, from its client's start to its last source
     errors: list[Exception] = field(default_factory=list)  # unexpected: bugs to raise once reported
 
     @property
@@ -76,6 +78,7 @@ class ArchiveReport:
             "keys": self.keys,
             "problem": self.problem,
             "busy": self.busy,
+            "seconds": round(self.seconds, 3),
             "requests": self.requests,
             "sources": [asdict(s) for s in self.sources],
         }
@@ -166,7 +169,9 @@ async def archive_async(
             for retry in range(settings.in_run_retries):
                 if step.outcome != "waiting" or step.state.reason not in SOURCE_TROUBLE:
                     break
-                await asyncio.sleep(min(settings.poll_interval_s * 2**retry, 60.0))
+                pause = min(settings.poll_interval_s * 2**retry, 60.0)
+                if pause >= client.left() or not await client.sleep(pause):
+                    break  # the run's deadline or the archive out: the next run tries again
                 step = await archiver.one(draft_ids[0], url, step.state, recorded)
             for draft_id in draft_ids:
                 await save(draft_id, url, step)
@@ -178,6 +183,7 @@ async def archive_async(
         report.sources, report.errors = await each(work, one, failed, on_source)
         report.requests = dict(client.requests)
         report.problem = archiver.out
+        report.seconds = time.monotonic() - client.started
     return report
 
 

@@ -43,7 +43,9 @@ from urllib.parse import urlsplit
 from pipeline.errors import (
     CaptureLimitError,
     WaybackAuthError,
+    WaybackCongested,
     WaybackError,
+    WaybackNotAsked,
     WaybackThrottled,
 )
 from pipeline.models import ArchiveState, ArchiveStatus, utc_now
@@ -234,8 +236,18 @@ class _Sessions:
         self.read_at = float("-inf")
         self.changed = asyncio.Event()
         self.quota_used: str | None = None  # "n of n": the account's daily captures, all made
+        # One read at a time: a thousand sources waiting for a session would otherwise each ask at
+        # once, queueing a thousand looks behind the polls' rate (and the jobs' polls behind them).
+        self._reading = asyncio.Lock()
 
-    async def read(self) -> None:
+    async def read(self, *, unless_since: float | None = None) -> None:
+        """Read the account's sessions; with `unless_since`, not when another read ended after it."""
+        async with self._reading:
+            if unless_since is not None and self.read_at > unless_since:
+                return
+            await self._read()
+
+    async def _read(self) -> None:
         answered = self.answered
         status = await self.client.user_status()
         self.read_at = time.monotonic()
@@ -256,10 +268,10 @@ class _Sessions:
                 self.submitting += 1
                 return True
             now = time.monotonic()
-            if now >= until:
+            if now >= until or self.client.out is not None:
                 return False
             if now - self.read_at >= self.read_every_s:
-                await self.read()
+                await self.read(unless_since=now - self.read_every_s)
                 continue
             self.changed.clear()
             try:
@@ -315,7 +327,15 @@ class Archiver:
             self.out = reason
 
     def _service_trouble(self, exc: WaybackError) -> Reason:
-        """A call met the service's trouble: its reason; after a few in a row, the service is out."""
+        """A call met the service's trouble: its reason; after a few in a row, the service is out.
+
+        A call not made (the run's deadline, or the archive already known out) and the client's own
+        congestion are no answer of the service's: they count toward nothing."""
+        if self.client.out is not None:
+            self._unreachable(self.client.out)
+            return Reason.SERVICE_UNREACHABLE
+        if isinstance(exc, WaybackNotAsked | WaybackCongested):
+            return Reason.NOT_TRIED
         self._trouble += 1
         reason = (
             Reason.THROTTLED
@@ -324,14 +344,31 @@ class Archiver:
             if "connection failed" in str(exc) or "no answer in time" in str(exc)
             else Reason.SERVICE_ERROR
         )
-        if self._trouble >= _OUT_AFTER and reason == Reason.SERVICE_UNREACHABLE and not self.unreachable:
-            # Even without keys (lookups only), every further call would wait out the breaker for nothing.
-            self.unreachable = True
-            if self.out is None:
-                self.stop_submitting(reason, f"the archive cannot be reached ({exc})")
-            else:
-                _log.warning("archive: the archive cannot be reached (%s); the sources wait for the next run", exc)
+        if self._trouble >= _OUT_AFTER and reason == Reason.SERVICE_UNREACHABLE:
+            self.client.give_up(f"the archive cannot be reached ({exc})")
+            self._unreachable(self.client.out or str(exc))
         return reason
+
+    def _unreachable(self, why: str) -> None:
+        """The archive is out for this run: said once, and no call more (the client asks nothing)."""
+        if self.unreachable:
+            return
+        # Even without keys (lookups only), every further call would wait out the breaker for nothing.
+        self.unreachable = True
+        if self.out is None:
+            self.stop_submitting(Reason.SERVICE_UNREACHABLE, why)
+        else:
+            _log.warning("archive: %s; the sources wait for the next run", why)
+
+    def note_out(self) -> None:
+        """Say once that the archive is out, when a call made outside this archiver found it so."""
+        if self.client.out is not None:
+            self._unreachable(self.client.out)
+
+    @property
+    def ended(self) -> bool:
+        """Whether this run asks the archive no more: it is out, or the run's deadline has come."""
+        return self.unreachable or self.client.out is not None or self.client.left() <= 0
 
     def _service_answered(self) -> None:
         self._trouble = 0
@@ -346,8 +383,8 @@ class Archiver:
         except WaybackAuthError as exc:
             self.stop_submitting(Reason.BAD_KEYS, str(exc))
         except WaybackError as exc:
-            _log.warning("archive: could not read the account's sessions: %s", exc)
-            self._service_trouble(exc)
+            if self._service_trouble(exc) != Reason.SERVICE_UNREACHABLE or not self.unreachable:
+                _log.warning("archive: could not read the account's sessions: %s", exc)
         if self.settings.capture_limit and self.out is None:
             from pipeline.wayback import capture_limit_problem
 
@@ -393,8 +430,14 @@ class Archiver:
     async def one(self, draft_id: str | None, url: str, state: ArchiveState, recorded: str | None) -> Step:
         """The source's next step to a confirmed capture (see the module's docstring)."""
         s = self.settings
-        if self.unreachable:
-            return Step(state, recorded, "unconfirmed") if recorded else _waiting(state, Reason.SERVICE_UNREACHABLE)
+        if self.ended:
+            if self.client.out is not None:
+                self._unreachable(self.client.out)
+            if recorded and state.status == ArchiveStatus.CAPTURED:
+                return Step(state, recorded, "unconfirmed")
+            if self.unreachable:
+                return _waiting(state, Reason.SERVICE_UNREACHABLE)
+            return _waiting(state, state.reason or Reason.NOT_TRIED)  # the run's deadline: the next run
         # 1. captured, not yet seen in the index: confirm that very capture, not another.
         if state.status == ArchiveStatus.CAPTURED and recorded:
             stamp = recorded.split("/web/", 1)[1].split("/", 1)[0] if "/web/" in recorded else ""
@@ -434,7 +477,7 @@ class Archiver:
             return _waiting(state, self.out)
         if host in self.paused_hosts:
             return _waiting(state, Reason.HOST_QUOTA)
-        until = self._started + self.settings.session_wait_s
+        until = min(self._started + self.settings.session_wait_s, self.client.deadline)
         while True:
             if not await self.sessions_or_out(until):
                 return _waiting(state, self.out or Reason.USER_SESSION_LIMIT)
@@ -564,10 +607,12 @@ class Archiver:
         it is kept for the next run (`submitted`)."""
         s = self.settings
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + s.poll_timeout_s
+        deadline = loop.time() + min(s.poll_timeout_s, self.client.left())  # no later than the run's own
         wait = s.poll_interval_s
         while True:
-            await asyncio.sleep(min(wait, max(0.0, deadline - loop.time())))
+            if not await self.client.sleep(min(wait, max(0.0, deadline - loop.time()))) or self.ended:
+                # The archive out, or the run's deadline: the job is kept, the next run polls it.
+                return Step(state.model_copy(update={"reason": Reason.JOB_PENDING}), None, "submitted")
             wait = min(wait * 1.5, s.poll_max_interval_s)
             job: JobState | None
             try:

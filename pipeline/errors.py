@@ -18,6 +18,8 @@
     │   ├── CaptureLimitError        the shared capture limit is missing or unreachable (`limit`)
     │   ├── WaybackThrottled         429: every archive call pauses behind the breaker (`pause`)
     │   ├── WaybackUnavailable       5xx, a timeout or a dropped connection (the capture may exist)
+    │   │   ├── WaybackNotAsked      not asked: the archive is out this run, or the wait passes its deadline
+    │   │   └── WaybackCongested     the client's own connections stayed busy: no trouble of the service's
     │   ├── WaybackExcluded          playback answered the archive's exclusion page: no capture shown
     │   └── ArchivedErrorPage        playback replayed a capture of an error page (`status`: the page's)
     ├── AssistError                  the language model gave no usable answer (`reason`, `draft_id`)
@@ -64,8 +66,10 @@ __all__ = [
     "UnsupportedContent",
     "VocabularyError",
     "WaybackAuthError",
+    "WaybackCongested",
     "WaybackError",
     "WaybackExcluded",
+    "WaybackNotAsked",
     "WaybackThrottled",
     "WaybackUnavailable",
 ]
@@ -153,6 +157,16 @@ class ArchivedErrorPage(WaybackError):
     def __init__(self, message: str, *, status: int, url: str | None = None) -> None:
         super().__init__(message, url=url)
         self.status = status
+
+
+class WaybackNotAsked(WaybackUnavailable):
+    """The call was not made: this run knows the archive is out, or waiting for the breaker or a
+    rate's slot would pass the run's deadline (`archive_run_s`). Nothing reached the service."""
+
+
+class WaybackCongested(WaybackUnavailable):
+    """The client's own connections stayed busy (its pool): the client's congestion, never the
+    service's trouble, so it trips no breaker and counts toward no outage."""
 
 
 class AssistError(IncidentlibError):

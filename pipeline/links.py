@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+import time
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -68,6 +69,8 @@ class RefreshReport:
     sources: list[LinkReport] = field(default_factory=list)
     requests: dict[str, int] = field(default_factory=dict)
     records_updated: int = 0
+    seconds: float = 0.0  # how long the checks took, from the archive client's start to the last link
+    archive_out: bool = False  # the archive could not be reached: this run asked it no more (said once)
     errors: list[Exception] = field(default_factory=list)  # unexpected: bugs to raise once reported
 
     def counts(self) -> dict[str, int]:
@@ -78,6 +81,8 @@ class RefreshReport:
             "counts": self.counts(),
             "requests": self.requests,
             "records_updated": self.records_updated,
+            "seconds": round(self.seconds, 3),
+            "archive_out": self.archive_out,
             "sources": [asdict(s) for s in self.sources],
         }
 
@@ -142,6 +147,22 @@ class _Refresher:
         self.archiver = Archiver(settings, client, _keep_nothing)
         # Per URL: its rows and its newest capture of a page (CdxResult.newest), or why not known.
         self.rows: dict[str, tuple[list[CdxRow], CdxRow | None] | Reason] = {}
+        self.lookups: dict[str, asyncio.Task[None]] = {}  # by folder: its lookup, done or under way
+
+    def start_index(self, urls: list[str]) -> None:
+        """Start the lookups of every folder (see `index`): each source goes on once its own folder's
+        lookup is in, so captures need not wait for the last folder's turn of the index's rate."""
+        by_folder: dict[str, list[str]] = defaultdict(list)
+        for url in urls:
+            by_folder[_folder(url)].append(url)
+        for folder, members in by_folder.items():
+            self.lookups[folder] = asyncio.ensure_future(self.index(members))
+
+    async def rows_of(self, url: str) -> tuple[list[CdxRow], CdxRow | None] | Reason:
+        lookup = self.lookups.get(_folder(url))
+        if lookup is not None:
+            await asyncio.shield(lookup)
+        return self.rows.get(url, Reason.INDEX_UNAVAILABLE)
 
     async def index(self, urls: list[str]) -> None:
         """The captures of every URL, in as few index (CDX) requests as the API allows: one prefix
@@ -181,7 +202,7 @@ class _Refresher:
             url, etag=before.etag if before else None, last_modified=before.last_modified if before else None
         )
         status, moved_to = _live_status(url, live)
-        known = self.rows.get(url, Reason.INDEX_UNAVAILABLE)
+        known = await self.rows_of(url)
         rows, newest = (None, None) if isinstance(known, Reason) else known
         best_recorded = _newest_recorded(recorded)
         if best_recorded and rows is not None and not any(r.link == best_recorded for r in rows):
@@ -360,7 +381,7 @@ async def refresh_async(
     states: dict[str, LinkState] = {}
     async with Fetcher(settings) as fetcher, WaybackClient(settings) as client:
         refresher = _Refresher(store, settings, fetcher, client)
-        await refresher.index(list(drafts))
+        refresher.start_index(list(drafts))
 
         async def one(url: str) -> LinkReport:
             source, states[url] = await refresher.one(url, drafts[url], recorded.get(url, set()), previous.get(url))
@@ -371,6 +392,9 @@ async def refresh_async(
 
         report.sources, report.errors = await each(drafts, one, failed, on_source)
         report.requests = {**client.requests, "live": fetcher.requests}
+        refresher.archiver.note_out()
+        report.seconds = time.monotonic() - client.started
+        report.archive_out = client.out is not None
     newest = {url: s.archived for url, s in states.items() if s.archived}
     report.records_updated = await asyncio.to_thread(_update_records, store, newest)
     await asyncio.to_thread(store.update_links, states)

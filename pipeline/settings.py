@@ -263,6 +263,18 @@ class Settings(BaseSettings):
         description="Pause for every archive request after a 429 or a refused connection (doubles while they go on).",
     )
     wayback_timeout_s: float = Field(default=30.0, gt=0, description="Timeout of one request to the archive.")
+    wayback_connect_timeout_s: float = Field(
+        default=5.0,
+        gt=0,
+        description="Time to open a connection to the archive (a refused one is known at once; three in a row "
+        "and the run takes the archive for out).",
+    )
+    archive_run_s: float = Field(
+        default=3000.0,
+        gt=0,
+        description="Longest a run spends on the archive (an archive run, a crawl's archiving, a refresh): no call "
+        "waits past it, jobs still running are polled by the next run, and the sources left wait for it.",
+    )
     max_capture_attempts: int = Field(
         default=5,
         ge=1,

@@ -14,6 +14,12 @@ How the service behaves is in the manual (docs/archive.md). In short:
   header: an archived 429 or 5xx is the page's history, never the service's trouble, and
   trips nothing. The archive's own pages there (its exclusion page, a redirect to the
   nearest capture, a 404) carry no `Memento-Datetime`.
+- A run has a deadline (`archive_run_s`): no call waits for the breaker or a slot past it. A
+  connection that cannot be opened is tried three times within seconds; then this client takes
+  the archive for out (`out`) and makes no more calls (each raises WaybackNotAsked at once).
+- At most `CONNECTIONS` requests are in flight; the others wait their turn before taking one of
+  the pool's connections, so the pool never runs dry, and a PoolTimeout, should one come, is the
+  client's own congestion (WaybackCongested): it trips no breaker.
 
 The keys are sent in one header of each request that needs them, built in one place, and
 never kept on the client: no log line, exception, artifact or record can carry them. Every
@@ -36,8 +42,10 @@ from pipeline.errors import (
     ArchivedErrorPage,
     CaptureLimitError,
     WaybackAuthError,
+    WaybackCongested,
     WaybackError,
     WaybackExcluded,
+    WaybackNotAsked,
     WaybackThrottled,
     WaybackUnavailable,
 )
@@ -48,6 +56,7 @@ from pipeline.wayback.cdx import CdxResult, read_index, snapshot_timestamp, snap
 from pipeline.wayback.limits import RateLimiter, limits_for
 
 __all__ = [
+    "CONNECTIONS",
     "JobState",
     "SpnAnswer",
     "UserStatus",
@@ -227,8 +236,27 @@ async def capture_limit_problem(name: str) -> str | None:
     return None
 
 
+# Requests in flight at once, and the pool's connections: more would only queue inside the pool,
+# where a wait longer than the timeout is a PoolTimeout (1,000 sources' lookups at once did that).
+CONNECTIONS = 10
+# Of them, what calls without a rate (playback) may hold at once: a call that waited for its slot of a
+# rate must leave then, not queue behind a thousand playbacks and arrive on the next one's heels (a 429).
+_UNPACED = 6
+# Tries at opening a connection before the run takes the archive for out, and the first wait between.
+_CONNECT_TRIES = 3
+_CONNECT_RETRY_S = 1.0
+
+
+def _unreached(method: str) -> tuple[type[httpx.HTTPError], ...]:
+    """The failures that say nothing reached the service, tried again: a connection not opened, and
+    for a GET (which asking twice cannot harm) one closed before any answer (a firewall's refusal)."""
+    if method == "GET":
+        return (httpx.ConnectError, httpx.ConnectTimeout, httpx.RemoteProtocolError, httpx.ReadError)
+    return (httpx.ConnectError, httpx.ConnectTimeout)
+
+
 class WaybackClient:
-    """Calls to one Wayback-compatible service; one per event loop."""
+    """Calls to one Wayback-compatible service, for one run (its deadline); one per event loop."""
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
@@ -241,13 +269,21 @@ class WaybackClient:
         )
         self.breaker = self.limits.breaker
         self.has_keys = bool(settings.wayback_access_key and settings.wayback_secret_key)
+        timeout = settings.wayback_timeout_s
         self._client = httpx.AsyncClient(
             base_url=settings.wayback_url.rstrip("/"),
-            timeout=settings.wayback_timeout_s,
+            timeout=httpx.Timeout(timeout, connect=min(settings.wayback_connect_timeout_s, timeout)),
+            limits=httpx.Limits(max_connections=CONNECTIONS, max_keepalive_connections=CONNECTIONS),
             headers={"User-Agent": settings.user_agent},
             trust_env=False,
         )
+        self._in_flight = asyncio.Semaphore(CONNECTIONS)
+        self._unpaced = asyncio.Semaphore(_UNPACED)
         self.requests = {"save": 0, "status": 0, "cdx": 0, "user": 0, "web": 0}
+        self.started = time.monotonic()
+        self.deadline = self.started + settings.archive_run_s  # time.monotonic() of the run's end
+        self.out: str | None = None  # why this run asks the archive no more (it cannot be reached)
+        self._out = asyncio.Event()
 
     async def __aenter__(self) -> WaybackClient:
         return self
@@ -266,16 +302,80 @@ class WaybackClient:
             "Authorization": f"LOW {s.wayback_access_key.get_secret_value()}:{s.wayback_secret_key.get_secret_value()}"
         }
 
-    async def pace(self, limiter: RateLimiter | None) -> None:
+    def left(self) -> float:
+        """Seconds left of the run's deadline."""
+        return self.deadline - time.monotonic()
+
+    def give_up(self, why: str) -> None:
+        """This run asks the archive no more (said by the run, once): every call waiting ends now."""
+        if self.out is None:
+            self.out = why
+            self._out.set()
+
+    async def sleep(self, seconds: float) -> bool:
+        """Wait `seconds`, or less when the archive is known out; whether it was not (go on)."""
+        if self.out is None and seconds > 0:
+            try:
+                await asyncio.wait_for(self._out.wait(), timeout=seconds)
+            except TimeoutError:
+                pass
+        return self.out is None
+
+    def _not_asked(self, path: str, wait: float, what: str) -> WaybackNotAsked:
+        left = max(0.0, self.left())
+        return WaybackNotAsked(
+            f"{path}: not asked: {what} of {wait:.0f} s passes the run's deadline ({left:.0f} s left)"
+        )
+
+    async def pace(self, limiter: RateLimiter | None, path: str = "") -> None:
         """Wait out the breaker, then for a slot of the rate; a slot that fell inside a pause is
-        given up and taken again after it, so callers resume spaced, not all at once."""
+        given up and taken again after it, so callers resume spaced, not all at once. No wait goes
+        past the run's deadline, and none goes on once the archive is known out (WaybackNotAsked)."""
         while True:
-            await asyncio.sleep(self.breaker.wait())
+            if self.out is not None:
+                raise WaybackNotAsked(f"{path}: not asked: {self.out}")
+            pause = self.breaker.wait()
+            if pause >= self.left():
+                raise self._not_asked(path, pause, "the breaker's pause")
+            if not await self.sleep(pause):
+                continue
             if limiter is None:
                 return
-            await asyncio.sleep(limiter.reserve())
+            slot = limiter.reserve()
+            if slot >= self.left():
+                raise self._not_asked(path, slot, "the wait for a slot of the rate")
+            if not await self.sleep(slot):
+                continue
             if self.breaker.wait() == 0:
                 return
+
+    async def _send(self, method: str, path: str, *, paced: bool, **kwargs: Any) -> httpx.Response:
+        """One request, once one of the client's `CONNECTIONS` is free (waited for until the deadline);
+        calls without a rate (`paced` False) take one of `_UNPACED` of them first.
+
+        A connection that cannot be opened (`_unreached`) is tried again after a short doubling wait;
+        after `_CONNECT_TRIES`, the caller takes the archive for out."""
+        held: list[asyncio.Semaphore] = []
+        try:
+            for semaphore in (self._in_flight,) if paced else (self._unpaced, self._in_flight):
+                await asyncio.wait_for(semaphore.acquire(), timeout=max(0.0, self.left()))
+                held.append(semaphore)
+        except TimeoutError:
+            for semaphore in held:
+                semaphore.release()
+            raise WaybackCongested(f"{path}: every connection of the client stayed busy until the deadline") from None
+        try:
+            for attempt in range(_CONNECT_TRIES):
+                try:
+                    return await self._client.request(method, path, **kwargs)
+                except _unreached(method):
+                    if attempt == _CONNECT_TRIES - 1 or self.out is not None:
+                        raise
+                await self.sleep(min(self.settings.breaker_backoff_s, _CONNECT_RETRY_S) * 2**attempt)
+            raise AssertionError("unreachable")  # the loop returns or raises
+        finally:
+            for semaphore in held:
+                semaphore.release()
 
     async def call(
         self,
@@ -297,19 +397,25 @@ class WaybackClient:
         A refused connection or a timeout trips the breaker like a 429: the service blocks a
         client that kept going, at its firewall, for an hour.
         """
-        await self.pace(limiter)
+        await self.pace(limiter, path)
         self.requests[kind] += 1
         headers = {"Accept": accept, **(self._auth() if auth else {})}
         try:
             query = httpx.QueryParams(tuple(params)) if params else None
-            response = await self._client.request(method, path, headers=headers, params=query, data=data)
+            response = await self._send(
+                method, path, paced=limiter is not None, headers=headers, params=query, data=data
+            )
+        except httpx.PoolTimeout:
+            # A wait for a connection of the client's own pool: its congestion, not the service's answer.
+            raise WaybackCongested(f"{path}: no connection of the client's own free in time (PoolTimeout)") from None
         except httpx.HTTPError as exc:
             # httpx's own text may quote a request header whole: said here without it.
             pause = self.breaker.trip()
             what = "no answer in time" if isinstance(exc, httpx.TimeoutException) else "the connection failed"
-            raise WaybackUnavailable(
-                f"{path}: {what} ({type(exc).__name__}); every archive call pauses {pause:g} s"
-            ) from None
+            message = f"{path}: {what} ({type(exc).__name__}); every archive call pauses {pause:g} s"
+            if isinstance(exc, _unreached(method)):  # tried and tried again: no service there now
+                self.give_up(f"the archive cannot be reached ({message})")
+            raise WaybackUnavailable(message) from None
         if path.startswith("/web/") and "Memento-Datetime" in response.headers:
             # A replayed capture: its status (a 3xx, 404, 429, 5xx) is the archived page's, as it
             # answered when captured, not the service's (docs/archive.md, "How playback answers").
