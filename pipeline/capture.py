@@ -51,7 +51,7 @@ from pipeline.errors import (
 from pipeline.models import ArchiveState, ArchiveStatus, utc_now
 from pipeline.reasons import Reason
 from pipeline.settings import Settings
-from pipeline.wayback import CdxResult, CdxRow, JobState, SpnAnswer, WaybackClient, snapshot_url
+from pipeline.wayback import CdxResult, CdxRow, JobState, WaybackClient, snapshot_url
 
 __all__ = [
     "HOST_PAUSES",
@@ -394,19 +394,26 @@ class Archiver:
 
     # ------------------------------------------------------------ the index
 
-    async def newest(self, url: str, since: datetime | None = None) -> CdxRow | None:
+    async def newest(self, url: str, since: datetime) -> CdxRow | None:
         """The newest capture of a page of `url` the index holds since a moment (never a redirect's
-        row, nor one whose original is no URL); None when it holds none or cannot say.
+        row nor a revisit of one, nor a row whose original is no URL); None when it holds none or
+        cannot say.
 
         What the run needs is a capture made since the moment (a reuse window, a submit), and any
         readable one serves: a row that could not be read, maybe newer, does not make it older.
+        A revisit since the moment repeats a capture maybe made before it, which this lookup does
+        not hold: one lookup more, of that URL's rows up to the revisit with its digest, says what
+        it repeats (a page, or a redirect: no page). Unsaid (the index out), it is no page.
         Where the newest itself matters (refresh), `CdxResult.newest` says when it cannot be told."""
-        stamp = since.strftime("%Y%m%d%H%M%S") if since else None
-        found = await self._index(url, since=stamp)
+        found = await self._index(url, since=since.strftime("%Y%m%d%H%M%S"))
         if found is None:
             return None
-        if since is None:
-            return found.newest(url)
+        unresolved = found.unresolved(url)
+        if unresolved:
+            digests = {row.digest for row in unresolved}
+            earlier = await self._index(url, since=None, until=unresolved[-1].timestamp, digests=digests)
+            if earlier is not None:
+                found.resolve(earlier)
         return found.newest_readable(url)
 
     async def at(self, url: str, timestamp: str) -> CdxRow | None:
@@ -414,11 +421,13 @@ class Archiver:
         found = await self._index(url, since=timestamp, until=timestamp)
         return next((row for row in found.of(url) if row.timestamp == timestamp), None) if found else None
 
-    async def _index(self, url: str, *, since: str | None, until: str | None = None) -> CdxResult | None:
+    async def _index(
+        self, url: str, *, since: str | None, until: str | None = None, digests: frozenset[str] | set[str] = frozenset()
+    ) -> CdxResult | None:
         if self.unreachable:
             return None  # each call would wait out the breaker's pause for nothing
         try:
-            found = await self.client.index(url, since=since, until=until)
+            found = await self.client.index(url, since=since, until=until, digests=digests)
         except WaybackError as exc:
             self._service_trouble(exc)
             return None
@@ -539,7 +548,7 @@ class Archiver:
                 return _from_row(state, row, outcome="captured", url=url)
             return _waiting(state, reason, str(exc)[:300])
         if answer.error is not None:
-            return await self._refused(url, state, answer, submitted_at)
+            return await self._refused(url, state, answer.error, answer.detail, submitted_at)
         if answer.job_id is None:
             self.sessions.give_back(job_ended=False)
             # A capture younger than if_not_archived_within exists; the index may not show it yet.
@@ -564,9 +573,10 @@ class Archiver:
             step.state = step.state.model_copy(update={"reused": True})
         return step
 
-    async def _refused(self, url: str, state: ArchiveState, answer: SpnAnswer, submitted_at: datetime) -> Step | None:
+    async def _refused(
+        self, url: str, state: ArchiveState, reason: Reason, detail: str | None, submitted_at: datetime
+    ) -> Step | None:
         """The submit was answered with an error: whose trouble it is decides the source's state."""
-        reason, detail = answer.error or Reason.SERVICE_ERROR, answer.detail
         self.sessions.give_back(job_ended=False)
         if reason == Reason.USER_SESSION_LIMIT:
             self.sessions.refused()

@@ -448,6 +448,35 @@ def test_a_redirect_newer_than_the_page_is_not_the_capture_reused(
     assert counts == {"reused": 1} and link == f"https://web.archive.org/web/{page.timestamp}/{url}"
 
 
+def test_a_revisit_of_an_old_redirect_is_not_the_capture_reused(
+    store: Store, root: Path, site: Site, wayback: WaybackStandIn
+) -> None:
+    """The run's lookup asks for rows since the reuse window's start: the revisit is in it, the
+    redirect it repeats is not; one lookup more says what it repeats."""
+    url = site.url("/pm/0")
+    wayback.add_capture(url, ago(40), HTML.encode())
+    wayback.add_capture(url, ago(30), b"moved", statuscode=301, location="/pm/1")
+    redirect = wayback.add_capture(url, ago(1), b"moved", statuscode=301, location="/pm/1")
+    assert redirect.revisit
+    counts, link = reused_link(store, root, wayback, url)
+    # No link to a redirect's re-capture. The service's `if_not_archived_within` counts that
+    # capture too (the stand-in's does), so the source waits until it leaves the window.
+    assert counts == {"waiting": 1} and link is None
+    assert wayback.counts["cdx"] == 4, "each lookup since a moment, then the one that says what its revisit repeats"
+
+
+def test_a_revisit_of_an_old_page_is_the_capture_reused(
+    store: Store, root: Path, site: Site, wayback: WaybackStandIn
+) -> None:
+    url = site.url("/pm/0")
+    wayback.add_capture(url, ago(40), HTML.encode())
+    again = wayback.add_capture(url, ago(1), HTML.encode())
+    assert again.revisit
+    counts, link = reused_link(store, root, wayback, url)
+    assert counts == {"reused": 1} and link == f"https://web.archive.org/web/{again.timestamp}/{url}"
+    assert wayback.counts["cdx"] == 2, "the window's lookup, then the one that says what the revisit repeats"
+
+
 def test_a_row_whose_original_is_no_url_is_not_the_capture_reused(
     store: Store, root: Path, site: Site, wayback: WaybackStandIn
 ) -> None:
@@ -493,3 +522,19 @@ def test_an_archived_5xx_or_429_trips_no_breaker(root: Path, wayback: WaybackSta
         return statuses
 
     assert asyncio.run(play()) == [503, 429]
+
+
+def test_a_replayed_2xx_other_than_200_is_the_captures_bytes(root: Path, wayback: WaybackStandIn) -> None:
+    """The index counts any 2xx as a page (`CdxResult.is_page`); playback's bytes say the same."""
+    import asyncio
+
+    from pipeline.wayback import WaybackClient
+
+    for path, status in (("/a", 203), ("/b", 206)):
+        wayback.add_capture(f"https://forum.example{path}", ago(2), f"page {status}".encode(), statuscode=status)
+
+    async def play() -> list[bytes]:
+        async with WaybackClient(archive_settings(root, wayback)) as client:
+            return [await client.capture_bytes(c.timestamp, c.original) for c in wayback.captures]
+
+    assert asyncio.run(play()) == [b"page 203", b"page 206"]
