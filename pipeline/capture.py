@@ -6,7 +6,8 @@ answers about three things, and each is treated as it deserves:
 - the source's own answer for good (not found, gone, blocked, an invalid URL, too many
   redirects, too large, its server's 400 or 405): the source fails, and is not tried again
   (`SOURCE_FAILS`);
-- the source's server misbehaving now (a bad gateway, a read timeout, its 501, 505 or 509):
+- the source's server misbehaving now (a bad gateway, a read timeout, its 501, 505 or 509, a
+  job that captured its 5xx; and a code the SPN2 document does not list, so it ends one day):
   an attempt is counted, and the source fails after `max_capture_attempts` of them
   (`SOURCE_TROUBLE`);
 - the account's or the service's trouble (a session limit, a quota, a 429, a refused
@@ -62,6 +63,7 @@ __all__ = [
     "Judgement",
     "Outcome",
     "Step",
+    "archived_status_reason",
     "judgement",
     "waits_for_service",
 ]
@@ -102,6 +104,9 @@ SOURCE_TROUBLE = frozenset(
         Reason.NOT_IMPLEMENTED,
         Reason.HTTP_VERSION_NOT_SUPPORTED,
         Reason.BANDWIDTH_LIMIT_EXCEEDED,
+        Reason.ARCHIVED_SERVER_ERROR,
+        # A code the SPN2 document does not list: whose it is cannot be told, and waiting for ever
+        # on it would never end a source that keeps getting it; so a few attempts, then it fails.
         Reason.SPN_UNKNOWN,
     }
 )
@@ -133,6 +138,17 @@ def judgement(reason: Reason) -> Judgement:
     if reason in HOST_PAUSES:
         return "pauses the host"
     return "waits"
+
+
+def archived_status_reason(status: int) -> Reason:
+    """The reason of a job that succeeded with a capture of the page's error (its `http_status`),
+    judged by `judgement` as the page's server's answer: a 429 is the host throttling the archive
+    (waits), a 5xx its server's trouble now (an attempt), any other 4xx its answer for good (fails)."""
+    if status == 429:
+        return Reason.TOO_MANY_REQUESTS
+    if status >= 500:
+        return Reason.ARCHIVED_SERVER_ERROR
+    return Reason.ARCHIVED_ERROR_PAGE
 
 
 # What the run says once when a refusal stops its submits.
@@ -637,7 +653,7 @@ class Archiver:
             if job is not None and job.status == "success" and job.timestamp:
                 original = job.original_url or url
                 if job.http_status is not None and job.http_status >= 400:
-                    return _failed(state, Reason.ARCHIVED_ERROR_PAGE, f"HTTP {job.http_status}")
+                    return self._judged(url, state, archived_status_reason(job.http_status), f"HTTP {job.http_status}")
                 if newer_than is not None and job.timestamp <= newer_than:
                     # The archive answered with a capture no newer than the recorded one.
                     return _waiting(state, Reason.CAPTURE_NOT_NEWER, job.timestamp, job_id=None, job_submitted_at=None)
