@@ -11,7 +11,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from helpers import archive_settings, drafts_for, pipes, settings_env
+from helpers import ago, archive_settings, drafts_for, pipes, settings_env
 
 from pipeline.archive import archive
 from pipeline.draft import new_draft
@@ -424,10 +424,6 @@ def test_archived_links_name_the_public_base_of_the_settings(
 
 
 # ------------------------------------------------------------ playback and the index, as they answer
-
-
-def ago(hours: float) -> str:
-    return (utc_now() - timedelta(hours=hours)).strftime("%Y%m%d%H%M%S")
 
 
 def reused_link(store: Store, root: Path, wayback: WaybackStandIn, url: str) -> tuple[dict[str, int], str | None]:

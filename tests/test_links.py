@@ -5,11 +5,10 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from helpers import archive_settings, artifact_text
+from helpers import ago, archive_settings, artifact_text
 
 from pipeline.archive import archive
 from pipeline.draft import new_draft
@@ -237,10 +236,6 @@ def test_with_the_default_reuse_window_a_changed_page_still_gets_a_new_capture(
 
 
 # ------------------------------------------------------------ playback and the index, as they answer
-
-
-def ago(hours: float) -> str:
-    return (datetime.now(UTC) - timedelta(hours=hours)).strftime("%Y%m%d%H%M%S")
 
 
 def held(store: Store, root: Path, site: Site, wayback: WaybackStandIn, name: str) -> tuple[str, str, Settings]:

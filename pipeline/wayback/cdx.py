@@ -38,6 +38,7 @@ import httpx
 from waybackpy.cdx_snapshot import CDXSnapshot
 
 from pipeline.errors import WaybackError, WaybackUnavailable
+from pipeline.models import check_url
 from pipeline.surt import surt_key
 from pipeline.wayback.limits import Limits, RateLimiter
 
@@ -236,17 +237,16 @@ class CdxResult:
 
 
 def fetchable(url: str) -> bool:
-    """Whether a row's `original` is a URL a reader can follow: http(s), a host name or address, no
-    user part. The index holds others (an e-mail address with `http://` put before it, `mailto:`,
-    a bare relative path, `data:`), which are no captures of a page; edgi's client skips them too."""
-    parts = urlsplit(url)
-    if parts.scheme.lower() not in ("http", "https") or "@" in parts.netloc:
-        return False
+    """Whether a row's `original` is a URL a reader can follow: one a record may cite
+    (`models.check_url`: http(s), a host, a numeric port), with a host name or address and no user
+    part. The index holds others (an e-mail address with `http://` put before it, `mailto:`, a bare
+    relative path, `data:`), which are no captures of a page; edgi's client skips them too."""
     try:
-        parts.port  # noqa: B018 - a port that is not a number raises
+        check_url(url)
     except ValueError:
         return False
-    return bool(_HOST.fullmatch(parts.hostname or ""))
+    parts = urlsplit(url)
+    return "@" not in parts.netloc and bool(_HOST.fullmatch(parts.hostname or ""))
 
 
 # A host name (labels of letters, digits, `-`, `_`), an IPv4 address, or an IPv6 one.
