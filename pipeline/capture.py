@@ -6,7 +6,8 @@ answers about three things, and each is treated as it deserves:
 - the source's own answer for good (not found, gone, blocked, an invalid URL, too many
   redirects, too large, its server's 400 or 405): the source fails, and is not tried again
   (`SOURCE_FAILS`);
-- the source's server misbehaving now (a bad gateway, a read timeout, its 501, 505 or 509):
+- the source's server misbehaving now (a bad gateway, a read timeout, its 501, 505 or 509, a
+  job that captured its 5xx; and a code the SPN2 document does not list, so it ends one day):
   an attempt is counted, and the source fails after `max_capture_attempts` of them
   (`SOURCE_TROUBLE`);
 - the account's or the service's trouble (a session limit, a quota, a 429, a refused
@@ -51,7 +52,7 @@ from pipeline.errors import (
 from pipeline.models import ArchiveState, ArchiveStatus, utc_now
 from pipeline.reasons import Reason
 from pipeline.settings import Settings
-from pipeline.wayback import CdxResult, CdxRow, JobState, SpnAnswer, WaybackClient, snapshot_url
+from pipeline.wayback import CdxResult, CdxRow, JobState, WaybackClient, snapshot_url
 
 __all__ = [
     "HOST_PAUSES",
@@ -62,6 +63,7 @@ __all__ = [
     "Judgement",
     "Outcome",
     "Step",
+    "archived_status_reason",
     "judgement",
     "waits_for_service",
 ]
@@ -102,6 +104,9 @@ SOURCE_TROUBLE = frozenset(
         Reason.NOT_IMPLEMENTED,
         Reason.HTTP_VERSION_NOT_SUPPORTED,
         Reason.BANDWIDTH_LIMIT_EXCEEDED,
+        Reason.ARCHIVED_SERVER_ERROR,
+        # A code the SPN2 document does not list: whose it is cannot be told, and waiting for ever
+        # on it would never end a source that keeps getting it; so a few attempts, then it fails.
         Reason.SPN_UNKNOWN,
     }
 )
@@ -133,6 +138,17 @@ def judgement(reason: Reason) -> Judgement:
     if reason in HOST_PAUSES:
         return "pauses the host"
     return "waits"
+
+
+def archived_status_reason(status: int) -> Reason:
+    """The reason of a job that succeeded with a capture of the page's error (its `http_status`),
+    judged by `judgement` as the page's server's answer: a 429 is the host throttling the archive
+    (waits), a 5xx its server's trouble now (an attempt), any other 4xx its answer for good (fails)."""
+    if status == 429:
+        return Reason.TOO_MANY_REQUESTS
+    if status >= 500:
+        return Reason.ARCHIVED_SERVER_ERROR
+    return Reason.ARCHIVED_ERROR_PAGE
 
 
 # What the run says once when a refusal stops its submits.
@@ -394,19 +410,26 @@ class Archiver:
 
     # ------------------------------------------------------------ the index
 
-    async def newest(self, url: str, since: datetime | None = None) -> CdxRow | None:
+    async def newest(self, url: str, since: datetime) -> CdxRow | None:
         """The newest capture of a page of `url` the index holds since a moment (never a redirect's
-        row, nor one whose original is no URL); None when it holds none or cannot say.
+        row nor a revisit of one, nor a row whose original is no URL); None when it holds none or
+        cannot say.
 
         What the run needs is a capture made since the moment (a reuse window, a submit), and any
         readable one serves: a row that could not be read, maybe newer, does not make it older.
+        A revisit since the moment repeats a capture maybe made before it, which this lookup does
+        not hold: one lookup more, of that URL's rows up to the revisit with its digest, says what
+        it repeats (a page, or a redirect: no page). Unsaid (the index out), it is no page.
         Where the newest itself matters (refresh), `CdxResult.newest` says when it cannot be told."""
-        stamp = since.strftime("%Y%m%d%H%M%S") if since else None
-        found = await self._index(url, since=stamp)
+        found = await self._index(url, since=since.strftime("%Y%m%d%H%M%S"))
         if found is None:
             return None
-        if since is None:
-            return found.newest(url)
+        unresolved = found.unresolved(url)
+        if unresolved:
+            digests = {row.digest for row in unresolved}
+            earlier = await self._index(url, since=None, until=unresolved[-1].timestamp, digests=digests)
+            if earlier is not None:
+                found.resolve(earlier)
         return found.newest_readable(url)
 
     async def at(self, url: str, timestamp: str) -> CdxRow | None:
@@ -414,11 +437,13 @@ class Archiver:
         found = await self._index(url, since=timestamp, until=timestamp)
         return next((row for row in found.of(url) if row.timestamp == timestamp), None) if found else None
 
-    async def _index(self, url: str, *, since: str | None, until: str | None = None) -> CdxResult | None:
+    async def _index(
+        self, url: str, *, since: str | None, until: str | None = None, digests: frozenset[str] | set[str] = frozenset()
+    ) -> CdxResult | None:
         if self.unreachable:
             return None  # each call would wait out the breaker's pause for nothing
         try:
-            found = await self.client.index(url, since=since, until=until)
+            found = await self.client.index(url, since=since, until=until, digests=digests)
         except WaybackError as exc:
             self._service_trouble(exc)
             return None
@@ -539,7 +564,7 @@ class Archiver:
                 return _from_row(state, row, outcome="captured", url=url)
             return _waiting(state, reason, str(exc)[:300])
         if answer.error is not None:
-            return await self._refused(url, state, answer, submitted_at)
+            return await self._refused(url, state, answer.error, answer.detail, submitted_at)
         if answer.job_id is None:
             self.sessions.give_back(job_ended=False)
             # A capture younger than if_not_archived_within exists; the index may not show it yet.
@@ -564,9 +589,10 @@ class Archiver:
             step.state = step.state.model_copy(update={"reused": True})
         return step
 
-    async def _refused(self, url: str, state: ArchiveState, answer: SpnAnswer, submitted_at: datetime) -> Step | None:
+    async def _refused(
+        self, url: str, state: ArchiveState, reason: Reason, detail: str | None, submitted_at: datetime
+    ) -> Step | None:
         """The submit was answered with an error: whose trouble it is decides the source's state."""
-        reason, detail = answer.error or Reason.SERVICE_ERROR, answer.detail
         self.sessions.give_back(job_ended=False)
         if reason == Reason.USER_SESSION_LIMIT:
             self.sessions.refused()
@@ -627,7 +653,7 @@ class Archiver:
             if job is not None and job.status == "success" and job.timestamp:
                 original = job.original_url or url
                 if job.http_status is not None and job.http_status >= 400:
-                    return _failed(state, Reason.ARCHIVED_ERROR_PAGE, f"HTTP {job.http_status}")
+                    return self._judged(url, state, archived_status_reason(job.http_status), f"HTTP {job.http_status}")
                 if newer_than is not None and job.timestamp <= newer_than:
                     # The archive answered with a capture no newer than the recorded one.
                     return _waiting(state, Reason.CAPTURE_NOT_NEWER, job.timestamp, job_id=None, job_submitted_at=None)

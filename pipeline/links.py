@@ -139,14 +139,26 @@ def _live_status(url: str, live: FetchResult) -> tuple[LinkStatus, str | None]:
     return LinkStatus.OK, None
 
 
+@dataclass(frozen=True)
+class _Indexed:
+    """What the index holds for one URL: its rows, its newest readable capture of a page, the links
+    of its rows that are no page (a redirect, a revisit of one: never a link to keep), and whether a
+    row that could not be read may be newer than that capture (then which is newest is not known)."""
+
+    rows: list[CdxRow]
+    newest: CdxRow | None
+    no_pages: frozenset[str]
+    unreadable: bool
+
+
 class _Refresher:
     def __init__(self, store: Store, settings: Settings, fetcher: Fetcher, client: WaybackClient) -> None:
         self.store, self.settings, self.fetcher, self.client = store, settings, fetcher, client
         # No draft's archive state is touched by a refresh's captures: the newest link is
         # written to every record citing the URL at the end.
         self.archiver = Archiver(settings, client, _keep_nothing)
-        # Per URL: its rows and its newest capture of a page (CdxResult.newest), or why not known.
-        self.rows: dict[str, tuple[list[CdxRow], CdxRow | None] | Reason] = {}
+        # Per URL: what the index holds of it, or why that is not known.
+        self.rows: dict[str, _Indexed | Reason] = {}
         self.lookups: dict[str, asyncio.Task[None]] = {}  # by folder: its lookup, done or under way
 
     def start_index(self, urls: list[str]) -> None:
@@ -158,7 +170,7 @@ class _Refresher:
         for folder, members in by_folder.items():
             self.lookups[folder] = asyncio.ensure_future(self.index(members))
 
-    async def rows_of(self, url: str) -> tuple[list[CdxRow], CdxRow | None] | Reason:
+    async def rows_of(self, url: str) -> _Indexed | Reason:
         lookup = self.lookups.get(_folder(url))
         if lookup is not None:
             await asyncio.shield(lookup)
@@ -185,25 +197,38 @@ class _Refresher:
             for url in members:
                 if found.blocked:
                     self.rows[url] = Reason.BLOCKED_SITE
-                elif not found.readable(url):
-                    # A row that could not be read may be newer than the newest readable one: which
-                    # capture is newest cannot be told, and none is called so (docs/archive.md).
-                    self.rows[url] = Reason.INDEX_ROW_UNREADABLE
-                else:
-                    self.rows[url] = (found.of(url), found.newest(url))
+                    continue
+                rows = found.of(url)
+                no_pages = frozenset(r.link for r in rows if not found.is_page(r))
+                # A row that could not be read may be newer than the newest readable page: the page
+                # is still compared with that one, and the report says so (docs/archive.md).
+                self.rows[url] = _Indexed(rows, found.newest_readable(url), no_pages, not found.readable(url))
 
         await asyncio.gather(*(one_folder(folder, members) for folder, members in by_folder.items()))
 
     async def one(
         self, url: str, draft_ids: list[str], recorded: set[str], previous: LinkState | None
     ) -> tuple[LinkReport, LinkState]:
+        report, state = await self._check(url, recorded, previous)
+        known = self.rows.get(url)
+        if isinstance(known, _Indexed) and known.unreadable:
+            # An index row, not the source's answer: nothing is failed for it. Unchanged against the
+            # newest readable page, the page waits (that row may be newer); the reason says it is there.
+            if report.outcome == "unchanged":
+                report.outcome = "waiting"
+            report.reason = report.reason or Reason.INDEX_ROW_UNREADABLE
+        return report, state
+
+    async def _check(self, url: str, recorded: set[str], previous: LinkState | None) -> tuple[LinkReport, LinkState]:
         before = previous if previous is not None and previous.status == LinkStatus.OK else None
         live = await self.fetcher.fetch(
             url, etag=before.etag if before else None, last_modified=before.last_modified if before else None
         )
         status, moved_to = _live_status(url, live)
         known = await self.rows_of(url)
-        rows, newest = (None, None) if isinstance(known, Reason) else known
+        rows, newest = (None, None) if isinstance(known, Reason) else (known.rows, known.newest)
+        if not isinstance(known, Reason):
+            recorded = recorded - known.no_pages  # a link to a redirect's row is never the one to keep
         best_recorded = _newest_recorded(recorded)
         if best_recorded and rows is not None and not any(r.link == best_recorded for r in rows):
             # Not in the index: does the recorded link still lead to a capture?
@@ -312,12 +337,15 @@ def _newest_recorded(recorded: set[str]) -> str | None:
     return max(recorded, key=_timestamp) if recorded else None
 
 
-def _update_records(store: Store, newest: dict[str, str]) -> int:
-    """Set `archived` to the newest good capture wherever a record cites an older one (never a newer)."""
+def _update_records(store: Store, newest: dict[str, str], no_pages: dict[str, frozenset[str]]) -> int:
+    """Set `archived` to the newest good capture wherever a record cites an older one (never a newer),
+    or a link the index shows is no page (`no_pages`: a redirect's row), whatever its age."""
 
     def forward(source_url: str, archived: str | None) -> bool:
         link = newest.get(source_url)
-        return link is not None and link != archived and (archived is None or _timestamp(link) >= _timestamp(archived))
+        if link is None or link == archived:
+            return False
+        return archived is None or archived in no_pages.get(source_url, ()) or _timestamp(link) >= _timestamp(archived)
 
     touched: set[str] = set()
 
@@ -395,8 +423,9 @@ async def refresh_async(
         refresher.archiver.note_out()
         report.seconds = time.monotonic() - client.started
         report.archive_out = client.out is not None
+        no_pages = {url: k.no_pages for url, k in refresher.rows.items() if isinstance(k, _Indexed) and k.no_pages}
     newest = {url: s.archived for url, s in states.items() if s.archived}
-    report.records_updated = await asyncio.to_thread(_update_records, store, newest)
+    report.records_updated = await asyncio.to_thread(_update_records, store, newest, no_pages)
     await asyncio.to_thread(store.update_links, states)
     return report
 

@@ -154,7 +154,9 @@ LanguageCode = Annotated[
 ]
 
 
-def _check_url(value: str) -> str:
+def check_url(value: str) -> str:
+    """`value` if it is a URL a record may cite (absolute http(s), a host, no white space, a numeric
+    port); else ValueError naming it. The index's reader builds its own test on this one."""
     parts = urlsplit(value)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ValueError(f"not an absolute http(s) URL: {value!r}")
@@ -168,7 +170,7 @@ def _check_url(value: str) -> str:
 
 
 # Kept as the exact string given (no normalisation), so a record round-trips unchanged.
-Url = Annotated[str, AfterValidator(_check_url), WithJsonSchema({"type": "string", "format": "uri"})]
+Url = Annotated[str, AfterValidator(check_url), WithJsonSchema({"type": "string", "format": "uri"})]
 
 _DATE = re.compile(r"^(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?$")
 

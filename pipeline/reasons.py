@@ -125,6 +125,7 @@ class Reason(StrEnum):
     NO_CAPTURES = "no-captures"
     SPN_UNKNOWN = "spn-unknown"
     ARCHIVED_ERROR_PAGE = "archived-error-page"
+    ARCHIVED_SERVER_ERROR = "archived-server-error"
     # ---------------------------------------------------------- keeping links current
     INDEX_UNAVAILABLE = "index-unavailable"
     CAPTURE_UNREADABLE = "capture-unreadable"
@@ -264,10 +265,11 @@ MEANINGS: dict[Reason, str] = {
     Reason.HTTP_VERSION_NOT_SUPPORTED: "the archive: the page's server refused the HTTP version (HTTP 505)",
     Reason.BANDWIDTH_LIMIT_EXCEEDED: "the archive: the page's server is over its bandwidth (HTTP 509)",
     Reason.NETWORK_AUTHENTICATION_REQUIRED: "the archive: a network proxy on its way asked it to log in (HTTP 511)",
-    Reason.BLOCKED_CLIENT_IP: "the archive blocks this client's IP address (a spam list): it waits",
+    Reason.BLOCKED_CLIENT_IP: "the archive blocks this client's IP address (a spam list): the run stops submitting",
     Reason.NO_CAPTURES: "the archive captured nothing and says no more (not the page's answer): it waits",
     Reason.SPN_UNKNOWN: "the archive: a code incidentlib does not know (kept beside the reason)",
-    Reason.ARCHIVED_ERROR_PAGE: "the archive captured an error page (4xx/5xx), which is no capture",
+    Reason.ARCHIVED_ERROR_PAGE: "the archive captured an error page (4xx), which is no capture",
+    Reason.ARCHIVED_SERVER_ERROR: "the archive captured the page's server error (5xx): its trouble now, tried again",
     Reason.INDEX_UNAVAILABLE: "the archive's index could not be read this time: nothing was decided",
     Reason.CAPTURE_UNREADABLE: "the newest capture could not be read to compare it with the live page",
     Reason.CAPTURE_FAILED: "a new capture was needed and could not be made",

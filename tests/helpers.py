@@ -7,6 +7,7 @@ import os
 import shutil
 import sqlite3
 import subprocess
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import IO, Any, cast
 
@@ -23,6 +24,11 @@ CASE_FIXTURE = TESTS / "fixtures" / "case.json"
 # The read-only reference material lies beside a checkout (../shared), but the suite must pass
 # without it: the few tests that read it say so in one line and are skipped when it is absent.
 SHARED = Path(os.environ.get("INCIDENTLIB_SHARED", REPO.parent / "shared"))
+
+
+def ago(hours: float = 0.0, *, seconds: float = 0.0) -> str:
+    """An index timestamp (YYYYMMDDhhmmss, UTC) of that long ago: of a capture a test puts in the archive."""
+    return (datetime.now(UTC) - timedelta(hours=hours, seconds=seconds)).strftime("%Y%m%d%H%M%S")
 
 
 def pipes(process: subprocess.Popen[str]) -> tuple[IO[str], IO[str]]:

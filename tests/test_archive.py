@@ -11,7 +11,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from helpers import archive_settings, drafts_for, pipes, settings_env
+from helpers import ago, archive_settings, drafts_for, pipes, settings_env
 
 from pipeline.archive import archive
 from pipeline.draft import new_draft
@@ -426,10 +426,6 @@ def test_archived_links_name_the_public_base_of_the_settings(
 # ------------------------------------------------------------ playback and the index, as they answer
 
 
-def ago(hours: float) -> str:
-    return (utc_now() - timedelta(hours=hours)).strftime("%Y%m%d%H%M%S")
-
-
 def reused_link(store: Store, root: Path, wayback: WaybackStandIn, url: str) -> tuple[dict[str, int], str | None]:
     """One draft citing `url`, archived with a reuse window of a day: the counts, and its link."""
     drafts_for(store, url)
@@ -446,6 +442,35 @@ def test_a_redirect_newer_than_the_page_is_not_the_capture_reused(
     wayback.add_capture(url, ago(1), b"moved", statuscode=301, location="/pm/1")  # a revisit of the redirect
     counts, link = reused_link(store, root, wayback, url)
     assert counts == {"reused": 1} and link == f"https://web.archive.org/web/{page.timestamp}/{url}"
+
+
+def test_a_revisit_of_an_old_redirect_is_not_the_capture_reused(
+    store: Store, root: Path, site: Site, wayback: WaybackStandIn
+) -> None:
+    """The run's lookup asks for rows since the reuse window's start: the revisit is in it, the
+    redirect it repeats is not; one lookup more says what it repeats."""
+    url = site.url("/pm/0")
+    wayback.add_capture(url, ago(40), HTML.encode())
+    wayback.add_capture(url, ago(30), b"moved", statuscode=301, location="/pm/1")
+    redirect = wayback.add_capture(url, ago(1), b"moved", statuscode=301, location="/pm/1")
+    assert redirect.revisit
+    counts, link = reused_link(store, root, wayback, url)
+    # No link to a redirect's re-capture. The service's `if_not_archived_within` counts that
+    # capture too (the stand-in's does), so the source waits until it leaves the window.
+    assert counts == {"waiting": 1} and link is None
+    assert wayback.counts["cdx"] == 4, "each lookup since a moment, then the one that says what its revisit repeats"
+
+
+def test_a_revisit_of_an_old_page_is_the_capture_reused(
+    store: Store, root: Path, site: Site, wayback: WaybackStandIn
+) -> None:
+    url = site.url("/pm/0")
+    wayback.add_capture(url, ago(40), HTML.encode())
+    again = wayback.add_capture(url, ago(1), HTML.encode())
+    assert again.revisit
+    counts, link = reused_link(store, root, wayback, url)
+    assert counts == {"reused": 1} and link == f"https://web.archive.org/web/{again.timestamp}/{url}"
+    assert wayback.counts["cdx"] == 2, "the window's lookup, then the one that says what the revisit repeats"
 
 
 def test_a_row_whose_original_is_no_url_is_not_the_capture_reused(
@@ -493,3 +518,19 @@ def test_an_archived_5xx_or_429_trips_no_breaker(root: Path, wayback: WaybackSta
         return statuses
 
     assert asyncio.run(play()) == [503, 429]
+
+
+def test_a_replayed_2xx_other_than_200_is_the_captures_bytes(root: Path, wayback: WaybackStandIn) -> None:
+    """The index counts any 2xx as a page (`CdxResult.is_page`); playback's bytes say the same."""
+    import asyncio
+
+    from pipeline.wayback import WaybackClient
+
+    for path, status in (("/a", 203), ("/b", 206)):
+        wayback.add_capture(f"https://forum.example{path}", ago(2), f"page {status}".encode(), statuscode=status)
+
+    async def play() -> list[bytes]:
+        async with WaybackClient(archive_settings(root, wayback)) as client:
+            return [await client.capture_bytes(c.timestamp, c.original) for c in wayback.captures]
+
+    assert asyncio.run(play()) == [b"page 203", b"page 206"]

@@ -3,7 +3,6 @@ table of every code (docs/archive.md) against the code: only a source's own answ
 
 from __future__ import annotations
 
-import asyncio
 import re
 from pathlib import Path
 
@@ -13,14 +12,13 @@ from helpers import archive_settings, drafts_for
 from manual import section
 
 from pipeline.archive import archive
-from pipeline.capture import judgement
+from pipeline.capture import archived_status_reason, judgement
 from pipeline.models import ArchiveState, ArchiveStatus
 from pipeline.reasons import Reason
 from pipeline.standins import spn
 from pipeline.standins.sitefarm import Page, Site, SiteFarm
 from pipeline.standins.wayback import HOST_PAUSED_END, NO_STATUS_EXT, WaybackStandIn
 from pipeline.store import Store
-from pipeline.wayback import WaybackClient
 from pipeline.wayback.client import read_job, spn_reason
 
 HTML = "<html><body><h1>Outage</h1><p>The broker lost its quorum for {n} minutes.</p></body></html>"
@@ -62,7 +60,7 @@ def test_the_manuals_table_of_every_code_says_what_the_code_does() -> None:
     # Every code the stand-in can end a job with (the SPN2 document's, and no-captures) has its row.
     assert set(spn.JOB_MESSAGES) <= set(coded)
     for code, (reason, does) in coded.items():
-        if code.startswith(("a code", "an error", '"')):
+        if code.startswith(("a code", "an error", "a job's", '"')):
             continue
         assert spn_reason(code)[0] == reason, code
         assert does.startswith(DOES[judgement(Reason(reason))]), (code, does)
@@ -77,6 +75,32 @@ def test_the_manuals_table_of_every_code_says_what_the_code_does() -> None:
     ):
         reason, does = others[row]
         assert job.error == reason and does.startswith(DOES[judgement(Reason(reason))]), row
+    for status in (404, 503, 429):
+        kind = "429" if status == 429 else f"{str(status)[0]}xx"
+        reason, does = others[f"a job's success with the page's {kind}"]
+        assert archived_status_reason(status) == reason and does.startswith(DOES[judgement(Reason(reason))])
+    assert "bounded" in next(whose for code, _, whose, _ in rows if code.startswith("a code")), "why it counts"
+
+
+@pytest.mark.parametrize(
+    ("status", "reason", "attempts"),
+    [(404, Reason.ARCHIVED_ERROR_PAGE, 0), (503, Reason.ARCHIVED_SERVER_ERROR, 1), (429, Reason.TOO_MANY_REQUESTS, 0)],
+)
+def test_a_job_that_captured_the_pages_error_is_judged_by_its_status(
+    store: Store, root: Path, site: Site, wayback: WaybackStandIn, status: int, reason: Reason, attempts: int
+) -> None:
+    """The service captures an error page (`http_status` 4xx or 5xx) unasked: the page's status is
+    its server's answer, judged by the one rule (a 5xx is its trouble now, a 429 the host's throttle)."""
+    url = site.url("/pm/0")
+    site.pages["/pm/0"] = Page(b"busy", status=status)
+    drafts_for(store, url)
+    wayback.failures.capture_errors = True
+    (source,) = archive(store, archive_settings(root, wayback, in_run_retries=0)).sources
+    state = archive_states(store)[url]
+    assert (state.reason, state.detail, state.attempts) == (reason, f"HTTP {status}", attempts)
+    failed = judgement(reason) == "fails"
+    assert state.status == (ArchiveStatus.FAILED if failed else ArchiveStatus.PENDING)
+    assert source.outcome == ("failed" if failed else "waiting")
 
 
 @pytest.mark.parametrize(
@@ -159,21 +183,16 @@ def test_no_captures_and_a_job_error_without_a_code_wait_without_an_attempt(
     assert archive(store, settings).counts()["captured"] == 2
 
 
-def test_the_account_is_asked_with_the_cache_busting_query_the_stand_in_may_take(
-    root: Path, wayback: WaybackStandIn
-) -> None:
-    async def read() -> int:
-        async with WaybackClient(archive_settings(root, wayback)) as client:
-            return (await client.user_status()).available
-
-    assert asyncio.run(read()) == wayback.sessions
+def test_the_stand_in_neither_requires_nor_refuses_the_cache_busting_query(wayback: WaybackStandIn) -> None:
+    """The client sends `_t` (test_wayback_recorded.py checks it against the recorded answer); the
+    stand-in must answer the same with it as without."""
     auth = {"Authorization": "LOW test-access:test-secret", "Accept": "application/json"}
     with httpx.Client(base_url=wayback.url, headers=auth, trust_env=False) as http:
         bare = http.get("/save/status/user")
         busted = http.get("/save/status/user", params={"_t": "1602606392499"})
-    assert bare.status_code == busted.status_code == 200, "the stand-in neither requires nor refuses _t"
-    assert bare.json() == busted.json()
-    assert wayback.counts["user"] == 3
+    assert bare.status_code == busted.status_code == 200
+    assert bare.json() == busted.json() and bare.json()["available"] == wayback.sessions
+    assert wayback.counts["user"] == 2
 
 
 def test_a_host_paused_in_the_code_itself_is_the_hosts_pause() -> None:

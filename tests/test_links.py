@@ -5,11 +5,10 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from helpers import archive_settings, artifact_text
+from helpers import ago, archive_settings, artifact_text
 
 from pipeline.archive import archive
 from pipeline.draft import new_draft
@@ -239,10 +238,6 @@ def test_with_the_default_reuse_window_a_changed_page_still_gets_a_new_capture(
 # ------------------------------------------------------------ playback and the index, as they answer
 
 
-def ago(hours: float) -> str:
-    return (datetime.now(UTC) - timedelta(hours=hours)).strftime("%Y%m%d%H%M%S")
-
-
 def held(store: Store, root: Path, site: Site, wayback: WaybackStandIn, name: str) -> tuple[str, str, Settings]:
     """A draft citing a page whose capture the archive holds already (made 3 hours ago, of the
     live bytes): the URL, the capture's link and the settings."""
@@ -284,7 +279,36 @@ def test_an_old_unreadable_row_changes_nothing_and_a_newer_one_is_said(
     wayback.failures.bad_rows = {url: "timestamp,mailto"}  # a month of 00 in 2000, an e-mail address
     assert outcomes(refresh(store, settings)) == [("unchanged", None, link)]
     wayback.failures.bad_rows = {url: "newer-timestamp"}  # a day of 00, a year after the capture
-    assert outcomes(refresh(store, settings)) == [("failed", "index-row-unreadable", link)]
+    # An index row is not the source's answer: the page waits, compared with its newest readable capture.
+    report = refresh(store, settings)
+    assert outcomes(report) == [("waiting", "index-row-unreadable", link)] and wayback.counts["save"] == 0
+
+
+def test_a_page_that_changed_is_captured_whatever_a_newer_unreadable_row(
+    store: Store, root: Path, site: Site, wayback: WaybackStandIn
+) -> None:
+    url, link, settings = held(store, root, site, wayback, "changed")
+    wayback.failures.bad_rows = {url: "newer-timestamp"}
+    site.pages["/pm/changed"] = page("The changed incident: rewritten since its capture.")
+    (source,) = refresh(store, settings).sources
+    newest = wayback.captures_of(url)[-1]
+    assert (source.outcome, source.reason) == ("re-archived", "index-row-unreadable"), "the row is said"
+    assert source.archived == f"https://web.archive.org/web/{newest.timestamp}/{url}" != link
+    assert next(store.drafts()).sources[0].archived == source.archived
+
+
+def test_a_recorded_link_to_a_redirects_row_gives_way_to_the_newest_page(
+    store: Store, root: Path, site: Site, wayback: WaybackStandIn, make_case: Callable[..., Case]
+) -> None:
+    url, link, settings = held(store, root, site, wayback, "same")
+    redirect = wayback.add_capture(url, ago(2), b"moved", statuscode=301, location="/pm/moved")
+    to_redirect = f"https://web.archive.org/web/{redirect.timestamp}/{url}"
+    store.write_case(make_case("IL-0008", sources=[{"url": url, "kind": "blog", "archived": to_redirect}]))
+    report = refresh(store, settings)
+    # The page is hashed (one playback) and found unchanged; the case's link moves to it, older as it is.
+    assert outcomes(report) == [("unchanged", None, link)] and report.requests["web"] == 1
+    assert store.read_case("IL-0008").sources[0].archived == link
+    assert next(store.drafts()).sources[0].archived == link
 
 
 def test_a_recorded_link_to_an_archived_error_page_still_leads_to_a_capture(

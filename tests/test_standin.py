@@ -13,12 +13,13 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from typing import Any
 from urllib.parse import quote_plus
 
 import httpx
 import pytest
+from helpers import ago
 
 from pipeline.standins import spn
 from pipeline.standins.sitefarm import Page, Site, SiteFarm
@@ -119,10 +120,6 @@ def capture(http: httpx.Client, url: str, **form: str) -> dict[str, Any]:
 def user(http: httpx.Client) -> dict[str, Any]:
     data: dict[str, Any] = http.get("/save/status/user").json()
     return data
-
-
-def ago(seconds: float) -> str:
-    return (datetime.now(UTC) - timedelta(seconds=seconds)).strftime("%Y%m%d%H%M%S")
 
 
 def cdx(http: httpx.Client, **params: str | int) -> httpx.Response:
@@ -277,7 +274,7 @@ def test_the_dedupe_says_how_long_ago_in_minutes_and_ends_with_its_window(
     wayback = make(dedupe_s=0.3)
     http = client(wayback)
     url = site.url("/pm/a")
-    earlier = wayback.add_capture(url, ago(150))
+    earlier = wayback.add_capture(url, ago(seconds=150))
     assert earlier.job_id
     answer = submit(http, url)
     assert answer["job_id"] != earlier.job_id, "older than the window: captured anew"
@@ -289,7 +286,7 @@ def test_the_dedupe_says_how_long_ago_in_minutes_and_ends_with_its_window(
 
     wayback.dedupe_s = 3600
     assert submit(http, site.url("/pm/b") + "?")["job_id"]  # nothing to dedupe against
-    wayback.add_capture(site.url("/pm/c"), ago(150))
+    wayback.add_capture(site.url("/pm/c"), ago(seconds=150))
     message = submit(http, site.url("/pm/c"))["message"]
     assert (
         message == "The same snapshot had been made 2 minutes ago. You can make new capture of this URL after 1 hour."
@@ -309,7 +306,7 @@ def test_if_not_archived_within_answers_a_recent_capture_without_a_job_or_timest
     wayback = make()
     http = client(wayback)
     url = site.url("/pm/a")
-    wayback.add_capture(url, ago(90 * 60))
+    wayback.add_capture(url, ago(seconds=90 * 60))
     reply = submit(http, url, if_not_archived_within=within)
     if after is None:  # the capture is older than asked: a new one
         assert reply["job_id"] and finished(http, reply["job_id"])["status"] == "success"
@@ -734,7 +731,7 @@ def test_new_captures_reach_the_index_after_the_lag(
     wayback = make()
     http = client(wayback)
     url = site.url("/pm/a")
-    wayback.add_capture(url, ago(7200))
+    wayback.add_capture(url, ago(seconds=7200))
     wayback.failures.cdx_lag_s = 3600
     fresh = capture(http, url)
     assert len(cdx_rows(http, url=url)) == 2, "only the old capture"

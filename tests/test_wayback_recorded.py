@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TypeVar
 from urllib.parse import parse_qsl, urlsplit
@@ -122,8 +123,11 @@ def test_an_archived_429_is_the_pages_history_not_the_services_trouble(root: Pat
     assert wait == 0, "the breaker stays closed"
 
 
-def test_an_archived_redirect_is_followed_to_its_targets_capture(root: Path) -> None:
-    fixture = load("web-archived-redirect")
+@pytest.mark.parametrize("name", ["web-archived-redirect", "web-archived-redirect-not-rewritten"])
+def test_an_archived_redirect_is_followed_to_its_targets_capture(root: Path, name: str) -> None:
+    """Whether its Location is rewritten into the archive or the page's own (even with `/web/` in
+    its path: only the archive's host, or a bare path, names an archive path)."""
+    fixture = load(name)
     stamp, url = fixture.expect["timestamp"], fixture.expect["url"]
     body, replay, wait = played(root, fixture, lambda c: c.capture_bytes(stamp, url))
     assert body.decode() == fixture.expect["body"]
@@ -152,10 +156,27 @@ def test_the_archive_run_reuses_the_newest_page_not_a_redirect(root: Path) -> No
     fixture = load("cdx-newest-redirect")
 
     async def newest(client: WaybackClient) -> CdxRow | None:
-        return await Archiver(client.settings, client, _save_nothing).newest(fixture.expect["url"])
+        # As every caller of the run asks: a capture since a moment (here, before every row).
+        since = datetime(2024, 1, 1, tzinfo=UTC)
+        return await Archiver(client.settings, client, _save_nothing).newest(fixture.expect["url"], since)
 
-    row, _, _ = played(root, fixture, newest)
+    row, replay, _ = played(root, fixture, newest)
     assert row is not None and row.timestamp == fixture.expect["newest"]
+    assert "from=20240101000000" in replay.requests[0][1]
+
+
+def test_a_revisit_whose_repeated_capture_is_older_than_the_lookup_is_resolved(root: Path) -> None:
+    """The lookup since a moment holds a revisit, not the 301 it repeats: one lookup more, up to the
+    revisit with its digest, says it is a redirect's re-capture, and no page."""
+    fixture = load("cdx-revisit-of-old-redirect")
+
+    async def newest(client: WaybackClient) -> CdxRow | None:
+        since = datetime.strptime(fixture.expect["since"], "%Y%m%d%H%M%S").replace(tzinfo=UTC)
+        return await Archiver(client.settings, client, _save_nothing).newest(fixture.expect["url"], since)
+
+    row, replay, _ = played(root, fixture, newest)
+    assert row is None and len(replay.requests) == 2
+    assert "from=" not in replay.requests[1][1], "what it repeats may be of any time before it"
 
 
 async def _save_nothing(draft_id: str | None, url: str, step: Step) -> None:

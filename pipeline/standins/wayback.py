@@ -22,7 +22,7 @@ Save Page Now, as the service does it:
   unless the form says `capture_all=1` (or `on`): otherwise the job ends `error:not-found`
   (404, 410), `error:no-access` (403), `error:unauthorized` (401), `error:bad-gateway`,
   `service-unavailable`, `gateway-timeout` (5xx), … with a message ending ` (HTTP status=NNN).`;
-  with it the job succeeds with `"http_status": NNN`.
+  with it (or with the switch `capture_errors`) the job succeeds with `"http_status": NNN`.
 - A job takes `job_seconds` (a number, or a range `(low, high)` drawn per job) and holds one
   of the account's `sessions` from its submit until it ends, success or error. A submit over
   the sessions answers `error:user-session-limit`; `/save/status/user` counts `processing`,
@@ -180,6 +180,9 @@ class Failures:
     blocked_hosts: set[str] = field(default_factory=set)
     bad_rows: dict[str, str] = field(default_factory=dict)
     excluded_urls: set[str] = field(default_factory=set)
+    # Jobs succeed with the page's error status as with capture_all (real job ends carry an
+    # `http_status` of 4xx or 5xx without the client asking for it).
+    capture_errors: bool = False
 
 
 class _Window:
@@ -490,7 +493,7 @@ class WaybackStandIn:
                 return
             url = str(response.url.join(response.headers["Location"]))
         status = response.status_code
-        if status != 200 and not job.capture_all:
+        if status != 200 and not (job.capture_all or self.failures.capture_errors):
             self._fail(job, spn.code_for_status(status), url, status)
             return
         mimetype = response.headers.get("content-type", "text/html").split(";")[0].strip()

@@ -9,7 +9,8 @@ As the CDX server answers (its README; edgi's client meets it every day):
 - a large answer is cut at its limit and ends with a resume key, which the next request
   sends back (`showResumeKey`, `resumeKey`) until a page has none;
 - an unchanged re-capture is a revisit row (`warc/revisit`, status `-`): a capture all the same,
-  of the status of the capture it repeats;
+  of the status of the capture it repeats; when that capture is not in the answer (a lookup since
+  a moment), it is no page until `resolve` says what it repeats;
 - a redirect the page answered when captured is a 3xx row (a third of real rows): never the
   newest capture, which is the newest 2xx (`CdxResult.newest`);
 - some rows' `original` is no URL (an e-mail address, a relative path): dropped (`fetchable`);
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
@@ -36,6 +38,7 @@ import httpx
 from waybackpy.cdx_snapshot import CDXSnapshot
 
 from pipeline.errors import WaybackError, WaybackUnavailable
+from pipeline.models import check_url
 from pipeline.surt import surt_key
 from pipeline.wayback.limits import Limits, RateLimiter
 
@@ -136,6 +139,8 @@ class CdxResult:
     rows: list[CdxRow] = field(default_factory=list)
     unreadable: set[str] = field(default_factory=set)  # keys of URLs with a row that could not be read
     unreadable_rows: dict[str, list[Unreadable]] = field(default_factory=dict)  # by key: what can be read
+    # By (key, timestamp) of a revisit: the status of the capture it repeats, read by `resolve`.
+    repeated: dict[tuple[str, str], str] = field(default_factory=dict)
     dropped: int = 0  # rows whose `original` is no fetchable http(s) URL (mailto:, a relative path)
     blocked: bool = False  # the archive will not show captures of this site
     truncated: bool = False  # more pages than MAX_PAGES
@@ -158,7 +163,8 @@ class CdxResult:
 
     def status_of(self, row: CdxRow) -> str | None:
         """A row's page status; a revisit's is that of the capture it repeats (the latest earlier
-        row of its URL with its digest), None when that capture is not among the rows."""
+        row of its URL with its digest, in this answer or in the one `resolve` read), None when
+        that capture is in neither."""
         if not row.revisit:
             return row.statuscode
         earlier = (
@@ -167,18 +173,45 @@ class CdxResult:
             if r.timestamp < row.timestamp and r.digest == row.digest and not r.revisit
         )
         repeated = next(earlier, None)
-        return repeated.statuscode if repeated else None
+        return repeated.statuscode if repeated else self.repeated.get((row.urlkey, row.timestamp))
 
-    def _page(self, row: CdxRow) -> bool:
-        """Whether the row is a capture of a page: a 2xx, or a revisit of one (or of a capture not
-        in this answer: a revisit is a capture all the same, and playback follows what it repeats)."""
+    def is_page(self, row: CdxRow) -> bool:
+        """Whether the row is a capture of a page: a 2xx, or a revisit of one. A revisit whose
+        repeated capture is unknown is none: it may repeat a redirect (a lookup since a moment
+        holds the revisit, not what it repeats); `unresolved` lists them for `resolve`."""
         status = self.status_of(row)
-        return status is None or status.startswith("2")
+        return status is not None and status.startswith("2")
+
+    def unresolved(self, url: str) -> list[CdxRow]:
+        """The revisits of `url` newer than its newest known page whose repeated capture is not in
+        the answer: each may be the newest page, or a redirect's re-capture."""
+        newest = self.newest_readable(url)
+        return [
+            r
+            for r in self.of(url)
+            if r.revisit and self.status_of(r) is None and (newest is None or r.timestamp > newest.timestamp)
+        ]
+
+    def resolve(self, earlier: CdxResult) -> None:
+        """Take the statuses of the captures unresolved revisits repeat from `earlier`, a lookup of
+        the rows before them (`Archiver.newest` makes it): a revisit that repeats none of its rows
+        stays unknown, and no page (its capture was no 2xx or 3xx, or is not in the index)."""
+        for row in [r for key in self._by_key().values() for r in key if r.revisit and self.status_of(r) is None]:
+            repeated = next(
+                (
+                    r
+                    for r in reversed(earlier._by_key().get(row.urlkey, []))
+                    if r.timestamp < row.timestamp and r.digest == row.digest and not r.revisit
+                ),
+                None,
+            )
+            if repeated is not None:
+                self.repeated[(row.urlkey, row.timestamp)] = repeated.statuscode
 
     def newest_readable(self, url: str) -> CdxRow | None:
         """The newest readable capture of a page of `url`, whatever the unreadable rows: for a
         lookup that needs a capture made since a moment, not the newest one."""
-        return next((r for r in reversed(self.of(url)) if self._page(r)), None)
+        return next((r for r in reversed(self.of(url)) if self.is_page(r)), None)
 
     def newest(self, url: str) -> CdxRow | None:
         """The newest capture of a page of `url`; None when there is none, or when a row that could
@@ -204,17 +237,16 @@ class CdxResult:
 
 
 def fetchable(url: str) -> bool:
-    """Whether a row's `original` is a URL a reader can follow: http(s), a host name or address, no
-    user part. The index holds others (an e-mail address with `http://` put before it, `mailto:`,
-    a bare relative path, `data:`), which are no captures of a page; edgi's client skips them too."""
-    parts = urlsplit(url)
-    if parts.scheme.lower() not in ("http", "https") or "@" in parts.netloc:
-        return False
+    """Whether a row's `original` is a URL a reader can follow: one a record may cite
+    (`models.check_url`: http(s), a host, a numeric port), with a host name or address and no user
+    part. The index holds others (an e-mail address with `http://` put before it, `mailto:`, a bare
+    relative path, `data:`), which are no captures of a page; edgi's client skips them too."""
     try:
-        parts.port  # noqa: B018 - a port that is not a number raises
+        check_url(url)
     except ValueError:
         return False
-    return bool(_HOST.fullmatch(parts.hostname or ""))
+    parts = urlsplit(url)
+    return "@" not in parts.netloc and bool(_HOST.fullmatch(parts.hostname or ""))
 
 
 # A host name (labels of letters, digits, `-`, `_`), an IPv4 address, or an IPv6 one.
@@ -297,10 +329,11 @@ async def read_index(
     prefix: bool = False,
     since: str | None = None,
     until: str | None = None,
+    digests: Collection[str] = (),
     base: str = PUBLIC_WAYBACK,
 ) -> CdxResult:
-    """Every readable capture the index holds for `url` (or under it), page after page; `base`: of
-    the rows' links."""
+    """Every readable capture the index holds for `url` (or under it), page after page; with
+    `digests`, only the rows of those payloads; `base`: of the rows' links."""
     params = [
         ("url", url),
         ("matchType", "prefix" if prefix else "exact"),
@@ -314,6 +347,8 @@ async def read_index(
         params.append(("from", since))
     if until:
         params.append(("to", until))
+    if digests:  # base32: no character a regular expression reads
+        params.append(("filter", f"digest:({'|'.join(sorted(digests))})"))
     result = CdxResult()
     resume: str | None = None
     for _ in range(MAX_PAGES):

@@ -32,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import re
 import time
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urljoin, urlsplit
@@ -280,6 +281,10 @@ class WaybackClient:
         self._in_flight = asyncio.Semaphore(CONNECTIONS)
         self._unpaced = asyncio.Semaphore(_UNPACED)
         self.requests = {"save": 0, "status": 0, "cdx": 0, "user": 0, "web": 0}
+        # Where playback's own redirects lead (`_playback_target`): the service's host and its links'.
+        self._archive_hosts = {
+            urlsplit(base).netloc.lower() for base in (settings.wayback_url, settings.wayback_public_url) if base
+        }
         self.started = time.monotonic()
         self.deadline = self.started + settings.archive_run_s  # time.monotonic() of the run's end
         self.out: str | None = None  # why this run asks the archive no more (it cannot be reached)
@@ -469,12 +474,19 @@ class WaybackClient:
     # ------------------------------------------------------------ the index (CDX)
 
     async def index(
-        self, url: str, *, prefix: bool = False, since: str | None = None, until: str | None = None
+        self,
+        url: str,
+        *,
+        prefix: bool = False,
+        since: str | None = None,
+        until: str | None = None,
+        digests: Collection[str] = (),
     ) -> CdxResult:
-        """Every capture of `url` (or of every URL under it, with `prefix`) the index holds, revisits
-        included, in as many pages as it takes, each behind the breaker and the index's rate."""
+        """Every capture of `url` (or of every URL under it, with `prefix`; of those payloads only,
+        with `digests`) the index holds, revisits included, in as many pages as it takes, each
+        behind the breaker and the index's rate."""
         return await read_index(
-            self, url, prefix=prefix, since=since, until=until, base=self.settings.wayback_public_url
+            self, url, prefix=prefix, since=since, until=until, digests=digests, base=self.settings.wayback_public_url
         )
 
     # ------------------------------------------------------------ playback
@@ -499,18 +511,20 @@ class WaybackClient:
 
         Redirects are followed, at most `_PLAYBACK_HOPS`: the archive's own to the nearest capture
         (no `Memento-Datetime`), and an archived redirect to its target's capture. What is
-        returned is always a replayed 200; an archived error page raises ArchivedErrorPage, the
-        exclusion page WaybackExcluded, any other page of the archive's own WaybackError."""
+        returned is always a replayed 2xx (a page, as `CdxResult.is_page` counts one); an archived
+        error page raises ArchivedErrorPage, the exclusion page WaybackExcluded, any other page of
+        the archive's own WaybackError."""
         path = f"/web/{timestamp}id_/{original}"
         seen = {path}
         for _ in range(_PLAYBACK_HOPS):
             response = await self.call("web", "GET", path, None, accept="*/*")
             memento = "Memento-Datetime" in response.headers
-            if response.status_code == 200 and memento:
+            if 200 <= response.status_code < 300 and memento:  # a 203 or 206 is the page too
                 return response.content
             if _excluded(response):
                 raise WaybackExcluded(f"{path}: the archive excludes this URL from playback", url=original)
-            target = _playback_target(path, response.headers.get("Location")) if response.is_redirect else None
+            location = response.headers.get("Location")
+            target = _playback_target(path, location, self._archive_hosts) if response.is_redirect else None
             if target is None:
                 if memento:
                     raise ArchivedErrorPage(
@@ -541,16 +555,24 @@ def _excluded(response: httpx.Response) -> bool:
     return "text" in response.headers.get("Content-Type", "text/html") and bool(_EXCLUDED.search(response.text))
 
 
-def _playback_target(path: str, location: str | None) -> str | None:
-    """The `/web/...` path a playback redirect leads to: the archive's Location (absolute, on any
-    host, or a path) is kept from its `/web/`; an archived Location that was not rewritten (a bare
-    URL or a relative path) is put in the archive at the redirect's own timestamp and mode."""
+def _playback_target(path: str, location: str | None, archive_hosts: Collection[str]) -> str | None:
+    """The `/web/...` path a playback redirect leads to. The archive's own Location (on one of
+    `archive_hosts`, or a bare path) is kept from its `/web/<timestamp><mode>/`; any other (an
+    archived Location not rewritten: a URL of the original site, even one whose path holds `/web/`,
+    or a relative path) is put in the archive at the redirect's own timestamp and mode."""
     if not location:
         return None
-    if "/web/" in location:
-        return "/web/" + location.split("/web/", 1)[1]
+    parts = urlsplit(location)
+    if parts.netloc.lower() in archive_hosts or not (parts.scheme or parts.netloc):
+        rest = location.split(parts.netloc, 1)[1] if parts.netloc else location
+        if _ARCHIVE_PATH.match(rest):
+            return rest
     stamp, _, original = path.removeprefix("/web/").partition("/")
     target = urljoin(original, location)
     if urlsplit(target).scheme not in ("http", "https"):
         return None
     return f"/web/{stamp}/{target}"
+
+
+# A path into the archive: `/web/`, a timestamp (14 digits at most), a mode (`id_`, `im_`, …), `/`.
+_ARCHIVE_PATH = re.compile(r"/web/\d{1,14}[a-z_]*/")
