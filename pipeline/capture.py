@@ -421,16 +421,21 @@ class Archiver:
         not hold: one lookup more, of that URL's rows up to the revisit with its digest, says what
         it repeats (a page, or a redirect: no page). Unsaid (the index out), it is no page.
         Where the newest itself matters (refresh), `CdxResult.newest` says when it cannot be told."""
+        row, _ = await self._since(url, since)
+        return row
+
+    async def _since(self, url: str, since: datetime) -> tuple[CdxRow | None, bool]:
+        """`newest`, and whether the index holds any row of `url` since the moment, a page's or not."""
         found = await self._index(url, since=since.strftime("%Y%m%d%H%M%S"))
         if found is None:
-            return None
+            return None, False
         unresolved = found.unresolved(url)
         if unresolved:
             digests = {row.digest for row in unresolved}
             earlier = await self._index(url, since=None, until=unresolved[-1].timestamp, digests=digests)
             if earlier is not None:
                 found.resolve(earlier)
-        return found.newest_readable(url)
+        return found.newest_readable(url), bool(found.of(url))
 
     async def at(self, url: str, timestamp: str) -> CdxRow | None:
         """The capture of `url` at `timestamp`, if the index shows it yet."""
@@ -480,9 +485,14 @@ class Archiver:
             state = state.model_copy(update={"job_id": None, "job_submitted_at": None})
         # 3. an existing capture young enough: reuse it.
         if s.reuse_capture_within_s:
-            row = await self.newest(url, utc_now() - timedelta(seconds=s.reuse_capture_within_s))
+            row, held = await self._since(url, utc_now() - timedelta(seconds=s.reuse_capture_within_s))
             if row is not None:
                 return _from_row(state, row, outcome="reused", url=url)
+            if held:
+                # The window holds captures of the URL but none of a page (a redirect's, a revisit of
+                # one): `if_not_archived_within` would count them and capture nothing, so the source
+                # would wait until they left the window. Ask for a capture outright.
+                return await self.capture(draft_id, url, state, not_within_s=None)
         return await self.capture(draft_id, url, state, not_within_s=s.reuse_capture_within_s or None)
 
     async def capture(
