@@ -10,14 +10,20 @@ and `--capture-rate` captures a minute (the service's documented 24 and 7 by def
 the run held to `--deadline` seconds (`archive_run_s`). The least time those rates allow
 for the work the refresh did is max(CDX requests / CDX rate, captures / capture rate).
 
-`--redirect-share` (0.33: about a third of real CDX rows are 301/302) is the share of
-sources whose newest capture is to be an archived redirect; it needs the stand-in's
-redirect captures, and until they are wired here it is reported as `redirect_share_applied` 0.
+`--redirect-share` (0.33: about a third of real CDX rows are 301/302; energystar.gov/'s
+newest row is a 301) is the share of sources whose newest index row is an archived redirect of
+their own URL, made after their last capture of the page: a 301 to the `https://` spelling, or
+to the same path with a trailing slash, both the same SURT key as the real ones are. Spread
+over the sources, so changed pages and revisits have them too. Such a source is no different
+for the refresh: unchanged unless its page changed, its link still the page's capture.
 
 Prints one JSON line: sources, wall_s, cdx_requests, cdx_requests_per_source, captures,
 limit_s, wall_over_limit, the refresh's counts, and its checks: every changed page captured
-once (`changed_not_recaptured`, `recaptured_twice`, target 0) and no unchanged one captured
-(`unchanged_recaptured`, target 0).
+once (`changed_not_recaptured`, `recaptured_twice`, target 0), no unchanged one captured
+(`unchanged_recaptured`, target 0), none `waiting` (target 0), the share of sources given a
+redirect as their newest row (`redirect_share_applied`), those of them unchanged but not
+reported so (`redirect_not_unchanged`, target 0), and those whose link is the redirect's
+(`redirect_linked`, target 0).
 
 Usage: python bench/refresh.py [--sources 1000] [--hosts 10] [--changed 0.02]
 """
@@ -45,6 +51,17 @@ PAGE = "<html><body><h1>Incident {n}</h1><p>{text}</p></body></html>"
 
 def _stamp(moment: datetime) -> str:
     return moment.strftime("%Y%m%d%H%M%S")
+
+
+def _redirected(n: int, share: float) -> bool:
+    """Whether source `n` gets a redirect row: `share` of them, spread evenly over the numbers."""
+    return int((n + 1) * share) > int(n * share)
+
+
+def _same_key(url: str, n: int) -> str:
+    """Where an archived redirect of `url` leads without leaving its SURT key, as real ones do:
+    the `https://` spelling (the scheme is no part of the key), or the trailing slash added."""
+    return url.replace("http://", "https://", 1) if n % 2 else url + "/"
 
 
 def main() -> None:
@@ -76,6 +93,7 @@ def main() -> None:
         urls = []
         captured_at = datetime.now(UTC) - timedelta(days=args.age_days)
         revisits = int(args.sources * args.revisit_share)
+        redirects: dict[str, str] = {}  # by URL: the timestamp of its redirect row
         for n in range(args.sources):
             site = sites[n % args.hosts]
             path = f"/{'incidents' if n % 2 else 'postmortems'}/{n}"
@@ -87,6 +105,10 @@ def main() -> None:
             wayback.add_capture(url, stamp, page.body)
             if n >= args.sources - revisits:  # captured again since, unchanged: a revisit row is the newest
                 wayback.add_capture(url, _stamp(captured_at + timedelta(days=1, seconds=n)), page.body)
+            if _redirected(n, args.redirect_share):  # then a redirect of the same key: the newest row is a 3xx
+                redirect = _stamp(captured_at + timedelta(days=2, seconds=n))
+                wayback.add_capture(url, redirect, b"", statuscode=301, location=_same_key(url, n))
+                redirects[url] = redirect
             draft = new_draft(SourceEntry(url=url))
             draft.sources[0].archived = snapshot_url(stamp, url)
             draft.sources[0].archive = ArchiveState(status=ArchiveStatus.CAPTURED, confirmed=True)
@@ -115,11 +137,18 @@ def main() -> None:
         wall = time.perf_counter() - start
         throttled = wayback.counts["429"]
         new = {url: len(wayback.captures_of(url)) - held[url] for _, _, url in urls}
+        for url, stamp in redirects.items():
+            newest = wayback.captures_of(url)[-1]
+            if not new[url] and (newest.timestamp != stamp or newest.statuscode != 301):
+                raise SystemExit(f"bench: {url}: the redirect row is not its newest ({newest.timestamp})")
 
     cdx = report.requests["cdx"]
     captures = report.requests["save"]
     limit = max(cdx / args.cdx_rate, captures / args.capture_rate) * 60.0
     changed_urls = [url for _, _, url in urls[:changed]]
+    changed_set = set(changed_urls)
+    by_url = {source.url: source for source in report.sources}
+    outcomes = [source.outcome for source in report.sources]
     print(
         json.dumps(
             {
@@ -127,7 +156,7 @@ def main() -> None:
                 "changed": changed,
                 "revisit_share": args.revisit_share,
                 "redirect_share": args.redirect_share,
-                "redirect_share_applied": 0.0,  # the stand-in's redirect captures are not wired here yet
+                "redirect_share_applied": round(len(redirects) / args.sources, 4),
                 "cdx_rate": args.cdx_rate,
                 "capture_rate": args.capture_rate,
                 "wall_s": round(wall, 2),
@@ -143,6 +172,12 @@ def main() -> None:
                 "changed_not_recaptured": sum(1 for url in changed_urls if new[url] == 0),
                 "recaptured_twice": sum(1 for url in changed_urls if new[url] > 1),
                 "unchanged_recaptured": sum(1 for _, _, url in urls[changed:] if new[url]),
+                "waiting": outcomes.count("waiting"),
+                "redirects_changed": sum(1 for url in changed_urls if url in redirects),
+                "redirect_not_unchanged": sum(
+                    1 for url in redirects if url not in changed_set and by_url[url].outcome != "unchanged"
+                ),
+                "redirect_linked": sum(1 for url, stamp in redirects.items() if stamp in (by_url[url].archived or "")),
                 "counts": report.counts(),
             }
         )

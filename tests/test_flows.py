@@ -196,3 +196,63 @@ def test_logs_are_a_line_per_problem_and_with_v_a_line_per_source(
     for output in (quiet.stderr, loud.stderr):
         assert "Error logging to API" not in output and "All connection attempts failed" not in output
     assert [line for line in loud.stderr.splitlines() if urls[0] in line and "unchanged" in line]
+
+
+def test_a_crawl_with_no_keys_and_the_archive_port_closed_ends_in_seconds_said_once(
+    farm: SiteFarm, root: Path, monkeypatch: pytest.MonkeyPatch, cli: Callable, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The issue's bad day: 19 pages crawled with no archive keys and the archive's port closed (its
+    connections fail). The crawl drafts its pages, its lookups end at once and say so once, and once
+    the archive is back a later archive run captures what waited."""
+    import logging
+    import socket
+    import time
+
+    from helpers import archive_settings, settings_env
+
+    with socket.socket() as probe:  # a port nothing listens on: each connection to it fails at once
+        probe.bind(("127.0.0.1", 0))
+        port = int(probe.getsockname()[1])
+    monkeypatch.setenv("INCIDENTLIB_ALLOW_PRIVATE_HOSTS", "1")
+    monkeypatch.setenv("INCIDENTLIB_PER_HOST_DELAY_S", "0")
+    monkeypatch.setenv("INCIDENTLIB_MAX_RETRIES", "0")
+    monkeypatch.setenv("INCIDENTLIB_WAYBACK_URL", f"http://127.0.0.1:{port}")
+    # The service's own index rate (24 a minute) and the breaker's own pause (60 s, doubling): the run
+    # must not wait on either when the archive cannot be reached.
+    monkeypatch.setenv("INCIDENTLIB_BREAKER_BACKOFF_S", "60")
+    site = farm.add_site("blog")
+    urls = []
+    for n in range(19):
+        site.pages[f"/pm/{n}.md"] = Page.markdown(POSTMORTEM_MD.replace("Cache stampede", f"Stampede {n}"))
+        urls.append(site.url(f"/pm/{n}.md"))
+    (root / "sources" / "blog.yaml").write_text("".join(f"- url: {u}\n  org: Blog\n" for u in urls))
+
+    started = time.monotonic()
+    with caplog.at_level(logging.WARNING):
+        result = cli("crawl", "--root", str(root), "--json")
+    took = time.monotonic() - started
+    crawled = json.loads(result.stdout)
+    assert result.exit_code == 0, result.output
+    assert crawled["counts"]["new"] == 19 and crawled["writes"] == 19, "the pages are drafted"
+    archived = crawled["archive"]
+    assert archived["problem"] == "no-keys" and archived["waiting"] == {"no-keys": 19}
+    assert archived["counts"]["failed"] == 0
+    # Measured at 3.4 s: the first lookup's tries, then none more (the next slot of the rate may come meanwhile).
+    assert archived["seconds"] < 10, "a refused connection is known at once: the lookups end, not wait"
+    assert archived["requests"]["cdx"] <= 2, "once the archive is known out, no lookup more"
+    assert took < 60, f"the whole crawl flow took {took:.1f} s"  # measured: 9 to 11 s, Prefect's own cost included
+    warned = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert sum("cannot be reached" in line for line in warned) == 1, warned
+    assert not [line for line in warned if any(u in line for u in urls)], "said once, not per source"
+
+    with WaybackStandIn(
+        access_key="test-access", secret_key="test-secret", captures_per_minute=6000, cdx_per_minute=6000, port=port
+    ) as wayback:
+        for name, value in settings_env(archive_settings(root, wayback)).items():
+            monkeypatch.setenv(name, value)
+        later = cli("archive", "--root", str(root), "--json")
+        assert later.exit_code == 0, later.output
+        assert json.loads(later.stdout)["counts"]["captured"] == 19
+        assert all(len(wayback.captures_of(u)) == 1 for u in urls)
+    drafts = list(Store(root).drafts())
+    assert len(drafts) == 19 and all(s.archived for d in drafts for s in d.sources)
