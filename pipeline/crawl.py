@@ -204,7 +204,7 @@ def _updated_draft(
     if isinstance(reading, ExtractError):
         return record_failure(draft, reading.reason, str(reading)), "failed", reading.reason, str(reading)
     origin = origin.model_copy(update={"format": reading.format})
-    return apply_extraction(draft, entry, reading, origin), "updated", None, None
+    return apply_extraction(draft, entry, reading, origin, settings.draft_confidence_threshold), "updated", None, None
 
 
 async def crawl_async(
@@ -321,7 +321,9 @@ def _apply(
     is_new = not store.exists("draft", draft_id)
     store.update_draft(draft_id, change, create=lambda: new_draft(entry))
     what, reason, message, changed = outcome[0]
-    parts = _apply_parts(store, entry, draft_id, reading) if what != "failed" else []
+    parts = (
+        _apply_parts(store, entry, draft_id, reading, settings.draft_confidence_threshold) if what != "failed" else []
+    )
     return SourceReport(
         entry.url,
         draft_id,
@@ -335,7 +337,11 @@ def _apply(
 
 
 def _apply_parts(
-    store: Store, entry: SourceEntry, draft_id: str, reading: Extraction | ExtractError | None
+    store: Store,
+    entry: SourceEntry,
+    draft_id: str,
+    reading: Extraction | ExtractError | None,
+    threshold: float,
 ) -> list[str]:
     """Write the draft of each incident of a page that tells several (its own headings separate
     them), as the page's own draft is written: a person's edits kept, a rejected one left alone.
@@ -351,7 +357,7 @@ def _apply_parts(
         def change(draft: Draft, part: Extraction = part, origin: Origin = origin) -> Draft | None:
             if draft.state == DraftState.REJECTED:
                 return None
-            updated = apply_extraction(draft, as_part, part, origin)
+            updated = apply_extraction(draft, as_part, part, origin, threshold)
             return updated if updated != draft else None
 
         def create(number: int = number) -> Draft:

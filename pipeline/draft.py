@@ -24,7 +24,7 @@ from pydantic import TypeAdapter, ValidationError
 from pipeline.evidence import evidence_for, field_parts
 from pipeline.extract import Extraction
 from pipeline.extract.durations import durations_in
-from pipeline.extract.prose import Passage, impact_region, impact_users
+from pipeline.extract.prose import HEADING_CONFIDENCE, Passage, impact_region, impact_users, remediation_item
 from pipeline.extract.severity import severity_in
 from pipeline.extract.tags import suggest_terms
 from pipeline.fields import DEFAULTS, TERM_LISTS
@@ -46,11 +46,25 @@ from pipeline.precedence import Said, address_said, decide, feed_said, guess_sou
 from pipeline.reasons import Reason
 from pipeline.vocabulary import Kind
 
-__all__ = ["apply_extraction", "field_proposals", "guess_source_kind", "new_draft", "record_failure"]
+__all__ = [
+    "DEFAULT_THRESHOLD",
+    "apply_extraction",
+    "field_proposals",
+    "field_suggestions",
+    "guess_source_kind",
+    "new_draft",
+    "record_failure",
+]
 
 _ITEM = re.compile(r"^- ", re.MULTILINE)
 _IMPACT_LIMIT = 600
 _ACTION_LIMIT = 600
+# A passage below this confidence is a suggestion, not the field (the setting `draft_confidence_threshold`).
+DEFAULT_THRESHOLD = 0.6
+# How sure the rules that are not prose cues are: a stated severity or duration, an opening, a term's words.
+_STATED = 0.9
+_DERIVED = 0.8
+_TERM = 0.7
 
 
 def _hash(value: Any) -> str:
@@ -150,14 +164,25 @@ def _texts(text: str | None) -> dict[str, str] | None:
     return {"en": text} if text else None
 
 
-def _actions(extraction: Extraction, field: SectionField) -> list[dict[str, Any]] | None:
-    """Each item of the field's sections as one action, its links kept as "text (URL)" and template
-    sentences and bare link labels dropped (`extract.lists`); without list items, each paragraph."""
+def _items(extraction: Extraction, field: SectionField) -> list[str]:
+    """Each item of the field's sections, its links kept as "text (URL)" and template sentences and
+    bare link labels dropped (`extract.lists`); without list items, each paragraph."""
     items = list(extraction.items.get(field, []))
     if not items:
         for text in extraction.texts_for(field):
             parts = _ITEM.split(text) if _ITEM.search(text) else re.split(r"\n\s*\n", text)
             items += [" ".join(p.split()) for p in parts if p.strip()]
+    return items
+
+
+def _actions(
+    extraction: Extraction, field: SectionField, threshold: float = DEFAULT_THRESHOLD
+) -> list[dict[str, Any]] | None:
+    """Each item of the field's sections as one action; under a remediation heading, only the items
+    that tell a step taken (`prose.remediation_item`: a failure listed there is no remediation)."""
+    items = _items(extraction, field)
+    if field == SectionField.REMEDIATION:
+        items = [item for item in items if remediation_item(item).confidence >= threshold]
     return [{"text": {"en": item[:_ACTION_LIMIT]}} for item in items] or None
 
 
@@ -169,19 +194,27 @@ def _timeline(extraction: Extraction) -> dict[str, Any] | None:
     return Timeline(detected_after=found.detected_after, resolved_after=found.resolved_after).model_dump(mode="json")
 
 
-def _cued_passages(extraction: Extraction) -> dict[str, list[Passage]]:
+def _cued_passages(
+    extraction: Extraction, threshold: float = DEFAULT_THRESHOLD, *, below: bool = False
+) -> dict[str, list[Passage]]:
     """The prose fields' passages from sentences and timeline entries, for the fields that no
-    section under a heading of their name fills."""
+    section under a heading of their name fills: those at `threshold` or above (the field's), or
+    with `below` those under it (its suggestions)."""
+    found = {}
+    for name, passages in extraction.passages.items():
+        if extraction.texts_for(SectionField(name)):
+            continue
+        chosen = [p for p in passages if (p.confidence < threshold) == below]
+        if chosen:
+            found[name] = chosen
+    return found
+
+
+def _cued(extraction: Extraction, threshold: float = DEFAULT_THRESHOLD) -> dict[str, str]:
+    """Each cue-drafted prose field's text: its passages above the threshold, one a line."""
     return {
-        name: passages
-        for name, passages in extraction.passages.items()
-        if passages and not extraction.texts_for(SectionField(name))
+        name: "\n".join(p.text for p in passages) for name, passages in _cued_passages(extraction, threshold).items()
     }
-
-
-def _cued(extraction: Extraction) -> dict[str, str]:
-    """Each cue-drafted prose field's text: its passages, one a line."""
-    return {name: "\n".join(p.text for p in passages) for name, passages in _cued_passages(extraction).items()}
 
 
 def _impact(text: str) -> dict[str, str]:
@@ -194,12 +227,13 @@ def _impact(text: str) -> dict[str, str]:
     }
 
 
-def field_proposals(extraction: Extraction) -> dict[str, Any]:
-    """What the extractor would put in each case field, as JSON values."""
+def field_proposals(extraction: Extraction, threshold: float = DEFAULT_THRESHOLD) -> dict[str, Any]:
+    """What the extractor would put in each case field, as JSON values: of the passages its rules
+    found, those whose confidence reaches `threshold`."""
     severity = severity_in(extraction.text)
     joined = {f: "\n\n".join(extraction.texts_for(f)) or None for f in SectionField}
     # A section under a heading that names the field wins; the cue sentences fill it otherwise.
-    cued = _cued(extraction)
+    cued = _cued(extraction, threshold)
     impact = joined[SectionField.IMPACT] or cued.get("impact")
     root_cause_text = joined[SectionField.ROOT_CAUSE] or cued.get("root_cause") or ""
     root_causes = suggest_terms("root_causes", root_cause_text, min_hits=1, limit=1)
@@ -224,20 +258,25 @@ def field_proposals(extraction: Extraction) -> dict[str, Any]:
         "symptoms": extraction.tags.get("symptoms") or None,
         "components": extraction.tags.get("components") or None,
         "contributing": contributing or None,
-        "remediation": _actions(extraction, SectionField.REMEDIATION)
-        or [{"text": {"en": p.text[:_ACTION_LIMIT]}} for p in _cued_passages(extraction).get("remediation", [])]
+        "remediation": _actions(extraction, SectionField.REMEDIATION, threshold)
+        or [
+            {"text": {"en": p.text[:_ACTION_LIMIT]}}
+            for p in _cued_passages(extraction, threshold).get("remediation", [])
+        ]
         or None,
         "action_items": _actions(extraction, SectionField.ACTION_ITEMS),
         "timeline": _timeline(extraction),
     }
 
 
-def _evidence(field: str, text: str, rule: str, quote: str, start: int | None = None) -> Evidence | None:
+def _evidence(
+    field: str, text: str, rule: str, quote: str, start: int | None = None, confidence: float | None = None
+) -> Evidence | None:
     """One field's passage, when the quote stands in the text as extracted (a section's text may
     be joined differently from the page's text: then there is no passage to point at)."""
     quote = quote.strip()
     try:
-        return evidence_for(field, text, rule, quote=quote, start=start) if quote else None
+        return evidence_for(field, text, rule, quote=quote, start=start, confidence=confidence) if quote else None
     except ValueError:
         return None
 
@@ -249,44 +288,65 @@ _SECTION_PROPOSAL = {
 }
 
 
-def field_evidence(extraction: Extraction, proposals: dict[str, Any] | None = None) -> list[Evidence]:
-    """The passage each proposal of `field_proposals` came from, and the rule that chose it
-    (`proposals`: the extraction's, when the caller has them already)."""
+def field_evidence(
+    extraction: Extraction, proposals: dict[str, Any] | None = None, threshold: float = DEFAULT_THRESHOLD
+) -> list[Evidence]:
+    """The passage each proposal of `field_proposals` came from, the rule that chose it and how
+    sure it is (`proposals`: the extraction's, when the caller has them already)."""
     text = extraction.text or ""
     found: list[Evidence | None] = []
     severity = severity_in(text)
     if severity is not None:
-        found.append(_evidence("severity", text, "severity.stated", severity.quote, severity.start))
+        found.append(_evidence("severity", text, "severity.stated", severity.quote, severity.start, _STATED))
     durations = durations_in(extraction.sections)
     for name, quotes in durations.basis.items():
-        rule = f"duration.{durations.rule.get(name, 'stated')}"
-        found += [_evidence(f"timeline.{name}", text, rule, quote) for quote in quotes]
+        how = durations.rule.get(name, "stated")
+        sure = _STATED if how == "stated" else _DERIVED
+        found += [_evidence(f"timeline.{name}", text, f"duration.{how}", quote, None, sure) for quote in quotes]
     # Fields drafted from the section under a heading that names them: the section is the passage.
     for field, proposal in _SECTION_PROPOSAL.items():
-        found += [_evidence(proposal, text, f"heading.{field.value}", body) for body in extraction.texts_for(field)]
-    found += _impact_part_evidence(extraction)
+        found += [
+            _evidence(proposal, text, f"heading.{field.value}", body, None, HEADING_CONFIDENCE)
+            for body in extraction.texts_for(field)
+        ]
+    found += _impact_part_evidence(extraction, threshold)
     # Fields drafted from cue sentences and timeline entries: each passage, by the rule that chose it.
-    for name, passages in _cued_passages(extraction).items():
+    for name, passages in _cued_passages(extraction, threshold).items():
         for index, passage in enumerate(passages):
             target = f"remediation[{index}]" if name == "remediation" else name
-            found.append(_evidence(target, text, passage.rule, passage.text))
+            found.append(_evidence(target, text, passage.rule, passage.text, None, passage.confidence))
     if extraction.summary:
-        found.append(_evidence("summary", text, "summary.opening", extraction.summary))
-    found += _term_evidence(extraction, proposals if proposals is not None else field_proposals(extraction))
+        found.append(_evidence("summary", text, "summary.opening", extraction.summary, None, _DERIVED))
+    found += _term_evidence(extraction, proposals if proposals is not None else field_proposals(extraction, threshold))
     return [entry for entry in found if entry is not None]
 
 
-def _impact_part_evidence(extraction: Extraction) -> list[Evidence | None]:
+def field_suggestions(extraction: Extraction, threshold: float = DEFAULT_THRESHOLD) -> list[Evidence]:
+    """The passages the rules found but trust too little to write (confidence below `threshold`),
+    each with its evidence: a cue sentence in the future tense, a negated one, a quoted one, an
+    item under a remediation heading that tells a failure."""
+    text = extraction.text or ""
+    found: list[Evidence | None] = []
+    for name, passages in _cued_passages(extraction, threshold, below=True).items():
+        found += [_evidence(name, text, p.rule, p.text, None, p.confidence) for p in passages]
+    for item in _items(extraction, SectionField.REMEDIATION):
+        passage = remediation_item(item)
+        if passage.confidence < threshold:
+            found.append(_evidence("remediation", text, passage.rule, item, None, passage.confidence))
+    return [entry for entry in found if entry is not None]
+
+
+def _impact_part_evidence(extraction: Extraction, threshold: float = DEFAULT_THRESHOLD) -> list[Evidence | None]:
     """Where the impact's users and region stand: within the passages the impact was drafted from."""
     text = extraction.text or ""
     found: list[Evidence | None] = []
-    for passage in extraction.texts_for(SectionField.IMPACT) or [
-        p.text for p in _cued_passages(extraction).get("impact", [])
-    ]:
+    cued = _cued_passages(extraction, threshold).get("impact", [])
+    sure = HEADING_CONFIDENCE if extraction.texts_for(SectionField.IMPACT) else (cued[0].confidence if cued else None)
+    for passage in extraction.texts_for(SectionField.IMPACT) or [p.text for p in cued]:
         at = text.find(passage)
         for part, named in (("users", impact_users(passage)), ("region", impact_region(passage))):
             if named is not None and at >= 0 and f"impact.{part}" not in {e.field for e in found if e}:
-                found.append(_evidence(f"impact.{part}", text, f"cue.impact.{part}", named[0], at + named[1]))
+                found.append(_evidence(f"impact.{part}", text, f"cue.impact.{part}", named[0], at + named[1], sure))
     return found
 
 
@@ -311,12 +371,15 @@ def _term_evidence(extraction: Extraction, proposals: dict[str, Any]) -> list[Ev
                 firsts.setdefault(text[start:end].lower(), start)
             for start in list(firsts.values())[:_WORDS_PER_TERM]:
                 end = next(b for a, b in reason.spans if a == start)
-                found.append(_evidence(f"{name}[{index}]", text, f"vocabulary.{kind}", text[start:end], start))
+                found.append(_evidence(f"{name}[{index}]", text, f"vocabulary.{kind}", text[start:end], start, _TERM))
     return found
 
 
-def apply_extraction(draft: Draft, entry: SourceEntry, extraction: Extraction, origin: Origin) -> Draft:
-    """The draft after a successful fetch: machine fields refreshed, a person's edits kept.
+def apply_extraction(
+    draft: Draft, entry: SourceEntry, extraction: Extraction, origin: Origin, threshold: float = DEFAULT_THRESHOLD
+) -> Draft:
+    """The draft after a successful fetch: machine fields refreshed, a person's edits kept; of the
+    passages the rules found, those below `threshold` kept as suggestions, not written.
 
     Once a writer has taken the draft (any state after `extracted`), its case fields
     are theirs and the reviewer's: only the text, the sections and the origin follow
@@ -325,7 +388,10 @@ def apply_extraction(draft: Draft, entry: SourceEntry, extraction: Extraction, o
     if draft.state != DraftState.EXTRACTED:
         proposals: dict[str, Any] = {}
     else:
-        proposals = {**field_proposals(extraction), **{k: v for k, v in _hint_proposals(entry).items() if v}}
+        proposals = {
+            **field_proposals(extraction, threshold),
+            **{k: v for k, v in _hint_proposals(entry).items() if v},
+        }
     changes = {
         "origin": origin.model_dump(mode="json"),
         "text": extraction.text,
@@ -354,8 +420,9 @@ def apply_extraction(draft: Draft, entry: SourceEntry, extraction: Extraction, o
             merged.extracted[name] == _hash(stored[name]) if name in merged.extracted else _is_empty(name, stored[name])
         )
     }
-    evidence = [e for e in field_evidence(extraction, proposals) if field_parts(e.field)[0] in mine]
-    return merged.model_copy(update={"evidence": evidence})
+    evidence = [e for e in field_evidence(extraction, proposals, threshold) if field_parts(e.field)[0] in mine]
+    suggestions = [e for e in field_suggestions(extraction, threshold) if e.field in mine]
+    return merged.model_copy(update={"evidence": evidence, "suggestions": suggestions})
 
 
 def record_failure(draft: Draft, reason: Reason, message: str, http_status: int | None = None) -> Draft:

@@ -22,13 +22,21 @@ _PART = re.compile(r"[^.\[\]]+|\[(\d+)\]")
 
 
 def evidence_for(
-    field: str, text: str, rule: str, *, quote: str | None = None, start: int | None = None, end: int | None = None
+    field: str,
+    text: str,
+    rule: str,
+    *,
+    quote: str | None = None,
+    start: int | None = None,
+    end: int | None = None,
+    confidence: float | None = None,
 ) -> Evidence:
     """The evidence that `field` came from a passage of `text`, chosen by `rule`.
 
     Give the quote, its offsets, or both. A quote alone is looked up in the text (its first
     occurrence; give `start` too for a later one); offsets alone take the quote from the text;
-    both must agree. Raises ValueError when the passage is not in the text as given.
+    both must agree. `confidence`: how sure the rule is (0 to 1), when it says. Raises ValueError
+    when the passage is not in the text as given.
     """
     if quote is None:
         if start is None or end is None:
@@ -46,7 +54,7 @@ def evidence_for(
         raise ValueError(f"the text at {start}-{end} is {text[start:end][:60]!r}, not the quote {quote[:60]!r}")
     if not quote.strip():
         raise ValueError("the quote is only white space")
-    return Evidence(field=field, quote=quote, start=start, end=end, rule=rule)
+    return Evidence(field=field, quote=quote, start=start, end=end, rule=rule, confidence=confidence)
 
 
 def holds(entry: Evidence, text: str | None) -> bool:

@@ -472,6 +472,15 @@ class Evidence(Record):
     rule: Annotated[str, StringConstraints(pattern=r"^\S+$", max_length=100)] = Field(
         description="The drafting rule that chose the passage: heading, cue.detection, stated-duration, ..."
     )
+    confidence: float | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        exclude_if=lambda v: v is None,  # evidence written before confidences existed reads as it was
+        description="How sure the rule is that the passage belongs to the field, from 0 to 1: a heading that names "
+        "the field gives 0.8 or more, a cue word less, lowered by modality, negation, quotation or a timeline "
+        "order that contradicts the field. Below `draft_confidence_threshold` the passage is a suggestion.",
+    )
 
     @model_validator(mode="after")
     def _offsets_fit_the_quote(self) -> Evidence:
@@ -524,6 +533,14 @@ class Draft(CaseContent):
         default=[],
         description="For each drafted field, the passage of `text` it came from and the rule that chose it. "
         "A field a person edits keeps none. Drafts written before evidence existed load with it empty.",
+    )
+    # Review material like `evidence`: passages a rule found for a field but trusts too little to write
+    # into it (their confidence below `draft_confidence_threshold`), for a writer to take or leave.
+    suggestions: Annotated[list[Evidence], Kept()] = Field(
+        default=[],
+        exclude_if=lambda v: not v,  # a draft without suggestions is written as it was
+        description="Passages a rule found for a field but did not write into it, their confidence below the "
+        "threshold: each with its field, quote, offsets, rule and confidence, for a writer to take into the field.",
     )
     incidents: list[IncidentStart] = Field(
         default=[],

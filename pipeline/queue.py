@@ -323,10 +323,12 @@ def _preview(text: str) -> str:
 
 
 class _Beside:
-    """A draft's evidence, handed out field by field to be printed beside each: the quote and a link to it."""
+    """A draft's evidence, handed out field by field to be printed beside each: the quote and a link to it;
+    and its suggestions (passages below the confidence threshold, not written into the field) after it."""
 
     def __init__(self, record: Case | Draft) -> None:
         self.left: list[Evidence] = list(record.evidence) if isinstance(record, Draft) else []
+        self.suggested: list[Evidence] = list(record.suggestions) if isinstance(record, Draft) else []
         self.text = record.text if isinstance(record, Draft) else None
         self.url = evidence_url(record) if isinstance(record, Draft) else None
 
@@ -340,10 +342,14 @@ class _Beside:
             if entry.rule.startswith("vocabulary."):
                 words.setdefault(entry.field, []).append(f"\u201c{_shorten(entry.quote)}\u201d")
         lines = [f"    words for {field}: {', '.join(quotes)}" for field, quotes in words.items()]
-        return lines + [line for e in mine if not e.rule.startswith("vocabulary.") for line in self.lines(e)]
+        lines += [line for e in mine if not e.rule.startswith("vocabulary.") for line in self.lines(e)]
+        offered = [e for e in self.suggested if overlaps(e.field, path)]
+        self.suggested = [e for e in self.suggested if e not in offered]
+        return lines + [line for e in offered for line in self.lines(e, what="suggestion")]
 
-    def lines(self, entry: Evidence, indent: str = "    ") -> list[str]:
-        line = f"{indent}evidence ({entry.rule}): \u201c{_shorten(entry.quote)}\u201d at {entry.start}-{entry.end}"
+    def lines(self, entry: Evidence, indent: str = "    ", what: str = "evidence") -> list[str]:
+        how = entry.rule if entry.confidence is None else f"{entry.rule}, confidence {entry.confidence:g}"
+        line = f"{indent}{what} ({how}): \u201c{_shorten(entry.quote)}\u201d at {entry.start}-{entry.end}"
         if not holds(entry, self.text) or self.text is None or self.url is None:
             return [line + " (no longer in the text: it changed since)"]
         try:
@@ -407,7 +413,7 @@ def _blocks(
             lists.append(Block(name, [f"- {url}" for url in value]))
         else:
             top.lines += _field_lines(name, value, beside)
-    if beside.left:  # of fields now empty, or of paths no field line shows
+    if beside.left or beside.suggested:  # of fields now empty, or of paths no field line shows
         lists.append(_unplaced_evidence(beside))
     blocks = [top, *texts, *lists, _sources(record, data)]
     if isinstance(record, Draft):
@@ -446,6 +452,8 @@ def _field_lines(name: str, value: Any, beside: _Beside) -> list[str]:
         return [f"extracted (fields the extractor filled): {_value(sorted(value))}"]
     if name == "evidence":
         return [f"evidence: {len(value)} passages, each beside its field" if value else "evidence: -"]
+    if name == "suggestions":
+        return [f"suggestions: {len(value)} passages below the confidence threshold, each beside its field"]
     return [f"{name}: {_value(value)}", *beside.take(name)]
 
 
@@ -453,6 +461,8 @@ def _unplaced_evidence(beside: _Beside) -> Block:
     block = Block("evidence of fields not shown above")
     for entry in beside.left:
         block.lines += [f"{entry.field}:", *beside.lines(entry)]
+    for entry in beside.suggested:
+        block.lines += [f"{entry.field}:", *beside.lines(entry, what="suggestion")]
     return block
 
 

@@ -212,6 +212,15 @@ class Settings(BaseSettings):
         pattern=r"^(precision|balanced|recall)$",
         description="What the HTML extractor favours when unsure: precision, balanced or recall.",
     )
+    # Precision first: a wrong field costs a writer more than an empty one, who must notice it first.
+    draft_confidence_threshold: float = Field(
+        default=0.6,
+        ge=0,
+        le=1,
+        description="Confidence a drafted passage needs to be written into its field; one below it is kept "
+        "as a suggestion beside the field, with its evidence (0 writes every passage the rules find; 0.9 only "
+        "the sections under a heading that names the field).",
+    )
 
     # ------------------------------------------------------------ archiving
     wayback_url: str = Field(

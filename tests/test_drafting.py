@@ -121,7 +121,7 @@ We reverted the change at 11:00.
     assert draft.impact.scope == "Users could not log in for an hour."
     assert [a.text["en"] for a in draft.remediation] == ["We reverted the change at 11:00."]
     by_field = {e.field: e for e in draft.evidence}
-    assert by_field["trigger"].rule == "cue.trigger"
+    assert by_field["trigger"].rule == "cue.trigger+stated"
     assert by_field["impact"].rule == "cue.impact"
     assert by_field["remediation[0]"].quote == "We reverted the change at 11:00."
     assert all(draft.text is not None and draft.text[e.start : e.end] == e.quote for e in draft.evidence)
@@ -189,3 +189,43 @@ def test_the_impact_names_its_users_and_region_where_the_passage_does() -> None:
     assert by_field["impact.region"].rule == "cue.impact.region"
     assert draft.text is not None and draft.text[by_field["impact.region"].start :].startswith("eu-west-1")
     assert (draft_of(POSTMORTEM).impact.users, draft_of(POSTMORTEM).impact.region) == ("unknown", "unknown")
+
+
+GATED = b"""# Proxy outage
+
+## What happened
+
+The outage was triggered by a change to the proxy configuration.
+A synthetic probe would have detected the broken route within a minute.
+Customers could not reach the dashboard for 40 minutes.
+
+## Remediation
+
+- Requests to the dashboard failed with errors.
+- We reverted the proxy change.
+"""
+
+
+def test_a_passage_below_the_threshold_is_a_suggestion_not_the_field() -> None:
+    draft = draft_of(GATED)
+    assert draft.trigger == {"en": "The outage was triggered by a change to the proxy configuration."}
+    assert draft.detection is None, "a 'would have detected' sentence is no detection"
+    assert [item.text["en"] for item in draft.remediation] == ["We reverted the proxy change."]
+    suggested = {(s.field, s.rule, s.confidence) for s in draft.suggestions}
+    assert suggested == {
+        ("detection", "cue.detection+modal", 0.35),
+        ("remediation", "heading.remediation+failure", 0.5),
+    }
+    assert all(draft.text and draft.text[s.start : s.end] == s.quote for s in draft.suggestions)
+    assert {e.field: e.confidence for e in draft.evidence}["trigger"] == 0.8
+
+
+def test_the_threshold_decides_what_is_written() -> None:
+    entry = SourceEntry(url=URL)
+    extraction = extract(GATED, URL, None)
+    origin = Origin(url=URL, canonical_url=canonical_url(URL), final_url=URL, format=extraction.format)
+    everything = apply_extraction(new_draft(entry), entry, extraction, origin, threshold=0.0)
+    assert everything.detection is not None and not everything.suggestions
+    sure_only = apply_extraction(new_draft(entry), entry, extraction, origin, threshold=0.9)
+    assert sure_only.trigger is None
+    assert "trigger" in {s.field for s in sure_only.suggestions}

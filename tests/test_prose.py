@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from pipeline.extract.prose import prose_passages
+from pipeline.extract.prose import prose_passages, remediation_item
 from pipeline.models import Section, SectionField
 
 
@@ -29,7 +29,7 @@ def test_cue_sentences_of_the_summary_fill_the_fields() -> None:
     assert found["impact"] == ["About 30 percent of requests failed in two regions."]
     assert found["remediation"] == ["We rolled back the change and the errors stopped."]
     rules = {p.rule for passages in prose_passages([summary]).values() for p in passages}
-    assert rules == {"cue.trigger", "cue.detection", "cue.impact", "cue.remediation"}
+    assert rules == {"cue.trigger+stated", "cue.detection", "cue.impact", "cue.remediation"}
 
 
 def test_a_sentence_without_cues_fills_nothing() -> None:
@@ -160,3 +160,66 @@ def test_the_one_scan_for_any_cue_finds_what_the_cues_find_one_by_one() -> None:
         assert bool(prose._ANY_CUE.search(text)) == any(c.search(text) for c in cues), text
     for cue in cues:  # searched in lowered text: a capital letter in a cue would never match
         assert re.sub(r"\\[A-Za-z]", "", cue.pattern) == re.sub(r"\\[A-Za-z]", "", cue.pattern).lower()
+
+
+def _passages(text: str, heading: str = "What happened") -> dict[str, list[tuple[str, str, float]]]:
+    section = Section(heading=heading, field=None, text=text)
+    return {name: [(p.text, p.rule, p.confidence) for p in found] for name, found in prose_passages([section]).items()}
+
+
+def test_a_plain_cue_sentence_is_written_and_a_stated_one_is_surer() -> None:
+    found = _passages("The outage was triggered by a change to the proxy. Someone deployed a new image.")
+    assert found["trigger"] == [
+        ("The outage was triggered by a change to the proxy.", "cue.trigger+stated", 0.8),
+        ("Someone deployed a new image.", "cue.trigger", 0.65),
+    ]
+
+
+def test_what_would_have_been_or_will_be_done_is_lowered() -> None:
+    found = _passages(
+        "A synthetic probe would have detected the expired certificate. "
+        "In the future we will roll back the deploy automatically."
+    )
+    (detection,) = found["detection"]
+    assert detection[1:] == ("cue.detection+modal", 0.35), "a 'would have detected' sentence is no detection"
+    assert all(rule.endswith("+modal") and sure < 0.6 for _, rule, sure in found["remediation"])
+
+
+def test_a_negated_cue_is_lowered_and_an_impact_keeps_its_negations() -> None:
+    found = _passages("The failover was not triggered by the network change. Customers could not log in.")
+    assert found["trigger"][0][1:] == ("cue.trigger+negated", 0.35)
+    assert found["impact"][0][1:] == ("cue.impact", 0.65), "'could not' is what an impact says"
+
+
+def test_a_quoted_cue_and_a_background_section_are_lowered() -> None:
+    quoted = _passages('The ticket read "the outage was caused by the new cache layer" at first.')
+    assert quoted["trigger"][0][1] == "cue.trigger+quoted"
+    background = _passages("Each deploy of the API is applied to one zone at a time.", heading="Background")
+    assert background["trigger"][0][1:] == ("cue.trigger+background", 0.35)
+
+
+def test_the_fix_that_ended_it_is_no_trigger_in_the_timeline() -> None:
+    timeline = Section(
+        heading="Timeline",
+        field=SectionField.TIMELINE,
+        text="- 2024-03-02 10:00 UTC: Fix deployed to production.\n- 10:05: Error rates are back to normal.",
+    )
+    (trigger,) = prose_passages([timeline])["trigger"]
+    assert (trigger.rule, trigger.confidence) == ("timeline.trigger+fix", 0.4)
+
+
+def test_another_cause_is_not_the_root_cause_unless_the_main_one_is_named_too() -> None:
+    found = _passages(
+        "Another root cause was a stale cache in the gateway. "
+        "The main cause was the expired token, with contributing factors in the retries."
+    )
+    assert [(rule, sure) for _, rule, sure in found["root_cause"]] == [
+        ("cue.root_cause+another", 0.5),
+        ("cue.root_cause", 0.8),
+    ]
+
+
+def test_a_failure_under_a_remediation_heading_is_no_remediation() -> None:
+    assert remediation_item("Requests to the API failed for ten minutes.").rule == "heading.remediation+failure"
+    assert remediation_item("Requests to the API failed for ten minutes.").confidence < 0.6
+    assert remediation_item("We restarted the failed workers.").confidence == 0.9

@@ -300,3 +300,19 @@ def test_show_links_the_source_itself_before_it_is_archived_and_says_when_a_quot
     store.write_draft(draft.model_copy(update={"text": EVIDENCED.replace("paged", "alerted")}))
     out = cli("show", DRAFT_ID, "--root", str(root)).stdout
     assert "\u201cWe were paged at 09:12\u201d at " in out and "(no longer in the text: it changed since)\n" in out
+
+
+def test_show_prints_a_suggestion_beside_its_field_with_its_confidence(
+    cli: Callable, store: Store, root: Path, case_json: dict
+) -> None:
+    draft = evidenced_draft(case_json)
+    quote = "when checkpoints stalled"
+    offered = evidence_for(
+        "detection", EVIDENCED, "cue.detection+modal", quote=quote, start=EVIDENCED.index(quote), confidence=0.35
+    )
+    store.write_draft(draft.model_copy(update={"detection": None, "suggestions": [offered]}))
+    out = cli("show", DRAFT_ID, "--root", str(root)).stdout
+    at = EVIDENCED.index(quote)
+    line = f"suggestion (cue.detection+modal, confidence 0.35): \u201c{quote}\u201d at {at}-{at + len(quote)}"
+    assert f"detection: -\n    {line}" in out
+    assert "suggestions: 1 passages below the confidence threshold, each beside its field" in out

@@ -154,11 +154,129 @@ _CAUSE_ALSO = frozenset({SectionField.ACTION_ITEMS, SectionField.LESSONS})
 
 @dataclass(frozen=True)
 class Passage:
-    """One passage a prose field is drafted from: exact text of the document, and the rule."""
+    """One passage a prose field is drafted from: exact text of the document, the rule, and how sure
+    the rule is (`confidence`, 0 to 1; the draft writes a passage below its threshold as a suggestion).
+    The rule names what moved the confidence: "cue.trigger+modal" is a cue sentence in the future tense."""
 
     field: str
     text: str
-    rule: str  # "timeline.trigger", "cue.detection", ...
+    rule: str  # "timeline.trigger", "cue.detection", "cue.trigger+negated", ...
+    confidence: float = 1.0
+
+
+# ---------------------------------------------------------------- confidence
+# A rule that is sure (a heading naming the field, a stated line) gives 0.8 or more; a cue word in a
+# sentence gives less; each reading below that says the sentence is not what happened lowers it
+# under the draft's default threshold (0.6), so it is offered, not written.
+HEADING_CONFIDENCE = 0.9
+_CUE_CONFIDENCE = 0.65
+_TIMELINE_CONFIDENCE = 0.7
+_STATED_CONFIDENCE = 0.8
+# Counted against a field's limit: a passage the draft would write at the default threshold.
+_COUNTED = 0.6
+# What was planned, supposed or would have been, not what happened: "would have detected", "we will".
+_MODAL = re.compile(
+    r"\b(?:would(?: not|n't)? have|could have|might have|would've|we will|we'll|will (?:be|now|also|add|make|"
+    r"continue|need|work|improve|ensure|implement)|are going to|going forward|moving forward|in the future|"
+    r"should|plan(?:s|ning)? to|intend(?:s)? to|next steps?|in order to prevent|to prevent (?:this|a|such|similar))\b",
+    re.IGNORECASE,
+)
+# A negation just before the cue ("was not triggered by", "had never been detected").
+_NEGATION = re.compile(r"(?:\b(?:not|never|no|neither|nor|without)|n't)\W+(?:\w+\W+){0,2}$", re.IGNORECASE)
+# A cue inside a quotation of four words or more: what someone said or wrote, not the narrative.
+_QUOTED = re.compile(r"[\"\u201c][^\"\u201c\u201d]*(?:\s\S+){3,}[^\"\u201c\u201d]*[\"\u201d]")
+# Sections that tell how things stand or work, not what happened.
+_BACKGROUND = re.compile(
+    r"\b(?:background|context|overview|architecture|history|how (?:\w+ )*works?|about (?:us|the)|glossary)\b",
+    re.IGNORECASE,
+)
+# The fix, not the trigger: "the fix that ended an outage is no trigger".
+_FIX = re.compile(
+    r"\b(?:fix(?:es|ed)?|hotfix|patch(?:ed)?|revert\w*|roll(?:ed|ing)? ?back|rollback|mitigat\w*|resolv\w*|"
+    r"restor\w*|recover\w*|workaround)\b",
+    re.IGNORECASE,
+)
+# A sentence that says what caused something: a trigger told, not a remediation ("We upgraded X, which caused").
+_CAUSED = re.compile(
+    r"\b(?:caus(?:ed|es|ing)|trigger(?:s|ed)|led to|resulted in|broke|began to fail|started failing)\b", re.I
+)
+# "Another root cause", "a contributing factor": a cause beside the root cause, not it.
+_OTHER_CAUSE = re.compile(
+    r"\b(?:another|a second|a secondary|a separate|an additional|other) (?:root )?(?:cause|factor|issue|problem)s?\b|"
+    r"\bcontribut(?:ing|ory) (?:factor|cause)|\balso contributed\b",
+    re.IGNORECASE,
+)
+# ... unless the sentence names the main one too ("the biggest factor ..., with contributing factors").
+_MAIN_CAUSE = re.compile(
+    r"\b(?:primary|main|biggest|largest|underlying|actual|real) (?:technical )?"
+    r"(?:cause|factor|issue|problem|contributor)",
+    re.IGNORECASE,
+)
+# A counterfactual explains a cause ("a change which would have mitigated it was not released"): for
+# the root cause only the forward-looking modals lower a sentence.
+_COUNTERFACTUAL = re.compile(r"\b(?:would(?: not|n't)? have|could have|might have|would've)\b", re.IGNORECASE)
+# A failure told, not a step taken: an item under a remediation heading that says what broke.
+_FAILURE = re.compile(
+    r"\b(?:failed|failing|fails|errors?|unable|could not|couldn't|was down|were down|outage|unavailable|crash\w*|"
+    r"timed? ?out|broke(?:n)?)\b",
+    re.IGNORECASE,
+)
+# Said plainly: the cue names the field itself.
+_STATED: dict[str, re.Pattern[str]] = {
+    "trigger": re.compile(r"\b(?:was|were) triggered by|\bthe trigger (?:was|for)\b", re.IGNORECASE),
+    "detection": re.compile(
+        r"\b(?:we|i|the team|on-?call|engineers?) (?:were|was|got) (?:first )?(?:alerted|paged|notified)\b|"
+        r"\b(?:was|were) (?:first )?detected\b",
+        re.IGNORECASE,
+    ),
+}
+
+
+def _lowered(name: str, sentence: str, cue: re.Match[str] | None) -> list[str]:
+    """What in `sentence` says it is not what happened in field `name`: the rules' names."""
+    why = []
+    modal = _MODAL.search(sentence)
+    if modal and (name != "root_cause" or not _COUNTERFACTUAL.fullmatch(modal.group())):
+        why.append("modal")
+    if cue is not None and name != "impact" and _NEGATION.search(sentence[: cue.start()]):
+        why.append("negated")  # an impact says what did not work: its negations are its own
+    if cue is not None and any(q.start() <= cue.start() < q.end() for q in _QUOTED.finditer(sentence)):
+        why.append("quoted")
+    if name == "trigger" and _FIX.search(sentence) and not _CAUSED.search(sentence):
+        why.append("fix")
+    if name == "remediation" and _CAUSED.search(sentence) and not _FIX.search(sentence):
+        why.append("cause")
+    if name == "root_cause" and _OTHER_CAUSE.search(sentence) and not _MAIN_CAUSE.search(sentence):
+        why.append("another")
+    return why
+
+
+def scored(name: str, text: str, rule: str, base: float, *, background: bool = False) -> Passage:
+    """A passage of field `name` with its confidence: `base` for the rule, raised when the sentence
+    names the field plainly, lowered by each reading that says it is not what happened (the rule's
+    name gains each reason: "cue.detection+modal")."""
+    pattern = _CUES.get(name)
+    cue = pattern.search(text) if pattern else next((m for c in _ROOT_CAUSE_TIERS if (m := c.search(text))), None)
+    why = _lowered(name, text, cue)
+    if background:
+        why.append("background")
+    confidence = base
+    if not why and name in _STATED and _STATED[name].search(text):
+        confidence, why = max(base, _STATED_CONFIDENCE), ["stated"]
+    confidence -= 0.3 * sum(reason != "stated" for reason in why)
+    return Passage(name, text, rule + "".join(f"+{reason}" for reason in why), round(max(confidence, 0.05), 2))
+
+
+def remediation_item(text: str) -> Passage:
+    """An item under a remediation heading: sure, unless it tells a failure with no step taken
+    ("failures listed under a remediation heading are no remediations") or a plan."""
+    why = []
+    if _FAILURE.search(text) and not _CUES["remediation"].search(text) and not _FIX.search(text):
+        why.append("failure")
+    if _MODAL.search(text):
+        why.append("modal")
+    confidence = HEADING_CONFIDENCE - 0.4 * len(why)
+    return Passage("remediation", text, "heading.remediation" + "".join(f"+{r}" for r in why), round(confidence, 2))
 
 
 def _paragraphs(section: Section) -> Iterator[str]:
@@ -181,14 +299,18 @@ def _is_noise(paragraph: str) -> bool:
     return bare != paragraph and noise(Block(bare)) in _NOISE
 
 
-def _units(sections: Sequence[Section], skip: frozenset[SectionField | None] = _NOT_PROSE | _NAMED) -> list[str]:
+def _units(
+    sections: Sequence[Section], skip: frozenset[SectionField | None] = _NOT_PROSE | _NAMED
+) -> list[tuple[str, bool]]:
     """The prose's sentences outside the sections of `skip` (by default those named for a field or
     holding lists), a "This means" joined to the one before it when they are one span of the text;
-    only those of paragraphs with a cue in them."""
-    units: list[str] = []
+    only those of paragraphs with a cue in them. Each with whether its section is background
+    (a heading such as "Background" or "How the queue works")."""
+    units: list[tuple[str, bool]] = []
     for section in sections:
         if section.field in skip:
             continue
+        background = section.field is None and bool(_BACKGROUND.search(section.heading))
         for paragraph in _paragraphs(section):
             # Most paragraphs of a page hold no cue: they are passed over unsplit, at one scan each.
             if not _ANY_CUE.search(paragraph.lower()) or _is_noise(paragraph):
@@ -197,9 +319,10 @@ def _units(sections: Sequence[Section], skip: frozenset[SectionField | None] = _
             for sentence in sentences(paragraph):
                 if previous is not None and _CONTINUATION.match(sentence):
                     joined = paragraph[paragraph.index(previous) : paragraph.index(sentence) + len(sentence)]
-                    units[-1] = previous = joined
+                    units[-1] = (joined, background)
+                    previous = joined
                 else:
-                    units.append(sentence)
+                    units.append((sentence, background))
                     previous = sentence
     return units
 
@@ -214,9 +337,13 @@ def prose_passages(sections: Sequence[Section]) -> dict[str, list[Passage]]:
     """The passages each prose field could be drafted from, best first."""
     found: dict[str, list[Passage]] = {name: [] for name in (*FIELDS, "root_cause")}
 
-    def add(name: str, text: str, rule: str, limit: int) -> None:
-        if len(found[name]) < limit and all(text != p.text for p in found[name]):
-            found[name].append(Passage(name, text, rule))
+    def add(
+        name: str, text: str, rule: str, limit: int, base: float = _CUE_CONFIDENCE, background: bool = False
+    ) -> None:
+        # A passage the draft would not write does not take a written one's place (at most as many again).
+        counted = sum(p.confidence >= _COUNTED for p in found[name])
+        if counted < limit and len(found[name]) < 2 * limit and all(text != p.text for p in found[name]):
+            found[name].append(scored(name, text, rule, base, background=background))
 
     entries = timeline_entries(sections)
     _timeline_passages(entries, add)
@@ -225,16 +352,28 @@ def prose_passages(sections: Sequence[Section]) -> dict[str, list[Passage]]:
         # No sentence tells what users saw; a timeline entry may ("User reports the site does not launch").
         hit = next((e for e in entries if _CUES["impact"].search(_event(e.text))), None)
         if hit is not None:
-            add("impact", _event(hit.text), "timeline.impact", _LIMIT["impact"])
+            add("impact", _event(hit.text), "timeline.impact", _LIMIT["impact"], _TIMELINE_CONFIDENCE)
     _more_root_causes(sections, entries, candidates)
     best = sorted(candidates)[: _LIMIT["root_cause"]]
-    for _, _, text, rule in sorted(best, key=lambda c: c[1]):
-        add("root_cause", text, rule, _LIMIT["root_cause"])
+    for tier, _, text, rule in sorted(best, key=lambda c: c[1]):
+        background = rule.endswith("+background")
+        add(
+            "root_cause",
+            text,
+            rule.removesuffix("+background"),
+            _LIMIT["root_cause"],
+            _TIER_CONFIDENCE[tier],
+            background,
+        )
     return found
 
 
-# prose_passages's own: a passage added to a field (name, text, rule) unless that field holds `limit` already.
-_Add = Callable[[str, str, str, int], None]
+# prose_passages's own: a passage added to a field (name, text, rule, limit, base confidence, background)
+# unless that field holds `limit` already.
+_Add = Callable[..., None]
+# How sure a root-cause sentence is by its tier: "the root cause was" is stated, "probably" is a guess.
+# A document that only supposes a cause has that for its best: the supposition stands, just sure.
+_TIER_CONFIDENCE = (_STATED_CONFIDENCE, _CUE_CONFIDENCE, _COUNTED)
 # A sentence that may name the cause: (tier, position, text, rule), the best the lowest.
 _Candidate = tuple[int, int, str, str]
 
@@ -247,30 +386,42 @@ def _timeline_passages(entries: Sequence[TimelineEntry], add: _Add) -> None:
     )
     if start is None:
         return
-    add("trigger", _event(start.text), "timeline.trigger", _LIMIT["trigger"])
+    add("trigger", _event(start.text), "timeline.trigger", _LIMIT["trigger"], _TIMELINE_CONFIDENCE)
     later = [e for e in entries if e.at >= start.at and e is not start]
     report = next((e for e in later if reports_problem(_event(e.text))), None)
     if report is not None:
-        add("detection", _event(report.text), "timeline.detection", _LIMIT["detection"])
+        add("detection", _event(report.text), "timeline.detection", _LIMIT["detection"], _TIMELINE_CONFIDENCE)
     for entry in later:
         if _CUES["remediation"].search(_event(entry.text)):
-            add("remediation", _event(entry.text), "timeline.remediation", _TIMELINE_REMEDIATION_LIMIT)
+            add(
+                "remediation",
+                _event(entry.text),
+                "timeline.remediation",
+                _TIMELINE_REMEDIATION_LIMIT,
+                _TIMELINE_CONFIDENCE,
+            )
 
 
 def _cue_passages(sections: Sequence[Section], found: dict[str, list[Passage]], add: _Add) -> list[_Candidate]:
     """From the prose's sentences with a cue: up to two fields each (those not full yet); and the
     sentences that may name the cause, for the root cause to be chosen from."""
     candidates: list[_Candidate] = []
-    for position, sentence in enumerate(_units(sections)):
+    for position, (sentence, background) in enumerate(_units(sections)):
         low = sentence.lower()
         if not _ANY_CUE.search(low):
             continue  # one scan instead of eight
-        matched = [name for name in FIELDS if len(found[name]) < _LIMIT[name] and _LOW_CUES[name].search(low)]
+        matched = [
+            name
+            for name in FIELDS
+            if sum(p.confidence >= _COUNTED for p in found[name]) < _LIMIT[name] and _LOW_CUES[name].search(low)
+        ]
         for name in matched[:2]:
-            add(name, sentence, f"cue.{name}", _LIMIT[name])
+            add(name, sentence, f"cue.{name}", _LIMIT[name], background=background)
         tier = _root_cause_tier(sentence)
         if tier is not None:
-            candidates.append((tier, position, sentence, "cue.root_cause"))
+            candidates.append(
+                (tier, position, sentence, "cue.root_cause+background" if background else "cue.root_cause")
+            )
     return candidates
 
 
@@ -281,7 +432,7 @@ def _more_root_causes(
     that explain it, then a timeline entry that names what was found ("identified as a node with
     networking issues")."""
     explained = _units(sections, skip=frozenset(f for f in SectionField if f not in _CAUSE_ALSO) | {None})
-    for position, sentence in enumerate(explained, start=len(candidates) + 5_000):
+    for position, (sentence, _) in enumerate(explained, start=len(candidates) + 5_000):
         if _root_cause_tier(sentence) == 0:
             candidates.append((0, position, sentence, "cue.root_cause"))
     for position, entry in enumerate(entries, start=len(candidates) + 10_000):

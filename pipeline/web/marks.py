@@ -29,7 +29,7 @@ from typing import Literal
 
 from pipeline.models import Evidence, Section
 
-__all__ = ["Mark", "Passage", "Piece", "evidence_passages", "headings_of", "nest", "text_pane"]
+__all__ = ["Mark", "Passage", "Piece", "evidence_passages", "headings_of", "nest", "suggestion_passages", "text_pane"]
 
 PROPOSED_TITLE = "a passage a proposal of the model rests on"
 
@@ -43,6 +43,7 @@ class Passage:
     end: int
     title: str
     proposed: bool = False  # a passage a proposal of the model rests on, not evidence
+    suggested: bool = False  # a passage offered for a field, below the confidence threshold, not written
 
 
 @dataclass(eq=False)
@@ -77,6 +78,10 @@ class Mark:
     def proposed(self) -> bool:
         return all(p.proposed for p in self.passages)
 
+    @property
+    def suggested(self) -> bool:
+        return all(p.suggested for p in self.passages)
+
 
 @dataclass(frozen=True)
 class Piece:
@@ -96,6 +101,22 @@ def evidence_passages(text: str, evidence: Sequence[Evidence]) -> tuple[list[Pas
     )
     marks = dict(enumerate(holding, start=1))
     passages = [Passage(n, e.start, e.end, f"{e.field} · {e.rule}") for n, e in marks.items()]
+    return passages, marks
+
+
+def suggestion_passages(
+    text: str, suggestions: Sequence[Evidence], first: int
+) -> tuple[list[Passage], dict[int, Evidence]]:
+    """The draft's suggestions (passages below the confidence threshold) that stand in the text,
+    numbered from `first` in the text's order, marked apart from the evidence: a passage offered,
+    not one a field holds."""
+    holding = sorted((e for e in suggestions if text[e.start : e.end] == e.quote), key=lambda e: e.start)
+    marks = dict(enumerate(holding, start=first))
+    title = "suggested for {} · {} · confidence {:g}"
+    passages = [
+        Passage(n, e.start, e.end, title.format(e.field, e.rule, e.confidence or 0), suggested=True)
+        for n, e in marks.items()
+    ]
     return passages, marks
 
 

@@ -16,9 +16,9 @@ from pipeline import claims as claiming
 from pipeline import queue as review_queue
 from pipeline import review
 from pipeline.fragments import fragment_link
-from pipeline.models import Draft
-from pipeline.web.forms import by_language, form_fields, languages_for
-from pipeline.web.marks import evidence_passages, headings_of, text_pane
+from pipeline.models import Draft, Evidence
+from pipeline.web.forms import FormField, by_language, form_fields, languages_for
+from pipeline.web.marks import evidence_passages, headings_of, suggestion_passages, text_pane
 from pipeline.web.proposals import assist_view
 from pipeline.web.security import Session
 from pipeline.web.state import web_of
@@ -35,6 +35,17 @@ def page(request: Request, name: str, status: int = 200, **context: Any) -> HTML
     web = web_of(request)
     context.update(me=session.name, csrf=session.csrf, request=request, sso=web.sso)
     return web.templates.TemplateResponse(request, name, context, status_code=status)
+
+
+def suggested_beside(fields: list[FormField], suggested: dict[int, Evidence]) -> dict[str, list[tuple[int, Evidence]]]:
+    """Each suggestion (by its mark's number) beside the first form field of its case field: an impact's
+    beside its scope, a remediation step's beside the steps."""
+    beside: dict[str, list[tuple[int, Evidence]]] = {}
+    for number, entry in suggested.items():
+        path = next((f.path for f in fields if f.path.split(".")[0] == entry.field), None)
+        if path is not None:
+            beside.setdefault(path, []).append((number, entry))
+    return beside
 
 
 def draft_page(
@@ -60,8 +71,10 @@ def draft_page(
     assist = assist_view(draft, settings.llm_model or "", request.query_params) if settings.assist_configured else None
     text = draft.text or ""
     passages, marks = evidence_passages(text, draft.evidence)
+    offered, suggested = suggestion_passages(text, draft.suggestions, len(marks) + 1)
+    passages += offered
     if assist:
-        passages += assist.number_passages(len(marks) + 1)
+        passages += assist.number_passages(len(marks) + len(suggested) + 1)
     base = review_queue.evidence_url(draft)
     links = {}
     for passage in passages:
@@ -70,13 +83,15 @@ def draft_page(
         except ValueError:
             links[passage.number] = base
     done = request.query_params.get("done")
+    fields = form_fields(shown, languages_for(shown, languages), marks)
     return page(
         request,
         "draft.html",
         status,
         draft=draft,
         version=version,
-        fields=form_fields(shown, languages_for(shown, languages), marks),
+        fields=fields,
+        suggested=suggested_beside(fields, suggested),
         languages=languages_for(shown, languages),
         pieces=text_pane(text, passages, headings_of(text, draft.sections)),
         marks=marks,
