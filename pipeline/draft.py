@@ -26,6 +26,7 @@ from pipeline.extract import Extraction
 from pipeline.extract.durations import durations_in
 from pipeline.extract.prose import Passage, impact_region, impact_users
 from pipeline.extract.severity import severity_in
+from pipeline.extract.symptoms import chosen, symptom_passages, symptoms_text
 from pipeline.extract.tags import suggest_terms
 from pipeline.fields import DEFAULTS, TERM_LISTS
 from pipeline.ids import canonical_url, draft_id_for, part_draft_id
@@ -216,6 +217,7 @@ def field_proposals(extraction: Extraction) -> dict[str, Any]:
         "domain": extraction.tags.get("domains", [])[:2] or None,
         "severity": severity.term if severity else None,
         "summary": _texts(extraction.summary),
+        "symptoms_text": _texts(symptoms_text(symptom_passages(extraction.sections))),
         "trigger": _texts(joined[SectionField.TRIGGER] or cued.get("trigger")),
         "impact": _impact(impact) if impact else None,
         "detection": _texts(joined[SectionField.DETECTION] or cued.get("detection")),
@@ -272,6 +274,8 @@ def field_evidence(extraction: Extraction, proposals: dict[str, Any] | None = No
             found.append(_evidence(target, text, passage.rule, passage.text))
     if extraction.summary:
         found.append(_evidence("summary", text, "summary.opening", extraction.summary))
+    # What users and operators saw: each passage the field was written from, by its rule.
+    found += [_evidence("symptoms_text", text, p.rule, p.text) for p in chosen(symptom_passages(extraction.sections))]
     found += _term_evidence(extraction, proposals if proposals is not None else field_proposals(extraction))
     return [entry for entry in found if entry is not None]
 
