@@ -70,7 +70,7 @@ _FAILED = (
 )
 _ERROR_WORDS = (
     r"(?:errors?|error rates?|error messages?|exceptions?|failures?|time ?outs?|timeouts?|latenc(?:y|ies)|"
-    r"slow(?:ness|downs?)?|degrad\w+|unavailab\w+|outages?|hangs?|crash\w*|spikes?|explosions?|nans?|"
+    r"slow\w*|degrad\w+|unavailab\w+|outages?|hangs?|crash\w*|spikes?|explosions?|nans?|"
     r"tracebacks?|stack ?traces?|5\d\d\w*|4\d\d\w*|bad gateway|service unavailable|internal server error|"
     r"not found|access denied|permission denied|forbidden|connection (?:refused|reset)|blank pages?|spinners?)"
 )
