@@ -34,6 +34,8 @@ scored as the blank draft the crawl would keep. Prints one JSON line:
   byline, a status label or a code/log line.
 - `ai_tags_false`: of the documents the key says are not about ML training or inference,
   the share whose draft carries a term that only ML training suggests (ML_ONLY below).
+- `symptoms_drafted`: share of documents whose draft has a symptoms_text (the key holds none to
+  compare with: what was drafted is read by the editor, not scored here).
 - `incidents_flagged`: of the documents the key says tell several incidents, the share whose
   draft flags several (`Draft.incidents`); `incidents_false`: the same of the documents telling one.
 - `seconds`: wall time of reading, drafting and scoring every document.
@@ -285,6 +287,10 @@ def summary_clean(summary: str, key: dict[str, Any]) -> bool:
     return not any(_NOISE_LINE.match(line.strip()) for line in summary.splitlines() if line.strip())
 
 
+def symptoms_drafted(draft: Draft) -> bool:
+    return bool(_en(draft.symptoms_text).strip())
+
+
 def ml_only_terms(draft: Draft) -> list[str]:
     return sorted(term for kind, terms in ML_ONLY.items() for term in getattr(draft, kind) if term in terms)
 
@@ -309,6 +315,7 @@ class Tally:
     facts: list[bool]
     clean: list[bool]
     ai_false: list[bool]
+    symptoms: list[bool] = field(default_factory=list)  # a symptoms_text drafted, per document
     incidents_flagged: list[bool] = field(default_factory=list)  # of documents telling several
     incidents_false: list[bool] = field(default_factory=list)  # of documents telling one
 
@@ -346,6 +353,7 @@ def score(draft: Draft, key: dict[str, Any], tally: Tally) -> dict[str, Any]:
     tally.facts += facts
     clean = summary_clean(summary, key)
     tally.clean.append(clean)
+    tally.symptoms.append(symptoms_drafted(draft))
     several = key.get("incidents", 1) > 1
     (tally.incidents_flagged if several else tally.incidents_false).append(bool(draft.incidents))
     ml_terms = ml_only_terms(draft)
@@ -360,6 +368,7 @@ def score(draft: Draft, key: dict[str, Any], tally: Tally) -> dict[str, Any]:
         "summary_words": len(summary.split()),
         "summary_facts": [sum(facts), len(facts)],
         "summary_clean": clean,
+        "symptoms_words": len(_en(draft.symptoms_text).split()),
         "ml_only_terms": ml_terms,
         "incidents": [len(draft.incidents), key.get("incidents", 1)],
     }
@@ -387,6 +396,7 @@ def figures(tally: Tally, documents_scored: int, failures: int) -> dict[str, Any
         "summary_facts": share(tally.facts),
         "summary_clean": share(tally.clean),
         "ai_tags_false": share(tally.ai_false),
+        "symptoms_drafted": share(tally.symptoms),
         "incidents_flagged": share(tally.incidents_flagged),
         "incidents_false": share(tally.incidents_false),
     }

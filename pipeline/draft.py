@@ -26,6 +26,7 @@ from pipeline.extract import Extraction
 from pipeline.extract.durations import durations_in
 from pipeline.extract.prose import HEADING_CONFIDENCE, Passage, impact_region, impact_users, remediation_item
 from pipeline.extract.severity import severity_in
+from pipeline.extract.symptoms import chosen, symptom_passages, symptoms_text
 from pipeline.extract.tags import suggest_terms
 from pipeline.fields import DEFAULTS, TERM_LISTS
 from pipeline.ids import canonical_url, draft_id_for, part_draft_id
@@ -64,6 +65,8 @@ DEFAULT_THRESHOLD = 0.6
 # How sure the rules that are not prose cues are: a stated severity or duration, an opening, a term's words.
 _STATED = 0.9
 _DERIVED = 0.8
+# A symptom passage lowered this far (a plan, a negation, a cause) is no suggestion either: it would be noise.
+_SUGGESTED = 0.3
 _TERM = 0.7
 
 
@@ -250,6 +253,7 @@ def field_proposals(extraction: Extraction, threshold: float = DEFAULT_THRESHOLD
         "domain": extraction.tags.get("domains", [])[:2] or None,
         "severity": severity.term if severity else None,
         "summary": _texts(extraction.summary),
+        "symptoms_text": _texts(symptoms_text(symptom_passages(extraction.sections), threshold)),
         "trigger": _texts(joined[SectionField.TRIGGER] or cued.get("trigger")),
         "impact": _impact(impact) if impact else None,
         "detection": _texts(joined[SectionField.DETECTION] or cued.get("detection")),
@@ -317,6 +321,11 @@ def field_evidence(
             found.append(_evidence(target, text, passage.rule, passage.text, None, passage.confidence))
     if extraction.summary:
         found.append(_evidence("summary", text, "summary.opening", extraction.summary, None, _DERIVED))
+    # What users and operators saw: each passage the field was written from, by its rule.
+    found += [
+        _evidence("symptoms_text", text, p.rule, p.text, None, p.confidence)
+        for p in chosen(symptom_passages(extraction.sections), threshold)
+    ]
     found += _term_evidence(extraction, proposals if proposals is not None else field_proposals(extraction, threshold))
     return [entry for entry in found if entry is not None]
 
@@ -333,6 +342,11 @@ def field_suggestions(extraction: Extraction, threshold: float = DEFAULT_THRESHO
         passage = remediation_item(item)
         if passage.confidence < threshold:
             found.append(_evidence("remediation", text, passage.rule, item, None, passage.confidence))
+    found += [
+        _evidence("symptoms_text", text, p.rule, p.text, None, p.confidence)
+        for p in symptom_passages(extraction.sections)
+        if _SUGGESTED <= p.confidence < threshold
+    ]
     return [entry for entry in found if entry is not None]
 
 

@@ -384,7 +384,9 @@ def show(store: Store, record_id: str, languages: Sequence[str], *, full: bool =
         return _blocks(case, case.model_dump(mode="json"), f"{case.id}  published case", None, full)
     draft = store.read_draft(record_id)
     header = f"{draft.id}  {draft.state.value}" + (f"  (case {draft.case_id})" if draft.case_id else "")
-    return _blocks(draft, draft.model_dump(mode="json"), header, missing_for_publication(draft, languages), full)
+    # A draft's file leaves out an empty list of suggestions; `show` says there are none.
+    data = {"suggestions": [], **draft.model_dump(mode="json")}
+    return _blocks(draft, data, header, missing_for_publication(draft, languages), full)
 
 
 # Fields shown in blocks of their own rather than among the first block's lines: the id (in the header),
@@ -453,7 +455,11 @@ def _field_lines(name: str, value: Any, beside: _Beside) -> list[str]:
     if name == "evidence":
         return [f"evidence: {len(value)} passages, each beside its field" if value else "evidence: -"]
     if name == "suggestions":
-        return [f"suggestions: {len(value)} passages below the confidence threshold, each beside its field"]
+        return [
+            f"suggestions: {len(value)} passages below the confidence threshold, each beside its field"
+            if value
+            else "suggestions: -"
+        ]
     return [f"{name}: {_value(value)}", *beside.take(name)]
 
 

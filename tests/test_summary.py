@@ -55,6 +55,8 @@ def test_the_opening_without_bylines_dates_status_labels_captions_or_code() -> N
         ("(based on https://example.com/template)", "template"),
         ("https://example.com/dashboard", "link or image"),
         ("Figure 2 the error rate", "caption"),
+        ("2024-03-03T10:00:01Z ERROR the upstream proxy lost its connection after retries", "code or log"),
+        ("2024-03-03 10:00 UTC: The upstream proxy lost its connection after three retries.", None),
         ("The proxy ran out of memory and restarted twice.", None),
     ],
 )
@@ -173,3 +175,21 @@ def test_a_lead_in_to_code_is_not_how_an_incident_ended() -> None:
         "```\nqueue status\n```\n\nWe rolled back the worker image and the queue drained.\n"
     )
     assert summary is not None and summary.endswith("We rolled back the worker image and the queue drained.")
+
+
+def test_footnote_markers_log_lines_stock_sentences_and_colon_fragments_are_left_out() -> None:
+    doc = read_markdown(
+        "# Outage\n\n## Summary\n\nInvestigation is in progress. We apologise for the inconvenience. "
+        "We have determined that the load balancer dropped half of all requests[1] after a certificate rotation.^2 "
+        "The error looked like this:\n\n"
+        "2024-03-03T10:00:01Z ERROR upstream proxy lost its connection to the storage backend after retries\n\n"
+        "Uploads failed for an hour.\n"
+    )
+    assert summary_from(doc.blocks, fill_below=0) == (
+        "The load balancer dropped half of all requests after a certificate rotation.\n\nUploads failed for an hour."
+    )
+
+
+def test_a_stock_sentence_is_kept_when_it_is_all_there_is() -> None:
+    doc = read_markdown("# Degraded API\n\n## Summary\n\nInvestigation is in progress.\n")
+    assert summary_from(doc.blocks, fill_below=0) == "Investigation is in progress."

@@ -44,7 +44,11 @@ _TEMPLATE = re.compile(
 _LINK_OR_IMAGE = re.compile(r"^\W*(?:https?://\S+|!\[[^\]]*\]\([^)]*\))\W*$")
 # Log and shell lines written as paragraphs: "[E 2017-09-29 12:01 ...]", "$ kubectl ...", "Traceback".
 _LOG_LINE = re.compile(
-    r"^\s*(?:\[[A-Z] \d{4}-\d\d-\d\d|[$>#] \S|traceback\b|(?:iteration|error|warning)\b.*[|:].*\d)", re.I
+    r"^\s*(?:\[[A-Z] \d{4}-\d\d-\d\d|[$>#] \S|traceback\b|(?:iteration|error|warning)\b.*[|:].*\d"
+    r"|\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d(?::\d\d)?\S*\]?\s+"
+    r"(?-i:\[?(?:ERROR|WARN(?:ING)?|INFO|DEBUG|FATAL|TRACE|CRITICAL)\b)"
+    r"|level=\w+)",
+    re.I,
 )
 # A label alone ("What happened?", "The underlying issue:"), as written in place of a heading.
 _PSEUDO_HEADING = re.compile(r"^[^.!?]{1,60}[:?]$")
@@ -65,6 +69,25 @@ _LOW_INCIDENT_CUE = re.compile(_INCIDENT_CUE.pattern)
 # A sentence defining a thing ("Inotify allows processes to …"): background, not the incident.
 _DEFINITION = re.compile(r"^[A-Z][\w.-]*(?: [\w.-]+){0,3} (?:is|are|allows?) (?:the|a|an)?\b", re.IGNORECASE)
 _FILL = (SectionField.ROOT_CAUSE, SectionField.REMEDIATION)
+# Footnote markers a reader skips: "[1]", "[^2]", "^3", superscript digits.
+_FOOTNOTE = re.compile(
+    r"(?<=[\w.,;:!?)\]])(?:\[\^?\d{1,2}\]|\[\^\w{1,12}\]|\^\d{1,2}\b|[\u00b9\u00b2\u00b3\u2070-\u2079]+)(?!\()"
+)
+# A status page's and a press note's stock sentences: they tell no incident, kept only when nothing else is left.
+_BOILERPLATE = re.compile(
+    r"^(?:(?:the |an? |our )?investigation (?:is )?(?:still )?(?:in progress|ongoing|underway)|"
+    r"we (?:sincerely |deeply |truly )?(?:apologi[sz]e|are (?:very |truly |deeply )?sorry|regret)|"
+    r"(?:we )?thank you for your (?:patience|understanding)|we(?: will|'ll) (?:provide|post|share) (?:an? |more )?"
+    r"(?:update|details|information)|more (?:details|information|updates) (?:will|to) follow|"
+    r"(?:this|the) incident has been resolved\.?$|we are (?:continuing to )?(?:investigat|monitor|look)\w*)",
+    re.IGNORECASE,
+)
+# "We have determined that the cache failed" says "the cache failed": the clause is kept, its lead-in not.
+_FIRST_PERSON_LEAD = re.compile(
+    r"^(?:we|i) (?:have |had )?(?:determined|found|confirmed|identified|discovered|learned|concluded|"
+    r"can confirm|now know) that (?=[a-z])",
+    re.IGNORECASE,
+)
 # A problem told in a logbook's section: how many such words make it the incident's.
 _PROBLEM = re.compile(  # lowercase, without IGNORECASE: searched in lowered text, three times faster
     r"\b(?:hang\w*|hung|crash\w*|diverg\w*|spikes?|explo\w*|nans?|fail\w*|outage|down|errors?|time[sd]? ?out|"
@@ -173,7 +196,10 @@ def _cut(paragraphs: list[str], limit: int, keep: tuple[str, ...] = ()) -> str:
     background ("Inotify allows processes to …"), then the rest while they fit. A first sentence
     longer than `limit` is cut at a word.
     """
-    found = [(i, s) for i, p in enumerate(paragraphs) for s in sentences(p) if not _TEMPLATE.match(s)]
+    # Footnote markers go before the split: "rotation.^2 The error" is two sentences.
+    found = _clean(
+        [(i, s) for i, p in enumerate(paragraphs) for s in sentences(_FOOTNOTE.sub("", p)) if not _TEMPLATE.match(s)]
+    )
     if not found:
         return ""
     sizes = [len(s.split()) for _, s in found]
@@ -187,7 +213,10 @@ def _cut(paragraphs: list[str], limit: int, keep: tuple[str, ...] = ()) -> str:
         # Sentences telling more of the incident first (most cue words), background last.
         telling = sorted(
             (k for k, (_, s) in enumerate(found) if _INCIDENT_CUE.search(s) and not _DEFINITION.match(s)),
-            key=lambda k: (bool(_SUPPOSED.search(found[k][1])), -len(_LOW_INCIDENT_CUE.findall(found[k][1].lower()))),
+            key=lambda k: (
+                bool(_SUPPOSED.search(found[k][1])),
+                -len(_LOW_INCIDENT_CUE.findall(found[k][1].lower())),
+            ),
         )
         ranked = [k for k, (_, s) in enumerate(found) if s in keep] + telling + list(range(len(found)))
         for k in ranked:
@@ -198,6 +227,23 @@ def _cut(paragraphs: list[str], limit: int, keep: tuple[str, ...] = ()) -> str:
     for k in sorted(chosen):
         by_paragraph.setdefault(found[k][0], []).append(found[k][1])
     return "\n\n".join(" ".join(kept) for kept in by_paragraph.values())
+
+
+def _trimmed(sentence: str) -> str:
+    """A sentence without its first-person lead-in ("We found that ..."): the clause it introduces."""
+    lead = _FIRST_PERSON_LEAD.match(sentence)
+    if lead:
+        rest = sentence[lead.end() :]
+        sentence = rest[:1].upper() + rest[1:]
+    return sentence
+
+
+def _clean(found: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """The sentences a summary may hold, trimmed: log lines always go; stock sentences ("Investigation
+    is in progress", "We apologise …") and fragments ending in a colon go unless nothing else is left."""
+    kept = [(i, _trimmed(s)) for i, s in found if not _LOG_LINE.match(s)]
+    telling = [(i, s) for i, s in kept if not _BOILERPLATE.match(s) and not s.rstrip().endswith(":")]
+    return telling or kept
 
 
 def _first_sentences(blocks: list[Block], fields: tuple[SectionField, ...]) -> list[str]:
