@@ -244,7 +244,7 @@ def _evidence(field: str, text: str, rule: str, quote: str, start: int | None = 
 
 # The case field a section under a heading fills, which a SectionField names (the summary has its own
 # rule; the timeline fills durations, whose evidence is the lines they rest on).
-_SECTION_PROPOSAL = {
+_SECTION_PROPOSAL: dict[SectionField, str] = {
     section: section.value for section in SectionField if section not in (SectionField.SUMMARY, SectionField.TIMELINE)
 }
 
@@ -262,8 +262,12 @@ def field_evidence(extraction: Extraction, proposals: dict[str, Any] | None = No
         rule = f"duration.{durations.rule.get(name, 'stated')}"
         found += [_evidence(f"timeline.{name}", text, rule, quote) for quote in quotes]
     # Fields drafted from the section under a heading that names them: the section is the passage.
-    for field, proposal in _SECTION_PROPOSAL.items():
-        found += [_evidence(proposal, text, f"heading.{field.value}", body) for body in extraction.texts_for(field)]
+    # A section whose own sentences, not its heading, named the field: by the rule `section-words`.
+    for section in extraction.sections:
+        proposal = _SECTION_PROPOSAL.get(section.field) if section.field is not None and section.text else None
+        if proposal is not None:
+            rule = "heading" if section.confidence is None else "section-words"
+            found.append(_evidence(proposal, text, f"{rule}.{proposal}", section.text))
     found += _impact_part_evidence(extraction)
     # Fields drafted from cue sentences and timeline entries: each passage, by the rule that chose it.
     for name, passages in _cued_passages(extraction).items():

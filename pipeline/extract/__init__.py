@@ -81,6 +81,12 @@ class Extraction:
     def texts_for(self, target: SectionField) -> list[str]:
         return [s.text for s in self.sections if s.field == target and s.text]
 
+    @property
+    def headings_unknown(self) -> int:
+        """Headings that name no case field, neither by their words nor their section's: kept as
+        sections of the document's own, and counted (bench/extraction.py reports the figure)."""
+        return sum(1 for s in self.sections if s.heading and s.field is None)
+
 
 def detect_format(url: str, content_type: str | None, body: bytes) -> str:
     """How to read a document: from its content type, else its URL, else its first bytes."""
