@@ -162,11 +162,13 @@ def _actions(extraction: Extraction, field: SectionField) -> list[dict[str, Any]
 
 
 def _timeline(extraction: Extraction) -> dict[str, Any] | None:
-    """Time to detection and to resolution, where the document states them or its timeline shows them."""
+    """Time to detection and to resolution, where the document states them or its timeline shows them
+    (the resolution also from the front matter's start and resolution times, both in a stated zone)."""
     found = durations_in(extraction.sections)
-    if found.detected_after is None and found.resolved_after is None:
+    resolved = found.resolved_after or extraction.front.resolved_after
+    if found.detected_after is None and resolved is None:
         return None
-    return Timeline(detected_after=found.detected_after, resolved_after=found.resolved_after).model_dump(mode="json")
+    return Timeline(detected_after=found.detected_after, resolved_after=resolved).model_dump(mode="json")
 
 
 def _cued_passages(extraction: Extraction) -> dict[str, list[Passage]]:
@@ -194,13 +196,27 @@ def _impact(text: str) -> dict[str, str]:
     }
 
 
+def _affected(names: list[str]) -> dict[str, str] | None:
+    """An impact from the front matter's affected things the vocabulary does not know, for the writer."""
+    return (
+        {"scope": f"Affected: {', '.join(names)}"[:_IMPACT_LIMIT], "users": "unknown", "region": "unknown"}
+        if names
+        else None
+    )
+
+
 def field_proposals(extraction: Extraction) -> dict[str, Any]:
     """What the extractor would put in each case field, as JSON values."""
-    severity = severity_in(extraction.text)
+    front = extraction.front
+    stated = severity_in(extraction.text)
+    severity = front.severity.value if front.severity else stated.term if stated else None
     joined = {f: "\n\n".join(extraction.texts_for(f)) or None for f in SectionField}
     # A section under a heading that names the field wins; the cue sentences fill it otherwise.
     cued = _cued(extraction)
     impact = joined[SectionField.IMPACT] or cued.get("impact")
+    components = list(
+        dict.fromkeys((front.components.value if front.components else []) + extraction.tags.get("components", []))
+    )
     root_cause_text = joined[SectionField.ROOT_CAUSE] or cued.get("root_cause") or ""
     root_causes = suggest_terms("root_causes", root_cause_text, min_hits=1, limit=1)
     contributing_text = joined[SectionField.CONTRIBUTING]
@@ -214,15 +230,15 @@ def field_proposals(extraction: Extraction) -> dict[str, Any]:
         "date_kind": extraction.date_kind,
         "title": _texts(extraction.title),
         "domain": extraction.tags.get("domains", [])[:2] or None,
-        "severity": severity.term if severity else None,
+        "severity": severity,
         "summary": _texts(extraction.summary),
         "trigger": _texts(joined[SectionField.TRIGGER] or cued.get("trigger")),
-        "impact": _impact(impact) if impact else None,
+        "impact": _impact(impact) if impact else _affected(front.affected),
         "detection": _texts(joined[SectionField.DETECTION] or cued.get("detection")),
         "root_cause": root_causes[0] if root_causes else None,
         "lessons": _texts(joined[SectionField.LESSONS]),
         "symptoms": extraction.tags.get("symptoms") or None,
-        "components": extraction.tags.get("components") or None,
+        "components": components or None,
         "contributing": contributing or None,
         "remediation": _actions(extraction, SectionField.REMEDIATION)
         or [{"text": {"en": p.text[:_ACTION_LIMIT]}} for p in _cued_passages(extraction).get("remediation", [])]
@@ -254,10 +270,11 @@ def field_evidence(extraction: Extraction, proposals: dict[str, Any] | None = No
     (`proposals`: the extraction's, when the caller has them already)."""
     text = extraction.text or ""
     found: list[Evidence | None] = []
-    severity = severity_in(text)
+    durations = durations_in(extraction.sections)
+    found += _front_evidence(extraction, stated_resolution=durations.resolved_after is not None)
+    severity = severity_in(text) if extraction.front.severity is None else None
     if severity is not None:
         found.append(_evidence("severity", text, "severity.stated", severity.quote, severity.start))
-    durations = durations_in(extraction.sections)
     for name, quotes in durations.basis.items():
         rule = f"duration.{durations.rule.get(name, 'stated')}"
         found += [_evidence(f"timeline.{name}", text, rule, quote) for quote in quotes]
@@ -278,6 +295,28 @@ def field_evidence(extraction: Extraction, proposals: dict[str, Any] | None = No
         found.append(_evidence("summary", text, "summary.opening", extraction.summary))
     found += _term_evidence(extraction, proposals if proposals is not None else field_proposals(extraction))
     return [entry for entry in found if entry is not None]
+
+
+def _front_evidence(extraction: Extraction, stated_resolution: bool) -> list[Evidence | None]:
+    """The front matter's lines at the text's head, for the fields they filled: rule `front-matter.<key>`
+    (`stated_resolution`: the text states the resolution time itself, which wins)."""
+    text, front = extraction.text or "", extraction.front
+    found: list[Evidence | None] = []
+    if front.severity is not None:
+        found.append(_evidence("severity", text, f"front-matter.{front.severity.key}", front.severity.line))
+    if not stated_resolution and front.resolved_after is not None and front.started and front.resolved:
+        found += [
+            _evidence("timeline.resolved_after", text, f"front-matter.{fact.key}", fact.line)
+            for fact in (front.started, front.resolved)
+        ]
+    if front.components is not None:
+        found += [
+            _evidence(f"components[{i}]", text, f"front-matter.{front.components.key}", front.components.line)
+            for i in range(len(front.components.value))
+        ]
+    if front.affected_line and not extraction.texts_for(SectionField.IMPACT) and not extraction.passages.get("impact"):
+        found.append(_evidence("impact.scope", text, "front-matter.affected", front.affected_line))
+    return found
 
 
 def _impact_part_evidence(extraction: Extraction) -> list[Evidence | None]:
