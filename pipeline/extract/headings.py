@@ -40,6 +40,7 @@ _IRREGULAR = {"learnt": "learn", "taken": "take", "took": "take", "done": "do", 
 # How sure a match is: the whole heading, its beginning, a phrase within it.
 _EXACT, _BEGINS, _WITHIN = 0.95, 0.9, 0.8
 _PARTS = re.compile(r"\s+(?:and|&|/)\s+|\s*/\s*")
+_SAMPLE = 3000  # characters of a section its words are judged on
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])|\n+")
 
 
@@ -58,7 +59,7 @@ class _Table:
     phrases: tuple[tuple[SectionField, tuple[str, ...]], ...]  # in the table's order
     own: tuple[tuple[str, ...], ...]
     filler: frozenset[str]
-    cues: tuple[tuple[SectionField, tuple[re.Pattern[str], ...]], ...]
+    cues: tuple[tuple[SectionField, re.Pattern[str]], ...]  # each field's patterns as one
     min_sentences: int
     min_share: float
 
@@ -100,7 +101,7 @@ def _table() -> _Table:
     own = tuple(_words(str(p), filler) for p in data.get("own") or [])
     words = data.get("section_words") or {}
     cues = tuple(
-        (SectionField(name), tuple(re.compile(str(p), re.IGNORECASE) for p in patterns))
+        (SectionField(name), re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE))
         for name, patterns in (words.get("fields") or {}).items()
     )
     return _Table(
@@ -176,13 +177,11 @@ def guess_from_words(text: str) -> HeadingMatch | None:
     sentences (`min_share`, at least `min_sentences` of them) hold one field's cue patterns and
     few hold another's. Its confidence stays below any heading's (0.45 + 0.3 x the share)."""
     table = _table()
-    sentences = [s for s in (part.strip() for part in _SENTENCE.split(text)) if len(s.split()) >= 4]
+    # The section's first sentences judge it: a long one that is mostly one field's shows it early.
+    sentences = [s for s in (part.strip() for part in _SENTENCE.split(text[:_SAMPLE])) if len(s.split()) >= 4]
     if len(sentences) < table.min_sentences:
         return None
-    shares = {
-        field: sum(1 for s in sentences if any(p.search(s) for p in patterns)) / len(sentences)
-        for field, patterns in table.cues
-    }
+    shares = {field: sum(1 for s in sentences if pattern.search(s)) / len(sentences) for field, pattern in table.cues}
     ranked = sorted(shares.items(), key=lambda item: -item[1])
     if not ranked or ranked[0][1] < table.min_share:
         return None
