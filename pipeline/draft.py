@@ -190,11 +190,13 @@ def _actions(
 
 
 def _timeline(extraction: Extraction) -> dict[str, Any] | None:
-    """Time to detection and to resolution, where the document states them or its timeline shows them."""
+    """Time to detection and to resolution, where the document states them or its timeline shows them
+    (the resolution also from the front matter's start and resolution times, both in a stated zone)."""
     found = durations_in(extraction.sections)
-    if found.detected_after is None and found.resolved_after is None:
+    resolved = found.resolved_after or extraction.front.resolved_after
+    if found.detected_after is None and resolved is None:
         return None
-    return Timeline(detected_after=found.detected_after, resolved_after=found.resolved_after).model_dump(mode="json")
+    return Timeline(detected_after=found.detected_after, resolved_after=resolved).model_dump(mode="json")
 
 
 def _cued_passages(
@@ -230,14 +232,28 @@ def _impact(text: str) -> dict[str, str]:
     }
 
 
+def _affected(names: list[str]) -> dict[str, str] | None:
+    """An impact from the front matter's affected things the vocabulary does not know, for the writer."""
+    return (
+        {"scope": f"Affected: {', '.join(names)}"[:_IMPACT_LIMIT], "users": "unknown", "region": "unknown"}
+        if names
+        else None
+    )
+
+
 def field_proposals(extraction: Extraction, threshold: float = DEFAULT_THRESHOLD) -> dict[str, Any]:
     """What the extractor would put in each case field, as JSON values: of the passages its rules
     found, those whose confidence reaches `threshold`."""
-    severity = severity_in(extraction.text)
-    joined = {f: "\n\n".join(extraction.texts_for(f)) or None for f in SectionField}
+    front = extraction.front
+    stated = severity_in(extraction.text)
+    severity = front.severity.value if front.severity else stated.term if stated else None
+    joined = {f: "\n\n".join(extraction.texts_for(f, threshold)) or None for f in SectionField}
     # A section under a heading that names the field wins; the cue sentences fill it otherwise.
     cued = _cued(extraction, threshold)
     impact = joined[SectionField.IMPACT] or cued.get("impact")
+    components = list(
+        dict.fromkeys((front.components.value if front.components else []) + extraction.tags.get("components", []))
+    )
     root_cause_text = joined[SectionField.ROOT_CAUSE] or cued.get("root_cause") or ""
     root_causes = suggest_terms("root_causes", root_cause_text, min_hits=1, limit=1)
     contributing_text = joined[SectionField.CONTRIBUTING]
@@ -251,16 +267,16 @@ def field_proposals(extraction: Extraction, threshold: float = DEFAULT_THRESHOLD
         "date_kind": extraction.date_kind,
         "title": _texts(extraction.title),
         "domain": extraction.tags.get("domains", [])[:2] or None,
-        "severity": severity.term if severity else None,
+        "severity": severity,
         "summary": _texts(extraction.summary),
         "symptoms_text": _texts(symptoms_text(symptom_passages(extraction.sections), threshold)),
         "trigger": _texts(joined[SectionField.TRIGGER] or cued.get("trigger")),
-        "impact": _impact(impact) if impact else None,
+        "impact": _impact(impact) if impact else _affected(front.affected),
         "detection": _texts(joined[SectionField.DETECTION] or cued.get("detection")),
         "root_cause": root_causes[0] if root_causes else None,
         "lessons": _texts(joined[SectionField.LESSONS]),
         "symptoms": extraction.tags.get("symptoms") or None,
-        "components": extraction.tags.get("components") or None,
+        "components": components or None,
         "contributing": contributing or None,
         "remediation": _actions(extraction, SectionField.REMEDIATION, threshold)
         or [
@@ -287,7 +303,7 @@ def _evidence(
 
 # The case field a section under a heading fills, which a SectionField names (the summary has its own
 # rule; the timeline fills durations, whose evidence is the lines they rest on).
-_SECTION_PROPOSAL = {
+_SECTION_PROPOSAL: dict[SectionField, str] = {
     section: section.value for section in SectionField if section not in (SectionField.SUMMARY, SectionField.TIMELINE)
 }
 
@@ -299,7 +315,9 @@ def field_evidence(
     sure it is (`proposals`: the extraction's, when the caller has them already)."""
     text = extraction.text or ""
     found: list[Evidence | None] = []
-    severity = severity_in(text)
+    durations = durations_in(extraction.sections)
+    found += _front_evidence(extraction, stated_resolution=durations.resolved_after is not None)
+    severity = severity_in(text) if extraction.front.severity is None else None
     if severity is not None:
         found.append(_evidence("severity", text, "severity.stated", severity.quote, severity.start, _STATED))
     durations = durations_in(extraction.sections)
@@ -308,11 +326,15 @@ def field_evidence(
         sure = _STATED if how == "stated" else _DERIVED
         found += [_evidence(f"timeline.{name}", text, f"duration.{how}", quote, None, sure) for quote in quotes]
     # Fields drafted from the section under a heading that names them: the section is the passage.
-    for field, proposal in _SECTION_PROPOSAL.items():
-        found += [
-            _evidence(proposal, text, f"heading.{field.value}", body, None, HEADING_CONFIDENCE)
-            for body in extraction.texts_for(field)
-        ]
+    # A section whose heading names the field (`heading`), or whose own sentences do (`section-words`,
+    # less sure): the one gate decides whether it is written.
+    for section in extraction.sections:
+        proposal = _SECTION_PROPOSAL.get(section.field) if section.field is not None and section.text else None
+        if proposal is not None and (section.confidence is None or section.confidence >= threshold):
+            rule, sure = (
+                ("heading", HEADING_CONFIDENCE) if section.confidence is None else ("section-words", section.confidence)
+            )
+            found.append(_evidence(proposal, text, f"{rule}.{proposal}", section.text, None, sure))
     found += _impact_part_evidence(extraction, threshold)
     # Fields drafted from cue sentences and timeline entries: each passage, by the rule that chose it.
     for name, passages in _cued_passages(extraction, threshold).items():
@@ -348,6 +370,32 @@ def field_suggestions(extraction: Extraction, threshold: float = DEFAULT_THRESHO
         if _SUGGESTED <= p.confidence < threshold
     ]
     return [entry for entry in found if entry is not None]
+
+
+def _front_evidence(extraction: Extraction, stated_resolution: bool) -> list[Evidence | None]:
+    """The front matter's lines at the text's head, for the fields they filled: rule `front-matter.<key>`
+    (`stated_resolution`: the text states the resolution time itself, which wins)."""
+    text, front = extraction.text or "", extraction.front
+    found: list[Evidence | None] = []
+    if front.severity is not None:
+        found.append(
+            _evidence("severity", text, f"front-matter.{front.severity.key}", front.severity.line, None, _STATED)
+        )
+    if not stated_resolution and front.resolved_after is not None and front.started and front.resolved:
+        found += [
+            _evidence("timeline.resolved_after", text, f"front-matter.{fact.key}", fact.line, None, _STATED)
+            for fact in (front.started, front.resolved)
+        ]
+    if front.components is not None:
+        found += [
+            _evidence(
+                f"components[{i}]", text, f"front-matter.{front.components.key}", front.components.line, None, _STATED
+            )
+            for i in range(len(front.components.value))
+        ]
+    if front.affected_line and not extraction.texts_for(SectionField.IMPACT) and not extraction.passages.get("impact"):
+        found.append(_evidence("impact.scope", text, "front-matter.affected", front.affected_line, None, _STATED))
+    return found
 
 
 def _impact_part_evidence(extraction: Extraction, threshold: float = DEFAULT_THRESHOLD) -> list[Evidence | None]:

@@ -392,6 +392,9 @@ class Section(Record):
     heading: str
     field: SectionField | None = None
     text: str
+    # How sure the field is, when not the heading's own word: the section's sentences suggested it
+    # (pipeline.extract.headings.guess_from_words). None: the heading (or its parent's) names it.
+    confidence: float | None = Field(default=None, ge=0, le=1)
 
 
 class FetchFailure(Record):

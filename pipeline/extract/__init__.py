@@ -23,6 +23,7 @@ from charset_normalizer import from_bytes
 from pipeline.errors import EmptyDocument, UnsupportedContent
 from pipeline.extract.blocks import Block, full_text, sections_from
 from pipeline.extract.dates import date_in_url, dates_in
+from pipeline.extract.frontmatter import FrontMatter, front_matter_facts
 from pipeline.extract.html import read_html
 from pipeline.extract.incidents import IncidentHeading, incident_ranges
 from pipeline.extract.lists import list_items
@@ -77,9 +78,23 @@ class Extraction:
     # When the document's own headings separate several incidents: one extraction for each,
     # of the blocks under its heading (its `text` and offsets are that part's own).
     parts: list[Extraction] = field(default_factory=list)
+    # What the front matter states (severity, start, resolution, components); its lines head `text`.
+    front: FrontMatter = field(default_factory=FrontMatter)
 
-    def texts_for(self, target: SectionField) -> list[str]:
-        return [s.text for s in self.sections if s.field == target and s.text]
+    def texts_for(self, target: SectionField, threshold: float = 0.0) -> list[str]:
+        """The texts of the sections that fill `target`: by their heading, or by their own words
+        when that is sure enough (`Section.confidence` at least `threshold`)."""
+        return [
+            s.text
+            for s in self.sections
+            if s.field == target and s.text and (s.confidence is None or s.confidence >= threshold)
+        ]
+
+    @property
+    def headings_unknown(self) -> int:
+        """Headings that name no case field, neither by their words nor their section's: kept as
+        sections of the document's own, and counted (bench/extraction.py reports the figure)."""
+        return sum(1 for s in self.sections if s.heading and s.field is None)
 
 
 def detect_format(url: str, content_type: str | None, body: bytes) -> str:
@@ -279,6 +294,7 @@ def extract(
     page_date: str | None = None
     site_name: str | None = None
     date_kind: str | None = "published"
+    front_facts = FrontMatter()
     if kind == "pdf":
         pdf = read_pdf(body)
         blocks, page_title, page_date = pdf.blocks, pdf.title, pdf.date
@@ -289,6 +305,10 @@ def extract(
             blocks, front = document.blocks, document.front_matter
             page_title = str(front.get("title") or "") or next((b.text for b in blocks if b.level == 1), None)
             page_date = _front_matter_date(front.get("date") or front.get("published") or front.get("pubDate"))
+            front_facts = front_matter_facts(front, document.front_matter_text)
+            if not page_date and front_facts.started is not None:
+                # A status page's incident states when it began, not when it was published.
+                page_date, date_kind = _front_matter_date(front_facts.started.value), "incident"
         elif kind == "html":
             page = read_html(text, url, favor=favor)
             blocks, page_title, page_date, site_name = page.blocks, page.title, page.date, page.site_name
@@ -325,17 +345,19 @@ def extract(
         date_kind=decided.date_kind,
         org=decided.org,
         org_slug=decided.org_slug,
-        **_content(blocks, sections),
+        front=front_facts,
+        **_content(blocks, sections, lead=front_facts.lead),
     )
     incidents = incident_ranges(blocks, whole.text)
     parts = [_part(whole, heading.heading, blocks[first:end]) for heading, first, end in incidents]
     return replace(whole, incidents=[heading for heading, _, _ in incidents], parts=parts)
 
 
-def _content(blocks: list[Block], sections: list[Section]) -> dict[str, Any]:
+def _content(blocks: list[Block], sections: list[Section], lead: str = "") -> dict[str, Any]:
     """What the blocks tell, for a document or one incident of it: text, sections, summary, tags,
-    lists and the prose fields' passages."""
-    full = full_text(blocks)
+    lists and the prose fields' passages. `lead`: the front matter's lines the draft's evidence
+    quotes, set before the text (they are in no section)."""
+    full = f"{lead}\n\n{full_text(blocks)}" if lead else full_text(blocks)
     passages = prose_passages(sections)
     reasons = suggest_tag_reasons(_TAG_KINDS, full)
     return {

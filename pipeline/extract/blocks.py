@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from pipeline.extract.headings import field_for_heading
+from pipeline.extract.headings import field_for_heading, guess_from_words
 from pipeline.models import Section, SectionField
 
 __all__ = ["Block", "Link", "full_text", "opening_text", "sections_from"]
@@ -75,7 +75,13 @@ def sections_from(blocks: list[Block]) -> list[Section]:
 
     def close() -> None:
         if heading or body:
-            sections.append(Section(heading=heading, field=field, text=_join(body)))
+            text = _join(body)
+            # A heading that names nothing: the section's own sentences may (a lower confidence).
+            guess = guess_from_words(text) if heading and field is None else None
+            if guess is not None:
+                sections.append(Section(heading=heading, field=guess.field, text=text, confidence=guess.confidence))
+            else:
+                sections.append(Section(heading=heading, field=field, text=text))
 
     for block in blocks:
         if not block.is_heading:

@@ -31,18 +31,22 @@ _PARSER = MarkdownIt("commonmark").enable("table")
 class MarkdownDocument:
     blocks: list[Block]
     front_matter: dict[str, Any] = field(default_factory=dict)
+    front_matter_text: str = ""  # as written, between its fences: the lines evidence quotes
 
 
-def _front_matter(text: str) -> tuple[dict[str, Any], str]:
+def _front_matter(text: str) -> tuple[dict[str, Any], str, str]:
+    """The front matter as read, the document after it, and the front matter as written."""
     match = _FRONT_MATTER.match(text)
     if not match:
-        return {}, text
+        return {}, text, ""
     fence, raw = match.groups()
     try:
         data = tomllib.loads(raw) if fence == "+++" else yaml.safe_load(raw)
     except (tomllib.TOMLDecodeError, yaml.YAMLError):
-        return {}, text  # not front matter after all: keep the text as the author wrote it
-    return (data if isinstance(data, dict) else {}), text[match.end() :]
+        return {}, text, ""  # not front matter after all: keep the text as the author wrote it
+    if not isinstance(data, dict):
+        return {}, text[match.end() :], ""
+    return data, text[match.end() :], raw
 
 
 def has_front_matter(text: str) -> bool:
@@ -83,7 +87,7 @@ def _inline_text(token: Token) -> str:
 
 
 def read_markdown(text: str) -> MarkdownDocument:
-    front, body = _front_matter(text)
+    front, body, raw = _front_matter(text)
     tokens = _PARSER.parse(body)
     blocks: list[Block] = []
     list_depth = 0
@@ -114,7 +118,7 @@ def read_markdown(text: str) -> MarkdownDocument:
             literal = _literal_block(token)
             if literal is not None:
                 blocks.append(literal)
-    return MarkdownDocument(blocks, front)
+    return MarkdownDocument(blocks, front, raw)
 
 
 def _literal_block(token: Token) -> Block | None:
