@@ -162,7 +162,10 @@ def _actions(extraction: Extraction, field: SectionField) -> list[dict[str, Any]
 
 
 def _timeline(extraction: Extraction) -> dict[str, Any] | None:
-    """Time to detection and to resolution, where the document states them or its timeline shows them."""
+    """Time to detection and to resolution, where the document states them or its timeline shows them;
+    none for a document that tells several incidents: each one's draft has its own."""
+    if extraction.parts:
+        return None
     found = durations_in(extraction.sections)
     if found.detected_after is None and found.resolved_after is None:
         return None
@@ -257,7 +260,8 @@ def field_evidence(extraction: Extraction, proposals: dict[str, Any] | None = No
     severity = severity_in(text)
     if severity is not None:
         found.append(_evidence("severity", text, "severity.stated", severity.quote, severity.start))
-    durations = durations_in(extraction.sections)
+    # A document of several incidents has no durations of its own (`_timeline`).
+    durations = durations_in(extraction.sections if not extraction.parts else [])
     for name, quotes in durations.basis.items():
         rule = f"duration.{durations.rule.get(name, 'stated')}"
         found += [_evidence(f"timeline.{name}", text, rule, quote) for quote in quotes]
