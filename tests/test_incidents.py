@@ -320,3 +320,29 @@ def test_an_incident_labelled_heading_needs_one_sign_of_its_own() -> None:
         b"## Incident: DNS\n\nRoot cause: a bad zone file.\n"
     )
     assert _headings_split(body) == ["Incident: disk full", "Incident: DNS"]
+
+
+NARRATIVE = b"""# Outage of the shop
+
+## Summary
+
+The shop was down.
+
+## What we saw
+
+- 10:00 UTC: Errors began.
+- 10:10 UTC: An alert fired.
+
+Impact: every order failed.
+
+## What we did
+
+Resolution: we rolled back.
+
+- 11:00 UTC: The release was rolled back.
+- 11:10 UTC: Service is restored.
+"""
+
+
+def test_a_postmortems_phases_with_times_and_labels_are_one_incident() -> None:
+    assert _headings_split(NARRATIVE) == []

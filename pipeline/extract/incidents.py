@@ -6,10 +6,12 @@ number ("Incident #2", "Outage 3"). Timeline entries are dated headings too, so 
 a Timeline heading never count.
 
 Without such names, the headings are read by what follows them. A heading starts an incident
-when the blocks under it carry an incident's own structure, two kinds of it at least: its own
-timeline (a Timeline sub-heading, timed entries, status updates "Investigating - ..."), its own
-outcome ("Resolution", "Resolved - ..."), its own cause or impact ("Root cause", "Impact:").
-A heading that says "Incident: X" needs one; a heading that is a day and a time ("June 1 09:40
+when the blocks under it carry an incident's own structure, two kinds of it at least, in its
+sub-headings or status updates: its own timeline (a Timeline sub-heading, "Investigating - ..."),
+its own outcome ("Resolution", "Resolved - ..."), its own cause or impact ("Root cause").
+A heading that says "Incident: X" needs one, a labelled paragraph ("Impact: ...") counting too;
+timed lines and labels alone never split (a postmortem's "What we saw" and "What we did" hold
+both). A heading that is a day and a time ("June 1 09:40
 UTC (lasting 48 minutes)", a monthly availability report's) needs a paragraph of prose under it.
 Such headings split the document only when they are at least two, at least half of the headings
 of their level that name no field, none of them under a heading that names a field, and the
@@ -45,8 +47,6 @@ _STATUS = re.compile(
     re.IGNORECASE,
 )
 _STATUS_KIND = {"resolved": "outcome", "mitigated": "outcome", "completed": "outcome", "identified": "cause"}
-# A timed entry: "09:40 UTC - ...", "- 2024-03-03 10:00: ...".
-_TIMED = re.compile(r"^\W{0,3}(?:\d{4}-\d{2}-\d{2}[\sT,]*)?[0-2]?\d:[0-5]\d\b")
 # A labelled paragraph: "Impact: ...", "**Root cause:** ...".
 _LABEL = re.compile(r"^\W{0,3}(?P<label>[A-Za-z][\w /&-]{2,30}?)\W{0,3}:")
 _FIELD_KIND = {
@@ -130,25 +130,23 @@ def _named(blocks: list[Block], heads: list[_Heading]) -> list[int]:
     return found if len(found) >= 2 else []
 
 
-def _signals(blocks: list[Block]) -> set[str]:
-    """The kinds of an incident's own structure the blocks under a heading carry."""
+def _signals(blocks: list[Block], labels: bool) -> set[str]:
+    """The kinds of an incident's own structure the blocks under a heading carry: from its
+    sub-headings and status updates, and (`labels`) from labelled paragraphs ("Impact: ...").
+    Timed lines and labels alone do not tell one incident's phases from several incidents:
+    a postmortem's "What we saw" and "What we did" both hold times and an "Impact:"."""
     kinds: set[str] = set()
-    timed = 0
     for block in blocks:
         if block.is_heading:
-            if (kind := _FIELD_KIND.get(field_for_heading(block.text))) is not None:  # type: ignore[arg-type]
+            field = field_for_heading(block.text)
+            if field is not None and (kind := _FIELD_KIND.get(field)) is not None:
                 kinds.add(kind)
-            continue
-        if (status := _STATUS.match(block.text)) is not None:
+        elif (status := _STATUS.match(block.text)) is not None:
             kinds.add(_STATUS_KIND.get(status.group(1).lower(), "timeline"))
-        elif _TIMED.match(block.text):
-            timed += 1
-        elif (label := _LABEL.match(block.text)) is not None and len(label.group("label").split()) <= 4:
+        elif labels and (label := _LABEL.match(block.text)) is not None and len(label.group("label").split()) <= 4:
             field = field_for_heading(label.group("label"))
             if field is not None and (kind := _FIELD_KIND.get(field)) is not None:
                 kinds.add(kind)
-    if timed >= 2:
-        kinds.add("timeline")
     return kinds
 
 
@@ -157,8 +155,9 @@ def _is_entry(blocks: list[Block], head: _Heading) -> bool:
     body = blocks[head.index + 1 : head.end]
     if _STAMPED.match(heading):
         return any(not b.is_heading and len(b.text.split()) >= _PROSE_WORDS for b in body)
-    needed = 1 if _LABELLED.match(heading) else 2
-    return len(_signals(body)) >= needed
+    if _LABELLED.match(heading):
+        return bool(_signals(body, labels=True))
+    return len(_signals(body, labels=False)) >= 2
 
 
 def _structured(blocks: list[Block], heads: list[_Heading]) -> list[int]:
