@@ -191,7 +191,10 @@ def _actions(
 
 def _timeline(extraction: Extraction) -> dict[str, Any] | None:
     """Time to detection and to resolution, where the document states them or its timeline shows them
-    (the resolution also from the front matter's start and resolution times, both in a stated zone)."""
+    (the resolution also from the front matter's start and resolution times, both in a stated zone);
+    none for a document that tells several incidents: each one's draft has its own."""
+    if extraction.parts:
+        return None
     found = durations_in(extraction.sections)
     resolved = found.resolved_after or extraction.front.resolved_after
     if found.detected_after is None and resolved is None:
@@ -320,7 +323,8 @@ def field_evidence(
     severity = severity_in(text) if extraction.front.severity is None else None
     if severity is not None:
         found.append(_evidence("severity", text, "severity.stated", severity.quote, severity.start, _STATED))
-    durations = durations_in(extraction.sections)
+    # A document of several incidents has no durations of its own (`_timeline`).
+    durations = durations_in(extraction.sections if not extraction.parts else [])
     for name, quotes in durations.basis.items():
         how = durations.rule.get(name, "stated")
         sure = _STATED if how == "stated" else _DERIVED

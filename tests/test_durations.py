@@ -170,3 +170,93 @@ def test_a_stated_total_finds_the_start_entry_that_has_no_problem_cue() -> None:
     assert found.resolved_after == timedelta(hours=1)
     assert found.rule == {"detected_after": "timeline", "resolved_after": "stated"}
     assert found.detected_after == timedelta(minutes=10)
+
+
+def _timeline_of(*lines: str) -> Section:
+    return section("\n".join(f"- {line}" for line in lines), "Timeline", TIMELINE)
+
+
+def test_a_timeline_without_a_stated_zone_gives_no_duration() -> None:
+    found = durations_in([_timeline_of("2023-03-02 09:10: The API started failing.", "09:52: Service is restored.")])
+    assert (found.detected_after, found.resolved_after, found.basis) == (None, None, {})
+
+
+def test_a_zone_stated_outside_the_timeline_holds_for_it() -> None:
+    note = section("All times are in UTC.", "Summary", SectionField.SUMMARY)
+    timeline = _timeline_of("2023-03-02 09:10: The API started failing.", "09:52: Service is restored.")
+    assert durations_in([note, timeline]).resolved_after == timedelta(minutes=42)
+
+
+def test_a_zone_stated_late_in_the_timeline_holds_for_the_entries_before_it() -> None:
+    timeline = _timeline_of(
+        "2023-03-02 09:10: The API started failing.", "09:20 UTC: An alert fired.", "09:52: Service is restored."
+    )
+    found = durations_in([timeline])
+    assert (found.detected_after, found.resolved_after) == (timedelta(minutes=10), timedelta(minutes=42))
+
+
+def test_the_stated_beginning_is_the_start_and_the_alert_the_detection() -> None:
+    summary = section("The errors started at 13:40 UTC, when a bad config reached the load balancers.", "Summary")
+    timeline = _timeline_of(
+        "2024-05-02 14:02 UTC: An alert fired for elevated errors.",
+        "14:30 UTC: The config was reverted.",
+        "14:45 UTC: The incident is resolved.",
+    )
+    found = durations_in([summary, timeline])
+    assert (found.detected_after, found.resolved_after) == (timedelta(minutes=22), timedelta(minutes=65))
+    assert found.basis["detected_after"] == (
+        "The errors started at 13:40 UTC, when a bad config reached the load balancers.",
+        "2024-05-02 14:02 UTC: An alert fired for elevated errors.",
+    )
+
+
+def test_an_alert_first_in_the_timeline_is_not_the_start() -> None:
+    timeline = _timeline_of(
+        "2024-05-02 14:02 UTC: An alert fired: error rates are elevated.",
+        "14:10 UTC: The on-call engineer is investigating the errors.",
+        "14:45 UTC: The incident is resolved.",
+    )
+    found = durations_in([timeline])
+    assert (found.detected_after, found.resolved_after) == (None, None)
+
+
+def test_two_stated_ends_in_one_zone_give_the_length() -> None:
+    found = durations_in([section("On May 2 between 12:20 and 14:40 UTC, requests to the API failed.")])
+    assert found.resolved_after == timedelta(hours=2, minutes=20)
+    assert found.basis["resolved_after"] == ("On May 2 between 12:20 and 14:40 UTC, requests to the API failed.",)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Between 12:20 and 14:40, requests to the API failed.",  # no zone
+        "Between 23:20 and 00:40 UTC, requests to the API failed.",  # a day crossed, unsaid
+        "Between 12:20 CET and 14:40 UTC, requests to the API failed.",  # two zones
+    ],
+)
+def test_stated_ends_without_one_known_zone_give_nothing(text: str) -> None:
+    assert durations_in([section(text)]).resolved_after is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The site will be down for 2 hours during the migration.",  # planned
+        "A failover would have limited the outage to 5 minutes.",  # supposed
+        "We ran the cluster for 10 days without an incident.",  # negated
+        "The fix took 40 minutes to roll out during the outage.",  # an action's length
+    ],
+)
+def test_sentences_that_do_not_tell_what_happened_state_no_length(text: str) -> None:
+    assert durations_in([section(text)]).resolved_after is None
+
+
+def test_a_heading_states_a_length_as_an_aside() -> None:
+    found = durations_in([section("Actions jobs were delayed.", "June 1 09:40 UTC (lasting 48 minutes)")])
+    assert found.resolved_after == timedelta(minutes=48)
+    assert found.basis["resolved_after"] == ("June 1 09:40 UTC (lasting 48 minutes)",)
+
+
+def test_the_length_the_incident_took_is_stated() -> None:
+    found = durations_in([section("The outage took about 35 minutes from the first error to recovery.")])
+    assert found.resolved_after == timedelta(minutes=35)

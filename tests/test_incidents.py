@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 
 from pipeline.draft import apply_extraction, new_draft
 from pipeline.extract import extract
 from pipeline.extract.blocks import full_text
+from pipeline.extract.durations import durations_in
 from pipeline.extract.incidents import incidents_in
 from pipeline.extract.markdown import read_markdown
 from pipeline.ids import canonical_url
@@ -146,3 +148,201 @@ def test_show_says_to_split_a_draft_written_before_incidents_had_drafts(store: S
     [block] = [b for b in show(store, draft.id, ["en"]) if b.title.startswith("incidents")]
     assert block.title == "incidents (2 in one document; split the draft)"
     assert block.lines[0].endswith(": Cache outage - March 3, 2024")
+
+
+def _headings_split(body: bytes) -> list[str]:
+    return [heading for heading, _ in _starts(body)]
+
+
+UNDATED_LOGBOOK = b"""# Platform logbook
+
+## Search results went stale
+
+### Timeline
+
+- 10:00 UTC: Index updates stopped.
+- 10:40 UTC: Updates resumed.
+
+### Root cause
+
+A queue consumer deadlocked.
+
+## Uploads rejected
+
+### Impact
+
+Uploads over 10 MB failed.
+
+### Resolution
+
+The proxy's body limit was raised.
+"""
+
+
+def test_sibling_headings_each_with_their_own_structure_start_incidents() -> None:
+    assert _headings_split(UNDATED_LOGBOOK) == ["Search results went stale", "Uploads rejected"]
+
+
+STATUS_HISTORY = b"""# Past incidents
+
+## Elevated API errors
+
+Resolved - This incident has been resolved.
+
+Investigating - We are looking into errors on the API.
+
+## Delayed webhooks
+
+Resolved - Webhooks are delivered again.
+
+Identified - A worker pool was undersized.
+
+## Scheduled database upgrade
+
+The upgrade finished on time.
+"""
+
+
+def test_a_status_history_splits_at_each_incident_with_updates() -> None:
+    assert _headings_split(STATUS_HISTORY) == ["Elevated API errors", "Delayed webhooks"]
+
+
+AVAILABILITY = b"""# Availability report: May
+
+In May we had two incidents.
+
+## May 3 09:40 UTC (lasting 48 minutes)
+
+During this incident, jobs queued for a long time before they started. A proxy in front of the
+database ran out of memory and restarted in a loop, so every service that read the job table was
+slow until we gave the proxy more memory.
+
+## May 21 17:02 UTC (lasting 1 hour and 10 minutes)
+
+Users could not sign in with single sign-on. An expired certificate on the identity provider's
+side made every assertion fail to verify, and sign-ins recovered as soon as it was replaced by us.
+"""
+
+
+def test_an_availability_report_splits_at_each_day_and_time_heading() -> None:
+    assert _headings_split(AVAILABILITY) == [
+        "May 3 09:40 UTC (lasting 48 minutes)",
+        "May 21 17:02 UTC (lasting 1 hour and 10 minutes)",
+    ]
+
+
+def test_each_incident_has_its_durations_and_the_document_none() -> None:
+    draft = _draft(AVAILABILITY)
+    assert draft.timeline is None or (draft.timeline.resolved_after, draft.timeline.detected_after) == (None, None)
+    extraction = extract(AVAILABILITY, URL, None)
+    first, second = (durations_in(part.sections).resolved_after for part in extraction.parts)
+    assert (first, second) == (timedelta(minutes=48), timedelta(hours=1, minutes=10))
+
+
+POSTMORTEM = b"""# Checkout outage
+
+## Summary
+
+Checkout failed for an hour.
+
+## Timeline
+
+### Detection
+
+- 10:00 UTC: Errors began.
+- 10:05 UTC: An alert fired.
+
+### Recovery
+
+- 10:40 UTC: The release was rolled back.
+- 11:00 UTC: Service is restored.
+
+## Root cause
+
+### The bad release
+
+Impact: every checkout failed.
+
+Resolution: the release was rolled back.
+
+### The missing canary
+
+Impact: nothing caught it.
+
+Root cause: the canary stage was skipped.
+
+## Action items
+
+- Restore the canary stage.
+"""
+
+
+def test_a_postmortems_sub_headings_are_not_incidents() -> None:
+    assert _headings_split(POSTMORTEM) == []
+
+
+PHASES = b"""# Incident report: API latency
+
+## Detection
+
+### 09:00 UTC - First alert
+
+- An alert fired.
+
+### 09:05 UTC - Confirmed
+
+- The on-call engineer confirmed it.
+
+## Resolution
+
+### 09:40 UTC - Mitigation started
+
+Resolved - traffic was moved.
+
+### 10:00 UTC - Service restored
+
+Resolved - all healthy.
+"""
+
+
+def test_a_single_report_written_in_phases_is_one_incident() -> None:
+    assert _headings_split(PHASES) == []
+
+
+def test_two_structured_headings_among_many_plain_ones_are_not_a_logbook() -> None:
+    plain = b"".join(b"\n## Note %d\n\nSome words here.\n" % n for n in range(5))
+    assert _headings_split(UNDATED_LOGBOOK + plain) == []
+
+
+def test_an_incident_labelled_heading_needs_one_sign_of_its_own() -> None:
+    body = (
+        b"# Log\n\n## Incident: disk full\n\nResolved - space freed.\n\n"
+        b"## Incident: DNS\n\nRoot cause: a bad zone file.\n"
+    )
+    assert _headings_split(body) == ["Incident: disk full", "Incident: DNS"]
+
+
+NARRATIVE = b"""# Outage of the shop
+
+## Summary
+
+The shop was down.
+
+## What we saw
+
+- 10:00 UTC: Errors began.
+- 10:10 UTC: An alert fired.
+
+Impact: every order failed.
+
+## What we did
+
+Resolution: we rolled back.
+
+- 11:00 UTC: The release was rolled back.
+- 11:10 UTC: Service is restored.
+"""
+
+
+def test_a_postmortems_phases_with_times_and_labels_are_one_incident() -> None:
+    assert _headings_split(NARRATIVE) == []

@@ -8,12 +8,17 @@ Order of trust, because a wrong number is worse than none:
    "unknown" means the author does not know, and then nothing is drafted for that field
    from anywhere else;
 2. a stated sentence: "the site was down for about 13 minutes", "resolved after 3 hours";
-3. the timeline's times: from the entry where the problem began to the first alert,
+3. two stated ends: "between 12:20 and 14:40 UTC" in a sentence about the incident;
+4. the timeline's times: from the entry where the problem began to the first alert,
    page or report (detection) and to the first "resolved / mitigated / restored"
-   (resolution), across midnight and dates, in the time zone stated.
+   (resolution), across midnight and dates. Both ends must be in a stated time zone:
+   a difference between two times of no known zone is not drafted. When the prose
+   says when the problem began ("the errors started at 13:40 UTC"), that is the start,
+   and an alert of the timeline at 14:02 is the detection, not the start.
 
-Each duration keeps its basis: the stated line or sentence, or the two timeline
-entries it was measured between.
+Each duration keeps its basis: the stated line or sentence, or the two ends it was
+measured between. A sentence that plans, supposes or negates ("we will be down for two
+hours", "would have lasted", "ten days without an incident") states no duration.
 """
 
 from __future__ import annotations
@@ -113,10 +118,23 @@ _INCIDENT_WORDS = re.compile(
     r"\b(incident|outage|downtime|unusable|down|unavailable|broken|experienced|affected|disrupt\w*|impact\w*)\b",
     re.IGNORECASE,
 )
+# Plans, suppositions and negations state no duration of what happened.
+_NOT_WHAT_HAPPENED = re.compile(
+    r"\b(will|would|should|could|might|may(?!\s+\d)|expect\w*|plan\w*|scheduled|maintenance window|in the future"
+    r"|without (?:an?y? )?(?:incident|outage|downtime|issues?)|no (?:incident|outage|downtime)s?)\b",
+    re.IGNORECASE,
+)
 _DETECT_WORDS = re.compile(r"\b(notified|reported|alerted|paged|noticed|detected|pinged)\b", re.IGNORECASE)
 _ABOUT = r"(?:about|around|approximately|roughly|nearly|almost|~)?\s*"
+# A heading may state a length only as an aside: "June 1 09:40 UTC (lasting 48 minutes)".
+_HEADING_LASTING = re.compile(rf"\(\s*(?:lasting|lasted|duration:?)\s+{_ABOUT}(?P<d>{_DURATION})\s*\)", re.I)
 _SENTENCE_RESOLVED = [
-    re.compile(rf"\b(?:lasted|for|unusable for|down for|an outage of|took)\s+{_ABOUT}(?P<d>{_DURATION})", re.I),
+    re.compile(rf"\b(?:lasted|lasting|for|an outage of)\s+{_ABOUT}(?P<d>{_DURATION})", re.I),
+    # "took" only of the incident itself: "the fix took 40 minutes to roll out" is an action's length.
+    re.compile(
+        rf"\b(?:incident|outage|downtime|recovery|resolution)\s+(?:\w+\s+){{0,3}}took\s+{_ABOUT}(?P<d>{_DURATION})",
+        re.I,
+    ),
     re.compile(rf"\bIt took\s+(?P<d>{_DURATION})\s+from the start of the (?:incident|outage)", re.I),
     re.compile(rf"\b(?:resolved|restored|mitigated|recovered)\s+(?:after|within)\s+{_ABOUT}(?P<d>{_DURATION})", re.I),
 ]
@@ -180,8 +198,8 @@ class _Stated:
     basis: dict[str, str] = field(default_factory=dict)
 
 
-def _stated(blocks: list[_Block]) -> _Stated:
-    out = _Stated()
+def _stated_lines(blocks: list[_Block], out: _Stated) -> None:
+    """Stats lines: "Time to detection: 54 minutes"; "?" marks the value unknown."""
     for block in blocks:
         for line in block.text.splitlines():
             match = _STATS.match(line.strip())
@@ -195,21 +213,43 @@ def _stated(blocks: list[_Block]) -> _Stated:
             elif name not in out.values and (duration := parse_duration(value)) is not None:
                 out.values[name] = duration
                 out.basis[name] = line.strip()
+
+
+def _sentence_says(name: str, sentence: str) -> timedelta | None:
+    """The duration a sentence states for `name` ("detected" or "resolved"), if it states one of
+    what happened: about the incident (or its noticing), neither planned, supposed nor negated."""
+    if _NOT_WHAT_HAPPENED.search(sentence):
+        return None
+    cue, patterns = (_INCIDENT_WORDS, _SENTENCE_RESOLVED) if name == "resolved" else (_DETECT_WORDS, _SENTENCE_DETECTED)
+    if cue.search(sentence):
+        for pattern in patterns:
+            if (m := pattern.search(sentence)) and (duration := parse_duration(m.group("d"))) is not None:
+                return duration
+    if name == "resolved" and (_INCIDENT_WORDS.search(sentence) or _START.search(sentence)):
+        return _between(sentence)  # the problem's two ends: "between 12:20 and 14:40 UTC, requests failed"
+    return None
+
+
+def _stated(blocks: list[_Block]) -> _Stated:
+    out = _Stated()
+    _stated_lines(blocks, out)
     for block in blocks:
-        if block.heading or block.kind == "row":
+        if block.kind == "row":
+            continue
+        if block.heading:
+            lasting = _HEADING_LASTING.search(block.text)
+            if lasting and "resolved" not in out.values and "resolved" not in out.unknown:
+                if (duration := parse_duration(lasting.group("d"))) is not None:
+                    out.values["resolved"] = duration
+                    out.basis["resolved"] = block.text.strip()
             continue
         for sentence in _sentences(block.text):
-            for name, cue, patterns in (
-                ("resolved", _INCIDENT_WORDS, _SENTENCE_RESOLVED),
-                ("detected", _DETECT_WORDS, _SENTENCE_DETECTED),
-            ):
-                if name in out.values or name in out.unknown or not cue.search(sentence):
+            for name in ("resolved", "detected"):
+                if name in out.values or name in out.unknown:
                     continue
-                for pattern in patterns:
-                    if (m := pattern.search(sentence)) and (duration := parse_duration(m.group("d"))) is not None:
-                        out.values[name] = duration
-                        out.basis[name] = sentence.strip()
-                        break
+                if (duration := _sentence_says(name, sentence)) is not None:
+                    out.values[name] = duration
+                    out.basis[name] = sentence.strip()
     return out
 
 
@@ -246,6 +286,46 @@ _STAMP = re.compile(
     rf"(?P<tz>{_ZONE})?\b\s*(?:[-–]\s*[0-2]?\d:[0-5]\d\s*)?(?:[-–—:|]\s*)?(?P<rest>.*)$",
     re.IGNORECASE | re.DOTALL,
 )
+# Two stated ends in one zone: "between 12:20 and 14:40 UTC", "from 09:05 to 10:15 CET".
+_CLOCK = r"[0-2]?\d:[0-5]\d\s*(?:am|pm)?"
+_BETWEEN = re.compile(
+    rf"\b(?:between|from)\s+(?P<a>{_CLOCK})\s*(?P<tza>{_ZONE})?\s+(?:and|to|until|till)\s+(?P<b>{_CLOCK})\s*"
+    rf"(?P<tz>{_ZONE})\b",
+    re.IGNORECASE,
+)
+# The prose saying when the problem began: "the errors started at 13:40 UTC", "beginning at 9:05 CET".
+_BEGAN_AT = re.compile(
+    rf"\b(?:began|begun|started|starting|beginning|commenced)\s+(?:at|around|about|approximately|on\b[^.]*?\bat)\s+"
+    rf"(?P<at>{_CLOCK})\s*(?P<tz>{_ZONE})\b",
+    re.IGNORECASE,
+)
+
+
+def _minutes(clock: str) -> int | None:
+    """Minutes past midnight of "14:40" or "2:40 pm"; None for an hour past 23."""
+    m = re.match(r"([0-2]?\d):([0-5]\d)\s*(am|pm)?", clock.strip(), re.IGNORECASE)
+    if not m:
+        return None
+    hour, minute = int(m.group(1)), int(m.group(2))
+    if m.group(3) and m.group(3).lower() == "pm" and hour < 12:
+        hour += 12
+    if m.group(3) and m.group(3).lower() == "am" and hour == 12:
+        hour = 0
+    return None if hour > 23 else hour * 60 + minute
+
+
+def _between(sentence: str) -> timedelta | None:
+    """The length between two stated ends of one day in one zone (a second zone, if written,
+    must be the same); None when the end is not after the start (a day crossed unsaid)."""
+    m = _BETWEEN.search(sentence)
+    if not m or (m.group("tza") and m.group("tza").lower() != m.group("tz").lower()):
+        return None
+    start, end = _minutes(m.group("a")), _minutes(m.group("b"))
+    if start is None or end is None or end <= start:
+        return None
+    return timedelta(minutes=end - start)
+
+
 _DATE_ONLY = re.compile(rf"^\W{{0,3}}(?P<date>{_DATE})\W*$", re.IGNORECASE)
 # "All times are in UTC", or a table header "Date and time in CET |".
 _ZONE_NOTE = re.compile(
@@ -276,6 +356,11 @@ _RESOLVE = re.compile(
     r"(?:restored|back (?:online|up|to normal)|working again|fine)|back online|back to normal|"
     r"\b(?:issue|incident|problem|outage)s?\b(?: is| was| has been)? (?:resolved|mitigated|fixed|solved)|\(resolved\)|"
     r"which solved the issue|fix deployed|outage to an end|rolled back|rollback)",
+    re.IGNORECASE,
+)
+# Words of someone already on the problem: an entry with them is not where it began.
+_RESPONDS = re.compile(
+    _DETECT.pattern + r"|\b(investigat\w*|observed|saw|received|escalat\w*|on-?call|monitoring (?:showed|shows))\b",
     re.IGNORECASE,
 )
 _HEDGE = re.compile(r"\b(appears?|seems?|not yet|still)\b", re.IGNORECASE)
@@ -327,11 +412,18 @@ def _continued(pending: _Entry | None, block: _Block) -> _Entry | None:
     return pending
 
 
-def _entries(blocks: list[_Block]) -> list[_Entry]:
+def _document_zone(blocks: list[_Block]) -> str | None:
+    """A zone the prose outside the timeline states for the document's times ("All times are in UTC")."""
+    for block in blocks:
+        if block.field != SectionField.TIMELINE and (m := _ZONE_NOTE.search(block.text)) and m.group("tz"):
+            return m.group("tz").lower()
+    return None
+
+
+def _entries(blocks: list[_Block], zone: str | None = None) -> list[_Entry]:
     """The timeline's entries with a time, in order: dates carried over, a default date honoured,
-    midnight crossed, a zone stated once holding for the entries after it."""
+    midnight crossed, a zone stated once (or `zone`, the document's) holding for the entries after it."""
     entries: list[_Entry] = []
-    zone: str | None = None
     default: date | None = None
     current: date | None = None
     previous: datetime | None = None
@@ -380,20 +472,74 @@ def _entries(blocks: list[_Block]) -> list[_Entry]:
     return entries
 
 
-def _timeline(entries: list[_Entry], stated_total: timedelta | None) -> tuple[_Entry, _Entry | None, _Entry | None]:
-    """(start, detection, resolution) entries, or an error when the start is unknown."""
-    if len({e.zone for e in entries if e.zone}) > 1 and any(e.zone is None for e in entries):
+def _zoned(entries: list[_Entry]) -> list[_Entry]:
+    """The entries with their zone: one zone stated in the timeline holds for the entries before
+    it too; no zone, or several with some entries unknown, leaves no basis (LookupError)."""
+    zones = {e.zone for e in entries if e.zone}
+    if not zones:
+        raise LookupError("no time zone stated")
+    if len(zones) > 1 and any(e.zone is None for e in entries):
         raise LookupError("mixed time zones, some unknown")
+    (zone,) = zones if len(zones) == 1 else (None,)
+    out = []
+    for e in entries:
+        if e.zone is None and zone is not None:
+            e = _Entry(e.at - timedelta(minutes=_ZONES[zone]), zone, e.text, e.stamp, e.timed)
+        out.append(e)
+    return out
+
+
+@dataclass(frozen=True)
+class _StatedStart:
+    minutes: int  # past midnight, in `zone`
+    zone: str
+    sentence: str
+
+
+def _stated_start(blocks: list[_Block]) -> _StatedStart | None:
+    """Where the prose outside the timeline says the problem began, at a time in a zone."""
+    for block in blocks:
+        if block.heading or block.field == SectionField.TIMELINE:
+            continue
+        for sentence in _sentences(block.text):
+            m = _BEGAN_AT.search(sentence)
+            if not m or _NOT_WHAT_HAPPENED.search(sentence) or _NOT_PRODUCTION.search(sentence):
+                continue
+            if not (_START.search(sentence) or _INCIDENT_WORDS.search(sentence)):
+                continue
+            minutes = _minutes(m.group("at"))
+            if minutes is not None:
+                return _StatedStart(minutes, m.group("tz").lower(), sentence.strip())
+    return None
+
+
+def _place(stated: _StatedStart, timed: list[_Entry]) -> _Entry | None:
+    """The stated start put on the day of the first timeline entry it comes before (within a day)."""
+    offset = timedelta(minutes=_ZONES[stated.zone])
+    for e in timed:
+        day = (e.at + offset).date()  # the entry's day in the stated start's zone
+        at = datetime(day.year, day.month, day.day) + timedelta(minutes=stated.minutes) - offset
+        if at <= e.at < at + timedelta(days=1):
+            return _Entry(at, stated.zone, stated.sentence, stated.sentence)
+    return None
+
+
+def _timeline(
+    entries: list[_Entry], stated_total: timedelta | None, stated_start: _StatedStart | None = None
+) -> tuple[_Entry, _Entry | None, _Entry | None]:
+    """(start, detection, resolution) entries, or an error when the start is unknown."""
+    entries = _zoned(entries)
     timed = [e for e in entries if e.timed]
-    start: _Entry | None = None
-    if stated_total is not None:
+    start: _Entry | None = _place(stated_start, timed) if stated_start is not None else None
+    if start is None and stated_total is not None:
         # The entry a stated total leads back to from a resolution is the start, cue or not.
         ends = {r.at for r in timed if _resolves(r.text)}  # a set: a long logbook stays linear
         start = next((s for s in timed if s.at + stated_total in ends), None)
     if start is None:
         first = next((e for e in entries if _START.search(e.text)), None)
-        # Without a time, on staging, or already a report: the problem began earlier, when is unknown.
-        if first is None or not first.timed or _NOT_PRODUCTION.search(first.text) or _DETECT.search(first.text):
+        # Without a time, on staging, or already a report or a response: the problem began
+        # earlier, when is unknown.
+        if first is None or not first.timed or _NOT_PRODUCTION.search(first.text) or _RESPONDS.search(first.text):
             raise LookupError("no start")
         start = first
     detection = next((e for e in timed if e.at > start.at and reports_problem(e.text)), None)
@@ -449,7 +595,9 @@ def durations_in(sections: Sequence[Section]) -> Durations:
     open_fields = [n for n in ("detected", "resolved") if n not in values and n not in said.unknown]
     if open_fields:
         try:
-            start, detection, resolution = _timeline(_entries(blocks), values.get("resolved"))
+            start, detection, resolution = _timeline(
+                _entries(blocks, _document_zone(blocks)), values.get("resolved"), _stated_start(blocks)
+            )
         except LookupError:
             pass
         else:

@@ -3,8 +3,23 @@
 A document holds several incidents when at least two headings of the same level, outside the
 timeline, each name one: a date ("Lineage - November 5, 2021", "2024-03-03: cache outage") or a
 number ("Incident #2", "Outage 3"). Timeline entries are dated headings too, so headings under
-a Timeline heading never count. One incident, or no such headings, gives an empty list: the
-flag is for the writer, who splits the draft, and a false flag costs them more than a miss.
+a Timeline heading never count.
+
+Without such names, the headings are read by what follows them. A heading starts an incident
+when the blocks under it carry an incident's own structure, two kinds of it at least, in its
+sub-headings or status updates: its own timeline (a Timeline sub-heading, "Investigating - ..."),
+its own outcome ("Resolution", "Resolved - ..."), its own cause or impact ("Root cause").
+A heading that says "Incident: X" needs one, a labelled paragraph ("Impact: ...") counting too;
+timed lines and labels alone never split (a postmortem's "What we saw" and "What we did" hold
+both). A heading that is a day and a time ("June 1 09:40
+UTC (lasting 48 minutes)", a monthly availability report's) needs a paragraph of prose under it.
+Such headings split the document only when they are at least two, at least half of the headings
+of their level that name no field, none of them under a heading that names a field, and the
+headings of that level do not name two fields or more: a postmortem whose sections are Summary,
+Timeline and Root cause is one incident, whatever its sub-headings hold.
+
+One incident, or no such headings, gives an empty list. A false split costs the writer more
+than a miss, so every rule here errs toward one incident.
 """
 
 from __future__ import annotations
@@ -18,6 +33,33 @@ from pipeline.extract.headings import field_for_heading
 from pipeline.models import SectionField
 
 __all__ = ["IncidentHeading", "incident_ranges", "incidents_in"]
+
+_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
+# A day and a time without a year: "June 1 09:40 UTC (lasting 48 minutes)", "1 June, 09:40".
+_STAMPED = re.compile(
+    rf"^\W*(?:{_MONTH}\s+\d{{1,2}}|\d{{1,2}}\s+{_MONTH})(?:st|nd|rd|th)?,?\s+(?:at\s+)?[0-2]?\d:[0-5]\d\b", re.I
+)
+# "Incident: Database failover", "Outage - EU region".
+_LABELLED = re.compile(r"^\W*(?:incident|outage|service disruption)\s*[:\-–—]\s*\w", re.IGNORECASE)
+# A status page's updates: "Resolved - This incident has been resolved."
+_STATUS = re.compile(
+    r"^\W{0,3}(resolved|investigating|identified|monitoring|update|mitigated|completed|postmortem)\W{0,3}\s*[-–—:]",
+    re.IGNORECASE,
+)
+_STATUS_KIND = {"resolved": "outcome", "mitigated": "outcome", "completed": "outcome", "identified": "cause"}
+# A labelled paragraph: "Impact: ...", "**Root cause:** ...".
+_LABEL = re.compile(r"^\W{0,3}(?P<label>[A-Za-z][\w /&-]{2,30}?)\W{0,3}:")
+_FIELD_KIND = {
+    SectionField.TIMELINE: "timeline",
+    SectionField.DETECTION: "timeline",
+    SectionField.REMEDIATION: "outcome",
+    SectionField.ACTION_ITEMS: "outcome",
+    SectionField.ROOT_CAUSE: "cause",
+    SectionField.TRIGGER: "cause",
+    SectionField.CONTRIBUTING: "cause",
+    SectionField.IMPACT: "impact",
+}
+_PROSE_WORDS = 25  # a stamped heading's paragraph: an account, not a timeline's one-liner
 
 # "Incident #2", "Incident 3:", "Outage no. 4", "Second incident" is too loose and not read.
 _NUMBERED = re.compile(r"^\W*(?:incident|outage|issue|event)\s*(?:#|no\.?\s*|number\s*)?\d+\b", re.IGNORECASE)
@@ -33,38 +75,125 @@ def _names_an_incident(heading: str) -> bool:
     return bool(_NUMBERED.match(heading) or dates_in(heading))
 
 
-def incident_ranges(blocks: list[Block], text: str) -> list[tuple[IncidentHeading, int, int]]:
-    """Each incident's heading (with its offset in `text`, the blocks' full text) and the blocks it
-    spans, `blocks[first:end]`: from its heading to the next heading of its level or above. Empty
-    unless there are at least two."""
+@dataclass(frozen=True)
+class _Heading:
+    index: int  # in the blocks
+    level: int
+    field: SectionField | None
+    under_timeline: bool
+    under_field: bool  # below a heading that names any field
+    end: int  # the blocks it spans: [index + 1, end)
+
+
+def _headings(blocks: list[Block]) -> list[_Heading]:
+    out: list[_Heading] = []
     stack: list[tuple[int, SectionField | None]] = []  # open headings: (level, field)
-    by_level: dict[int, list[int]] = {}  # level -> indices of the incident headings
     for index, block in enumerate(blocks):
         if not block.is_heading:
             continue
         while stack and stack[-1][0] >= block.level:
             stack.pop()
-        in_timeline = any(field == SectionField.TIMELINE for _, field in stack)
         field = field_for_heading(block.text)
+        end = next((j for j in range(index + 1, len(blocks)) if 0 < blocks[j].level <= block.level), len(blocks))
+        out.append(
+            _Heading(
+                index,
+                block.level,
+                field,
+                under_timeline=any(f == SectionField.TIMELINE for _, f in stack),
+                under_field=any(f is not None for _, f in stack),
+                end=end,
+            )
+        )
         stack.append((block.level, field))
-        if not in_timeline and field != SectionField.TIMELINE and _names_an_incident(block.text):
-            by_level.setdefault(block.level, []).append(index)
-    # The level with most incident headings (the shallower one on a tie): sub-headings of one
-    # incident ("2021-11-05: restart") stay inside it.
+    return out
+
+
+def _most(by_level: dict[int, list[int]]) -> tuple[int | None, list[int]]:
+    """The level with most incident headings (the shallower one on a tie): sub-headings of one
+    incident ("2021-11-05: restart") stay inside it."""
     level = max(by_level, key=lambda lvl: (len(by_level[lvl]), -lvl), default=None)
-    if level is None or len(by_level[level]) < 2:
+    return level, by_level.get(level, []) if level is not None else []
+
+
+def _named(blocks: list[Block], heads: list[_Heading]) -> list[int]:
+    """Headings that name an incident by a date or a number."""
+    by_level: dict[int, list[int]] = {}
+    for head in heads:
+        if (
+            not head.under_timeline
+            and head.field != SectionField.TIMELINE
+            and _names_an_incident(blocks[head.index].text)
+        ):
+            by_level.setdefault(head.level, []).append(head.index)
+    _, found = _most(by_level)
+    return found if len(found) >= 2 else []
+
+
+def _signals(blocks: list[Block], labels: bool) -> set[str]:
+    """The kinds of an incident's own structure the blocks under a heading carry: from its
+    sub-headings and status updates, and (`labels`) from labelled paragraphs ("Impact: ...").
+    Timed lines and labels alone do not tell one incident's phases from several incidents:
+    a postmortem's "What we saw" and "What we did" both hold times and an "Impact:"."""
+    kinds: set[str] = set()
+    for block in blocks:
+        if block.is_heading:
+            field = field_for_heading(block.text)
+            if field is not None and (kind := _FIELD_KIND.get(field)) is not None:
+                kinds.add(kind)
+        elif (status := _STATUS.match(block.text)) is not None:
+            kinds.add(_STATUS_KIND.get(status.group(1).lower(), "timeline"))
+        elif labels and (label := _LABEL.match(block.text)) is not None and len(label.group("label").split()) <= 4:
+            field = field_for_heading(label.group("label"))
+            if field is not None and (kind := _FIELD_KIND.get(field)) is not None:
+                kinds.add(kind)
+    return kinds
+
+
+def _is_entry(blocks: list[Block], head: _Heading) -> bool:
+    heading = blocks[head.index].text
+    body = blocks[head.index + 1 : head.end]
+    if _STAMPED.match(heading):
+        return any(not b.is_heading and len(b.text.split()) >= _PROSE_WORDS for b in body)
+    if _LABELLED.match(heading):
+        return bool(_signals(body, labels=True))
+    return len(_signals(body, labels=False)) >= 2
+
+
+def _structured(blocks: list[Block], heads: list[_Heading]) -> list[int]:
+    """Headings that each start an incident by what follows them (the module's docstring)."""
+    free = [h for h in heads if h.field is None and not h.under_field]
+    by_level: dict[int, list[int]] = {}
+    for head in free:
+        if _is_entry(blocks, head):
+            by_level.setdefault(head.level, []).append(head.index)
+    level, found = _most(by_level)
+    if level is None or len(found) < 2:
         return []
+    fields = {h.field for h in heads if h.level == level and h.field is not None}
+    unnamed = [h for h in free if h.level == level]
+    if len(fields) >= 2 or 2 * len(found) < len(unnamed):
+        return []
+    return found
+
+
+def incident_ranges(blocks: list[Block], text: str) -> list[tuple[IncidentHeading, int, int]]:
+    """Each incident's heading (with its offset in `text`, the blocks' full text) and the blocks it
+    spans, `blocks[first:end]`: from its heading to the next heading of its level or above. Empty
+    unless there are at least two."""
+    heads = _headings(blocks)
+    starts = _named(blocks, heads) or _structured(blocks, heads)
+    ends = {h.index: h.end for h in heads}
     found: list[tuple[IncidentHeading, int, int]] = []
     cursor = 0
-    for first in by_level[level]:
+    for first in starts:
         heading = blocks[first].text
-        end = next((j for j in range(first + 1, len(blocks)) if 0 < blocks[j].level <= level), len(blocks))
         offset = text.find(heading, cursor)
         if offset < 0:  # not in the text as written: keep the heading, point at the last known place
             offset = cursor
         else:
             cursor = offset + len(heading)
-        found.append((IncidentHeading(heading, offset), first, end))
+        found.append((IncidentHeading(heading, offset), first, ends[first]))
     return found
 
 
