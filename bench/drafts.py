@@ -21,6 +21,17 @@ scored as the blank draft the crawl would keep. Prints one JSON line:
   the words of the drafted field; averaged over those documents. `passage_recall` is the
   mean of the five. `passage_word_recall` is the lenient reading: the share of a passage's
   words found anywhere in the field (bag of words), same averaging.
+- `passage_precision_<field>`: for each document where both the key and the draft have the
+  field, the share of the drafted field's words that belong to one of the key's passages for
+  that field: a drafted word belongs when it lies in a run of at least three words (or the
+  whole passage, when shorter) that the drafted text and a key passage share, in order
+  (`difflib`'s matching blocks over case-folded words); averaged over those documents.
+  `passage_precision` is the mean of the five. A drafted field the key has no passage for is
+  not scored here but in `false_fills`.
+- `false_fills_<field>`: of the documents where the key has no passage for the field (null or
+  empty), the share whose draft fills it. `false_fills` pools the (document, field) pairs of
+  the five fields.
+- `symptoms_drafted`: share of documents whose draft has a `symptoms_text`.
 - `action_links`: of the key's action items that end in a link `(URL)`, the share for which
   the drafted action item holding the item's text also holds the URL.
   `action_links_anywhere`: the URL anywhere among the drafted action items.
@@ -34,16 +45,18 @@ scored as the blank draft the crawl would keep. Prints one JSON line:
   byline, a status label or a code/log line.
 - `ai_tags_false`: of the documents the key says are not about ML training or inference,
   the share whose draft carries a term that only ML training suggests (ML_ONLY below).
-- `symptoms_drafted`: share of documents whose draft has a symptoms_text (the key holds none to
-  compare with: what was drafted is read by the editor, not scored here).
-- `incidents_flagged`: of the documents the key says tell several incidents, the share whose
-  draft flags several (`Draft.incidents`); `incidents_false`: the same of the documents telling one.
+- `incidents_split`: of the documents the key says tell several incidents (a logbook, a monthly
+  report), the share whose draft is split into several (`Draft.incidents` holds two or more);
+  `incidents_exact`: the share split into exactly the key's number of incidents.
+  `single_split`: of the documents telling one incident, the share whose draft is split all the
+  same (must be 0).
 - `seconds`: wall time of reading, drafting and scoring every document.
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import re
 import statistics
@@ -168,6 +181,27 @@ def word_recall(haystack: str, needle: str) -> float:
     return sum((wanted & found).values()) / total if total else 0.0
 
 
+def covered_share(drafted: str, passages: list[str], run: int = 3) -> float:
+    """The share of the drafted text's words that lie in a run of words it shares, in order, with one
+    of the passages: at least `run` words long, or the whole passage when that is shorter. A word
+    common to both texts by chance ("the", "we") does not count; a drafted sentence cut out of the
+    passage counts whole."""
+    have = words(drafted)
+    if not have:
+        return 0.0
+    covered = [False] * len(have)
+    for passage in passages:
+        want = words(passage)
+        if not want:
+            continue
+        least = min(run, len(want))
+        matcher = difflib.SequenceMatcher(None, have, want, autojunk=False)
+        for block in matcher.get_matching_blocks():
+            if block.size >= least:
+                covered[block.a : block.a + block.size] = [True] * block.size
+    return sum(covered) / len(have)
+
+
 def _stem(word: str) -> str:
     for suffix in ("ing", "ed", "es", "s"):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
@@ -261,6 +295,22 @@ def passage_scores(draft: Draft, key: dict[str, Any], measure: Callable[[str, st
     return scores
 
 
+def precision_scores(draft: Draft, key: dict[str, Any]) -> tuple[dict[str, float], dict[str, bool]]:
+    """Per prose field: the drafted words' share in the key's passages where both have the field, and
+    whether the draft fills a field the key has no passage for."""
+    drafted = drafted_prose(draft)
+    precision: dict[str, float] = {}
+    false_fill: dict[str, bool] = {}
+    for name in PROSE_FIELDS:
+        passages = key_passages(key[name])
+        filled = bool(words(drafted[name]))
+        if not passages:
+            false_fill[name] = filled
+        elif filled:
+            precision[name] = covered_share(drafted[name], passages)
+    return precision, false_fill
+
+
 def action_link_scores(draft: Draft, key: dict[str, Any]) -> tuple[list[bool], list[bool], list[bool]]:
     """Per key action item with a link: kept on its own item, kept anywhere; per key item: its text found."""
     drafted = [_en(a.text) for a in draft.action_items]
@@ -287,10 +337,6 @@ def summary_clean(summary: str, key: dict[str, Any]) -> bool:
     return not any(_NOISE_LINE.match(line.strip()) for line in summary.splitlines() if line.strip())
 
 
-def symptoms_drafted(draft: Draft) -> bool:
-    return bool(_en(draft.symptoms_text).strip())
-
-
 def ml_only_terms(draft: Draft) -> list[str]:
     return sorted(term for kind, terms in ML_ONLY.items() for term in getattr(draft, kind) if term in terms)
 
@@ -315,9 +361,12 @@ class Tally:
     facts: list[bool]
     clean: list[bool]
     ai_false: list[bool]
-    symptoms: list[bool] = field(default_factory=list)  # a symptoms_text drafted, per document
-    incidents_flagged: list[bool] = field(default_factory=list)  # of documents telling several
-    incidents_false: list[bool] = field(default_factory=list)  # of documents telling one
+    precision: dict[str, list[float]] = field(default_factory=lambda: {f: [] for f in PROSE_FIELDS})
+    false_fills: dict[str, list[bool]] = field(default_factory=lambda: {f: [] for f in PROSE_FIELDS})
+    symptoms: list[bool] = field(default_factory=list)
+    incidents_split: list[bool] = field(default_factory=list)  # of documents telling several
+    incidents_exact: list[bool] = field(default_factory=list)  # of documents telling several
+    single_split: list[bool] = field(default_factory=list)  # of documents telling one
 
     @classmethod
     def empty(cls) -> Tally:
@@ -344,6 +393,13 @@ def score(draft: Draft, key: dict[str, Any], tally: Tally) -> dict[str, Any]:
         tally.recall[name].append(value)
     for name, value in passage_scores(draft, key, word_recall).items():
         tally.word_recall[name].append(value)
+    precision, false_fill = precision_scores(draft, key)
+    for name, value in precision.items():
+        tally.precision[name].append(value)
+    for name, filled in false_fill.items():
+        tally.false_fills[name].append(filled)
+    symptoms = bool(_en(draft.symptoms_text).strip())
+    tally.symptoms.append(symptoms)
     on_item, anywhere, found = action_link_scores(draft, key)
     tally.links_on_item += on_item
     tally.links_anywhere += anywhere
@@ -353,9 +409,12 @@ def score(draft: Draft, key: dict[str, Any], tally: Tally) -> dict[str, Any]:
     tally.facts += facts
     clean = summary_clean(summary, key)
     tally.clean.append(clean)
-    tally.symptoms.append(symptoms_drafted(draft))
-    several = key.get("incidents", 1) > 1
-    (tally.incidents_flagged if several else tally.incidents_false).append(bool(draft.incidents))
+    told, split = key.get("incidents", 1), len(draft.incidents)
+    if told > 1:
+        tally.incidents_split.append(split > 1)
+        tally.incidents_exact.append(split == told)
+    else:
+        tally.single_split.append(split > 1)
     ml_terms = ml_only_terms(draft)
     if not key["ai_training"]:
         tally.ai_false.append(bool(ml_terms))
@@ -364,13 +423,16 @@ def score(draft: Draft, key: dict[str, Any], tally: Tally) -> dict[str, Any]:
         "durations": {name: [format_duration(want), format_duration(got)] for name, want, got in pairs},
         "severity": draft.severity,
         "recall": {name: round(value, 3) for name, value in recall.items()},
+        "precision": {name: round(value, 3) for name, value in precision.items()},
+        "false_fills": sorted(name for name, filled in false_fill.items() if filled),
+        "symptoms_drafted": symptoms,
         "action_links": [sum(on_item), len(on_item)],
         "summary_words": len(summary.split()),
         "summary_facts": [sum(facts), len(facts)],
         "summary_clean": clean,
         "symptoms_words": len(_en(draft.symptoms_text).split()),
         "ml_only_terms": ml_terms,
-        "incidents": [len(draft.incidents), key.get("incidents", 1)],
+        "incidents": [split, told],
     }
 
 
@@ -379,6 +441,9 @@ def figures(tally: Tally, documents_scored: int, failures: int) -> dict[str, Any
     word = {name: share(values) for name, values in tally.word_recall.items()}
     present = [v for v in recall.values() if v is not None]
     present_word = [v for v in word.values() if v is not None]
+    precision = {name: share(values) for name, values in tally.precision.items()}
+    present_precision = [v for v in precision.values() if v is not None]
+    false_fills = {name: share(values) for name, values in tally.false_fills.items()}
     return {
         "documents": documents_scored,
         "failures": failures,
@@ -390,15 +455,20 @@ def figures(tally: Tally, documents_scored: int, failures: int) -> dict[str, Any
         "passage_recall": round(statistics.fmean(present), 3) if present else None,
         **{f"passage_recall_{name}": value for name, value in recall.items()},
         "passage_word_recall": round(statistics.fmean(present_word), 3) if present_word else None,
+        "passage_precision": round(statistics.fmean(present_precision), 3) if present_precision else None,
+        **{f"passage_precision_{name}": value for name, value in precision.items()},
+        "false_fills": share(filled for values in tally.false_fills.values() for filled in values),
+        **{f"false_fills_{name}": value for name, value in false_fills.items()},
+        "symptoms_drafted": share(tally.symptoms),
         "action_links": share(tally.links_on_item),
         "action_links_anywhere": share(tally.links_anywhere),
         "action_items_recall": share(tally.actions_found),
         "summary_facts": share(tally.facts),
         "summary_clean": share(tally.clean),
         "ai_tags_false": share(tally.ai_false),
-        "symptoms_drafted": share(tally.symptoms),
-        "incidents_flagged": share(tally.incidents_flagged),
-        "incidents_false": share(tally.incidents_false),
+        "incidents_split": share(tally.incidents_split),
+        "incidents_exact": share(tally.incidents_exact),
+        "single_split": share(tally.single_split),
     }
 
 

@@ -6,12 +6,19 @@ is mybinder.org's), a blog platform, a deployment repository. The first answer o
 1. the registry's hint;
 2. on a code host: the repository, then its owner, in `orgs.yaml`; a repository named
    like a domain (`mybinder.org-deploy` → mybinder.org); else the owner, the account;
-3. elsewhere: the host (or a parent domain) in `orgs.yaml`; the site's own name
-   (og:site_name) unless the site is a platform for other people's writing; the host's
-   registrable name (`blog.rust-lang.org` → rust-lang, `news.bbc.co.uk` → bbc).
+3. elsewhere: the host (or a parent domain) in `orgs.yaml`; what the page says of itself
+   (`PageSays`), unless the site is a platform for other people's writing: its site name
+   (og:site_name), the site part of its title ("… | Inside Rust Blog") when the address bears
+   it out, a copyright line ("© 2024 Example Inc."), "the X team" when the address bears it
+   out; the host's registrable name (`blog.rust-lang.org` → rust-lang, `news.bbc.co.uk` → bbc).
+
+A name the page states is cleaned of what names the publication rather than its owner: a
+leading "The"/"Inside", trailing "Blog", "Engineering", "Status", "News", a company form
+("Inc.", "Ltd"). `orgs.yaml` holds only the exceptions these general rules get wrong (the
+platforms, an account that names someone else); it is not a list of known organisations.
 
 `known_org` and `guessed_org` split that answer in two for pipeline.precedence: what the table
-or the page's own site name says (known), and what only the address suggests (a guess: an
+or the page's own statements say (known), and what only the address suggests (a guess: an
 account, a domain-named repository, a registrable name, an IP address), which a feed entry's
 org outranks.
 """
@@ -31,7 +38,7 @@ import yaml
 from pipeline.errors import VocabularyError
 from pipeline.ids import GITHUB_HOSTS, slugify
 
-__all__ = ["Org", "OrgTable", "guessed_org", "known_org", "org_for", "org_table"]
+__all__ = ["Org", "OrgTable", "PageSays", "clean_name", "guessed_org", "known_org", "org_for", "org_table"]
 
 # A repository named for the site it deploys: `mybinder.org-deploy`, `example.com`, `status.example.io`.
 # Pages repositories (`owner.github.io`) name the account's site, not an organisation.
@@ -40,6 +47,26 @@ _DOMAIN_REPO = re.compile(
     r"(?:[-_](?:deploy|deployment|infra|ops|site|website|status|postmortems?|incidents?))?"
 )
 _PAGES_HOSTS = ("github.io", "gitlab.io")
+# Words that name a publication, not its owner: "The Cloudflare Blog", "Slack Engineering",
+# "Google Cloud Status Dashboard", "Inside Rust Blog".
+_LEADING = frozenset({"the", "inside", "official"})
+_TRAILING = frozenset(
+    "blog blogs engineering tech technology news newsroom status dashboard page updates developers "
+    "developer docs documentation community team incidents incident reports postmortems website site "
+    "all rights reserved".split()
+)
+_COMPANY = frozenset("inc inc. ltd ltd. llc llc. gmbh corp corp. corporation limited plc co co. ag bv s.a.".split())
+# "© 2024 Example Inc.", "Copyright (c) 2019-2024 Example, Inc. All rights reserved."
+_COPYRIGHT = re.compile(
+    r"(?:©|&copy;|&#169;|\(c\)|\bcopyright\b)(?:\s*(?:©|&copy;|&#169;|\(c\)))?\s*"
+    r"(?:\d{4}(?:\s*[-–]\s*\d{4})?\s*,?\s*)?"
+    r"(?P<holder>[A-Z][\w&'.-]*(?:,?\s+[A-Z][\w&'.-]*){0,3})",
+)
+# "the Example team", "The Acme SRE Team": the words before "team".
+_TEAM = re.compile(r"\b[Tt]he\s+(?P<name>[A-Z][\w.'-]*(?:\s+[A-Z][\w.'-]*){0,2})\s+[Tt]eam\b")
+# A script's or a style's text is a library's, not the page's: its licence is someone else's copyright.
+_CODE = re.compile(r"<(script|style)\b.*?</\1\s*>", re.IGNORECASE | re.DOTALL)
+_TITLE_SEPARATOR = re.compile(r"\s+[|·–—-]\s+")
 
 
 @dataclass(frozen=True)
@@ -53,6 +80,63 @@ class OrgTable:
     repos: dict[str, Org]  # "owner/repo" and "owner", lower-case
     hosts: dict[str, Org]
     platforms: frozenset[str]  # site names (lower-case) that are not the author's organisation
+
+
+@dataclass(frozen=True)
+class PageSays:
+    """What a page says of who publishes it: its site name (og:site_name), its <title>, and text
+    where a copyright line or "the X team" may stand (its footer, its body)."""
+
+    site_name: str | None = None
+    title: str | None = None
+    text: str | None = None
+
+
+def clean_name(name: str | None) -> str | None:
+    """A stated name without the words that name the publication or the company form:
+    "The Cloudflare Blog" → Cloudflare, "Example, Inc." → Example; None when nothing is left."""
+    found = re.findall(r"[\w&'.-]+", (name or "").replace(",", " "))
+    while found and found[0].lower() in _LEADING:
+        found = found[1:]
+    while found and (found[-1].lower() in _TRAILING or found[-1].lower() in _COMPANY):
+        found = found[:-1]
+    cleaned = " ".join(found).strip(" .-")
+    return cleaned or None
+
+
+def _bears_out(name: str, url: str) -> bool:
+    """Whether the address carries one of the name's words (of three letters or more): its host's
+    labels, or on a code host its owner, split at hyphens and dots."""
+    parts = urlsplit(url)
+    host = (parts.hostname or "").lower()
+    words = set(re.split(r"[.-]", host))
+    if host in GITHUB_HOSTS:
+        owner = next((s for s in parts.path.split("/") if s), "")
+        words = set(re.split(r"[.-]", owner.lower()))
+    return any(w in words for w in re.split(r"[^a-z0-9]+", name.lower()) if len(w) >= 3)
+
+
+def _title_site(title: str | None) -> str | None:
+    pieces = _TITLE_SEPARATOR.split(title or "")
+    return pieces[-1].strip() if len(pieces) > 1 else None
+
+
+def _stated(says: PageSays, url: str, platforms: frozenset[str]) -> Org | None:
+    """The organisation the page states, in order: its site name, its title's site part when the
+    address bears it out, its last copyright line (a footer's, not a script's), "the X team" when the
+    address bears it out; None when it states none."""
+    candidates: list[tuple[str | None, bool]] = [(says.site_name, False), (_title_site(says.title), True)]
+    text = _CODE.sub(" ", says.text or "")
+    candidates += [(m.group("holder"), False) for m in _COPYRIGHT.finditer(text)][-1:]
+    candidates += [(m.group("name"), True) for m in _TEAM.finditer(text)]
+    for raw, needs_address in candidates:
+        name = clean_name(raw)
+        if not name or name.lower() in platforms or (raw or "").strip().lower() in platforms:
+            continue
+        if needs_address and not _bears_out(name, url):
+            continue
+        return _named(name)
+    return None
 
 
 def _org(spec: object, where: str) -> Org:
@@ -123,8 +207,8 @@ def _is_address(host: str) -> bool:
     return True
 
 
-def _found(url: str, site_name: str | None) -> tuple[Org | None, Org | None]:
-    """What the table or the page's site name says of `url` (known), and what the address alone
+def _found(url: str, says: PageSays) -> tuple[Org | None, Org | None]:
+    """What the table or the page's own statements say of `url` (known), and what the address alone
     suggests (the guess), each None when there is nothing; the guess counts only without the first."""
     table = org_table()
     parts = urlsplit(url)
@@ -141,27 +225,32 @@ def _found(url: str, site_name: str | None) -> tuple[Org | None, Org | None]:
     if extracted.suffix.endswith(_PAGES_HOSTS) and extracted.domain:
         # owner.github.io: the account's Pages, known by its owner when the table knows it.
         return table.repos.get(extracted.domain), _named(extracted.domain)
-    site = (site_name or "").strip()
-    if site and site.lower() not in table.platforms and extracted.domain not in table.platforms:
-        return _named(site), None
-    return None, _named(extracted.domain or host.removeprefix("www."))
+    stated = None if extracted.domain in table.platforms else _stated(says, url, table.platforms)
+    return stated, None if stated else _named(extracted.domain or host.removeprefix("www."))
 
 
-def known_org(url: str, site_name: str | None = None) -> Org | None:
-    """The organisation `orgs.yaml` or the page's own site name gives for `url`, or None."""
-    return _found(url, site_name)[0]
+def _says(site_name: str | None, says: PageSays | None) -> PageSays:
+    return says or PageSays(site_name=site_name)
 
 
-def guessed_org(url: str, site_name: str | None = None) -> Org | None:
+def known_org(url: str, site_name: str | None = None, *, says: PageSays | None = None) -> Org | None:
+    """The organisation `orgs.yaml` or the page's own statements (`says`, else its site name alone)
+    give for `url`, or None."""
+    return _found(url, _says(site_name, says))[0]
+
+
+def guessed_org(url: str, site_name: str | None = None, *, says: PageSays | None = None) -> Org | None:
     """The organisation the address alone suggests (an account, a domain, an address) where nothing
     is known of it (`known_org`), or None."""
-    known, guess = _found(url, site_name)
+    known, guess = _found(url, _says(site_name, says))
     return None if known else guess
 
 
-def org_for(url: str, site_name: str | None = None, hint: str | None = None) -> Org | None:
+def org_for(
+    url: str, site_name: str | None = None, hint: str | None = None, *, says: PageSays | None = None
+) -> Org | None:
     """The organisation behind `url` (see the module's docstring for the order), or None."""
     if hint and hint.strip():
         return _named(hint.strip())
-    known, guess = _found(url, site_name)
+    known, guess = _found(url, _says(site_name, says))
     return known or guess

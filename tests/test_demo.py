@@ -184,7 +184,7 @@ def test_a_mismatch_names_the_draft_the_field_what_was_expected_and_what_it_hold
         f"incidentlib demo: draft {draft.id}: kind expected 'blog', got 'github' (pipeline/demo/samples/samples.yaml)"
     )
     assert mismatch(draft.model_copy(update={"org": "127.0.0.1"}), sample) == (
-        f"incidentlib demo: draft {draft.id}: org expected 'DFDS', got '127.0.0.1' (pipeline/demo/samples/samples.yaml)"
+        f"incidentlib demo: draft {draft.id}: org expected 'dfds', got '127.0.0.1' (pipeline/demo/samples/samples.yaml)"
     )
 
 

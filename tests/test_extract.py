@@ -80,7 +80,7 @@ def test_html_headings_become_sections_and_the_site_name_is_cut_from_the_title()
     )
     x = extract(page.encode(), "https://acme.example/blog/database-outage", "text/html; charset=utf-8")
     assert x.title == "Database outage on 2 May"
-    assert x.org == "Acme Engineering"
+    assert x.org == "Acme"  # the site's name without the publication's word
     assert [(s.heading, s.field) for s in x.sections if s.heading] == [
         ("Database outage on 2 May", None),
         ("What happened", "summary"),

@@ -8,17 +8,17 @@ import pytest
 
 from pipeline import orgs
 from pipeline.errors import VocabularyError
-from pipeline.orgs import Org, org_for
+from pipeline.orgs import Org, PageSays, org_for
 
 
 @pytest.mark.parametrize(
     ("url", "expected"),
     [
-        # a repository entry, and an owner entry with its own slug
+        # a repository named like a domain; else the repository's owner, without any entry
         ("https://github.com/jupyterhub/mybinder.org-deploy/blob/main/docs/x.md", Org("mybinder.org", "mybinder-org")),
-        ("https://github.com/facebookresearch/metaseq/blob/main/notes.md", Org("Meta", "meta")),
+        ("https://github.com/facebookresearch/metaseq/blob/main/notes.md", Org("facebookresearch", "facebookresearch")),
         ("https://github.com/Homebrew/brew/issues/1", Org("Homebrew", "homebrew")),
-        ("https://raw.githubusercontent.com/rust-lang/crates.io/main/x.md", Org("Rust Project", "rust-lang")),
+        ("https://raw.githubusercontent.com/rust-lang/crates.io/main/x.md", Org("crates.io", "crates-io")),
         # the domain rule, without any entry; a Pages repository is not a domain
         (
             "https://github.com/someone/status.example.io-postmortems/x.md",
@@ -27,8 +27,8 @@ from pipeline.orgs import Org, org_for
         ("https://github.com/someone/someone.github.io/blob/main/x.md", Org("someone", "someone")),
         # an unknown account: the account is all there is
         ("https://gist.github.com/Alice/0123abcd", Org("Alice", "alice")),
-        # a host entry covers its subdomains
-        ("https://blog.rust-lang.org/2023/01/01/x.html", Org("Rust Project", "rust-lang")),
+        # a blog's subdomain: its registrable name
+        ("https://blog.rust-lang.org/2023/01/01/x.html", Org("rust-lang", "rust-lang")),
         # the host's registrable name, public suffixes known
         ("https://engineering.example.co.uk/posts/outage", Org("example", "example")),
         ("https://acme.github.io/postmortem", Org("acme", "acme")),
@@ -38,17 +38,39 @@ def test_org_from_the_address(url: str, expected: Org) -> None:
     assert org_for(url) == expected
 
 
-def test_the_site_name_beats_the_host_but_not_the_table_or_a_platform() -> None:
-    assert org_for("https://www.example.com/blog/outage", site_name="Example Corp") == Org(
-        "Example Corp", "example-corp"
-    )
-    assert org_for("https://blog.rust-lang.org/x", site_name="Rust Blog") == Org("Rust Project", "rust-lang")
+def test_the_site_name_beats_the_host_but_not_a_platform() -> None:
+    # The publication's words and the company form are not the organisation's name.
+    assert org_for("https://www.example.com/blog/outage", site_name="Example Corp") == Org("Example", "example")
+    assert org_for("https://blog.example.net/x", site_name="The Example Engineering Blog") == Org("Example", "example")
+    assert org_for("https://www.acme.dev/x", site_name="Acme Status") == Org("Acme", "acme")
     assert org_for("https://medium.com/@acme/outage", site_name="Medium") == Org("medium", "medium")
+
+
+def test_the_title_and_the_team_count_when_the_address_bears_them_out() -> None:
+    says = PageSays(title="Database outage on 3 May | Inside Example Blog")
+    assert org_for("https://blog.example.org/x", says=says) == Org("Example", "example")
+    # A title's last part that the address does not carry is the headline's, not a site's.
+    assert org_for("https://notes.example.org/x", says=PageSays(title="Postmortem - Database outage")) == Org(
+        "example", "example"
+    )
+    text = "We, the Example SRE team, are sorry. The Kafka team helped."
+    assert org_for("https://status.example.io/x", says=PageSays(text=text)) == Org("Example SRE", "example-sre")
+    assert org_for("https://status.other.io/x", says=PageSays(text="The Kafka team helped.")) == Org("other", "other")
+
+
+def test_a_copyright_line_names_the_publisher_but_not_a_script_licence() -> None:
+    page = (
+        "<html><head><script>/* Copyright (c) 2015 Library Foundation */</script></head>"
+        "<body><p>The outage.</p><footer>Copyright &copy; 2019-2024 Widgets, Inc. All rights reserved.</footer>"
+    )
+    assert org_for("https://blog.wdgt.example/x", says=PageSays(text=page)) == Org("Widgets", "widgets")
+    # A platform's footer is not read: the address is all there is.
+    assert org_for("https://acme.medium.com/x", says=PageSays(text="© 2024 Medium")) == Org("medium", "medium")
 
 
 def test_the_registry_hint_wins() -> None:
     assert org_for("https://github.com/facebookresearch/x", hint="FAIR") == Org("FAIR", "fair")
-    assert org_for("https://github.com/facebookresearch/x", hint="  ") == Org("Meta", "meta")
+    assert org_for("https://github.com/facebookresearch/x", hint="  ") == Org("facebookresearch", "facebookresearch")
 
 
 def test_addresses_and_empty_urls() -> None:

@@ -19,11 +19,12 @@ from pipeline.settings import Settings
 from pipeline.standins.sitefarm import Page, SiteFarm
 from pipeline.store import Store
 
-# A page that states its title and date in TOML front matter, on a host orgs.yaml knows (the Rust
-# Project's blog), and one that states nothing, on a host nothing is known of.
+# A page that states its title and date in TOML front matter and its publisher in a copyright line,
+# and one that states nothing, on a host nothing is known of.
 STATING = (
     "https://blog.rust-lang.org/inside-rust/posts/crates-io-incident/",
-    '+++\ntitle = "crates.io incident report"\ndate = 2020-02-26\n+++\n\nThe index stopped updating.\n',
+    '+++\ntitle = "crates.io incident report"\ndate = 2020-02-26\n+++\n\nThe index stopped updating.\n\n'
+    "© 2020 The Rust Project Developers\n",
 )
 SILENT = ("https://blog.example.org/posts/crates-io-incident/", "The index stopped updating for an hour.\n")
 HINT = Said(org="Hinted Org", title="Hinted title", date="2019-01", date_kind="published")

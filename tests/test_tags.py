@@ -26,7 +26,9 @@ TRAINING = (
 def test_a_suggestion_keeps_the_words_that_suggested_it_and_where() -> None:
     text = "Users saw a 503 and then the API was Unavailable; the site was down."
     (first, *_) = suggest_term_reasons("symptoms", text)
-    assert first == Suggestion("service-unavailable", ("503", "Unavailable", "down"), first.spans)
+    assert first == Suggestion(
+        "service-unavailable", ("503", "Unavailable", "down"), first.spans, "two signals: '503', 'unavailable'"
+    )
     assert [text[a:b] for a, b in first.spans] == ["503", "Unavailable", "down"] and first.hits == 3
 
 
@@ -58,3 +60,18 @@ def test_one_pass_for_several_vocabularies_agrees_with_one_each() -> None:
         together = suggest_tag_reasons(kinds, text, min_hits=1)
         assert together == {kind: suggest_term_reasons(kind, text, min_hits=1) for kind in kinds}
         assert suggest_tags(kinds, text, min_hits=1) == {k: [s.term for s in v] for k, v in together.items()}
+
+
+def test_one_common_word_however_often_suggests_nothing() -> None:
+    # Each word alone is a term's word ("policy", "dependency", "down"), said three times: no signal beside it.
+    text = "The policy changed, the policy held, the policy again. A dependency, a dependency, a dependency."
+    assert suggest_term_reasons("components", text) == []
+    assert suggest_term_reasons("contributing", text) == []
+    assert suggest_term_reasons("symptoms", "It went down, came back, went down, and down again.") == []
+
+
+def test_a_term_phrase_or_two_signals_suggest_a_term_with_its_reason() -> None:
+    (phrase,) = suggest_term_reasons("components", "The admission controller rejected every pod.")
+    assert (phrase.term, phrase.reason) == ("admission-control", "term phrase 'admission controller'")
+    (two,) = suggest_term_reasons("components", "An admission rule in the webhook rejected every pod.")
+    assert (two.term, two.reason) == ("admission-control", "two signals: 'admission', 'webhook'")

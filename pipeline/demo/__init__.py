@@ -6,7 +6,7 @@ if from those URLs (`stand_in_hosts`, pipeline.fetch.standins), with an Atom fee
 them; a local Wayback stand-in archives them, and while the demo runs the records' archived links
 are its own copies (`wayback_public_url`). So the library the demo makes is what a real one would
 be: its sources are the public URLs, its draft ids carry no local port (the same page gets the
-same draft in every run), its orgs and kinds are what orgs.yaml and the URLs give.
+same draft in every run), its orgs and kinds are what the pages and the URLs give (pipeline.orgs).
 
 In a temporary data root (or `keep`, a new or empty folder), the Prefect flows then discover the
 feed's entries as candidates; all but one are accepted, as a person would; the crawl drafts them

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import html as html_lib
 import re
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime
@@ -35,7 +36,7 @@ from pipeline.extract.tags import Suggestion, suggest_tag_reasons
 from pipeline.fields import TERM_LISTS
 from pipeline.ids import GITHUB_HOSTS
 from pipeline.models import Section, SectionField
-from pipeline.orgs import known_org
+from pipeline.orgs import PageSays, known_org
 from pipeline.precedence import Said, address_said, decide
 from pipeline.vocabulary import Kind
 
@@ -50,6 +51,8 @@ _MARKDOWN_SNIFF = re.compile(rb"\A(?:---|\+\+\+)\s*\n|^#{1,6} \S", re.MULTILINE)
 # The vocabularies a draft's tags are suggested from: those of the case's lists of terms (root causes, a
 # choice of one, are read from their own section).
 _TAG_KINDS: tuple[Kind, ...] = tuple(TERM_LISTS.values())
+# The page's own <title>, whose site part ("… | Example Blog") may name its publisher.
+_TITLE_TAG = re.compile(r"<title[^>]*>([^<]{1,500})</title>", re.IGNORECASE)
 _ITEM_FIELDS = (SectionField.ACTION_ITEMS, SectionField.REMEDIATION)
 _PUBLISHED_CUE = re.compile(r"(posted|published|written|updated|date)(\s+on)?\W{0,5}$", re.IGNORECASE)
 
@@ -293,6 +296,7 @@ def extract(
     first_line: str | None = None
     page_date: str | None = None
     site_name: str | None = None
+    says = PageSays()  # what the page says of its publisher (pipeline.orgs)
     date_kind: str | None = "published"
     front_facts = FrontMatter()
     if kind == "pdf":
@@ -309,9 +313,12 @@ def extract(
             if not page_date and front_facts.started is not None:
                 # A status page's incident states when it began, not when it was published.
                 page_date, date_kind = _front_matter_date(front_facts.started.value), "incident"
+            says = PageSays(text=text)
         elif kind == "html":
             page = read_html(text, url, favor=favor)
             blocks, page_title, page_date, site_name = page.blocks, page.title, page.date, page.site_name
+            title_tag = _TITLE_TAG.search(text)
+            says = PageSays(site_name, html_lib.unescape(title_tag.group(1)).strip() if title_tag else None, text)
         else:
             blocks = _plain_blocks(text)
             # Plain text states no title: its first short line is a guess, below a feed's title.
@@ -331,7 +338,7 @@ def extract(
         page_date, date_kind = _text_date(blocks, sections)
 
     # The organisation that had the incident, not the account or platform hosting the page.
-    stated = Said.of_org(known_org(url, site_name), title=page_title, date=page_date, date_kind=date_kind)
+    stated = Said.of_org(known_org(url, says=says), title=page_title, date=page_date, date_kind=date_kind)
     address = replace(address_said(url, site_name), title=first_line)
     if address.org is None:
         address = replace(address, org=org_for_url(url))  # no host at all: what the URL's text gives

@@ -1,9 +1,13 @@
 """Vocabulary terms a text suggests, pure: each term's words, matched as whole words.
 
 A suggestion, not a verdict: the writer keeps or drops each tag, and sees why it was
-suggested: each suggestion keeps the words that suggested it and where they are. A term
-is suggested when its words occur at least `min_hits` times, so one passing mention does
-not tag a case. A regular expression per vocabulary finds every word of its terms,
+suggested: each suggestion keeps the words that suggested it, where they are, and its
+reason. A term is suggested on a term phrase (one of its words of two or more words, such as
+"admission controller", or the term's own name, such as "nccl") or on two independent signals
+(two different words of it, such as "admission" and "webhook"); one common word, however
+often repeated ("policy", "watchdog", "dependency", "down"), suggests nothing. Its mentions
+must also reach `min_hits` (a phrase counts twice), so one passing word does not tag a case.
+A regular expression per vocabulary finds every word of its terms,
 factored by common prefixes.
 
 Terms of ML training (NCCL, training hang, …) are suggested only for a text about
@@ -87,6 +91,7 @@ class Suggestion:
     term: str
     words: tuple[str, ...]
     spans: tuple[tuple[int, int], ...]  # (start, end) of each match in the text given
+    reason: str = ""  # "term phrase 'nccl timeout'" or "two signals: 'admission', 'webhook'"
 
     @property
     def hits(self) -> int:
@@ -172,13 +177,36 @@ def _suggestions(
     gated = ML_ONLY.get(kind, frozenset())
     if gated and spans.keys() & gated and not (about_ml(text) if ml is None else ml):
         spans = {name: found for name, found in spans.items() if name not in gated}
-    ranked = sorted((-len(found), name) for name, found in spans.items() if len(found) >= min_hits)
+    lowered = _lower(text)
+    reasons = {name: _reason(name, [lowered[a:b] for a, b in found]) for name, found in spans.items()}
+    ranked = sorted(
+        (-len(found), name)
+        for name, found in spans.items()
+        if reasons[name][0] and len(found) + reasons[name][1] >= min_hits
+    )
     out: list[Suggestion] = []
     for _, name in ranked[:limit]:
         found = spans[name]
         words = tuple(dict.fromkeys(text[a:b] for a, b in found))
-        out.append(Suggestion(name, words, tuple(found)))
+        out.append(Suggestion(name, words, tuple(found), reasons[name][0]))
     return out
+
+
+def _is_phrase(term: str, word: str) -> bool:
+    """A word of a term that names it on its own: two or more words, or the term's own name."""
+    return " " in word or word == term.replace("-", " ") or word == term
+
+
+def _reason(term: str, matched: list[str]) -> tuple[str, int]:
+    """Why `term` is suggested by its matched words (lower case), "" when it is not; and how many
+    of its matches are term phrases (each counts twice towards `min_hits`)."""
+    distinct = list(dict.fromkeys(matched))
+    phrases = [w for w in distinct if _is_phrase(term, w)]
+    if phrases:
+        return f"term phrase {phrases[0]!r}", sum(_is_phrase(term, w) for w in matched)
+    if len(distinct) >= 2:
+        return f"two signals: {distinct[0]!r}, {distinct[1]!r}", 0
+    return "", 0
 
 
 def suggest_term_reasons(kind: Kind, text: str, *, min_hits: int = 2, limit: int = 6) -> list[Suggestion]:
