@@ -193,3 +193,62 @@ def test_footnote_markers_log_lines_stock_sentences_and_colon_fragments_are_left
 def test_a_stock_sentence_is_kept_when_it_is_all_there_is() -> None:
     doc = read_markdown("# Degraded API\n\n## Summary\n\nInvestigation is in progress.\n")
     assert summary_from(doc.blocks, fill_below=0) == "Investigation is in progress."
+
+
+def test_sentences_of_plans_and_of_what_would_have_been_are_left_out() -> None:
+    summary = _summary(
+        "# Outage\n\n## Summary\n\nThe outage was triggered by a change to the cache configuration. "
+        "A canary check would have caught the bad value within a minute. "
+        "Customers could not load their reports for 30 minutes. "
+        "In the future we will validate cache changes before they ship. Going forward, changes should be staged.\n"
+    )
+    assert summary == (
+        "The outage was triggered by a change to the cache configuration. "
+        "Customers could not load their reports for 30 minutes."
+    )
+
+
+def test_a_counterfactual_that_names_the_cause_is_what_happened() -> None:
+    summary = _summary(
+        "# Outage\n\n## Summary\n\nAll uploads failed for an hour on Monday. "
+        "A slow review meant that a patch which would have prevented the failure was not released.\n"
+    )
+    assert summary is not None and "A slow review meant that a patch which would have prevented" in summary
+
+
+def test_a_plan_is_kept_when_it_is_all_there_is() -> None:
+    assert _summary("# Plans\n\n## Summary\n\nIn the future we will stage every cache change.\n") == (
+        "In the future we will stage every cache change."
+    )
+
+
+def test_over_the_limit_a_sentence_naming_the_trigger_displaces_lower_ranked_ones() -> None:
+    # Twelve sentences of 9 words that tell the incident's course outrank the trigger's one cue word;
+    # the trigger takes the place of the last of them, the opening stays, document order is kept.
+    course = "".join(f"At step {n} the workers failed and the queue stalled. " for n in range(12))
+    trigger = "The failures began after a change to the scheduler settings."
+    summary = _summary(
+        f"# Outage\n\n## Summary\n\nOn Monday the job queue was unavailable for an hour. {course}{trigger}\n"
+    )
+    assert summary is not None and len(summary.split()) <= 120
+    assert summary.startswith("On Monday the job queue was unavailable for an hour.")
+    assert summary.endswith(trigger)
+    plain = summary_from(
+        read_markdown(f"# Outage\n\n## Summary\n\nOn Monday the job queue was unavailable. {course}{trigger}\n").blocks
+    )
+    assert plain is not None and trigger not in plain, "without the prose's rules the cut is by cue words alone"
+
+
+def test_a_first_person_sentence_that_another_says_without_we_is_left_out() -> None:
+    summary = _summary(
+        "# Outage\n\n## Summary\n\nThe login service failed for 20 minutes after a certificate expired. "
+        "We rolled back the certificate change. The certificate change was rolled back at 10:40.\n"
+    )
+    assert summary == (
+        "The login service failed for 20 minutes after a certificate expired. "
+        "The certificate change was rolled back at 10:40."
+    )
+    kept = _summary(
+        "# Outage\n\n## Summary\n\nThe login service failed for 20 minutes. We rolled back the certificate change.\n"
+    )
+    assert kept == "The login service failed for 20 minutes. We rolled back the certificate change.", "no other says it"

@@ -31,7 +31,7 @@ from pipeline.extract.sentences import sentences
 from pipeline.extract.summary import LEAD_IN, Answers, noise
 from pipeline.models import Section, SectionField
 
-__all__ = ["FIELDS", "Passage", "answers", "impact_region", "impact_users", "prose_passages"]
+__all__ = ["FIELDS", "Passage", "answers", "impact_region", "impact_users", "planned", "prose_passages", "tells"]
 
 FIELDS = ("trigger", "detection", "impact", "remediation")
 # How many passages a field keeps: a short field is read, a long one is skimmed.
@@ -483,6 +483,23 @@ def _impact_passage(sections: Sequence[Section], passages: dict[str, list[Passag
     return hit[0].text if hit else None
 
 
+def planned(sentence: str) -> bool:
+    """Whether a sentence tells a plan, a supposition or what would have been ("A probe would have
+    detected it", "In the future we will ..."), not what happened: the modal reading that lowers a
+    passage. A counterfactual that names a cause ("a change which would have mitigated it was not
+    released") tells what happened, as it does for the root cause."""
+    name = "root_cause" if _root_cause_tier(sentence) is not None else "trigger"
+    return bool(_MODAL.search(sentence)) and "modal" in _lowered(name, sentence, None)
+
+
+def tells(name: str, sentence: str) -> bool:
+    """Whether a sentence tells field `name` ("trigger", "impact", ...) as a passage the draft would
+    write: it holds the field's cue, and no reading (modality, negation, quotation, a fix for a
+    trigger) says it is not what happened."""
+    cue = _CUES[name].search(sentence)
+    return cue is not None and not _lowered(name, sentence, cue)
+
+
 def answers(sections: Sequence[Section], passages: dict[str, list[Passage]]) -> Answers:
     """What a reader asks after the summary, as this document's prose answers it (`summary.Answers`),
     from its sections and their `prose_passages`."""
@@ -493,6 +510,8 @@ def answers(sections: Sequence[Section], passages: dict[str, list[Passage]]) -> 
         resolution=_resolution_passage(sections, passages),
         names_cause=lambda text: any(_root_cause_tier(s) == 0 for s in sentences(text)),
         tells_impact=lambda text: bool(_CUES["impact"].search(text)),
+        planned=planned,
+        key_facts=(lambda text: tells("trigger", text), lambda text: tells("impact", text)),
     )
 
 

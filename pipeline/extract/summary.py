@@ -88,6 +88,15 @@ _FIRST_PERSON_LEAD = re.compile(
     r"can confirm|now know) that (?=[a-z])",
     re.IGNORECASE,
 )
+# The first person: "we", "our", "us", "I". A sentence of the same content without it is preferred.
+_FIRST_PERSON = re.compile(r"\b(?:[Ww]e|[Oo]urs?|us|ourselves|I|[Mm]y|me)\b")
+# Words that carry no content of their own, for telling two sentences of the same content apart.
+_FUNCTION_WORDS = frozenset(
+    "a an the and or but of to in on at by for with from as into onto over after before then than that this "
+    "these those it its is are was were be been being has have had do did does we our us ours ourselves i my me "
+    "which who whom what when where while so also all any some".split()
+)
+_SAME_CONTENT = 0.8
 # A problem told in a logbook's section: how many such words make it the incident's.
 _PROBLEM = re.compile(  # lowercase, without IGNORECASE: searched in lowered text, three times faster
     r"\b(?:hang\w*|hung|crash\w*|diverg\w*|spikes?|explo\w*|nans?|fail\w*|outage|down|errors?|time[sd]? ?out|"
@@ -104,6 +113,24 @@ _ENDED = re.compile(
     r"solved|to solve|(?:implemented|applied|deployed|shipped) (?:a |the )?(?:[\w-]+ ){0,4}(?:fix|patch))\b",
     re.IGNORECASE,
 )
+
+
+@dataclass(frozen=True)
+class Answers:
+    """What a reader asks after a summary, as the document's prose answers it (`prose.answers`):
+    the sentences that name the cause, best first; what the incident hit; how it ended; and
+    whether a text already names a cause or tells an impact; which sentences tell plans, and
+    which tell the key facts (what changed, what broke), as the prose's cue rules read them."""
+
+    causes: tuple[str, ...] = ()
+    impact: str | None = None
+    resolution: str | None = None
+    names_cause: Callable[[str], bool] = lambda text: False
+    tells_impact: Callable[[str], bool] = lambda text: False
+    # A sentence of plans or of what would have been ("A probe would have detected it"): no summary's.
+    planned: Callable[[str], bool] = lambda sentence: False
+    # What a summary names when its source states it: a sentence telling the trigger, one the impact.
+    key_facts: tuple[Callable[[str], bool], ...] = ()
 
 
 def noise(block: Block) -> str | None:
@@ -188,17 +215,20 @@ def _incident_section(blocks: list[Block]) -> list[str]:
     return _paragraphs(blocks, best[1] + 1) if best else []
 
 
-def _cut(paragraphs: list[str], limit: int, keep: tuple[str, ...] = ()) -> str:
+def _cut(paragraphs: list[str], limit: int, keep: tuple[str, ...] = (), answers: Answers = Answers()) -> str:
     """Whole sentences, in document order, within `limit` words.
 
     When they do not all fit: the first sentence, then those of `keep` (how the incident ended),
     then those that tell the incident (what failed, why, who noticed, what fixed it) before
-    background ("Inotify allows processes to …"), then the rest while they fit. A first sentence
-    longer than `limit` is cut at a word.
+    background ("Inotify allows processes to …"), then the rest while they fit; a sentence in the
+    first person after one of as many cue words without it. A key fact (`answers.key_facts`: the
+    trigger, the impact) that this choice leaves out while a sentence states it takes the place of
+    the last-ranked sentences that state none. A first sentence longer than `limit` is cut at a word.
     """
     # Footnote markers go before the split: "rotation.^2 The error" is two sentences.
     found = _clean(
-        [(i, s) for i, p in enumerate(paragraphs) for s in sentences(_FOOTNOTE.sub("", p)) if not _TEMPLATE.match(s)]
+        [(i, s) for i, p in enumerate(paragraphs) for s in sentences(_FOOTNOTE.sub("", p)) if not _TEMPLATE.match(s)],
+        answers.planned,
     )
     if not found:
         return ""
@@ -206,27 +236,74 @@ def _cut(paragraphs: list[str], limit: int, keep: tuple[str, ...] = ()) -> str:
     if sizes[0] > limit:
         return " ".join(found[0][1].split()[: limit - 1]) + " …"
     chosen = {0}
-    budget = limit - sizes[0]
     if sum(sizes) <= limit:
         chosen = set(range(len(found)))
     else:
         # Sentences telling more of the incident first (most cue words), background last.
+        cues = [len(_LOW_INCIDENT_CUE.findall(s.lower())) for _, s in found]
         telling = sorted(
             (k for k, (_, s) in enumerate(found) if _INCIDENT_CUE.search(s) and not _DEFINITION.match(s)),
-            key=lambda k: (
-                bool(_SUPPOSED.search(found[k][1])),
-                -len(_LOW_INCIDENT_CUE.findall(found[k][1].lower())),
-            ),
+            key=lambda k: (bool(_SUPPOSED.search(found[k][1])), -cues[k], bool(_FIRST_PERSON.search(found[k][1]))),
         )
-        ranked = [k for k, (_, s) in enumerate(found) if s in keep] + telling + list(range(len(found)))
-        for k in ranked:
-            if k not in chosen and sizes[k] <= budget:
-                chosen.add(k)
-                budget -= sizes[k]
+        pinned = [k for k, (_, s) in enumerate(found) if s in keep]
+        ranked = list(dict.fromkeys([0, *pinned, *telling, *range(len(found))]))
+        _fill(chosen, ranked, sizes, limit)
+        marks = [tuple(fact(s) for fact in answers.key_facts) for _, s in found]
+        for which in range(len(answers.key_facts)):
+            _name_fact(chosen, ranked, sizes, limit, marks, which, cues, {0, *pinned})
     by_paragraph: dict[int, list[str]] = {}
     for k in sorted(chosen):
         by_paragraph.setdefault(found[k][0], []).append(found[k][1])
     return "\n\n".join(" ".join(kept) for kept in by_paragraph.values())
+
+
+def _fill(chosen: set[int], ranked: list[int], sizes: list[int], limit: int) -> None:
+    """Add to `chosen` the sentences of `ranked`, in its order, that still fit within `limit` words."""
+    budget = limit - sum(sizes[k] for k in chosen)
+    for k in ranked:
+        if k not in chosen and sizes[k] <= budget:
+            chosen.add(k)
+            budget -= sizes[k]
+
+
+def _name_fact(
+    chosen: set[int],
+    ranked: list[int],
+    sizes: list[int],
+    limit: int,
+    marks: list[tuple[bool, ...]],
+    which: int,
+    cues: list[int],
+    fixed: set[int],
+) -> None:
+    """Where no chosen sentence states key fact `which` (`marks[k][which]`) and a left-out one does,
+    the best-ranked such sentence that can be made room for takes the place of chosen sentences
+    that state no key fact and tell no more of the incident (`cues`, its words) than it does, the
+    last-ranked first; never the first sentence or one of `fixed` (what a reader asks next). A sentence
+    that tells more stays: a fact is never bought with a richer one."""
+    if any(marks[k][which] for k in chosen):
+        return
+    free = limit - sum(sizes[k] for k in chosen)
+    for wanted in ranked:
+        if wanted in chosen or not marks[wanted][which]:
+            continue
+        below = [
+            k
+            for k in reversed(ranked)
+            if k in chosen and k not in fixed and not any(marks[k]) and cues[k] <= cues[wanted]
+        ]
+        dropped = []
+        room = free
+        for k in below:
+            if room >= sizes[wanted]:
+                break
+            dropped.append(k)
+            room += sizes[k]
+        if room >= sizes[wanted]:
+            chosen.difference_update(dropped)
+            chosen.add(wanted)
+            _fill(chosen, [k for k in ranked if k not in dropped], sizes, limit)
+            return
 
 
 def _trimmed(sentence: str) -> str:
@@ -238,12 +315,28 @@ def _trimmed(sentence: str) -> str:
     return sentence
 
 
-def _clean(found: list[tuple[int, str]]) -> list[tuple[int, str]]:
+def _clean(found: list[tuple[int, str]], planned: Callable[[str], bool] = lambda s: False) -> list[tuple[int, str]]:
     """The sentences a summary may hold, trimmed: log lines always go; stock sentences ("Investigation
-    is in progress", "We apologise …") and fragments ending in a colon go unless nothing else is left."""
+    is in progress", "We apologise …"), fragments ending in a colon and sentences of plans or of what
+    would have been (`planned`: "In the future we will …") go unless nothing else is left; so does a
+    sentence in the first person that says no more than another sentence without it."""
     kept = [(i, _trimmed(s)) for i, s in found if not _LOG_LINE.match(s)]
-    telling = [(i, s) for i, s in kept if not _BOILERPLATE.match(s) and not s.rstrip().endswith(":")]
-    return telling or kept
+    telling = [(i, s) for i, s in kept if not _BOILERPLATE.match(s) and not s.rstrip().endswith(":") and not planned(s)]
+    told = telling or kept
+    impersonal = [s for _, s in told if not _FIRST_PERSON.search(s)]
+    return [(i, s) for i, s in told if not _FIRST_PERSON.search(s) or not any(_says(o, s) for o in impersonal)]
+
+
+def _content(sentence: str) -> set[str]:
+    """A sentence's content words, crudely stemmed ("rolled" and "rolls" are "roll")."""
+    found = (w for w in re.findall(r"[a-z0-9]+", sentence.lower()) if w not in _FUNCTION_WORDS and len(w) > 1)
+    return {re.sub(r"(?:ing|ed|es|s)$", "", w) if len(w) > 4 else w for w in found}
+
+
+def _says(other: str, sentence: str) -> bool:
+    """Whether `other` says what `sentence` says: it holds nearly all of the sentence's content words."""
+    words = _content(sentence)
+    return bool(words) and len(words & _content(other)) >= _SAME_CONTENT * len(words)
 
 
 def _first_sentences(blocks: list[Block], fields: tuple[SectionField, ...]) -> list[str]:
@@ -270,19 +363,6 @@ def _as_sentence(text: str) -> str:
     return text if re.search(r"[.!?]$", text) else text.rstrip(":;,") + "."
 
 
-@dataclass(frozen=True)
-class Answers:
-    """What a reader asks after a summary, as the document's prose answers it (`prose.answers`):
-    the sentences that name the cause, best first; what the incident hit; how it ended; and
-    whether a text already names a cause or tells an impact."""
-
-    causes: tuple[str, ...] = ()
-    impact: str | None = None
-    resolution: str | None = None
-    names_cause: Callable[[str], bool] = lambda text: False
-    tells_impact: Callable[[str], bool] = lambda text: False
-
-
 def summary_from(
     blocks: list[Block], limit: int = LIMIT, *, fill_below: int = 60, answers: Answers = Answers()
 ) -> str | None:
@@ -296,7 +376,7 @@ def summary_from(
       does not say how the incident ended gets the resolution (from the timeline or the prose).
     """
     paragraphs = _source(blocks)
-    text = _cut(paragraphs, limit)
+    text = _cut(paragraphs, limit, answers=answers)
     wanted: list[str] = []
     if len(text.split()) < fill_below:
         wanted = _first_sentences(blocks, _FILL)
@@ -314,4 +394,4 @@ def summary_from(
     if not wanted:
         return text or None
     extra = [s for s in wanted if not any(s in p for p in paragraphs)]
-    return _cut([*paragraphs, *extra], limit, keep=tuple(wanted)) or None
+    return _cut([*paragraphs, *extra], limit, keep=tuple(wanted), answers=answers) or None
