@@ -223,3 +223,56 @@ def test_a_failure_under_a_remediation_heading_is_no_remediation() -> None:
     assert remediation_item("Requests to the API failed for ten minutes.").rule == "heading.remediation+failure"
     assert remediation_item("Requests to the API failed for ten minutes.").confidence < 0.6
     assert remediation_item("We restarted the failed workers.").confidence == 0.9
+
+
+def test_what_the_incident_spared_is_no_impact_but_what_failed_is() -> None:
+    found = _passages(
+        "The mirror servers and the offline installers were not affected. "
+        "Archived builds remained unaffected. Customers could not download new packages."
+    )
+    assert [(rule, sure) for _, rule, sure in found["impact"]] == [("cue.impact+negated", 0.35), ("cue.impact", 0.65)]
+
+
+def test_a_negated_cause_is_no_trigger_nor_root_cause() -> None:
+    found = _passages("Two earlier changes to the same column had not caused any slowdown.")
+    assert found["trigger"][0][1:] == ("cue.trigger+negated", 0.35)
+    assert all(rule.endswith("+negated") for _, rule, _ in found["root_cause"])
+
+
+def test_an_alert_that_triggered_is_the_detection_not_the_trigger() -> None:
+    found = _passages(
+        "The outage was triggered by a full disk on the queue host. Our latency alert triggered at 04:10."
+    )
+    assert [(p, rule) for p, rule, sure in found["trigger"] if sure >= 0.6] == [
+        ("The outage was triggered by a full disk on the queue host.", "cue.trigger+stated")
+    ]
+    assert found["trigger"][1][1:] == ("cue.trigger+alert", 0.35)
+    assert [(p, rule) for p, rule, _ in found["detection"]] == [
+        ("Our latency alert triggered at 04:10.", "cue.detection")
+    ]
+
+
+def test_a_rise_in_errors_is_no_remediation_but_a_raised_limit_is() -> None:
+    found = _passages(
+        "The billing service experienced increased error rates for forty minutes. "
+        "We increased the connection limit of the pool."
+    )
+    assert [(p, rule) for p, rule, sure in found["remediation"] if sure >= 0.6] == [
+        ("We increased the connection limit of the pool.", "cue.remediation")
+    ]
+    assert found["remediation"][0][1] == "cue.remediation+failure"
+
+
+def test_a_sentence_that_leads_with_the_cause_is_no_impact() -> None:
+    found = _passages(
+        "The underlying issue was a lock held by a migration, which resulted in failed writes. "
+        "We determined that a cron job caused the affected API calls to queue. "
+        "Customers could not save their work for twelve minutes. "
+        "Though it took long to determine the cause of the error, there was no loss of service."
+    )
+    assert [(rule, sure) for _, rule, sure in found["impact"]] == [
+        ("cue.impact+cause", 0.35),
+        ("cue.impact+cause", 0.35),
+        ("cue.impact", 0.65),
+        ("cue.impact", 0.65),
+    ], "a cause sought is no cause told"

@@ -46,7 +46,7 @@ _CUES: dict[str, re.Pattern[str]] = {
         re.IGNORECASE,
     ),
     "detection": re.compile(
-        r"\b(alerted|alerts? (?:fired|detect\w*)|got paged|paged|received (?:a|an) (?:automated )?"
+        r"\b(alerted|alerts? (?:fired|detect\w*|triggered)|got paged|paged|received (?:a|an) (?:automated )?"
         r"(?:report|warning|alert|email)|(?:a|the) (?:user|customer|developer|team member|community member)s? "
         r"(?:reported|notified)|users? report(?:ed|ing)?|noticed|was detected|detected|when alerted)\b",
         re.IGNORECASE,
@@ -221,6 +221,35 @@ _FAILURE = re.compile(
     r"timed? ?out|broke(?:n)?)\b",
     re.IGNORECASE,
 )
+# "X was not affected", "reads remained unaffected": what the incident spared, not its impact. Only
+# these: an impact's other negations ("users could not log in") are what it is.
+_SPARED = re.compile(
+    r"\b(?:(?:not|never)|n't)\W+(?:(?:been|be|directly|at all|in any way)\W+)?(?:affected|impacted)\b|"
+    r"\b(?:unaffected|unimpacted)\b",
+    re.IGNORECASE,
+)
+# "had not caused", "was not triggered by": the causal verb itself negated, wherever the cue stands.
+_NEGATED_CAUSE = re.compile(
+    r"(?:\b(?:not|never)|n't)\W+(?:\w+\W+)?(?:caus\w*|trigger\w*|le[ad] to|led to|result\w* in)\b",
+    re.IGNORECASE,
+)
+# What an alert did, not what set the incident off: "the SLO burn alert triggered at 01:53".
+_ALERT_TRIGGERED = re.compile(
+    r"\b(?:alerts?|alarms?|pages?|monitors?|pagers?|monitoring)\W+(?:\w+\W+)?(?:was |were |had |have )?triggered\b|"
+    r"\btriggered (?:an?|the|our|multiple|several) (?:\w+ )?(?:alerts?|alarms?|pages?)\b",
+    re.IGNORECASE,
+)
+# A symptom's rise, not a step taken: "increased error rates", "experienced increased latency".
+_RISE = re.compile(
+    r"\bincreased (?:\w+ ){0,2}?(?:errors?|error rates?|latenc\w*|load|traffic|demand|timeouts?|packet loss|"
+    r"response times?|failures?|failure rates?)\b",
+    re.IGNORECASE,
+)
+# A sentence that leads with what caused it ("The underlying issue was ...", "we determined that a
+# migration caused ...") explains the incident: the cause, not the impact, even if it ends on what broke.
+_CAUSE_FIRST = re.compile(
+    r"\b(?:determined|found|discovered|confirmed|learned|identified) that\b(?=.*\bcaus\w*)", re.IGNORECASE
+)
 # Said plainly: the cue names the field itself.
 _STATED: dict[str, re.Pattern[str]] = {
     "trigger": re.compile(r"\b(?:was|were) triggered by|\bthe trigger (?:was|for)\b", re.IGNORECASE),
@@ -248,6 +277,26 @@ def _lowered(name: str, sentence: str, cue: re.Match[str] | None) -> list[str]:
         why.append("cause")
     if name == "root_cause" and _OTHER_CAUSE.search(sentence) and not _MAIN_CAUSE.search(sentence):
         why.append("another")
+    return why + [reason for reason in _misread(name, sentence, cue) if reason not in why]
+
+
+def _misread(name: str, sentence: str, cue: re.Match[str] | None) -> list[str]:
+    """Readings of a cue sentence that tell another field's story (checked on real postmortems, not
+    the tuned corpus): the spared part as impact, a negated cause as trigger, an alert firing as
+    trigger, a symptom's rise as remediation, a cause-first sentence as impact."""
+    why = []
+    if name == "impact" and _SPARED.search(sentence):
+        why.append("negated")
+    if name in ("trigger", "root_cause") and _NEGATED_CAUSE.search(sentence):
+        why.append("negated")
+    if name == "trigger" and _ALERT_TRIGGERED.search(sentence):
+        why.append("alert")
+    if name == "remediation" and _RISE.search(sentence) and not _CUES["remediation"].search(_RISE.sub(" ", sentence)):
+        why.append("failure")
+    if name == "impact" and cue is not None:
+        before = sentence[: cue.start()]
+        if _root_cause_tier(before) == 0 or _CAUSE_FIRST.search(before):  # a cause sought names none
+            why.append("cause")
     return why
 
 
