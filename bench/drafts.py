@@ -251,7 +251,8 @@ def root_cause_text(draft: Draft) -> str:
     """The drafted root-cause narrative. A draft holds only the root cause's class; the passages
     behind it are its evidence (the section under its heading, or cue sentences). A draft with no
     class drafted has none: then the sections mapped to the root cause, as before evidence."""
-    quotes = [e.quote for e in draft.evidence if e.field == "root_cause"]
+    # The class's own words (`vocabulary.` rules) are no narrative: only the passages are.
+    quotes = [e.quote for e in draft.evidence if e.field == "root_cause" and not e.rule.startswith("vocabulary.")]
     return "\n\n".join(quotes) or "\n\n".join(s.text for s in draft.sections if s.field == SectionField.ROOT_CAUSE)
 
 

@@ -17,6 +17,7 @@ import functools
 import hashlib
 import json
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
@@ -27,7 +28,7 @@ from pipeline.extract.durations import durations_in
 from pipeline.extract.prose import HEADING_CONFIDENCE, Passage, impact_region, impact_users, remediation_item
 from pipeline.extract.severity import severity_in
 from pipeline.extract.symptoms import chosen, symptom_passages, symptoms_text
-from pipeline.extract.tags import suggest_terms
+from pipeline.extract.tags import suggest_term_reasons
 from pipeline.fields import DEFAULTS, TERM_LISTS
 from pipeline.ids import canonical_url, draft_id_for, part_draft_id
 from pipeline.models import (
@@ -68,6 +69,16 @@ _DERIVED = 0.8
 # A symptom passage lowered this far (a plan, a negation, a cause) is no suggestion either: it would be noise.
 _SUGGESTED = 0.3
 _TERM = 0.7
+# How sure a root cause's or a contributing factor's term is from the words of the passage that tells
+# it: a term phrase names it ("race condition"), two different words of it are two independent
+# signals ("bug", "regression"), one word alone ("policy", "dependency") only a suggestion. The term
+# is no surer than that passage either: the lower of the two is its confidence.
+_TERM_SURE = {"phrase": 0.85, "two-signals": 0.7, "one-word": 0.4}
+# The sections a term field's passages come from: a vocabulary, and the section field that tells it.
+_TERM_FIELDS: dict[str, tuple[Kind, SectionField]] = {
+    "root_cause": ("root_causes", SectionField.ROOT_CAUSE),
+    "contributing": ("contributing", SectionField.CONTRIBUTING),
+}
 
 
 def _hash(value: Any) -> str:
@@ -244,6 +255,77 @@ def _affected(names: list[str]) -> dict[str, str] | None:
     )
 
 
+@dataclass(frozen=True)
+class _Term:
+    """A term a field's passages suggest: how (`Suggestion.how`), how sure, and its words as
+    (start in the extraction's text, word), first seen first; a start of -1 where the passage
+    does not stand in the text as extracted."""
+
+    term: str
+    how: str
+    confidence: float
+    words: tuple[tuple[int, str], ...]
+
+
+def _passages_of(extraction: Extraction, field: SectionField, threshold: float) -> list[tuple[str, float]]:
+    """The passages that tell `field`, with how sure each is: the sections under a heading that names
+    it (or whose own words do, sure enough); without them, its cue sentences, below the threshold too."""
+    sections = [
+        (s.text, HEADING_CONFIDENCE if s.confidence is None else s.confidence)
+        for s in extraction.sections
+        if s.field == field and s.text and (s.confidence is None or s.confidence >= threshold)
+    ]
+    if sections:
+        return sections
+    cued = _cued_passages(extraction, threshold).get(field.value, [])
+    cued += _cued_passages(extraction, threshold, below=True).get(field.value, [])
+    return [(p.text, p.confidence) for p in cued]
+
+
+def _field_terms(extraction: Extraction, name: str, threshold: float = DEFAULT_THRESHOLD) -> list[_Term]:
+    """The terms the passages of the term field `name` (root_cause, contributing) suggest, surest
+    first: each on its best passage, as sure as the lower of its reason and that passage."""
+    kind, field = _TERM_FIELDS[name]
+    text = extraction.text or ""
+    best: dict[str, tuple[float, int, _Term]] = {}
+    for passage, sure in _passages_of(extraction, field, threshold):
+        at = text.find(passage)
+        for found in suggest_term_reasons(kind, passage, min_hits=1, limit=20, one_word=True):
+            confidence = min(_TERM_SURE[found.how], sure)
+            firsts: dict[str, int] = {}
+            for start, end in found.spans:
+                firsts.setdefault(passage[start:end].lower(), start)
+            words = tuple(
+                (at + start if at >= 0 else -1, passage[start : start + len(word)]) for word, start in firsts.items()
+            )
+            term = _Term(found.term, found.how, confidence, words)
+            if found.term not in best or (confidence, found.hits) > best[found.term][:2]:
+                best[found.term] = (confidence, found.hits, term)
+    ranked = sorted(best.values(), key=lambda b: (-b[0], -b[1], b[2].term))
+    return [term for _, _, term in ranked]
+
+
+def _term_field_evidence(extraction: Extraction, threshold: float, *, below: bool) -> list[Evidence | None]:
+    """The words of each term the root cause and contributing fields were written with (or, with
+    `below`, of each term offered as a suggestion), by the rule `vocabulary.<kind>.<how>.<term>`:
+    the rule names the term and its reason, each quote one of its words."""
+    text = extraction.text or ""
+    found: list[Evidence | None] = []
+    for name, (kind, _) in _TERM_FIELDS.items():
+        terms = _field_terms(extraction, name, threshold)
+        written = [t for t in terms if t.confidence >= threshold][: 1 if name == "root_cause" else None]
+        chosen = [t for t in terms if _SUGGESTED <= t.confidence < threshold] if below else written
+        for index, term in enumerate(chosen):
+            target = name if below or name == "root_cause" else f"{name}[{index}]"
+            rule = f"vocabulary.{kind}.{term.how}.{term.term}"
+            found += [
+                _evidence(target, text, rule, word, start, term.confidence)
+                for start, word in term.words[:_WORDS_PER_TERM]
+                if start >= 0
+            ]
+    return found
+
+
 def field_proposals(extraction: Extraction, threshold: float = DEFAULT_THRESHOLD) -> dict[str, Any]:
     """What the extractor would put in each case field, as JSON values: of the passages its rules
     found, those whose confidence reaches `threshold`."""
@@ -257,12 +339,11 @@ def field_proposals(extraction: Extraction, threshold: float = DEFAULT_THRESHOLD
     components = list(
         dict.fromkeys((front.components.value if front.components else []) + extraction.tags.get("components", []))
     )
-    root_cause_text = joined[SectionField.ROOT_CAUSE] or cued.get("root_cause") or ""
-    root_causes = suggest_terms("root_causes", root_cause_text, min_hits=1, limit=1)
-    contributing_text = joined[SectionField.CONTRIBUTING]
-    contributing = (
-        suggest_terms("contributing", contributing_text, min_hits=1) if contributing_text else None
-    ) or extraction.tags.get("contributing")
+    # A term on a phrase or two signals of the passages that tell the field, sure enough; one word is a suggestion.
+    root_causes = [t.term for t in _field_terms(extraction, "root_cause", threshold) if t.confidence >= threshold]
+    contributing = [
+        t.term for t in _field_terms(extraction, "contributing", threshold) if t.confidence >= threshold
+    ] or extraction.tags.get("contributing")
     return {
         "org": extraction.org,
         "org_slug": extraction.org_slug,
@@ -352,7 +433,10 @@ def field_evidence(
         _evidence("symptoms_text", text, p.rule, p.text, None, p.confidence)
         for p in chosen(symptom_passages(extraction.sections), threshold)
     ]
-    found += _term_evidence(extraction, proposals if proposals is not None else field_proposals(extraction, threshold))
+    found += _term_evidence(
+        extraction, proposals if proposals is not None else field_proposals(extraction, threshold), threshold
+    )
+    found += _term_field_evidence(extraction, threshold, below=False)
     return [entry for entry in found if entry is not None]
 
 
@@ -373,6 +457,7 @@ def field_suggestions(extraction: Extraction, threshold: float = DEFAULT_THRESHO
         for p in symptom_passages(extraction.sections)
         if _SUGGESTED <= p.confidence < threshold
     ]
+    found += _term_field_evidence(extraction, threshold, below=True)
     return [entry for entry in found if entry is not None]
 
 
@@ -421,12 +506,16 @@ _TAG_FIELD: dict[Kind, str] = {kind: name for name, kind in TERM_LISTS.items()}
 _WORDS_PER_TERM = 3
 
 
-def _term_evidence(extraction: Extraction, proposals: dict[str, Any]) -> list[Evidence | None]:
+def _term_evidence(
+    extraction: Extraction, proposals: dict[str, Any], threshold: float = DEFAULT_THRESHOLD
+) -> list[Evidence | None]:
     """For each drafted term of a vocabulary field, the words of the text that suggested it (its
     first few distinct ones, where each first stands), by the rule `vocabulary.<kind>`."""
     text = extraction.text or ""
     found: list[Evidence | None] = []
     for kind, name in _TAG_FIELD.items():
+        if name in _TERM_FIELDS and any(t.confidence >= threshold for t in _field_terms(extraction, name, threshold)):
+            continue  # drafted from the field's own passages: `_term_field_evidence` has its words
         by_term = {s.term: s for s in extraction.tag_reasons.get(kind, [])}
         for index, term in enumerate(proposals.get(name) or []):
             reason = by_term.get(term)

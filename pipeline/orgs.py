@@ -11,6 +11,8 @@ is mybinder.org's), a blog platform, a deployment repository. The first answer o
    (og:site_name), the site part of its title ("… | Inside Rust Blog") when the address bears
    it out, a copyright line ("© 2024 Example Inc."), "the X team" when the address bears it
    out; the host's registrable name (`blog.rust-lang.org` → rust-lang, `news.bbc.co.uk` → bbc).
+   A stated name the registrable name holds, or that holds it ("Rust" on rust-lang.org), takes
+   the registrable name's slug: one slug for every page of the site, whatever each page states.
 
 A name the page states is cleaned of what names the publication rather than its owner: a
 leading "The"/"Inside", trailing "Blog", "Engineering", "Status", "News", a company form
@@ -123,11 +125,16 @@ def _title_site(title: str | None) -> str | None:
 
 def _stated(says: PageSays, url: str, platforms: frozenset[str]) -> Org | None:
     """The organisation the page states, in order: its site name, its title's site part when the
-    address bears it out, its last copyright line (a footer's, not a script's), "the X team" when the
-    address bears it out; None when it states none."""
+    address bears it out, its last copyright line (a footer's, not a script's; of several, the last
+    the address bears out, so a blog host's own line does not win over the author's), "the X team"
+    when the address bears it out; None when it states none."""
     candidates: list[tuple[str | None, bool]] = [(says.site_name, False), (_title_site(says.title), True)]
     text = _CODE.sub(" ", says.text or "")
-    candidates += [(m.group("holder"), False) for m in _COPYRIGHT.finditer(text)][-1:]
+    # A holder ends at its sentence's end: "© 2024 Ghost Foundation. Published with Ghost."
+    holders = [re.split(r"\.\s", m.group("holder"))[0] for m in _COPYRIGHT.finditer(text)]
+    # A blog host's footer may add its own line after the author's: the line the address bears out first.
+    holders = [h for h in holders if _bears_out(clean_name(h) or "", url)][-1:] or holders[-1:]
+    candidates += [(holder, False) for holder in holders]
     candidates += [(m.group("name"), True) for m in _TEAM.finditer(text)]
     for raw, needs_address in candidates:
         name = clean_name(raw)
@@ -226,7 +233,23 @@ def _found(url: str, says: PageSays) -> tuple[Org | None, Org | None]:
         # owner.github.io: the account's Pages, known by its owner when the table knows it.
         return table.repos.get(extracted.domain), _named(extracted.domain)
     stated = None if extracted.domain in table.platforms else _stated(says, url, table.platforms)
-    return stated, None if stated else _named(extracted.domain or host.removeprefix("www."))
+    if stated:
+        return _one_slug(stated, extracted.domain), None
+    return None, _named(extracted.domain or host.removeprefix("www."))
+
+
+def _one_slug(stated: Org, domain: str) -> Org:
+    """The stated name with the slug of the site's registrable name when the two agree (one holds the
+    other: "Rust" and rust-lang, "Example SRE" and example): the address is what every page of a site
+    shares, its HTML pages, their Markdown copies, a feed's entries and archived copies alike, while a
+    stated name varies from page to page or is missing; so every page gets one slug. Names that do
+    not agree keep their own (a site named for a product of another company)."""
+    name = (stated.slug or "").replace("-", "")
+    registrable = slugify(domain)
+    compact = registrable.replace("-", "")
+    if len(name) >= 3 and len(compact) >= 3 and (name in compact or compact in name):
+        return Org(stated.name, registrable or stated.slug)
+    return stated
 
 
 def _says(site_name: str | None, says: PageSays | None) -> PageSays:

@@ -229,3 +229,57 @@ def test_the_threshold_decides_what_is_written() -> None:
     sure_only = apply_extraction(new_draft(entry), entry, extraction, origin, threshold=0.9)
     assert sure_only.trigger is None
     assert "trigger" in {s.field for s in sure_only.suggestions}
+
+
+ROOT_CAUSE = b"""# Proxy outage
+
+## Summary
+
+The proxy returned errors for an hour.
+
+## Root cause
+
+A race condition in the connection pool let two workers share one socket.
+
+## Contributing factors
+
+- The pool depended on an upstream library; its dependency pinning was loose.
+- The change was not tested under load, and it shipped without testing.
+"""
+
+
+def test_a_root_cause_term_needs_a_phrase_or_two_signals_and_keeps_its_reason() -> None:
+    draft = draft_of(ROOT_CAUSE)
+    assert draft.root_cause == "software-bug"
+    (words,) = [e for e in draft.evidence if e.field == "root_cause" and e.rule.startswith("vocabulary.")]
+    assert (words.rule, words.quote, words.confidence) == (
+        "vocabulary.root_causes.phrase.software-bug",
+        "race condition",
+        0.85,
+    )
+    # Two different words of a term ("upstream", "dependency") are two signals; two of "testing", one.
+    assert draft.contributing == ["untested-change", "dependency-outage"]
+    rules = {e.field: e.rule for e in draft.evidence if e.field.startswith("contributing[")}
+    assert rules == {
+        "contributing[0]": "vocabulary.contributing.phrase.untested-change",
+        "contributing[1]": "vocabulary.contributing.two-signals.dependency-outage",
+    }
+    assert all(draft.text and draft.text[e.start : e.end] == e.quote for e in draft.evidence)
+
+
+def test_one_common_word_suggests_a_root_cause_but_does_not_set_it() -> None:
+    body = ROOT_CAUSE.replace(b"A race condition in the connection pool", b"A bug in the connection pool")
+    draft = draft_of(body)
+    assert draft.root_cause == "unknown"
+    (offered,) = [s for s in draft.suggestions if s.field == "root_cause"]
+    assert (offered.rule, offered.quote, offered.confidence) == (
+        "vocabulary.root_causes.one-word.software-bug",
+        "bug",
+        0.4,
+    )
+    assert draft.text is not None and draft.text[offered.start : offered.end] == "bug"
+    # With a lower threshold the writer's setting decides: the one word is written.
+    entry = SourceEntry(url=URL)
+    extraction = extract(body, URL, None)
+    origin = Origin(url=URL, canonical_url=canonical_url(URL), final_url=URL, format=extraction.format)
+    assert apply_extraction(new_draft(entry), entry, extraction, origin, threshold=0.3).root_cause == "software-bug"

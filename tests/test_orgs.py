@@ -54,7 +54,7 @@ def test_the_title_and_the_team_count_when_the_address_bears_them_out() -> None:
         "example", "example"
     )
     text = "We, the Example SRE team, are sorry. The Kafka team helped."
-    assert org_for("https://status.example.io/x", says=PageSays(text=text)) == Org("Example SRE", "example-sre")
+    assert org_for("https://status.example.io/x", says=PageSays(text=text)) == Org("Example SRE", "example")
     assert org_for("https://status.other.io/x", says=PageSays(text="The Kafka team helped.")) == Org("other", "other")
 
 
@@ -93,3 +93,28 @@ def test_a_malformed_table_is_refused() -> None:
         orgs._parse({"github": {"acme": "Acme"}})
     with pytest.raises(VocabularyError):
         orgs._parse(["acme"])
+
+
+def test_every_page_of_a_site_gets_one_slug_whatever_each_page_states() -> None:
+    # An HTML page states its name in its title; its Markdown copy states none: one slug for both.
+    html = PageSays(title="Registry outage postmortem | Inside Acme Blog")
+    assert org_for("https://blog.acme-lang.org/2024/05/01/registry-outage.html", says=html) == Org("Acme", "acme-lang")
+    assert org_for("https://blog.acme-lang.org/2024/05/01/registry-outage.md") == Org("acme-lang", "acme-lang")
+    # The stated name may hold the registrable name too ("Widget Cloud" on widget.dev).
+    assert org_for("https://status.widget.dev/x", site_name="Widget Cloud Status") == Org(
+        "Widget Cloud", "widget"
+    )
+    # A name the address does not hold keeps its own slug.
+    assert org_for("https://eng.kettle.dev/x", site_name="Teapot Engineering") == Org("Teapot", "teapot")
+
+
+def test_a_blog_hosts_copyright_line_does_not_name_the_org() -> None:
+    # The host's own line after the author's: the author's line, which the address bears out, wins.
+    footer = "<footer><p>© 2024 Acme Robotics</p><p>© 2024 Ghost Foundation. Published with Ghost.</p></footer>"
+    assert org_for("https://blog.acme-robotics.dev/x", says=PageSays(text=footer)) == Org(
+        "Acme Robotics", "acme-robotics"
+    )
+    # Only the host's line: it names nobody here, the address does.
+    for line in ("© 2024 Ghost Foundation", "© 2024 A Medium Corporation", "Copyright © 2024 Automattic Inc."):
+        page = f"<p>The outage.</p><footer>{line}</footer>"
+        assert org_for("https://notes.kettle.dev/x", says=PageSays(text=page)) == Org("kettle", "kettle"), line

@@ -75,3 +75,23 @@ def test_a_term_phrase_or_two_signals_suggest_a_term_with_its_reason() -> None:
     assert (phrase.term, phrase.reason) == ("admission-control", "term phrase 'admission controller'")
     (two,) = suggest_term_reasons("components", "An admission rule in the webhook rejected every pod.")
     assert (two.term, two.reason) == ("admission-control", "two signals: 'admission', 'webhook'")
+
+
+def test_two_forms_of_one_word_are_one_signal() -> None:
+    text = "We upgraded the proxy. The upgrade went fine, and after the upgrade the proxy was upgraded again."
+    assert "version-upgrade" not in suggest_terms("contributing", text)
+    both = "We upgraded the proxy to a new version."
+    (found,) = [s for s in suggest_term_reasons("contributing", both) if s.term == "version-upgrade"]
+    assert found.reason == "term phrase 'new version'" and found.how == "phrase"
+    signals = "The certificate expired; nobody had rotated it."
+    (found,) = suggest_term_reasons("contributing", signals, min_hits=1)
+    assert (found.term, found.how) == ("expired-credential", "two-signals")
+
+
+def test_one_word_is_a_reason_only_when_asked_for_and_then_the_weakest() -> None:
+    text = "A job dependency changed and the build waited on the dependency."
+    assert suggest_term_reasons("contributing", text, min_hits=1) == []
+    (found,) = suggest_term_reasons("contributing", text, min_hits=1, one_word=True)
+    assert (found.term, found.how, found.reason) == ("dependency-outage", "one-word", "one word 'dependency'")
+    # "only one" is any count, not a single point of failure
+    assert suggest_terms("contributing", "Only one customer noticed; only one ticket came in.", min_hits=1) == []

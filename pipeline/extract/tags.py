@@ -3,9 +3,10 @@
 A suggestion, not a verdict: the writer keeps or drops each tag, and sees why it was
 suggested: each suggestion keeps the words that suggested it, where they are, and its
 reason. A term is suggested on a term phrase (one of its words of two or more words, such as
-"admission controller", or the term's own name, such as "nccl") or on two independent signals
-(two different words of it, such as "admission" and "webhook"); one common word, however
-often repeated ("policy", "watchdog", "dependency", "down"), suggests nothing. Its mentions
+"admission controller", or the term's own name, such as "nccl") or on two
+independent signals (two different words of it, such as "admission" and "webhook"; "upgrade"
+and "upgraded" are one word's forms, one signal); one common word, however often repeated
+("policy", "watchdog", "dependency", "down"), suggests nothing. Its mentions
 must also reach `min_hits` (a phrase counts twice), so one passing word does not tag a case.
 A regular expression per vocabulary finds every word of its terms,
 factored by common prefixes.
@@ -97,6 +98,11 @@ class Suggestion:
     def hits(self) -> int:
         return len(self.spans)
 
+    @property
+    def how(self) -> str:
+        """The reason's kind, a word a rule name can carry: "phrase", "two-signals" or "one-word"."""
+        return "phrase" if self.reason.startswith("term phrase") else "-".join(self.reason.split()[:2]).rstrip(":")
+
 
 def _trie_alternation(words: list[str]) -> str:
     """An alternation of `words` factored by common prefixes ("gpu(?: (?:died|failure))?").
@@ -166,7 +172,13 @@ def _lower(text: str) -> str:
 
 
 def _suggestions(
-    kind: Kind, text: str, matches: list[tuple[str, int, int]], min_hits: int, limit: int, ml: bool | None
+    kind: Kind,
+    text: str,
+    matches: list[tuple[str, int, int]],
+    min_hits: int,
+    limit: int,
+    ml: bool | None,
+    one_word: bool = False,
 ) -> list[Suggestion]:
     """The terms of `kind` that (word, start, end) matches suggest, most mentioned first."""
     spans: dict[str, list[tuple[int, int]]] = {}
@@ -178,7 +190,7 @@ def _suggestions(
     if gated and spans.keys() & gated and not (about_ml(text) if ml is None else ml):
         spans = {name: found for name, found in spans.items() if name not in gated}
     lowered = _lower(text)
-    reasons = {name: _reason(name, [lowered[a:b] for a, b in found]) for name, found in spans.items()}
+    reasons = {name: _reason(name, [lowered[a:b] for a, b in found], one_word) for name, found in spans.items()}
     ranked = sorted(
         (-len(found), name)
         for name, found in spans.items()
@@ -197,23 +209,44 @@ def _is_phrase(term: str, word: str) -> bool:
     return " " in word or word == term.replace("-", " ") or word == term
 
 
-def _reason(term: str, matched: list[str]) -> tuple[str, int]:
-    """Why `term` is suggested by its matched words (lower case), "" when it is not; and how many
-    of its matches are term phrases (each counts twice towards `min_hits`)."""
-    distinct = list(dict.fromkeys(matched))
-    phrases = [w for w in distinct if _is_phrase(term, w)]
+# Endings of one word's forms: "upgrade"/"upgraded", "expired"/"expiry"/"expiration", "leak"/"leaked"
+# are one signal said twice, not two.
+_ENDING = re.compile(r"(?:ations?|ions?|ing|ed|es|s|y|e)$")
+
+
+def _root(word: str) -> str:
+    """A word's form without its ending, so its inflections count as one signal; a phrase as it is."""
+    return word if " " in word or len(word) <= 4 else _ENDING.sub("", word)
+
+
+def _reason(term: str, matched: list[str], one_word: bool = False) -> tuple[str, int]:
+    """Why `term` is suggested by its matched words (lower case), "" when it is not;
+    and how many of its matches are term phrases (each counts twice towards `min_hits`). Two signals
+    are two different words, not two forms of one. With `one_word`, one word of it alone is a reason
+    too, the weakest ("one word 'policy'"): for a suggestion to offer, never a tag."""
+    phrases = [w for w in matched if _is_phrase(term, w)]
     if phrases:
-        return f"term phrase {phrases[0]!r}", sum(_is_phrase(term, w) for w in matched)
-    if len(distinct) >= 2:
-        return f"two signals: {distinct[0]!r}, {distinct[1]!r}", 0
+        return f"term phrase {phrases[0]!r}", len(phrases)
+    signals: dict[str, str] = {}  # each root's first word
+    for word in matched:
+        signals.setdefault(_root(word), word)
+    seen = list(signals.values())
+    if len(seen) >= 2:
+        return f"two signals: {seen[0]!r}, {seen[1]!r}", 0
+    if one_word and seen:
+        return f"one word {seen[0]!r}", 0
     return "", 0
 
 
-def suggest_term_reasons(kind: Kind, text: str, *, min_hits: int = 2, limit: int = 6) -> list[Suggestion]:
-    """Terms of one vocabulary suggested by `text`, most mentioned first, each with its words."""
+def suggest_term_reasons(
+    kind: Kind, text: str, *, min_hits: int = 2, limit: int = 6, one_word: bool = False
+) -> list[Suggestion]:
+    """Terms of one vocabulary suggested by `text`, most mentioned first, each with its words.
+    `one_word`: also the terms only one word of them suggests (reason "one word …"), which a
+    caller offers as suggestions, never as tags (pipeline.draft)."""
     pattern, _ = _matcher(kind)
     matches = [(m.group(), m.start(), m.end()) for m in pattern.finditer(_lower(text))]
-    return _suggestions(kind, text, matches, min_hits, limit, None)
+    return _suggestions(kind, text, matches, min_hits, limit, None, one_word)
 
 
 def suggest_terms(kind: Kind, text: str, *, min_hits: int = 2, limit: int = 6) -> list[str]:
