@@ -101,9 +101,7 @@ def test_every_page_of_a_site_gets_one_slug_whatever_each_page_states() -> None:
     assert org_for("https://blog.acme-lang.org/2024/05/01/registry-outage.html", says=html) == Org("Acme", "acme-lang")
     assert org_for("https://blog.acme-lang.org/2024/05/01/registry-outage.md") == Org("acme-lang", "acme-lang")
     # The stated name may hold the registrable name too ("Widget Cloud" on widget.dev).
-    assert org_for("https://status.widget.dev/x", site_name="Widget Cloud Status") == Org(
-        "Widget Cloud", "widget"
-    )
+    assert org_for("https://status.widget.dev/x", site_name="Widget Cloud Status") == Org("Widget Cloud", "widget")
     # A name the address does not hold keeps its own slug.
     assert org_for("https://eng.kettle.dev/x", site_name="Teapot Engineering") == Org("Teapot", "teapot")
 
