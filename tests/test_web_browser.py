@@ -46,7 +46,7 @@ from pipeline.standins.sitefarm import SiteFarm
 from pipeline.store import Store
 from pipeline.web import create_app
 from pipeline.web.forms import form_fields
-from pipeline.web.marks import evidence_passages
+from pipeline.web.marks import evidence_passages, suggestion_passages
 
 PASSWORD = "correct horse battery"
 DRAFT_ID = "example-org-outage-00000001"
@@ -624,7 +624,8 @@ def test_a_reviewer_asks_the_model_and_accepts_its_proposal(
 # ---------------------------------------------------------------- a tour of the demo's library
 
 # Each evidence number beside a field: where it links, and what its target holds (its superscripts aside).
-LANDINGS = """() => [...document.querySelectorAll(".fields .evidence a.mark-ref")].map(a => {
+LANDINGS = """(suggested) => [...document.querySelectorAll(".fields .evidence a.mark-ref")]
+  .filter(a => Boolean(a.closest(".suggestions")) === suggested).map(a => {
     const target = document.getElementById(a.getAttribute("href").slice(1));
     if (!target) return [a.getAttribute("href"), null];
     const copy = target.cloneNode(true);
@@ -659,10 +660,15 @@ def test_a_tour_of_the_demos_library_finds_every_evidence_link_landing_and_every
             page.goto(f"/drafts/{draft.id}")
             text = draft.text or ""
             _, marks = evidence_passages(text, draft.evidence)
-            landings = page.evaluate(LANDINGS)
+            landings = page.evaluate(LANDINGS, False)
             assert len(landings) == sum(len(f.evidence) for f in form_fields(draft, ["en"], marks)), draft.id
-            for href, held in landings:
-                entry = marks[int(href.removeprefix("#mark-"))]
+            # The suggestions beside the fields, numbered after the evidence, land on their passages too.
+            _, suggested = suggestion_passages(text, draft.suggestions, len(marks) + 1)
+            offered = page.evaluate(LANDINGS, True)
+            assert len(offered) == len(suggested), draft.id
+            for href, held in landings + offered:
+                number = int(href.removeprefix("#mark-"))
+                entry = marks[number] if number in marks else suggested[number]
                 assert held is not None, f"{draft.id}: {href} lands nowhere"
                 assert entry.quote in held, f"{draft.id}: {href} does not hold its passage {entry.quote[:60]!r}"
             linked += len(landings)
