@@ -22,7 +22,7 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from pipeline.evidence import evidence_for, field_parts
+from pipeline.evidence import evidence_for, field_parts, holds
 from pipeline.extract import Extraction
 from pipeline.extract.durations import durations_in
 from pipeline.extract.prose import HEADING_CONFIDENCE, Passage, impact_region, impact_users, remediation_item
@@ -46,6 +46,7 @@ from pipeline.models import (
 )
 from pipeline.precedence import Said, address_said, decide, feed_said, guess_source_kind, registry_said
 from pipeline.reasons import Reason
+from pipeline.suggestions import takeable
 from pipeline.vocabulary import Kind
 
 __all__ = [
@@ -576,8 +577,34 @@ def apply_extraction(
         )
     }
     evidence = [e for e in field_evidence(extraction, proposals, threshold) if field_parts(e.field)[0] in mine]
+    # A person's field keeps the passages they took into it (pipeline.suggestions) while the text and
+    # the field both still hold them; any other machine evidence of theirs would vouch for their words.
+    evidence += [
+        e
+        for e in draft.evidence
+        if (name := str(field_parts(e.field)[0])) not in mine
+        and takeable(e)
+        and holds(e, extraction.text)
+        and _holds_passage(stored.get(name), e.quote)
+    ]
     suggestions = [e for e in field_suggestions(extraction, threshold) if e.field in mine]
     return merged.model_copy(update={"evidence": evidence, "suggestions": suggestions})
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+def _holds_passage(value: Any, quote: str) -> bool:
+    """A field's value (a text, its languages, a list of steps) holds the passage, spaces aside."""
+    passage = " ".join(quote.split())
+    return any(passage in " ".join(text.split()) for text in _strings(value))
 
 
 def record_failure(draft: Draft, reason: Reason, message: str, http_status: int | None = None) -> Draft:

@@ -395,6 +395,12 @@ class Section(Record):
     # How sure the field is, when not the heading's own word: the section's sentences suggested it
     # (pipeline.extract.headings.guess_from_words). None: the heading (or its parent's) names it.
     confidence: float | None = Field(default=None, ge=0, le=1)
+    quotes: list[str] = Field(
+        default=[],
+        exclude_if=lambda v: not v,  # a section without a blockquote is written as it was
+        description="The section's paragraphs and items that stand in a blockquote, as its text has them: "
+        "quoted words, which the drafting rules trust less than the narrative.",
+    )
 
 
 class FetchFailure(Record):

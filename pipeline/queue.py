@@ -329,6 +329,8 @@ class _Beside:
     def __init__(self, record: Case | Draft) -> None:
         self.left: list[Evidence] = list(record.evidence) if isinstance(record, Draft) else []
         self.suggested: list[Evidence] = list(record.suggestions) if isinstance(record, Draft) else []
+        # Each suggestion by its place in the draft's list: `incidentlib take-suggestion ID N` takes it.
+        self.number = {id(e): i for i, e in enumerate(self.suggested)}
         self.text = record.text if isinstance(record, Draft) else None
         self.url = evidence_url(record) if isinstance(record, Draft) else None
 
@@ -345,7 +347,7 @@ class _Beside:
         lines += [line for e in mine if not e.rule.startswith("vocabulary.") for line in self.lines(e)]
         offered = [e for e in self.suggested if overlaps(e.field, path)]
         self.suggested = [e for e in self.suggested if e not in offered]
-        return lines + [line for e in offered for line in self.lines(e, what="suggestion")]
+        return lines + [line for e in offered for line in self.lines(e, what=f"suggestion {self.number[id(e)]}")]
 
     def lines(self, entry: Evidence, indent: str = "    ", what: str = "evidence") -> list[str]:
         how = entry.rule if entry.confidence is None else f"{entry.rule}, confidence {entry.confidence:g}"
@@ -456,7 +458,8 @@ def _field_lines(name: str, value: Any, beside: _Beside) -> list[str]:
         return [f"evidence: {len(value)} passages, each beside its field" if value else "evidence: -"]
     if name == "suggestions":
         return [
-            f"suggestions: {len(value)} passages below the confidence threshold, each beside its field"
+            f"suggestions: {len(value)} passages below the confidence threshold, each beside its field "
+            "(incidentlib take-suggestion ID N takes one into its field)"
             if value
             else "suggestions: -"
         ]
@@ -468,7 +471,7 @@ def _unplaced_evidence(beside: _Beside) -> Block:
     for entry in beside.left:
         block.lines += [f"{entry.field}:", *beside.lines(entry)]
     for entry in beside.suggested:
-        block.lines += [f"{entry.field}:", *beside.lines(entry, what="suggestion")]
+        block.lines += [f"{entry.field}:", *beside.lines(entry, what=f"suggestion {beside.number[id(entry)]}")]
     return block
 
 

@@ -312,3 +312,34 @@ def test_tags_for_several_vocabularies_match_one_pass_each() -> None:
     assert together == {kind: suggest_terms(kind, text, min_hits=1) for kind in kinds}
     assert "gpu-hardware" in together["components"] and "gpu-unavailable" in together["symptoms"]
     assert together["symptoms"][0] == "nccl-timeout"  # three mentions, most first
+
+
+_QUOTED = "The outage was triggered by a change to the proxy configuration, as the first report had it."
+_TOLD = "The workers stopped after the deploy, and the queue filled up with jobs nobody could run for hours."
+
+
+@pytest.mark.parametrize(
+    ("body", "url", "content_type"),
+    [
+        (
+            f"# Queue outage\n\n## What happened\n\nA customer wrote:\n\n> {_QUOTED}\n\n{_TOLD}\n".encode(),
+            "https://example.org/queue.md",
+            None,
+        ),
+        (
+            "<html><body><article><h1>Queue outage</h1><h2>What happened</h2>"
+            "<p>A customer wrote to us on the day, in a long note that we keep here for the record.</p>"
+            f"<blockquote><p>{_QUOTED}</p></blockquote><p>{_TOLD}</p></article></body></html>".encode(),
+            "https://example.org/queue.html",
+            "text/html",
+        ),
+    ],
+    ids=["markdown", "html"],
+)
+def test_a_blockquote_keeps_its_words_and_is_marked_quoted(body: bytes, url: str, content_type: str | None) -> None:
+    extraction = extract(body, url, content_type)
+    (happened,) = [s for s in extraction.sections if s.heading == "What happened"]
+    assert _QUOTED in happened.text and _TOLD in happened.text, "the text is the page's own, no mark in it"
+    assert happened.quotes == [_QUOTED]
+    rules = {p.text: p.rule for p in extraction.passages["trigger"]}
+    assert rules[_QUOTED] == "cue.trigger+quoted"

@@ -276,3 +276,16 @@ def test_a_sentence_that_leads_with_the_cause_is_no_impact() -> None:
         ("cue.impact", 0.65),
         ("cue.impact", 0.65),
     ], "a cause sought is no cause told"
+
+
+def test_a_cue_in_a_blockquote_is_lowered_as_quoted_words_are() -> None:
+    quote = "The outage was triggered by a change to the proxy configuration."
+    told = "Someone deployed a new image."
+    section = Section(heading="What happened", text=f"A customer wrote:\n\n{quote}\n\n{told}", quotes=[quote])
+    found = {p.text: (p.rule, p.confidence) for p in prose_passages([section])["trigger"]}
+    assert found[quote] == ("cue.trigger+quoted", 0.35), "a stated cue in a blockquote is what someone wrote"
+    assert found[told] == ("cue.trigger", 0.65), "the narrative after the quote is the narrative"
+    cause = "The root cause was an expired certificate on the proxy."
+    explained = Section(heading="What happened", text=cause, quotes=[cause])
+    (rule,) = {p.rule for p in prose_passages([explained])["root_cause"]}
+    assert rule == "cue.root_cause+quoted"

@@ -15,6 +15,7 @@ from helpers import CASE_FIXTURE, HOSTILE, case_fields, case_page_lacks, reviewa
 
 from pipeline.candidates import candidates
 from pipeline.errors import SettingsError
+from pipeline.evidence import evidence_for
 from pipeline.ids import candidate_id, draft_id_for, same_page_key
 from pipeline.models import (
     Candidate,
@@ -978,3 +979,54 @@ def test_the_texts_headings_are_headings_and_every_page_names_its_icon(site: Tes
     pane = page[page.index('<div class="text" lang="en">') :]
     heading = '<span class="heading" role="heading" aria-level="3">'
     assert pane.startswith(f'<div class="text" lang="en">{heading}Summary</span>\n\nThe API failed.\n\n{heading}Root')
+
+
+SUGGESTED_TEXT = "The cache emptied at noon.\n\nA probe would have detected the empty cache within a minute.\n"
+
+
+def a_suggested_draft(case_json: dict[str, Any]) -> Draft:
+    """The suite's draft with its detection empty and one passage suggested for it."""
+    quote = "A probe would have detected the empty cache within a minute."
+    offered = evidence_for("detection", SUGGESTED_TEXT, "cue.detection+modal", quote=quote, confidence=0.35)
+    return a_draft(case_json, text=SUGGESTED_TEXT, detection=None, suggestions=[offered.model_dump(mode="json")])
+
+
+def take_form(client: TestClient) -> tuple[dict[str, str], str]:
+    """The take form's hidden fields as the page sends them, and the index its one button sends."""
+    page = client.get(f"/drafts/{DRAFT_ID}").text
+    form = page[page.index('id="take-suggestion"') : page.index("</form>", page.index('id="take-suggestion"'))]
+    data = dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)"', form))
+    button = re.search(r'<button type="submit" form="take-suggestion" name="index" value="(\d+)"', page)
+    assert button, "no take button beside the suggestion"
+    return data, button.group(1)
+
+
+def test_a_suggestion_is_taken_into_its_field_as_the_persons_edit(
+    site: TestClient, store: Store, case_json: dict[str, Any]
+) -> None:
+    store.write_draft(a_suggested_draft(case_json))
+    sign_in(site, "ann")
+    data, index = take_form(site)
+    answer = site.post(f"/drafts/{DRAFT_ID}/take", data={**data, "index": index})
+    assert answer.status_code == 303 and answer.headers["location"].endswith("?took=detection#field-detection")
+    draft = store.read_draft(DRAFT_ID)
+    assert draft.detection == {"en": "A probe would have detected the empty cache within a minute."}
+    assert not draft.suggestions and "detection" in {e.field for e in draft.evidence}
+    assert (draft.history[-1].by, draft.history[-1].changed) == ("ann", ["detection"])
+    page = site.get(answer.headers["location"]).text
+    assert "Took the suggestion into detection as your edit." in page
+    assert 'form="take-suggestion"' not in page, "nothing left to take"
+
+
+def test_a_take_of_a_stale_page_is_refused_and_shows_the_other_change(
+    site: TestClient, store: Store, case_json: dict[str, Any]
+) -> None:
+    store.write_draft(a_suggested_draft(case_json))
+    sign_in(site, "ann")
+    data, index = take_form(site)
+    store.update_draft(DRAFT_ID, lambda d: d.model_copy(update={"lessons": {"en": "Changed meanwhile."}}))
+    answer = site.post(f"/drafts/{DRAFT_ID}/take", data={**data, "index": index})
+    assert answer.status_code == 409 and "take: not done: the draft changed after you opened it" in answer.text
+    assert store.read_draft(DRAFT_ID).detection is None
+    wrong = site.post(f"/drafts/{DRAFT_ID}/take", data={**take_form(site)[0], "index": "7"})
+    assert wrong.status_code == 409 and f"take: {DRAFT_ID}: no suggestion 7: the draft has 1 (0 to 0)" in wrong.text

@@ -6,7 +6,7 @@ the page as a person does: clicks, typing, form posts, htmx. One browser serves 
 
 Without chromium these tests fail, saying how to install it (`scripts/test` does, as root).
 With INCIDENTLIB_SCREENSHOTS=DIR the picture tests save `queue.png`, `draft.png`, `candidates.png` and
-`assist.png` into DIR (the pictures of the README and the manual:
+`assist.png` (and `suggestions.png`) into DIR (the pictures of the README and the manual:
 `INCIDENTLIB_SCREENSHOTS=docs python -m pytest tests/test_web_browser.py`).
 """
 
@@ -35,8 +35,10 @@ from pipeline import claims, review
 from pipeline.candidates import candidates
 from pipeline.demo import run_demo
 from pipeline.discover import discover
+from pipeline.draft import apply_extraction, new_draft
+from pipeline.extract import extract
 from pipeline.ids import draft_id_for, same_page_key
-from pipeline.models import DraftState
+from pipeline.models import DraftState, Origin, SourceEntry
 from pipeline.publish import promote
 from pipeline.reviewers import add_reviewer
 from pipeline.settings import Settings
@@ -686,3 +688,51 @@ def test_a_tour_of_the_demos_library_finds_every_evidence_link_landing_and_every
             assert case_page_lacks(page.content(), case) == [], case.id
     assert [a for a in answers if a[0] >= 400] == [], "a page asked for something that is not there"
     assert (200, f"{url}/static/favicon.svg") in answers, "the page's icon, asked for and there"
+
+
+# ---------------------------------------------------------------- suggestions the rules trusted too little
+
+SUGGESTING_URL = "https://status.example.org/postmortems/2024-06-proxy.md"
+SUGGESTING = b"""# Proxy outage on 3 June 2024
+
+## What happened
+
+The outage was triggered by a change to the proxy configuration.
+A synthetic probe would have detected the broken route within a minute.
+Customers could not reach the dashboard for 40 minutes.
+
+## Remediation
+
+- Requests to the dashboard failed with errors.
+- We reverted the proxy change.
+"""
+
+
+def test_a_writer_takes_a_suggestion_into_its_field(browsers: Callable[..., Page], root: Path, store: Store) -> None:
+    entry = SourceEntry(url=SUGGESTING_URL)
+    extraction = extract(SUGGESTING, SUGGESTING_URL, None)
+    origin = Origin(url=SUGGESTING_URL, canonical_url=SUGGESTING_URL, final_url=SUGGESTING_URL, format="markdown")
+    draft = apply_extraction(new_draft(entry), entry, extraction, origin)
+    assert draft.detection is None and {s.field for s in draft.suggestions} == {"detection", "remediation"}
+    store.write_draft(draft)
+    add_reviewer(store, "ann", PASSWORD)
+    with served(Settings(root=root)) as url:
+        page = signed_in(browsers, url, "ann", viewport={"width": 1400, "height": 900})
+        page.goto(f"/drafts/{draft.id}")
+        take = page.get_by_role("button", name="Take into detection")
+        expect(take).to_be_visible()
+        expect(page.locator("#field-detection .suggestions")).to_contain_text("A synthetic probe would have detected")
+        if SCREENSHOTS:
+            page.screenshot(path=Path(SCREENSHOTS) / "suggestions.png", full_page=True)
+        press(page, take)
+        expect(page.get_by_role("status")).to_have_text("Took the suggestion into detection as your edit.")
+        expect(field(page, "detection.en")).to_have_value(
+            "A synthetic probe would have detected the broken route within a minute."
+        )
+        expect(page.locator("#field-detection .evidence li")).to_contain_text(["cue.detection+modal"])
+        expect(page.get_by_role("button", name="Take into detection")).to_have_count(0)
+        expect(page.get_by_role("button", name="Take into remediation")).to_be_visible()
+        expect(page.locator("ol.history")).to_contain_text("took the suggestion of cue.detection+modal")
+    stored = store.read_draft(draft.id)
+    assert stored.detection == {"en": "A synthetic probe would have detected the broken route within a minute."}
+    assert [(h.by, h.changed) for h in stored.history] == [("ann", ["detection"])]

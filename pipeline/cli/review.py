@@ -22,7 +22,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from pipeline import interrupt, review
+from pipeline import interrupt, review, suggestions
 from pipeline import queue as review_queue
 from pipeline.cli.common import (
     ByOption,
@@ -180,6 +180,31 @@ def set_(
         load_settings(root), draft_id, lambda d, s: review.edited(d, review.set_field(d, field, parsed), name)
     )
     _said(draft, f"{field} set")
+
+
+@app.command("take-suggestion")
+def take_suggestion(
+    draft_id: DraftArgument,
+    number: Annotated[
+        int, typer.Argument(help="The suggestion's number, as `incidentlib show` prints it (suggestion 0, 1, ...).")
+    ],
+    by: ByOption = None,
+    root: RootOption = None,
+) -> None:
+    """Take a suggestion (a passage below the confidence threshold) into its field as your edit: a text
+    gets it as a paragraph, a list of steps as an item; the passage stays marked as the field's evidence."""
+    name = who(by)
+    taken: list[str] = []
+
+    def take(draft: Draft, settings: Settings) -> Draft:
+        entry = draft.suggestions[number] if 0 <= number < len(draft.suggestions) else None
+        after = suggestions.take_suggestion(draft, number, name)
+        if entry is not None:
+            taken.append(f"{suggestions.taken_path(draft, entry)}: \u201c{' '.join(entry.quote.split())[:80]}\u201d")
+        return after
+
+    draft = _review_step(load_settings(root), draft_id, take)
+    _said(draft, f"took suggestion {number} into {taken[0]}")
 
 
 @app.command()

@@ -33,6 +33,9 @@ class Block:
     # Kept beside the text, not in it: the text stays as the page reads, so quotes and text
     # fragments still match; lists render "text (URL)" from these (pipeline.extract.lists).
     links: tuple[Link, ...] = ()
+    # Inside a blockquote (Markdown `>`, HTML <blockquote>): what someone said or wrote, kept beside
+    # the text as a mark, not a character in it, so the text (and its F1) is the page's own.
+    quoted: bool = False
 
     @property
     def is_heading(self) -> bool:
@@ -76,12 +79,15 @@ def sections_from(blocks: list[Block]) -> list[Section]:
     def close() -> None:
         if heading or body:
             text = _join(body)
+            quotes = [b.text for b in body if b.quoted]
             # A heading that names nothing: the section's own sentences may (a lower confidence).
             guess = guess_from_words(text) if heading and field is None else None
             if guess is not None:
-                sections.append(Section(heading=heading, field=guess.field, text=text, confidence=guess.confidence))
+                sections.append(
+                    Section(heading=heading, field=guess.field, text=text, confidence=guess.confidence, quotes=quotes)
+                )
             else:
-                sections.append(Section(heading=heading, field=field, text=text))
+                sections.append(Section(heading=heading, field=field, text=text, quotes=quotes))
 
     for block in blocks:
         if not block.is_heading:

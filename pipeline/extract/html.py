@@ -390,7 +390,7 @@ def _blocks_from_tree(body) -> list[Block]:
         else:
             text = _clean("".join(element.itertext()))
             if text:
-                blocks.append(Block(text))
+                blocks.append(Block(text, quoted=tag == "quote"))  # trafilatura's <quote>: a <blockquote>
     return blocks
 
 
@@ -466,13 +466,13 @@ def _soup_blocks(markup: str) -> list[Block]:
         if element.name.startswith("h"):
             blocks.append(Block(text, level=int(element.name[1])))
         elif element.name == "li":
-            blocks.append(Block(text, kind="item"))
+            blocks.append(Block(text, kind="item", quoted=element.find_parent("blockquote") is not None))
         elif element.name == "tr":
             blocks.append(
                 Block(" | ".join(_clean(c.get_text(" ")) for c in element.find_all(["td", "th"])), kind="row")
             )
         else:
-            blocks.append(Block(text))
+            blocks.append(Block(text, quoted=element.find_parent("blockquote") is not None))
     if not blocks:
         text = _clean(soup.get_text(" "))
         blocks = [Block(text)] if text else []

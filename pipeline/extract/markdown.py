@@ -86,18 +86,28 @@ def _inline_text(token: Token) -> str:
     return _inline(token)[0]
 
 
+# The tokens that open and close a list or a blockquote: what they nest, and by how much.
+_NESTING = {
+    "bullet_list_open": ("list", 1),
+    "ordered_list_open": ("list", 1),
+    "bullet_list_close": ("list", -1),
+    "ordered_list_close": ("list", -1),
+    "blockquote_open": ("blockquote", 1),
+    "blockquote_close": ("blockquote", -1),
+}
+
+
 def read_markdown(text: str) -> MarkdownDocument:
     front, body, raw = _front_matter(text)
     tokens = _PARSER.parse(body)
     blocks: list[Block] = []
-    list_depth = 0
+    depth = {"list": 0, "blockquote": 0}  # how deep in lists and in blockquotes the token stands
     row: list[str] | None = None
     for index, token in enumerate(tokens):
         kind = token.type
-        if kind in ("bullet_list_open", "ordered_list_open"):
-            list_depth += 1
-        elif kind in ("bullet_list_close", "ordered_list_close"):
-            list_depth -= 1
+        if kind in _NESTING:
+            what, step = _NESTING[kind]
+            depth[what] += step
         elif kind == "heading_open":
             content = _inline_text(tokens[index + 1])
             if content:
@@ -113,7 +123,8 @@ def read_markdown(text: str) -> MarkdownDocument:
         elif kind == "inline" and tokens[index - 1].type == "paragraph_open":
             content, links = _inline(token)
             if content:
-                blocks.append(Block(content, kind="item" if list_depth > 0 else "para", links=links))
+                kind_of = "item" if depth["list"] > 0 else "para"
+                blocks.append(Block(content, kind=kind_of, links=links, quoted=depth["blockquote"] > 0))
         elif kind in ("fence", "code_block", "html_block"):
             literal = _literal_block(token)
             if literal is not None:

@@ -300,13 +300,15 @@ def _misread(name: str, sentence: str, cue: re.Match[str] | None) -> list[str]:
     return why
 
 
-def scored(name: str, text: str, rule: str, base: float, *, background: bool = False) -> Passage:
+def scored(name: str, text: str, rule: str, base: float, *, background: bool = False, quoted: bool = False) -> Passage:
     """A passage of field `name` with its confidence: `base` for the rule, raised when the sentence
     names the field plainly, lowered by each reading that says it is not what happened (the rule's
-    name gains each reason: "cue.detection+modal")."""
+    name gains each reason: "cue.detection+modal"). `quoted`: the sentence stands in a blockquote."""
     pattern = _CUES.get(name)
     cue = pattern.search(text) if pattern else next((m for c in _ROOT_CAUSE_TIERS if (m := c.search(text))), None)
     why = _lowered(name, text, cue)
+    if quoted and "quoted" not in why:
+        why.append("quoted")
     if background:
         why.append("background")
     confidence = base
@@ -350,17 +352,19 @@ def _is_noise(paragraph: str) -> bool:
 
 def _units(
     sections: Sequence[Section], skip: frozenset[SectionField | None] = _NOT_PROSE | _NAMED
-) -> list[tuple[str, bool]]:
+) -> list[tuple[str, bool, bool]]:
     """The prose's sentences outside the sections of `skip` (by default those named for a field or
     holding lists), a "This means" joined to the one before it when they are one span of the text;
     only those of paragraphs with a cue in them. Each with whether its section is background
-    (a heading such as "Background" or "How the queue works")."""
-    units: list[tuple[str, bool]] = []
+    (a heading such as "Background" or "How the queue works"), and whether it stands in a blockquote."""
+    units: list[tuple[str, bool, bool]] = []
     for section in sections:
         if section.field in skip:
             continue
         background = section.field is None and bool(_BACKGROUND.search(section.heading))
+        quotes = set(section.quotes)
         for paragraph in _paragraphs(section):
+            quoted = paragraph in quotes
             # Most paragraphs of a page hold no cue: they are passed over unsplit, at one scan each.
             if not _ANY_CUE.search(paragraph.lower()) or _is_noise(paragraph):
                 continue
@@ -368,10 +372,10 @@ def _units(
             for sentence in sentences(paragraph):
                 if previous is not None and _CONTINUATION.match(sentence):
                     joined = paragraph[paragraph.index(previous) : paragraph.index(sentence) + len(sentence)]
-                    units[-1] = (joined, background)
+                    units[-1] = (joined, background, quoted)
                     previous = joined
                 else:
-                    units.append((sentence, background))
+                    units.append((sentence, background, quoted))
                     previous = sentence
     return units
 
@@ -387,12 +391,18 @@ def prose_passages(sections: Sequence[Section]) -> dict[str, list[Passage]]:
     found: dict[str, list[Passage]] = {name: [] for name in (*FIELDS, "root_cause")}
 
     def add(
-        name: str, text: str, rule: str, limit: int, base: float = _CUE_CONFIDENCE, background: bool = False
+        name: str,
+        text: str,
+        rule: str,
+        limit: int,
+        base: float = _CUE_CONFIDENCE,
+        background: bool = False,
+        quoted: bool = False,
     ) -> None:
         # A passage the draft would not write does not take a written one's place (at most as many again).
         counted = sum(p.confidence >= _COUNTED for p in found[name])
         if counted < limit and len(found[name]) < 2 * limit and all(text != p.text for p in found[name]):
-            found[name].append(scored(name, text, rule, base, background=background))
+            found[name].append(scored(name, text, rule, base, background=background, quoted=quoted))
 
     entries = timeline_entries(sections)
     _timeline_passages(entries, add)
@@ -405,14 +415,15 @@ def prose_passages(sections: Sequence[Section]) -> dict[str, list[Passage]]:
     _more_root_causes(sections, entries, candidates)
     best = sorted(candidates)[: _LIMIT["root_cause"]]
     for tier, _, text, rule in sorted(best, key=lambda c: c[1]):
-        background = rule.endswith("+background")
+        base, *marks = rule.split("+")
         add(
             "root_cause",
             text,
-            rule.removesuffix("+background"),
+            base,
             _LIMIT["root_cause"],
             _TIER_CONFIDENCE[tier],
-            background,
+            "background" in marks,
+            "quoted" in marks,
         )
     return found
 
@@ -455,7 +466,7 @@ def _cue_passages(sections: Sequence[Section], found: dict[str, list[Passage]], 
     """From the prose's sentences with a cue: up to two fields each (those not full yet); and the
     sentences that may name the cause, for the root cause to be chosen from."""
     candidates: list[_Candidate] = []
-    for position, (sentence, background) in enumerate(_units(sections)):
+    for position, (sentence, background, quoted) in enumerate(_units(sections)):
         low = sentence.lower()
         if not _ANY_CUE.search(low):
             continue  # one scan instead of eight
@@ -465,12 +476,11 @@ def _cue_passages(sections: Sequence[Section], found: dict[str, list[Passage]], 
             if sum(p.confidence >= _COUNTED for p in found[name]) < _LIMIT[name] and _LOW_CUES[name].search(low)
         ]
         for name in matched[:2]:
-            add(name, sentence, f"cue.{name}", _LIMIT[name], background=background)
+            add(name, sentence, f"cue.{name}", _LIMIT[name], background=background, quoted=quoted)
         tier = _root_cause_tier(sentence)
         if tier is not None:
-            candidates.append(
-                (tier, position, sentence, "cue.root_cause+background" if background else "cue.root_cause")
-            )
+            marks = "+background" * background + "+quoted" * quoted
+            candidates.append((tier, position, sentence, f"cue.root_cause{marks}"))
     return candidates
 
 
@@ -481,9 +491,9 @@ def _more_root_causes(
     that explain it, then a timeline entry that names what was found ("identified as a node with
     networking issues")."""
     explained = _units(sections, skip=frozenset(f for f in SectionField if f not in _CAUSE_ALSO) | {None})
-    for position, (sentence, _) in enumerate(explained, start=len(candidates) + 5_000):
+    for position, (sentence, _, quoted) in enumerate(explained, start=len(candidates) + 5_000):
         if _root_cause_tier(sentence) == 0:
-            candidates.append((0, position, sentence, "cue.root_cause"))
+            candidates.append((0, position, sentence, "cue.root_cause+quoted" if quoted else "cue.root_cause"))
     for position, entry in enumerate(entries, start=len(candidates) + 10_000):
         for sentence in sentences(entry.text.strip()):
             tier = _root_cause_tier(sentence)

@@ -17,6 +17,7 @@ from pipeline import queue as review_queue
 from pipeline import review
 from pipeline.fragments import fragment_link
 from pipeline.models import Draft, Evidence
+from pipeline.suggestions import takeable
 from pipeline.web.forms import FormField, by_language, form_fields, languages_for
 from pipeline.web.marks import evidence_passages, headings_of, suggestion_passages, text_pane
 from pipeline.web.proposals import assist_view
@@ -92,6 +93,9 @@ def draft_page(
         version=version,
         fields=fields,
         suggested=suggested_beside(fields, suggested),
+        # Each suggestion's place in the draft's list, which its button sends; none for a field of no passage.
+        taking={n: draft.suggestions.index(e) for n, e in suggested.items() if takeable(e)},
+        took=request.query_params.get("took"),
         languages=languages_for(shown, languages),
         pieces=text_pane(text, passages, headings_of(text, draft.sections)),
         marks=marks,

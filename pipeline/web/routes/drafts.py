@@ -1,19 +1,20 @@
 """One draft: its page (`/drafts/{id}`), what it would lack as typed (`/lacks`), saving the form
-(`/save`), and one route per review move (`/write`, `/approve`, `/request-changes`, `/reject`,
-`/reopen`: pipeline.review.MOVES), each made by pipeline.review.move in the signed-in person's name.
-Every change is of the version the page showed (pipeline.web.writes)."""
+(`/save`), taking a suggestion into its field (`/take`), and one route per review move (`/write`,
+`/approve`, `/request-changes`, `/reject`, `/reopen`: pipeline.review.MOVES), each made by
+pipeline.review.move in the signed-in person's name. Every change is of the version the page showed
+(pipeline.web.writes)."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from pipeline import review
+from pipeline import review, suggestions
 from pipeline.errors import IncidentlibError, RecordError, RecordNotFound
 from pipeline.fields import TERM_LISTS
 from pipeline.models import Draft
@@ -70,6 +71,45 @@ async def save(request: Request, draft_id: str, web: Web) -> Response:
         refused=lambda draft, now, exc: draft_page(
             request, draft, now, 409, typed=as_typed, problem=f"not saved: {exc}"
         ),
+    )
+
+
+@router.post("/drafts/{draft_id}/take", response_class=HTMLResponse)
+async def take(request: Request, draft_id: str, web: Web) -> Response:
+    """Take one suggestion (`index`, its place in the draft's suggestions) into its field as the
+    signed-in person's edit (pipeline.suggestions), of the version the page showed."""
+    name = request.state.session.name
+    form = await request.form()
+    seen = str(form.get("version") or "")
+    raw = str(form.get("index") or "")
+    current, version = await asyncio.to_thread(web.store.read_draft_versioned, draft_id)
+    if not raw.isdigit():
+        return draft_page(request, current, version, 422, problem=f"take: index: {raw!r} is no suggestion's number")
+    index = int(raw)
+    entry = current.suggestions[index] if index < len(current.suggestions) else None
+    field = suggestions.taken_path(current, entry).split("[")[0] if entry else ""
+    target = f"/drafts/{quote(draft_id)}?{urlencode({'took': field})}#field-{quote(field)}"
+
+    def not_done(draft: Draft, now: str, exc: IncidentlibError) -> Response:
+        return draft_page(request, draft, now, 409, problem=f"take: {exc}")
+
+    return await compare_and_write(
+        web.store,
+        current,
+        version,
+        seen,
+        lambda draft: suggestions.take_suggestion(draft, index, name),
+        done=lambda _: RedirectResponse(target, status_code=303),
+        mismatch=lambda draft, now: draft_page(
+            request,
+            draft,
+            now,
+            409,
+            theirs=their_change(draft),
+            problem="take: not done: the draft changed after you opened it; read the change, then take it again",
+        ),
+        conflict=not_done,
+        refused=not_done,
     )
 
 

@@ -1,0 +1,99 @@
+"""Taking a suggestion into its field, pure: the one rule the draft page and the command line share.
+
+    draft = take_suggestion(draft, 0, by="dana")     # suggestion 0's passage written into its field
+    takeable(draft.suggestions[0])                   # False for a field that holds no passage (root_cause)
+
+A suggestion (`Draft.suggestions`) is a passage a rule found for a field but trusted too little to
+write into it. A writer who reads it and agrees takes it: the passage is written into the field (a
+text is filled, or gets it as a paragraph of its own after what it holds; a list of steps gets it
+as an item), as that person's edit (`pipeline.review.edited`: the history says who took which
+passage, and the field is theirs, so a re-crawl leaves it alone); the suggestion becomes the
+field's evidence, so the passage stays marked in the text.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pipeline import review
+from pipeline.errors import ReviewError
+from pipeline.evidence import holds
+from pipeline.fields import ACTION_LISTS, NARRATIVE
+from pipeline.models import Draft, Evidence
+
+__all__ = ["take_suggestion", "takeable", "taken_path"]
+
+# A field of parts whose passage goes into one part: an impact's passage is its scope.
+_INTO_PART = {"impact": "scope"}
+_UNKNOWN = "unknown"
+
+
+def takeable(entry: Evidence) -> bool:
+    """The suggestion's field holds a passage: a text, an impact's scope, or a list of steps. A root
+    cause holds a class of the vocabulary, chosen by a person, not a passage."""
+    name = entry.field.split(".")[0].split("[")[0]
+    return name in NARRATIVE or name in ACTION_LISTS or name in _INTO_PART
+
+
+def taken_path(draft: Draft, entry: Evidence) -> str:
+    """The field path the passage is written at: `trigger`, `impact.scope`, `remediation[2]` (a new item)."""
+    name = entry.field.split(".")[0].split("[")[0]
+    if name in ACTION_LISTS:
+        return f"{name}[{len(getattr(draft, name))}]"
+    if name in _INTO_PART:
+        return f"{name}.{_INTO_PART[name]}"
+    return name
+
+
+def _paragraphs(held: str | None, passage: str) -> str:
+    """`held` with the passage after it as a paragraph of its own; the passage alone for an empty field."""
+    held = (held or "").strip()
+    return f"{held}\n\n{passage}" if held and held != _UNKNOWN else passage
+
+
+def _value(draft: Draft, name: str, passage: str) -> tuple[str, Any]:
+    """The dotted path `review.set_field` sets and the value it sets there."""
+    if name in ACTION_LISTS:
+        items = [item.model_dump(mode="json") for item in getattr(draft, name)]
+        return name, [*items, {"text": {"en": passage}}]
+    if name in _INTO_PART:
+        part = _INTO_PART[name]
+        return f"{name}.{part}", _paragraphs(getattr(getattr(draft, name), part), passage)
+    return f"{name}.en", _paragraphs((getattr(draft, name) or {}).get("en"), passage)
+
+
+def take_suggestion(draft: Draft, index: int, by: str) -> Draft:
+    """The draft with suggestion `index` (its place in `draft.suggestions`, as `show` numbers it)
+    taken into its field as `by`'s edit, and kept as that field's evidence.
+
+    Refused (ReviewError, one line naming the suggestion) when there is no such suggestion, when its
+    passage no longer stands in the text (a re-crawl changed it), when its field holds no passage (a
+    root cause's class), or when the field holds the passage already. The field's other evidence is
+    kept: the edit only adds a paragraph or an item, so the passages it held are still its own.
+    """
+    if not 0 <= index < len(draft.suggestions):
+        count = len(draft.suggestions)
+        has = f"{count} (0 to {count - 1})" if count else "none"
+        raise ReviewError(f"no suggestion {index}: the draft has {has}", draft_id=draft.id)
+    entry = draft.suggestions[index]
+    said = f"suggestion {index} ({entry.field})"
+    if not takeable(entry):
+        raise ReviewError(
+            f"{said}: {entry.field} holds a class of the vocabulary, not a passage; choose it by hand",
+            draft_id=draft.id,
+        )
+    if not holds(entry, draft.text):
+        raise ReviewError(f"{said}: its passage is no longer in the text (it changed since)", draft_id=draft.id)
+    name = entry.field.split(".")[0].split("[")[0]
+    passage = " ".join(entry.quote.split())
+    path, value = _value(draft, name, passage)
+    held = review.value_at(draft, path)
+    texts = [" ".join(str((i.get("text") or {}).get("en", "")).split()) for i in held] if isinstance(held, list) else []
+    if (isinstance(held, str) and passage in " ".join(held.split())) or passage in texts:
+        raise ReviewError(f"{said}: {path} holds this passage already", draft_id=draft.id)
+    at = taken_path(draft, entry)
+    note = f"took the suggestion of {entry.rule} (confidence {entry.confidence or 0:g}) into {at}"
+    after = review.edited(draft, review.set_field(draft, path, value), by, comment=note)
+    taken = entry.model_copy(update={"field": at})
+    suggestions = [s for i, s in enumerate(draft.suggestions) if i != index]
+    return after.model_copy(update={"evidence": [*draft.evidence, taken], "suggestions": suggestions})
