@@ -69,6 +69,12 @@ _TEAM = re.compile(r"\b[Tt]he\s+(?P<name>[A-Z][\w.'-]*(?:\s+[A-Z][\w.'-]*){0,2})
 # A script's or a style's text is a library's, not the page's: its licence is someone else's copyright.
 _CODE = re.compile(r"<(script|style)\b.*?</\1\s*>", re.IGNORECASE | re.DOTALL)
 _TITLE_SEPARATOR = re.compile(r"\s+[|·–—-]\s+")
+# Words a site's registrable name adds to its company's name to name its status page:
+# discordstatus.com, acme-status.io, acmestatuspage.com. Stripped from the address's guess.
+_STATUS_WORDS = ("statuspage", "status")
+# Words a registrable name adds to its company's name more widely (discordapp.com, acmehq.com):
+# stripped only to match a name the page states, never from the address alone (whatsapp).
+_SITE_WORDS = (*_STATUS_WORDS, "app", "hq")
 
 
 @dataclass(frozen=True)
@@ -82,6 +88,7 @@ class OrgTable:
     repos: dict[str, Org]  # "owner/repo" and "owner", lower-case
     hosts: dict[str, Org]
     platforms: frozenset[str]  # site names (lower-case) that are not the author's organisation
+    status_hosts: frozenset[str] = frozenset()  # hosted status pages: `customer.statuspage.io`
 
 
 @dataclass(frozen=True)
@@ -106,12 +113,29 @@ def clean_name(name: str | None) -> str | None:
     return cleaned or None
 
 
+def _without(label: str, words: tuple[str, ...]) -> str:
+    """A registrable name without a trailing status or site word (`discordstatus` → discord,
+    `acme-status` → acme); unchanged when nothing of two letters or more would be left."""
+    for word in words:
+        rest = label.removesuffix(word).rstrip("-")
+        if rest != label and len(rest) >= 2:
+            return rest
+    return label
+
+
+def _company(label: str) -> str:
+    """The company a registrable name names: without a status word (`githubstatus` → github)."""
+    return _without(label, _STATUS_WORDS)
+
+
 def _bears_out(name: str, url: str) -> bool:
     """Whether the address carries one of the name's words (of three letters or more): its host's
-    labels, or on a code host its owner, split at hyphens and dots."""
+    labels, or on a code host its owner, split at hyphens and dots; a label also without a
+    trailing status or site word (Discord on discordstatus.com or status.discordapp.com)."""
     parts = urlsplit(url)
     host = (parts.hostname or "").lower()
-    words = set(re.split(r"[.-]", host))
+    labels = host.split(".")
+    words = set(re.split(r"[.-]", host)) | {_without(label, _SITE_WORDS) for label in labels}
     if host in GITHUB_HOSTS:
         owner = next((s for s in parts.path.split("/") if s), "")
         words = set(re.split(r"[.-]", owner.lower()))
@@ -123,12 +147,24 @@ def _title_site(title: str | None) -> str | None:
     return pieces[-1].strip() if len(pieces) > 1 else None
 
 
+def _title_lead(title: str | None) -> str | None:
+    """A title's first part when it names a publication ("Acme Status - Elevated errors", as hosted
+    status pages title an incident): it ends with a publication word, so it is not a headline's."""
+    pieces = _TITLE_SEPARATOR.split(title or "")
+    words = pieces[0].split()
+    return pieces[0].strip() if len(pieces) > 1 and words and words[-1].lower() in _TRAILING else None
+
+
 def _stated(says: PageSays, url: str, platforms: frozenset[str]) -> Org | None:
     """The organisation the page states, in order: its site name, its title's site part when the
     address bears it out, its last copyright line (a footer's, not a script's; of several, the last
     the address bears out, so a blog host's own line does not win over the author's), "the X team"
     when the address bears it out; None when it states none."""
-    candidates: list[tuple[str | None, bool]] = [(says.site_name, False), (_title_site(says.title), True)]
+    candidates: list[tuple[str | None, bool]] = [
+        (says.site_name, False),
+        (_title_site(says.title), True),
+        (_title_lead(says.title), True),
+    ]
     text = _CODE.sub(" ", says.text or "")
     # A holder ends at its sentence's end: "© 2024 Ghost Foundation. Published with Ghost."
     holders = [re.split(r"\.\s", m.group("holder"))[0] for m in _COPYRIGHT.finditer(text)]
@@ -158,7 +194,8 @@ def _parse(data: object) -> OrgTable:
         raise VocabularyError("pipeline/orgs.yaml: expected a mapping with github, hosts and platforms")
     repos = {str(k).lower(): _org(v, f"github.{k}") for k, v in (data.get("github") or {}).items()}
     hosts = {str(k).lower(): _org(v, f"hosts.{k}") for k, v in (data.get("hosts") or {}).items()}
-    return OrgTable(repos, hosts, frozenset(str(p).lower() for p in data.get("platforms") or []))
+    platforms = frozenset(str(p).lower() for p in data.get("platforms") or [])
+    return OrgTable(repos, hosts, platforms, frozenset(str(h).lower() for h in data.get("status_hosts") or []))
 
 
 @functools.cache
@@ -232,10 +269,28 @@ def _found(url: str, says: PageSays) -> tuple[Org | None, Org | None]:
     if extracted.suffix.endswith(_PAGES_HOSTS) and extracted.domain:
         # owner.github.io: the account's Pages, known by its owner when the table knows it.
         return table.repos.get(extracted.domain), _named(extracted.domain)
+    if f"{extracted.domain}.{extracted.suffix}" in table.status_hosts:
+        return _status_host(extracted, says, url, table)
     stated = None if extracted.domain in table.platforms else _stated(says, url, table.platforms)
+    domain = _company(extracted.domain)
     if stated:
-        return _one_slug(stated, extracted.domain), None
-    return None, _named(extracted.domain or host.removeprefix("www."))
+        return _one_slug(stated, domain), None
+    return None, _named(domain or host.removeprefix("www."))
+
+
+def _status_host(
+    extracted: tldextract.tldextract.ExtractResult, says: PageSays, url: str, table: OrgTable
+) -> tuple[Org | None, Org | None]:
+    """A hosted status page (`discord.statuspage.io`): the customer is its subdomain, as an account
+    is a code host's; what the page states comes first, the platform's own name never counts. The
+    platform's own site (`www.statuspage.io`) is the platform's."""
+    label = extracted.subdomain.split(".")[-1]
+    if label in ("", "www"):
+        return None, _named(extracted.domain)
+    stated = _stated(says, url, table.platforms)
+    if stated:
+        return _one_slug(stated, _company(label)), None
+    return None, _named(_company(label))
 
 
 def _one_slug(stated: Org, domain: str) -> Org:
@@ -247,6 +302,8 @@ def _one_slug(stated: Org, domain: str) -> Org:
     name = (stated.slug or "").replace("-", "")
     registrable = slugify(domain)
     compact = registrable.replace("-", "")
+    if len(name) >= 3 and slugify(_without(domain, _SITE_WORDS)).replace("-", "") == name != compact:
+        return stated  # discordapp and "Discord": the site word names the site, not the company
     if len(name) >= 3 and len(compact) >= 3 and (name in compact or compact in name):
         return Org(stated.name, registrable or stated.slug)
     return stated

@@ -116,3 +116,56 @@ def test_a_blog_hosts_copyright_line_does_not_name_the_org() -> None:
     for line in ("© 2024 Ghost Foundation", "© 2024 A Medium Corporation", "Copyright © 2024 Automattic Inc."):
         page = f"<p>The outage.</p><footer>{line}</footer>"
         assert org_for("https://notes.kettle.dev/x", says=PageSays(text=page)) == Org("kettle", "kettle"), line
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        # a registrable name that is a company name plus a status word: the company
+        ("https://discordstatus.com/incidents/abc123", Org("discord", "discord")),
+        ("https://www.examplestatus.com/incidents/abc123", Org("example", "example")),
+        ("https://acme-status.io/", Org("acme", "acme")),
+        ("https://widgetstatuspage.com/history", Org("widget", "widget")),
+        # a hosted status platform: the customer is the subdomain, not the platform
+        ("https://discord.statuspage.io/incidents/abc123", Org("discord", "discord")),
+        ("https://acme.instatus.com/clx0abc", Org("acme", "acme")),
+        ("https://acme.betteruptime.com/", Org("acme", "acme")),
+        ("https://acme.status.io/", Org("acme", "acme")),
+        ("https://acme.statuspal.io/", Org("acme", "acme")),
+        ("https://acmestatus.statuspage.io/", Org("acme", "acme")),
+        # the platform's own site is the platform's
+        ("https://www.statuspage.io/", Org("statuspage", "statuspage")),
+        # status.X.com: X
+        ("https://status.example.com/incidents/1", Org("example", "example")),
+        # a status word alone, or another word at the end, is left as it is (whatsapp is not "whats")
+        ("https://status.im/x", Org("status", "status")),
+        ("https://www.whatsapp.com/x", Org("whatsapp", "whatsapp")),
+        ("https://status.discordapp.com/incidents/abc123", Org("discordapp", "discordapp")),
+    ],
+)
+def test_a_status_pages_org_is_the_company_not_the_status_host(url: str, expected: Org) -> None:
+    assert org_for(url) == expected
+
+
+def test_a_status_page_states_its_company_in_its_titles_lead() -> None:
+    # Hosted status pages title an incident "<Page> Status - <incident>"; their footer names the platform.
+    says = PageSays(title="Acme Status - Elevated API errors", text="<footer>Powered by Atlassian Statuspage</footer>")
+    for url in (
+        "https://acmestatus.com/incidents/abc123",
+        "https://acme.statuspage.io/incidents/abc123",
+        "https://status.acme.com/incidents/abc123",
+    ):
+        assert org_for(url, says=says) == Org("Acme", "acme"), url
+    # A site word the page's name bears out names the site: "Acme" on status.acmeapp.com.
+    assert org_for("https://status.acmeapp.com/incidents/abc123", says=says) == Org("Acme", "acme")
+    # A stated name the address does not carry is another company's, a title's lead that is a
+    # headline (no publication word) is not a site's.
+    assert org_for("https://widgetstatus.com/incidents/1", says=says) == Org("widget", "widget")
+    headline = PageSays(title="Acme 2.0 - released")
+    assert org_for("https://blog.acme.dev/x", says=headline) == Org("acme", "acme")
+
+
+def test_a_status_platforms_own_name_is_not_the_customer() -> None:
+    for name in ("Statuspage", "Atlassian Statuspage", "Instatus", "Better Stack", "Statuspal"):
+        assert org_for("https://acme.statuspage.io/", site_name=name) == Org("acme", "acme"), name
+        assert orgs.guessed_org("https://acme.instatus.com/", site_name=name) == Org("acme", "acme"), name
