@@ -77,3 +77,54 @@ def test_a_draft_writes_symptoms_text_with_evidence_for_each_passage() -> None:
     evidence = [e for e in draft.evidence if e.field == "symptoms_text"]
     assert [e.rule for e in evidence] == ["symptoms.error", "symptoms.alert"]
     assert all(draft.text is not None and draft.text[e.start : e.end] == e.quote for e in evidence)
+
+
+def test_apologies_thanks_and_commitments_are_no_observation_and_say_why() -> None:
+    found = _passages(
+        "# Messaging outage\n\n## Impact\n\n"
+        "We apologize for the disruption this caused to users who could not send messages. "
+        "We know how important chat is to your team. Thank you for your patience while uploads were failing. "
+        "Users could not send messages for 40 minutes.\n\n"
+        "## Summary\n\nWe're sorry that the site was down for so long. Builds failed with a timeout.\n"
+    )
+    assert found["Users could not send messages for 40 minutes."] == ("symptoms.heading", 0.85)
+    assert found["Builds failed with a timeout."] == ("symptoms.error", 0.75)
+    for text in (
+        "We apologize for the disruption this caused to users who could not send messages.",
+        "We know how important chat is to your team.",
+        "Thank you for your patience while uploads were failing.",
+        "We're sorry that the site was down for so long.",
+    ):
+        rule, confidence = found[text]
+        assert rule.endswith("+apology") and confidence < THRESHOLD, text
+
+
+def test_the_state_of_the_investigation_is_no_observation_and_only_a_suggestion() -> None:
+    draft = draft_of(
+        b"# API errors\n\n## Impact\n\nThe root cause is still under investigation. "
+        b"Requests to the API returned 503 errors for an hour. "
+        b"Engineers have identified the cause of the failed builds.\n\n"
+        b"## Update\n\nWe are investigating elevated error rates on the API.\n"
+    )
+    assert draft.symptoms_text is not None
+    assert draft.symptoms_text["en"] == "Requests to the API returned 503 errors for an hour."
+    lowered = {e.quote: e.rule for e in draft.suggestions if e.field == "symptoms_text"}
+    assert lowered == {
+        "The root cause is still under investigation.": "symptoms.heading+investigation",
+        "We are investigating elevated error rates on the API.": "symptoms.impact+investigation",
+        "Engineers have identified the cause of the failed builds.": "symptoms.heading+investigation",
+    }
+    assert all(e.confidence is not None and e.confidence < THRESHOLD for e in draft.suggestions)
+
+
+def test_a_text_that_only_apologizes_drafts_no_symptoms() -> None:
+    passages = symptom_passages(
+        sections_from(
+            read_markdown(
+                "# Outage\n\nWe sincerely apologize to every customer whose requests failed. "
+                "Requests failed for reasons still under investigation.\n"
+            ).blocks
+        )
+    )
+    assert [p.rule for p in passages] == ["symptoms.error+apology", "symptoms.error+investigation"]
+    assert symptoms_text(passages, THRESHOLD) is None

@@ -18,7 +18,12 @@ back as evidence, and carries a confidence:
 
 Lowered by what makes a sentence no observation: modality and plans ("would have", "we will",
 "in the future", "if"), negation ("no customers were affected"), and the sections that explain
-rather than observe (root cause, trigger, contributing factors, remediation). Action items and
+rather than observe (root cause, trigger, contributing factors, remediation). Two kinds of sentence
+are no observation wherever they stand, and are kept below the gate with the reason in their rule
+("symptoms.error+apology"): an apology, a thanks or a commitment to the reader ("we apologize for the
+disruption to users who could not sign in", "thank you for your patience", "we know how important the
+service is to you"), and the state of the investigation ("the root cause is still under
+investigation", "we are investigating", "we have identified the cause"). Action items and
 lessons are not read: they tell what will be done. Precision first: below the draft's threshold
 (`draft_confidence_threshold`) a passage is kept as a suggestion, not written into the field.
 """
@@ -141,6 +146,31 @@ _DONE = re.compile(
     r"deleted|inspecting|investigating)\b",
     re.IGNORECASE,
 )
+# Said to the reader, not seen: an apology, a thanks, a commitment. The disruption it names is told elsewhere.
+_APOLOGY = re.compile(
+    r"\b(?:(?:we|i)(?: are|'re| am|'m)? (?:\w+ )?(?:apologi[sz]e|sorry|regret)|(?:our|my) (?:\w+ )?apolog\w*|"
+    r"sorry for|thank(?:s| you)(?: \w+)? (?:for|to)|(?:we )?appreciate (?:your|the) (?:patience|understanding)|"
+    r"(?:for|with) (?:your|their) (?:patience|understanding)|"
+    r"we (?:know|understand|recogni[sz]e|realise|realize) (?:how|that) (?:\w+ )?(?:important|critical|essential|"
+    r"frustrating|disruptive|much)|we(?: are|'re) (?:deeply |fully |firmly )?committed to|we take \w+(?: \w+)? "
+    r"(?:very )?seriously|(?:we|i) (?:want|wish|would like) to apologi[sz]e)\b",
+    re.IGNORECASE,
+)
+# The state of the investigation, not what was seen: "the root cause is still under investigation",
+# "we are investigating", "engineers have identified the cause".
+_INVESTIGATION = re.compile(
+    r"\b(?:(?:is|are|remains?|still|currently) (?:\w+ )?under investigation|investigation (?:is|remains) "
+    r"(?:\w+ )?(?:ongoing|underway|under way|in progress)|(?:are|is|were|was|'re|been|continu\w+|begun|began|started) "
+    r"(?:to )?(?:\w+ )?investigat\w*|(?:still )?looking into|"
+    r"(?:root )?cause (?:\w+ ){0,3}?(?:is|was|has|have|had|remains?)(?: \w+){0,3}? (?:been )?(?:identified|"
+    r"determined|found|known|unknown|unclear|understood|confirmed|isolated)|"
+    r"(?:identified|determined|found|isolated|confirmed|pinpointed) (?:the|a) (?:\w+ )?(?:root )?cause|"
+    r"working (?:on|to) (?:identify|identifying|determine|determining|understand|understanding|find|finding) "
+    r"(?:the )?(?:root )?cause)\b",
+    re.IGNORECASE,
+)
+# How high a sentence that is no observation (an apology, the investigation's state) may stay: a suggestion.
+_NO_OBSERVATION = 0.45
 # Sections whose sentences explain or repair: a symptom there is told in passing.
 _EXPLAINING = frozenset(
     {SectionField.ROOT_CAUSE, SectionField.TRIGGER, SectionField.CONTRIBUTING, SectionField.REMEDIATION}
@@ -155,10 +185,12 @@ class Symptom:
     text: str
     kind: str  # heading, error, alert, list, impact
     confidence: float
+    # What says it is no observation, kept in the rule: "apology", "investigation".
+    reasons: tuple[str, ...] = ()
 
     @property
     def rule(self) -> str:
-        return f"symptoms.{self.kind}"
+        return f"symptoms.{self.kind}" + "".join(f"+{reason}" for reason in self.reasons)
 
 
 def _paragraphs(section: Section) -> Iterator[tuple[str, bool]]:
@@ -185,7 +217,13 @@ def _kind(sentence: str, *, named: bool, listed: bool) -> str | None:
     return "list" if listed and _LIST_FAILURE.search(sentence) else None
 
 
-def _confidence(kind: str, sentence: str, field: SectionField | None) -> float:
+def _no_observation(sentence: str) -> tuple[str, ...]:
+    """What in `sentence` says it tells no observation, whatever error it names: the reasons' names."""
+    checks = (("apology", _APOLOGY), ("investigation", _INVESTIGATION))
+    return tuple(name for name, pattern in checks if pattern.search(sentence))
+
+
+def _confidence(kind: str, sentence: str, field: SectionField | None, reasons: tuple[str, ...] = ()) -> float:
     value = _BASE[kind]
     if _MODAL.search(sentence):
         value -= 0.35
@@ -197,6 +235,8 @@ def _confidence(kind: str, sentence: str, field: SectionField | None) -> float:
         value -= 0.25
     if sentence.endswith((":", "?")):
         value -= 0.3  # a lead-in or a question tells nothing itself
+    if reasons:
+        value = min(value, _NO_OBSERVATION)
     return round(max(value, 0.0), 2)
 
 
@@ -209,7 +249,8 @@ def _section_passages(section: Section, named: bool) -> Iterator[Symptom]:
         for sentence in sentences(_STATUS_LABEL.sub("", paragraph)):
             kind = _kind(sentence, named=named, listed=in_list)
             if kind is not None and len(sentence.split()) >= 3 and not sentence.startswith(("http://", "https://")):
-                yield Symptom(sentence, kind, _confidence(kind, sentence, section.field))
+                reasons = _no_observation(sentence)
+                yield Symptom(sentence, kind, _confidence(kind, sentence, section.field, reasons), reasons)
 
 
 def symptom_passages(sections: Sequence[Section]) -> list[Symptom]:
