@@ -42,6 +42,7 @@ NEEDS_ROOT: dict[str, list[str]] = {
     "set": [DRAFT, "org", "Example", "--by", "alice"],
     "show": [DRAFT],
     "status": [],
+    "take-suggestion": [DRAFT, "0", "--by", "alice"],
     "validate": [],
     "web": [],
     "write": [DRAFT, "--by", "alice"],

@@ -70,6 +70,7 @@ COMMAND_ORDER = (
     "show",
     "edit",
     "set",
+    "take-suggestion",
     "assist",
     "write",
     "approve",
