@@ -240,3 +240,8 @@ def seed_prefect_db(root: Path, migrated: Path) -> None:
     folder = root / ".incidentlib" / "prefect"
     folder.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(migrated, folder / "prefect.db")
+
+
+def archive_states(store: Store) -> dict[str, ArchiveState]:
+    """Each source's archive state, by URL, over every draft."""
+    return {s.url: s.archive for d in store.drafts() for s in d.sources}

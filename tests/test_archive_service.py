@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import archive_settings, drafts_for, seed_prefect_db, settings_env
+from helpers import archive_settings, archive_states, drafts_for, seed_prefect_db, settings_env
 
 from pipeline.archive import archive
 from pipeline.links import refresh
@@ -36,10 +36,6 @@ def site(farm: SiteFarm) -> Site:
     for n in range(4):
         site.pages[f"/pm/{n}"] = Page.html(HTML.format(n=n))
     return site
-
-
-def archive_states(store: Store) -> dict[str, ArchiveState]:
-    return {s.url: s.archive for d in store.drafts() for s in d.sources}
 
 
 def test_an_outage_over_two_runs_fails_no_source_and_the_third_run_captures(

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import httpx
 import pytest
-from helpers import archive_settings, drafts_for
+from helpers import archive_settings, archive_states, drafts_for
 from manual import section
 
 from pipeline.archive import archive
 from pipeline.capture import archived_status_reason, judgement
-from pipeline.models import ArchiveState, ArchiveStatus
+from pipeline.models import ArchiveStatus
 from pipeline.reasons import Reason
 from pipeline.standins import spn
 from pipeline.standins.sitefarm import Page, Site, SiteFarm
@@ -38,10 +38,6 @@ def site(farm: SiteFarm) -> Site:
     for n in range(4):
         site.pages[f"/pm/{n}"] = Page.html(HTML.format(n=n))
     return site
-
-
-def archive_states(store: Store) -> dict[str, ArchiveState]:
-    return {s.url: s.archive for d in store.drafts() for s in d.sources}
 
 
 def table() -> list[tuple[str, str, str, str]]:

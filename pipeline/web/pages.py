@@ -7,6 +7,7 @@ page shows may come from a crawled page. See docs/review.md.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from fastapi import Request
@@ -15,6 +16,7 @@ from fastapi.responses import HTMLResponse
 from pipeline import claims as claiming
 from pipeline import queue as review_queue
 from pipeline import review
+from pipeline.errors import IncidentlibError
 from pipeline.fragments import fragment_link
 from pipeline.models import Draft, Evidence
 from pipeline.suggestions import takeable
@@ -129,6 +131,29 @@ def conflict(request: Request, current: Draft, version: str, typed: Draft) -> HT
         problem="not saved: someone changed this draft after you opened it; their change is shown, "
         "and what you typed is listed to copy back",
     )
+
+
+def not_written(
+    request: Request, what: str, status: int, changed: str, *, theirs: bool = True
+) -> tuple[Callable[[Draft, str], HTMLResponse], Callable[[Draft, str, IncidentlibError], HTMLResponse]]:
+    """The draft page's two answers to a write that was not done, for `writes.compare_and_write`: the
+    page showed another version (`changed` says what to do, beside the other person's change when
+    `theirs`), and the review refused the write or someone wrote the draft meanwhile (the error)."""
+
+    def mismatch(draft: Draft, now: str) -> HTMLResponse:
+        return draft_page(
+            request,
+            draft,
+            now,
+            status,
+            theirs=their_change(draft) if theirs else None,
+            problem=f"{what}: not done: {changed}",
+        )
+
+    def not_done(draft: Draft, now: str, exc: IncidentlibError) -> HTMLResponse:
+        return draft_page(request, draft, now, status, problem=f"{what}: {exc}")
+
+    return mismatch, not_done
 
 
 def their_change(draft: Draft) -> list[str]:

@@ -13,8 +13,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from pipeline import assist as assisting
 from pipeline.assist.answers import ENGLISH_FIELDS
 from pipeline.errors import IncidentlibError, RecordError, ReviewError
-from pipeline.models import Draft
-from pipeline.web.pages import draft_page
+from pipeline.web.pages import draft_page, not_written
 from pipeline.web.proposals import form_path, parse_ask
 from pipeline.web.state import Web, WebState
 from pipeline.web.writes import compare_and_write
@@ -78,9 +77,13 @@ async def accept(request: Request, draft_id: str, web: Web) -> Response:
     field = ENGLISH_FIELDS.get(path, path)  # a field's name (summary) stands for its English
     target = f"/drafts/{quote(draft_id)}?{urlencode({'accepted': field})}#field-{form_path(field)}"
 
-    def not_done(draft: Draft, now: str, exc: IncidentlibError) -> Response:
-        return draft_page(request, draft, now, status, problem=f"accept: {exc}")
-
+    mismatch, not_done = not_written(
+        request,
+        "accept",
+        status,
+        "the draft changed after you opened it (an edit, or the model's answer); read it again, then accept",
+        theirs=False,
+    )
     return await compare_and_write(
         web.store,
         current,
@@ -88,14 +91,7 @@ async def accept(request: Request, draft_id: str, web: Web) -> Response:
         seen,
         lambda draft: assisting.accept_proposal(draft, path, name),
         done=lambda _: RedirectResponse(target, status_code=303),
-        mismatch=lambda draft, now: draft_page(
-            request,
-            draft,
-            now,
-            status,
-            problem="accept: not done: the draft changed after you opened it (an edit, or the model's answer); "
-            "read it again, then accept",
-        ),
+        mismatch=mismatch,
         conflict=not_done,
         refused=not_done,
     )

@@ -15,12 +15,11 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from pipeline import review, suggestions
-from pipeline.errors import IncidentlibError, RecordError, RecordNotFound
+from pipeline.errors import RecordError, RecordNotFound
 from pipeline.fields import TERM_LISTS
-from pipeline.models import Draft
 from pipeline.review import ReviewAction
 from pipeline.web.forms import apply_form, languages_for
-from pipeline.web.pages import conflict, draft_page, page, their_change
+from pipeline.web.pages import conflict, draft_page, not_written, page
 from pipeline.web.state import Web
 from pipeline.web.writes import compare_and_write
 
@@ -90,9 +89,9 @@ async def take(request: Request, draft_id: str, web: Web) -> Response:
     field = suggestions.taken_path(current, entry).split("[")[0] if entry else ""
     target = f"/drafts/{quote(draft_id)}?{urlencode({'took': field})}#field-{quote(field)}"
 
-    def not_done(draft: Draft, now: str, exc: IncidentlibError) -> Response:
-        return draft_page(request, draft, now, 409, problem=f"take: {exc}")
-
+    mismatch, not_done = not_written(
+        request, "take", 409, "the draft changed after you opened it; read the change, then take it again"
+    )
     return await compare_and_write(
         web.store,
         current,
@@ -100,14 +99,7 @@ async def take(request: Request, draft_id: str, web: Web) -> Response:
         seen,
         lambda draft: suggestions.take_suggestion(draft, index, name),
         done=lambda _: RedirectResponse(target, status_code=303),
-        mismatch=lambda draft, now: draft_page(
-            request,
-            draft,
-            now,
-            409,
-            theirs=their_change(draft),
-            problem="take: not done: the draft changed after you opened it; read the change, then take it again",
-        ),
+        mismatch=mismatch,
         conflict=not_done,
         refused=not_done,
     )
@@ -123,9 +115,10 @@ def _move_route(action: ReviewAction) -> Callable[..., Awaitable[Response]]:
         seen = str(form.get("version") or "")
         current, version = await asyncio.to_thread(web.store.read_draft_versioned, draft_id)
 
-        def not_done(draft: Draft, now: str, exc: IncidentlibError) -> Response:
-            return draft_page(request, draft, now, 409, problem=f"{action.value}: {exc}")
-
+        # An approval is of the text the reviewer read: a draft changed since is read again first.
+        mismatch, not_done = not_written(
+            request, action.value, 409, "the draft changed after you opened it; read the change, then again"
+        )
         return await compare_and_write(
             web.store,
             current,
@@ -133,15 +126,7 @@ def _move_route(action: ReviewAction) -> Callable[..., Awaitable[Response]]:
             seen,
             lambda draft: review.move(draft, action, name, web.languages, text),
             done=lambda _: RedirectResponse(f"/drafts/{quote(draft_id)}?done={quote(action.value)}", status_code=303),
-            # An approval is of the text the reviewer read: a draft changed since is read again first.
-            mismatch=lambda draft, now: draft_page(
-                request,
-                draft,
-                now,
-                409,
-                theirs=their_change(draft),
-                problem=f"{action.value}: not done: the draft changed after you opened it; read the change, then again",
-            ),
+            mismatch=mismatch,
             conflict=not_done,
             refused=not_done,
         )
