@@ -289,3 +289,37 @@ def test_a_cue_in_a_blockquote_is_lowered_as_quoted_words_are() -> None:
     explained = Section(heading="What happened", text=cause, quotes=[cause])
     (rule,) = {p.rule for p in prose_passages([explained])["root_cause"]}
     assert rule == "cue.root_cause+quoted"
+
+
+def test_a_trigger_stated_under_a_root_cause_heading_is_the_triggers() -> None:
+    cause = Section(
+        heading="Root cause",
+        field=SectionField.ROOT_CAUSE,
+        text=(
+            "The queue workers ran out of memory. The trigger for this disruption was a change to the worker pool "
+            "size. It was triggered by a nightly job as well, we think."
+        ),
+    )
+    found = {name: [(p.text, p.rule, p.confidence) for p in ps] for name, ps in prose_passages([cause]).items()}
+    assert found["trigger"][0] == (
+        "The trigger for this disruption was a change to the worker pool size.",
+        "cue.trigger+stated",
+        0.8,
+    )
+    assert "The queue workers ran out of memory." not in [t for t, _, _ in found["trigger"]]
+
+
+def test_a_stated_trigger_elsewhere_keeps_the_lowering_rules_and_lists_are_not_read() -> None:
+    impact = Section(
+        heading="Impact",
+        field=SectionField.IMPACT,
+        text="A second outage would have been triggered by the same change. This was not triggered by the DNS move.",
+    )
+    items = Section(
+        heading="Action items",
+        field=SectionField.ACTION_ITEMS,
+        text="- Alert when the rollout was triggered by a bot.",
+    )
+    trigger = Section(heading="Trigger", field=SectionField.TRIGGER, text="It was triggered by a bad flag.")
+    passages = prose_passages([impact, items, trigger])["trigger"]
+    assert [(p.rule, p.confidence) for p in passages] == [("cue.trigger+modal", 0.35), ("cue.trigger+negated", 0.35)]

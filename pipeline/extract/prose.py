@@ -150,6 +150,15 @@ _NAMED: frozenset[SectionField | None] = frozenset({SectionField(name) for name 
 # Where else a sentence that plainly names the cause ("The primary cause of these issues is ...")
 # may stand: among the action items or the lessons it explains.
 _CAUSE_ALSO = frozenset({SectionField.ACTION_ITEMS, SectionField.LESSONS})
+# A sentence that names the trigger plainly is the trigger's wherever it stands, above all under a
+# "Root cause" heading ("The trigger for this disruption was a configuration change"): read in the
+# sections named for another field too (the trigger's own is taken whole; lists are not prose).
+_TRIGGER_STATED = re.compile(
+    r"\bthe (?:initial |immediate )?trigger (?:for|of)\b[^.;]*?\b(?:was|were)\b|"
+    r"\b(?:was|were|been|be)(?: not| never)? triggered by\b|\btriggered when\b",
+    re.IGNORECASE,
+)
+_STATED_ALSO = frozenset(_NAMED - {SectionField.TRIGGER})
 
 
 @dataclass(frozen=True)
@@ -252,7 +261,7 @@ _CAUSE_FIRST = re.compile(
 )
 # Said plainly: the cue names the field itself.
 _STATED: dict[str, re.Pattern[str]] = {
-    "trigger": re.compile(r"\b(?:was|were) triggered by|\bthe trigger (?:was|for)\b", re.IGNORECASE),
+    "trigger": re.compile(r"\b(?:was|were) triggered by|\bthe trigger (?:was|for|of)\b", re.IGNORECASE),
     "detection": re.compile(
         r"\b(?:we|i|the team|on-?call|engineers?) (?:were|was|got) (?:first )?(?:alerted|paged|notified)\b|"
         r"\b(?:was|were) (?:first )?detected\b",
@@ -407,6 +416,7 @@ def prose_passages(sections: Sequence[Section]) -> dict[str, list[Passage]]:
     entries = timeline_entries(sections)
     _timeline_passages(entries, add)
     candidates = _cue_passages(sections, found, add)
+    _stated_triggers(sections, add)
     if not found["impact"]:
         # No sentence tells what users saw; a timeline entry may ("User reports the site does not launch").
         hit = next((e for e in entries if _CUES["impact"].search(_event(e.text))), None)
@@ -482,6 +492,16 @@ def _cue_passages(sections: Sequence[Section], found: dict[str, list[Passage]], 
             marks = "+background" * background + "+quoted" * quoted
             candidates.append((tier, position, sentence, f"cue.root_cause{marks}"))
     return candidates
+
+
+def _stated_triggers(sections: Sequence[Section], add: _Add) -> None:
+    """Sentences of the sections named for another field (root cause, impact, ...) that name the
+    trigger plainly ("This was triggered by a configuration change"): trigger passages, after the
+    prose's own, lowered by the same readings (modal, negated, quoted)."""
+    skip = frozenset(f for f in SectionField if f not in _STATED_ALSO) | {None}
+    for sentence, background, quoted in _units(sections, skip=skip):
+        if _TRIGGER_STATED.search(sentence):
+            add("trigger", sentence, "cue.trigger", _LIMIT["trigger"], background=background, quoted=quoted)
 
 
 def _more_root_causes(
