@@ -323,3 +323,45 @@ def test_a_stated_trigger_elsewhere_keeps_the_lowering_rules_and_lists_are_not_r
     trigger = Section(heading="Trigger", field=SectionField.TRIGGER, text="It was triggered by a bad flag.")
     passages = prose_passages([impact, items, trigger])["trigger"]
     assert [(p.rule, p.confidence) for p in passages] == [("cue.trigger+modal", 0.35), ("cue.trigger+negated", 0.35)]
+
+
+def test_a_fix_in_a_plain_verb_is_a_remediation_when_we_took_it() -> None:
+    found = _texts(
+        [
+            Section(
+                heading="What happened",
+                field=None,
+                text=(
+                    "The on-call engineer was paged at 09:10. We then disabled the new configuration. "
+                    "The team scaled the worker pool back down. The cache nodes drained slowly and requests failed."
+                ),
+            )
+        ]
+    )
+    assert found["remediation"] == [
+        "We then disabled the new configuration.",
+        "The team scaled the worker pool back down.",
+    ]
+
+
+def test_a_plain_verb_before_any_detection_or_without_a_subject_is_no_remediation() -> None:
+    before = "We disabled the legacy endpoint last year. Someone drained the queue."
+    assert _texts([Section(heading="What happened", field=None, text=before)])["remediation"] == []
+
+
+def test_a_timeline_entry_that_starts_with_a_plain_fix_is_a_remediation() -> None:
+    timeline = Section(
+        heading="Timeline",
+        field=SectionField.TIMELINE,
+        text=(
+            "- 2024-03-02 10:00 UTC: Builds started failing on every runner.\n"
+            "- 10:05: An alert fired for the build queue.\n"
+            "- 10:10: Ejected the bad cache nodes from the pool.\n"
+            "- 10:20: We drained the node but builds kept failing.\n"
+            "- 10:30: Failed over to the standby region."
+        ),
+    )
+    assert [p.text for p in prose_passages([timeline])["remediation"]] == [
+        "Ejected the bad cache nodes from the pool.",
+        "Failed over to the standby region.",
+    ]

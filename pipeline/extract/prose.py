@@ -71,6 +71,17 @@ _CUES: dict[str, re.Pattern[str]] = {
         re.IGNORECASE,
     ),
 }
+# Fixes in plain verbs no cue above holds ("disabled the flag", "drained the node", "scaled it back
+# down"): a remediation only when "we" or the team took the step, or a timeline entry starts with it,
+# and the sentence tells no failure (`_plain_fix`).
+_PLAIN_FIX = re.compile(
+    r"\b(disabl(?:e|ed|ing)|drain(?:ed|ing)?|eject(?:ed|ing)?|evict(?:ed|ing)?|scaled (?:\w+ ){0,3}?(?:back )?"
+    r"(?:down|up)|fail(?:ed)? (?:\w+ ){0,3}?over to|rolled (?:\w+ ){1,3}?back|switched (?:\w+ ){0,3}?(?:back|over) to|"
+    r"rerouted|redirected|flushed|purged|rebooted|redeployed|turned off|shut (?:\w+ )?(?:down|off))\b"
+)
+_WE_DID = re.compile(
+    r"\b(?:we|our (?:\w+ )?team|the (?:\w+ )?team|on-?call (?:engineers?|staff)|engineers)\W+(?:\w+\W+){0,2}$"
+)
 # The root cause's narrative: read besides the four above (a sentence naming a cause often names a
 # trigger too), and kept as the passage behind the root cause's class. Cues in tiers, strongest
 # first: a sentence that says "root cause" outranks one that says "because", and "probably"
@@ -132,7 +143,24 @@ def _union(patterns: Sequence[re.Pattern[str]]) -> re.Pattern[str]:
 
 
 # Any cue of any field: a sentence without one is passed over at the cost of one scan.
-_ANY_CUE = _union([*_CUES.values(), *_ROOT_CAUSE_TIERS])
+_ANY_CUE = _union([*_CUES.values(), *_ROOT_CAUSE_TIERS, _PLAIN_FIX])
+
+
+def _plain_fix(text: str, entry: bool = False) -> bool:
+    """Whether `text` tells a step taken in a plain verb: "we" or the team its subject (or, in a
+    timeline entry, the verb first: "Drained the node"), and no failure told besides."""
+    low = text.lower()
+    hit = next(
+        (
+            m
+            for m in _PLAIN_FIX.finditer(low)
+            if _WE_DID.search(low[: m.start()]) or (entry and not low[: m.start()].strip(" -*:"))
+        ),
+        None,
+    )
+    return hit is not None and not _FAILURE.search(_PLAIN_FIX.sub(" ", low))
+
+
 # A sentence that says the cause is still sought, or supposes one ("If the glitch were due to ..."),
 # names none.
 _CAUSE_SOUGHT = re.compile(  # lowercase: searched in a lowered sentence
@@ -314,7 +342,11 @@ def scored(name: str, text: str, rule: str, base: float, *, background: bool = F
     names the field plainly, lowered by each reading that says it is not what happened (the rule's
     name gains each reason: "cue.detection+modal"). `quoted`: the sentence stands in a blockquote."""
     pattern = _CUES.get(name)
-    cue = pattern.search(text) if pattern else next((m for c in _ROOT_CAUSE_TIERS if (m := c.search(text))), None)
+    cue = (
+        (pattern.search(text) or (_PLAIN_FIX.search(text.lower()) if name == "remediation" else None))
+        if pattern
+        else next((m for c in _ROOT_CAUSE_TIERS if (m := c.search(text))), None)
+    )
     why = _lowered(name, text, cue)
     if quoted and "quoted" not in why:
         why.append("quoted")
@@ -462,7 +494,7 @@ def _timeline_passages(entries: Sequence[TimelineEntry], add: _Add) -> None:
     if report is not None:
         add("detection", _event(report.text), "timeline.detection", _LIMIT["detection"], _TIMELINE_CONFIDENCE)
     for entry in later:
-        if _CUES["remediation"].search(_event(entry.text)):
+        if _CUES["remediation"].search(_event(entry.text)) or _plain_fix(_event(entry.text), entry=True):
             add(
                 "remediation",
                 _event(entry.text),
@@ -485,6 +517,8 @@ def _cue_passages(sections: Sequence[Section], found: dict[str, list[Passage]], 
             for name in FIELDS
             if sum(p.confidence >= _COUNTED for p in found[name]) < _LIMIT[name] and _LOW_CUES[name].search(low)
         ]
+        if "remediation" not in matched and found["detection"] and _plain_fix(sentence):
+            matched.append("remediation")  # a plain verb: once the problem is known, not before
         for name in matched[:2]:
             add(name, sentence, f"cue.{name}", _LIMIT[name], background=background, quoted=quoted)
         tier = _root_cause_tier(sentence)
