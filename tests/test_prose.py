@@ -289,3 +289,79 @@ def test_a_cue_in_a_blockquote_is_lowered_as_quoted_words_are() -> None:
     explained = Section(heading="What happened", text=cause, quotes=[cause])
     (rule,) = {p.rule for p in prose_passages([explained])["root_cause"]}
     assert rule == "cue.root_cause+quoted"
+
+
+def test_a_trigger_stated_under_a_root_cause_heading_is_the_triggers() -> None:
+    cause = Section(
+        heading="Root cause",
+        field=SectionField.ROOT_CAUSE,
+        text=(
+            "The queue workers ran out of memory. The trigger for this disruption was a change to the worker pool "
+            "size. It was triggered by a nightly job as well, we think."
+        ),
+    )
+    found = {name: [(p.text, p.rule, p.confidence) for p in ps] for name, ps in prose_passages([cause]).items()}
+    assert found["trigger"][0] == (
+        "The trigger for this disruption was a change to the worker pool size.",
+        "cue.trigger+stated",
+        0.8,
+    )
+    assert "The queue workers ran out of memory." not in [t for t, _, _ in found["trigger"]]
+
+
+def test_a_stated_trigger_elsewhere_keeps_the_lowering_rules_and_lists_are_not_read() -> None:
+    impact = Section(
+        heading="Impact",
+        field=SectionField.IMPACT,
+        text="A second outage would have been triggered by the same change. This was not triggered by the DNS move.",
+    )
+    items = Section(
+        heading="Action items",
+        field=SectionField.ACTION_ITEMS,
+        text="- Alert when the rollout was triggered by a bot.",
+    )
+    trigger = Section(heading="Trigger", field=SectionField.TRIGGER, text="It was triggered by a bad flag.")
+    passages = prose_passages([impact, items, trigger])["trigger"]
+    assert [(p.rule, p.confidence) for p in passages] == [("cue.trigger+modal", 0.35), ("cue.trigger+negated", 0.35)]
+
+
+def test_a_fix_in_a_plain_verb_is_a_remediation_when_we_took_it() -> None:
+    found = _texts(
+        [
+            Section(
+                heading="What happened",
+                field=None,
+                text=(
+                    "The on-call engineer was paged at 09:10. We then disabled the new configuration. "
+                    "The team scaled the worker pool back down. The cache nodes drained slowly and requests failed."
+                ),
+            )
+        ]
+    )
+    assert found["remediation"] == [
+        "We then disabled the new configuration.",
+        "The team scaled the worker pool back down.",
+    ]
+
+
+def test_a_plain_verb_before_any_detection_or_without_a_subject_is_no_remediation() -> None:
+    before = "We disabled the legacy endpoint last year. Someone drained the queue."
+    assert _texts([Section(heading="What happened", field=None, text=before)])["remediation"] == []
+
+
+def test_a_timeline_entry_that_starts_with_a_plain_fix_is_a_remediation() -> None:
+    timeline = Section(
+        heading="Timeline",
+        field=SectionField.TIMELINE,
+        text=(
+            "- 2024-03-02 10:00 UTC: Builds started failing on every runner.\n"
+            "- 10:05: An alert fired for the build queue.\n"
+            "- 10:10: Ejected the bad cache nodes from the pool.\n"
+            "- 10:20: We drained the node but builds kept failing.\n"
+            "- 10:30: Failed over to the standby region."
+        ),
+    )
+    assert [p.text for p in prose_passages([timeline])["remediation"]] == [
+        "Ejected the bad cache nodes from the pool.",
+        "Failed over to the standby region.",
+    ]

@@ -71,6 +71,17 @@ _CUES: dict[str, re.Pattern[str]] = {
         re.IGNORECASE,
     ),
 }
+# Fixes in plain verbs no cue above holds ("disabled the flag", "drained the node", "scaled it back
+# down"): a remediation only when "we" or the team took the step, or a timeline entry starts with it,
+# and the sentence tells no failure (`_plain_fix`).
+_PLAIN_FIX = re.compile(
+    r"\b(disabl(?:e|ed|ing)|drain(?:ed|ing)?|eject(?:ed|ing)?|evict(?:ed|ing)?|scaled (?:\w+ ){0,3}?(?:back )?"
+    r"(?:down|up)|fail(?:ed)? (?:\w+ ){0,3}?over to|rolled (?:\w+ ){1,3}?back|switched (?:\w+ ){0,3}?(?:back|over) to|"
+    r"rerouted|redirected|flushed|purged|rebooted|redeployed|turned off|shut (?:\w+ )?(?:down|off))\b"
+)
+_WE_DID = re.compile(
+    r"\b(?:we|our (?:\w+ )?team|the (?:\w+ )?team|on-?call (?:engineers?|staff)|engineers)\W+(?:\w+\W+){0,2}$"
+)
 # The root cause's narrative: read besides the four above (a sentence naming a cause often names a
 # trigger too), and kept as the passage behind the root cause's class. Cues in tiers, strongest
 # first: a sentence that says "root cause" outranks one that says "because", and "probably"
@@ -132,7 +143,24 @@ def _union(patterns: Sequence[re.Pattern[str]]) -> re.Pattern[str]:
 
 
 # Any cue of any field: a sentence without one is passed over at the cost of one scan.
-_ANY_CUE = _union([*_CUES.values(), *_ROOT_CAUSE_TIERS])
+_ANY_CUE = _union([*_CUES.values(), *_ROOT_CAUSE_TIERS, _PLAIN_FIX])
+
+
+def _plain_fix(text: str, entry: bool = False) -> bool:
+    """Whether `text` tells a step taken in a plain verb: "we" or the team its subject (or, in a
+    timeline entry, the verb first: "Drained the node"), and no failure told besides."""
+    low = text.lower()
+    hit = next(
+        (
+            m
+            for m in _PLAIN_FIX.finditer(low)
+            if _WE_DID.search(low[: m.start()]) or (entry and not low[: m.start()].strip(" -*:"))
+        ),
+        None,
+    )
+    return hit is not None and not _FAILURE.search(_PLAIN_FIX.sub(" ", low))
+
+
 # A sentence that says the cause is still sought, or supposes one ("If the glitch were due to ..."),
 # names none.
 _CAUSE_SOUGHT = re.compile(  # lowercase: searched in a lowered sentence
@@ -150,6 +178,15 @@ _NAMED: frozenset[SectionField | None] = frozenset({SectionField(name) for name 
 # Where else a sentence that plainly names the cause ("The primary cause of these issues is ...")
 # may stand: among the action items or the lessons it explains.
 _CAUSE_ALSO = frozenset({SectionField.ACTION_ITEMS, SectionField.LESSONS})
+# A sentence that names the trigger plainly is the trigger's wherever it stands, above all under a
+# "Root cause" heading ("The trigger for this disruption was a configuration change"): read in the
+# sections named for another field too (the trigger's own is taken whole; lists are not prose).
+_TRIGGER_STATED = re.compile(
+    r"\bthe (?:initial |immediate )?trigger (?:for|of)\b[^.;]*?\b(?:was|were)\b|"
+    r"\b(?:was|were|been|be)(?: not| never)? triggered by\b|\btriggered when\b",
+    re.IGNORECASE,
+)
+_STATED_ALSO = frozenset(_NAMED - {SectionField.TRIGGER})
 
 
 @dataclass(frozen=True)
@@ -252,7 +289,7 @@ _CAUSE_FIRST = re.compile(
 )
 # Said plainly: the cue names the field itself.
 _STATED: dict[str, re.Pattern[str]] = {
-    "trigger": re.compile(r"\b(?:was|were) triggered by|\bthe trigger (?:was|for)\b", re.IGNORECASE),
+    "trigger": re.compile(r"\b(?:was|were) triggered by|\bthe trigger (?:was|for|of)\b", re.IGNORECASE),
     "detection": re.compile(
         r"\b(?:we|i|the team|on-?call|engineers?) (?:were|was|got) (?:first )?(?:alerted|paged|notified)\b|"
         r"\b(?:was|were) (?:first )?detected\b",
@@ -305,7 +342,11 @@ def scored(name: str, text: str, rule: str, base: float, *, background: bool = F
     names the field plainly, lowered by each reading that says it is not what happened (the rule's
     name gains each reason: "cue.detection+modal"). `quoted`: the sentence stands in a blockquote."""
     pattern = _CUES.get(name)
-    cue = pattern.search(text) if pattern else next((m for c in _ROOT_CAUSE_TIERS if (m := c.search(text))), None)
+    cue = (
+        (pattern.search(text) or (_PLAIN_FIX.search(text.lower()) if name == "remediation" else None))
+        if pattern
+        else next((m for c in _ROOT_CAUSE_TIERS if (m := c.search(text))), None)
+    )
     why = _lowered(name, text, cue)
     if quoted and "quoted" not in why:
         why.append("quoted")
@@ -407,6 +448,7 @@ def prose_passages(sections: Sequence[Section]) -> dict[str, list[Passage]]:
     entries = timeline_entries(sections)
     _timeline_passages(entries, add)
     candidates = _cue_passages(sections, found, add)
+    _stated_triggers(sections, add)
     if not found["impact"]:
         # No sentence tells what users saw; a timeline entry may ("User reports the site does not launch").
         hit = next((e for e in entries if _CUES["impact"].search(_event(e.text))), None)
@@ -452,7 +494,7 @@ def _timeline_passages(entries: Sequence[TimelineEntry], add: _Add) -> None:
     if report is not None:
         add("detection", _event(report.text), "timeline.detection", _LIMIT["detection"], _TIMELINE_CONFIDENCE)
     for entry in later:
-        if _CUES["remediation"].search(_event(entry.text)):
+        if _CUES["remediation"].search(_event(entry.text)) or _plain_fix(_event(entry.text), entry=True):
             add(
                 "remediation",
                 _event(entry.text),
@@ -475,6 +517,8 @@ def _cue_passages(sections: Sequence[Section], found: dict[str, list[Passage]], 
             for name in FIELDS
             if sum(p.confidence >= _COUNTED for p in found[name]) < _LIMIT[name] and _LOW_CUES[name].search(low)
         ]
+        if "remediation" not in matched and found["detection"] and _plain_fix(sentence):
+            matched.append("remediation")  # a plain verb: once the problem is known, not before
         for name in matched[:2]:
             add(name, sentence, f"cue.{name}", _LIMIT[name], background=background, quoted=quoted)
         tier = _root_cause_tier(sentence)
@@ -482,6 +526,16 @@ def _cue_passages(sections: Sequence[Section], found: dict[str, list[Passage]], 
             marks = "+background" * background + "+quoted" * quoted
             candidates.append((tier, position, sentence, f"cue.root_cause{marks}"))
     return candidates
+
+
+def _stated_triggers(sections: Sequence[Section], add: _Add) -> None:
+    """Sentences of the sections named for another field (root cause, impact, ...) that name the
+    trigger plainly ("This was triggered by a configuration change"): trigger passages, after the
+    prose's own, lowered by the same readings (modal, negated, quoted)."""
+    skip = frozenset(f for f in SectionField if f not in _STATED_ALSO) | {None}
+    for sentence, background, quoted in _units(sections, skip=skip):
+        if _TRIGGER_STATED.search(sentence):
+            add("trigger", sentence, "cue.trigger", _LIMIT["trigger"], background=background, quoted=quoted)
 
 
 def _more_root_causes(
