@@ -25,7 +25,14 @@ from pydantic import TypeAdapter, ValidationError
 from pipeline.evidence import evidence_for, field_parts, holds
 from pipeline.extract import Extraction
 from pipeline.extract.durations import durations_in
-from pipeline.extract.prose import HEADING_CONFIDENCE, Passage, impact_region, impact_users, remediation_item
+from pipeline.extract.prose import (
+    DEFAULT_THRESHOLD,
+    HEADING_CONFIDENCE,
+    Passage,
+    impact_region,
+    impact_users,
+    remediation_item,
+)
 from pipeline.extract.severity import severity_in
 from pipeline.extract.symptoms import chosen, symptom_passages, symptoms_text
 from pipeline.extract.tags import suggest_term_reasons
@@ -62,8 +69,6 @@ __all__ = [
 _ITEM = re.compile(r"^- ", re.MULTILINE)
 _IMPACT_LIMIT = 600
 _ACTION_LIMIT = 600
-# A passage below this confidence is a suggestion, not the field (the setting `draft_confidence_threshold`).
-DEFAULT_THRESHOLD = 0.6
 # How sure the rules that are not prose cues are: a stated severity or duration, an opening, a term's words.
 _STATED = 0.9
 _DERIVED = 0.8

@@ -283,3 +283,10 @@ def test_one_common_word_suggests_a_root_cause_but_does_not_set_it() -> None:
     extraction = extract(body, URL, None)
     origin = Origin(url=URL, canonical_url=canonical_url(URL), final_url=URL, format=extraction.format)
     assert apply_extraction(new_draft(entry), entry, extraction, origin, threshold=0.3).root_cause == "software-bug"
+
+
+def test_the_drafts_default_threshold_is_the_settings_default() -> None:
+    from pipeline.draft import DEFAULT_THRESHOLD
+    from pipeline.settings import Settings
+
+    assert Settings.model_fields["draft_confidence_threshold"].default == DEFAULT_THRESHOLD

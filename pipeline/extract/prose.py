@@ -31,7 +31,17 @@ from pipeline.extract.sentences import sentences
 from pipeline.extract.summary import LEAD_IN, Answers, noise
 from pipeline.models import Section, SectionField
 
-__all__ = ["FIELDS", "Passage", "answers", "impact_region", "impact_users", "planned", "prose_passages", "tells"]
+__all__ = [
+    "DEFAULT_THRESHOLD",
+    "FIELDS",
+    "Passage",
+    "answers",
+    "impact_region",
+    "impact_users",
+    "planned",
+    "prose_passages",
+    "tells",
+]
 
 FIELDS = ("trigger", "detection", "impact", "remediation")
 # How many passages a field keeps: a short field is read, a long one is skimmed.
@@ -204,13 +214,16 @@ class Passage:
 # ---------------------------------------------------------------- confidence
 # A rule that is sure (a heading naming the field, a stated line) gives 0.8 or more; a cue word in a
 # sentence gives less; each reading below that says the sentence is not what happened lowers it
-# under the draft's default threshold (0.6), so it is offered, not written.
+# under the draft's default threshold, so it is offered, not written.
+# A passage below this confidence is a suggestion, not the field: the default of the setting
+# `draft_confidence_threshold` (a test keeps the two equal; settings import nothing of the drafting).
+DEFAULT_THRESHOLD = 0.6
 HEADING_CONFIDENCE = 0.9
 _CUE_CONFIDENCE = 0.65
 _TIMELINE_CONFIDENCE = 0.7
 _STATED_CONFIDENCE = 0.8
 # Counted against a field's limit: a passage the draft would write at the default threshold.
-_COUNTED = 0.6
+_COUNTED = DEFAULT_THRESHOLD
 # What was planned, supposed or would have been, not what happened: "would have detected", "we will".
 _MODAL = re.compile(
     r"\b(?:would(?: not|n't)? have|could have|might have|would've|we will|we'll|will (?:be|now|also|add|make|"
