@@ -32,6 +32,7 @@ from pipeline.extract.prose import (
     impact_region,
     impact_users,
     remediation_item,
+    written_passages,
 )
 from pipeline.extract.severity import severity_in
 from pipeline.extract.symptoms import chosen, symptom_passages, symptoms_text
@@ -223,13 +224,14 @@ def _cued_passages(
     extraction: Extraction, threshold: float = DEFAULT_THRESHOLD, *, below: bool = False
 ) -> dict[str, list[Passage]]:
     """The prose fields' passages from sentences and timeline entries, for the fields that no
-    section under a heading of their name fills: those at `threshold` or above (the field's), or
-    with `below` those under it (its suggestions)."""
+    section under a heading of their name fills: those the field holds (`prose.written_passages`: at
+    `threshold` or above), or with `below` those it offers (its suggestions)."""
     found = {}
     for name, passages in extraction.passages.items():
         if extraction.texts_for(SectionField(name)):
             continue
-        chosen = [p for p in passages if (p.confidence < threshold) == below]
+        written, offered = written_passages(name, passages, threshold)
+        chosen = offered if below else written
         if chosen:
             found[name] = chosen
     return found

@@ -231,6 +231,26 @@ def test_the_threshold_decides_what_is_written() -> None:
     assert "trigger" in {s.field for s in sure_only.suggestions}
 
 
+TOLD_TWICE = b"""# Queue outage
+
+## Timeline
+
+- 2024-05-02 09:00 UTC: Consumers started failing on every node.
+- 09:20 UTC: We rolled back the release.
+
+## What happened
+
+The outage was triggered by the new release of the queue, which dropped messages.
+"""
+
+
+def test_the_trigger_is_the_narratives_sentence_and_the_timeline_line_a_suggestion() -> None:
+    draft = draft_of(TOLD_TWICE)
+    assert draft.trigger == {"en": "The outage was triggered by the new release of the queue, which dropped messages."}
+    offered = [(s.field, s.quote) for s in draft.suggestions if s.field == "trigger"]
+    assert offered == [("trigger", "Consumers started failing on every node.")]
+
+
 ROOT_CAUSE = b"""# Proxy outage
 
 ## Summary

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from pipeline.extract.prose import prose_passages, remediation_item
+from pipeline.extract.prose import Passage, prose_passages, remediation_item, written_passages
 from pipeline.models import Section, SectionField
 
 
@@ -365,3 +365,18 @@ def test_a_timeline_entry_that_starts_with_a_plain_fix_is_a_remediation() -> Non
         "Ejected the bad cache nodes from the pool.",
         "Failed over to the standby region.",
     ]
+
+
+def test_the_trigger_holds_one_passage_the_narratives_before_a_timeline_line() -> None:
+    line = Passage("trigger", "Deploy starts.", "timeline.trigger", 0.7)
+    told = Passage("trigger", "The outage was triggered by a bad deploy.", "cue.trigger+stated", 0.8)
+    also = Passage("trigger", "A second change caused errors.", "cue.trigger", 0.65)
+    unsure = Passage("trigger", "It may have been caused by load.", "cue.trigger+modal", 0.25)
+    written, offered = written_passages("trigger", [line, told, also, unsure], 0.6)
+    assert (written, offered) == ([told], [line, also, unsure])
+    # Without a sure narrative sentence the timeline's line stands; below the threshold nothing is written.
+    assert written_passages("trigger", [line, unsure], 0.6) == ([line], [unsure])
+    assert written_passages("trigger", [unsure], 0.6) == ([], [unsure])
+    # A field of several steps keeps each passage that is sure enough.
+    fixes = [Passage("remediation", "We rolled back.", "cue.remediation", 0.65), line]
+    assert written_passages("remediation", fixes, 0.6) == (fixes, [])
