@@ -380,3 +380,17 @@ def test_the_trigger_holds_one_passage_the_narratives_before_a_timeline_line() -
     # A field of several steps keeps each passage that is sure enough.
     fixes = [Passage("remediation", "We rolled back.", "cue.remediation", 0.65), line]
     assert written_passages("remediation", fixes, 0.6) == (fixes, [])
+
+
+def test_nobody_noticing_is_no_detection() -> None:
+    told = Section(
+        heading="What happened",
+        field=None,
+        text="No alert was configured, so nobody noticed the problem. No one was paged. A user reported the errors.",
+    )
+    rules = [(p.text, p.rule) for p in prose_passages([told])["detection"]]
+    assert rules == [
+        ("No alert was configured, so nobody noticed the problem.", "cue.detection+negated"),
+        ("No one was paged.", "cue.detection+negated"),
+        ("A user reported the errors.", "cue.detection"),
+    ]

@@ -232,7 +232,9 @@ _MODAL = re.compile(
     re.IGNORECASE,
 )
 # A negation just before the cue ("was not triggered by", "had never been detected").
-_NEGATION = re.compile(r"(?:\b(?:not|never|no|neither|nor|without)|n't)\W+(?:\w+\W+){0,2}$", re.IGNORECASE)
+_NEGATION = re.compile(
+    r"(?:\b(?:not|never|no|no one|nobody|nothing|neither|nor|without)|n't)\W+(?:\w+\W+){0,2}$", re.IGNORECASE
+)
 # A cue inside a quotation of four words or more: what someone said or wrote, not the narrative.
 _QUOTED = re.compile(r"[\"\u201c][^\"\u201c\u201d]*(?:\s\S+){3,}[^\"\u201c\u201d]*[\"\u201d]")
 # Sections that tell how things stand or work, not what happened.
