@@ -40,7 +40,17 @@ import yaml
 from pipeline.errors import VocabularyError
 from pipeline.ids import GITHUB_HOSTS, slugify
 
-__all__ = ["Org", "OrgTable", "PageSays", "clean_name", "guessed_org", "known_org", "org_for", "org_table"]
+__all__ = [
+    "Org",
+    "OrgTable",
+    "PageSays",
+    "clean_name",
+    "guessed_org",
+    "is_status_host",
+    "known_org",
+    "org_for",
+    "org_table",
+]
 
 # A repository named for the site it deploys: `mybinder.org-deploy`, `example.com`, `status.example.io`.
 # Pages repositories (`owner.github.io`) name the account's site, not an organisation.
@@ -276,6 +286,21 @@ def _found(url: str, says: PageSays) -> tuple[Org | None, Org | None]:
     if stated:
         return _one_slug(stated, domain), None
     return None, _named(domain or host.removeprefix("www."))
+
+
+def is_status_host(host: str) -> bool:
+    """Whether `host` serves a status page: a customer's page on a hosted platform of the table's
+    `status_hosts` (`acme.instatus.com`), a host named for its status (`status.acme.com`), or a site
+    whose registrable name ends in "status" (`acmestatus.com`, as companies name their own)."""
+    host = host.lower().rstrip(".")
+    if not host or _is_address(host):
+        return False
+    extracted = _extractor()(host)
+    registrable = f"{extracted.domain}.{extracted.suffix}"
+    if registrable in org_table().status_hosts:
+        return extracted.subdomain.split(".")[-1] not in ("", "www")
+    first = host.split(".")[0]
+    return first == "status" or (extracted.domain.endswith("status") and len(extracted.domain) > len("status"))
 
 
 def _status_host(

@@ -27,7 +27,7 @@ from urllib.parse import urlsplit
 
 from pipeline.ids import GITHUB_HOSTS, slugify
 from pipeline.models import SourceEntry
-from pipeline.orgs import Org, guessed_org
+from pipeline.orgs import Org, guessed_org, is_status_host
 
 __all__ = ["PARTIES", "Said", "address_said", "decide", "feed_said", "guess_source_kind", "registry_said"]
 
@@ -97,7 +97,7 @@ def guess_source_kind(url: str) -> str:
         return "issue" if "/issues/" in path or "/pull/" in path else "github"
     if host.endswith("arxiv.org") or path.endswith(".pdf"):
         return "paper"
-    if host.startswith("status.") or "statuspage" in host or "/incidents/" in path:
+    if is_status_host(host) or "/incidents/" in path:
         return "status-page"
     if host.startswith("docs.") or "/docs/" in path:
         return "docs"

@@ -14,7 +14,7 @@ from pipeline.draft import new_draft
 from pipeline.extract import extract
 from pipeline.ids import draft_id_for
 from pipeline.models import FeedEntry, SourceEntry
-from pipeline.precedence import Said, decide
+from pipeline.precedence import Said, decide, guess_source_kind
 from pipeline.settings import Settings
 from pipeline.standins.sitefarm import Page, SiteFarm
 from pipeline.store import Store
@@ -119,3 +119,21 @@ def test_a_crawled_page_a_feed_proposed_keeps_its_own_title_and_date_and_the_fee
         "published",
     )
     assert draft.org_slug == "rust-project"
+
+
+@pytest.mark.parametrize(
+    ("url", "kind"),
+    [
+        ("https://status.acme.example/incidents/1", "status-page"),
+        ("https://acme.instatus.com/cl9", "status-page"),  # a customer's page on a hosted platform
+        ("https://acme.statuspage.io/", "status-page"),
+        ("https://www.acmestatus.com/history", "status-page"),  # a site named for its status
+        ("https://www.statuspage.io/blog/launch", "blog"),  # the platform's own site
+        ("https://instatus.com/blog/how-we-work", "blog"),
+        ("https://blog.acme.example/outage", "blog"),
+        ("https://acme.example/status/", "blog"),
+        ("http://127.0.0.1:8080/post", "blog"),
+    ],
+)
+def test_the_address_tells_a_status_page_by_its_host(url: str, kind: str) -> None:
+    assert guess_source_kind(url) == kind
