@@ -394,3 +394,14 @@ def test_nobody_noticing_is_no_detection() -> None:
         ("No one was paged.", "cue.detection+negated"),
         ("A user reported the errors.", "cue.detection"),
     ]
+
+
+def test_an_accident_is_no_remediation_unless_we_took_the_step() -> None:
+    found = _passages(
+        "The pipeline unintentionally reverted all changes made during the night. "
+        "We reverted the accidentally merged change."
+    )
+    assert [(p, rule) for p, rule, _ in found["remediation"]] == [
+        ("The pipeline unintentionally reverted all changes made during the night.", "cue.remediation+accident"),
+        ("We reverted the accidentally merged change.", "cue.remediation"),
+    ]

@@ -297,6 +297,13 @@ _RISE = re.compile(
     r"response times?|failures?|failure rates?)\b",
     re.IGNORECASE,
 )
+# A step nobody meant to take: a fix is deliberate, so "an accidental execution deleted the nodes", "the
+# pipeline unintentionally reverted the changes" tell a trigger, not a remediation (unless "we" did it).
+_ACCIDENT = re.compile(
+    r"\b(?:accidental(?:ly)?|unintentional(?:ly)?|unintended|inadvertent(?:ly)?|by mistake|mistakenly|"
+    r"unexpected(?:ly)?|erroneous(?:ly)?|unplanned)\b",
+    re.IGNORECASE,
+)
 # A sentence that leads with what caused it ("The underlying issue was ...", "we determined that a
 # migration caused ...") explains the incident: the cause, not the impact, even if it ends on what broke.
 _CAUSE_FIRST = re.compile(
@@ -335,7 +342,7 @@ def _lowered(name: str, sentence: str, cue: re.Match[str] | None) -> list[str]:
 def _misread(name: str, sentence: str, cue: re.Match[str] | None) -> list[str]:
     """Readings of a cue sentence that tell another field's story (checked on real postmortems, not
     the tuned corpus): the spared part as impact, a negated cause as trigger, an alert firing as
-    trigger, a symptom's rise as remediation, a cause-first sentence as impact."""
+    trigger, a symptom's rise or an accident as remediation, a cause-first sentence as impact."""
     why = []
     if name == "impact" and _SPARED.search(sentence):
         why.append("negated")
@@ -345,6 +352,10 @@ def _misread(name: str, sentence: str, cue: re.Match[str] | None) -> list[str]:
         why.append("alert")
     if name == "remediation" and _RISE.search(sentence) and not _CUES["remediation"].search(_RISE.sub(" ", sentence)):
         why.append("failure")
+    if name == "remediation" and _ACCIDENT.search(sentence):
+        # ... unless we took the step ("we reverted the accidentally merged change").
+        if cue is None or not _WE_DID.search(sentence[: cue.start()].lower()):
+            why.append("accident")
     if name == "impact" and cue is not None:
         before = sentence[: cue.start()]
         if _root_cause_tier(before) == 0 or _CAUSE_FIRST.search(before):  # a cause sought names none
