@@ -405,3 +405,13 @@ def test_an_accident_is_no_remediation_unless_we_took_the_step() -> None:
         ("The pipeline unintentionally reverted all changes made during the night.", "cue.remediation+accident"),
         ("We reverted the accidentally merged change.", "cue.remediation"),
     ]
+
+
+def test_a_lead_in_a_link_and_why_it_was_noticed_are_no_passages() -> None:
+    found = _passages(
+        "This was caused by two factors: "
+        "\n\nhttps://example.org/issues/140 was opened because builds failed."
+        "\n\nThe problem was noticed because an engineer happened to look at the dashboard."
+        "\n\nThe outage was caused by a full disk."
+    )
+    assert [text for text, _, _ in found["root_cause"]] == ["The outage was caused by a full disk."]

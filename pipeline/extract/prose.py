@@ -417,6 +417,10 @@ def _is_noise(paragraph: str) -> bool:
     return bare != paragraph and noise(Block(bare)) in _NOISE
 
 
+# A sentence that only leads in to what follows it (ends in a colon), or that starts with a link.
+_LEAD_IN_OR_LINK = re.compile(r":\s*$|^\W*https?://")
+
+
 def _units(
     sections: Sequence[Section], skip: frozenset[SectionField | None] = _NOT_PROSE | _NAMED
 ) -> list[tuple[str, bool, bool]]:
@@ -437,6 +441,8 @@ def _units(
                 continue
             previous: str | None = None
             for sentence in sentences(paragraph):
+                if _LEAD_IN_OR_LINK.search(sentence):
+                    continue  # "This was caused by two factors:" leads to what follows; a link tells nothing
                 if previous is not None and _CONTINUATION.match(sentence):
                     joined = paragraph[paragraph.index(previous) : paragraph.index(sentence) + len(sentence)]
                     units[-1] = (joined, background, quoted)
@@ -581,10 +587,18 @@ def _more_root_causes(
                 candidates.append((tier, position, sentence, "timeline.root_cause"))
 
 
+# Why the problem was noticed, not why it happened: "This was noticed because someone looked at a graph".
+_NOTICED_BECAUSE = re.compile(
+    r"\b(?:noticed|detected|spotted|caught|discovered|found|seen|alerted)\W+(?:\w+\W+){0,3}?(?:because|due to)\b"
+)
+
+
 def _root_cause_tier(sentence: str) -> int | None:
     """How strongly a sentence names a cause: 0 best, None when it names none."""
     low = sentence.lower()
-    if not _ANY_CUE.search(low) or _CAUSE_SOUGHT.search(low):  # one scan first: most sentences hold no cue
+    if (
+        not _ANY_CUE.search(low) or _CAUSE_SOUGHT.search(low) or _NOTICED_BECAUSE.search(low)
+    ):  # one scan first: most sentences hold no cue
         return None
     return next((tier for tier, cue in enumerate(_LOW_TIERS) if cue.search(low)), None)
 
