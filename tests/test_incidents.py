@@ -346,3 +346,76 @@ Resolution: we rolled back.
 
 def test_a_postmortems_phases_with_times_and_labels_are_one_incident() -> None:
     assert _headings_split(NARRATIVE) == []
+
+
+HISTORY_WITHOUT_HEADINGS = b"""# Incident history
+
+## November 2024
+
+[Elevated API error rates](https://status.example.org/incidents/a1)
+
+This incident has been resolved.
+
+Nov 29, 18:36 - 20:02 UTC
+
+[Delayed webhook deliveries](https://status.example.org/incidents/b2)
+
+Webhooks are delivered again; a worker pool was undersized.
+
+Nov 17, 09:10 - 11:45 UTC
+
+Degraded search performance
+
+Nov 3, 2024 22:50 UTC - Nov 4, 2024 01:15 UTC
+"""
+
+SPANS_IN_A_TIMELINE = b"""# Database outage
+
+## Timeline
+
+Database failover
+
+Nov 29, 18:36 - 20:02 UTC
+
+Cache warmup
+
+Nov 29, 20:02 - 20:30 UTC
+
+## Root cause
+
+A disk filled up.
+"""
+
+ONE_STATUS_INCIDENT = b"""# Elevated API error rates
+
+Resolved
+
+This incident has been resolved.
+
+Posted Nov 29, 2024 - 20:02 UTC
+
+Investigating
+
+We are investigating elevated error rates on the API.
+
+Posted Nov 29, 2024 - 18:40 UTC
+"""
+
+
+def test_a_history_without_headings_splits_at_each_title_with_its_own_span() -> None:
+    assert _headings_split(HISTORY_WITHOUT_HEADINGS) == [
+        "Elevated API error rates",
+        "Delayed webhook deliveries",
+        "Degraded search performance",
+    ]
+    parts = extract(HISTORY_WITHOUT_HEADINGS, URL, None).parts
+    assert [part.text.splitlines()[-1] for part in parts] == [
+        "Nov 29, 18:36 - 20:02 UTC",
+        "Nov 17, 09:10 - 11:45 UTC",
+        "Nov 3, 2024 22:50 UTC - Nov 4, 2024 01:15 UTC",
+    ]
+
+
+def test_spans_in_a_timeline_and_one_incidents_updates_are_one_incident() -> None:
+    assert _headings_split(SPANS_IN_A_TIMELINE) == []
+    assert _headings_split(ONE_STATUS_INCIDENT) == []

@@ -18,6 +18,10 @@ of their level that name no field, none of them under a heading that names a fie
 headings of that level do not name two fields or more: a postmortem whose sections are Summary,
 Timeline and Root cause is one incident, whatever its sub-headings hold.
 
+Without headings that start incidents, a status page's history still lists them: each entry a
+title line with its own span ("Nov 29, 18:36 - 20:02 UTC") within the next few blocks. Two or more
+such entries, outside a timeline, each start an incident, running to the next entry's title.
+
 One incident, or no such headings, gives an empty list. A false split costs the writer more
 than a miss, so every rule here errs toward one incident.
 """
@@ -177,6 +181,59 @@ def _structured(blocks: list[Block], heads: list[_Heading]) -> list[int]:
     return found
 
 
+# An entry's own span: two times of one day or two stamped ends ("Nov 29, 18:36 - 20:02 UTC", "Mar 3,
+# 2024 10:00 UTC - Mar 4, 2024 01:15 UTC"), the line a status page's history gives each incident.
+_TIME = r"[0-2]?\d:[0-5]\d(?:\s?[ap]\.?m\.?)?"
+_DAY = rf"(?:{_MONTH}\s+\d{{1,2}}|\d{{1,2}}\s+{_MONTH})(?:st|nd|rd|th)?,?(?:\s+\d{{4}},?)?"
+_SPAN = re.compile(
+    rf"^\W*{_DAY}\s+(?:at\s+)?{_TIME}(?:\s*[A-Z]{{2,4}})?\s*(?:-|–|—|to)\s*(?:{_DAY}\s+)?{_TIME}"
+    rf"(?:\s*[A-Z]{{2,4}})?\W*$",
+    re.IGNORECASE,
+)
+_TITLE_WORDS = 12  # a history entry's title: a line, not a sentence of prose
+_TITLE_REACH = 3  # its span within the next blocks (a one-line description may stand between)
+
+
+def _is_title(block: Block) -> bool:
+    text = block.text.strip()
+    return (
+        not block.is_heading
+        and 0 < len(text.split()) <= _TITLE_WORDS
+        and not text.endswith((".", ":", "!", "?"))
+        and not _SPAN.match(text)
+        and not _STATUS.match(text)
+    )
+
+
+def _spanned(blocks: list[Block], heads: list[_Heading]) -> list[int]:
+    """Entries without headings, each a title line with its own span within the next few blocks and
+    no heading between: a status page's history ("Elevated API errors" / "This incident has been
+    resolved." / "Nov 29, 18:36 - 20:02 UTC"). At least two, outside any timeline; one title a span."""
+    timeline = {i for h in heads if h.field == SectionField.TIMELINE or h.under_timeline for i in range(h.index, h.end)}
+    found: list[int] = []
+    for index, block in enumerate(blocks):
+        if index in timeline or not _is_title(block) or (found and index < found[-1] + 2):
+            continue
+        for ahead in blocks[index + 1 : index + 1 + _TITLE_REACH]:
+            if ahead.is_heading:
+                break
+            if _SPAN.match(ahead.text.strip()):
+                found.append(index)
+                break
+    return found if len(found) >= 2 else []
+
+
+def _spanned_ends(blocks: list[Block], starts: list[int]) -> dict[int, int]:
+    """Each entry runs to the next entry's title, the last to the next heading (or the end)."""
+    ends: dict[int, int] = {}
+    for position, first in enumerate(starts):
+        if position + 1 < len(starts):
+            ends[first] = starts[position + 1]
+        else:
+            ends[first] = next((j for j in range(first + 1, len(blocks)) if blocks[j].is_heading), len(blocks))
+    return ends
+
+
 def incident_ranges(blocks: list[Block], text: str) -> list[tuple[IncidentHeading, int, int]]:
     """Each incident's heading (with its offset in `text`, the blocks' full text) and the blocks it
     spans, `blocks[first:end]`: from its heading to the next heading of its level or above. Empty
@@ -184,6 +241,9 @@ def incident_ranges(blocks: list[Block], text: str) -> list[tuple[IncidentHeadin
     heads = _headings(blocks)
     starts = _named(blocks, heads) or _structured(blocks, heads)
     ends = {h.index: h.end for h in heads}
+    if not starts:
+        starts = _spanned(blocks, heads)
+        ends = _spanned_ends(blocks, starts)
     found: list[tuple[IncidentHeading, int, int]] = []
     cursor = 0
     for first in starts:
