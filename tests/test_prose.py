@@ -415,3 +415,35 @@ def test_a_lead_in_a_link_and_why_it_was_noticed_are_no_passages() -> None:
         "\n\nThe outage was caused by a full disk."
     )
     assert [text for text, _, _ in found["root_cause"]] == ["The outage was caused by a full disk."]
+
+
+def test_a_cause_found_or_fixed_names_no_root_cause_but_one_identified_as_does() -> None:
+    found = _passages(
+        "Once the issue was resolved, we reopened the queue. "
+        "We worked to understand what the problem was. "
+        "The issue was identified as a full disk on the primary."
+    )
+    assert [text for text, _, _ in found["root_cause"]] == ["The issue was identified as a full disk on the primary."]
+
+
+def test_customers_named_without_a_harm_is_no_impact_and_no_other_affected_is_spared() -> None:
+    found = _passages(
+        "We are publishing this review for our customers. "
+        "No other customers were affected by this incident. "
+        "Customers could not load their dashboards for an hour."
+    )
+    assert [(text, rule) for text, rule, _ in found["impact"]] == [
+        ("We are publishing this review for our customers.", "cue.impact+audience"),
+        ("No other customers were affected by this incident.", "cue.impact+negated"),
+        ("Customers could not load their dashboards for an hour.", "cue.impact"),
+    ]
+
+
+def test_a_commitment_is_a_plan_and_a_step_taken_in_error_is_no_remediation() -> None:
+    found = _passages(
+        "To make sure it doesn't happen again, we're committing to replacing the scheduler. "
+        "The server was incorrectly terminated due to a billing error. "
+        "Engineers were first notified of the problem at 00:40 UTC."
+    )
+    assert [rule for _, rule, _ in found["remediation"]] == ["cue.remediation+modal", "cue.remediation+accident"]
+    assert [rule for _, rule, _ in found["detection"]] == ["cue.detection+stated"]

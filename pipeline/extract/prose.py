@@ -58,7 +58,8 @@ _CUES: dict[str, re.Pattern[str]] = {
     "detection": re.compile(
         r"\b(alerted|alerts? (?:fired|detect\w*|triggered)|got paged|paged|received (?:a|an) (?:automated )?"
         r"(?:report|warning|alert|email)|(?:a|the) (?:user|customer|developer|team member|community member)s? "
-        r"(?:reported|notified)|users? report(?:ed|ing)?|noticed|was detected|detected|when alerted)\b",
+        r"(?:reported|notified)|users? report(?:ed|ing)?|noticed|was detected|detected|when alerted|"
+        r"first (?:notified|learned|heard) of)\b",
         re.IGNORECASE,
     ),
     "impact": re.compile(
@@ -228,7 +229,9 @@ _COUNTED = DEFAULT_THRESHOLD
 _MODAL = re.compile(
     r"\b(?:would(?: not|n't)? have|could have|might have|would've|we will|we'll|will (?:be|now|also|add|make|"
     r"continue|need|work|improve|ensure|implement)|are going to|going forward|moving forward|in the future|"
-    r"should|plan(?:s|ning)? to|intend(?:s)? to|next steps?|in order to prevent|to prevent (?:this|a|such|similar))\b",
+    r"should|plan(?:s|ning)? to|intend(?:s)? to|next steps?|in order to prevent|to prevent (?:this|a|such|similar)|"
+    r"(?:we are|we're) (?:committing|committed) to|(?:we are|we're) going to|"
+    r"to make sure (?:it|this) (?:does not|doesn't))\b",
     re.IGNORECASE,
 )
 # A negation just before the cue ("was not triggered by", "had never been detected").
@@ -277,7 +280,8 @@ _FAILURE = re.compile(
 # these: an impact's other negations ("users could not log in") are what it is.
 _SPARED = re.compile(
     r"\b(?:(?:not|never)|n't)\W+(?:(?:been|be|directly|at all|in any way)\W+)?(?:affected|impacted)\b|"
-    r"\b(?:unaffected|unimpacted)\b",
+    r"\b(?:unaffected|unimpacted)\b|"
+    r"\bno (?:other )?(?:\w+ ){0,2}(?:was|were|has been|have been) (?:affected|impacted)\b",
     re.IGNORECASE,
 )
 # "had not caused", "was not triggered by": the causal verb itself negated, wherever the cue stands.
@@ -297,11 +301,19 @@ _RISE = re.compile(
     r"response times?|failures?|failure rates?)\b",
     re.IGNORECASE,
 )
+# The impact's cue that names only whom ("customers"): an impact only with a harm in the sentence.
+_AUDIENCE = re.compile(r"customers?", re.IGNORECASE)
+_HARM = re.compile(
+    r"\b(?:failed|failing|fails|failures?|errors?|unable|could not|couldn't|cannot|can't|down|outage|unavailable|"
+    r"crash\w*|timed? ?out|timeouts?|broke(?:n)?|affected|impacted|degraded|slow\w*|delay\w*|lost|loss|"
+    r"disrupt\w*|interrupt\w*|missing|rejected|denied|latency|experienced)\b",
+    re.IGNORECASE,
+)
 # A step nobody meant to take: a fix is deliberate, so "an accidental execution deleted the nodes", "the
 # pipeline unintentionally reverted the changes" tell a trigger, not a remediation (unless "we" did it).
 _ACCIDENT = re.compile(
     r"\b(?:accidental(?:ly)?|unintentional(?:ly)?|unintended|inadvertent(?:ly)?|by mistake|mistakenly|"
-    r"unexpected(?:ly)?|erroneous(?:ly)?|unplanned)\b",
+    r"unexpected(?:ly)?|erroneous(?:ly)?|unplanned|incorrect(?:ly)?|wrongly|in error)\b",
     re.IGNORECASE,
 )
 # A sentence that leads with what caused it ("The underlying issue was ...", "we determined that a
@@ -342,7 +354,8 @@ def _lowered(name: str, sentence: str, cue: re.Match[str] | None) -> list[str]:
 def _misread(name: str, sentence: str, cue: re.Match[str] | None) -> list[str]:
     """Readings of a cue sentence that tell another field's story (checked on real postmortems, not
     the tuned corpus): the spared part as impact, a negated cause as trigger, an alert firing as
-    trigger, a symptom's rise or an accident as remediation, a cause-first sentence as impact."""
+    trigger, a symptom's rise or an accident as remediation, a cause-first sentence or one naming only
+    whom (customers, no harm) as impact."""
     why = []
     if name == "impact" and _SPARED.search(sentence):
         why.append("negated")
@@ -352,6 +365,8 @@ def _misread(name: str, sentence: str, cue: re.Match[str] | None) -> list[str]:
         why.append("alert")
     if name == "remediation" and _RISE.search(sentence) and not _CUES["remediation"].search(_RISE.sub(" ", sentence)):
         why.append("failure")
+    if name == "impact" and cue is not None and _AUDIENCE.fullmatch(cue.group()) and not _HARM.search(sentence):
+        why.append("audience")  # "We publish this review for our customers": whom, not what they met
     if name == "remediation" and _ACCIDENT.search(sentence):
         # ... unless we took the step ("we reverted the accidentally merged change").
         if cue is None or not _WE_DID.search(sentence[: cue.start()].lower()):
@@ -587,6 +602,15 @@ def _more_root_causes(
                 candidates.append((tier, position, sentence, "timeline.root_cause"))
 
 
+# What was done about the problem, not what it was: "the issue was resolved", "the root cause had been
+# identified", "to understand what the problem was" (the cue "the issue was" names nothing there;
+# "identified as a full disk" does, and a causal verb does).
+_HANDLED = re.compile(
+    r"\b(?:issue|problem|cause|culprit)\s+(?:was|were|had been|has been|is)\s+(?:\w+ly\s+)?(?:resolved|fixed|"
+    r"discovered|found|identified|detected|mitigated|noticed|located|addressed|understood|confirmed|escalated)"
+    r"\b(?!\s+(?:as|to be)\b)|\b(?:understand|determine|know|find out|figure out)\s+what\s+the\s+"
+    r"(?:issue|problem|cause)\s+was\b"
+)
 # Why the problem was noticed, not why it happened: "This was noticed because someone looked at a graph".
 _NOTICED_BECAUSE = re.compile(
     r"\b(?:noticed|detected|spotted|caught|discovered|found|seen|alerted)\W+(?:\w+\W+){0,3}?(?:because|due to)\b"
@@ -599,6 +623,8 @@ def _root_cause_tier(sentence: str) -> int | None:
     if (
         not _ANY_CUE.search(low) or _CAUSE_SOUGHT.search(low) or _NOTICED_BECAUSE.search(low)
     ):  # one scan first: most sentences hold no cue
+        return None
+    if _HANDLED.search(low) and not _CAUSED.search(low):
         return None
     return next((tier for tier, cue in enumerate(_LOW_TIERS) if cue.search(low)), None)
 
