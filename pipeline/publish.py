@@ -25,6 +25,7 @@ from pipeline.fields import PUBLISHED
 from pipeline.models import Case, Draft, DraftState, Source, Transition, utc_now
 from pipeline.review import missing_for_publication
 from pipeline.settings import Settings
+from pipeline.site.context import case_base_url
 from pipeline.store import Store
 
 __all__ = ["Outcome", "PromoteReport", "Promotion", "case_from_draft", "promote"]
@@ -66,7 +67,7 @@ def case_from_draft(draft: Draft, case_id: str, base_url: str) -> Case:
                 Source(url=s.url, kind=s.kind, archived=s.archived).model_dump(mode="json") for s in draft.sources
             ],
             "updated_at": utc_now().isoformat(),
-            "url": base_url.rstrip("/") + "/" + case_id,
+            "url": f"{case_base_url(base_url)}/cases/{case_id}",
         }
     )
 

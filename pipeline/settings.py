@@ -124,8 +124,11 @@ class Settings(BaseSettings):
         description="The number the first case takes when cases/ holds none with this prefix.",
     )
     public_base_url: str = Field(
-        default="https://benchlet.com/incidentlib/app/cases/",
-        description="A published case's `url` is this followed by its id.",
+        default="https://benchlet.com/incidentlib/app",
+        description=(
+            "The reader's site's base: a published case's `url` is this followed by `/cases/{id}`"
+            " (a value ending in `/cases/`, as older settings did, is read as the base before it)."
+        ),
     )
     required_languages: list[str] = Field(
         default=["en"],

@@ -48,8 +48,13 @@ _SINGULAR: dict[Kind, str] = {
 @dataclass(frozen=True)
 class Term:
     name: str
-    label: str
+    label: str  # English, as the review page and the commands show it
     words: tuple[str, ...]
+    label_ko: str = ""  # Korean, as the reader's site shows it (`label_in`)
+
+    def label_in(self, lang: str) -> str:
+        """The term's label in a reader's language ("ko" or "en"); English where no other is given."""
+        return self.label_ko if lang == "ko" and self.label_ko else self.label
 
 
 @dataclass(frozen=True)
@@ -84,7 +89,10 @@ def _parse(data: object, origin: str) -> Vocabulary:
             words = spec.get("words") or []
             if not isinstance(words, list) or not all(isinstance(w, str) for w in words):
                 raise VocabularyError(f"{origin}: {kind}.{name}.words: expected a list of strings")
-            terms[kind][str(name)] = Term(str(name), spec["label"], tuple(w.lower() for w in words))
+            label_ko = spec.get("label_ko", "")
+            if not isinstance(label_ko, str):
+                raise VocabularyError(f"{origin}: {kind}.{name}.label_ko: expected a string")
+            terms[kind][str(name)] = Term(str(name), spec["label"], tuple(w.lower() for w in words), label_ko)
     return Vocabulary(terms, _severity_statements(data.get(_SEVERITY_STATEMENTS) or [], terms["severities"], origin))
 
 

@@ -1,0 +1,120 @@
+"""What the reader's site calls things, in each of its languages: the record's fields, the listing's
+sections, and the words around them.
+
+The fields themselves come from the record format (`pipeline.models.Case`); this module only names
+them. A test keeps the two in step: every field of a published case, and every part of a field of
+parts (`impact.scope`), has a label in every language of `LANGS`. The listing's sections follow the
+seed listing (`reference/example-listing-ko.txt`): 증상, 촉발, 원인, 구성 요소, 기여 요인, 감지, 조치,
+후속 조치, 교훈, in that order.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+__all__ = ["LANGS", "LISTING_SECTIONS", "Lang", "field_label", "ui"]
+
+Lang = Literal["ko", "en"]
+# The site's languages, the first its default: `/index.html` and `/cases/{id}/` lead to it.
+LANGS: tuple[Lang, ...] = ("ko", "en")
+
+# Each field of a published case, and each part of a field of parts, in both languages.
+FIELD_LABELS: dict[str, dict[Lang, str]] = {
+    "id": {"ko": "사례 번호", "en": "Case id"},
+    "org": {"ko": "조직", "en": "Organisation"},
+    "org_slug": {"ko": "조직 식별자", "en": "Organisation slug"},
+    "date": {"ko": "날짜", "en": "Date"},
+    "date_kind": {"ko": "날짜의 뜻", "en": "Date kind"},
+    "title": {"ko": "제목", "en": "Title"},
+    "domain": {"ko": "분야", "en": "Domain"},
+    "severity": {"ko": "심각도", "en": "Severity"},
+    "summary": {"ko": "요약", "en": "Summary"},
+    "symptoms_text": {"ko": "증상", "en": "Symptoms"},
+    "trigger": {"ko": "촉발", "en": "Trigger"},
+    "impact": {"ko": "영향", "en": "Impact"},
+    "impact.scope": {"ko": "영향 범위", "en": "Scope"},
+    "impact.users": {"ko": "영향받은 사용자", "en": "Users affected"},
+    "impact.region": {"ko": "영향받은 지역", "en": "Region affected"},
+    "detection": {"ko": "감지", "en": "Detection"},
+    "root_cause": {"ko": "원인", "en": "Root cause"},
+    "lessons": {"ko": "교훈", "en": "Lessons"},
+    "symptoms": {"ko": "증상 분류", "en": "Symptom classes"},
+    "components": {"ko": "구성 요소", "en": "Components"},
+    "contributing": {"ko": "기여 요인", "en": "Contributing factors"},
+    "remediation": {"ko": "조치", "en": "Remediation"},
+    "action_items": {"ko": "후속 조치", "en": "Action items"},
+    "timeline": {"ko": "시간", "en": "Timeline"},
+    "timeline.detected_after": {"ko": "감지까지", "en": "Detected after"},
+    "timeline.resolved_after": {"ko": "해결까지", "en": "Resolved after"},
+    "sources": {"ko": "출처", "en": "Sources"},
+    "related": {"ko": "관련 사례", "en": "Related cases"},
+    "recurrence_of": {"ko": "재발한 사례", "en": "Recurrence of"},
+    "docs": {"ko": "참고 문서", "en": "Documentation"},
+    "review": {"ko": "검토", "en": "Review"},
+    "review.written_by": {"ko": "작성", "en": "Written by"},
+    "review.reviewed_by": {"ko": "검토", "en": "Reviewed by"},
+    "review.reviewed_at": {"ko": "검토 시각", "en": "Reviewed at"},
+    "updated_at": {"ko": "갱신 시각", "en": "Updated at"},
+    "url": {"ko": "영구 주소", "en": "Permanent address"},
+}
+
+# The listing's sections under each case, in the seed's order: (field, as the listing shows it).
+LISTING_SECTIONS: tuple[str, ...] = (
+    "symptoms_text",
+    "trigger",
+    "root_cause",
+    "components",
+    "contributing",
+    "detection",
+    "remediation",
+    "action_items",
+    "lessons",
+)
+
+# The words around the records. `{n}`, `{first}`, `{last}`, `{terms}` are filled in by the pages.
+_UI: dict[str, dict[Lang, str]] = {
+    "site_title": {"ko": "장애 사례 라이브러리", "en": "Incident case library"},
+    "count": {"ko": "사례 {n}건", "en": "{n} cases"},
+    "count_one": {"ko": "사례 {n}건", "en": "{n} case"},
+    "range": {"ko": "{n}건 중 {first}~{last}번째", "en": "{first}–{last} of {n}"},
+    "summing_up": {
+        "ko": "이 {n}건에서 가장 많이 나오는 구성 요소: {terms}",
+        "en": "Components most frequent in these {n} cases: {terms}",
+    },
+    "summing_up_one": {
+        "ko": "이 {n}건에서 가장 많이 나오는 구성 요소: {terms}",
+        "en": "Components most frequent in this case: {terms}",
+    },
+    "summing_up_none": {
+        "ko": "이 {n}건에는 구성 요소가 없습니다.",
+        "en": "These {n} cases name no component.",
+    },
+    "not_translated": {"ko": "아직 번역되지 않음", "en": "Not yet translated"},
+    "machine_translated": {"ko": "기계 번역", "en": "Machine-translated"},
+    "read_in_english": {"ko": "영어 원문", "en": "English original"},
+    "archived_copy": {"ko": "보관본", "en": "Archived copy"},
+    "live_link": {"ko": "원래 주소", "en": "Live page"},
+    "cite": {"ko": "인용", "en": "Cite"},
+    "retrieved": {"ko": "검색일", "en": "Retrieved"},
+    "json": {"ko": "JSON 으로 보기", "en": "As JSON"},
+    "search": {"ko": "검색", "en": "Search"},
+    "filters": {"ko": "거르기", "en": "Filters"},
+    "clear_filters": {"ko": "거르기 지우기", "en": "Clear filters"},
+    "previous": {"ko": "이전", "en": "Previous"},
+    "next": {"ko": "다음", "en": "Next"},
+    "withdrawn": {"ko": "철회된 사례", "en": "Withdrawn case"},
+    "merged_into": {"ko": "이 사례는 {id} 에 합쳐졌습니다.", "en": "This case was merged into {id}."},
+    "other_language": {"ko": "English", "en": "한국어"},
+    "feed": {"ko": "새 사례와 갱신 (Atom)", "en": "New and updated cases (Atom)"},
+    "year": {"ko": "연도", "en": "Year"},
+}
+
+
+def field_label(path: str, lang: Lang) -> str:
+    """A field's label ("impact.scope", "trigger") in `lang`; KeyError names a field with no label."""
+    return FIELD_LABELS[path][lang]
+
+
+def ui(key: str, lang: Lang, **values: object) -> str:
+    """One of the site's phrases in `lang`, its `{placeholders}` filled from `values`."""
+    return _UI[key][lang].format(**values)
