@@ -288,6 +288,10 @@ def _found(url: str, says: PageSays) -> tuple[Org | None, Org | None]:
     return None, _named(domain or host.removeprefix("www."))
 
 
+# A hosted status platform's own sites, not a customer's page: www.statuspage.io, docs.instatus.com.
+_PLATFORM_OWN = frozenset({"", "www", "docs", "blog", "api", "help", "support", "app", "manage", "dashboard"})
+
+
 def is_status_host(host: str) -> bool:
     """Whether `host` serves a status page: a customer's page on a hosted platform of the table's
     `status_hosts` (`acme.instatus.com`), a host named for its status (`status.acme.com`), or a site
@@ -298,7 +302,7 @@ def is_status_host(host: str) -> bool:
     extracted = _extractor()(host)
     registrable = f"{extracted.domain}.{extracted.suffix}"
     if registrable in org_table().status_hosts:
-        return extracted.subdomain.split(".")[-1] not in ("", "www")
+        return extracted.subdomain.split(".")[-1] not in _PLATFORM_OWN
     first = host.split(".")[0]
     return first == "status" or (extracted.domain.endswith("status") and len(extracted.domain) > len("status"))
 

@@ -324,7 +324,7 @@ def _preview(text: str) -> str:
 
 class _Beside:
     """A draft's evidence, handed out field by field to be printed beside each: the quote and a link to it;
-    and its suggestions (passages below the confidence threshold, not written into the field) after it."""
+    and its suggestions (passages offered, not written: unsure, or a trigger's others) after it."""
 
     def __init__(self, record: Case | Draft) -> None:
         self.left: list[Evidence] = list(record.evidence) if isinstance(record, Draft) else []
@@ -458,7 +458,7 @@ def _field_lines(name: str, value: Any, beside: _Beside) -> list[str]:
         return [f"evidence: {len(value)} passages, each beside its field" if value else "evidence: -"]
     if name == "suggestions":
         return [
-            f"suggestions: {len(value)} passages below the confidence threshold, each beside its field "
+            f"suggestions: {len(value)} passages offered, not written, each beside its field "
             "(incidentlib take-suggestion ID N takes one into its field)"
             if value
             else "suggestions: -"

@@ -419,3 +419,13 @@ def test_a_history_without_headings_splits_at_each_title_with_its_own_span() -> 
 def test_spans_in_a_timeline_and_one_incidents_updates_are_one_incident() -> None:
     assert _headings_split(SPANS_IN_A_TIMELINE) == []
     assert _headings_split(ONE_STATUS_INCIDENT) == []
+
+
+def test_phases_under_a_field_heading_back_to_back_or_in_order_are_one_incident() -> None:
+    under_field = b"# DB outage\n\n## What happened\n\nPrimary failover\n\nNov 29, 18:36 - 19:02 UTC\n\n"
+    under_field += b"Replica rebuild\n\nNov 29, 21:00 - 22:30 UTC\n"
+    back_to_back = b"# DB outage\n\nPrimary failover\n\nNov 29, 18:36 - 20:02 UTC\n\n"
+    back_to_back += b"Cache warmup\n\nNov 29, 20:02 - 20:30 UTC\n"
+    in_order = b"# DB outage\n\nFirst outage window\n\nNov 29, 18:36 - 19:02 UTC\n\n"
+    in_order += b"Second outage window\n\nNov 29, 20:10 - 20:30 UTC\n"
+    assert [_headings_split(doc) for doc in (under_field, back_to_back, in_order)] == [[], [], []]

@@ -130,6 +130,8 @@ def test_a_crawled_page_a_feed_proposed_keeps_its_own_title_and_date_and_the_fee
         ("https://www.acmestatus.com/history", "status-page"),  # a site named for its status
         ("https://www.statuspage.io/blog/launch", "blog"),  # the platform's own site
         ("https://instatus.com/blog/how-we-work", "blog"),
+        ("https://docs.instatus.com/getting-started", "docs"),
+        ("https://blog.status.io/2024/launch", "blog"),
         ("https://blog.acme.example/outage", "blog"),
         ("https://acme.example/status/", "blog"),
         ("http://127.0.0.1:8080/post", "blog"),

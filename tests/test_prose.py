@@ -407,14 +407,17 @@ def test_an_accident_is_no_remediation_unless_we_took_the_step() -> None:
     ]
 
 
-def test_a_lead_in_a_link_and_why_it_was_noticed_are_no_passages() -> None:
+def test_a_lead_in_is_lowered_and_a_link_and_why_it_was_noticed_are_no_passages() -> None:
     found = _passages(
         "This was caused by two factors: "
         "\n\nhttps://example.org/issues/140 was opened because builds failed."
         "\n\nThe problem was noticed because an engineer happened to look at the dashboard."
         "\n\nThe outage was caused by a full disk."
     )
-    assert [text for text, _, _ in found["root_cause"]] == ["The outage was caused by a full disk."]
+    assert [(text, rule) for text, rule, _ in found["root_cause"]] == [
+        ("This was caused by two factors:", "cue.root_cause+lead-in"),
+        ("The outage was caused by a full disk.", "cue.root_cause"),
+    ]
 
 
 def test_a_cause_found_or_fixed_names_no_root_cause_but_one_identified_as_does() -> None:
@@ -447,3 +450,34 @@ def test_a_commitment_is_a_plan_and_a_step_taken_in_error_is_no_remediation() ->
     )
     assert [rule for _, rule, _ in found["remediation"]] == ["cue.remediation+modal", "cue.remediation+accident"]
     assert [rule for _, rule, _ in found["detection"]] == ["cue.detection+stated"]
+
+
+def test_the_second_readings_true_passages_stay_written() -> None:
+    found = _passages(
+        "We found it was due to a misconfigured DNS record. "
+        "The issue was found in the retry logic of the scheduler, which looped forever. "
+        "Nobody noticed the problem until a customer reported it at 09:12. "
+        "Customers saw 500 responses for two hours. "
+        "With no warning customers were affected for two hours. "
+        "The erroneous commit was reverted at 14:05 UTC. "
+        "The service was restarted after it unexpectedly crashed."
+    )
+    assert [text for text, _, _ in found["root_cause"]][:2] == [
+        "We found it was due to a misconfigured DNS record.",
+        "The issue was found in the retry logic of the scheduler, which looped forever.",
+    ]
+    assert ("Nobody noticed the problem until a customer reported it at 09:12.", "cue.detection") in [
+        (text, rule) for text, rule, _ in found["detection"]
+    ]
+    impact = [(text, rule) for text, rule, _ in found["impact"]]
+    assert ("Customers saw 500 responses for two hours.", "cue.impact") in impact
+    assert ("With no warning customers were affected for two hours.", "cue.impact") in impact
+    assert [rule for text, rule, _ in found["remediation"]] == ["cue.remediation", "cue.remediation"]
+
+
+def test_a_lead_in_is_offered_not_dropped_and_the_surest_narrative_trigger_is_written() -> None:
+    found = _passages("At 14:10 we rolled back the deploy and restarted the workers with the following command:")
+    assert [rule for _, rule, _ in found["remediation"]] == ["cue.remediation+lead-in"]
+    weaker = Passage("trigger", "Last week we upgraded our monitoring stack.", "cue.trigger", 0.65)
+    stated = Passage("trigger", "The outage was triggered by a DNS change.", "cue.trigger+stated", 0.8)
+    assert written_passages("trigger", [weaker, stated], 0.6) == ([stated], [weaker])

@@ -191,8 +191,9 @@ def take_suggestion(
     by: ByOption = None,
     root: RootOption = None,
 ) -> None:
-    """Take a suggestion (a passage below the confidence threshold) into its field as your edit: a text
-    gets it as a paragraph, a list of steps as an item; the passage stays marked as the field's evidence."""
+    """Take a suggestion (a passage offered, not written: below the confidence threshold, or a trigger's
+    other passage) into its field as your edit: a text gets it as a paragraph, a list of steps as an
+    item; the passage stays marked as the field's evidence."""
     name = who(by)
     taken: list[str] = []
 

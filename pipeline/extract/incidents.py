@@ -20,7 +20,8 @@ Timeline and Root cause is one incident, whatever its sub-headings hold.
 
 Without headings that start incidents, a status page's history still lists them: each entry a
 title line with its own span ("Nov 29, 18:36 - 20:02 UTC") within the next few blocks. Two or more
-such entries, outside a timeline, each start an incident, running to the next entry's title.
+such entries, under no heading that names a field and none starting when another ends (phases of one
+incident), each start an incident, running to the next entry's title.
 
 One incident, or no such headings, gives an empty list. A false split costs the writer more
 than a miss, so every rule here errs toward one incident.
@@ -190,6 +191,8 @@ _SPAN = re.compile(
     rf"(?:\s*[A-Z]{{2,4}})?\W*$",
     re.IGNORECASE,
 )
+# "First outage window", "Second phase": parts of one story told in order, not a history's entries.
+_ORDINAL = re.compile(r"^\W*(?:first|second|third|fourth|initial|final|last|next|then)\b", re.IGNORECASE)
 _TITLE_WORDS = 12  # a history entry's title: a line, not a sentence of prose
 _TITLE_REACH = 3  # its span within the next blocks (a one-line description may stand between)
 
@@ -209,18 +212,32 @@ def _spanned(blocks: list[Block], heads: list[_Heading]) -> list[int]:
     """Entries without headings, each a title line with its own span within the next few blocks and
     no heading between: a status page's history ("Elevated API errors" / "This incident has been
     resolved." / "Nov 29, 18:36 - 20:02 UTC"). At least two, outside any timeline; one title a span."""
-    timeline = {i for h in heads if h.field == SectionField.TIMELINE or h.under_timeline for i in range(h.index, h.end)}
+    # Under a heading that names a field ("What happened", "Impact", "Timeline") such lines are one
+    # incident's phases or parts.
+    told = {i for h in heads if h.field is not None or h.under_field for i in range(h.index, h.end)}
     found: list[int] = []
+    spans: list[str] = []
     for index, block in enumerate(blocks):
-        if index in timeline or not _is_title(block) or (found and index < found[-1] + 2):
+        if index in told or not _is_title(block) or (found and index < found[-1] + 2):
             continue
         for ahead in blocks[index + 1 : index + 1 + _TITLE_REACH]:
             if ahead.is_heading:
                 break
             if _SPAN.match(ahead.text.strip()):
                 found.append(index)
+                spans.append(ahead.text.strip())
                 break
-    return found if len(found) >= 2 else []
+    if len(found) < 2 or _back_to_back(spans) or any(_ORDINAL.match(blocks[i].text) for i in found):
+        return []
+    return found
+
+
+def _back_to_back(spans: list[str]) -> bool:
+    """Whether one span starts when another ends ("18:36 - 20:02", "20:02 - 20:30"): phases of one
+    incident, not incidents of a history."""
+    times = [re.findall(_TIME, span, re.IGNORECASE) for span in spans]
+    ends = {t[-1] for t in times if t}
+    return any(t and t[0] in ends for t in times)
 
 
 def _spanned_ends(blocks: list[Block], starts: list[int]) -> dict[int, int]:

@@ -281,7 +281,8 @@ _FAILURE = re.compile(
 _SPARED = re.compile(
     r"\b(?:(?:not|never)|n't)\W+(?:(?:been|be|directly|at all|in any way)\W+)?(?:affected|impacted)\b|"
     r"\b(?:unaffected|unimpacted)\b|"
-    r"\bno (?:other )?(?:\w+ ){0,2}(?:was|were|has been|have been) (?:affected|impacted)\b",
+    r"\bno (?:other )?(?:customers?|users?|services?|systems?|data|regions?|one|teams?|products?) "
+    r"(?:was|were|has been|have been) (?:affected|impacted)\b",
     re.IGNORECASE,
 )
 # "had not caused", "was not triggered by": the causal verb itself negated, wherever the cue stands.
@@ -303,6 +304,7 @@ _RISE = re.compile(
 )
 # The impact's cue that names only whom ("customers"): an impact only with a harm in the sentence.
 _AUDIENCE = re.compile(r"customers?", re.IGNORECASE)
+_FOR_WHOM = re.compile(r"\b(?:for|to|with|of|thank)\W+(?:(?:all|our|your|the|affected)\W+){0,2}$", re.IGNORECASE)
 _HARM = re.compile(
     r"\b(?:failed|failing|fails|failures?|errors?|unable|could not|couldn't|cannot|can't|down|outage|unavailable|"
     r"crash\w*|timed? ?out|timeouts?|broke(?:n)?|affected|impacted|degraded|slow\w*|delay\w*|lost|loss|"
@@ -316,6 +318,24 @@ _ACCIDENT = re.compile(
     r"unexpected(?:ly)?|erroneous(?:ly)?|unplanned|incorrect(?:ly)?|wrongly|in error)\b",
     re.IGNORECASE,
 )
+_UNMEANT_ADVERB = re.compile(
+    r"\b(?:accidentally|unintentionally|inadvertently|mistakenly|erroneously|incorrectly|wrongly|unexpectedly)"
+    r"\W+(?:\w+\W+)?$",
+    re.IGNORECASE,
+)
+_PASSIVE = re.compile(r"\b(?:was|were|been|be|is|are|got)\W+(?:\w+ly\W+)?$", re.IGNORECASE)
+
+
+def _unmeant(before: str) -> bool:
+    """Whether the words before a remediation cue say the step was nobody's intent: an adverb just
+    before the verb ("the pipeline unintentionally reverted"), or an accidental subject of an active
+    verb ("an accidental execution deleted the nodes"). Not a fix done to an accidental thing ("the
+    erroneous commit was reverted"), nor what "we" did ("we reverted the accidental change")."""
+    if _UNMEANT_ADVERB.search(before):
+        return not _WE_DID.search(_UNMEANT_ADVERB.sub(" ", before).lower())
+    return bool(_ACCIDENT.search(before)) and not _PASSIVE.search(before) and not _WE_DID.search(before.lower())
+
+
 # A sentence that leads with what caused it ("The underlying issue was ...", "we determined that a
 # migration caused ...") explains the incident: the cause, not the impact, even if it ends on what broke.
 _CAUSE_FIRST = re.compile(
@@ -332,6 +352,12 @@ _STATED: dict[str, re.Pattern[str]] = {
 }
 
 
+def _after_until(sentence: str, cue: re.Match[str]) -> str:
+    """What follows an "until" after the cue ("nobody noticed until a customer reported it"), or ""."""
+    found = re.search(r"\buntil\b", sentence[cue.end() :], re.IGNORECASE)
+    return sentence[cue.end() + found.end() :] if found else ""
+
+
 def _lowered(name: str, sentence: str, cue: re.Match[str] | None) -> list[str]:
     """What in `sentence` says it is not what happened in field `name`: the rules' names."""
     why = []
@@ -339,7 +365,10 @@ def _lowered(name: str, sentence: str, cue: re.Match[str] | None) -> list[str]:
     if modal and (name != "root_cause" or not _COUNTERFACTUAL.fullmatch(modal.group())):
         why.append("modal")
     if cue is not None and name != "impact" and _NEGATION.search(sentence[: cue.start()]):
-        why.append("negated")  # an impact says what did not work: its negations are its own
+        # An impact says what did not work: its negations are its own. "Nobody noticed until a customer
+        # reported it" tells the detection after the "until".
+        if not (name == "detection" and _LOW_CUES["detection"].search(_after_until(sentence, cue).lower())):
+            why.append("negated")
     if cue is not None and any(q.start() <= cue.start() < q.end() for q in _QUOTED.finditer(sentence)):
         why.append("quoted")
     if name == "trigger" and _FIX.search(sentence) and not _CAUSED.search(sentence):
@@ -348,6 +377,8 @@ def _lowered(name: str, sentence: str, cue: re.Match[str] | None) -> list[str]:
         why.append("cause")
     if name == "root_cause" and _OTHER_CAUSE.search(sentence) and not _MAIN_CAUSE.search(sentence):
         why.append("another")
+    if sentence.rstrip().endswith(":"):
+        why.append("lead-in")  # "This was caused by two factors:": what follows tells it
     return why + [reason for reason in _misread(name, sentence, cue) if reason not in why]
 
 
@@ -365,12 +396,16 @@ def _misread(name: str, sentence: str, cue: re.Match[str] | None) -> list[str]:
         why.append("alert")
     if name == "remediation" and _RISE.search(sentence) and not _CUES["remediation"].search(_RISE.sub(" ", sentence)):
         why.append("failure")
-    if name == "impact" and cue is not None and _AUDIENCE.fullmatch(cue.group()) and not _HARM.search(sentence):
+    if (
+        name == "impact"
+        and cue is not None
+        and _AUDIENCE.fullmatch(cue.group())
+        and _FOR_WHOM.search(sentence[: cue.start()])
+        and not _HARM.search(sentence)
+    ):
         why.append("audience")  # "We publish this review for our customers": whom, not what they met
-    if name == "remediation" and _ACCIDENT.search(sentence):
-        # ... unless we took the step ("we reverted the accidentally merged change").
-        if cue is None or not _WE_DID.search(sentence[: cue.start()].lower()):
-            why.append("accident")
+    if name == "remediation" and cue is not None and _unmeant(sentence[: cue.start()]):
+        why.append("accident")
     if name == "impact" and cue is not None:
         before = sentence[: cue.start()]
         if _root_cause_tier(before) == 0 or _CAUSE_FIRST.search(before):  # a cause sought names none
@@ -432,8 +467,8 @@ def _is_noise(paragraph: str) -> bool:
     return bare != paragraph and noise(Block(bare)) in _NOISE
 
 
-# A sentence that only leads in to what follows it (ends in a colon), or that starts with a link.
-_LEAD_IN_OR_LINK = re.compile(r":\s*$|^\W*https?://")
+# A sentence that starts with a link: a reference, not the narrative's.
+_LINK_FIRST = re.compile(r"^\W*https?://")
 
 
 def _units(
@@ -456,8 +491,8 @@ def _units(
                 continue
             previous: str | None = None
             for sentence in sentences(paragraph):
-                if _LEAD_IN_OR_LINK.search(sentence):
-                    continue  # "This was caused by two factors:" leads to what follows; a link tells nothing
+                if _LINK_FIRST.search(sentence):
+                    continue  # a reference, not a sentence of the narrative
                 if previous is not None and _CONTINUATION.match(sentence):
                     joined = paragraph[paragraph.index(previous) : paragraph.index(sentence) + len(sentence)]
                     units[-1] = (joined, background, quoted)
@@ -608,12 +643,13 @@ def _more_root_causes(
 _HANDLED = re.compile(
     r"\b(?:issue|problem|cause|culprit)\s+(?:was|were|had been|has been|is)\s+(?:\w+ly\s+)?(?:resolved|fixed|"
     r"discovered|found|identified|detected|mitigated|noticed|located|addressed|understood|confirmed|escalated)"
-    r"\b(?!\s+(?:as|to be)\b)|\b(?:understand|determine|know|find out|figure out)\s+what\s+the\s+"
+    r"(?:\s+\w+ly)?(?=\s*(?:[.,;!]|$|\b(?:and|by|at|within|after|before|once|when|so|but|on|in (?:\d|under|less))\b))|"
+    r"\b(?:understand|determine|know|find out|figure out)\s+what\s+the\s+"
     r"(?:issue|problem|cause)\s+was\b"
 )
 # Why the problem was noticed, not why it happened: "This was noticed because someone looked at a graph".
 _NOTICED_BECAUSE = re.compile(
-    r"\b(?:noticed|detected|spotted|caught|discovered|found|seen|alerted)\W+(?:\w+\W+){0,3}?(?:because|due to)\b"
+    r"\b(?:noticed|detected|spotted|caught|seen|alerted)\W+(?:\w+\W+){0,3}?(?:because|due to)\b"
 )
 
 
@@ -670,13 +706,14 @@ _ONE_PASSAGE = frozenset({"trigger"})
 
 
 def written_passages(name: str, passages: Sequence[Passage], threshold: float) -> tuple[list[Passage], list[Passage]]:
-    """Of field `name`'s passages (best first), those the draft writes into the field and those it offers
-    as suggestions: each at `threshold` or above is written, but for a field of one event (the trigger)
-    only the first sentence of the narrative that is sure enough (a timeline line when none is)."""
+    """Of field `name`'s passages (in the rules' and the document's order), those the draft writes into
+    the field and those it offers as suggestions: each at `threshold` or above is written, but for a
+    field of one event (the trigger) only the surest sentence of the narrative (the first of equals; a
+    timeline line when no sentence is sure enough)."""
     sure = [p for p in passages if p.confidence >= threshold]
     if name in _ONE_PASSAGE and sure:
-        narrative = [p for p in sure if not p.rule.startswith("timeline.")]
-        sure = [(narrative or sure)[0]]
+        narrative = [p for p in sure if not p.rule.startswith("timeline.")] or sure
+        sure = [max(narrative, key=lambda p: p.confidence)]  # the surest; of equals, the first
     return sure, [p for p in passages if p not in sure]
 
 

@@ -43,7 +43,7 @@ class Passage:
     end: int
     title: str
     proposed: bool = False  # a passage a proposal of the model rests on, not evidence
-    suggested: bool = False  # a passage offered for a field, below the confidence threshold, not written
+    suggested: bool = False  # a passage offered for a field, not written (unsure, or a trigger's other one)
 
 
 @dataclass(eq=False)
@@ -107,8 +107,8 @@ def evidence_passages(text: str, evidence: Sequence[Evidence]) -> tuple[list[Pas
 def suggestion_passages(
     text: str, suggestions: Sequence[Evidence], first: int
 ) -> tuple[list[Passage], dict[int, Evidence]]:
-    """The draft's suggestions (passages below the confidence threshold) that stand in the text,
-    numbered from `first` in the text's order, marked apart from the evidence: a passage offered,
+    """The draft's suggestions (passages offered, not written: unsure, or a trigger's others) that
+    stand in the text, numbered from `first` in the text's order, marked apart from the evidence: a passage offered,
     not one a field holds."""
     holding = sorted((e for e in suggestions if text[e.start : e.end] == e.quote), key=lambda e: e.start)
     marks = dict(enumerate(holding, start=first))
