@@ -17,6 +17,7 @@ queue's lacks, the review's rules and the assist's translations with no second l
     PROSE          the plain texts of a sentence or more (marked `Prose`), parts included: impact.scope
     KEPT           a draft's fields no edit may change; BOOKKEEPING those of them an approval does not cover
     PUBLISHED      a case's fields that publication writes itself
+    WITHDRAWAL     a case's own fields, which no draft has: withdrawn, withdrawn_reason, withdrawn_by, merged_into
 
 Each is also a function of the model (`narrative(CaseContent)`), so that a variant of the format
 gets its own lists; the tests build one to show the lists follow the model.
@@ -50,6 +51,7 @@ __all__ = [
     "REQUIRED_NARRATIVE",
     "TERM_LISTS",
     "TRANSLATED",
+    "WITHDRAWAL",
     "FieldKind",
     "action_lists",
     "bookkeeping",
@@ -66,6 +68,7 @@ __all__ = [
     "published",
     "required",
     "term_lists",
+    "withdrawal",
 ]
 
 # How a field is held, and so how a person edits it: "multiple" is a list of vocabulary terms,
@@ -214,6 +217,12 @@ def published(model: type[BaseModel] = Case) -> tuple[str, ...]:
     return _marked(model, Published)
 
 
+def withdrawal(case: type[BaseModel] = Case, content: type[BaseModel] = CaseContent) -> tuple[str, ...]:
+    """A case's own fields, which no draft has (`withdraw` writes them, a republication keeps them): those of
+    `case` not in `content`. A case's file leaves them out while unset."""
+    return tuple(name for name in case.model_fields if name not in content.model_fields)
+
+
 def required(case: type[BaseModel] = Case, content: type[BaseModel] = CaseContent) -> tuple[str, ...]:
     """What a case requires that a draft's content may lack, but for what publication writes itself."""
     written = published(case)
@@ -278,3 +287,4 @@ PROSE = prose()
 KEPT = kept()
 BOOKKEEPING = bookkeeping()
 PUBLISHED = published()
+WITHDRAWAL = withdrawal()

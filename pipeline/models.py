@@ -34,6 +34,7 @@ from pydantic import (
     GetCoreSchemaHandler,
     GetJsonSchemaHandler,
     StringConstraints,
+    ValidationInfo,
     WithJsonSchema,
     field_validator,
     model_validator,
@@ -45,6 +46,7 @@ from pipeline.reasons import Reason
 from pipeline.vocabulary import Kind, check_term, vocabulary
 
 __all__ = [
+    "SCHEMA_VERSION",
     "Action",
     "ArchiveState",
     "ArchiveStatus",
@@ -100,7 +102,8 @@ class Kept:
 @dataclass(frozen=True)
 class Published:
     """Annotated metadata: a field of a case that publication writes itself (the case's id, its sources
-    without their archive states, its page and its time) rather than copying it from the draft."""
+    without their archive states, its page and its time) rather than copying it from the draft; and the
+    withdrawal's fields, which `incidentlib withdraw` writes and a republication keeps."""
 
 
 @dataclass(frozen=True)
@@ -328,6 +331,44 @@ class Case(CaseContent):
     sources: Annotated[list[Source], Published()] = Field(min_length=1)
     updated_at: Annotated[Timestamp, Published()]
     url: Annotated[Url, Published()]
+    # Withdrawal, OSV's way instead of deletion: the file stays in cases/, its id and its `url` keep
+    # resolving, and the site says the case was withdrawn and, when merged, into which case. Declared on
+    # the case alone (a draft has no such fields, so none can be approved or copied into a case), marked
+    # `Published` because `incidentlib withdraw` writes them, not a reviewer; left out of the file while
+    # unset, so a case never withdrawn is written byte for byte as before.
+    withdrawn: Annotated[Timestamp | None, Published()] = Field(
+        default=None,
+        exclude_if=lambda v: v is None,
+        description="When the case was withdrawn: it stays readable under its id, marked withdrawn. "
+        "Unset while the case stands.",
+    )
+    # The reason is kept, not left to a commit message: a reader who follows an old link lands on the
+    # withdrawn case's page, and that page owes them the why. Plain text in the words of whoever withdrew
+    # it (an operator's note, not a narrative to translate).
+    withdrawn_reason: Annotated[Text | None, Published()] = Field(
+        default=None,
+        exclude_if=lambda v: v is None,
+        description="Why the case was withdrawn (a duplicate, not an incident, a source retracted).",
+    )
+    withdrawn_by: Annotated[Name | None, Published()] = Field(
+        default=None, exclude_if=lambda v: v is None, description="Who withdrew it."
+    )
+    merged_into: Annotated[CaseId | None, Published()] = Field(
+        default=None,
+        exclude_if=lambda v: v is None,
+        description="The case that survives a merge: this one is withdrawn and its readers are sent there. "
+        "It names an existing case that is not withdrawn itself.",
+    )
+
+    @field_validator("withdrawn_reason", "withdrawn_by", "merged_into")
+    @classmethod
+    def _only_when_withdrawn(cls, value: str | None, info: ValidationInfo) -> str | None:
+        # A field validator, not a model's, so that the fault names the field (cases/IL-0002.json: merged_into: ...).
+        if value is not None and "withdrawn" in info.data and info.data["withdrawn"] is None:
+            raise ValueError("only a withdrawn case has one: set `withdrawn` too (incidentlib withdraw does)")
+        if info.field_name == "merged_into" and value is not None and value == info.data.get("id"):
+            raise ValueError(f"a case cannot be merged into itself ({value})")
+        return value
 
 
 # ---------------------------------------------------------------- draft parts
@@ -838,6 +879,13 @@ class FeedState(Record):
 
 # ---------------------------------------------------------------- JSON Schema
 
+# The record format's version, published with its schema (`api/v1/schema.json`, `incidentlib schema`) so a
+# tool reading the library knows what it reads. Semantic: the major number changes when a record valid
+# before may be refused now or a field changes its meaning, the minor when a field is added that older
+# records simply lack, the patch for descriptions. 1.0.0 is the format before withdrawal; 1.1.0 adds a
+# case's `withdrawn`, `withdrawn_reason`, `withdrawn_by` and `merged_into`.
+SCHEMA_VERSION = "1.1.0"
+
 SCHEMA_MODELS: dict[str, type[BaseModel]] = {
     "case": Case,
     "draft": Draft,
@@ -849,6 +897,6 @@ SCHEMA_MODELS: dict[str, type[BaseModel]] = {
 
 def json_schema(name: str) -> dict[str, Any]:
     """The JSON Schema of one record kind (`case`, `draft`, `source`, `feed`, `candidate`), generated
-    from the models."""
+    from the models, with the format's `schema_version` beside the standard keywords."""
     schema = SCHEMA_MODELS[name].model_json_schema(mode="validation")
-    return {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", "schema_version": SCHEMA_VERSION, **schema}

@@ -21,7 +21,7 @@ from typing import Any, Literal
 from pipeline import interrupt
 from pipeline.batch import tally
 from pipeline.errors import InvalidRecord
-from pipeline.fields import PUBLISHED
+from pipeline.fields import PUBLISHED, WITHDRAWAL
 from pipeline.models import Case, Draft, DraftState, Source, Transition, utc_now
 from pipeline.review import missing_for_publication
 from pipeline.settings import Settings
@@ -72,6 +72,11 @@ def case_from_draft(draft: Draft, case_id: str, base_url: str) -> Case:
     )
 
 
+def _withdrawal(case: Case) -> dict[str, Any]:
+    """A case's withdrawal (`incidentlib withdraw`), which no draft carries: a republication keeps it."""
+    return {name: getattr(case, name) for name in WITHDRAWAL}
+
+
 def _case_of(store: Store, draft: Draft) -> str | None:
     """A case already published from this draft by a run that stopped before marking the draft.
 
@@ -103,7 +108,10 @@ def _promote_one(store: Store, settings: Settings, draft_id: str) -> Promotion:
         case_id = draft.case_id or _case_of(store, draft)
         if case_id and store.exists("case", case_id):
             case = case_from_draft(draft, case_id, settings.public_base_url)
-            store.write_case(case)
+            try:
+                store.update_case(case_id, lambda old: case.model_copy(update=_withdrawal(old)))
+            except InvalidRecord:  # a broken file is replaced by the draft's case, as before withdrawals existed
+                store.write_case(case)
             what: Outcome = "updated"
         else:
             case = store.publish_case(lambda new_id: case_from_draft(draft, new_id, settings.public_base_url))

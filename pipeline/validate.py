@@ -114,6 +114,8 @@ def _links(loaded: dict[RecordKind, dict[str, tuple[Draft | Case, str]]]) -> lis
                     faults.append(Fault(label, f"related.{index}", f"{other} is not a case in cases/"))
             if record.recurrence_of and record.recurrence_of not in cases:
                 faults.append(Fault(label, "recurrence_of", f"{record.recurrence_of} is not a case in cases/"))
+            if isinstance(record, Case) and record.merged_into:
+                faults += _survivor_faults(record.merged_into, label, cases)
             if isinstance(record, Draft) and record.state == DraftState.PUBLISHED:
                 if record.case_id is None:
                     faults.append(Fault(label, "case_id", "a published draft must name its case"))
@@ -122,3 +124,14 @@ def _links(loaded: dict[RecordKind, dict[str, tuple[Draft | Case, str]]]) -> lis
             if isinstance(record, Draft) and record.part_of and record.part_of not in loaded["draft"]:
                 faults.append(Fault(label, "part_of", f"{record.part_of} is not a draft in drafts/"))
     return faults
+
+
+def _survivor_faults(survivor_id: str, label: str, cases: dict[str, tuple[Draft | Case, str]]) -> list[Fault]:
+    """A merged case's readers are sent to its survivor: it must exist and stand (one hop, no chain)."""
+    if survivor_id not in cases:
+        return [Fault(label, "merged_into", f"{survivor_id} is not a case in cases/")]
+    survivor = cases[survivor_id][0]
+    if isinstance(survivor, Case) and survivor.withdrawn is not None:
+        onward = f", merged into {survivor.merged_into}: name that one" if survivor.merged_into else ""
+        return [Fault(label, "merged_into", f"{survivor_id} is withdrawn itself{onward}")]
+    return []

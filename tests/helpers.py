@@ -184,6 +184,8 @@ def case_fields(case: Any) -> dict[str, list[str]]:
     data = case.model_dump(mode="json")
     out: dict[str, list[str]] = {}
     for name in type(case).model_fields:
+        if name not in data:  # left out of the record while unset (a case's withdrawal): nothing to show
+            continue
         value = getattr(case, name)
         if isinstance(value, BaseModel):
             out |= {f"{name}.{part}": _leaves(data[name][part]) for part in type(value).model_fields}

@@ -45,6 +45,7 @@ NEEDS_ROOT: dict[str, list[str]] = {
     "take-suggestion": [DRAFT, "0", "--by", "alice"],
     "validate": [],
     "web": [],
+    "withdraw": ["IL-0001", "--why", "a duplicate", "--by", "bob"],
     "write": [DRAFT, "--by", "alice"],
 }
 

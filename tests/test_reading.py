@@ -14,6 +14,7 @@ import pytest
 from helpers import captured_source
 
 from pipeline.evidence import evidence_for
+from pipeline.fields import WITHDRAWAL
 from pipeline.models import Case, Draft, Origin, Section, Transition
 from pipeline.store import Store
 
@@ -108,7 +109,7 @@ def test_show_prints_a_published_case(cli: Callable, store: Store, root: Path, m
     shown = cli("show", "IL-0001", "--root", str(root))
     assert shown.exit_code == 0, shown.output
     assert shown.stdout.startswith("IL-0001  published case\n")
-    assert set(Case.model_fields) - {"id"} <= labels(shown.stdout)
+    assert set(Case.model_fields) - {"id", *WITHDRAWAL} <= labels(shown.stdout), "a standing case has no withdrawal"
 
 
 def test_show_names_a_case_that_is_not_there(cli: Callable, root: Path) -> None:

@@ -6,7 +6,8 @@ group does it, so every way of running a command behaves the same); anything els
 bug and shows its traceback. The entry point is pipeline.main, which takes the signals
 before this is loaded. The commands are grouped by who uses them:
 
-    records   schema, validate, fmt, add, extract, links    whoever keeps the records
+    records   schema, validate, fmt, add, extract, links,   whoever keeps the records
+              withdraw
     review    queue, show, edit, set, write, approve, ...   writers and reviewers
     runs      crawl, archive, refresh, promote, demo, ...   running the flows by hand
     discover  discover, candidates [accept|dismiss]         finding new postmortems in feeds

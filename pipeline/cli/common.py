@@ -78,6 +78,7 @@ COMMAND_ORDER = (
     "reject",
     "reopen",
     "promote",
+    "withdraw",
     "reviewer",
     "web",
     "serve",

@@ -1,8 +1,9 @@
-"""Commands for whoever keeps the library's records: their format, the registry, the links."""
+"""Commands for whoever keeps the library's records: their format, the registry, the links, withdrawals."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -12,6 +13,7 @@ from pydantic import ValidationError
 
 from pipeline import links as linking
 from pipeline.cli.common import (
+    ByOption,
     JsonOption,
     RootOption,
     app,
@@ -21,6 +23,7 @@ from pipeline.cli.common import (
     print_faults,
     read_settings,
 )
+from pipeline.cli.review import who
 from pipeline.crawl import extract_one
 from pipeline.errors import DuplicateSource, InvalidRecord
 from pipeline.fmt import fmt as fmt_records
@@ -29,6 +32,7 @@ from pipeline.models import SCHEMA_MODELS, LinkStatus, SourceEntry, json_schema
 from pipeline.records import dump_record, faults_from
 from pipeline.store import Store, init_data_root
 from pipeline.validate import validate as validate_records
+from pipeline.withdraw import withdraw as withdraw_case
 
 # One member per record kind of models.SCHEMA_MODELS, so that `--help` lists them.
 SchemaName = StrEnum("SchemaName", {kind.upper(): kind for kind in SCHEMA_MODELS})  # type: ignore[misc]
@@ -222,3 +226,33 @@ def links_(
         where = f" -> {state.moved_to}" if state.moved_to else ""
         kept = f" (archived: {state.archived})" if state.archived else " (no capture)"
         typer.echo(f"{state.status.value} {state.url}{where}{kept}  checked {state.checked_at:%Y-%m-%d %H:%M}")
+
+
+@app.command()
+def withdraw(
+    case_id: Annotated[str, typer.Argument(help="The case's id (IL-0007).")],
+    why: Annotated[str, typer.Option("--why", help="Why it is withdrawn: its page tells the reader.")],
+    into: Annotated[
+        str | None,
+        typer.Option(
+            "--into", help="For a merge: the case that survives, where its readers are sent.", show_default=False
+        ),
+    ] = None,
+    by: ByOption = None,
+    root: RootOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Withdraw a published case instead of deleting it, or merge it into another with --into.
+
+    The file stays in cases/ with the time, the reason, who did it and the survivor; its id and its page keep
+    resolving, and say so. Cases merged into it earlier are sent on to the survivor. Refused: an unknown case,
+    one withdrawn already, a survivor that is unknown, withdrawn or the case itself.
+    """
+    done = withdraw_case(open_store(root), case_id, why=why, by=who(by), into=into)
+    if as_json:
+        typer.echo(json.dumps({**asdict(done), "withdrawn": done.withdrawn.isoformat()}, indent=2))
+        return
+    merged = f", merged into {done.merged_into}" if done.merged_into else ""
+    typer.echo(f"withdrew {done.case_id}{merged}")
+    for other in done.repointed:
+        typer.echo(f"{other} now points at {done.merged_into} (it was merged into {done.case_id})")

@@ -56,6 +56,10 @@ FIELD_LABELS: dict[str, dict[Lang, str]] = {
     "review.reviewed_at": {"ko": "검토 시각", "en": "Reviewed at"},
     "updated_at": {"ko": "갱신 시각", "en": "Updated at"},
     "url": {"ko": "영구 주소", "en": "Permanent address"},
+    "withdrawn": {"ko": "철회 시각", "en": "Withdrawn at"},
+    "withdrawn_reason": {"ko": "철회 이유", "en": "Why withdrawn"},
+    "withdrawn_by": {"ko": "철회한 사람", "en": "Withdrawn by"},
+    "merged_into": {"ko": "합쳐진 사례", "en": "Merged into"},
 }
 
 # The listing's sections under each case, in the seed's order: (field, as the listing shows it).

@@ -149,5 +149,6 @@ def case_rows(case: Case) -> list[Row]:
                 items = _items(part_info, getattr(value, part), data[name][part], case.id)
                 rows.append(Row(path, label_of(path), part_how, items))
         else:
-            rows.append(Row(name, label_of(name), how, _items(info, value, data[name], case.id)))
+            # A field the file leaves out while unset (a case's withdrawal) is not in `data`.
+            rows.append(Row(name, label_of(name), how, _items(info, value, data.get(name), case.id)))
     return rows

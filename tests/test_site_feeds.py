@@ -1,0 +1,98 @@
+"""The site's Atom feeds (pipeline.site.feeds), read back with feedparser as a feed reader reads them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import feedparser
+
+from pipeline.models import Case
+from pipeline.site import feeds
+from pipeline.site.context import SiteContext
+from pipeline.store import Store
+from pipeline.withdraw import withdraw
+
+BASE = "https://example.org/lib/app"
+BUILT = datetime(2026, 12, 1, tzinfo=UTC)
+
+
+def _ctx(cases: Any) -> SiteContext:
+    return SiteContext.of(cases, base_url=BASE, built_at=BUILT)
+
+
+def _parse(data: bytes) -> Any:
+    parsed = feedparser.parse(data)
+    assert not parsed.bozo, parsed.get("bozo_exception")
+    return parsed
+
+
+def test_the_feeds_of_a_real_library(store: Store, make_case: Callable[..., Case]) -> None:
+    store.write_case(make_case("IL-0001", updated_at="2026-11-01T08:00:00Z", components=["nccl"]))
+    english = {"en": "Only English."}
+    store.write_case(
+        make_case(
+            "IL-0002",
+            updated_at="2026-11-03T08:00:00Z",
+            summary=english,
+            org="Beta",
+            org_slug="beta",
+            components=["storage"],
+        )
+    )
+    files = feeds.render(_ctx(store.cases()))
+
+    ko = _parse(files["ko/feed.xml"])
+    assert ko.feed.id == f"{BASE}/ko/feed.xml" and ko.feed.language == "ko"
+    assert ko.feed.updated == "2026-11-03T08:00:00+00:00", "the newest case's time, not the build's"
+    assert [e.id for e in ko.entries] == [f"{BASE}/cases/IL-0002", f"{BASE}/cases/IL-0001"], "newest change first"
+    first, second = ko.entries
+    assert first.updated == "2026-11-03T08:00:00+00:00"
+    assert first.link == f"{BASE}/ko/cases/IL-0002/"
+    assert first.summary == "Only English.", "a summary missing in Korean falls back to English"
+    case = store.read_case("IL-0001")
+    assert second.summary == case.summary["ko"] and second.title == f"IL-0001: {case.title['ko']}"
+
+    en = _parse(files["en/feed.xml"])
+    assert en.entries[1].summary == case.summary["en"] and en.entries[1].link == f"{BASE}/en/cases/IL-0001/"
+    assert en.entries[1].id == f"{BASE}/cases/IL-0001", "one permanent id in every language"
+
+    nccl = _parse(files["ko/components/nccl/feed.xml"])
+    assert [e.id for e in nccl.entries] == [f"{BASE}/cases/IL-0001"]
+    assert nccl.feed.title.endswith(": NCCL")
+    assert [e.id for e in _parse(files["en/orgs/beta/feed.xml"]).entries] == [f"{BASE}/cases/IL-0002"]
+    assert set(files) == set(feeds.feed_paths(_ctx(store.cases())))
+    assert {"ko/orgs/beta/feed.xml", "en/components/nccl/feed.xml"} <= set(files)
+
+
+def test_a_withdrawal_is_news_in_the_feed(store: Store, make_case: Callable[..., Case]) -> None:
+    store.write_case(make_case("IL-0001", updated_at="2026-11-01T08:00:00Z"))
+    store.write_case(make_case("IL-0002", updated_at="2026-11-02T08:00:00Z"))
+    withdraw(store, "IL-0001", why="a duplicate", by="carol", into="IL-0002", now=datetime(2026, 11, 5, tzinfo=UTC))
+    en = _parse(feeds.render(_ctx(store.cases()))["en/feed.xml"])
+    top = en.entries[0]
+    assert top.id == f"{BASE}/cases/IL-0001" and top.updated == "2026-11-05T00:00:00+00:00"
+    assert top.title.startswith("Withdrawn case: IL-0001: ")
+    assert top.summary.startswith("Withdrawn case: a duplicate. This case was merged into IL-0002. ")
+
+
+def test_a_feed_holds_the_newest_fifty_and_renders_the_same_bytes_twice(make_case: Callable[..., Case]) -> None:
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    cases = [
+        make_case(f"IL-{n:04d}", updated_at=(start + timedelta(hours=n)).isoformat(), components=["nccl"])
+        for n in range(1, 61)
+    ]
+    files = feeds.render(_ctx(cases))
+    for path in ("ko/feed.xml", "en/components/nccl/feed.xml"):
+        entries = _parse(files[path]).entries
+        assert len(entries) == feeds.FEED_ENTRIES == 50
+        assert entries[0].id == f"{BASE}/cases/IL-0060" and entries[-1].id == f"{BASE}/cases/IL-0011"
+    assert feeds.render(_ctx(reversed(cases))) == files, "the same cases give the same bytes, whatever their order"
+
+
+def test_an_empty_library_has_a_feed_dated_by_the_build() -> None:
+    files = feeds.render(_ctx([]))
+    assert sorted(files) == ["en/feed.xml", "ko/feed.xml"]
+    empty = _parse(files["ko/feed.xml"])
+    assert empty.entries == [] and empty.feed.updated == "2026-12-01T00:00:00+00:00"
