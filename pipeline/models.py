@@ -232,6 +232,11 @@ Texts = Annotated[
 ReasonCode = Annotated[Reason, BeforeValidator(Reason.parse)]
 
 
+# A field of a case as a path: `trigger`, `summary.en`, `timeline.detected_after`, `action_items[2]`.
+FIELD_PATH_PATTERN = r"^[a-z_]+(\[[0-9]+\])?(\.[A-Za-z0-9_-]+(\[[0-9]+\])?)*$"
+FieldPath = Annotated[str, StringConstraints(pattern=FIELD_PATH_PATTERN, max_length=200)]
+
+
 def utc_now() -> datetime:
     return datetime.now(UTC)
 
@@ -328,6 +333,12 @@ class Case(CaseContent):
     sources: Annotated[list[Source], Published()] = Field(min_length=1)
     updated_at: Annotated[Timestamp, Published()]
     url: Annotated[Url, Published()]
+    machine_translations: Annotated[list[FieldPath], Published()] = Field(
+        default=[],
+        exclude_if=lambda v: not v,  # a case with none is written as it was before the field existed
+        description="The texts a person accepted from the writer assist's model, by path (summary.ko, "
+        "remediation.0.text.ko): the reader's site marks them machine-translated, beside the English.",
+    )
 
 
 # ---------------------------------------------------------------- draft parts
@@ -457,11 +468,6 @@ class Transition(Record):
         description="For an edit: each changed field's value before and after, so a reviewer sees the change. "
         "Records written before it existed load with it empty.",
     )
-
-
-# A field of a case as a path: `trigger`, `summary.en`, `timeline.detected_after`, `action_items[2]`.
-FIELD_PATH_PATTERN = r"^[a-z_]+(\[[0-9]+\])?(\.[A-Za-z0-9_-]+(\[[0-9]+\])?)*$"
-FieldPath = Annotated[str, StringConstraints(pattern=FIELD_PATH_PATTERN, max_length=200)]
 
 
 class Evidence(Record):
