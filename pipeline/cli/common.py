@@ -78,6 +78,7 @@ COMMAND_ORDER = (
     "reject",
     "reopen",
     "promote",
+    "site",
     "reviewer",
     "web",
     "serve",
