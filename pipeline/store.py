@@ -72,7 +72,6 @@ __all__ = [
     "InitReport",
     "RecordKind",
     "Store",
-    "TreeSync",
     "data_root_problem",
     "init_data_root",
     "write_atomic",
@@ -147,11 +146,12 @@ def write_atomic(path: Path, data: bytes, *, mode: int | None = None, durable: b
 
 
 def _inside(folder: Path, rel: str) -> Path:
-    """`folder / rel` for a site-relative path that stays inside `folder`; StoreError for any other."""
-    path = (folder / rel).resolve()
-    if rel.startswith("/") or not path.is_relative_to(folder) or path == folder:
+    """`folder / rel` for a site-relative POSIX path that stays inside `folder` (no leading slash, no `..`,
+    `.` or empty part, no backslash); StoreError for any other. Read off the text: no file system call."""
+    parts = rel.split("/")
+    if not rel or "\\" in rel or any(part in ("", ".", "..") for part in parts):
         raise StoreError(f"{rel!r}: not a path inside {folder}", path=rel)
-    return path
+    return folder.joinpath(*parts)
 
 
 def _write_if_changed(folder: Path, rel: str, data: bytes, known: bool) -> bool:

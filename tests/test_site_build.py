@@ -176,3 +176,12 @@ def test_a_case_record_is_left_as_it_was(library: Store) -> None:
         == before
         == dump_record(library.read_case("IL-0001"), "IL-0001")
     )
+
+
+@pytest.mark.parametrize("bad", ["../outside.html", "/etc/passwd", "a//b", "a/./b", "a\\b", ""])
+def test_a_site_path_that_would_leave_its_folder_is_refused(store: Store, tmp_path: Path, bad: str) -> None:
+    from pipeline.errors import StoreError
+
+    with pytest.raises(StoreError):
+        store.sync_tree(tmp_path / "out", {bad: b"x"})
+    assert not (tmp_path / "outside.html").exists()
