@@ -44,9 +44,10 @@ from pipeline.batch import raise_unexpected
 from pipeline.errors import SettingsError
 from pipeline.models import SourceEntry, utc_now
 from pipeline.settings import Settings
+from pipeline.site import build as site_building
 from pipeline.store import Store, data_root_problem
 
-__all__ = ["archive", "crawl", "crawl_flow_for", "discover", "promote", "refresh", "run"]
+__all__ = ["archive", "crawl", "crawl_flow_for", "discover", "promote", "refresh", "run", "site"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -351,9 +352,35 @@ def promote_drafts(root: str) -> publishing.PromoteReport:
 
 @flow(name="promote", log_prints=False)
 @_stoppable
-def promote(root: str | None = None) -> publishing.PromoteReport:
-    """Publish every approved, complete draft as a case; say what the others lack."""
-    return _one_recorded_task("promote", promote_drafts, root)
+def promote(root: str | None = None, build_site: bool = True) -> publishing.PromoteReport:
+    """Publish every approved, complete draft as a case; say what the others lack; then (`build_site`),
+    when a case was published or updated, rebuild the reader's site."""
+    report = _one_recorded_task("promote", promote_drafts, root)
+    counts = report.counts()
+    if build_site and (counts.get("published") or counts.get("updated")):
+        site(root)
+    return report
+
+
+@task(name="build-site")
+def build_site_files(root: str) -> site_building.BuildReport:
+    """Build the reader's site into the data root's site/ with the library's `build_site`."""
+    settings, store = _open_root(root)
+    report = site_building.build_site(store, settings)
+    get_run_logger().info(
+        "site: %s in %.1f s, into %s",
+        ", ".join(f"{n} {name}" for name, n in report.counts().items()),
+        report.seconds,
+        report.folder,
+    )
+    return report
+
+
+@flow(name="site", log_prints=False)
+@_stoppable
+def site(root: str | None = None) -> site_building.BuildReport:
+    """Build the reader's site from cases/ into the data root's site/, writing only what changed."""
+    return _one_recorded_task("site", build_site_files, root)
 
 
 @task(name="refresh-links")

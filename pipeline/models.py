@@ -235,6 +235,11 @@ Texts = Annotated[
 ReasonCode = Annotated[Reason, BeforeValidator(Reason.parse)]
 
 
+# A field of a case as a path: `trigger`, `summary.en`, `timeline.detected_after`, `action_items[2]`.
+FIELD_PATH_PATTERN = r"^[a-z_]+(\[[0-9]+\])?(\.[A-Za-z0-9_-]+(\[[0-9]+\])?)*$"
+FieldPath = Annotated[str, StringConstraints(pattern=FIELD_PATH_PATTERN, max_length=200)]
+
+
 def utc_now() -> datetime:
     return datetime.now(UTC)
 
@@ -370,6 +375,13 @@ class Case(CaseContent):
             raise ValueError(f"a case cannot be merged into itself ({value})")
         return value
 
+    machine_translations: Annotated[list[FieldPath], Published()] = Field(
+        default=[],
+        exclude_if=lambda v: not v,  # a case with none is written as it was before the field existed
+        description="The texts a person accepted from the writer assist's model, by path (summary.ko, "
+        "remediation.0.text.ko): the reader's site marks them machine-translated, beside the English.",
+    )
+
 
 # ---------------------------------------------------------------- draft parts
 
@@ -498,11 +510,6 @@ class Transition(Record):
         description="For an edit: each changed field's value before and after, so a reviewer sees the change. "
         "Records written before it existed load with it empty.",
     )
-
-
-# A field of a case as a path: `trigger`, `summary.en`, `timeline.detected_after`, `action_items[2]`.
-FIELD_PATH_PATTERN = r"^[a-z_]+(\[[0-9]+\])?(\.[A-Za-z0-9_-]+(\[[0-9]+\])?)*$"
-FieldPath = Annotated[str, StringConstraints(pattern=FIELD_PATH_PATTERN, max_length=200)]
 
 
 class Evidence(Record):

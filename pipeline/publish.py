@@ -68,6 +68,8 @@ def case_from_draft(draft: Draft, case_id: str, base_url: str) -> Case:
             ],
             "updated_at": utc_now().isoformat(),
             "url": f"{case_base_url(base_url)}/cases/{case_id}",
+            # The draft keeps each accepted translation's model and English; the case, which texts they are.
+            "machine_translations": sorted(draft.machine_translated),
         }
     )
 

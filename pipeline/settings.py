@@ -360,6 +360,11 @@ class Settings(BaseSettings):
         default=None,
         description="When `serve` promotes approved drafts; besides, every approval asks for a promotion run.",
     )
+    site_schedule: str | None = Field(
+        default="30 4 * * *",
+        description="When `serve` rebuilds the reader's site (daily: a case page cites its retrieval date); "
+        "besides, every promotion that publishes something rebuilds it.",
+    )
     server_port: int = Field(
         default=4200,
         ge=1,
@@ -370,7 +375,14 @@ class Settings(BaseSettings):
         default=90.0, gt=0, description="How long `serve` waits for the Prefect server it starts to answer."
     )
 
-    @field_validator("crawl_schedule", "archive_schedule", "refresh_schedule", "promote_schedule", "discover_schedule")
+    @field_validator(
+        "crawl_schedule",
+        "archive_schedule",
+        "refresh_schedule",
+        "promote_schedule",
+        "discover_schedule",
+        "site_schedule",
+    )
     @classmethod
     def _schedule(cls, value: str | None) -> str | None:
         value = (value or "").strip()

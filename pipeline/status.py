@@ -19,9 +19,9 @@ from pipeline.store import Store
 
 __all__ = ["FLOWS", "FlowStatus", "Status", "status"]
 
-# The five flows `serve` and `deploy` make deployments of, in their order (pipeline.deployments.DEPLOYMENT_FLOWS,
+# The six flows `serve` and `deploy` make deployments of, in their order (pipeline.deployments.DEPLOYMENT_FLOWS,
 # which imports Prefect: a test keeps the two in step).
-FLOWS = ("discover", "crawl", "archive", "refresh", "promote")
+FLOWS = ("discover", "crawl", "archive", "refresh", "promote", "site")
 
 
 @dataclass

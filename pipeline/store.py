@@ -13,6 +13,7 @@ Layout under the data root:
     .incidentlib/feeds.json       each feed's validators and its entries' fingerprints (pipeline.discover)
     .incidentlib/feed-texts/      the text a feed carries for each open candidate (a postmortem)
     .incidentlib/prefect/         the local Prefect server `serve` starts (pipeline.server)
+    site/                         the reader's site built from cases/ (pipeline.site.build; ignored by git)
 
 Guarantees:
 - Every write is atomic: the bytes go to a temporary file in the same folder, are
@@ -33,12 +34,14 @@ run in the wrong folder says so instead of reporting an empty library.
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 import json
 import os
 import re
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,13 +67,23 @@ from pipeline.records import dump_json, dump_record, file_name_fault, load_recor
 from pipeline.registry import RegisteredFeed, RegisteredSource, parse_entries, parse_feeds, parse_registry
 from pipeline.settings import SETTINGS_FILE, Settings, settings_file_text
 
-__all__ = ["MODELS", "InitReport", "RecordKind", "Store", "data_root_problem", "init_data_root", "write_atomic"]
+__all__ = [
+    "MODELS",
+    "InitReport",
+    "RecordKind",
+    "Store",
+    "data_root_problem",
+    "init_data_root",
+    "write_atomic",
+]
 
 RecordKind = Literal["draft", "case"]
 MODELS: dict[RecordKind, type[Draft] | type[Case]] = {"draft": Draft, "case": Case}
 M = TypeVar("M", bound=BaseModel)
 
 STATE_DIR = ".incidentlib"
+SITE_DIR = "site"  # the reader's site, built from cases/ (`incidentlib site`); ignored by git
+TREE_CACHE = ".build-cache.json"  # in a site folder: each page's inputs, by hash (pipeline.site.build)
 LOCK_TIMEOUT_S = 120.0
 DATA_FOLDERS = ("sources", "drafts", "cases")
 # In sources/ beside the registry, and not part of it.
@@ -103,11 +116,13 @@ def _umask() -> int:
 _NEW_FILE_MODE = 0o666 & ~_umask()
 
 
-def write_atomic(path: Path, data: bytes, *, mode: int | None = None) -> None:
+def write_atomic(path: Path, data: bytes, *, mode: int | None = None, durable: bool = True) -> None:
     """Replace `path` with `data` so that readers and crashes see the old bytes or the new, never a mix.
 
     The file keeps its mode (a new one gets what any new file would), unless `mode` is given: a
     file of secrets passes 0o600 and has it from its first byte, never readable by others meanwhile.
+    `durable=False` skips the fsyncs, for a caller writing thousands of files that syncs once at the end
+    (`sync_tree`): readers still see whole files only.
     """
     if mode is None:
         try:
@@ -119,13 +134,47 @@ def write_atomic(path: Path, data: bytes, *, mode: int | None = None) -> None:
         os.fchmod(fd, mode)  # mkstemp makes it 0600
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                handle.flush()
+                os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    _fsync_dir(path.parent)
+    if durable:
+        _fsync_dir(path.parent)
+
+
+def _inside(folder: Path, rel: str) -> Path:
+    """`folder / rel` for a site-relative POSIX path that stays inside `folder` (no leading slash, no `..`,
+    `.` or empty part, no backslash); StoreError for any other. Read off the text: no file system call."""
+    parts = rel.split("/")
+    if not rel or "\\" in rel or any(part in ("", ".", "..") for part in parts):
+        raise StoreError(f"{rel!r}: not a path inside {folder}", path=rel)
+    return folder.joinpath(*parts)
+
+
+def _write_if_changed(folder: Path, rel: str, data: bytes, known: bool) -> bool:
+    """Write one file of a tree (`Store.sync_tree`) unless it holds `data` already; True when written. A
+    file the tree's cache knows with other bytes is written without reading it."""
+    path = _inside(folder, rel)
+    try:
+        if not known and path.read_bytes() == data:
+            return False
+    except FileNotFoundError:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, data, durable=False)
+    return True
+
+
+@dataclass
+class TreeSync:
+    """What `Store.sync_tree` did, by site-relative path."""
+
+    written: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)  # given as present, but gone: to be made again
 
 
 def _version(data: bytes) -> str:
@@ -481,6 +530,84 @@ class Store:
             self.state_dir.mkdir(parents=True, exist_ok=True)
             write_atomic(self.runs_path, dump_json(dict(sorted(runs.items()))))
 
+    # ------------------------------------------------------------ the reader's site (pipeline.site.build)
+
+    @property
+    def site_dir(self) -> Path:
+        return self.root / SITE_DIR
+
+    def read_tree_cache(self, folder: Path) -> dict[str, dict[str, str]]:
+        """What `sync_tree` kept of the tree in `folder`: `files` (path -> hash of its bytes) and the
+        caller's `inputs` (path -> hash of what it was made of); empty when there is none."""
+        try:
+            data = json.loads((folder / TREE_CACHE).read_bytes())
+        except (FileNotFoundError, ValueError):
+            return {}
+        if not isinstance(data, dict):
+            return {}
+        return {name: value for name, value in data.items() if isinstance(value, dict)}
+
+    def sync_tree(
+        self,
+        folder: Path,
+        files: Mapping[str, bytes],
+        *,
+        present: Collection[str] = (),
+        protect: tuple[str, ...] = (),
+        inputs: Mapping[str, str] | None = None,
+    ) -> TreeSync:
+        """Make the tree in `folder` hold `files` (site-relative POSIX path -> bytes) and `present` (files of
+        the last sync the caller knows to be current): write only the files whose bytes differ, each
+        atomically; remove the files of the last sync no longer wanted, except those matching a glob of
+        `protect` (permalinks: never removed). A present file that has gone is named in `missing`, for
+        the caller to make again.
+
+        The folder's `.build-cache.json` keeps each file's hash (and the caller's `inputs`), so that an
+        unchanged file is known by its hash without reading it; a folder without one is walked once and
+        its files compared byte for byte. One sync at the end makes it all durable (a fsync a file would
+        take minutes for a large site)."""
+        folder = folder.resolve()
+        folder.mkdir(parents=True, exist_ok=True)
+        known = self.read_tree_cache(folder).get("files")
+        if known is None:  # no cache: what is there, by its bytes
+            known = {}
+            on_disk = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
+        else:
+            on_disk = set(known)
+        report = TreeSync()
+        hashes: dict[str, str] = {}
+        for rel in sorted(present):
+            path = _inside(folder, rel)
+            if rel in known and path.is_file():
+                hashes[rel] = known[rel]
+                report.unchanged.append(rel)
+            else:
+                report.missing.append(rel)
+        for rel, data in sorted(files.items()):
+            hashes[rel] = _version(data)
+            if known.get(rel) == hashes[rel] and (folder / rel).is_file():
+                report.unchanged.append(rel)
+                continue
+            report.written.append(rel)
+        # The file system's latency, not the CPU, bounds writing thousands of small files: a few at once.
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            changed = list(
+                pool.map(lambda rel: _write_if_changed(folder, rel, files[rel], rel in known), report.written)
+            )
+        report.unchanged += [rel for rel, wrote in zip(report.written, changed, strict=True) if not wrote]
+        report.written = [rel for rel, wrote in zip(report.written, changed, strict=True) if wrote]
+        for rel in sorted(on_disk - set(hashes) - {TREE_CACHE}):
+            if any(fnmatch.fnmatchcase(rel, glob) for glob in protect):
+                if rel in known:
+                    hashes[rel] = known[rel]  # kept, and still known
+                continue
+            _inside(folder, rel).unlink(missing_ok=True)
+            report.removed.append(rel)
+        cache = {"files": dict(sorted(hashes.items())), "inputs": dict(sorted((inputs or {}).items()))}
+        write_atomic(folder / TREE_CACHE, json.dumps(cache, separators=(",", ":")).encode(), durable=False)
+        os.sync()
+        return report
+
     # ------------------------------------------------------------ writing
 
     def _write(self, path: Path, record: BaseModel) -> bool:
@@ -602,6 +729,8 @@ _GITIGNORE = """\
 .*.tmp
 # settings and archive keys of a working copy
 incidentlib.env
+# the reader's site, built from cases/ by `incidentlib site`
+/site/
 """
 
 _STARTER = """\

@@ -190,7 +190,7 @@ def case_fields(case: Any) -> dict[str, list[str]]:
         if isinstance(value, BaseModel):
             out |= {f"{name}.{part}": _leaves(data[name][part]) for part in type(value).model_fields}
         else:
-            out[name] = _leaves(data[name])
+            out[name] = _leaves(data.get(name, []))  # a field left out when empty (exclude_if) shows nothing
     return out
 
 

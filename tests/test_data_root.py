@@ -41,6 +41,7 @@ NEEDS_ROOT: dict[str, list[str]] = {
     "serve": [],
     "set": [DRAFT, "org", "Example", "--by", "alice"],
     "show": [DRAFT],
+    "site": [],
     "status": [],
     "take-suggestion": [DRAFT, "0", "--by", "alice"],
     "validate": [],

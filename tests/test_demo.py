@@ -148,9 +148,15 @@ def test_the_demo_runs_every_step_and_puts_everything_back(demo: Run) -> None:
         "review",
         "promote",
         "refresh",
+        "site",
         "validate",
     ]
     steps = dict(report.steps)
+    # The site shows the published cases; the demo says where it is and how to open it.
+    site = Path(report.site)
+    assert site == demo.store.root / "site" and (site / "ko" / "index.html").is_file()
+    listing = (site / "ko" / "index.html").read_text()
+    assert "사례 2건" in listing and all(f'id="{case}"' in listing for case in report.cases)
     assert steps["discover"] == "6 entries, 5 candidates, 1 left"
     assert steps["crawl"] == "4 new" and steps["archive"] == "4 captured"
     assert "1 re-archived" in steps["refresh"]
@@ -199,8 +205,9 @@ def test_the_demo_command_says_how_to_open_its_library_in_the_review_page(
         f"review page: incidentlib reviewer add NAME --root {library}, then incidentlib web --root {library} "
         "and open http://127.0.0.1:8000/"
     )
-    assert lines[-5].startswith(f"done: 2 cases published (IL-0001, IL-0002); the library it made is in {library}")
-    assert lines[-4].startswith("left to review: 1 draft written, awaiting a reviewer")
+    assert lines[-6].startswith(f"done: 2 cases published (IL-0001, IL-0002); the library it made is in {library}")
+    assert lines[-5].startswith("left to review: 1 draft written, awaiting a reviewer")
+    assert lines[-2].startswith(f"reader's site: python -m http.server -d {library / 'site'} 8001")
 
 
 @pytest.mark.parametrize("content", ["a previous demo's library", "someone's files"])

@@ -79,6 +79,7 @@ COMMAND_ORDER = (
     "reopen",
     "promote",
     "withdraw",
+    "site",
     "reviewer",
     "web",
     "serve",

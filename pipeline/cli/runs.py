@@ -1,4 +1,4 @@
-"""Commands that run the pipeline's flows by hand: crawl, archive, refresh, promote; the demo.
+"""Commands that run the pipeline's flows by hand: crawl, archive, refresh, promote; the demo; the site.
 
 Each runs one Prefect flow (pipeline.flows) and prints the typed report it returns:
 a summary table, or the whole report with --json; its exit status follows the outcomes
@@ -139,6 +139,33 @@ def promote(root: RootOption = None, as_json: JsonOption = False) -> None:
         print_table("promote", list(report.counts().items()))
     outcomes = [entry.outcome for entry in report.drafts]
     raise typer.Exit(outcome_status(outcomes, failed={"incomplete"}, untried={"skipped"}))
+
+
+@app.command()
+def site(
+    root: RootOption = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(help="The folder to build the site into (default: site/ in the data root).", file_okay=False),
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Build the reader's site from cases/: static pages in Korean and English, served by any static host.
+
+    Writes only the files whose bytes changed, and says how many it wrote, left unchanged and removed
+    (a case's pages are never removed). Open it with `python -m http.server -d DIR`.
+    """
+    from pipeline.site.build import build_site
+    from pipeline.store import Store
+
+    settings = load_settings(root)
+    report = build_site(Store.from_settings(settings), settings, out)
+    if as_json:
+        typer.echo(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+        return
+    print_table("site", [("cases", report.cases), *report.counts().items(), ("pages rendered", report.rendered)])
+    typer.echo(f"built {report.folder} in {report.seconds:.1f} s; to open it:")
+    typer.echo(f"  python -m http.server -d {report.folder}   # then http://localhost:8000/")
 
 
 @app.command()

@@ -40,6 +40,7 @@ from pipeline.ids import candidate_id, draft_id_for
 from pipeline.models import Draft
 from pipeline.server import command_server
 from pipeline.settings import Settings
+from pipeline.site.build import BuildReport
 from pipeline.standins.sitefarm import Page, Site, SiteFarm
 from pipeline.standins.wayback import WaybackStandIn
 from pipeline.store import Store
@@ -95,6 +96,7 @@ class DemoReport:
     # writer), by id, and the `candidates` waiting in sources/candidates.yaml, by id.
     left: dict[str, list[str]] = field(default_factory=dict)
     wayback: str = ""  # the Wayback stand-in's base URL, which the archived links name
+    site: str = ""  # the folder of the reader's site built from its cases
 
 
 def _samples() -> list[dict[str, str]]:
@@ -363,6 +365,12 @@ def _steps(
     report.steps.append(("refresh", _counts(refreshed.counts())))
     say(f"refresh (one page changed): {report.steps[-1][1]}")
 
+    # Promotion built the site already; built again, its case pages show the links' states refresh found.
+    built = flows.run(flows.site, BuildReport, root=str(root))
+    report.site = built.folder
+    report.steps.append(("site", _counts(built.counts())))
+    say(f"site (after the refresh): {report.steps[-1][1]} -> {built.folder}")
+
     report.faults = len(validate(store, required_languages=settings.required_languages).faults)
     report.steps.append(("validate", f"{report.faults} faults"))
     say(f"validate: {report.faults} faults")
@@ -396,6 +404,13 @@ def closing_lines(report: DemoReport, *, kept: bool, serving: bool = False) -> l
             "gone now it has stopped; incidentlib demo --keep DIR --serve keeps them (and the review page) "
             "serving until Ctrl-C"
         )
+    if kept or serving:
+        lines.append(
+            f"reader's site: python -m http.server -d {_quoted(Path(report.site))} 8001, then open "
+            "http://127.0.0.1:8001/ (incidentlib site --root DIR builds it again)"
+        )
+    else:
+        lines.append("reader's site: run the demo with --keep DIR, then python -m http.server -d DIR/site")
     if serving:
         lines.append(
             f"review page: incidentlib reviewer add NAME --root {root} (in another terminal), then open "

@@ -9,11 +9,11 @@ Pure: no file, no clock (the build time is given), no network. Cases are ordered
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
 
-from pipeline.models import Case
+from pipeline.models import Case, LinkState
 from pipeline.site.labels import LANGS, Lang
 
 __all__ = ["SiteContext", "case_base_url"]
@@ -32,12 +32,21 @@ class SiteContext:
     base_url: str  # no trailing slash: https://host/incidentlib/app
     built_at: datetime  # timezone-aware; the citation's retrieval date and the feeds' updated fallback
     langs: tuple[Lang, ...] = LANGS
+    # What the last link refresh found, by source URL (Store.read_links): a case page shows each source's state.
+    links: Mapping[str, LinkState] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, cases: Iterable[Case], *, base_url: str, built_at: datetime) -> SiteContext:
+    def of(
+        cls,
+        cases: Iterable[Case],
+        *,
+        base_url: str,
+        built_at: datetime,
+        links: Mapping[str, LinkState] | None = None,
+    ) -> SiteContext:
         ordered = sorted(cases, key=lambda c: c.id)
         ordered.sort(key=lambda c: c.date, reverse=True)
-        return cls(tuple(ordered), case_base_url(base_url), built_at)
+        return cls(tuple(ordered), case_base_url(base_url), built_at, links=dict(links or {}))
 
     def case_url(self, case_id: str) -> str:
         """A case's permanent URL: the base, then `/cases/{id}` (what promotion writes into `url`)."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-__all__ = ["LANGS", "LISTING_SECTIONS", "Lang", "field_label", "ui"]
+__all__ = ["FACET_FIELDS", "FACET_FOLDERS", "LANGS", "LISTING_SECTIONS", "Lang", "field_label", "ui"]
 
 Lang = Literal["ko", "en"]
 # The site's languages, the first its default: `/index.html` and `/cases/{id}/` lead to it.
@@ -60,6 +60,7 @@ FIELD_LABELS: dict[str, dict[Lang, str]] = {
     "withdrawn_reason": {"ko": "철회 이유", "en": "Why withdrawn"},
     "withdrawn_by": {"ko": "철회한 사람", "en": "Withdrawn by"},
     "merged_into": {"ko": "합쳐진 사례", "en": "Merged into"},
+    "machine_translations": {"ko": "기계 번역된 글", "en": "Machine-translated texts"},
 }
 
 # The listing's sections under each case, in the seed's order: (field, as the listing shows it).
@@ -111,6 +112,46 @@ _UI: dict[str, dict[Lang, str]] = {
     "other_language": {"ko": "English", "en": "한국어"},
     "feed": {"ko": "새 사례와 갱신 (Atom)", "en": "New and updated cases (Atom)"},
     "year": {"ko": "연도", "en": "Year"},
+    # the case page
+    "related_from": {"ko": "이 사례를 관련 사례로 꼽은 사례", "en": "Cases that name this one as related"},
+    "recurrences": {"ko": "이 사례가 재발한 사례", "en": "Recurrences of this case"},
+    "link_state": {"ko": "마지막 확인 ({date}): {state}", "en": "Last checked {date}: {state}"},
+    "link_unchecked": {"ko": "아직 확인하지 않음", "en": "Not checked yet"},
+    "link_ok": {"ko": "열림", "en": "live"},
+    "link_moved": {"ko": "옮겨짐", "en": "moved"},
+    "link_gone": {"ko": "사라짐", "en": "gone"},
+    "link_blocked": {"ko": "막힘", "en": "blocked"},
+    "link_error": {"ko": "확인 못 함", "en": "could not be checked"},
+    "withdrawn_note": {"ko": "이 사례는 {date} 에 철회되었습니다.", "en": "This case was withdrawn on {date}."},
+    "see_survivor": {"ko": "{id} 로 가기", "en": "Go to {id}"},
+    "cases_of": {"ko": "{label}: {value}", "en": "{label}: {value}"},
+    "all_values": {"ko": "{label} 전체", "en": "All {label}"},
+    "listing": {"ko": "전체 사례", "en": "All cases"},
+    "goes_to": {"ko": "한국어 페이지로 이동합니다", "en": "This page moved to Korean"},
+    "page_n": {"ko": "{n}쪽", "en": "page {n}"},
+    "bibtex": {"ko": "BibTeX", "en": "BibTeX"},
+}
+
+# The facets (api/v1/facets.json, the static term pages): each facet's case field and folder under a language.
+FACET_FIELDS: dict[str, str] = {
+    "domain": "domain",
+    "component": "components",
+    "symptom": "symptoms",
+    "contributing": "contributing",
+    "root_cause": "root_cause",
+    "severity": "severity",
+    "org": "org",
+    "year": "date",
+}
+FACET_FOLDERS: dict[str, str] = {
+    "domain": "domain",
+    "component": "components",
+    "symptom": "symptoms",
+    "contributing": "contributing",
+    "root_cause": "root-causes",
+    "severity": "severity",
+    "org": "orgs",
+    "year": "years",
 }
 
 

@@ -149,6 +149,7 @@ def case_rows(case: Case) -> list[Row]:
                 items = _items(part_info, getattr(value, part), data[name][part], case.id)
                 rows.append(Row(path, label_of(path), part_how, items))
         else:
-            # A field the file leaves out while unset (a case's withdrawal) is not in `data`.
-            rows.append(Row(name, label_of(name), how, _items(info, value, data.get(name), case.id)))
+            # A field left out of the record when empty (`exclude_if`: machine_translations) is empty here.
+            json_value = data.get(name, [] if isinstance(value, list) else None)
+            rows.append(Row(name, label_of(name), how, _items(info, value, json_value, case.id)))
     return rows

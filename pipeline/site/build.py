@@ -1,0 +1,121 @@
+"""The reader's site, composed and written: `build_files(ctx)` (pure) and `build_site(...)` (its I/O shell).
+
+    files = build_files(ctx)                      # every file of the site, site-relative path -> bytes
+    report = build_site(store, settings)          # into the data root's site/ (or `out`): only what changed
+
+A rebuild writes only the files whose bytes changed and removes the files no longer made (a case's
+pages never: a published id always resolves). Case pages, most of a large site, are rendered only when
+their inputs changed: the build keeps a hash of each one's inputs (`pages.case_inputs`) in the
+folder's `.build-cache.json`, and a page whose inputs hash the same and whose file is there is left
+as it is, unread. Every other file is made anew and compared byte for byte.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from pipeline.models import utc_now
+from pipeline.settings import Settings
+from pipeline.site import pages
+from pipeline.site.context import SiteContext
+from pipeline.store import Store
+
+__all__ = ["KEEP", "PARTS", "BuildReport", "build_files", "build_site", "site_context", "static_assets"]
+
+
+def static_assets(ctx: SiteContext) -> dict[str, bytes]:
+    """The package's static files (pipeline/site/static/: the style sheet, the facet script) under assets/."""
+    folder = resources.files("pipeline.site").joinpath("static")
+    return {f"assets/{item.name}": item.read_bytes() for item in folder.iterdir() if item.is_file()}
+
+
+# The parts of the site besides the pages, each a pure `render(ctx) -> dict[str, bytes]`, composed in this
+# order after the pages (a later part's file replaces an earlier one's of the same path). The pages come
+# from `pages.plan`, which says what each is made of, so that a rebuild renders only those whose inputs
+# changed. COORDINATOR: add the API and the feeds here (api.render, feeds.render) once they are merged.
+PARTS: tuple[Callable[[SiteContext], dict[str, bytes]], ...] = (static_assets,)
+
+# Never removed from a site folder: the case pages (permalinks; a case whose record left cases/ keeps
+# its page) and what is made after the files are written (the search index, pipeline.site.search).
+KEEP = ("cases/*", "*/cases/*", "pagefind/*")
+
+
+def build_files(ctx: SiteContext) -> dict[str, bytes]:
+    """Every file of the site, by site-relative path."""
+    files = pages.render(ctx)
+    for part in PARTS:
+        files.update(part(ctx))
+    return files
+
+
+@dataclass
+class BuildReport:
+    folder: str
+    cases: int
+    written: list[str] = field(default_factory=list)
+    unchanged: int = 0
+    removed: list[str] = field(default_factory=list)
+    rendered: int = 0  # pages made this time; the others' inputs were as the last build's
+    seconds: float = 0.0
+
+    def counts(self) -> dict[str, int]:
+        return {"written": len(self.written), "unchanged": self.unchanged, "removed": len(self.removed)}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "counts": self.counts()}
+
+
+def site_context(store: Store, settings: Settings) -> SiteContext:
+    """What the site is built from: the data root's cases, the site's base, its links' states, now."""
+    return SiteContext.of(
+        store.cases(), base_url=settings.public_base_url, built_at=utc_now(), links=store.read_links()
+    )
+
+
+def _hash(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def build_site(store: Store, settings: Settings, out: Path | None = None) -> BuildReport:
+    """Build the site from the data root's cases into `out` (default: the data root's site/), writing
+    only what changed; see the module's docstring."""
+    started = time.perf_counter()
+    folder = (out or store.site_dir).resolve()
+    ctx = site_context(store, settings)
+    before = store.read_tree_cache(folder).get("inputs", {})
+    inputs: dict[str, str] = {}
+    files: dict[str, bytes] = {}
+    present: list[str] = []
+    planned_pages = pages.plan(ctx)
+    for key, planned in planned_pages.items():
+        if planned.inputs is not None:
+            inputs[key] = _hash(planned.inputs)
+            if before.get(key) == inputs[key]:
+                present.append(key)  # sync_tree checks that it is still there
+                continue
+        files[key] = planned.make()
+    for part in PARTS:
+        files.update(part(ctx))
+        present = [key for key in present if key not in files]
+    synced = store.sync_tree(folder, files, present=present, protect=KEEP, inputs=inputs)
+    if synced.missing:  # pages of the last build deleted since: made again
+        again = {key: planned_pages[key].make() for key in synced.missing}
+        rest = [key for key in present if key not in again]
+        redone = store.sync_tree(folder, {**files, **again}, present=rest, protect=KEEP, inputs=inputs)
+        synced.written += redone.written
+        files.update(again)
+    return BuildReport(
+        folder=str(folder),
+        cases=len(ctx.cases),
+        written=synced.written,
+        unchanged=len(synced.unchanged),
+        removed=synced.removed,
+        rendered=len(files),
+        seconds=round(time.perf_counter() - started, 3),
+    )

@@ -1,0 +1,649 @@
+"""The reader's site's HTML pages, pure: `render(ctx)` gives every page as site-relative path -> bytes.
+
+    files = render(ctx)     # {"ko/index.html": b"<!doctype html>...", "ko/cases/IL-0001/index.html": ...}
+
+The layout (docs/site.md):
+
+    index.html, cases/{id}/index.html           lead to Korean (meta refresh and a link: no JavaScript)
+    {lang}/index.html, {lang}/page/{n}/index.html   the listing, PAGE_SIZE cases a page, newest first
+    {lang}/cases/{id}/index.html                every field of a case, labelled in the page's language
+    {lang}/{folder}/index.html                  a facet's values with their counts (folder: components, orgs, ...)
+    {lang}/{folder}/{value}/index.html          the cases of one value, as the listing (and its own pages)
+    api/v1/facets.json                          every listed case's facet values, for the facet script
+
+Every link is relative, so the site works under any base path and from `python -m http.server`; no page
+asks for anything outside the site. A withdrawn or merged case keeps its pages (a published id always
+resolves), which say so and lead to the survivor; it is left out of the listings and the facets.
+
+Honest languages: a text missing in the page's language is shown in the other, marked with its `lang`
+and a visible "not yet translated"; a Korean text accepted from the writer assist's model (the case's
+`machine_translations`) is marked machine-translated, with a link to the English.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from functools import cache, partial
+from typing import Any, NamedTuple
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import Markup
+from markupsafe import escape as _e
+
+from pipeline.fields import kind_of
+from pipeline.models import Case
+from pipeline.site.context import SiteContext
+from pipeline.site.labels import FACET_FIELDS, FACET_FOLDERS, FIELD_LABELS, LISTING_SECTIONS, Lang, field_label, ui
+from pipeline.vocabulary import Kind, vocabulary
+from pipeline.web.case_view import Row, Value, case_rows
+
+__all__ = ["FACETS", "PAGE_SIZE", "SUMMING_UP_TERMS", "facet_values", "listed", "render", "summing_up"]
+
+PAGE_SIZE = 20
+# The summing-up line names the components most frequent in the cases of a listing, at most this many:
+# by count, most first, ties by the term's name (facets.js counts the same way under its filter).
+SUMMING_UP_TERMS = 3
+FACETS: tuple[str, ...] = tuple(FACET_FIELDS)
+_FACET_VOCABULARY: dict[str, Kind] = {
+    "domain": "domains",
+    "component": "components",
+    "symptom": "symptoms",
+    "contributing": "contributing",
+    "root_cause": "root_causes",
+    "severity": "severities",
+}
+
+
+@cache
+def _env() -> Environment:
+    env = Environment(
+        loader=PackageLoader("pipeline.site", "templates"),
+        autoescape=select_autoescape(default=True, default_for_string=True),
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.globals.update(ui=ui, label=_label)
+    return env
+
+
+def _label(path: str, lang: Lang) -> str:
+    """A field's label; a field the labels do not know yet (a record-format change on its way) by its name."""
+    return FIELD_LABELS[path][lang] if path in FIELD_LABELS else path.replace("_", " ")
+
+
+# ---------------------------------------------------------------- what is listed, and its facets
+
+
+def withdrawn(case: Case) -> Any:
+    return getattr(case, "withdrawn", None)
+
+
+def merged_into(case: Case) -> str | None:
+    return getattr(case, "merged_into", None)
+
+
+def listed(ctx: SiteContext) -> list[Case]:
+    """The cases the listings and facets show: all but the withdrawn and the merged, newest first."""
+    return [c for c in ctx.cases if not withdrawn(c) and not merged_into(c)]
+
+
+def facet_values(case: Case) -> dict[str, list[str]]:
+    """Each facet's values of one case: vocabulary terms by name, the org by its slug, the year as text."""
+    values: dict[str, list[str]] = {}
+    for facet, name in FACET_FIELDS.items():
+        value = getattr(case, name)
+        if facet == "org":
+            value = case.org_slug
+        elif facet == "year":
+            value = case.date[:4]
+        values[facet] = list(value) if isinstance(value, list) else [value]
+    return values
+
+
+def _orgs(cases: Iterable[Case]) -> dict[str, str]:
+    names: dict[str, str] = {}
+    for case in cases:
+        names.setdefault(case.org_slug, case.org)
+    return names
+
+
+def _value_label(facet: str, value: str, lang: Lang, orgs: dict[str, str]) -> str:
+    if facet == "org":
+        return orgs.get(value, value)
+    if facet == "year":
+        return value
+    term = vocabulary().terms[_FACET_VOCABULARY[facet]].get(value)
+    return term.label_in(lang) if term else value
+
+
+def summing_up(cases: Sequence[Case], lang: Lang) -> str:
+    """The line under a listing: the components most frequent in `cases` (see SUMMING_UP_TERMS)."""
+    counts = Counter(name for case in cases for name in dict.fromkeys(case.components))
+    if not counts:
+        return ui("summing_up_none", lang, n=len(cases))
+    top = sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:SUMMING_UP_TERMS]
+    terms = ", ".join(_value_label("component", name, lang, {}) for name, _ in top)
+    return ui("summing_up_one" if len(cases) == 1 else "summing_up", lang, n=len(cases), terms=terms)
+
+
+def facets_json(ctx: SiteContext) -> bytes:
+    """api/v1/facets.json: the facets, their values' labels in each language, every listed case's values.
+
+    A case's `title` has both languages, a missing one filled from the other (the pages mark it)."""
+    cases = listed(ctx)
+    orgs = _orgs(cases)
+    values = [facet_values(case) for case in cases]
+    used: dict[str, set[str]] = {facet: set() for facet in FACETS}
+    for case_values in values:
+        for facet, found in case_values.items():
+            used[facet].update(found)
+    labels = {
+        lang: {facet: {v: _value_label(facet, v, lang, orgs) for v in sorted(used[facet])} for facet in FACETS}
+        for lang in ctx.langs
+    }
+    rows = []
+    for case, case_values in zip(cases, values, strict=True):
+        title = {lang: _in(case.title, lang)[0] for lang in ctx.langs}
+        rows.append(
+            {
+                "id": case.id,
+                "title": title,
+                "org": case.org_slug,
+                "year": case_values["year"][0],
+                **{facet: case_values[facet] for facet in ("domain", "component", "symptom", "contributing")},
+                "root_cause": case.root_cause,
+                "severity": case.severity,
+            }
+        )
+    data = {"facets": list(FACETS), "labels": labels, "cases": rows}
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+# ---------------------------------------------------------------- texts in a language, honestly
+
+
+def _in(texts: dict[str, str] | None, lang: str) -> tuple[str, str | None]:
+    """The text in `lang`, or in another language with that language: (text, None) or (text, its lang)."""
+    if not texts:
+        return "", None
+    if lang in texts:
+        return texts[lang], None
+    other = "en" if "en" in texts else next(iter(texts))
+    return texts[other], other
+
+
+@dataclass(frozen=True)
+class _Marks:
+    """What a text's marks need: the page's language, the machine-translated paths, the English page."""
+
+    lang: Lang
+    machine: frozenset[str]
+    english: str  # the English case page, relative to the page the text is on
+
+
+def _text(texts: dict[str, str] | None, path: str, marks: _Marks) -> Markup:
+    text, other = _in(texts, marks.lang)
+    if other is not None:
+        note = ui("not_translated", marks.lang)
+        return Markup(
+            f'<span class="text" lang="{_e(other)}">{_e(text)}</span> <small class="not-translated">{_e(note)}</small>'
+        )
+    html = f'<span class="text">{_e(text)}</span>'
+    if f"{path}.{marks.lang}" in marks.machine and marks.english:
+        field = path.split(".")[0]
+        html += (
+            f' <small class="machine-translated">{_e(ui("machine_translated", marks.lang))} · '
+            f'<a href="{_e(marks.english)}#f-{_e(field)}" hreflang="en">{_e(ui("read_in_english", marks.lang))}</a>'
+            "</small>"
+        )
+    return Markup(html)
+
+
+def _machine(case: Case) -> frozenset[str]:
+    return frozenset(getattr(case, "machine_translations", None) or ())
+
+
+# ---------------------------------------------------------------- links between pages
+
+
+def _up(key: str) -> str:
+    """From the page at `key` up to the site's root: "ko/cases/IL-0001/index.html" -> "../../../"."""
+    return "../" * key.count("/")
+
+
+def _folder_of(key: str) -> str:
+    return key.removesuffix("index.html")
+
+
+def _other_lang(ctx: SiteContext, lang: Lang) -> Lang:
+    return next((other for other in ctx.langs if other != lang), lang)
+
+
+@dataclass(frozen=True)
+class _Page:
+    """What base.html needs of any page."""
+
+    key: str
+    lang: Lang
+    title: str
+    other: Lang
+
+    @property
+    def root(self) -> str:
+        return _up(self.key)
+
+    @property
+    def other_href(self) -> str:
+        rest = _folder_of(self.key).removeprefix(f"{self.lang}/")
+        return f"{self.root}{self.other}/{rest}"
+
+
+def _terms_html(facet: str, names: Iterable[str], lang: Lang, lang_root: str) -> Markup:
+    items = [
+        f'<li><a href="{_e(lang_root)}{FACET_FOLDERS[facet]}/{_e(name)}/" data-term="{_e(name)}">'
+        f"{_e(_value_label(facet, name, lang, {}))}</a></li>"
+        for name in names
+    ]
+    return Markup(f'<ul class="terms">{"".join(items)}</ul>') if items else Markup("")
+
+
+_SECTION_FACETS = {"components": "component", "contributing": "contributing", "root_cause": "root_cause"}
+
+
+def _section(case: Case, name: str, marks: _Marks, lang_root: str) -> Markup:
+    """One of the listing's sections of a case, as HTML; empty when the case has nothing there."""
+    value = getattr(case, name)
+    if name in _SECTION_FACETS:
+        return _terms_html(_SECTION_FACETS[name], value if isinstance(value, list) else [value], marks.lang, lang_root)
+    held = _held(name)
+    if held and held[0] == "actions":
+        items = [f"<li>{_text(action.text, f'{name}.{i}.text', marks)}</li>" for i, action in enumerate(value)]
+        return Markup(f'<ul class="actions">{"".join(items)}</ul>') if items else Markup("")
+    return _text(value, name, marks) if value else Markup("")
+
+
+# ---------------------------------------------------------------- the listings
+
+
+_COMPACT_SECTIONS = ("components",)
+
+
+class Planned(NamedTuple):
+    """A page to be: what it is made of (`inputs`: equal inputs, equal bytes; None: made each time) and how."""
+
+    inputs: str | None
+    make: Callable[[], bytes]
+
+
+class _Items:
+    """Each case's listing item, rendered once a language and a depth (the pages at one depth share it)."""
+
+    def __init__(self) -> None:
+        self._done: dict[tuple[str, Lang, str, bool], Markup] = {}
+        self._digests: dict[str, str] = {}
+
+    def digest(self, case: Case) -> str:
+        """The case as a listing shows it, in a few bytes: a listing page's inputs name its cases by these."""
+        if case.id not in self._digests:
+            self._digests[case.id] = hashlib.sha256(case.model_dump_json().encode()).hexdigest()
+        return self._digests[case.id]
+
+    def __call__(self, case: Case, lang: Lang, lang_root: str, full: bool) -> Markup:
+        key = (case.id, lang, lang_root, full)
+        if key not in self._done:
+            marks = _Marks(lang, _machine(case), f"{lang_root}../en/cases/{case.id}/")
+            sections = [
+                (field_label(name, lang), html)
+                for name in (LISTING_SECTIONS if full else _COMPACT_SECTIONS)
+                if (html := _section(case, name, marks, lang_root))
+            ]
+            self._done[key] = Markup(
+                _env()
+                .get_template("item.html")
+                .render(
+                    case=case,
+                    lang=lang,
+                    lang_root=lang_root,
+                    title=_text(case.title, "title", marks),
+                    year=case.date[:4],
+                    sections=sections,
+                )
+            )
+        return self._done[key]
+
+
+def _listing(
+    ctx: SiteContext,
+    lang: Lang,
+    folder: str,
+    cases: Sequence[Case],
+    heading: str,
+    items: _Items,
+    crumbs: Sequence[tuple[str, str]] = (),
+    full: bool = True,
+) -> dict[str, Planned]:
+    """A listing of `cases` under `folder` ("ko/", "ko/components/nccl/"): its first page and the rest.
+    Each case with its sections (`full`), or, on a facet value's pages, with its components only: a value's
+    pages hold a case each time it is listed there (ten or more times over), the listing once."""
+    pages: dict[str, Planned] = {}
+    # The summing-up line is of the listing's cases (the listing or the filter), the same on each of its
+    # pages: a reader of page 3 learns about the whole listing, as facets.js says it for a filter.
+    summary = summing_up(cases, lang)
+    count = ui("count_one" if len(cases) == 1 else "count", lang, n=len(cases))
+    total_pages = max(1, -(-len(cases) // PAGE_SIZE))
+    for number in range(1, total_pages + 1):
+        key = f"{folder}index.html" if number == 1 else f"{folder}page/{number}/index.html"
+        title = heading if number == 1 else f"{heading} ({ui('page_n', lang, n=number)})"
+        page = _Page(key, lang, title, _other_lang(ctx, lang))
+        shown = cases[(number - 1) * PAGE_SIZE : number * PAGE_SIZE]
+        to_folder = page.root + folder
+        first = (number - 1) * PAGE_SIZE + 1
+        values: dict[str, Any] = {
+            "page": page,
+            "lang": lang,
+            "heading": heading,
+            "crumbs": [(page.root + href, text) for href, text in crumbs],
+            "count": count,
+            "range": ui("range", lang, n=len(cases), first=first, last=first + len(shown) - 1) if shown else "",
+            "summing_up": summary,
+            "previous": (to_folder if number == 2 else f"{to_folder}page/{number - 1}/") if number > 1 else None,
+            "next": f"{to_folder}page/{number + 1}/" if number < total_pages else None,
+            "lang_root": f"{page.root}{lang}/",
+            "facet_folders": [(FACET_FOLDERS[f], _facet_name(f, lang)) for f in FACETS],
+        }
+        inputs = "\x00".join(
+            [_code_mark(), repr(sorted((k, str(v)) for k, v in values.items())), str(full)]
+            + [items.digest(case) for case in shown]
+        )
+        pages[key] = Planned(inputs, _bind_listing(values, shown, items, full))
+    return pages
+
+
+def _bind_listing(values: dict[str, Any], shown: Sequence[Case], items: _Items, full: bool) -> Callable[[], bytes]:
+    def make() -> bytes:
+        lang, lang_root = values["lang"], values["lang_root"]
+        listed_items = [items(case, lang, lang_root, full) for case in shown]
+        return _env().get_template("listing.html").render(items=listed_items, **values).encode()
+
+    return make
+
+
+def _facet_name(facet: str, lang: Lang) -> str:
+    if facet == "year":
+        return ui("year", lang)
+    return _label(FACET_FIELDS[facet], lang)
+
+
+def _facet_pages(ctx: SiteContext, lang: Lang, cases: Sequence[Case], items: _Items) -> dict[str, Planned]:
+    """Per facet: an index of its values with their counts, and one listing a value."""
+    pages: dict[str, Planned] = {}
+    orgs = _orgs(cases)
+    by_value: dict[str, dict[str, list[Case]]] = {facet: {} for facet in FACETS}
+    for case in cases:
+        for facet, names in facet_values(case).items():
+            for value in dict.fromkeys(names):
+                by_value[facet].setdefault(value, []).append(case)
+    template = _env().get_template("facet.html")
+    for facet in FACETS:
+        name = _facet_name(facet, lang)
+        folder = f"{lang}/{FACET_FOLDERS[facet]}/"
+        ordered = sorted(by_value[facet].items(), key=lambda item: (-len(item[1]), item[0]))
+        if facet == "year":
+            ordered = sorted(by_value[facet].items(), reverse=True)
+        key = f"{folder}index.html"
+        page = _Page(key, lang, name, _other_lang(ctx, lang))
+        values = [(value, _value_label(facet, value, lang, orgs), len(found)) for value, found in ordered]
+        made = template.render(page=page, lang=lang, heading=name, values=values, listing=f"{page.root}{lang}/")
+        pages[key] = _ready(made.encode())
+        crumbs = [(f"{lang}/", ui("listing", lang)), (folder, name)]
+        for value, found in ordered:
+            heading = ui("cases_of", lang, label=name, value=_value_label(facet, value, lang, orgs))
+            pages.update(_listing(ctx, lang, f"{folder}{value}/", found, heading, items, crumbs, full=False))
+    return pages
+
+
+# ---------------------------------------------------------------- a case's page
+
+
+@dataclass(frozen=True)
+class _Field:
+    path: str
+    label: str
+    html: Markup
+
+
+def _plain(value: Value) -> Markup:
+    if value.href and value.href.startswith("/cases/"):
+        return Markup(f'<a href="../{_e(value.href.removeprefix("/cases/"))}/">{_e(value.text)}</a>')
+    if value.href:
+        return Markup(f'<a href="{_e(value.href)}">{_e(value.text)}</a>')
+    if value.machine:
+        return Markup(f'<time datetime="{_e(value.machine)}">{_e(value.text)}</time>')
+    return _e(value.text)
+
+
+def _list(items: Sequence[Markup]) -> Markup:
+    if not items:
+        return Markup('<span class="none">—</span>')
+    if len(items) == 1:
+        return items[0]
+    return Markup(f"<ul>{''.join(f'<li>{i}</li>' for i in items)}</ul>")
+
+
+@cache
+def _held(name: str) -> tuple[str, Kind | None] | None:
+    """How a field of a case is held (pipeline.fields.kind_of), asked once a field."""
+    info = Case.model_fields.get(name)
+    return kind_of(info) if info is not None else None
+
+
+def _row_html(case: Case, row: Row, marks: _Marks, lang_root: str) -> Markup:
+    name = row.path.split(".")[0]
+    held = _held(name)
+    if row.kind == "narrative":
+        texts = getattr(case, name)
+        return _text(texts, name, marks) if texts else _list([])
+    if row.kind == "actions":
+        actions = getattr(case, name)
+        return _list([_text(a.text, f"{name}.{i}.text", marks) for i, a in enumerate(actions)])
+    if row.kind in ("choice", "multiple") and held is not None and "." not in row.path:
+        _, vocab = held
+        facet = next((f for f, k in _FACET_VOCABULARY.items() if k == vocab), None)
+        names = [v.term or v.text for item in row.items for v in item]
+        if facet:
+            return _terms_html(facet, names, marks.lang, lang_root) or _list([])
+        terms = vocabulary().terms[vocab] if vocab else {}
+        return _list([_e(terms[n].label_in(marks.lang) if n in terms else n) for n in names])
+    return _list([Markup(" ").join(_plain(v) for v in item) for item in row.items])
+
+
+def _sources(ctx: SiteContext, case: Case, lang: Lang) -> list[dict[str, Any]]:
+    """Each source: its archived copy first, the live link beside it, its state from the last refresh."""
+    kinds = vocabulary().terms["source_kinds"]
+    out = []
+    for source in case.sources:
+        state = ctx.links.get(source.url)
+        archived = source.archived or (state.archived if state else None)
+        if state is None:
+            said = ui("link_unchecked", lang)
+        else:
+            said = ui("link_state", lang, date=f"{state.checked_at:%Y-%m-%d}", state=ui(f"link_{state.status}", lang))
+        out.append(
+            {
+                "url": source.url,
+                "archived": archived,
+                "kind": kinds[source.kind].label_in(lang) if source.kind in kinds else source.kind,
+                "state": said,
+                "status": state.status.value if state else "unchecked",
+                "moved_to": state.moved_to if state else None,
+            }
+        )
+    return out
+
+
+def _bib(value: str) -> str:
+    return re.sub(r"([{}\\])", r"\\\1", value)
+
+
+def _citation(ctx: SiteContext, case: Case, lang: Lang) -> tuple[str, str]:
+    """The case's citation, in text and as BibTeX, with the build's date as the retrieval date."""
+    title, _ = _in(case.title, lang)
+    url = ctx.case_url(case.id)
+    retrieved = f"{ctx.built_at:%Y-%m-%d}"
+    site = ui("site_title", lang)
+    text = f"{case.org}. “{title}”. {case.id}, {site}, {case.date}. {url} ({ui('retrieved', lang)} {retrieved})"
+    bibtex = "\n".join(
+        [
+            f"@misc{{incidentlib-{case.id},",
+            f"  title = {{{_bib(case.id)}: {_bib(title)}}},",
+            f"  author = {{{{{_bib(case.org)}}}}},",
+            f"  howpublished = {{{_bib(site)}}},",
+            f"  year = {{{case.date[:4]}}},",
+            f"  url = {{{url}}},",
+            f"  urldate = {{{retrieved}}},",
+            "}",
+        ]
+    )
+    return text, bibtex
+
+
+def _incoming(ctx: SiteContext) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """Who names each case: as related (`related`) and as what it recurs (`recurrence_of`)."""
+    related: dict[str, list[str]] = {}
+    recurrences: dict[str, list[str]] = {}
+    for case in ctx.cases:
+        for other in case.related:
+            related.setdefault(other, []).append(case.id)
+        if case.recurrence_of:
+            recurrences.setdefault(case.recurrence_of, []).append(case.id)
+    return related, recurrences
+
+
+def _case_page(
+    ctx: SiteContext, case: Case, lang: Lang, incoming: tuple[list[str], list[str]], rows: list[Row], known: set[str]
+) -> bytes:
+    key = f"{lang}/cases/{case.id}/index.html"
+    page = _Page(key, lang, f"{case.id} {_in(case.title, lang)[0]}", _other_lang(ctx, lang))
+    lang_root = f"{page.root}{lang}/"
+    marks = _Marks(lang, _machine(case), "" if lang == "en" else f"{page.root}en/cases/{case.id}/")
+    fields = [_Field(row.path, _label(row.path, lang), _row_html(case, row, marks, lang_root)) for row in rows]
+    text, bibtex = _citation(ctx, case, lang)
+    gone = withdrawn(case)
+    survivor = merged_into(case)
+    return (
+        _env()
+        .get_template("case.html")
+        .render(
+            page=page,
+            lang=lang,
+            case=case,
+            title=_text(case.title, "title", marks),
+            fields=fields,
+            sources=_sources(ctx, case, lang),
+            related_from=incoming[0],
+            recurrences=incoming[1],
+            citation=text,
+            bibtex=bibtex,
+            json_href=f"{page.root}api/v1/cases/{case.id}.json",
+            withdrawn=f"{gone:%Y-%m-%d}" if gone else None,
+            survivor=survivor,
+            survivor_known=survivor in known,
+            lang_root=lang_root,
+        )
+        .encode()
+    )
+
+
+def _redirect(key: str, to: str, lang: Lang) -> bytes:
+    """A page that leads to `to` (relative to it): a meta refresh and a link, no JavaScript."""
+    return _env().get_template("redirect.html").render(lang=lang, to=to, text=ui("goes_to", lang)).encode()
+
+
+# ---------------------------------------------------------------- the whole site
+
+
+def _ready(data: bytes) -> Planned:
+    return Planned(None, lambda: data)
+
+
+def case_pages(ctx: SiteContext) -> dict[str, Planned]:
+    """Each case page and its redirect, each with its inputs (what it is made of) and how to make it.
+
+    A case page depends on its case, the cases naming it, its sources' link states, the site's base, the
+    build's date (the citation's retrieval date) and the code that renders it (`_code_mark`)."""
+    related, recurrences = _incoming(ctx)
+    made: dict[str, Planned] = {}
+    default = ctx.langs[0]
+    known = {case.id for case in ctx.cases}
+    shared = [_code_mark(), ctx.base_url, f"{ctx.built_at:%Y-%m-%d}"]
+    for case in ctx.cases:
+        incoming = (sorted(related.get(case.id, [])), sorted(recurrences.get(case.id, [])))
+        survivor = merged_into(case)
+        parts = [
+            *shared,
+            case.model_dump_json(),
+            repr(incoming),
+            *(ctx.links[s.url].model_dump_json() for s in case.sources if s.url in ctx.links),
+            str(survivor in known) if survivor else "",
+        ]
+        text = "\x00".join(parts)
+        rows = cache(partial(case_rows, case))  # one case's rows, for each of its languages' pages
+        for lang in ctx.langs:
+            key = f"{lang}/cases/{case.id}/index.html"
+            made[key] = Planned(f"{lang}\x00{text}", _bind(ctx, case, lang, incoming, rows, known))
+        key = f"cases/{case.id}/index.html"
+        to = f"../../{default}/cases/{case.id}/"
+        made[key] = Planned(f"{_code_mark()}\x00{to}", _bind_redirect(key, to, default))
+    return made
+
+
+def _bind(
+    ctx: SiteContext,
+    case: Case,
+    lang: Lang,
+    incoming: tuple[list[str], list[str]],
+    rows: Callable[[], list[Row]],
+    known: set[str],
+) -> Callable[[], bytes]:
+    return lambda: _case_page(ctx, case, lang, incoming, rows(), known)
+
+
+def _bind_redirect(key: str, to: str, lang: Lang) -> Callable[[], bytes]:
+    return lambda: _redirect(key, to, lang)
+
+
+@cache
+def _code_mark() -> str:
+    """What the pages' own code is: the templates' text and this module's (a change to them is a new build)."""
+    from importlib import resources
+
+    digest = hashlib.sha256(resources.files("pipeline.site").joinpath("pages.py").read_bytes())
+    for name in sorted(p.name for p in resources.files("pipeline.site").joinpath("templates").iterdir()):
+        digest.update(resources.files("pipeline.site").joinpath("templates", name).read_bytes())
+    return digest.hexdigest()
+
+
+def plan(ctx: SiteContext) -> dict[str, Planned]:
+    """Every page of the site, each with its inputs and how to make it (`render` makes them all)."""
+    cases = listed(ctx)
+    items = _Items()
+    planned: dict[str, Planned] = {}
+    default = ctx.langs[0]
+    planned["index.html"] = _ready(_redirect("index.html", f"{default}/", default))
+    for lang in ctx.langs:
+        planned.update(_listing(ctx, lang, f"{lang}/", cases, ui("site_title", lang), items))
+        planned.update(_facet_pages(ctx, lang, cases, items))
+    planned["api/v1/facets.json"] = Planned(None, lambda: facets_json(ctx))
+    planned.update(case_pages(ctx))
+    return planned
+
+
+def render(ctx: SiteContext) -> dict[str, bytes]:
+    """Every page of the site, by site-relative path."""
+    return {key: planned.make() for key, planned in plan(ctx).items()}

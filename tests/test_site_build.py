@@ -1,0 +1,187 @@
+"""The reader's site built and written: the command on a real data root, an incremental rebuild, the
+Prefect flow, and the site served on loopback and read in Chromium."""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import json
+import os
+import shutil
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import Browser, Request, sync_playwright
+
+from pipeline.models import Case
+from pipeline.records import dump_record
+from pipeline.settings import Settings
+from pipeline.site.build import build_files, build_site, site_context
+from pipeline.store import Store
+
+
+def publish(store: Store, *cases: Case) -> None:
+    for case in cases:
+        store.write_case(case)
+
+
+@pytest.fixture
+def library(store: Store, make_case: Callable[..., Case]) -> Store:
+    publish(
+        store,
+        make_case("IL-0001", date="2024-01-05", related=["IL-0002"]),
+        make_case("IL-0002", date="2023-06-01", title={"en": "The second case"}),
+        make_case("IL-0003", date="2025-02-01", recurrence_of="IL-0002"),
+    )
+    return store
+
+
+def test_the_command_builds_the_site_into_the_data_root_and_says_how_to_open_it(
+    cli: Callable[..., Any], library: Store
+) -> None:
+    result = cli("site", "--root", str(library.root))
+    assert result.exit_code == 0, result.output
+    site = library.root / "site"
+    assert f"python -m http.server -d {site}" in result.stdout
+    for key in (
+        "index.html",
+        "ko/index.html",
+        "en/index.html",
+        "ko/cases/IL-0002/index.html",
+        "cases/IL-0001/index.html",
+    ):
+        assert (site / key).is_file(), key
+    assert (site / "assets" / "site.css").read_text().count("@media print") == 1
+    again = json.loads(cli("site", "--root", str(library.root), "--json").stdout)
+    assert again["counts"]["written"] == 0 and again["counts"]["removed"] == 0 and again["counts"]["unchanged"] > 10
+
+
+def test_init_ignores_the_site(cli: Callable[..., Any], tmp_path: Path) -> None:
+    assert cli("init", str(tmp_path / "lib")).exit_code == 0
+    assert "/site/" in (tmp_path / "lib" / ".gitignore").read_text().splitlines()
+
+
+def test_a_rebuild_after_one_change_rewrites_only_the_pages_it_changes(
+    library: Store, make_case: Callable[..., Case], tmp_path: Path
+) -> None:
+    settings = Settings(root=library.root)
+    out = tmp_path / "out"
+    first = build_site(library, settings, out)
+    assert first.counts()["written"] == len(build_files(site_context(library, settings))) and first.unchanged == 0
+    same = build_site(library, settings, out)
+    assert same.counts() == {"written": 0, "unchanged": first.counts()["written"], "removed": 0}
+    assert same.rendered < 60  # the case pages were not rendered again
+
+    changed = library.read_case("IL-0003")
+    library.write_case(changed.model_copy(update={"lessons": {"en": "A new lesson."}}))
+    after = build_site(library, settings, out)
+    assert "ko/cases/IL-0003/index.html" in after.written and "en/cases/IL-0003/index.html" in after.written
+    assert "ko/cases/IL-0001/index.html" not in after.written and "ko/index.html" in after.written
+    assert 0 < len(after.written) < first.counts()["written"] / 3 and after.removed == []
+    assert "A new lesson." in (out / "en/cases/IL-0003/index.html").read_text()
+
+    # A case gone from cases/ leaves the listing; its pages stay (permalinks), the rest of its files go.
+    (library.root / "cases" / "IL-0003.json").unlink()
+    gone = build_site(library, settings, out)
+    assert (out / "ko/cases/IL-0003/index.html").is_file() and (out / "cases/IL-0003/index.html").is_file()
+    assert "IL-0003" not in (out / "ko/index.html").read_text()
+    assert all("/cases/" not in path for path in gone.removed)
+    # A page deleted by hand is made again.
+    (out / "en/cases/IL-0001/index.html").unlink()
+    assert "en/cases/IL-0001/index.html" in build_site(library, settings, out).written
+
+
+@pytest.mark.usefixtures("prefect_api")
+def test_the_site_flow_runs_and_promotion_builds_the_site(library: Store) -> None:
+    from pipeline import flows
+    from pipeline.site.build import BuildReport
+
+    report = flows.run(flows.site, BuildReport, root=str(library.root))
+    assert report.counts()["written"] > 0 and (library.root / "site" / "ko" / "index.html").is_file()
+    assert library.read_runs()["site"]["state"] == "completed"
+    assert library.read_runs()["site"]["counts"]["written"] == report.counts()["written"]
+    from pipeline.publish import PromoteReport
+
+    flows.run(flows.promote, PromoteReport, root=str(library.root))  # nothing approved: no rebuild
+    assert library.read_runs()["site"]["counts"]["written"] == report.counts()["written"]
+
+
+# ---------------------------------------------------------------- in a real browser
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    executable = shutil.which("chromium")
+    if executable is None:
+        pytest.fail("chromium is not installed: `apt-get install chromium` (scripts/test does it)", pytrace=False)
+    with sync_playwright() as playwright:
+        args = ["--disable-gpu", "--disable-background-networking"]
+        args += ["--no-sandbox"] if os.geteuid() == 0 else []
+        launched = playwright.chromium.launch(executable_path=executable, args=args)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def served(library: Store) -> Iterator[str]:
+    build_site(library, Settings(root=library.root))
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(library.root / "site"))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+    thread.join()
+
+
+def test_the_served_site_in_chromium_counts_the_cases_and_shows_every_field(
+    browser: Browser, served: str, library: Store
+) -> None:
+    context = browser.new_context()
+    context.set_default_timeout(10_000)
+    page = context.new_page()
+    requests: list[str] = []
+
+    def seen(request: Request) -> None:
+        requests.append(request.url)
+
+    page.on("request", seen)
+    page.goto(f"{served}/")  # leads to Korean
+    page.wait_for_url(f"{served}/ko/")
+    assert page.locator(".count").inner_text() == "사례 3건"
+    assert page.locator("li.case").count() == 3
+    page.locator("li#IL-0002 h2 a").click()
+    page.wait_for_url(f"{served}/ko/cases/IL-0002/")
+    case = library.read_case("IL-0002")
+    shown = {dt.get_attribute("id") for dt in page.locator("dl.fields dt").element_handles()}
+    from pipeline.web.case_view import case_rows
+
+    assert {f"f-{row.path.replace('.', '-')}" for row in case_rows(case)} <= shown
+    assert page.locator("dt#f-title + dd .not-translated").inner_text() == "아직 번역되지 않음"
+    assert page.locator("ul.related-from a").inner_text() == "IL-0001"
+    assert page.evaluate("getComputedStyle(document.querySelector('dl.fields dt')).fontWeight") in ("600", "bold")
+    assert requests and all(url.startswith(served) for url in requests), requests
+    context.close()
+
+
+def test_a_case_record_is_left_as_it_was(library: Store) -> None:
+    before = (library.root / "cases" / "IL-0001.json").read_bytes()
+    build_site(library, Settings(root=library.root))
+    assert (
+        (library.root / "cases" / "IL-0001.json").read_bytes()
+        == before
+        == dump_record(library.read_case("IL-0001"), "IL-0001")
+    )
+
+
+@pytest.mark.parametrize("bad", ["../outside.html", "/etc/passwd", "a//b", "a/./b", "a\\b", ""])
+def test_a_site_path_that_would_leave_its_folder_is_refused(store: Store, tmp_path: Path, bad: str) -> None:
+    from pipeline.errors import StoreError
+
+    with pytest.raises(StoreError):
+        store.sync_tree(tmp_path / "out", {bad: b"x"})
+    assert not (tmp_path / "outside.html").exists()

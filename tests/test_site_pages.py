@@ -1,0 +1,249 @@
+"""The reader's site's pages, pure: rendered from small hand-made cases and read back as HTML."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+import lxml.html
+import pytest
+
+from pipeline.models import Case
+from pipeline.site import pages
+from pipeline.site.context import SiteContext
+from pipeline.site.labels import LISTING_SECTIONS, field_label
+
+BUILT = datetime(2026, 12, 1, 9, 30, tzinfo=UTC)
+
+
+def case(number: int, date: str, **fields: Any) -> Case:
+    case_id = f"IL-{number:04d}"
+    return Case.model_validate(
+        {
+            "id": case_id,
+            "org": fields.pop("org", "Acme"),
+            "org_slug": fields.pop("org_slug", "acme"),
+            "date": date,
+            "date_kind": "incident",
+            "title": fields.pop("title", {"en": f"Case {number}", "ko": f"사례 {number}"}),
+            "summary": {"en": "A summary."},
+            "sources": [{"url": f"https://example.org/pm/{number}", "kind": "blog"}],
+            "updated_at": "2026-11-30T10:00:00Z",
+            "url": f"https://example.org/lib/app/cases/{case_id}",
+            **fields,
+        }
+    )
+
+
+def render(*cases: Case, **options: Any) -> dict[str, bytes]:
+    return pages.render(SiteContext.of(cases, base_url="https://example.org/lib/app", built_at=BUILT, **options))
+
+
+def html(files: dict[str, bytes], key: str) -> Any:
+    return lxml.html.fromstring(files[key].decode())
+
+
+def text(element: Any) -> str:
+    return " ".join(element.text_content().split())
+
+
+@pytest.fixture
+def two() -> dict[str, bytes]:
+    """The seed's listing: two cases, NCCL and PyTorch the most frequent components."""
+    return render(
+        case(
+            1,
+            "2024-07-01",
+            symptoms_text={"ko": "학습이 466번 중단되었다.", "en": "Training was interrupted 466 times."},
+            detection={"ko": "flight recorder 가 기록했다.", "en": "The flight recorder logged it."},
+            remediation=[{"text": {"ko": "자동화가 처리했다.", "en": "Automation handled it."}}],
+            lessons={"en": "Synchronous training is fragile."},
+            components=["nccl", "pytorch"],
+            root_cause="hardware-failure",
+        ),
+        case(
+            125,
+            "2022-03-01",
+            org="BigScience",
+            org_slug="bigscience",
+            trigger={"ko": "GPU 하나가 죽었다.", "en": "A GPU died."},
+            components=["nccl", "pytorch", "slurm"],
+            contributing=["missing-monitoring"],
+        ),
+    )
+
+
+def test_the_korean_listing_is_the_seeds(two: dict[str, bytes]) -> None:
+    page = html(two, "ko/index.html")
+    assert page.get("lang") == "ko"
+    main = page.cssselect("main")[0]
+    assert main.get("data-lang") == "ko"
+    assert text(page.cssselect(".count")[0]) == "사례 2건"
+    assert text(page.cssselect(".range")[0]) == "2건 중 1~2번째"
+    items = page.cssselect("ol.cases > li.case")
+    assert [item.get("id") for item in items] == ["IL-0001", "IL-0125"]  # newest first
+    second = items[1]
+    assert "IL-0125" in text(second) and "BigScience" in text(second) and "2022" in text(second)
+    assert "GPU 하나가 죽었다." in text(second)
+    labels = [text(dt) for dt in items[0].cssselect("dl.sections dt")]
+    order = [field_label(name, "ko") for name in LISTING_SECTIONS]
+    assert labels == [label for label in order if label in labels] and labels[0] == "증상"
+    assert labels == ["증상", "원인", "구성 요소", "감지", "조치", "교훈"]
+    assert text(page.cssselect("p.summing-up")[0]) == "이 2건에서 가장 많이 나오는 구성 요소: NCCL, PyTorch, SLURM"
+    assert page.cssselect("section#facets[hidden]") and page.cssselect("div#search")
+    assert page.cssselect('script[src="../assets/facets.js"][defer]')
+    feed = page.cssselect('link[rel="alternate"][type="application/atom+xml"]')[0]
+    assert feed.get("href") == "../ko/feed.xml"
+    assert page.cssselect('a.other-language[href="../en/"]')
+
+
+def test_a_vocabulary_term_is_shown_by_its_label_in_the_pages_language(two: dict[str, bytes]) -> None:
+    ko = text(html(two, "ko/index.html").cssselect("li#IL-0001")[0])
+    en = text(html(two, "en/index.html").cssselect("li#IL-0001")[0])
+    assert "하드웨어" in ko and "Hardware" in en
+
+
+def test_text_missing_in_the_pages_language_is_the_others_marked_not_translated(two: dict[str, bytes]) -> None:
+    item = html(two, "ko/index.html").cssselect("li#IL-0001")[0]
+    lessons = item.cssselect("dd")[-1]
+    fallback = lessons.cssselect('span.text[lang="en"]')[0]
+    assert fallback.text == "Synchronous training is fragile."
+    assert text(lessons.cssselect(".not-translated")[0]) == "아직 번역되지 않음"
+    assert not html(two, "en/index.html").cssselect("li#IL-0001 .not-translated")
+
+
+def test_twenty_a_page_with_the_range_and_links_between_pages() -> None:
+    files = render(*(case(n, f"2020-01-{n:02d}") for n in range(1, 26)))
+    first, second = html(files, "en/index.html"), html(files, "en/page/2/index.html")
+    assert len(first.cssselect("li.case")) == 20 and len(second.cssselect("li.case")) == 5
+    assert text(first.cssselect(".range")[0]) == "1–20 of 25" and text(second.cssselect(".range")[0]) == "21–25 of 25"
+    assert first.cssselect('a[rel="next"]')[0].get("href") == "../en/page/2/"
+    assert second.cssselect('a[rel="prev"]')[0].get("href") == "../../../en/"
+    # The summing-up line is of the listing's 25 cases on each of its pages.
+    assert "25" in text(second.cssselect(".summing-up")[0])
+    assert second.cssselect('link[rel="stylesheet"]')[0].get("href") == "../../../assets/site.css"
+
+
+def test_a_page_per_term_and_org_with_counts_and_a_facet_index(two: dict[str, bytes]) -> None:
+    nccl = html(two, "ko/components/nccl/index.html")
+    assert text(nccl.cssselect(".count")[0]) == "사례 2건"
+    assert [li.get("id") for li in nccl.cssselect("li.case")] == ["IL-0001", "IL-0125"]
+    slurm = html(two, "en/components/slurm/index.html")
+    assert [li.get("id") for li in slurm.cssselect("li.case")] == ["IL-0125"]
+    assert text(slurm.cssselect(".count")[0]) == "1 case"
+    assert [li.get("id") for li in html(two, "ko/orgs/bigscience/index.html").cssselect("li.case")] == ["IL-0125"]
+    index = html(two, "ko/components/index.html")
+    counts = {text(li.cssselect("a")[0]): text(li.cssselect(".n")[0]) for li in index.cssselect("ul.facet-values li")}
+    assert counts == {"NCCL": "2", "PyTorch": "2", "SLURM": "1"}
+    assert "ko/root-causes/hardware-failure/index.html" in two and "ko/years/2022/index.html" in two
+
+
+def test_facets_json_is_the_contracts(two: dict[str, bytes]) -> None:
+    data = json.loads(two["api/v1/facets.json"])
+    assert data["facets"] == ["domain", "component", "symptom", "contributing", "root_cause", "severity", "org", "year"]
+    assert (
+        data["labels"]["ko"]["component"]["nccl"] == "NCCL"
+        and data["labels"]["en"]["org"]["bigscience"] == "BigScience"
+    )
+    first = data["cases"][0]
+    assert set(first) == {"id", "title", "org", "year", *data["facets"]} - {"year"} | {"year"}
+    assert first["id"] == "IL-0001" and first["title"] == {"ko": "사례 1", "en": "Case 1"}
+    assert first["component"] == ["nccl", "pytorch"] and first["root_cause"] == "hardware-failure"
+    assert first["year"] == "2024" and first["org"] == "acme"
+
+
+def test_a_case_page_has_every_field_labelled_in_its_language(case_json: dict[str, Any]) -> None:
+    full = Case.model_validate({**case_json, "machine_translations": ["summary.ko"]})
+    files = render(full)
+    for lang in ("ko", "en"):
+        page = html(files, f"{lang}/cases/{full.id}/index.html")
+        assert page.get("lang") == lang
+        shown = {dt.get("id") for dt in page.cssselect("dl.fields dt")}
+        wanted = {f"f-{row.path.replace('.', '-')}" for row in pages.case_rows(full)}
+        assert wanted <= shown
+        assert text(page.cssselect("dt#f-trigger")[0]) == field_label("trigger", lang)
+        assert page.cssselect('a[href="../../../api/v1/cases/IL-0428.json"]')
+    ko = html(files, "ko/cases/IL-0428/index.html")
+    summary = ko.cssselect("dt#f-summary + dd")[0]
+    assert text(summary.cssselect(".machine-translated")[0]).startswith("기계 번역")
+    assert summary.cssselect(".machine-translated a")[0].get("href") == "../../../en/cases/IL-0428/#f-summary"
+    assert not ko.cssselect("dt#f-trigger + dd .machine-translated")
+
+
+def test_sources_show_the_archived_copy_first_and_the_links_state() -> None:
+    from pipeline.models import LinkState
+
+    one = case(
+        1,
+        "2024",
+        sources=[
+            {
+                "url": "https://example.org/pm",
+                "kind": "blog",
+                "archived": "https://web.archive.org/web/2024/https://example.org/pm",
+            }
+        ],
+    )
+    state = LinkState(url="https://example.org/pm", checked_at="2026-11-20T00:00:00Z", status="gone", http_status=404)
+    page = html(render(one, links={"https://example.org/pm": state}), "en/cases/IL-0001/index.html")
+    source = page.cssselect("li.source")[0]
+    links = [a.get("class") for a in source.cssselect("a")]
+    assert links[:2] == ["archived", "live"]
+    assert text(source.cssselect(".link-state")[0]) == "Last checked 2026-11-20: gone"
+    assert source.get("data-status") == "gone"
+
+
+def test_relations_are_shown_both_ways() -> None:
+    files = render(case(1, "2024", related=["IL-0002"]), case(2, "2023"), case(3, "2025", recurrence_of="IL-0002"))
+    two = html(files, "en/cases/IL-0002/index.html")
+    assert [a.get("href") for a in two.cssselect("ul.related-from a")] == ["../IL-0001/"]
+    assert [a.get("href") for a in two.cssselect("ul.recurrences a")] == ["../IL-0003/"]
+    one = html(files, "en/cases/IL-0001/index.html")
+    assert one.cssselect('dt#f-related + dd a[href="../IL-0002/"]')
+    three = html(files, "ko/cases/IL-0003/index.html")
+    assert three.cssselect('dt#f-recurrence_of + dd a[href="../IL-0002/"]')
+
+
+def test_the_citation_has_the_retrieval_date_in_text_and_bibtex(two: dict[str, bytes]) -> None:
+    page = html(two, "en/cases/IL-0125/index.html")
+    citation = text(page.cssselect(".citation")[0])
+    assert citation.startswith("BigScience.") and "https://example.org/lib/app/cases/IL-0125" in citation
+    assert "Retrieved 2026-12-01" in citation
+    bibtex = page.cssselect("pre.bibtex")[0].text_content()
+    assert bibtex.startswith("@misc{incidentlib-IL-0125,") and "urldate = {2026-12-01}" in bibtex
+    assert "author = {{BigScience}}" in bibtex
+
+
+def test_withdrawn_and_merged_cases_keep_a_page_that_says_so_and_leave_the_listing() -> None:
+    gone = case(2, "2023")
+    object.__setattr__(gone, "withdrawn", datetime(2026, 11, 1, tzinfo=UTC))  # the field comes with helper DATA
+    merged = case(3, "2022")
+    object.__setattr__(merged, "merged_into", "IL-0001")
+    files = render(case(1, "2024"), gone, merged)
+    listing = html(files, "ko/index.html")
+    assert [li.get("id") for li in listing.cssselect("li.case")] == ["IL-0001"]
+    assert text(listing.cssselect(".count")[0]) == "사례 1건"
+    assert [c["id"] for c in json.loads(files["api/v1/facets.json"])["cases"]] == ["IL-0001"]
+    withdrawn = html(files, "en/cases/IL-0002/index.html")
+    assert "withdrawn on 2026-11-01" in text(withdrawn.cssselect(".notice")[0])
+    survivor = html(files, "ko/cases/IL-0003/index.html").cssselect(".notice a.survivor")[0]
+    assert survivor.get("href") == "../IL-0001/"
+
+
+def test_the_root_and_a_cases_short_address_lead_to_korean(two: dict[str, bytes]) -> None:
+    root = html(two, "index.html")
+    assert root.cssselect('meta[http-equiv="refresh"]')[0].get("content") == "0; url=ko/"
+    short = html(two, "cases/IL-0001/index.html")
+    assert short.cssselect("a")[0].get("href") == "../../ko/cases/IL-0001/"
+
+
+def test_no_page_asks_for_anything_outside_the_site(two: dict[str, bytes]) -> None:
+    for key in two:
+        if not key.endswith(".html"):
+            continue
+        page = html(two, key)
+        loaded = [e.get("src") for e in page.cssselect("[src]")] + [
+            e.get("href") for e in page.cssselect("link[href]") if e.get("rel") != "canonical"
+        ]
+        assert all(not ref.startswith(("http:", "https:", "//", "/")) for ref in loaded), (key, loaded)
