@@ -31,7 +31,7 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
-from pipeline.models import Case, CaseContent, Draft, Kept, Prose, Published, Term, Texts
+from pipeline.models import Case, CaseContent, Draft, Kept, Prose, Published, Term, Texts, Withdrawing
 from pipeline.vocabulary import Kind
 
 __all__ = [
@@ -217,10 +217,10 @@ def published(model: type[BaseModel] = Case) -> tuple[str, ...]:
     return _marked(model, Published)
 
 
-def withdrawal(case: type[BaseModel] = Case, content: type[BaseModel] = CaseContent) -> tuple[str, ...]:
-    """A case's own fields, which no draft has (`withdraw` writes them, a republication keeps them): those of
-    `case` not in `content`. A case's file leaves them out while unset."""
-    return tuple(name for name in case.model_fields if name not in content.model_fields)
+def withdrawal(case: type[BaseModel] = Case) -> tuple[str, ...]:
+    """The withdrawal's fields, which no draft has (`withdraw` writes them, a republication keeps them):
+    those of `case` marked `Withdrawing`. A case's file leaves them out while unset."""
+    return _marked(case, Withdrawing)
 
 
 def required(case: type[BaseModel] = Case, content: type[BaseModel] = CaseContent) -> tuple[str, ...]:

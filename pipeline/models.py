@@ -107,6 +107,12 @@ class Published:
 
 
 @dataclass(frozen=True)
+class Withdrawing:
+    """Annotated metadata: a field of a case's withdrawal (`incidentlib withdraw` writes it, a
+    republication keeps it, no draft has it). `pipeline.fields.WITHDRAWAL` lists the fields so marked."""
+
+
+@dataclass(frozen=True)
 class Prose:
     """Annotated metadata: a plain text of a sentence or more (impact's scope), not a short phrase: the
     web form gives it a box of several lines. `pipeline.fields.PROSE` lists the fields so marked."""
@@ -341,7 +347,7 @@ class Case(CaseContent):
     # the case alone (a draft has no such fields, so none can be approved or copied into a case), marked
     # `Published` because `incidentlib withdraw` writes them, not a reviewer; left out of the file while
     # unset, so a case never withdrawn is written byte for byte as before.
-    withdrawn: Annotated[Timestamp | None, Published()] = Field(
+    withdrawn: Annotated[Timestamp | None, Published(), Withdrawing()] = Field(
         default=None,
         exclude_if=lambda v: v is None,
         description="When the case was withdrawn: it stays readable under its id, marked withdrawn. "
@@ -350,15 +356,15 @@ class Case(CaseContent):
     # The reason is kept, not left to a commit message: a reader who follows an old link lands on the
     # withdrawn case's page, and that page owes them the why. Plain text in the words of whoever withdrew
     # it (an operator's note, not a narrative to translate).
-    withdrawn_reason: Annotated[Text | None, Published()] = Field(
+    withdrawn_reason: Annotated[Text | None, Published(), Withdrawing()] = Field(
         default=None,
         exclude_if=lambda v: v is None,
         description="Why the case was withdrawn (a duplicate, not an incident, a source retracted).",
     )
-    withdrawn_by: Annotated[Name | None, Published()] = Field(
+    withdrawn_by: Annotated[Name | None, Published(), Withdrawing()] = Field(
         default=None, exclude_if=lambda v: v is None, description="Who withdrew it."
     )
-    merged_into: Annotated[CaseId | None, Published()] = Field(
+    merged_into: Annotated[CaseId | None, Published(), Withdrawing()] = Field(
         default=None,
         exclude_if=lambda v: v is None,
         description="The case that survives a merge: this one is withdrawn and its readers are sent there. "

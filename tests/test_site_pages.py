@@ -209,9 +209,11 @@ def test_the_citation_has_the_retrieval_date_in_text_and_bibtex(two: dict[str, b
     page = html(two, "en/cases/IL-0125/index.html")
     citation = text(page.cssselect(".citation")[0])
     assert citation.startswith("BigScience.") and "https://example.org/lib/app/cases/IL-0125" in citation
-    assert "Retrieved 2026-12-01" in citation
+    # The case's own last change (updated_at) is written; assets/cite.js puts the reader's date in its place.
+    assert "Retrieved 2026-11-30" in citation
+    assert page.cssselect(".citation")[0].get("data-retrieved") == "2026-11-30"
     bibtex = page.cssselect("pre.bibtex")[0].text_content()
-    assert bibtex.startswith("@misc{incidentlib-IL-0125,") and "urldate = {2026-12-01}" in bibtex
+    assert bibtex.startswith("@misc{incidentlib-IL-0125,") and "urldate = {2026-11-30}" in bibtex
     assert "author = {{BigScience}}" in bibtex
 
 

@@ -163,7 +163,10 @@ def site(
     if as_json:
         typer.echo(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
         return
-    print_table("site", [("cases", report.cases), *report.counts().items(), ("pages rendered", report.rendered)])
+    rows = [("cases", report.cases), *report.counts().items(), ("pages rendered", report.rendered)]
+    if report.search is not None:  # made anew: a case page changed
+        rows.append(("search: pages indexed", sum(report.search["pages"].values())))
+    print_table("site", rows, unit="files")
     typer.echo(f"built {report.folder} in {report.seconds:.1f} s; to open it:")
     typer.echo(f"  python -m http.server -d {report.folder}   # then http://localhost:8000/")
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from pipeline.models import utc_now
 from pipeline.settings import Settings
-from pipeline.site import pages
+from pipeline.site import api, feeds, pages, search
 from pipeline.site.context import SiteContext
 from pipeline.store import Store
 
@@ -38,12 +38,12 @@ def static_assets(ctx: SiteContext) -> dict[str, bytes]:
 # The parts of the site besides the pages, each a pure `render(ctx) -> dict[str, bytes]`, composed in this
 # order after the pages (a later part's file replaces an earlier one's of the same path). The pages come
 # from `pages.plan`, which says what each is made of, so that a rebuild renders only those whose inputs
-# changed. COORDINATOR: add the API and the feeds here (api.render, feeds.render) once they are merged.
-PARTS: tuple[Callable[[SiteContext], dict[str, bytes]], ...] = (static_assets,)
+# changed. The search index is made after the files are written, from the case pages (`search`).
+PARTS: tuple[Callable[[SiteContext], dict[str, bytes]], ...] = (static_assets, api.render, feeds.render)
 
 # Never removed from a site folder: the case pages (permalinks; a case whose record left cases/ keeps
 # its page) and what is made after the files are written (the search index, pipeline.site.search).
-KEEP = ("cases/*", "*/cases/*", "pagefind/*")
+KEEP = ("cases/*", "*/cases/*", "pagefind/*", ".search-stems.json")
 
 
 def build_files(ctx: SiteContext) -> dict[str, bytes]:
@@ -62,6 +62,7 @@ class BuildReport:
     unchanged: int = 0
     removed: list[str] = field(default_factory=list)
     rendered: int = 0  # pages made this time; the others' inputs were as the last build's
+    search: dict[str, Any] | None = None  # the search index, when made anew (a case page changed)
     seconds: float = 0.0
 
     def counts(self) -> dict[str, int]:
@@ -110,6 +111,12 @@ def build_site(store: Store, settings: Settings, out: Path | None = None) -> Bui
         redone = store.sync_tree(folder, {**files, **again}, present=rest, protect=KEEP, inputs=inputs)
         synced.written += redone.written
         files.update(again)
+    pages_changed = any(_is_case_page(key) for key in [*synced.written, *synced.removed])
+    indexed = None
+    if pages_changed or not (folder / search.BUNDLE / "pagefind.js").is_file():
+        # The search index is made from the case pages as written: anew only when one of them changed.
+        found = search.index_site(folder, stem_cache=folder / _STEM_CACHE)
+        indexed = {"pages": found.pages, "written": found.written, "removed": found.removed}
     return BuildReport(
         folder=str(folder),
         cases=len(ctx.cases),
@@ -117,5 +124,15 @@ def build_site(store: Store, settings: Settings, out: Path | None = None) -> Bui
         unchanged=len(synced.unchanged),
         removed=synced.removed,
         rendered=len(files),
+        search=indexed,
         seconds=round(time.perf_counter() - started, 3),
     )
+
+
+# Korean words' stems between builds, so a rebuild analyses only new words; kept beside the site's files.
+_STEM_CACHE = ".search-stems.json"
+
+
+def _is_case_page(key: str) -> bool:
+    parts = key.split("/")
+    return len(parts) == 4 and parts[1] == "cases" and parts[3] == "index.html"

@@ -39,6 +39,7 @@ from pipeline.fields import kind_of
 from pipeline.models import Case
 from pipeline.site.context import SiteContext
 from pipeline.site.labels import FACET_FIELDS, FACET_FOLDERS, FIELD_LABELS, LISTING_SECTIONS, Lang, field_label, ui
+from pipeline.site.search import search_box_html
 from pipeline.vocabulary import Kind, vocabulary
 from pipeline.web.case_view import Row, Value, case_rows
 
@@ -68,7 +69,7 @@ def _env() -> Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
-    env.globals.update(ui=ui, label=_label)
+    env.globals.update(ui=ui, label=_label, search_box=lambda lang, root: Markup(search_box_html(lang, root)))
     return env
 
 
@@ -492,10 +493,12 @@ def _bib(value: str) -> str:
 
 
 def _citation(ctx: SiteContext, case: Case, lang: Lang) -> tuple[str, str]:
-    """The case's citation, in text and as BibTeX, with the build's date as the retrieval date."""
+    """The case's citation, in text and as BibTeX. The retrieval date written is the day the case was
+    last changed (`updated_at`), so an unchanged case's page stays byte for byte the same across
+    builds; `assets/cite.js` puts the reader's own date in its place when the page is read."""
     title, _ = _in(case.title, lang)
     url = ctx.case_url(case.id)
-    retrieved = f"{ctx.built_at:%Y-%m-%d}"
+    retrieved = f"{case.updated_at:%Y-%m-%d}"
     site = ui("site_title", lang)
     text = f"{case.org}. “{title}”. {case.id}, {site}, {case.date}. {url} ({ui('retrieved', lang)} {retrieved})"
     bibtex = "\n".join(
@@ -549,6 +552,7 @@ def _case_page(
             related_from=incoming[0],
             recurrences=incoming[1],
             citation=text,
+            retrieved=f"{case.updated_at:%Y-%m-%d}",
             bibtex=bibtex,
             json_href=f"{page.root}api/v1/cases/{case.id}.json",
             withdrawn=f"{gone:%Y-%m-%d}" if gone else None,
@@ -576,12 +580,12 @@ def case_pages(ctx: SiteContext) -> dict[str, Planned]:
     """Each case page and its redirect, each with its inputs (what it is made of) and how to make it.
 
     A case page depends on its case, the cases naming it, its sources' link states, the site's base, the
-    build's date (the citation's retrieval date) and the code that renders it (`_code_mark`)."""
+    code that renders it (`_code_mark`)."""
     related, recurrences = _incoming(ctx)
     made: dict[str, Planned] = {}
     default = ctx.langs[0]
     known = {case.id for case in ctx.cases}
-    shared = [_code_mark(), ctx.base_url, f"{ctx.built_at:%Y-%m-%d}"]
+    shared = [_code_mark(), ctx.base_url]
     for case in ctx.cases:
         incoming = (sorted(related.get(case.id, [])), sorted(recurrences.get(case.id, [])))
         survivor = merged_into(case)

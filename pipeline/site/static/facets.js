@@ -123,7 +123,8 @@
       valuesOf(item, "component").forEach(function (v) { found[v] = (found[v] || 0) + 1; });
     });
     var names = Object.keys(found).sort(function (a, b) {
-      return found[b] - found[a] || labelOf(data, lang, "component", a).localeCompare(labelOf(data, lang, "component", b));
+      // Most first, ties by the term's name: as the static pages count (pages.summing_up).
+      return found[b] - found[a] || (a < b ? -1 : a > b ? 1 : 0);
     });
     var words = WORDS[lang];
     var n = kept.length;
