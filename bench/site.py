@@ -1,0 +1,225 @@
+"""How the reader's site builds and weighs on a large library.
+
+Generates a data root of N published cases (default 10,000: orgs, dates, vocabulary terms and
+narrative text in Korean and English drawn from a seeded generator, so every run builds the same
+library), then through the library calls `incidentlib site` makes:
+
+- `full_build_s`: the whole site from an empty folder (pages, API, feeds, search index);
+- `rebuild_s`: after one case's summary changed, the rebuild, and `rebuild_written` the files it
+  rewrote (only those whose bytes changed);
+- `site_bytes` and `site_files`: the built folder;
+- `search_bytes_ko`, `search_bytes_en`: what a reader's first search downloads, measured in Chromium
+  (`/usr/bin/chromium`) on the built site served over loopback: every response fetched from typing
+  the query until the results show;
+- `listing_bytes`: the Korean listing's first page with everything it loads (HTML, CSS, scripts,
+  the facet data), in the same browser.
+
+Medians of `--runs` builds where timed. Prints one JSON line with the targets beside the figures:
+full build ≤ 60 s, rebuild ≤ 2 s, a search ≤ 300 KB, a listing page ≤ 100 KB.
+
+    python bench/site.py [--cases N] [--runs K] [--keep DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import http.server
+import json
+import random
+import statistics
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from pipeline.models import Case
+from pipeline.records import dump_record
+from pipeline.settings import Settings
+from pipeline.site.build import build_site
+from pipeline.store import Store
+from pipeline.vocabulary import vocabulary
+
+TARGETS = {"full_build_s": 60.0, "rebuild_s": 2.0, "search_bytes": 300_000, "listing_bytes": 100_000}
+CHROMIUM = "/usr/bin/chromium"
+
+_EN_WORDS = (
+    "training job hung after a node lost its GPU and the collective timed out while the scheduler kept "
+    "the allocation so nobody noticed until the loss curve stopped moving on the dashboard the team "
+    "restarted from the last checkpoint and added a watchdog that kills the job when no step finishes"
+).split()
+_KO_WORDS = (
+    "학습 작업이 노드에서 GPU 하나를 잃은 뒤 멈췄고 집합 연산이 타임아웃되었지만 스케줄러가 할당을 "
+    "유지해 손실 곡선이 멈출 때까지 아무도 알아채지 못했다 팀은 마지막 체크포인트에서 다시 시작했고 "
+    "서울은 부산에서 워치독을 더했다"
+).split()
+
+
+def _sentence(rng: random.Random, words: list[str], n: int) -> str:
+    return " ".join(rng.choice(words) for _ in range(n)).capitalize() + "."
+
+
+def _texts(rng: random.Random, sentences: int) -> dict[str, str]:
+    return {
+        "en": " ".join(_sentence(rng, _EN_WORDS, rng.randint(8, 16)) for _ in range(sentences)),
+        "ko": " ".join(_sentence(rng, _KO_WORDS, rng.randint(6, 12)) for _ in range(sentences)),
+    }
+
+
+def generated_case(n: int, rng: random.Random) -> Case:
+    terms = vocabulary().terms
+    orgs = [f"Org {i:03d}" for i in range(200)]
+    org = rng.choice(orgs)
+    day = datetime(2015, 1, 1, tzinfo=UTC) + timedelta(days=rng.randrange(4000))
+    case_id = f"IL-{n:05d}"
+    return Case.model_validate(
+        {
+            "id": case_id,
+            "org": org,
+            "org_slug": org.lower().replace(" ", "-"),
+            "date": day.date().isoformat(),
+            "date_kind": "incident",
+            "title": {k: v[:120] for k, v in _texts(rng, 1).items()},
+            "domain": rng.sample(sorted(terms["domains"]), 1),
+            "severity": rng.choice(sorted(terms["severities"])),
+            "summary": _texts(rng, 2),
+            "symptoms_text": _texts(rng, 2),
+            "trigger": _texts(rng, 1),
+            "detection": _texts(rng, 1),
+            "root_cause": rng.choice(sorted(terms["root_causes"])),
+            "lessons": _texts(rng, 1),
+            "symptoms": rng.sample(sorted(terms["symptoms"]), 2),
+            "components": rng.sample(sorted(terms["components"]), 2),
+            "contributing": rng.sample(sorted(terms["contributing"]), 1),
+            "remediation": [{"text": _texts(rng, 1)} for _ in range(2)],
+            "action_items": [{"text": _texts(rng, 1)}],
+            "sources": [{"url": f"https://example.org/postmortems/{n}", "kind": "blog"}],
+            "updated_at": (day + timedelta(days=30)).isoformat(),
+            "url": f"https://example.org/incidentlib/app/cases/{case_id}",
+        }
+    )
+
+
+def make_library(root: Path, count: int, seed: int = 428) -> None:
+    rng = random.Random(seed)
+    (root / "cases").mkdir(parents=True, exist_ok=True)
+    for n in range(1, count + 1):
+        case = generated_case(n, rng)
+        (root / "cases" / f"{case.id}.json").write_bytes(dump_record(case))
+
+
+def folder_size(folder: Path) -> tuple[int, int]:
+    files = [p for p in folder.rglob("*") if p.is_file()]
+    return sum(p.stat().st_size for p in files), len(files)
+
+
+@contextmanager
+def served(folder: Path) -> Iterator[str]:
+    handler = functools.partial(_QuietHandler, directory=str(folder))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+def browser_weights(folder: Path) -> dict[str, int]:
+    """Bytes the Korean listing loads, and bytes a first search downloads in each language."""
+    from playwright.sync_api import sync_playwright
+
+    weights: dict[str, int] = {}
+    with served(folder) as base, sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+        )
+        visits = (
+            ("listing_bytes", "/ko/index.html", None),
+            ("search_bytes_ko", "/ko/index.html", "서울"),
+            ("search_bytes_en", "/en/index.html", "watchdog"),
+        )
+        for name, path, query in visits:
+            page = browser.new_page()
+            page.goto(base + path, wait_until="networkidle")
+            loaded = 0
+            if query is None:
+                loaded = page.evaluate(
+                    "() => performance.getEntriesByType('navigation').concat(performance.getEntriesByType('resource'))"
+                    ".reduce((n, e) => n + (e.encodedBodySize || e.transferSize || 0), 0)"
+                )
+                weights[name] = int(loaded)
+            else:
+                before = page.evaluate("() => performance.getEntriesByType('resource').length")
+                page.fill("#search input", query)
+                page.wait_for_selector(".pagefind-ui__result", timeout=30_000)
+                page.wait_for_load_state("networkidle")
+                weights[name] = int(
+                    page.evaluate(
+                        "(n) => performance.getEntriesByType('resource').slice(n)"
+                        ".reduce((t, e) => t + (e.encodedBodySize || e.transferSize || 0), 0)",
+                        before,
+                    )
+                )
+            page.close()
+        browser.close()
+    return weights
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--cases", type=int, default=10_000)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--keep", type=Path, help="build in this folder and keep it")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as scratch:
+        root = args.keep or Path(scratch)
+        make_library(root, args.cases)
+        store = Store(root)
+        settings = Settings(root=root, public_base_url="https://example.org/incidentlib/app")
+        full: list[float] = []
+        rebuild: list[float] = []
+        written: list[int] = []
+        for run in range(args.runs):
+            out = root / f"site-{run}"
+            began = time.perf_counter()
+            build_site(store, settings, out)
+            full.append(time.perf_counter() - began)
+            # One case's summary changes: the rebuild rewrites only what that changes.
+            case = store.read_case("IL-00001")
+            summary = {**case.summary, "en": case.summary["en"] + f" Edited {run}."}
+            store.write_case(case.model_copy(update={"summary": summary}))
+            began = time.perf_counter()
+            report = build_site(store, settings, out)
+            rebuild.append(time.perf_counter() - began)
+            written.append(len(report.written))
+        size, files = folder_size(root / "site-0")
+        weights = browser_weights(root / "site-0")
+    figures = {
+        "cases": args.cases,
+        "runs": args.runs,
+        "full_build_s": round(statistics.median(full), 2),
+        "rebuild_s": round(statistics.median(rebuild), 3),
+        "rebuild_written": int(statistics.median(written)),
+        "site_bytes": size,
+        "site_files": files,
+        **weights,
+        "targets": TARGETS,
+    }
+    figures["full_build_over_target"] = round(figures["full_build_s"] / TARGETS["full_build_s"], 3)
+    figures["rebuild_over_target"] = round(figures["rebuild_s"] / TARGETS["rebuild_s"], 3)
+    print(json.dumps(figures, ensure_ascii=False))
+
+
+if __name__ == "__main__":
+    main()
