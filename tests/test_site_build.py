@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, Request, sync_playwright
+from test_site_search import axe_violations
 
 from pipeline.models import Case
 from pipeline.records import dump_record
@@ -185,3 +186,20 @@ def test_a_site_path_that_would_leave_its_folder_is_refused(store: Store, tmp_pa
     with pytest.raises(StoreError):
         store.sync_tree(tmp_path / "out", {bad: b"x"})
     assert not (tmp_path / "outside.html").exists()
+
+
+def test_the_built_listing_and_case_page_have_no_accessibility_violation_and_cite_today(
+    browser: Browser, served: str
+) -> None:
+    context = browser.new_context()
+    context.set_default_timeout(10_000)
+    page = context.new_page()
+    page.goto(f"{served}/ko/")
+    page.wait_for_selector("#facets:not([hidden])")
+    assert axe_violations(page) == []
+    page.goto(f"{served}/ko/cases/IL-0002/")
+    assert axe_violations(page) == []
+    # The page is written with the case's last change as the retrieval date; the reader's own date replaces it.
+    today = page.evaluate("new Date().toISOString().slice(0, 10)")
+    assert f"urldate = {{{today}}}" in page.locator("pre.bibtex").inner_text()
+    context.close()

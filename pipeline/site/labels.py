@@ -111,6 +111,9 @@ _UI: dict[str, dict[Lang, str]] = {
     "merged_into": {"ko": "이 사례는 {id} 에 합쳐졌습니다.", "en": "This case was merged into {id}."},
     "other_language": {"ko": "English", "en": "한국어"},
     "feed": {"ko": "새 사례와 갱신 (Atom)", "en": "New and updated cases (Atom)"},
+    "site_nav": {"ko": "사이트", "en": "Site"},
+    "crumbs": {"ko": "위치", "en": "You are here"},
+    "pages_nav": {"ko": "쪽", "en": "Pages"},
     "year": {"ko": "연도", "en": "Year"},
     # the case page
     "related_from": {"ko": "이 사례를 관련 사례로 꼽은 사례", "en": "Cases that name this one as related"},
