@@ -282,7 +282,11 @@ def test_facets_js_holds_the_words_of_labels_py() -> None:
 
 def test_the_search_box_links_only_into_the_site() -> None:
     box = search_box_html("ko", "../..")
-    assert 'src="../../pagefind/pagefind-ui.js"' in box and 'src="../../assets/search.js"' in box
+    assert 'data-ui="../../pagefind/pagefind-ui.js"' in box and 'src="../../assets/search.js"' in box
+    assert 'data-ui-css="../../pagefind/pagefind-ui.css"' in box
+    # Pagefind's UI is not loaded with the page, only when the reader reaches for the search
+    assert '<script src="../../pagefind/' not in box and "<link" not in box
+    assert '<input type="search"' in box and '<label class="visually-hidden" for="search-start">검색</label>' in box
     assert "http" not in box and 'aria-label="검색"' in box
 
 
@@ -292,7 +296,7 @@ def test_the_search_box_links_only_into_the_site() -> None:
 def _search(visit: Visit, site: Served, lang: str, query: str) -> list[str]:
     page = visit.page
     page.goto(f"{site.url}{lang}/index.html")
-    page.get_by_role("textbox", name="검색" if lang == "ko" else "Search", exact=True).fill(query)
+    page.get_by_role("searchbox", name="검색" if lang == "ko" else "Search", exact=True).fill(query)
     # the UI's message names the query while it searches ("서울 검색 중...") and once it is done
     message = page.locator(".pagefind-ui__message")
     expect(message).to_contain_text(query)
