@@ -142,6 +142,14 @@ def write_site(folder: Path) -> None:
         for case in CASES:
             files[f"{lang}/cases/{case['id']}/index.html"] = _case_page(lang, case)
     files["api/v1/facets.json"] = json.dumps({"facets": FACETS, "labels": LABELS, "cases": CASES}, ensure_ascii=False)
+    counts: dict[str, dict[str, int]] = {facet: {} for facet in FACETS}
+    for case in CASES:
+        for facet in FACETS:
+            for value in case[facet] if isinstance(case[facet], list) else [case[facet]]:
+                counts[facet][str(value)] = counts[facet].get(str(value), 0) + 1
+    files["api/v1/facet-counts.json"] = json.dumps(
+        {"facets": FACETS, "total": len(CASES), "labels": LABELS, "counts": counts}, ensure_ascii=False
+    )
     for path, text in files.items():
         (folder / path).parent.mkdir(parents=True, exist_ok=True)
         (folder / path).write_text(text, encoding="utf-8")
@@ -344,9 +352,15 @@ def _count(page: Page, facet: str, value: str) -> str:
 
 def test_a_facet_combination_filters_and_is_kept_in_the_url(visit: Visit, site: Served) -> None:
     page = visit.page
+    fetched: list[str] = []
+    page.on("request", lambda request: fetched.append(request.url))
     page.goto(f"{site.url}ko/index.html")
     expect(page.locator("#facets")).to_be_visible()
     assert _count(page, "component", "nccl") == "(2)" and _count(page, "year", "2022") == "(2)"
+    # without a filter: the counts only, and neither every case's values nor Pagefind's UI
+    page.wait_for_load_state("networkidle")
+    assert any(url.endswith("api/v1/facet-counts.json") for url in fetched)
+    assert not any(url.endswith(("api/v1/facets.json", "pagefind-ui.js", "pagefind-ui.css")) for url in fetched)
     # by keyboard: the NCCL box focused and ticked with the space bar
     _facet(page, "component", "nccl").focus()
     page.keyboard.press("Space")
