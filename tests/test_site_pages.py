@@ -153,6 +153,21 @@ def test_facets_json_is_the_contracts(two: dict[str, bytes]) -> None:
     assert first["year"] == "2024" and first["org"] == "acme"
 
 
+def test_facet_counts_json_holds_each_values_count_and_no_case(two: dict[str, bytes]) -> None:
+    counts = json.loads(two["api/v1/facet-counts.json"])
+    full = json.loads(two["api/v1/facets.json"])
+    assert counts["facets"] == full["facets"] and counts["labels"] == full["labels"]
+    assert counts["total"] == len(full["cases"]) and "cases" not in counts
+    for facet in full["facets"]:
+        expected: dict[str, int] = {}
+        for case in full["cases"]:
+            found = case[facet] if isinstance(case[facet], list) else [case[facet]]
+            for value in found:
+                if value not in (None, ""):
+                    expected[value] = expected.get(value, 0) + 1
+        assert counts["counts"][facet] == expected
+
+
 def test_a_case_page_has_every_field_labelled_in_its_language(case_json: dict[str, Any]) -> None:
     full = Case.model_validate({**case_json, "machine_translations": ["summary.ko"]})
     files = render(full)

@@ -142,6 +142,14 @@ def write_site(folder: Path) -> None:
         for case in CASES:
             files[f"{lang}/cases/{case['id']}/index.html"] = _case_page(lang, case)
     files["api/v1/facets.json"] = json.dumps({"facets": FACETS, "labels": LABELS, "cases": CASES}, ensure_ascii=False)
+    counts: dict[str, dict[str, int]] = {facet: {} for facet in FACETS}
+    for case in CASES:
+        for facet in FACETS:
+            for value in case[facet] if isinstance(case[facet], list) else [case[facet]]:
+                counts[facet][str(value)] = counts[facet].get(str(value), 0) + 1
+    files["api/v1/facet-counts.json"] = json.dumps(
+        {"facets": FACETS, "total": len(CASES), "labels": LABELS, "counts": counts}, ensure_ascii=False
+    )
     for path, text in files.items():
         (folder / path).parent.mkdir(parents=True, exist_ok=True)
         (folder / path).write_text(text, encoding="utf-8")
@@ -282,7 +290,11 @@ def test_facets_js_holds_the_words_of_labels_py() -> None:
 
 def test_the_search_box_links_only_into_the_site() -> None:
     box = search_box_html("ko", "../..")
-    assert 'src="../../pagefind/pagefind-ui.js"' in box and 'src="../../assets/search.js"' in box
+    assert 'data-ui="../../pagefind/pagefind-ui.js"' in box and 'src="../../assets/search.js"' in box
+    assert 'data-ui-css="../../pagefind/pagefind-ui.css"' in box
+    # Pagefind's UI is not loaded with the page, only when the reader reaches for the search
+    assert '<script src="../../pagefind/' not in box and "<link" not in box
+    assert '<input type="search"' in box and '<label class="visually-hidden" for="search-start">검색</label>' in box
     assert "http" not in box and 'aria-label="검색"' in box
 
 
@@ -292,7 +304,7 @@ def test_the_search_box_links_only_into_the_site() -> None:
 def _search(visit: Visit, site: Served, lang: str, query: str) -> list[str]:
     page = visit.page
     page.goto(f"{site.url}{lang}/index.html")
-    page.get_by_role("textbox", name="검색" if lang == "ko" else "Search", exact=True).fill(query)
+    page.get_by_role("searchbox", name="검색" if lang == "ko" else "Search", exact=True).fill(query)
     # the UI's message names the query while it searches ("서울 검색 중...") and once it is done
     message = page.locator(".pagefind-ui__message")
     expect(message).to_contain_text(query)
@@ -340,9 +352,15 @@ def _count(page: Page, facet: str, value: str) -> str:
 
 def test_a_facet_combination_filters_and_is_kept_in_the_url(visit: Visit, site: Served) -> None:
     page = visit.page
+    fetched: list[str] = []
+    page.on("request", lambda request: fetched.append(request.url))
     page.goto(f"{site.url}ko/index.html")
     expect(page.locator("#facets")).to_be_visible()
     assert _count(page, "component", "nccl") == "(2)" and _count(page, "year", "2022") == "(2)"
+    # without a filter: the counts only, and neither every case's values nor Pagefind's UI
+    page.wait_for_load_state("networkidle")
+    assert any(url.endswith("api/v1/facet-counts.json") for url in fetched)
+    assert not any(url.endswith(("api/v1/facets.json", "pagefind-ui.js", "pagefind-ui.css")) for url in fetched)
     # by keyboard: the NCCL box focused and ticked with the space bar
     _facet(page, "component", "nccl").focus()
     page.keyboard.press("Space")

@@ -10,6 +10,7 @@ The layout (docs/site.md):
     {lang}/{folder}/index.html                  a facet's values with their counts (folder: components, orgs, ...)
     {lang}/{folder}/{value}/index.html          the cases of one value, as the listing (and its own pages)
     api/v1/facets.json                          every listed case's facet values, for the facet script
+    api/v1/facet-counts.json                    each facet value's count and labels: the unfiltered facets
 
 Every link is relative, so the site works under any base path and from `python -m http.server`; no page
 asks for anything outside the site. A withdrawn or merged case keeps its pages (a published id always
@@ -43,7 +44,16 @@ from pipeline.site.search import search_box_html
 from pipeline.vocabulary import Kind, vocabulary
 from pipeline.web.case_view import Row, Value, case_rows
 
-__all__ = ["FACETS", "PAGE_SIZE", "SUMMING_UP_TERMS", "facet_values", "listed", "render", "summing_up"]
+__all__ = [
+    "FACETS",
+    "PAGE_SIZE",
+    "SUMMING_UP_TERMS",
+    "facet_counts_json",
+    "facet_values",
+    "listed",
+    "render",
+    "summing_up",
+]
 
 PAGE_SIZE = 20
 # The summing-up line names the components most frequent in the cases of a listing, at most this many:
@@ -133,21 +143,46 @@ def summing_up(cases: Sequence[Case], lang: Lang) -> str:
     return ui("summing_up_one" if len(cases) == 1 else "summing_up", lang, n=len(cases), terms=terms)
 
 
+def _facet_labels(ctx: SiteContext, cases: list[Case], values: list[dict[str, list[str]]]) -> dict[str, Any]:
+    """Each language's label of every facet value the listed cases use."""
+    orgs = _orgs(cases)
+    used: dict[str, set[str]] = {facet: set() for facet in FACETS}
+    for case_values in values:
+        for facet, found in case_values.items():
+            used[facet].update(found)
+    return {
+        lang: {facet: {v: _value_label(facet, v, lang, orgs) for v in sorted(used[facet])} for facet in FACETS}
+        for lang in ctx.langs
+    }
+
+
+def facet_counts_json(ctx: SiteContext) -> bytes:
+    """api/v1/facet-counts.json: per facet, per value, how many listed cases have it, and the values'
+    labels in each language: what facets.js draws a listing without a filter from. Its size follows the
+    number of distinct values, not of cases (facets.json, every case's values, is fetched only once a
+    filter is chosen)."""
+    cases = listed(ctx)
+    values = [facet_values(case) for case in cases]
+    counts: dict[str, Counter[str]] = {facet: Counter() for facet in FACETS}
+    for case_values in values:
+        for facet, found in case_values.items():
+            counts[facet].update(v for v in dict.fromkeys(found) if v not in (None, ""))
+    data = {
+        "facets": list(FACETS),
+        "total": len(cases),
+        "labels": _facet_labels(ctx, cases, values),
+        "counts": {facet: dict(sorted(counts[facet].items())) for facet in FACETS},
+    }
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode()
+
+
 def facets_json(ctx: SiteContext) -> bytes:
     """api/v1/facets.json: the facets, their values' labels in each language, every listed case's values.
 
     A case's `title` has both languages, a missing one filled from the other (the pages mark it)."""
     cases = listed(ctx)
-    orgs = _orgs(cases)
     values = [facet_values(case) for case in cases]
-    used: dict[str, set[str]] = {facet: set() for facet in FACETS}
-    for case_values in values:
-        for facet, found in case_values.items():
-            used[facet].update(found)
-    labels = {
-        lang: {facet: {v: _value_label(facet, v, lang, orgs) for v in sorted(used[facet])} for facet in FACETS}
-        for lang in ctx.langs
-    }
+    labels = _facet_labels(ctx, cases, values)
     rows = []
     for case, case_values in zip(cases, values, strict=True):
         title = {lang: _in(case.title, lang)[0] for lang in ctx.langs}
@@ -644,6 +679,7 @@ def plan(ctx: SiteContext) -> dict[str, Planned]:
         planned.update(_listing(ctx, lang, f"{lang}/", cases, ui("site_title", lang), items))
         planned.update(_facet_pages(ctx, lang, cases, items))
     planned["api/v1/facets.json"] = Planned(None, lambda: facets_json(ctx))
+    planned["api/v1/facet-counts.json"] = Planned(None, lambda: facet_counts_json(ctx))
     planned.update(case_pages(ctx))
     return planned
 

@@ -403,17 +403,22 @@ def _rooted(root_rel: str) -> str:
 
 
 def search_box_html(lang: Lang, root_rel: str) -> str:
-    """The search box a page includes: a labelled container, Pagefind's UI and the site's glue, every
-    link relative (`root_rel` leads from the page to the site's root: "", "../", "../../../")."""
+    """The search box a page includes: a labelled search input written in the page, and the site's glue
+    (search.js), every link relative (`root_rel` leads from the page to the site's root: "", "../",
+    "../../../"). Pagefind's UI (its script and stylesheet, named in `data-ui` and `data-ui-css`) is
+    loaded only when the reader focuses the input or types in it; search.js then hands the typed query
+    over to it."""
     root = html.escape(_rooted(root_rel), quote=True)
     label = html.escape(ui("search", lang), quote=True)
     return (
         f'<div class="site-search" role="search" aria-label="{label}">'
-        f'<div id="search" data-root="{root}" data-lang="{lang}" data-label="{label}"></div>'
+        f'<div id="search" data-root="{root}" data-lang="{lang}" data-label="{label}"'
+        f' data-ui="{root}{BUNDLE}/pagefind-ui.js" data-ui-css="{root}{BUNDLE}/pagefind-ui.css">'
+        f'<label class="visually-hidden" for="search-start">{label}</label>'
+        f'<input type="search" id="search-start" class="search-start" aria-label="{label}" autocomplete="off">'
         "</div>"
-        f'<link rel="stylesheet" href="{root}{BUNDLE}/pagefind-ui.css">'
-        f'<script src="{root}{BUNDLE}/pagefind-ui.js"></script>'
-        f'<script src="{root}assets/search.js"></script>'
+        "</div>"
+        f'<script src="{root}assets/search.js" defer></script>'
     )
 
 

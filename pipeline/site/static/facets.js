@@ -1,7 +1,10 @@
-/* The listing's facets, in the browser: reads api/v1/facets.json (every case's facet values), fills
-   <section id="facets"> with one group of checkboxes a facet, each value with its count under the current
-   filter, and lists the cases the filter keeps in place of the page's static list, with the count, range
-   and summing-up lines rewritten in the page's language (<main data-lang>).
+/* The listing's facets, in the browser: fills <section id="facets"> with one group of checkboxes a facet,
+   each value with its count under the current filter, and lists the cases the filter keeps in place of
+   the page's static list, with the count, range and summing-up lines rewritten in the page's language
+   (<main data-lang>).
+   Without a filter in the URL it reads only api/v1/facet-counts.json (each value's count and labels, as
+   small at 10,000 cases as at 100); api/v1/facets.json (every case's facet values) is fetched when a
+   filter is chosen, or at once when the URL holds one (or when facet-counts.json is missing).
    The filter lives in the URL query: ?component=nccl&year=2022. Values of one facet are ORed, facets ANDed.
    Without a filter the page stays as written (its static list, its pages). No request leaves the site. */
 (function () {
@@ -86,6 +89,12 @@
 
   function counts(data, facet, filter) {
     var found = {};
+    if (!data.cases) {
+      // facet-counts.json: the counts without a filter, as they are
+      var given = (data.counts && data.counts[facet]) || {};
+      for (var value in given) found[value] = given[value];
+      return found;
+    }
     data.cases.forEach(function (item) {
       if (!matches(item, filter, facet)) return;
       valuesOf(item, facet).forEach(function (v) { found[v] = (found[v] || 0) + 1; });
@@ -146,6 +155,17 @@
     ]);
   }
 
+  function fetchJson(name) {
+    return fetch(new URL("api/v1/" + name, root).href, { credentials: "same-origin" }).then(function (answer) {
+      if (!answer.ok) throw new Error(name + ": " + answer.status);
+      return answer.json();
+    });
+  }
+
+  function warn(error) {
+    if (window.console) console.warn("facets unavailable:", error);
+  }
+
   function start(data) {
     var main = document.querySelector("main[data-lang]");
     var section = document.getElementById("facets");
@@ -161,6 +181,21 @@
       })
     };
     var filter = readFilter(facets);
+    var fetching = null;
+
+    // The cases' values (facets.json), fetched once, the first time a filter needs them.
+    function withCases(then) {
+      if (data.cases) return then();
+      if (!fetching) {
+        fetching = fetchJson("facets.json").then(function (full) {
+          data = full;
+        });
+      }
+      fetching.then(then).catch(function (error) {
+        fetching = null;
+        warn(error);
+      });
+    }
 
     function render(focusId) {
       var active = Object.keys(filter).length > 0;
@@ -204,7 +239,7 @@
       if (chosen.length) filter[box.name] = chosen;
       else delete filter[box.name];
       writeFilter(facets, filter);
-      render(box.id);
+      withCases(function () { render(box.id); });
     });
     section.addEventListener("click", function (event) {
       if (!event.target.classList || !event.target.classList.contains("facets-clear")) return;
@@ -216,21 +251,19 @@
     });
     window.addEventListener("popstate", function () {
       filter = readFilter(facets);
-      render(null);
+      if (Object.keys(filter).length) withCases(function () { render(null); });
+      else render(null);
     });
     render(null);
   }
 
   function load() {
-    fetch(new URL("api/v1/facets.json", root).href, { credentials: "same-origin" })
-      .then(function (answer) {
-        if (!answer.ok) throw new Error("facets.json: " + answer.status);
-        return answer.json();
-      })
-      .then(start)
-      .catch(function (error) {
-        if (window.console) console.warn("facets unavailable:", error);
-      });
+    var facets = Object.keys(WORDS.en.titles);
+    var filtered = Object.keys(readFilter(facets)).length > 0;
+    var first = filtered
+      ? fetchJson("facets.json")
+      : fetchJson("facet-counts.json").catch(function () { return fetchJson("facets.json"); });
+    first.then(start).catch(warn);
   }
 
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", load);

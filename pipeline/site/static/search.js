@@ -1,7 +1,11 @@
 /* The site's search box: Pagefind's UI over the site's own bundle (pagefind/), its input labelled, a
    Korean word's particle stripped before searching (서울은 → 서울: Pagefind matches words by prefix, and
    the index holds the stems prefix matching misses; see pipeline/site/search.py).
-   The container is written by search_box_html(): <div id="search" data-root="../../" data-label="검색">. */
+   The page holds only a small labelled <input type="search" id="search-start"> inside the container
+   search_box_html() writes: <div id="search" data-root="../../" data-label="검색" data-ui="…/pagefind-ui.js"
+   data-ui-css="…/pagefind-ui.css">. Pagefind's UI (script and stylesheet) is loaded the first time the
+   reader focuses that input or types in it; the UI then takes the input's place, with what was typed
+   so far as its query, the focus and the caret. */
 (function () {
   "use strict";
   // The same list as PARTICLES in pipeline/site/search.py (a test keeps the two in step), longest first.
@@ -26,8 +30,10 @@
 
   function label(container) {
     var input = container.querySelector("input.pagefind-ui__search-input, input[type=text], input[type=search]");
-    if (!input || input.id) return !!input;
-    input.id = "search-input";
+    if (!input || input.getAttribute("data-labelled")) return input;
+    input.setAttribute("data-labelled", "1");
+    if (!input.id) input.id = "search-input";
+    input.type = "search";
     input.setAttribute("aria-label", container.getAttribute("data-label") || "Search");
     var tag = document.createElement("label");
     tag.htmlFor = input.id;
@@ -35,14 +41,12 @@
     tag.style.cssText = "position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap";
     tag.textContent = container.getAttribute("data-label") || "Search";
     input.parentNode.insertBefore(tag, input);
-    return true;
+    return input;
   }
 
-  function start() {
-    var container = document.getElementById("search");
-    if (!container || typeof PagefindUI === "undefined") return;
+  function handOver(container, typed, hadFocus) {
     var root = new URL(container.getAttribute("data-root") || "", document.baseURI);
-    new PagefindUI({
+    var ui = new PagefindUI({
       element: "#search",
       bundlePath: new URL("pagefind/", root).href,
       baseUrl: root.pathname,
@@ -55,13 +59,78 @@
         return result;
       }
     });
-    if (!label(container)) {
+
+    function ready() {
+      var input = label(container);
+      if (!input) return false;
+      if (typed) {
+        input.value = typed;
+        ui.triggerSearch(typed);
+      }
+      if (hadFocus) {
+        input.focus();
+        try { input.setSelectionRange(input.value.length, input.value.length); } catch (e) { /* not text */ }
+      }
+      return true;
+    }
+
+    if (!ready()) {
       var watch = new MutationObserver(function () {
-        if (label(container)) watch.disconnect();
+        if (ready()) watch.disconnect();
       });
       watch.observe(container, { childList: true, subtree: true });
     }
-    window.incidentlibSearch = { processTerm: processTerm, stripParticles: stripParticles };
+  }
+
+  function loadScript(src) {
+    return new Promise(function (resolve, reject) {
+      var tag = document.createElement("script");
+      tag.src = src;
+      tag.onload = resolve;
+      tag.onerror = function () { reject(new Error("cannot load " + src)); };
+      document.head.appendChild(tag);
+    });
+  }
+
+  function start() {
+    var container = document.getElementById("search");
+    if (!container) return;
+    var first = container.querySelector("#search-start");
+    var loading = null;
+
+    function wake() {
+      if (loading) return;
+      var css = container.getAttribute("data-ui-css");
+      if (css) {
+        var sheet = document.createElement("link");
+        sheet.rel = "stylesheet";
+        sheet.href = css;
+        document.head.appendChild(sheet);
+      }
+      var ready = typeof PagefindUI === "undefined" ? loadScript(container.getAttribute("data-ui")) : Promise.resolve();
+      loading = ready.then(function () {
+        var typed = first ? first.value : "";
+        var hadFocus = first ? document.activeElement === first : false;
+        if (first && first.parentNode) {
+          // the static box (and its label) leave: Pagefind's UI renders its own input in their place
+          container.replaceChildren();
+        }
+        handOver(container, typed, hadFocus);
+      }).catch(function (error) {
+        loading = null;
+        if (window.console) console.warn("search unavailable:", error);
+      });
+    }
+
+    window.incidentlibSearch = { processTerm: processTerm, stripParticles: stripParticles, load: wake };
+    if (!first) {
+      wake();
+      return;
+    }
+    ["focus", "keydown", "input", "pointerdown"].forEach(function (name) {
+      first.addEventListener(name, wake);
+    });
+    if (document.activeElement === first || first.value) wake();
   }
 
   if (document.readyState === "loading") {
