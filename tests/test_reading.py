@@ -316,4 +316,4 @@ def test_show_prints_a_suggestion_beside_its_field_with_its_confidence(
     at = EVIDENCED.index(quote)
     line = f"suggestion 0 (cue.detection+modal, confidence 0.35): \u201c{quote}\u201d at {at}-{at + len(quote)}"
     assert f"detection: -\n    {line}" in out
-    assert "suggestions: 1 passages below the confidence threshold, each beside its field" in out
+    assert "suggestions: 1 passages offered, not written, each beside its field" in out

@@ -43,6 +43,7 @@ from typing import Any
 import lxml.html
 
 from pipeline.fields import ACTION_LISTS, NARRATIVE
+from pipeline.site.labels import FACET_FIELDS as LABELLED_FACETS
 from pipeline.site.labels import LANGS, Lang, field_label, ui
 
 __all__ = [
@@ -424,17 +425,9 @@ def search_box_html(lang: Lang, root_rel: str) -> str:
 
 # ---------------------------------------------------------------- the facets' words
 
-# Each facet of `api/v1/facets.json`, and the field (or phrase) whose label names its group.
-FACET_FIELDS: dict[str, str] = {
-    "domain": "domain",
-    "component": "components",
-    "symptom": "symptoms",
-    "contributing": "contributing",
-    "root_cause": "root_cause",
-    "severity": "severity",
-    "org": "org",
-    "year": "year",
-}
+# Each facet of `api/v1/facets.json`, and the field (or phrase) whose label names its group: the facets'
+# own fields (labels.FACET_FIELDS), but the year, which is named by its phrase, not by the date's label.
+FACET_FIELDS: dict[str, str] = {**LABELLED_FACETS, "year": "year"}
 _FACET_PHRASES = ("count", "count_one", "range", "summing_up", "summing_up_one", "summing_up_none")
 _FACET_UI = ("filters", "clear_filters")
 
