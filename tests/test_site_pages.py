@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import posixpath
 from datetime import UTC, datetime
 from typing import Any
 
@@ -246,6 +247,18 @@ def test_withdrawn_and_merged_cases_keep_a_page_that_says_so_and_leave_the_listi
     assert "withdrawn on 2026-11-01" in text(withdrawn.cssselect(".notice")[0])
     survivor = html(files, "ko/cases/IL-0003/index.html").cssselect(".notice a.survivor")[0]
     assert survivor.get("href") == "../IL-0001/"
+    # The withdrawn case's terms and org are no longer listed anywhere: its page names them without links,
+    # so none of its links lead to a page the site does not have.
+    assert withdrawn.cssselect("ul.terms span[data-term]") and not withdrawn.cssselect("ul.terms a")
+    for href in (a.get("href") for a in withdrawn.cssselect("a[href]")):
+        if href and href.endswith("/") and not href.startswith(("http:", "https:")):  # a page of the site
+            target = posixpath.normpath(posixpath.join("en/cases/IL-0002/", href))
+            assert target in files or f"{target}/index.html" in files, href
+    both = case(4, "2021")
+    object.__setattr__(both, "withdrawn", datetime(2026, 11, 1, tzinfo=UTC))
+    object.__setattr__(both, "merged_into", "IL-0001")
+    notice = text(html(render(case(1, "2024"), both), "ko/cases/IL-0004/index.html").cssselect(".notice")[0])
+    assert "철회되었습니다. 이 사례는 IL-0001" in notice, notice
 
 
 def test_the_root_and_a_cases_short_address_lead_to_korean(two: dict[str, bytes]) -> None:

@@ -221,6 +221,7 @@ class _Marks:
     lang: Lang
     machine: frozenset[str]
     english: str  # the English case page, relative to the page the text is on
+    linked: bool = True  # terms link to their pages; not on a withdrawn case's page, whose terms may have none
 
 
 def _text(texts: dict[str, str] | None, path: str, marks: _Marks) -> Markup:
@@ -280,10 +281,12 @@ class _Page:
         return f"{self.root}{self.other}/{rest}"
 
 
-def _terms_html(facet: str, names: Iterable[str], lang: Lang, lang_root: str) -> Markup:
+def _terms_html(facet: str, names: Iterable[str], lang: Lang, lang_root: str, linked: bool = True) -> Markup:
     items = [
         f'<li><a href="{_e(lang_root)}{FACET_FOLDERS[facet]}/{_e(name)}/" data-term="{_e(name)}">'
         f"{_e(_value_label(facet, name, lang, {}))}</a></li>"
+        if linked
+        else f'<li><span data-term="{_e(name)}">{_e(_value_label(facet, name, lang, {}))}</span></li>'
         for name in names
     ]
     return Markup(f'<ul class="terms">{"".join(items)}</ul>') if items else Markup("")
@@ -493,7 +496,7 @@ def _row_html(case: Case, row: Row, marks: _Marks, lang_root: str) -> Markup:
         facet = next((f for f, k in _FACET_VOCABULARY.items() if k == vocab), None)
         names = [v.term or v.text for item in row.items for v in item]
         if facet:
-            return _terms_html(facet, names, marks.lang, lang_root) or _list([])
+            return _terms_html(facet, names, marks.lang, lang_root, marks.linked) or _list([])
         terms = vocabulary().terms[vocab] if vocab else {}
         return _list([_e(terms[n].label_in(marks.lang) if n in terms else n) for n in names])
     return _list([Markup(" ").join(_plain(v) for v in item) for item in row.items])
@@ -569,7 +572,9 @@ def _case_page(
     key = f"{lang}/cases/{case.id}/index.html"
     page = _Page(key, lang, f"{case.id} {_in(case.title, lang)[0]}", _other_lang(ctx, lang))
     lang_root = f"{page.root}{lang}/"
-    marks = _Marks(lang, _machine(case), "" if lang == "en" else f"{page.root}en/cases/{case.id}/")
+    marks = _Marks(
+        lang, _machine(case), "" if lang == "en" else f"{page.root}en/cases/{case.id}/", linked=case.withdrawn is None
+    )
     fields = [_Field(row.path, _label(row.path, lang), _row_html(case, row, marks, lang_root)) for row in rows]
     text, bibtex = _citation(ctx, case, lang)
     gone = withdrawn(case)
