@@ -277,3 +277,24 @@ def test_no_page_asks_for_anything_outside_the_site(two: dict[str, bytes]) -> No
             e.get("href") for e in page.cssselect("link[href]") if e.get("rel") != "canonical"
         ]
         assert all(not ref.startswith(("http:", "https:", "//", "/")) for ref in loaded), (key, loaded)
+
+
+def test_a_korean_case_page_says_durations_in_korean_and_marks_the_impacts_english() -> None:
+    timed = case(
+        1,
+        "2024",
+        timeline={"detected_after": "PT11M", "resolved_after": "PT1H31M"},
+        impact={"scope": "Uploads failed for every user", "users": "unknown", "region": "서울 리전"},
+    )
+    files = render(timed)
+    korean = html(files, "ko/cases/IL-0001/index.html")
+    resolved = korean.cssselect('dd[data-field="timeline.resolved_after"] time')[0]
+    assert (text(resolved), resolved.get("datetime")) == ("1시간 31분", "PT1H31M")
+    assert text(korean.cssselect('dd[data-field="timeline.detected_after"]')[0]) == "11분"
+    scope = korean.cssselect('dd[data-field="impact.scope"]')[0]
+    assert scope.cssselect('span[lang="en"]') and text(scope.cssselect(".not-translated")[0]) == "아직 번역되지 않음"
+    assert text(korean.cssselect('dd[data-field="impact.users"]')[0]) == "알 수 없음"
+    assert text(korean.cssselect('dd[data-field="impact.region"]')[0]) == "서울 리전"
+    english = html(files, "en/cases/IL-0001/index.html")
+    assert text(english.cssselect('dd[data-field="timeline.resolved_after"]')[0]) == "1 hour 31 minutes"
+    assert not english.cssselect('dd[data-field="impact.scope"] .not-translated')

@@ -112,6 +112,7 @@ _UI: dict[str, dict[Lang, str]] = {
     "other_language": {"ko": "English", "en": "한국어"},
     "feed": {"ko": "새 사례와 갱신 (Atom)", "en": "New and updated cases (Atom)"},
     "site_nav": {"ko": "사이트", "en": "Site"},
+    "unknown": {"ko": "알 수 없음", "en": "unknown"},
     "crumbs": {"ko": "위치", "en": "You are here"},
     "pages_nav": {"ko": "쪽", "en": "Pages"},
     "year": {"ko": "연도", "en": "Year"},

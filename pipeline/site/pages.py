@@ -29,6 +29,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 from functools import cache, partial
 from typing import Any, NamedTuple
 
@@ -499,7 +500,49 @@ def _row_html(case: Case, row: Row, marks: _Marks, lang_root: str) -> Markup:
             return _terms_html(facet, names, marks.lang, lang_root, marks.linked) or _list([])
         terms = vocabulary().terms[vocab] if vocab else {}
         return _list([_e(terms[n].label_in(marks.lang) if n in terms else n) for n in names])
+    if row.path.startswith("timeline.") and isinstance(value := getattr(case.timeline, row.path[9:], None), timedelta):
+        return Markup(f'<time datetime="{_e(_iso_duration(value))}">{_e(_duration_in(value, marks.lang))}</time>')
+    if row.path.startswith("impact."):
+        said = str(getattr(case.impact, row.path[7:], "") or "")
+        return _impact_part(said, marks.lang) if said else _list([])
     return _list([Markup(" ").join(_plain(v) for v in item) for item in row.items])
+
+
+_HANGUL = re.compile(r"[\uac00-\ud7a3]")
+
+
+def _impact_part(said: str, lang: Lang) -> Markup:
+    """One part of the impact (scope, users, region): free text with no language of its own in the record.
+    "unknown" is shown in the page's words; text without Hangul on a Korean page is English, marked so."""
+    if said == "unknown":
+        return Markup(f'<span class="unknown">{_e(ui("unknown", lang))}</span>')
+    if lang == "ko" and not _HANGUL.search(said):
+        note = ui("not_translated", lang)
+        return Markup(
+            f'<span class="text" lang="en">{_e(said)}</span> <small class="not-translated">{_e(note)}</small>'
+        )
+    return _e(said)
+
+
+def _duration_in(value: timedelta, lang: Lang) -> str:
+    """A duration in the page's words: "1 hour 31 minutes", "1시간 31분"."""
+    minutes, seconds = divmod(int(value.total_seconds()), 60)
+    hours, minutes = divmod(minutes, 60)
+    days, hours = divmod(hours, 24)
+    if lang == "ko":
+        said = [f"{n}{unit}" for n, unit in ((days, "일"), (hours, "시간"), (minutes, "분")) if n]
+        return " ".join(said) or f"{seconds}초"
+    parts = ((days, "day"), (hours, "hour"), (minutes, "minute"))
+    said = [f"{n} {unit}{'' if n == 1 else 's'}" for n, unit in parts if n]
+    return " ".join(said) or f"{seconds} seconds"
+
+
+def _iso_duration(value: timedelta) -> str:
+    minutes, seconds = divmod(int(value.total_seconds()), 60)
+    hours, minutes = divmod(minutes, 60)
+    days, hours = divmod(hours, 24)
+    clock = "".join(f"{n}{u}" for n, u in ((hours, "H"), (minutes, "M"), (seconds, "S")) if n)
+    return "P" + (f"{days}D" if days else "") + (f"T{clock}" if clock else "" if days else "T0S")
 
 
 def _sources(ctx: SiteContext, case: Case, lang: Lang) -> list[dict[str, Any]]:
