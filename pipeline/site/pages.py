@@ -707,10 +707,13 @@ def _bind_redirect(key: str, to: str, lang: Lang) -> Callable[[], bytes]:
 
 @cache
 def _code_mark() -> str:
-    """What the pages' own code is: the templates' text and this module's (a change to them is a new build)."""
+    """What the pages' own code is: the templates' text and the modules that write into the pages (this
+    one, the labels, the search box's), so a change to any of them is a new build."""
     from importlib import resources
 
-    digest = hashlib.sha256(resources.files("pipeline.site").joinpath("pages.py").read_bytes())
+    digest = hashlib.sha256()
+    for module in ("pages.py", "labels.py", "search.py", "context.py"):
+        digest.update(resources.files("pipeline.site").joinpath(module).read_bytes())
     for name in sorted(p.name for p in resources.files("pipeline.site").joinpath("templates").iterdir()):
         digest.update(resources.files("pipeline.site").joinpath("templates", name).read_bytes())
     return digest.hexdigest()

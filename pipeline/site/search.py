@@ -416,7 +416,8 @@ def search_box_html(lang: Lang, root_rel: str) -> str:
         f'<div id="search" data-root="{root}" data-lang="{lang}" data-label="{label}"'
         f' data-ui="{root}{BUNDLE}/pagefind-ui.js" data-ui-css="{root}{BUNDLE}/pagefind-ui.css">'
         f'<label class="visually-hidden" for="search-start">{label}</label>'
-        f'<input type="search" id="search-start" class="search-start" aria-label="{label}" autocomplete="off">'
+        f'<input type="search" id="search-start" class="search-start" aria-label="{label}" placeholder="{label}"'
+        ' autocomplete="off">'
         "</div>"
         "</div>"
         f'<script src="{root}assets/search.js" defer></script>'
