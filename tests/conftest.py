@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from helpers import CASE_FIXTURE
+from playwright.sync_api import Browser, sync_playwright
 from typer.testing import CliRunner
 
 from pipeline.cli import app
@@ -170,3 +172,24 @@ def cli() -> Callable[..., object]:
         return runner.invoke(app, list(args), env=env, input=input, catch_exceptions=False)
 
     return run
+
+
+CHROMIUM_MISSING = (
+    "chromium is not installed: the browser tests need Debian's (`apt-get install chromium`, as root; "
+    "scripts/test does it)"
+)
+
+
+# The reader site's browser tests share one Chromium per module (test_web_browser keeps its own, launched
+# without the GPU and networking flags these pass).
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    executable = shutil.which("chromium")
+    if executable is None:
+        pytest.fail(CHROMIUM_MISSING, pytrace=False)
+    with sync_playwright() as playwright:
+        args = ["--disable-gpu", "--disable-background-networking"]
+        args += ["--no-sandbox"] if os.geteuid() == 0 else []
+        launched = playwright.chromium.launch(executable_path=executable, args=args)
+        yield launched
+        launched.close()

@@ -6,15 +6,13 @@ from __future__ import annotations
 import functools
 import http.server
 import json
-import os
-import shutil
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, Request, sync_playwright
+from playwright.sync_api import Browser, Request
 from test_site_search import axe_violations
 
 from pipeline.models import Case
@@ -111,19 +109,6 @@ def test_the_site_flow_runs_and_promotion_builds_the_site(library: Store) -> Non
 
 
 # ---------------------------------------------------------------- in a real browser
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    executable = shutil.which("chromium")
-    if executable is None:
-        pytest.fail("chromium is not installed: `apt-get install chromium` (scripts/test does it)", pytrace=False)
-    with sync_playwright() as playwright:
-        args = ["--disable-gpu", "--disable-background-networking"]
-        args += ["--no-sandbox"] if os.geteuid() == 0 else []
-        launched = playwright.chromium.launch(executable_path=executable, args=args)
-        yield launched
-        launched.close()
 
 
 @pytest.fixture

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, Page, Route, expect, sync_playwright
+from playwright.sync_api import Browser, Page, Route, expect
 
 from pipeline.site import search
 from pipeline.site.search import PARTICLES, facet_words, index_site, korean_stems, search_box_html, strip_particles
@@ -32,9 +32,6 @@ STATIC = Path(search.__file__).parent / "static"
 TIMEOUT_MS = 15_000
 BASE = "/lib/app/"
 AXE_VERSION = "4.14.1"
-CHROMIUM_MISSING = (
-    "chromium is not installed: the browser tests need Debian's (`apt-get install chromium`; scripts/test)"
-)
 
 # ---------------------------------------------------------------- a small site, by hand
 
@@ -186,19 +183,6 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         server.shutdown()
         thread.join(10)
         server.server_close()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    executable = shutil.which("chromium")
-    if executable is None:
-        pytest.fail(CHROMIUM_MISSING, pytrace=False)
-    with sync_playwright() as playwright:
-        args = ["--disable-gpu", "--disable-background-networking"]
-        args += ["--no-sandbox"] if os.geteuid() == 0 else []
-        launched = playwright.chromium.launch(executable_path=executable, args=args)
-        yield launched
-        launched.close()
 
 
 @dataclass
