@@ -25,6 +25,7 @@ gets its own lists; the tests build one to show the lists follow the model.
 
 from __future__ import annotations
 
+import functools
 import types
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
@@ -109,6 +110,7 @@ def _of_texts(model: type[BaseModel]) -> bool:
     return all(kind_of(info)[0] == "narrative" for info in model.model_fields.values())
 
 
+@functools.lru_cache(maxsize=4096)  # a model's fields are made once: asked of a page's every field, it is read once
 def kind_of(info: FieldInfo) -> tuple[FieldKind, Kind | None]:
     """How a field is held, and the vocabulary its terms come from (for a choice or a list of terms)."""
     annotation, metadata = _bare(info.annotation)

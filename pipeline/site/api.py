@@ -20,23 +20,25 @@ from __future__ import annotations
 import csv
 import io
 import json
-import zipfile
+from collections.abc import Callable
 from datetime import datetime
+from functools import partial
 from typing import Any
+
+from pydantic import TypeAdapter
 
 from pipeline.fields import kind_of, parts
 from pipeline.models import Case, json_schema
 from pipeline.records import dump_json
-from pipeline.site.context import SiteContext
+from pipeline.site.assemble import Assembled, Previous, Span, assemble, zip_directory, zip_member
+from pipeline.site.context import Planned, SiteContext
 from pipeline.site.labels import field_label
 
-__all__ = ["API", "CSV_TRANSLATED", "case_columns", "case_row", "render"]
+__all__ = ["API", "ASSEMBLED", "CSV_TRANSLATED", "assembled", "case_columns", "case_row", "plan", "render"]
 
 API = "api/v1"
 # A localized text's English stands in its field's column, its Korean in a column of its own, "Title (ko)".
 CSV_TRANSLATED = "ko"
-# Every entry of the zip gets this time, so that the same cases give the same bytes (zip's epoch).
-_ZIP_TIME = (1980, 1, 1, 0, 0, 0)
 
 
 def _compact(data: object) -> bytes:
@@ -46,31 +48,6 @@ def _compact(data: object) -> bytes:
 
 # A case as JSON (`model_dump(mode="json")`): every file is made from it, so each case is dumped once.
 Record = dict[str, Any]
-
-
-def _index(records: list[Record]) -> bytes:
-    keys = {"id": "id", "modified": "updated_at", "title": "title", "org": "org", "date": "date"}
-    return _compact(
-        [{**{key: data[name] for key, name in keys.items()}, "withdrawn": data.get("withdrawn")} for data in records]
-    )
-
-
-def _modified_ids(records: list[Record]) -> bytes:
-    """OSV's `modified_id.csv`: newest change first (then by id), the record's own spelling of the time."""
-    ordered = sorted(records, key=lambda data: data["id"])
-    ordered.sort(key=lambda data: datetime.fromisoformat(data["updated_at"]), reverse=True)
-    return "".join(f"{data['updated_at']},{data['id']}\n" for data in ordered).encode("utf-8")
-
-
-def _zip(files: dict[str, bytes]) -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        for name in sorted(files):
-            info = zipfile.ZipInfo(name, date_time=_ZIP_TIME)
-            info.compress_type = zipfile.ZIP_DEFLATED
-            info.external_attr = 0o644 << 16
-            archive.writestr(info, files[name])
-    return buffer.getvalue()
 
 
 # ---------------------------------------------------------------- cases.csv
@@ -125,28 +102,99 @@ def case_row(data: Record, columns: list[tuple[str, str | None]]) -> list[str]:
     return row
 
 
-def _cases_csv(records: list[Record]) -> bytes:
-    columns = case_columns()
+# ---------------------------------------------------------------- the whole API
+
+
+def _csv_line(row: list[str]) -> bytes:
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\r\n")  # RFC 4180's line ends, what spreadsheets expect
-    writer.writerow([_header(path, lang) for path, lang in columns])
-    writer.writerows(case_row(data, columns) for data in records)
+    csv.writer(out, lineterminator="\r\n").writerow(row)  # RFC 4180's line ends, what spreadsheets expect
     return out.getvalue().encode("utf-8")
 
 
-# ---------------------------------------------------------------- the whole API
+def _cases_csv_file(ctx: SiteContext, previous: Previous | None) -> Assembled:
+    columns = case_columns()
+    head = _csv_line([_header(path, lang) for path, lang in columns])
+
+    def row(case_id: str) -> bytes:
+        return _csv_line(case_row(ctx.case(case_id).model_dump(mode="json"), columns))
+
+    return assemble(head, ctx.cases, row, lambda spans: b"", previous)
+
+
+def _zip_file(ctx: SiteContext, previous: Previous | None) -> Assembled:
+    """all.zip: every case's file as `{id}.json`, by id; a member of the last build's zip whose case is the
+    same is copied from it as it is (compressed once)."""
+    ordered = sorted(ctx.cases, key=lambda card: card.id)
+    cards = {card.id: card for card in ordered}
+
+    def member(case_id: str) -> bytes:
+        return zip_member(f"{case_id}.json", ctx.raw(case_id))
+
+    def directory(spans: dict[str, Span]) -> bytes:
+        entries = [(f"{i}.json", cards[i].crc, cards[i].size, spans[i][1], spans[i][2]) for i in spans]
+        return zip_directory(entries)
+
+    return assemble(b"", ordered, member, directory, previous)
+
+
+# The files made of one piece a case, each rebuilt from the last build's where its cases did not change.
+ASSEMBLED: dict[str, Callable[[SiteContext, Previous | None], Assembled]] = {
+    f"{API}/cases.csv": _cases_csv_file,
+    f"{API}/all.zip": _zip_file,
+}
+
+
+def assembled(ctx: SiteContext, previous: Callable[[str], Previous | None]) -> dict[str, Assembled]:
+    """The API's files made of one piece a case (`ASSEMBLED`), each from `previous(path)` where it helps."""
+    return {path: make(ctx, previous(path)) for path, make in ASSEMBLED.items()}
+
+
+def _index_of(ctx: SiteContext) -> bytes:
+    return _compact(
+        [
+            {
+                "id": card.id,
+                "modified": _json_time(card.updated_at),
+                "title": card.title,
+                "org": card.org,
+                "date": card.date,
+                "withdrawn": _json_time(card.withdrawn) if card.withdrawn else None,
+            }
+            for card in ctx.cases
+        ]
+    )
+
+
+def _modified_of(ctx: SiteContext) -> bytes:
+    """OSV's `modified_id.csv`: newest change first (then by id), the record's own spelling of the time."""
+    ordered = sorted(ctx.cases, key=lambda card: card.id)
+    ordered.sort(key=lambda card: card.updated_at, reverse=True)
+    return "".join(f"{_json_time(card.updated_at)},{card.id}\n" for card in ordered).encode("utf-8")
+
+
+def _json_time(value: datetime) -> str:
+    """A time as the record's JSON spells it (pydantic's: `Z` for UTC)."""
+    text: str = _TIME.dump_python(value, mode="json")
+    return text
+
+
+_TIME = TypeAdapter(datetime)
+
+
+def plan(ctx: SiteContext) -> dict[str, Planned]:
+    """The API's files but the assembled ones: each case's file (its inputs: the file's digest), the
+    index, modified_id.csv and the schema (made each time: from the cards, in milliseconds)."""
+    planned: dict[str, Planned] = {
+        f"{API}/cases/{card.id}.json": Planned(card.digest, partial(ctx.raw, card.id)) for card in ctx.cases
+    }
+    planned[f"{API}/index.json"] = Planned(None, partial(_index_of, ctx))
+    planned[f"{API}/modified_id.csv"] = Planned(None, partial(_modified_of, ctx))
+    planned[f"{API}/schema.json"] = Planned(None, partial(dump_json, json_schema("case")))
+    return planned
 
 
 def render(ctx: SiteContext) -> dict[str, bytes]:
     """Every file of the API, by its site-relative path."""
-    records = [case.model_dump(mode="json") for case in ctx.cases]
-    # The store's own serialisation (records.dump_record is this, after validating again what the store read
-    # and validated already): the same bytes as the case's file, a test holds them equal.
-    case_files = {f"{data['id']}.json": dump_json(data) for data in records}
-    files = {f"{API}/cases/{name}": data for name, data in case_files.items()}
-    files[f"{API}/index.json"] = _index(records)
-    files[f"{API}/all.zip"] = _zip(case_files)
-    files[f"{API}/modified_id.csv"] = _modified_ids(records)
-    files[f"{API}/schema.json"] = dump_json(json_schema("case"))
-    files[f"{API}/cases.csv"] = _cases_csv(records)
+    files = {path: planned.make() for path, planned in plan(ctx).items()}
+    files.update({path: made.data for path, made in assembled(ctx, lambda path: None).items()})
     return files

@@ -2,21 +2,43 @@
 
     ctx = SiteContext.of(cases, base_url="https://example.org/incidentlib/app", built_at=now)
     ctx.case_url("IL-0001")        # https://example.org/incidentlib/app/cases/IL-0001
+    ctx.cases                      # the cases' cards, newest first
+    ctx.case("IL-0001")            # the whole case, read when first asked for
 
-Pure: no file, no clock (the build time is given), no network. Cases are ordered newest first by
-`date`, then by id, the order of the listing, the feeds and `modified_id.csv` alike.
+A site of 10,000 cases is mostly made of things that did not change since the last build, so the site
+does not hold every case in memory: it holds each case's `Card`, the few fields its listings, facets,
+feeds and index read (and a digest of the case's file, which names the case's version), and reads the
+whole case only for a page that is made anew. A card is plain data, kept between builds by the build's
+shell (`pipeline.site.build`), so an unchanged case is not even parsed.
+
+Pure: no file, no clock (the build time is given), no network; the cases come from the loaders given
+(`SiteContext.of` takes them in memory). Cases are ordered newest first by `date`, then by id, the order
+of the listing, the feeds and `modified_id.csv` alike.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import hashlib
+import zlib
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any, NamedTuple
 
 from pipeline.models import Case, LinkState
+from pipeline.records import dump_json
 from pipeline.site.labels import LANGS, Lang
 
-__all__ = ["SiteContext", "case_base_url"]
+__all__ = ["Card", "Planned", "SiteContext", "case_base_url"]
+
+
+class Planned(NamedTuple):
+    """A file to be: what it is made of (`inputs`: equal inputs, equal bytes; None: made each time) and how.
+
+    A build whose last build made the file from the same inputs (and finds it there) does not make it."""
+
+    inputs: str | None
+    make: Callable[[], bytes]
 
 
 def case_base_url(base_url: str) -> str:
@@ -27,10 +49,87 @@ def case_base_url(base_url: str) -> str:
 
 
 @dataclass(frozen=True)
+class Card:
+    """A case as the site's listings, facets, feeds and index read it, by the case's own field names.
+
+    `digest` (SHA-256) and `crc` (CRC-32, what a zip member records) are of the case file's bytes: equal
+    digests, equal case. A card is rebuilt from the case whenever the file changes (`Card.of`)."""
+
+    id: str
+    digest: str
+    crc: int
+    size: int
+    date: str
+    updated_at: datetime
+    org: str
+    org_slug: str
+    title: dict[str, str]
+    domain: list[str]
+    components: list[str]
+    symptoms: list[str]
+    contributing: list[str]
+    root_cause: str
+    severity: str
+    related: list[str]
+    recurrence_of: str | None
+    sources: list[str]  # the sources' URLs
+    withdrawn: datetime | None
+    merged_into: str | None
+
+    @classmethod
+    def of(cls, case: Case, data: bytes) -> Card:
+        """The card of `case`, whose file holds `data`."""
+        return cls(
+            id=case.id,
+            digest=hashlib.sha256(data).hexdigest(),
+            crc=zlib.crc32(data),
+            size=len(data),
+            date=case.date,
+            updated_at=case.updated_at,
+            org=case.org,
+            org_slug=case.org_slug,
+            title=dict(case.title),
+            # Each term once (the facets count a case once a term).
+            domain=list(dict.fromkeys(case.domain)),
+            components=list(dict.fromkeys(case.components)),
+            symptoms=list(dict.fromkeys(case.symptoms)),
+            contributing=list(dict.fromkeys(case.contributing)),
+            root_cause=case.root_cause,
+            severity=case.severity,
+            related=list(case.related),
+            recurrence_of=case.recurrence_of,
+            sources=[source.url for source in case.sources],
+            withdrawn=case.withdrawn,
+            merged_into=case.merged_into,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        data = dict(self.__dict__)  # the fields, shallow (asdict's deep copy costs a second at 10,000 cases)
+        data["updated_at"] = self.updated_at.isoformat()
+        data["withdrawn"] = self.withdrawn.isoformat() if self.withdrawn else None
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Card:
+        """A card as `to_json` wrote it (a KeyError or TypeError for anything else: the cache is dropped)."""
+        values = dict(data)
+        values["updated_at"] = datetime.fromisoformat(values["updated_at"])
+        values["withdrawn"] = datetime.fromisoformat(values["withdrawn"]) if values["withdrawn"] else None
+        return cls(**values)
+
+
+def _case_file(case: Case) -> bytes:
+    """The bytes the store writes for `case` (records.dump_record without validating it again)."""
+    return dump_json(case.model_dump(mode="json"))
+
+
+@dataclass(frozen=True)
 class SiteContext:
-    cases: tuple[Case, ...]  # newest first
+    cases: tuple[Card, ...]  # newest first
     base_url: str  # no trailing slash: https://host/incidentlib/app
     built_at: datetime  # timezone-aware; the citation's retrieval date and the feeds' updated fallback
+    load: Callable[[str], Case]  # a case by id, whole (read when a page needs it)
+    raw: Callable[[str], bytes]  # a case's file, byte for byte (the API serves it as it is)
     langs: tuple[Lang, ...] = LANGS
     # What the last link refresh found, by source URL (Store.read_links): a case page shows each source's state.
     links: Mapping[str, LinkState] = field(default_factory=dict)
@@ -44,13 +143,36 @@ class SiteContext:
         built_at: datetime,
         links: Mapping[str, LinkState] | None = None,
     ) -> SiteContext:
-        ordered = sorted(cases, key=lambda c: c.id)
+        """A context over cases in memory (their files' bytes are the store's serialisation of them)."""
+        by_id = {case.id: case for case in cases}
+        files = {case_id: _case_file(case) for case_id, case in by_id.items()}
+        cards = [Card.of(case, files[case.id]) for case in by_id.values()]
+        return cls.of_cards(
+            cards, load=by_id.__getitem__, raw=files.__getitem__, base_url=base_url, built_at=built_at, links=links
+        )
+
+    @classmethod
+    def of_cards(
+        cls,
+        cards: Iterable[Card],
+        *,
+        load: Callable[[str], Case],
+        raw: Callable[[str], bytes],
+        base_url: str,
+        built_at: datetime,
+        links: Mapping[str, LinkState] | None = None,
+    ) -> SiteContext:
+        ordered = sorted(cards, key=lambda c: c.id)
         ordered.sort(key=lambda c: c.date, reverse=True)
-        return cls(tuple(ordered), case_base_url(base_url), built_at, links=dict(links or {}))
+        return cls(tuple(ordered), case_base_url(base_url), built_at, load, raw, links=dict(links or {}))
+
+    def case(self, case_id: str) -> Case:
+        """The whole case (the loader's; the build's shell reads each case once)."""
+        return self.load(case_id)
 
     def case_url(self, case_id: str) -> str:
         """A case's permanent URL: the base, then `/cases/{id}` (what promotion writes into `url`)."""
         return f"{self.base_url}/cases/{case_id}"
 
-    def by_id(self) -> dict[str, Case]:
-        return {case.id: case for case in self.cases}
+    def by_id(self) -> dict[str, Card]:
+        return {card.id: card for card in self.cases}

@@ -18,18 +18,21 @@ a feed with no entry), so an unchanged library gives the same bytes and the buil
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import hashlib
+from collections.abc import Iterable, Sequence
+from functools import cache, partial
+from importlib import resources
 
 from feedgen.entry import FeedEntry
 from feedgen.feed import FeedGenerator
 
 from pipeline import __version__
 from pipeline.models import Case
-from pipeline.site.context import SiteContext
+from pipeline.site.context import Card, Planned, SiteContext
 from pipeline.site.labels import Lang, ui
 from pipeline.vocabulary import vocabulary
 
-__all__ = ["FEED_ENTRIES", "feed_paths", "render"]
+__all__ = ["FEED_ENTRIES", "feed_paths", "plan", "render"]
 
 FEED_ENTRIES = 50  # a reader polling daily misses nothing unless fifty cases change in a day
 _ATOM = "application/atom+xml"
@@ -41,7 +44,7 @@ def _in(texts: dict[str, str] | None, lang: Lang) -> str:
     return texts.get(lang) or texts.get("en") or next(iter(texts.values()), "")
 
 
-def _newest(cases: Iterable[Case]) -> list[Case]:
+def _newest(cases: Iterable[Card]) -> list[Card]:
     ordered = sorted(cases, key=lambda c: c.id)
     ordered.sort(key=lambda c: c.updated_at, reverse=True)
     return ordered[:FEED_ENTRIES]
@@ -87,13 +90,13 @@ def _feed(ctx: SiteContext, path: str, title: str, page: str, entries: list[Feed
     return data
 
 
-def _groups(ctx: SiteContext) -> dict[str, tuple[str, str, list[Case]]]:
+def _groups(ctx: SiteContext) -> dict[str, tuple[str, str, list[Card]]]:
     """Each feed but the whole library's, by its path under a language: (kind, name, its cases)."""
-    groups: dict[str, tuple[str, str, list[Case]]] = {}
-    for case in ctx.cases:
-        for component in case.components:
-            groups.setdefault(f"components/{component}", ("component", component, []))[2].append(case)
-        groups.setdefault(f"orgs/{case.org_slug}", ("org", case.org, []))[2].append(case)
+    groups: dict[str, tuple[str, str, list[Card]]] = {}
+    for card in ctx.cases:
+        for component in card.components:
+            groups.setdefault(f"components/{component}", ("component", component, []))[2].append(card)
+        groups.setdefault(f"orgs/{card.org_slug}", ("org", card.org, []))[2].append(card)
     return dict(sorted(groups.items()))
 
 
@@ -102,23 +105,60 @@ def feed_paths(ctx: SiteContext) -> list[str]:
     return [f"{lang}/{where}feed.xml" for lang in ctx.langs for where in ["", *(f"{g}/" for g in _groups(ctx))]]
 
 
-def render(ctx: SiteContext) -> dict[str, bytes]:
-    """Every feed, by its site-relative path."""
-    files: dict[str, bytes] = {}
+@cache
+def _code_mark() -> str:
+    """What a feed's bytes depend on besides its cases: this module, the labels, the vocabulary's."""
+    digest = hashlib.sha256(__version__.encode())
+    for package, name in (
+        ("pipeline.site", "feeds.py"),
+        ("pipeline.site", "labels.py"),
+        ("pipeline", "vocabulary.yaml"),
+    ):
+        digest.update(resources.files(package).joinpath(name).read_bytes())
+    return digest.hexdigest()
+
+
+class _Entries:
+    """Each case's entry in one language, made once and shared by every feed that lists it."""
+
+    def __init__(self, ctx: SiteContext, lang: Lang) -> None:
+        self.ctx, self.lang = ctx, lang
+        self._made: dict[str, FeedEntry] = {}
+
+    def __call__(self, cards: Sequence[Card]) -> list[FeedEntry]:
+        for card in cards:
+            if card.id not in self._made:
+                self._made[card.id] = _entry(self.ctx, self.ctx.case(card.id), self.lang)
+        return [self._made[card.id] for card in cards]
+
+
+def plan(ctx: SiteContext) -> dict[str, Planned]:
+    """Every feed, by its site-relative path, with its inputs (its entries' cases, the base, the code)."""
+    planned: dict[str, Planned] = {}
     groups = _groups(ctx)
     for lang in ctx.langs:
-        made: dict[str, FeedEntry] = {}  # one entry a case, shared by every feed that lists it
-
-        def entries(cases: Iterable[Case], lang: Lang = lang, made: dict[str, FeedEntry] = made) -> list[FeedEntry]:
-            for case in (newest := _newest(cases)):
-                if case.id not in made:
-                    made[case.id] = _entry(ctx, case, lang)
-            return [made[case.id] for case in newest]
-
+        entries = _Entries(ctx, lang)
         site = ui("site_title", lang)
-        files[f"{lang}/feed.xml"] = _feed(ctx, f"{lang}/feed.xml", site, f"{lang}/", entries(ctx.cases), lang)
-        for where, (kind, name, cases) in groups.items():
+        feeds = [(f"{lang}/feed.xml", site, f"{lang}/", list(ctx.cases))]
+        for where, (kind, name, cards) in groups.items():
             label = vocabulary().terms["components"][name].label_in(lang) if kind == "component" else name
-            path = f"{lang}/{where}/feed.xml"
-            files[path] = _feed(ctx, path, f"{site}: {label}", f"{lang}/{where}/", entries(cases), lang)
-    return files
+            feeds.append((f"{lang}/{where}/feed.xml", f"{site}: {label}", f"{lang}/{where}/", cards))
+        for path, title, page, cards in feeds:
+            newest = _newest(cards)
+            inputs = "\x00".join(
+                [_code_mark(), ctx.base_url, path, title, *(f"{c.id}:{c.digest}" for c in newest)]
+                + ([] if newest else [ctx.built_at.isoformat()])
+            )
+            planned[path] = Planned(inputs, partial(_made_feed, ctx, path, title, page, newest, entries, lang))
+    return planned
+
+
+def _made_feed(
+    ctx: SiteContext, path: str, title: str, page: str, newest: list[Card], entries: _Entries, lang: Lang
+) -> bytes:
+    return _feed(ctx, path, title, page, entries(newest), lang)
+
+
+def render(ctx: SiteContext) -> dict[str, bytes]:
+    """Every feed, by its site-relative path."""
+    return {path: planned.make() for path, planned in plan(ctx).items()}

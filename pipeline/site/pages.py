@@ -27,11 +27,13 @@ import hashlib
 import json
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
-from functools import cache, partial
-from typing import Any, NamedTuple
+from functools import cache, cached_property, partial
+from itertools import chain
+from operator import attrgetter
+from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
@@ -39,7 +41,7 @@ from markupsafe import escape as _e
 
 from pipeline.fields import kind_of
 from pipeline.models import Case
-from pipeline.site.context import SiteContext
+from pipeline.site.context import Card, Planned, SiteContext
 from pipeline.site.labels import FACET_FIELDS, FACET_FOLDERS, FIELD_LABELS, LISTING_SECTIONS, Lang, field_label, ui
 from pipeline.site.search import search_box_html
 from pipeline.vocabulary import Kind, vocabulary
@@ -92,21 +94,38 @@ def _label(path: str, lang: Lang) -> str:
 # ---------------------------------------------------------------- what is listed, and its facets
 
 
-def withdrawn(case: Case) -> Any:
+def withdrawn(case: Case | Card) -> Any:
     return getattr(case, "withdrawn", None)
 
 
-def merged_into(case: Case) -> str | None:
+def merged_into(case: Case | Card) -> str | None:
     return getattr(case, "merged_into", None)
 
 
-def listed(ctx: SiteContext) -> list[Case]:
+def listed(ctx: SiteContext) -> list[Card]:
     """The cases the listings and facets show: all but the withdrawn and the merged, newest first."""
     return [c for c in ctx.cases if not withdrawn(c) and not merged_into(c)]
 
 
-def facet_values(case: Case) -> dict[str, list[str]]:
-    """Each facet's values of one case: vocabulary terms by name, the org by its slug, the year as text."""
+def facet_values(case: Case | Card) -> dict[str, list[str]]:
+    """Each facet's values of one case, each once: vocabulary terms by name, the org by its slug, the year
+    as text. A card's are worked out once a version of it (every listing and facet asks; do not change
+    what is returned)."""
+    if not isinstance(case, Card):
+        return _facet_values(case)
+    key = (case.id, case.digest)
+    found = _VALUES.get(key)
+    if found is None:
+        if len(_VALUES) > 200_000:  # a long-running server's builds: old versions go
+            _VALUES.clear()
+        found = _VALUES[key] = _facet_values(case)
+    return found
+
+
+_VALUES: dict[tuple[str, str], dict[str, list[str]]] = {}
+
+
+def _facet_values(case: Case | Card) -> dict[str, list[str]]:
     values: dict[str, list[str]] = {}
     for facet, name in FACET_FIELDS.items():
         value = getattr(case, name)
@@ -114,11 +133,11 @@ def facet_values(case: Case) -> dict[str, list[str]]:
             value = case.org_slug
         elif facet == "year":
             value = case.date[:4]
-        values[facet] = list(value) if isinstance(value, list) else [value]
+        values[facet] = list(dict.fromkeys(value)) if isinstance(value, list) else [value]
     return values
 
 
-def _orgs(cases: Iterable[Case]) -> dict[str, str]:
+def _orgs(cases: Iterable[Card]) -> dict[str, str]:
     names: dict[str, str] = {}
     for case in cases:
         names.setdefault(case.org_slug, case.org)
@@ -134,9 +153,10 @@ def _value_label(facet: str, value: str, lang: Lang, orgs: dict[str, str]) -> st
     return term.label_in(lang) if term else value
 
 
-def summing_up(cases: Sequence[Case], lang: Lang) -> str:
+def summing_up(cases: Sequence[Card], lang: Lang) -> str:
     """The line under a listing: the components most frequent in `cases` (see SUMMING_UP_TERMS)."""
-    counts = Counter(name for case in cases for name in dict.fromkeys(case.components))
+    # A card's components are each named once (Card.of); a Case's may not be.
+    counts = Counter(chain.from_iterable(map(_components, cases)))
     if not counts:
         return ui("summing_up_none", lang, n=len(cases))
     top = sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:SUMMING_UP_TERMS]
@@ -144,46 +164,45 @@ def summing_up(cases: Sequence[Case], lang: Lang) -> str:
     return ui("summing_up_one" if len(cases) == 1 else "summing_up", lang, n=len(cases), terms=terms)
 
 
-def _facet_labels(ctx: SiteContext, cases: list[Case], values: list[dict[str, list[str]]]) -> dict[str, Any]:
+def _components(case: Case | Card) -> list[str]:
+    return case.components if type(case) is Card else list(dict.fromkeys(case.components))
+
+
+def _facet_labels(ctx: SiteContext, cases: list[Card], by_value: dict[str, dict[str, list[Card]]]) -> dict[str, Any]:
     """Each language's label of every facet value the listed cases use."""
     orgs = _orgs(cases)
-    used: dict[str, set[str]] = {facet: set() for facet in FACETS}
-    for case_values in values:
-        for facet, found in case_values.items():
-            used[facet].update(found)
     return {
-        lang: {facet: {v: _value_label(facet, v, lang, orgs) for v in sorted(used[facet])} for facet in FACETS}
+        lang: {facet: {v: _value_label(facet, v, lang, orgs) for v in sorted(by_value[facet])} for facet in FACETS}
         for lang in ctx.langs
     }
 
 
-def facet_counts_json(ctx: SiteContext) -> bytes:
+def facet_counts_json(ctx: SiteContext, by_value: dict[str, dict[str, list[Card]]] | None = None) -> bytes:
     """api/v1/facet-counts.json: per facet, per value, how many listed cases have it, and the values'
     labels in each language: what facets.js draws a listing without a filter from. Its size follows the
     number of distinct values, not of cases (facets.json, every case's values, is fetched only once a
-    filter is chosen)."""
+    filter is chosen). `by_value`: the listed cases by facet value, when worked out already."""
     cases = listed(ctx)
-    values = [facet_values(case) for case in cases]
-    counts: dict[str, Counter[str]] = {facet: Counter() for facet in FACETS}
-    for case_values in values:
-        for facet, found in case_values.items():
-            counts[facet].update(v for v in dict.fromkeys(found) if v not in (None, ""))
+    by_value = by_value if by_value is not None else _by_value(cases)
     data = {
         "facets": list(FACETS),
         "total": len(cases),
-        "labels": _facet_labels(ctx, cases, values),
-        "counts": {facet: dict(sorted(counts[facet].items())) for facet in FACETS},
+        "labels": _facet_labels(ctx, cases, by_value),
+        "counts": {
+            facet: {v: len(found) for v, found in sorted(by_value[facet].items()) if v not in (None, "")}
+            for facet in FACETS
+        },
     }
     return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode()
 
 
-def facets_json(ctx: SiteContext) -> bytes:
+def facets_json(ctx: SiteContext, by_value: dict[str, dict[str, list[Card]]] | None = None) -> bytes:
     """api/v1/facets.json: the facets, their values' labels in each language, every listed case's values.
 
     A case's `title` has both languages, a missing one filled from the other (the pages mark it)."""
     cases = listed(ctx)
     values = [facet_values(case) for case in cases]
-    labels = _facet_labels(ctx, cases, values)
+    labels = _facet_labels(ctx, cases, by_value if by_value is not None else _by_value(cases))
     rows = []
     for case, case_values in zip(cases, values, strict=True):
         title = {lang: _in(case.title, lang)[0] for lang in ctx.langs}
@@ -272,11 +291,11 @@ class _Page:
     title: str
     other: Lang
 
-    @property
+    @cached_property  # asked for a dozen times a page
     def root(self) -> str:
         return _up(self.key)
 
-    @property
+    @cached_property
     def other_href(self) -> str:
         rest = _folder_of(self.key).removeprefix(f"{self.lang}/")
         return f"{self.root}{self.other}/{rest}"
@@ -314,29 +333,21 @@ def _section(case: Case, name: str, marks: _Marks, lang_root: str) -> Markup:
 _COMPACT_SECTIONS = ("components",)
 
 
-class Planned(NamedTuple):
-    """A page to be: what it is made of (`inputs`: equal inputs, equal bytes; None: made each time) and how."""
-
-    inputs: str | None
-    make: Callable[[], bytes]
-
-
 class _Items:
     """Each case's listing item, rendered once a language and a depth (the pages at one depth share it)."""
 
-    def __init__(self) -> None:
+    def __init__(self, ctx: SiteContext) -> None:
+        self._ctx = ctx
         self._done: dict[tuple[str, Lang, str, bool], Markup] = {}
-        self._digests: dict[str, str] = {}
 
-    def digest(self, case: Case) -> str:
+    def digest(self, card: Card) -> str:
         """The case as a listing shows it, in a few bytes: a listing page's inputs name its cases by these."""
-        if case.id not in self._digests:
-            self._digests[case.id] = hashlib.sha256(case.model_dump_json().encode()).hexdigest()
-        return self._digests[case.id]
+        return card.digest
 
-    def __call__(self, case: Case, lang: Lang, lang_root: str, full: bool) -> Markup:
-        key = (case.id, lang, lang_root, full)
+    def __call__(self, card: Card, lang: Lang, lang_root: str, full: bool) -> Markup:
+        key = (card.id, lang, lang_root, full)
         if key not in self._done:
+            case = self._ctx.case(card.id)
             marks = _Marks(lang, _machine(case), f"{lang_root}../en/cases/{case.id}/")
             sections = [
                 (field_label(name, lang), html)
@@ -362,7 +373,7 @@ def _listing(
     ctx: SiteContext,
     lang: Lang,
     folder: str,
-    cases: Sequence[Case],
+    cases: Sequence[Card],
     heading: str,
     items: _Items,
     crumbs: Sequence[tuple[str, str]] = (),
@@ -370,48 +381,73 @@ def _listing(
 ) -> dict[str, Planned]:
     """A listing of `cases` under `folder` ("ko/", "ko/components/nccl/"): its first page and the rest.
     Each case with its sections (`full`), or, on a facet value's pages, with its components only: a value's
-    pages hold a case each time it is listed there (ten or more times over), the listing once."""
+    pages hold a case each time it is listed there (ten or more times over), the listing once.
+
+    A page's inputs are what its bytes are made of besides the code: where it is, its heading, the
+    listing's size and summing-up line, its cases' digests (a site of 10,000 cases has 12,000 listing pages:
+    their inputs are worked out on each build, their bytes only for those whose inputs changed)."""
     pages: dict[str, Planned] = {}
     # The summing-up line is of the listing's cases (the listing or the filter), the same on each of its
     # pages: a reader of page 3 learns about the whole listing, as facets.js says it for a filter.
-    summary = summing_up(cases, lang)
-    count = ui("count_one" if len(cases) == 1 else "count", lang, n=len(cases))
-    total_pages = max(1, -(-len(cases) // PAGE_SIZE))
-    for number in range(1, total_pages + 1):
-        key = f"{folder}index.html" if number == 1 else f"{folder}page/{number}/index.html"
-        title = heading if number == 1 else f"{heading} ({ui('page_n', lang, n=number)})"
-        page = _Page(key, lang, title, _other_lang(ctx, lang))
+    listing = _ListingOf(ctx, lang, folder, len(cases), heading, summing_up(cases, lang), tuple(crumbs), full, items)
+    common = f"{_code_mark()}\x00{listing.common()}"
+    for number in range(1, listing.total_pages + 1):
         shown = cases[(number - 1) * PAGE_SIZE : number * PAGE_SIZE]
-        to_folder = page.root + folder
-        first = (number - 1) * PAGE_SIZE + 1
-        values: dict[str, Any] = {
-            "page": page,
-            "lang": lang,
-            "heading": heading,
-            "crumbs": [(page.root + href, text) for href, text in crumbs],
-            "count": count,
-            "range": ui("range", lang, n=len(cases), first=first, last=first + len(shown) - 1) if shown else "",
-            "summing_up": summary,
-            "previous": (to_folder if number == 2 else f"{to_folder}page/{number - 1}/") if number > 1 else None,
-            "next": f"{to_folder}page/{number + 1}/" if number < total_pages else None,
-            "lang_root": f"{page.root}{lang}/",
-            "facet_folders": [(FACET_FOLDERS[f], _facet_name(f, lang)) for f in FACETS],
-        }
-        inputs = "\x00".join(
-            [_code_mark(), repr(sorted((k, str(v)) for k, v in values.items())), str(full)]
-            + [items.digest(case) for case in shown]
-        )
-        pages[key] = Planned(inputs, _bind_listing(values, shown, items, full))
+        key = f"{folder}index.html" if number == 1 else f"{folder}page/{number}/index.html"
+        inputs = "\x00".join([common, str(number), *map(_digest, shown)])
+        pages[key] = Planned(inputs, partial(listing.page, number, shown))
     return pages
 
 
-def _bind_listing(values: dict[str, Any], shown: Sequence[Case], items: _Items, full: bool) -> Callable[[], bytes]:
-    def make() -> bytes:
-        lang, lang_root = values["lang"], values["lang_root"]
-        listed_items = [items(case, lang, lang_root, full) for case in shown]
-        return _env().get_template("listing.html").render(items=listed_items, **values).encode()
+_digest = attrgetter("digest")
 
-    return make
+
+@dataclass(frozen=True)
+class _ListingOf:
+    """What every page of one listing shares."""
+
+    ctx: SiteContext
+    lang: Lang
+    folder: str
+    size: int
+    heading: str
+    summary: str
+    crumbs: tuple[tuple[str, str], ...]
+    full: bool
+    items: _Items
+
+    @property
+    def total_pages(self) -> int:
+        return max(1, -(-self.size // PAGE_SIZE))
+
+    def common(self) -> str:
+        """What every page of the listing is made of (its inputs but its number and cases)."""
+        return repr((self.lang, self.folder, self.size, self.heading, self.summary, self.crumbs, self.full))
+
+    def page(self, number: int, shown: Sequence[Card]) -> bytes:
+        lang, folder, total_pages = self.lang, self.folder, self.total_pages
+        key = f"{folder}index.html" if number == 1 else f"{folder}page/{number}/index.html"
+        title = self.heading if number == 1 else f"{self.heading} ({ui('page_n', lang, n=number)})"
+        page = _Page(key, lang, title, _other_lang(self.ctx, lang))
+        to_folder = page.root + folder
+        first = (number - 1) * PAGE_SIZE + 1
+        lang_root = f"{page.root}{lang}/"
+        count = ui("count_one" if self.size == 1 else "count", lang, n=self.size)
+        values: dict[str, Any] = {
+            "page": page,
+            "lang": lang,
+            "heading": self.heading,
+            "crumbs": [(page.root + href, text) for href, text in self.crumbs],
+            "count": count,
+            "range": ui("range", lang, n=self.size, first=first, last=first + len(shown) - 1) if shown else "",
+            "summing_up": self.summary,
+            "previous": (to_folder if number == 2 else f"{to_folder}page/{number - 1}/") if number > 1 else None,
+            "next": f"{to_folder}page/{number + 1}/" if number < total_pages else None,
+            "lang_root": lang_root,
+            "facet_folders": [(FACET_FOLDERS[f], _facet_name(f, lang)) for f in FACETS],
+        }
+        listed_items = [self.items(card, lang, lang_root, self.full) for card in shown]
+        return _env().get_template("listing.html").render(items=listed_items, **values).encode()
 
 
 def _facet_name(facet: str, lang: Lang) -> str:
@@ -420,15 +456,22 @@ def _facet_name(facet: str, lang: Lang) -> str:
     return _label(FACET_FIELDS[facet], lang)
 
 
-def _facet_pages(ctx: SiteContext, lang: Lang, cases: Sequence[Case], items: _Items) -> dict[str, Planned]:
+def _by_value(cases: Sequence[Card]) -> dict[str, dict[str, list[Card]]]:
+    """Per facet, per value, its cases (in the order given)."""
+    by_value: dict[str, dict[str, list[Card]]] = {facet: {} for facet in FACETS}
+    for case in cases:
+        for facet, names in facet_values(case).items():
+            for value in names:
+                by_value[facet].setdefault(value, []).append(case)
+    return by_value
+
+
+def _facet_pages(
+    ctx: SiteContext, lang: Lang, cases: Sequence[Card], items: _Items, by_value: dict[str, dict[str, list[Card]]]
+) -> dict[str, Planned]:
     """Per facet: an index of its values with their counts, and one listing a value."""
     pages: dict[str, Planned] = {}
     orgs = _orgs(cases)
-    by_value: dict[str, dict[str, list[Case]]] = {facet: {} for facet in FACETS}
-    for case in cases:
-        for facet, names in facet_values(case).items():
-            for value in dict.fromkeys(names):
-                by_value[facet].setdefault(value, []).append(case)
     template = _env().get_template("facet.html")
     for facet in FACETS:
         name = _facet_name(facet, lang)
@@ -630,10 +673,7 @@ def _case_page(
             lang=lang,
             case=case,
             title=_text(case.title, "title", marks),
-            fields=fields,
-            sources=_sources(ctx, case, lang),
-            related_from=incoming[0],
-            recurrences=incoming[1],
+            fields_html=_fields_html(fields, _sources(ctx, case, lang), incoming, lang),
             citation=text,
             retrieved=f"{case.updated_at:%Y-%m-%d}",
             bibtex=bibtex,
@@ -645,6 +685,51 @@ def _case_page(
         )
         .encode()
     )
+
+
+def _fields_html(
+    fields: list[_Field], sources: list[dict[str, Any]], incoming: tuple[list[str], list[str]], lang: Lang
+) -> Markup:
+    """The case page's list of fields, `<dt>` and `<dd>` a field (the sources as a list of their own; after
+    `related` and `recurrence_of`, the cases naming this one). Written here rather than in case.html: a
+    template's loop over 40 fields was half the time of a build of 10,000 cases."""
+    out: list[str] = []
+    related_from, recurrences = incoming
+    for field in fields:
+        if field.path == "sources":
+            out.append(f'<dt id="f-sources">{_e(field.label)}</dt>\n<dd>\n<ul class="sources">\n')
+            out += [_source_html(source, lang) for source in sources]
+            out.append("</ul>\n</dd>\n")
+        else:
+            anchor = field.path.replace(".", "-")
+            out.append(
+                f'<dt id="f-{_e(anchor)}">{_e(field.label)}</dt>\n<dd data-field="{_e(field.path)}">{field.html}</dd>\n'
+            )
+        if field.path == "related" and related_from:
+            out.append(_naming_html("related-from", ui("related_from", lang), related_from))
+        if field.path == "recurrence_of" and recurrences:
+            out.append(_naming_html("recurrences", ui("recurrences", lang), recurrences))
+    return Markup("".join(out))
+
+
+def _source_html(source: dict[str, Any], lang: Lang) -> str:
+    archived = (
+        f'<a class="archived" href="{_e(source["archived"])}">{_e(ui("archived_copy", lang))}</a> · '
+        if source["archived"]
+        else ""
+    )
+    moved = f' → <a href="{_e(source["moved_to"])}">{_e(source["moved_to"])}</a>' if source["moved_to"] else ""
+    return (
+        f'<li class="source" data-status="{_e(source["status"])}">\n{archived}'
+        f'<a class="live" href="{_e(source["url"])}">{_e(ui("live_link", lang))}</a> '
+        f'<span class="url">{_e(source["url"])}</span>\n<span class="kind">({_e(source["kind"])})</span>\n'
+        f'<small class="link-state">{_e(source["state"])}{moved}</small>\n</li>\n'
+    )
+
+
+def _naming_html(name: str, label: str, ids: list[str]) -> str:
+    links = "".join(f'<li><a href="../{_e(other)}/">{_e(other)}</a></li>' for other in ids)
+    return f'<dt id="f-{name}">{_e(label)}</dt>\n<dd><ul class="{name}">{links}</ul></dd>\n'
 
 
 def _redirect(key: str, to: str, lang: Lang) -> bytes:
@@ -668,41 +753,41 @@ def case_pages(ctx: SiteContext) -> dict[str, Planned]:
     made: dict[str, Planned] = {}
     default = ctx.langs[0]
     known = {case.id for case in ctx.cases}
-    shared = [_code_mark(), ctx.base_url]
-    for case in ctx.cases:
-        incoming = (sorted(related.get(case.id, [])), sorted(recurrences.get(case.id, [])))
-        survivor = merged_into(case)
-        parts = [
-            *shared,
-            case.model_dump_json(),
-            repr(incoming),
-            *(ctx.links[s.url].model_dump_json() for s in case.sources if s.url in ctx.links),
-            str(survivor in known) if survivor else "",
-        ]
-        text = "\x00".join(parts)
-        rows = cache(partial(case_rows, case))  # one case's rows, for each of its languages' pages
+    shared = f"{_code_mark()}\x00{ctx.base_url}"
+    nobody: tuple[list[str], list[str]] = ([], [])
+    for card in ctx.cases:
+        incoming = (
+            (sorted(related.get(card.id, ())), sorted(recurrences.get(card.id, ())))
+            if card.id in related or card.id in recurrences
+            else nobody
+        )
+        survivor = card.merged_into
+        states = "\x00".join(ctx.links[url].model_dump_json() for url in card.sources if url in ctx.links)
+        text = f"{shared}\x00{card.digest}\x00{incoming!r}\x00{states}\x00{survivor in known if survivor else ''}"
+        pages = _CasePages(ctx, card.id, incoming, known)
         for lang in ctx.langs:
-            key = f"{lang}/cases/{case.id}/index.html"
-            made[key] = Planned(f"{lang}\x00{text}", _bind(ctx, case, lang, incoming, rows, known))
-        key = f"cases/{case.id}/index.html"
-        to = f"../../{default}/cases/{case.id}/"
-        made[key] = Planned(f"{_code_mark()}\x00{to}", _bind_redirect(key, to, default))
+            made[f"{lang}/cases/{card.id}/index.html"] = Planned(f"{lang}\x00{text}", partial(pages.page, lang))
+        to = f"../../{default}/cases/{card.id}/"
+        made[f"cases/{card.id}/index.html"] = Planned(f"{shared}\x00{to}", partial(_redirect, "", to, default))
     return made
 
 
-def _bind(
-    ctx: SiteContext,
-    case: Case,
-    lang: Lang,
-    incoming: tuple[list[str], list[str]],
-    rows: Callable[[], list[Row]],
-    known: set[str],
-) -> Callable[[], bytes]:
-    return lambda: _case_page(ctx, case, lang, incoming, rows(), known)
+class _CasePages:
+    """What a case's pages are made from; the case read, and its rows worked out, once for its languages."""
 
+    __slots__ = ("_case", "_rows", "case_id", "ctx", "incoming", "known")
 
-def _bind_redirect(key: str, to: str, lang: Lang) -> Callable[[], bytes]:
-    return lambda: _redirect(key, to, lang)
+    def __init__(self, ctx: SiteContext, case_id: str, incoming: tuple[list[str], list[str]], known: set[str]):
+        self.ctx, self.case_id, self.incoming, self.known = ctx, case_id, incoming, known
+        self._case: Case | None = None
+        self._rows: list[Row] | None = None
+
+    def page(self, lang: Lang) -> bytes:
+        if self._case is None:
+            self._case = self.ctx.case(self.case_id)
+            self._rows = case_rows(self._case)
+        assert self._rows is not None
+        return _case_page(self.ctx, self._case, lang, self.incoming, self._rows, self.known)
 
 
 @cache
@@ -722,15 +807,16 @@ def _code_mark() -> str:
 def plan(ctx: SiteContext) -> dict[str, Planned]:
     """Every page of the site, each with its inputs and how to make it (`render` makes them all)."""
     cases = listed(ctx)
-    items = _Items()
+    items = _Items(ctx)
+    by_value = _by_value(cases)
     planned: dict[str, Planned] = {}
     default = ctx.langs[0]
     planned["index.html"] = _ready(_redirect("index.html", f"{default}/", default))
     for lang in ctx.langs:
         planned.update(_listing(ctx, lang, f"{lang}/", cases, ui("site_title", lang), items))
-        planned.update(_facet_pages(ctx, lang, cases, items))
-    planned["api/v1/facets.json"] = Planned(None, lambda: facets_json(ctx))
-    planned["api/v1/facet-counts.json"] = Planned(None, lambda: facet_counts_json(ctx))
+        planned.update(_facet_pages(ctx, lang, cases, items, by_value))
+    planned["api/v1/facets.json"] = Planned(None, partial(facets_json, ctx, by_value))
+    planned["api/v1/facet-counts.json"] = Planned(None, partial(facet_counts_json, ctx, by_value))
     planned.update(case_pages(ctx))
     return planned
 

@@ -11,6 +11,7 @@ link to that case), a time or a duration in words with the record's own value in
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -64,6 +65,7 @@ def _annotations(annotation: Any) -> list[Any]:
     return found
 
 
+@functools.lru_cache(maxsize=4096)  # read off the model's fields, made once
 def _names_a_case(info: FieldInfo) -> bool:
     """The field holds case ids (`related`, `recurrence_of`): each shown as a link to its case."""
     return any(

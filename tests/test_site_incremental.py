@@ -1,0 +1,197 @@
+"""The site's incremental build: whatever happened to cases/ since the last build, a rebuild gives the
+bytes a build from scratch gives, reading only the cases that changed; what it keeps between builds lives
+in the data root's state, and a cache it cannot trust is not used."""
+
+from __future__ import annotations
+
+import io
+import os
+import time
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from pipeline.models import Case
+from pipeline.settings import Settings
+from pipeline.site import api
+from pipeline.site.assemble import assemble
+from pipeline.site.build import build_site
+from pipeline.site.context import SiteContext
+from pipeline.store import Store
+
+GONE = ("IL-0030",)
+COMPONENTS = ["nccl", "pytorch", "kubelet", "dns", "ingress"]
+
+
+def _tree(folder: Path) -> dict[str, bytes]:
+    """Every file of a built site but its search index (made from the pages: compared through them)."""
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and p.relative_to(folder).parts[0] not in ("pagefind", "search")
+    }
+
+
+PAST = time.time_ns() - 3_600_000_000_000  # an hour before the tests
+
+
+def _backdate(store: Store) -> None:
+    """The case files as if written an hour ago: out of the racy window, so the cards' cache is trusted (a
+    file the store rewrote since is a new file, a new inode: known as changed whatever its time)."""
+    for path in (store.root / "cases").glob("*.json"):
+        os.utime(path, ns=(PAST, PAST))
+
+
+@pytest.fixture
+def library(store: Store, make_case: Callable[..., Case]) -> Store:
+    for n in range(1, 46):
+        store.write_case(
+            make_case(
+                f"IL-{n:04d}",
+                date=f"20{15 + n % 10}-0{1 + n % 9}-1{n % 10}",
+                components=[COMPONENTS[n % 5], COMPONENTS[(n + 2) % 5]],
+                title={"en": f"Case {n}", "ko": f"사례 {n}"},
+            )
+        )
+    _backdate(store)
+    return store
+
+
+def _same_as_from_scratch(store: Store, out: Path, tmp_path: Path, name: str) -> None:
+    settings = Settings(root=store.root)
+    build_site(store, settings, out)
+    scratch = tmp_path / f"scratch-{name}"  # another folder: no cache of its own yet
+    build_site(store, settings, scratch)
+    built, fresh = _tree(out), _tree(scratch)
+    # A case whose file went keeps its pages and its record's file (a published id always resolves).
+    kept = {key for key in set(built) - set(fresh) if any(f"cases/{gone}" in key for gone in GONE)}
+    assert set(built) - kept == set(fresh), name
+    differing = [key for key in fresh if built[key] != fresh[key]]
+    assert differing == [], name
+
+
+def test_a_rebuild_gives_what_a_build_from_scratch_gives_whatever_changed(
+    library: Store, make_case: Callable[..., Case], tmp_path: Path
+) -> None:
+    out = tmp_path / "site"
+    build_site(library, Settings(root=library.root), out)
+    steps: list[tuple[str, Callable[[], None]]] = [
+        ("a summary", lambda: _edit(library, "IL-0007", summary={"en": "Edited."})),
+        ("components", lambda: _edit(library, "IL-0011", components=["dns"])),
+        ("a date: the case moves in the listing", lambda: _edit(library, "IL-0003", date="2031-01-01")),
+        ("a new case", lambda: library.write_case(make_case("IL-0100", date="2019-05-05", components=["nccl"]))),
+        ("a relation", lambda: _edit(library, "IL-0012", related=["IL-0013"])),
+        ("a withdrawal", lambda: _edit(library, "IL-0020", withdrawn="2026-11-30T10:00:00Z", withdrawn_reason="Dup.")),
+        ("a case file gone", lambda: (library.root / "cases" / "IL-0030.json").unlink()),
+    ]
+    for name, step in steps:
+        step()
+        _backdate(library)
+        _same_as_from_scratch(library, out, tmp_path, name.split(":")[0].replace(" ", "-"))
+
+
+def _edit(store: Store, case_id: str, **fields: object) -> None:
+    case = store.read_case(case_id)
+    store.write_case(Case.model_validate({**case.model_dump(mode="json"), **fields}))
+
+
+def test_a_rebuild_reads_only_the_cases_its_changed_pages_show(
+    library: Store, make_case: Callable[..., Case], tmp_path: Path
+) -> None:
+    for n in range(46, 76):  # more cases than a feed holds (FEED_ENTRIES), so not every feed shows the edit
+        library.write_case(make_case(f"IL-{n:04d}", date=f"20{15 + n % 10}-0{1 + n % 9}-1{n % 10}"))
+    _backdate(library)
+    settings = Settings(root=library.root)
+    out = tmp_path / "site"
+    first = build_site(library, settings, out)
+    assert first.read == 75
+    assert build_site(library, settings, out).read == 0  # nothing changed: no case file read, none written
+    _edit(library, "IL-0070", lessons={"en": "A new lesson."})
+    _backdate(library)
+    after = build_site(library, settings, out)
+    assert 0 < after.read < 75 and "en/cases/IL-0070/index.html" in after.written
+    assert "A new lesson." in (out / "en/cases/IL-0070/index.html").read_text()
+
+
+def test_a_file_changed_in_place_within_the_racy_window_is_read_again(library: Store, tmp_path: Path) -> None:
+    """An edit that keeps the file's inode, size and times (an editor writing in place, a clock's coarse
+    tick) is still seen: a file changed this close to the last build's look is not known by its stat."""
+    settings = Settings(root=library.root)
+    out = tmp_path / "site"
+    path = library.root / "cases" / "IL-0005.json"
+    os.utime(path)  # now: inside the window of the build that follows
+    build_site(library, settings, out)
+    stat = path.stat()
+    data = path.read_bytes()
+    edited = data.replace(b'"Case 5"', b'"Case X"')
+    assert len(edited) == len(data) and edited != data
+    with path.open("r+b") as handle:
+        handle.write(edited)
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert path.stat().st_ino == stat.st_ino and path.stat().st_size == stat.st_size
+    build_site(library, settings, out)
+    assert "Case X" in (out / "en/cases/IL-0005/index.html").read_text()
+
+
+def test_what_a_build_keeps_lives_outside_the_site_and_a_bad_cache_is_not_used(
+    library: Store, tmp_path: Path
+) -> None:
+    settings = Settings(root=library.root)
+    out = tmp_path / "site"
+    out.mkdir()
+    (out / ".build-cache.json").write_text("{}")  # where earlier builds kept their cache
+    build_site(library, settings, out)
+    assert not (out / ".build-cache.json").exists()
+    assert [p.name for p in out.rglob(".*")] == []  # nothing hidden is published
+    caches = library.site_cache_dir(out)
+    assert caches.is_relative_to(library.root / ".incidentlib") and sorted(p.name for p in caches.iterdir())
+    expected = _tree(out)
+    for cache in caches.iterdir():
+        cache.write_bytes(b"\x80\x04not a pickle")
+    _edit(library, "IL-0009", summary={"en": "After the caches broke."})
+    _backdate(library)
+    report = build_site(library, settings, out)
+    assert report.read == 45  # every case read again: the cards' cache was not trusted
+    assert "After the caches broke." in (out / "en/cases/IL-0009/index.html").read_text()
+    assert set(_tree(out)) == set(expected)
+
+
+def test_all_zip_is_a_zip_and_a_rebuild_compresses_only_the_changed_case(
+    make_case: Callable[..., Case],
+) -> None:
+    from datetime import UTC, datetime
+
+    cases = [make_case(f"IL-{n:04d}", title={"en": f"Case {n}", "ko": "사례"}) for n in range(1, 6)]
+    ctx = SiteContext.of(cases, base_url="https://example.org/lib", built_at=datetime(2026, 12, 1, tzinfo=UTC))
+    first = api.assembled(ctx, lambda key: None)["api/v1/all.zip"]
+    with zipfile.ZipFile(io.BytesIO(first.data)) as archive:
+        assert archive.testzip() is None
+        assert archive.namelist() == [f"IL-{n:04d}.json" for n in range(1, 6)]
+        assert archive.read("IL-0003.json") == ctx.raw("IL-0003")
+    assert first.made == 5
+    cases[2] = cases[2].model_copy(update={"title": {"en": "Changed", "ko": "바뀜"}})
+    ctx = SiteContext.of(cases, base_url="https://example.org/lib", built_at=datetime(2026, 12, 1, tzinfo=UTC))
+    again = api.assembled(ctx, lambda key: (first.data, first.spans) if key.endswith(".zip") else None)
+    zipped = again["api/v1/all.zip"]
+    assert zipped.made == 1 and zipped.data == api.assembled(ctx, lambda key: None)["api/v1/all.zip"].data
+    with zipfile.ZipFile(io.BytesIO(zipped.data)) as archive:
+        assert b'"Changed"' in archive.read("IL-0003.json")
+
+
+def test_a_piece_is_copied_only_when_its_case_is_the_same() -> None:
+    class Card:
+        def __init__(self, id: str, digest: str) -> None:
+            self.id, self.digest = id, digest
+
+    made: list[str] = []
+
+    def piece(case_id: str) -> bytes:
+        made.append(case_id)
+        return f"<{case_id}>".encode()
+
+    first = assemble(b"H", [Card("a", "1"), Card("b", "1")], piece, lambda spans: b"T", None)
+    assert first.data == b"H<a><b>T" and made == ["a", "b"]
+    second = assemble(b"H", [Card("b", "1"), Card("a", "2")], piece, lambda spans: b"T", (first.data, first.spans))
+    assert second.data == b"H<b><a>T" and made == ["a", "b", "a"]
