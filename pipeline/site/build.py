@@ -24,7 +24,7 @@ from pipeline.models import utc_now
 from pipeline.settings import Settings
 from pipeline.site import api, feeds, pages, search
 from pipeline.site.context import SiteContext
-from pipeline.store import Store
+from pipeline.store import Store, write_atomic
 
 __all__ = ["KEEP", "PARTS", "BuildReport", "build_files", "build_site", "site_context", "static_assets"]
 
@@ -38,19 +38,22 @@ def static_assets(ctx: SiteContext) -> dict[str, bytes]:
 # The parts of the site besides the pages, each a pure `render(ctx) -> dict[str, bytes]`, composed in this
 # order after the pages (a later part's file replaces an earlier one's of the same path). The pages come
 # from `pages.plan`, which says what each is made of, so that a rebuild renders only those whose inputs
-# changed. The search index is made after the files are written, from the case pages (`search`).
+# changed. The search index (search/) is made from the cases with the files (`search.index_files`).
 PARTS: tuple[Callable[[SiteContext], dict[str, bytes]], ...] = (static_assets, api.render, feeds.render)
 
+# Korean words' stems between builds, so a rebuild analyses only new words; kept beside the site's files.
+_STEM_CACHE = ".search-stems.json"
 # Never removed from a site folder: the case pages (permalinks; a case whose record left cases/ keeps
-# its page) and what is made after the files are written (the search index, pipeline.site.search).
-KEEP = ("cases/*", "*/cases/*", "pagefind/*", ".search-stems.json")
+# its page) and the Korean words' stems the search index keeps between builds (pipeline.site.search.Stems).
+KEEP = ("cases/*", "*/cases/*", _STEM_CACHE)
 
 
-def build_files(ctx: SiteContext) -> dict[str, bytes]:
-    """Every file of the site, by site-relative path."""
+def build_files(ctx: SiteContext, stems: search.Stems | None = None) -> dict[str, bytes]:
+    """Every file of the site, by site-relative path (the search index's Korean stems from `stems`)."""
     files = pages.render(ctx)
     for part in PARTS:
         files.update(part(ctx))
+    files.update(search.index_files(search.search_docs(ctx.cases, stems or search.Stems())))
     return files
 
 
@@ -62,7 +65,7 @@ class BuildReport:
     unchanged: int = 0
     removed: list[str] = field(default_factory=list)
     rendered: int = 0  # pages made this time; the others' inputs were as the last build's
-    search: dict[str, Any] | None = None  # the search index, when made anew (a case page changed)
+    search: dict[str, Any] | None = None  # the search index: pages indexed per language
     seconds: float = 0.0
 
     def counts(self) -> dict[str, int]:
@@ -104,6 +107,10 @@ def build_site(store: Store, settings: Settings, out: Path | None = None) -> Bui
     for part in PARTS:
         files.update(part(ctx))
         present = [key for key in present if key not in files]
+    stems = search.Stems.load(_read_stems(folder))
+    rendered = len(files)  # the index is made whole each time (the coordinator's incremental build updates it)
+    docs = search.search_docs(ctx.cases, stems)
+    files.update(search.index_files(docs))
     synced = store.sync_tree(folder, files, present=present, protect=KEEP, inputs=inputs)
     if synced.missing:  # pages of the last build deleted since: made again
         again = {key: planned_pages[key].make() for key in synced.missing}
@@ -111,28 +118,23 @@ def build_site(store: Store, settings: Settings, out: Path | None = None) -> Bui
         redone = store.sync_tree(folder, {**files, **again}, present=rest, protect=KEEP, inputs=inputs)
         synced.written += redone.written
         files.update(again)
-    pages_changed = any(_is_case_page(key) for key in [*synced.written, *synced.removed])
-    indexed = None
-    if pages_changed or not (folder / search.BUNDLE / "pagefind.js").is_file():
-        # The search index is made from the case pages as written: anew only when one of them changed.
-        found = search.index_site(folder, stem_cache=folder / _STEM_CACHE)
-        indexed = {"pages": found.pages, "written": found.written, "removed": found.removed}
+    if stems.changed:
+        write_atomic(folder / _STEM_CACHE, stems.dump(), durable=False)
+    indexed = {"pages": {lang: sum(d.lang == lang for d in docs) for lang in ctx.langs}, "analyser": search.analyser()}
     return BuildReport(
         folder=str(folder),
         cases=len(ctx.cases),
         written=synced.written,
         unchanged=len(synced.unchanged),
         removed=synced.removed,
-        rendered=len(files),
+        rendered=rendered + len(synced.missing),
         search=indexed,
         seconds=round(time.perf_counter() - started, 3),
     )
 
 
-# Korean words' stems between builds, so a rebuild analyses only new words; kept beside the site's files.
-_STEM_CACHE = ".search-stems.json"
-
-
-def _is_case_page(key: str) -> bool:
-    parts = key.split("/")
-    return len(parts) == 4 and parts[1] == "cases" and parts[3] == "index.html"
+def _read_stems(folder: Path) -> bytes | None:
+    try:
+        return (folder / _STEM_CACHE).read_bytes()
+    except OSError:
+        return None
