@@ -9,8 +9,9 @@ library), then through the library calls `incidentlib site` makes:
   rewrote (only those whose bytes changed);
 - `site_bytes` and `site_files`: the built folder;
 - `search_bytes_ko`, `search_bytes_en`: what a reader's first search downloads, measured in Chromium
-  (`/usr/bin/chromium`) on the built site served over loopback: every response fetched from typing
-  the query until the results show;
+  (`/usr/bin/chromium`) on the built site served over loopback: the bodies of every response from
+  typing the query until the results show (the manifest, the heads and shards the query needs, the
+  shown results' docs files), and `search_results_ko`, `search_results_en` the count it found;
 - `listing_bytes`: the Korean listing's first page with everything it loads (HTML, CSS, scripts,
   the facet data), in the same browser.
 
@@ -27,6 +28,7 @@ import functools
 import http.server
 import json
 import random
+import re
 import statistics
 import tempfile
 import threading
@@ -135,6 +137,10 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+def _count_body(into: list[int], response: Any) -> None:
+    into.append(len(response.body()))
+
+
 def browser_weights(folder: Path) -> dict[str, int]:
     """Bytes the Korean listing loads, and bytes a first search downloads in each language."""
     from playwright.sync_api import sync_playwright
@@ -152,7 +158,6 @@ def browser_weights(folder: Path) -> dict[str, int]:
         for name, path, query in visits:
             page = browser.new_page()
             page.goto(base + path, wait_until="networkidle")
-            loaded = 0
             if query is None:
                 loaded = page.evaluate(
                     "() => performance.getEntriesByType('navigation').concat(performance.getEntriesByType('resource'))"
@@ -160,16 +165,15 @@ def browser_weights(folder: Path) -> dict[str, int]:
                 )
                 weights[name] = int(loaded)
             else:
-                before = page.evaluate("() => performance.getEntriesByType('resource').length")
-                page.fill("#search input", query)
-                page.wait_for_selector(".pagefind-ui__result", timeout=30_000)
+                # every response body from the moment the query is typed until its results are shown
+                bodies: list[int] = []
+                page.on("response", functools.partial(_count_body, bodies))
+                page.fill("#search-input", query)
+                page.wait_for_selector("#search .search-result", timeout=30_000)
                 page.wait_for_load_state("networkidle")
-                weights[name] = int(
-                    page.evaluate(
-                        "(n) => performance.getEntriesByType('resource').slice(n)"
-                        ".reduce((t, e) => t + (e.encodedBodySize || e.transferSize || 0), 0)",
-                        before,
-                    )
+                weights[name] = sum(bodies)
+                weights[name.replace("bytes", "results")] = int(
+                    re.sub(r"\D", "", page.inner_text("#search .search-status")) or 0
                 )
             page.close()
         browser.close()

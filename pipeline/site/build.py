@@ -14,7 +14,8 @@ docs/site.md for the figures):
   still there, is not made. The others are made and written only when their bytes differ.
 - **Assembled files** (`api.ASSEMBLED`: cases.csv, all.zip) copy each unchanged case's piece out of the
   last build's file (`pipeline.site.assemble`).
-- **Search.** The index is made from the case pages as written, anew when one of them changed.
+- **Search.** The index (`pipeline.site.search`, the site's own) is updated with the changed cases'
+  documents only, rewriting the few shards their terms live in.
 
 What a build knows between builds lives in the data root's state (`Store.site_cache_dir`), never in the
 published folder. A rebuild removes the files no longer made, but never a case's page (a published id
@@ -31,6 +32,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, fields
+from functools import partial
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -52,8 +54,8 @@ def static_assets(ctx: SiteContext) -> dict[str, bytes]:
 
 
 # Never removed from a site folder: the case pages (permalinks; a case whose record left cases/ keeps
-# its page) and what is made after the files are written (the search index, pipeline.site.search).
-KEEP = ("cases/*", "*/cases/*", "pagefind/*")
+# its page, and its record's file in the API).
+KEEP = ("cases/*", "*/cases/*")
 
 
 def plan(ctx: SiteContext) -> dict[str, Planned]:
@@ -70,10 +72,11 @@ def _bytes(data: bytes) -> Callable[[], bytes]:
     return lambda: data
 
 
-def build_files(ctx: SiteContext) -> dict[str, bytes]:
-    """Every file of the site, by site-relative path."""
+def build_files(ctx: SiteContext, stems: search.Stems | None = None) -> dict[str, bytes]:
+    """Every file of the site, by site-relative path (the search index's Korean stems from `stems`)."""
     files = {key: planned.make() for key, planned in plan(ctx).items()}
     files.update({key: made.data for key, made in api.assembled(ctx, lambda key: None).items()})
+    files.update(search.index_files(_all_docs(ctx, stems or search.Stems())))
     return files
 
 
@@ -100,6 +103,7 @@ class BuildReport:
 
 _CARDS = "cards.pickle"
 _SPANS = "spans.pickle"
+_STEMS = "search-stems.json"  # Korean words' stems (search.Stems): a rebuild analyses only new words
 # The caches' format (and the cards' fields, pickled with them): a cache of another is not read.
 _FORMAT = f"1:{','.join(f.name for f in fields(Card))}"
 _RACY_NS = 2_000_000_000  # a file changed this close to the last look is read again (git's racy rule)
@@ -206,6 +210,39 @@ def _read_spans(data: bytes | None) -> dict[str, Any]:
     return found["files"] if isinstance(found, dict) and found.get("format") == _FORMAT else {}
 
 
+def _all_docs(ctx: SiteContext, stems: search.Stems) -> list[search.SearchDoc]:
+    return search.search_docs((ctx.case(card.id) for card in ctx.cases), stems, ctx.langs)
+
+
+def _search_index(
+    ctx: SiteContext,
+    stems: search.Stems,
+    changed: set[str],
+    known: dict[str, str],
+    read: Callable[[str], bytes | None],
+) -> tuple[search.IndexUpdate, dict[str, Any]]:
+    """The search index: the last build's updated with the changed cases' documents (`search.update_index`),
+    or made whole when there is none to update. The last index's files are read only when their bytes
+    hash as the last complete build recorded (`known`): an index half written by a crash is made anew."""
+
+    def previous(key: str) -> bytes | None:
+        data = read(key) if key in known else None
+        return data if data is not None and hashlib.sha256(data).hexdigest() == known[key] else None
+
+    if known:
+        docs: dict[tuple[str, str], search.SearchDoc | None] = {}
+        by_id = {card.id for card in ctx.cases}
+        for case_id in sorted(changed):
+            for lang in ctx.langs:
+                docs[(lang, case_id)] = search.search_doc(ctx.case(case_id), lang, stems) if case_id in by_id else None
+        update = search.update_index(previous, docs)
+        if update is not None:
+            return update, {"update": "changed", "documents": len(docs)}
+    whole = _all_docs(ctx, stems)
+    pages = {lang: sum(doc.lang == lang for doc in whole) for lang in ctx.langs}
+    return search.IndexUpdate(files=search.index_files(whole)), {"update": "whole", "pages": pages}
+
+
 @contextmanager
 def _no_collections() -> Iterator[None]:
     """The cyclic garbage collector paused: a build makes hundreds of thousands of objects that live until
@@ -231,9 +268,10 @@ def _build_site(store: Store, settings: Settings, out: Path | None) -> BuildRepo
     started = time.perf_counter()
     folder = (out or store.site_dir).resolve()
     cases = _Cases(store)
-    cards, _changed, cards_cache = _cards(store, folder, cases)  # _changed: for the search (next)
+    cards, changed, cards_cache = _cards(store, folder, cases)
     ctx = _context(store, settings, cards, cases)
-    before = store.read_tree_cache(folder).get("inputs", {})
+    tree = store.read_tree_cache(folder)
+    before = tree.get("inputs", {})
     inputs: dict[str, str] = {}
     files: dict[str, bytes] = {}
     present: list[str] = []
@@ -247,9 +285,17 @@ def _build_site(store: Store, settings: Settings, out: Path | None) -> BuildRepo
         files[key] = item.make()
     assembled = api.assembled(ctx, _previous(store, folder, _read_spans(store.read_site_cache(folder, _SPANS))))
     files.update({key: made.data for key, made in assembled.items()})
+    stems = search.Stems.load(store.read_site_cache(folder, _STEMS))
+    index, indexed = _search_index(ctx, stems, changed, tree.get("files", {}), partial(store.read_site_file, folder))
+    files.update(index.files)
+    present += index.kept
     synced = store.sync_tree(folder, files, present=present, protect=KEEP, inputs=inputs)
-    if synced.missing:  # files of the last build deleted since: made again
-        again = {key: planned[key].make() for key in synced.missing}
+    if synced.missing:  # files of the last build deleted since: made again (the search index whole)
+        lost = [key for key in synced.missing if key in planned]
+        again = {key: planned[key].make() for key in lost}
+        if len(lost) < len(synced.missing):
+            again.update(search.index_files(_all_docs(ctx, stems)))
+            indexed["update"] = "whole"
         rest = [key for key in present if key not in again]
         redone = store.sync_tree(folder, {**files, **again}, present=rest, protect=KEEP, inputs=inputs)
         synced.written += redone.written
@@ -258,14 +304,9 @@ def _build_site(store: Store, settings: Settings, out: Path | None) -> BuildRepo
         key: {"hash": hashlib.sha256(made.data).hexdigest(), "spans": made.spans} for key, made in assembled.items()
     }
     store.write_site_cache(folder, _SPANS, pickle.dumps({"format": _FORMAT, "files": spans}))
+    if stems.changed:
+        store.write_site_cache(folder, _STEMS, stems.dump())
     store.write_site_cache(folder, _CARDS, cards_cache)
-    pages_changed = any(_is_case_page(key) for key in [*synced.written, *synced.removed])
-    indexed = None
-    if pages_changed or not (folder / search.BUNDLE / "pagefind.js").is_file():
-        # The search index is made from the case pages as written: anew only when one of them changed.
-        stems = store.site_cache_dir(folder) / _STEM_CACHE
-        found = search.index_site(folder, stem_cache=stems)
-        indexed = {"pages": found.pages, "written": found.written, "removed": found.removed}
     return BuildReport(
         folder=str(folder),
         cases=len(ctx.cases),
@@ -277,12 +318,3 @@ def _build_site(store: Store, settings: Settings, out: Path | None) -> BuildRepo
         search=indexed,
         seconds=round(time.perf_counter() - started, 3),
     )
-
-
-# Korean words' stems between builds, so a rebuild analyses only new words; kept with the build's caches.
-_STEM_CACHE = "search-stems.json"
-
-
-def _is_case_page(key: str) -> bool:
-    parts = key.split("/")
-    return len(parts) == 4 and parts[1] == "cases" and parts[3] == "index.html"

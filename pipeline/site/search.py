@@ -1,72 +1,102 @@
-"""The site's offline search: a Pagefind index over the written case pages, Korean found by its stems.
+"""The site's offline search: its own static index, sharded and updated in place, Korean found by its stems.
 
-    report = index_site(Path("site"))          # after the pages are written: builds site/pagefind/
-    search_box_html("ko", "../")                # the search box a page includes (links relative)
+    stems = Stems.load(kept_bytes)                      # the Korean word -> stems cache of the last build
+    docs = search_docs(cases, stems)                    # what each case page offers the search (batched)
+    files = index_files(docs)                           # the whole index under search/, site-relative keys
+    update = update_index(previous, {("ko", "IL-0001"): doc})   # only what one changed case touches
+    search_box_html("ko", "../")                        # the box a page includes (links relative)
 
-Only the case pages are indexed (`ko/cases/*/index.html`, `en/cases/*/index.html`), and of each only its
-title, its summary and its narrative fields (`pipeline.fields.NARRATIVE` and `ACTION_LISTS`: the texts a
-person wrote), not the page's header, navigation, sources or citation. A page that marks its fields
-(`data-field="trigger"` on the element holding a field) gives exactly those; a page that does not gives
-its `<main>` less its navigation, forms, code blocks (the BibTeX) and anything `data-pagefind-ignore`.
+Why not a ready-made index. Pagefind (what the site used first) cannot update an index: a rebuild after
+one case changed re-indexed all 20,000 case pages (90 s at 10,000 cases), and it splits Korean on spaces
+only. lunr, elasticlunr and MiniSearch serialise one monolithic index that a browser downloads whole,
+megabytes at 10,000 cases, far over the 300 KB a first search may cost. So the site writes its own.
 
-Korean by stem. Pagefind splits words on spaces and matches every word of a query as a prefix, so a
-search for 서울 already finds 서울은 (a noun and its particle). What prefix matching misses is a stem that
-does not begin its word: a verb's dictionary form (끊겼다 → 끊기다), a noun inside a compound (통신장애 →
-장애). Each page's Korean words are therefore analysed into morphemes (kiwipiepy) and the stems that no
-word of the page begins with are added to what Pagefind indexes, as a hidden meta field (`stems`):
-searched, but never in an excerpt, and never in the page written on disk. The query side: the search
-box strips a Korean word's particle before searching (서울은 → 서울, the same rule as
-`strip_particles`), so a search for 서울은 finds 서울에서 too. Without kiwipiepy, the fallback is
-`strip_particles` alone, which adds nothing prefix matching does not find.
+What is searched: a case page's title, summary and every narrative field and action list (`SEARCHABLE`),
+in the text the page shows (the other language's text when the page's is missing, without the "not yet
+translated" note). A withdrawn (or merged) case's page is not searchable.
 
-The index is built by the `pagefind` package's binary from a staging folder, then copied into
-`folder/pagefind/` file by file: a file whose bytes did not change is left alone, a file no longer in
-the bundle is removed, so a rebuild rewrites only what Pagefind changed.
+The index, per language (`search/ko/`, `search/en/`):
+
+- `index.json`, the manifest: the format version, how many documents a docs/ file holds, and the first
+  characters of the shards' keys (one string: a few KB for a thousand Hangul syllables).
+- `shards/{key}.json`: every indexed term beginning with `key` and its postings, `[doc, weight, doc-delta,
+  weight, ...]` (doc numbers ascending, each after the first as the difference from the one before). The
+  key is a term's first two characters when the first is not ASCII (two Hangul syllables), its first
+  three otherwise; the file is named by the key's code points in hex (`c11c-c6b8.json` for 서울,
+  `6e-63-63.json` for ncc). Keys this long keep a shard to a few terms, so a common word's shard is about
+  as large as its own postings.
+- `heads/{c}.json`: the shard keys beginning with the character `c` (a few hundred bytes). A query word
+  needs its heads file and the shards it begins or that begin with it (one for a word as long as a key).
+- `docs/{n // 8}.json`: per document its href, title and excerpt, eight documents a file: fetched only for
+  the results shown.
+- `keys/{n // 128}.json` and `live.json`: bookkeeping for `update_index` (never fetched by a browser):
+  each document's shard keys; the documents indexed and the shards that exist.
+
+A document's number is its case id's number (IL-0042 is 42): stable across updates, never reused (a
+published id is never reused), and the same whether the index is made from scratch or updated, so that
+`update_index` gives exactly the bytes `index_files` gives. A term's weight in a document is its count,
+a title's words counting `TITLE_WEIGHT` times.
+
+Korean by stem. A query's words match the index's terms they begin (서울 finds 서울은 and 서울에서), and the
+search box strips a Korean word's particle first (서울에서 → 서울: `strip_particles`, the same list in
+search.js). What prefix matching misses is a stem that does not begin its word: a verb's dictionary form
+(끊겼다 → 끊기다), a noun inside a compound (통신장애 → 장애). Each Korean word is therefore analysed into
+morphemes (kiwipiepy) and its stems that it does not begin with are indexed as terms of the document
+too. `Stems` keeps each distinct word's stems (analysed once, many words to a call), and its bytes between
+builds, so a rebuild analyses only new words; without kiwipiepy the fallback is `strip_particles`, which
+adds nothing prefix matching does not find.
 """
 
 from __future__ import annotations
 
-import bisect
 import html
 import json
-import os
 import re
-import subprocess
-import sys
-import tempfile
-from collections.abc import Iterable, Iterator
+import unicodedata
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
-import lxml.html
-
 from pipeline.fields import ACTION_LISTS, NARRATIVE
+from pipeline.models import Case
 from pipeline.site.labels import FACET_FIELDS as LABELLED_FACETS
 from pipeline.site.labels import LANGS, Lang, field_label, ui
 
 __all__ = [
-    "BUNDLE",
+    "FORMAT",
+    "PARTICLES",
     "SEARCHABLE",
-    "SearchReport",
+    "IndexUpdate",
+    "SearchDoc",
+    "Stems",
     "analyser",
-    "index_site",
-    "korean_stems",
+    "doc_number",
+    "facet_words",
+    "index_files",
     "search_box_html",
+    "search_doc",
+    "search_docs",
+    "shard_key",
     "strip_particles",
+    "terms_of",
+    "update_index",
 ]
 
-BUNDLE = "pagefind"
+FORMAT = 1  # the index's format version (in each manifest); another version is rebuilt from scratch
+ROOT = "search"
 # The fields a search looks in: the record's texts (narrative fields and lists of actions).
 SEARCHABLE: tuple[str, ...] = (*NARRATIVE, *ACTION_LISTS)
-# Where a page without field marks keeps what is not its text.
-_NOT_TEXT = " | ".join(
-    [f".//{tag}" for tag in ("nav", "header", "footer", "script", "style", "template", "form", "pre")]
-    + [".//*[@id='search']", ".//*[@id='facets']", ".//*[@data-pagefind-ignore]"]
-)
+TITLE_WEIGHT = 8  # a title's word counts this many times a word elsewhere
+MAX_WEIGHT = 255
+EXCERPT_CHARS = 200
+DOCS_PER_FILE = 8  # per docs/ file: fetched for the results shown
+KEYS_PER_FILE = 128  # per keys/ file: bookkeeping only
+MAX_TERM = 40  # characters of a term kept
+
 _HANGUL = re.compile(r"[\uac00-\ud7a3]")
-_PUNCT = re.compile(r"^[^\w]+|[^\w]+$")
+_WORD = re.compile(r"[^\W_]+")  # letters and digits (search.js: /[\p{L}\p{N}]+/u)
+_ID_NUMBER = re.compile(r"-([0-9]+)$")
 
 # A Korean word's particles and copula endings, longest first: stripped from a query's word (and by the
 # fallback analyser) when at least two syllables stay. search.js holds the same list.
@@ -106,23 +136,6 @@ PARTICLES: tuple[str, ...] = (
 )
 
 
-@dataclass
-class SearchReport:
-    """What `index_site` did: the pages indexed per language, the stems added, the bundle's files."""
-
-    pages: dict[str, int] = field(default_factory=dict)  # language → case pages indexed
-    stems_added: int = 0  # Korean stems no word of their page begins with, indexed beside the page
-    analyser: str = "kiwipiepy"  # or "particles" (the fallback)
-    written: int = 0
-    unchanged: int = 0
-    removed: int = 0
-    bundle_bytes: int = 0
-
-    @property
-    def total_pages(self) -> int:
-        return sum(self.pages.values())
-
-
 # ---------------------------------------------------------------- Korean
 
 
@@ -147,11 +160,13 @@ def _kiwi() -> Any:
 
 def analyser() -> str:
     """Which analyser Korean words go through here: "kiwipiepy", or "particles" without it."""
-    return "particles" if _kiwi() is None else "kiwipiepy"
+    try:
+        import kiwipiepy  # noqa: F401
+    except ImportError:
+        return "particles"
+    return "kiwipiepy"
 
 
-# Stems per word, kept across calls in one process (and in `index_site`'s cache file across processes).
-_STEMS: dict[str, list[str]] = {}
 _CONTENT_TAGS = ("NNG", "NNP", "NR", "XR", "SH")
 _PREDICATE_TAGS = ("VV", "VA")
 
@@ -180,220 +195,478 @@ def _chunks(words: list[str], size: int = 20_000) -> Iterator[list[str]]:
         yield chunk
 
 
-def _analyse(words: list[str]) -> None:
-    """Fill `_STEMS` for words not there yet: each distinct word analysed once, many to a call."""
-    kiwi = _kiwi()
-    new = sorted({w for w in words if w not in _STEMS})
-    if kiwi is None:
-        for word in new:
-            _STEMS[word] = [strip_particles(word)]
-        return
-    for chunk in _chunks(new):
-        starts: list[int] = []
-        offset = 0
-        for word in chunk:
-            starts.append(offset)
-            offset += len(word) + 1
-        tokens_of: list[list[Any]] = [[] for _ in chunk]
-        for token in kiwi.tokenize("\n".join(chunk)):
-            # the word the token starts in: the last whose start is not after it
-            index = _word_at(starts, token.start)
-            tokens_of[index].append(token)
-        for word, tokens in zip(chunk, tokens_of, strict=True):
-            _STEMS[word] = _stems_of(tokens)
+class Stems:
+    """Korean words' stems: each distinct word analysed once (kiwipiepy, many words to a call), kept
+    between builds as bytes (`dump`, `load`). `changed`: words were analysed since `load`."""
+
+    def __init__(self, known: dict[str, tuple[str, ...]] | None = None) -> None:
+        self._known: dict[str, tuple[str, ...]] = dict(known or {})
+        self.changed = False
+
+    @classmethod
+    def load(cls, data: bytes | None) -> Stems:
+        """The cache of an earlier build's `dump()` (None, or bytes not of a dump: an empty cache)."""
+        known: dict[str, tuple[str, ...]] = {}
+        try:
+            loaded = json.loads(data) if data else {}
+        except ValueError:
+            loaded = {}
+        if isinstance(loaded, dict) and loaded.get("analyser") == analyser():
+            words = loaded.get("words", {})
+            known = {k: tuple(v) for k, v in words.items() if isinstance(v, list)} if isinstance(words, dict) else {}
+        return cls(known)
+
+    def dump(self) -> bytes:
+        words = {word: list(stems) for word, stems in sorted(self._known.items())}
+        return json.dumps({"analyser": analyser(), "words": words}, ensure_ascii=False, separators=(",", ":")).encode()
+
+    def __len__(self) -> int:
+        return len(self._known)
+
+    def analyse(self, words: Iterable[str]) -> None:
+        """Analyse the words not known yet, in few calls (a few seconds for 10,000 cases' words)."""
+        new = sorted({w for w in words if w not in self._known})
+        if not new:
+            return
+        self.changed = True
+        kiwi = _kiwi()
+        if kiwi is None:
+            for word in new:
+                self._known[word] = (strip_particles(word),)
+            return
+        # Each word analysed on its own (kiwipiepy takes a list of texts, analysing each apart): a word's
+        # stems must not depend on the words analysed with it, or an index updated with one case's new
+        # words would differ from one made with all of them at once.
+        for chunk in _chunks(new):
+            for word, tokens in zip(chunk, kiwi.tokenize(chunk), strict=True):
+                self._known[word] = tuple(_stems_of(tokens))
+
+    def of(self, word: str) -> tuple[str, ...]:
+        """The word's stems (analysed now if it is not known)."""
+        if word not in self._known:
+            self.analyse([word])
+        return self._known[word]
 
 
-def _word_at(starts: list[int], position: int) -> int:
-    return max(0, bisect.bisect_right(starts, position) - 1)
+# ---------------------------------------------------------------- a case's document
+
+
+@dataclass(frozen=True)
+class SearchDoc:
+    """What one case page offers the search: where it is, what a result shows, its terms and weights."""
+
+    case_id: str
+    lang: str
+    href: str  # the page's folder, site-relative: "ko/cases/IL-0001/"
+    title: str
+    excerpt: str
+    terms: tuple[tuple[str, int], ...]  # sorted (term, weight)
+
+
+def doc_number(case_id: str) -> int:
+    """A document's number in the index: its case id's number (IL-0042 → 42)."""
+    found = _ID_NUMBER.search(case_id)
+    if found is None:
+        raise ValueError(f"not a case id: {case_id!r}")
+    return int(found.group(1))
+
+
+def _shown(texts: dict[str, str] | None, lang: str) -> str:
+    """The text as the page in `lang` shows it: its own, or the other language's (pages._in)."""
+    if not texts:
+        return ""
+    if lang in texts:
+        return texts[lang]
+    return texts["en"] if "en" in texts else next(iter(texts.values()))
+
+
+def _texts(case: Case, lang: str) -> list[str]:
+    """The page's searchable texts but the title, as shown."""
+    out: list[str] = []
+    for name in SEARCHABLE:
+        if name == "title":
+            continue
+        value = getattr(case, name, None)
+        if name in ACTION_LISTS:
+            out += [_shown(action.text, lang) for action in value or ()]
+        else:
+            out.append(_shown(value, lang))
+    return [text for text in out if text]
 
 
 def _words(text: str) -> list[str]:
-    """The text's words as Pagefind sees them: split on spaces, punctuation at either end dropped."""
-    return [w for w in (_PUNCT.sub("", part) for part in text.split()) if w]
+    """The text's words as the index and the search box see them: runs of letters and digits, lower case,
+    a Latin word of one letter left out."""
+    words = _WORD.findall(unicodedata.normalize("NFC", text).lower())
+    return [w[:MAX_TERM] for w in words if len(w) > 1 or not w.isascii()]
 
 
-def korean_stems(text: str) -> list[str]:
-    """The stems of the text's Korean words that no word of the text begins with (what Pagefind's
-    prefix matching would miss), each once, in the text's order."""
-    words = _words(text)
-    korean = [w for w in words if _HANGUL.search(w)]
-    _analyse(korean)
-    prefixes = {w.lower()[:n] for w in words for n in range(1, len(w) + 1)}
-    added: list[str] = []
-    for word in korean:
-        for stem in _STEMS.get(word, []):
-            if stem.lower() not in prefixes:
-                prefixes.add(stem.lower())
-                added.append(stem)
-    return added
+def _korean(words: Iterable[str]) -> list[str]:
+    return [w for w in words if _HANGUL.search(w)]
 
 
-# ---------------------------------------------------------------- the pages
+def terms_of(title: str, texts: Iterable[str], stems: Stems) -> tuple[tuple[str, int], ...]:
+    """The sorted (term, weight) pairs of a page's title and texts: each word, and each Korean word's
+    stems it does not begin with, a title's counting `TITLE_WEIGHT` times."""
+    weights: dict[str, int] = {}
+    parts = [(title, TITLE_WEIGHT), *((text, 1) for text in texts)]
+    for text, weight in parts:
+        for word in _words(text):
+            found = [word]
+            if _HANGUL.search(word):
+                found += [s.lower() for s in stems.of(word) if not word.startswith(s.lower())]
+            for term in dict.fromkeys(found):
+                weights[term] = weights.get(term, 0) + weight
+    return tuple(sorted((term, min(weight, MAX_WEIGHT)) for term, weight in weights.items()))
 
 
-def case_pages(folder: Path) -> list[Path]:
-    """The written site's case pages, in each language, by path."""
-    return sorted(p for lang in LANGS for p in folder.glob(f"{lang}/cases/*/index.html"))
+def _excerpt(text: str) -> str:
+    text = " ".join(text.split())
+    if len(text) <= EXCERPT_CHARS:
+        return text
+    cut = text[:EXCERPT_CHARS]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > EXCERPT_CHARS // 2 else cut).rstrip(" ,.;:") + "…"
 
 
-def _field_name(element: Any) -> str:
-    return str(element.get("data-field", "")).split(".")[0]
-
-
-def _root(document: Any) -> Any:
-    for query in ("//*[@data-pagefind-body]", "//main", "//body"):
-        found = document.xpath(query)
-        if found:
-            return found[0]
-    return document
-
-
-def _searchable_html(document: Any) -> str:
-    """The part of a case page that is searched, as HTML: its title and its texts."""
-    root = _root(document)
-    marked = root.xpath(".//*[@data-field]")
-    if marked:
-        titles = root.xpath(".//h1")
-        kept = [el for el in marked if _field_name(el) in SEARCHABLE and _field_name(el) != "title"]
-        parts = titles[:1] + [el for el in kept if not any(a in kept for a in el.iterancestors())]
-        return "".join(lxml.html.tostring(el, encoding="unicode", with_tail=False) for el in parts)
-    for element in root.xpath(_NOT_TEXT):
-        element.drop_tree()
-    return "".join(
-        [html.escape(root.text or "")]
-        + [lxml.html.tostring(child, encoding="unicode", with_tail=True) for child in root]
-    )
-
-
-def _is_redirect(document: Any) -> bool:
-    return bool(document.xpath("//meta[translate(@http-equiv,'REFRESH','refresh')='refresh']"))
-
-
-def prepared_page(page: str, lang: str) -> tuple[str, int] | None:
-    """What Pagefind indexes for one written case page: a page of its searchable parts and, for a
-    Korean page, the stems prefix matching would miss; and how many stems. None for a page that
-    only leads elsewhere (a meta refresh)."""
-    document = lxml.html.document_fromstring(page)
-    if _is_redirect(document):
+def search_doc(case: Case, lang: Lang, stems: Stems) -> SearchDoc | None:
+    """What the case's page in `lang` offers the search; None for a withdrawn case. Pure given `stems`."""
+    if getattr(case, "withdrawn", None) is not None:
         return None
-    lang = str(document.get("lang") or lang).split("-")[0]
-    body = _searchable_html(document)
-    stems: list[str] = []
-    if lang == "ko":
-        text = " ".join(lxml.html.fragment_fromstring(body, create_parent="div").itertext())
-        stems = korean_stems(text)
-    # A meta field is searched but never shown in an excerpt (search.js drops it from the result).
-    extra = f'<div hidden data-pagefind-meta="stems">{html.escape(" ".join(stems))}</div>' if stems else ""
-    prepared = (
-        f'<!doctype html><html lang="{html.escape(lang)}"><head><meta charset="utf-8"></head>'
-        f"<body><main data-pagefind-body>{body}</main>{extra}</body></html>"
+    title = _shown(case.title, lang)
+    return SearchDoc(
+        case_id=case.id,
+        lang=lang,
+        href=f"{lang}/cases/{case.id}/",
+        title=title,
+        excerpt=_excerpt(_shown(case.summary, lang)),
+        terms=terms_of(title, _texts(case, lang), stems),
     )
-    return prepared, len(stems)
 
 
-# ---------------------------------------------------------------- the index
+def search_docs(cases: Iterable[Case], stems: Stems, langs: Iterable[Lang] = LANGS) -> list[SearchDoc]:
+    """Every searchable page's document, the Korean words of all analysed first in one batch."""
+    cases = list(cases)
+    langs = tuple(langs)
+    words: set[str] = set()
+    for case in cases:
+        if getattr(case, "withdrawn", None) is None:
+            for lang in langs:
+                for text in (_shown(case.title, lang), *_texts(case, lang)):
+                    words.update(_korean(_words(text)))
+    stems.analyse(words)
+    return [doc for case in cases for lang in langs if (doc := search_doc(case, lang, stems)) is not None]
 
 
-# Files of Pagefind's bundle that the site never loads (other UIs, the highlighter): left out.
-_UNUSED = ("pagefind-component-ui.", "pagefind-modular-ui.", "pagefind-highlight.")
+# ---------------------------------------------------------------- the index's files
 
 
-def _pagefind(staging: Path, output: Path) -> None:
-    """Pagefind's indexer over the staged pages, its bundle into `output`. The package's own binary,
-    through its command line: the Python API's service answers some ten messages a second and writes a
-    large bundle three times slower (20,000 pages: 136 s against 42 s)."""
-    command = [sys.executable, "-m", "pagefind", "--site", str(staging), "--output-path", str(output), "--silent"]
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        raise RuntimeError(f"pagefind failed ({done.returncode}): {done.stderr.strip() or done.stdout.strip()}")
+def shard_key(term: str) -> str:
+    """The shard a term lives in: its first two characters when the first is not ASCII (two Hangul
+    syllables), else its first three."""
+    return term[:2] if not term[:1].isascii() else term[:3]
 
 
-def _same(old: bytes, new: bytes, suffix: str) -> bool:
-    """The same file: the same bytes, or for JSON the same value (Pagefind writes the languages of
-    pagefind-entry.json in no fixed order)."""
-    if old == new:
-        return True
-    if suffix != ".json":
-        return False
-    try:
-        return bool(json.loads(old) == json.loads(new))
-    except ValueError:
-        return False
+@lru_cache(maxsize=1 << 17)
+def _shard_name(key: str) -> str:
+    return "-".join(f"{ord(c):x}" for c in key)
 
 
-def _sync(built: Path, target: Path, report: SearchReport) -> None:
-    """Copy the bundle built into `target`, writing only files whose bytes changed; remove the rest."""
-    fresh = {p.relative_to(built) for p in built.rglob("*") if p.is_file() and not p.name.startswith(_UNUSED)}
-    for relative in sorted(fresh):
-        data = (built / relative).read_bytes()
-        report.bundle_bytes += len(data)
-        destination = target / relative
-        if destination.is_file() and _same(destination.read_bytes(), data, relative.suffix):
-            report.unchanged += 1
-            continue
-        destination.parent.mkdir(parents=True, exist_ok=True)
-        temporary = destination.with_name(f".{destination.name}.new")
-        temporary.write_bytes(data)
-        os.replace(temporary, destination)
-        report.written += 1
-    if target.is_dir():
-        for old in sorted(target.rglob("*"), reverse=True):
-            if old.is_file() and old.relative_to(target) not in fresh:
-                old.unlink()
-                report.removed += 1
-            elif old.is_dir() and not any(old.iterdir()):
-                old.rmdir()
+def _dumps(value: Any) -> bytes:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode()
 
 
-def _load_cache(cache: Path | None) -> int:
-    """Read the words' stems kept by an earlier build; how many words are known then."""
-    if cache is not None and cache.is_file():
-        try:
-            loaded = json.loads(cache.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            loaded = None
-        if isinstance(loaded, dict):
-            _STEMS.update({k: v for k, v in loaded.items() if isinstance(v, list) and k not in _STEMS})
-    return len(_STEMS)
+def _manifest_key(lang: str) -> str:
+    return f"{ROOT}/{lang}/index.json"
 
 
-def _save_cache(cache: Path | None, known: int) -> None:
-    """Keep the words' stems for the next build, when this one met new words (or kept none yet)."""
-    if cache is None or (len(_STEMS) == known and cache.is_file()):
-        return
-    cache.parent.mkdir(parents=True, exist_ok=True)
-    temporary = cache.with_name(f".{cache.name}.new")
-    temporary.write_text(json.dumps(_STEMS, sort_keys=True, ensure_ascii=False), encoding="utf-8")
-    os.replace(temporary, temporary.with_name(cache.name))
+def _live_key(lang: str) -> str:
+    return f"{ROOT}/{lang}/live.json"
 
 
-def index_site(folder: Path, *, stem_cache: Path | None = None) -> SearchReport:
-    """Build the search index of the site written in `folder` into `folder/pagefind/`.
+def _heads_path(lang: str, head: str) -> str:
+    return f"{ROOT}/{lang}/heads/{_shard_name(head)}.json"
 
-    `stem_cache`: a JSON file keeping each Korean word's stems between builds (outside the site, e.g.
-    in the data root), so that a rebuild analyses only words it has not met."""
-    report = SearchReport(analyser=analyser())
-    known = _load_cache(stem_cache)
-    with tempfile.TemporaryDirectory(prefix="incidentlib-search-") as work:
-        staging, built = Path(work, "pages"), Path(work, "bundle")
-        for page in case_pages(folder):
-            relative = page.relative_to(folder)
-            prepared = prepared_page(page.read_text(encoding="utf-8"), relative.parts[0])
-            if prepared is None:
+
+def _shard_path(lang: str, key: str) -> str:
+    return f"{ROOT}/{lang}/shards/{_shard_name(key)}.json"
+
+
+def _docs_path(lang: str, chunk: int) -> str:
+    return f"{ROOT}/{lang}/docs/{chunk}.json"
+
+
+def _keys_path(lang: str, chunk: int) -> str:
+    return f"{ROOT}/{lang}/keys/{chunk}.json"
+
+
+def _deltas(numbers: Iterable[int]) -> list[int]:
+    out: list[int] = []
+    last = 0
+    for n in numbers:
+        out.append(n - last)
+        last = n
+    return out
+
+
+def _undeltas(deltas: Iterable[int]) -> list[int]:
+    out: list[int] = []
+    last = 0
+    for d in deltas:
+        last += d
+        out.append(last)
+    return out
+
+
+# A shard held: term -> {doc number: weight}.
+_Shard = dict[str, dict[int, int]]
+
+
+def _encode_shard(shard: _Shard) -> bytes:
+    encoded: dict[str, list[int]] = {}
+    for term, postings in shard.items():
+        flat: list[int] = []
+        last = 0
+        for number in sorted(postings):
+            flat += (number - last, postings[number])
+            last = number
+        encoded[term] = flat
+    return _dumps(encoded)
+
+
+def _decode_shard(data: bytes) -> _Shard:
+    shard: _Shard = {}
+    for term, flat in json.loads(data).items():
+        postings: dict[int, int] = {}
+        last = 0
+        for i in range(0, len(flat), 2):
+            last += flat[i]
+            postings[last] = flat[i + 1]
+        shard[term] = postings
+    return shard
+
+
+def _manifest(lang: str, shards: Iterable[str]) -> bytes:
+    return _manifest_heads(lang, {key[:1] for key in shards})
+
+
+def _manifest_heads(lang: str, heads: Iterable[str]) -> bytes:
+    return _dumps({"version": FORMAT, "lang": lang, "docs_per_file": DOCS_PER_FILE, "heads": "".join(sorted(heads))})
+
+
+def _heads(shards: Iterable[str]) -> dict[str, list[str]]:
+    """The shard keys by their first character (what heads/ holds)."""
+    heads: dict[str, list[str]] = {}
+    for key in sorted(shards):
+        heads.setdefault(key[:1], []).append(key)
+    return heads
+
+
+def _doc_entry(doc: SearchDoc) -> list[str]:
+    return [doc.href, doc.title, doc.excerpt]
+
+
+def _encode_chunk(entries: Mapping[int, Any]) -> bytes:
+    return _dumps({str(n): entries[n] for n in sorted(entries)})
+
+
+def _decode_chunk(data: bytes) -> dict[int, Any]:
+    return {int(n): value for n, value in json.loads(data).items()}
+
+
+def _live(numbers: Iterable[int], shards: Iterable[str]) -> bytes:
+    # the shards' keys as one string, a line each (a list of 50,000 strings costs ten times as much)
+    return _dumps({"version": FORMAT, "docs": _deltas(sorted(numbers)), "shards": "\n".join(sorted(shards))})
+
+
+def _numbered(docs: Iterable[SearchDoc]) -> dict[str, dict[int, SearchDoc]]:
+    by_lang: dict[str, dict[int, SearchDoc]] = {lang: {} for lang in LANGS}
+    for doc in docs:
+        held = by_lang.setdefault(doc.lang, {})
+        number = doc_number(doc.case_id)
+        if number in held:
+            raise ValueError(f"two documents numbered {number} in {doc.lang}: {held[number].case_id}, {doc.case_id}")
+        held[number] = doc
+    return by_lang
+
+
+def _keys_of(doc: SearchDoc) -> list[str]:
+    return sorted({shard_key(term) for term, _ in doc.terms})
+
+
+def index_files(docs: Iterable[SearchDoc]) -> dict[str, bytes]:
+    """The whole index, every language (each has its manifest, even with no document), by site-relative
+    path under search/. The same documents give the same bytes, whatever their order."""
+    files: dict[str, bytes] = {}
+    for lang, numbered in _numbered(docs).items():
+        shards: dict[str, _Shard] = {}
+        docs_chunks: dict[int, dict[int, Any]] = {}
+        keys_chunks: dict[int, dict[int, Any]] = {}
+        for number, doc in numbered.items():
+            for term, weight in doc.terms:
+                shards.setdefault(shard_key(term), {}).setdefault(term, {})[number] = weight
+            docs_chunks.setdefault(number // DOCS_PER_FILE, {})[number] = _doc_entry(doc)
+            keys_chunks.setdefault(number // KEYS_PER_FILE, {})[number] = _keys_of(doc)
+        for key, shard in shards.items():
+            files[_shard_path(lang, key)] = _encode_shard(shard)
+        for chunk, entries in docs_chunks.items():
+            files[_docs_path(lang, chunk)] = _encode_chunk(entries)
+        for chunk, entries in keys_chunks.items():
+            files[_keys_path(lang, chunk)] = _encode_chunk(entries)
+        for head, keys in _heads(shards).items():
+            files[_heads_path(lang, head)] = _dumps(keys)
+        files[_live_key(lang)] = _live(numbered, shards)
+        files[_manifest_key(lang)] = _manifest(lang, shards)
+    return dict(sorted(files.items()))
+
+
+@dataclass
+class IndexUpdate:
+    """An update of the index: the files that change (their new bytes) and the files left as they are (in
+    no particular order); together the whole index. A file of the last index in neither is gone."""
+
+    files: dict[str, bytes] = field(default_factory=dict)
+    kept: list[str] = field(default_factory=list)
+
+
+class _Stale(Exception):
+    """The previous index is missing, of another format, or lacks a file it names."""
+
+
+def _read(previous: Callable[[str], bytes | None], key: str) -> bytes:
+    data = previous(key)
+    if data is None:
+        raise _Stale(key)
+    return data
+
+
+def _all_files(lang: str, shards: Iterable[str], heads: str, live: Iterable[int]) -> list[str]:
+    """Every file of a language's index, from its bookkeeping (a list of 50,000 paths in some 10 ms)."""
+    live = list(live)
+    base = f"{ROOT}/{lang}"
+    return [
+        _manifest_key(lang),
+        _live_key(lang),
+        *(f"{base}/shards/{_shard_name(key)}.json" for key in shards),
+        *(f"{base}/heads/{_shard_name(head)}.json" for head in heads),
+        *(f"{base}/docs/{n}.json" for n in sorted({n // DOCS_PER_FILE for n in live})),
+        *(f"{base}/keys/{n}.json" for n in sorted({n // KEYS_PER_FILE for n in live})),
+    ]
+
+
+def _update_heads(
+    previous: Callable[[str], bytes | None], lang: str, heads: set[str], added: set[str], gone: set[str]
+) -> dict[str, bytes | None]:
+    """The heads/ files of the shards added and gone, updated (None: no shard begins so any more); `heads`
+    updated in place."""
+    out: dict[str, bytes | None] = {}
+    for head in sorted({key[:1] for key in added | gone}):
+        keys = set(json.loads(_read(previous, _heads_path(lang, head)))) if head in heads else set()
+        keys = (keys - gone) | {key for key in added if key[:1] == head}
+        out[_heads_path(lang, head)] = _dumps(sorted(keys)) if keys else None
+        (heads.add if keys else heads.discard)(head)
+    return out
+
+
+def _update_chunks(
+    previous: Callable[[str], bytes | None],
+    path: Callable[[int], str],
+    per_file: int,
+    values: Mapping[int, Any | None],
+    live: set[int],
+) -> tuple[dict[str, bytes | None], dict[int, Any]]:
+    """The chunk files the changed documents are in, updated (None: now empty); and the old values."""
+    out: dict[str, bytes | None] = {}
+    old: dict[int, Any] = {}
+    for chunk in sorted({n // per_file for n in values}):
+        key = path(chunk)
+        held = _decode_chunk(_read(previous, key)) if any(n // per_file == chunk for n in live) else {}
+        for number, value in values.items():
+            if number // per_file != chunk:
                 continue
-            text, stems = prepared
-            destination = staging / relative
-            destination.parent.mkdir(parents=True, exist_ok=True)
-            destination.write_text(text, encoding="utf-8")
-            report.pages[relative.parts[0]] = report.pages.get(relative.parts[0], 0) + 1
-            report.stems_added += stems
-        staging.mkdir(parents=True, exist_ok=True)
-        _pagefind(staging, built)
-        if not built.is_dir():
-            built.mkdir()
-        _sync(built, folder / BUNDLE, report)
-    _save_cache(stem_cache, known)
-    return report
+            if number in held:
+                old[number] = held.pop(number)
+            if value is not None:
+                held[number] = value
+        out[key] = _encode_chunk(held) if held else None
+    return out, old
+
+
+def _update_lang(
+    previous: Callable[[str], bytes | None], lang: str, changed: Mapping[int, SearchDoc | None]
+) -> tuple[dict[str, bytes | None], list[str]]:
+    """One language's files that the changed documents touch (None: gone), and all its files before."""
+    manifest = json.loads(_read(previous, _manifest_key(lang)))
+    if not isinstance(manifest, dict) or manifest.get("version") != FORMAT:
+        raise _Stale(_manifest_key(lang))
+    live_data = json.loads(_read(previous, _live_key(lang)))
+    live = set(_undeltas(live_data["docs"]))
+    listed = live_data["shards"].split("\n") if live_data["shards"] else []
+    shards = set(listed)
+    heads = set(manifest["heads"])
+    before = _all_files(lang, listed, manifest["heads"], live)
+    if not changed:
+        return {}, before
+    new_keys = {n: (_keys_of(doc) if doc is not None else None) for n, doc in changed.items()}
+    out, old_keys = _update_chunks(previous, lambda c: _keys_path(lang, c), KEYS_PER_FILE, new_keys, live)
+    docs = {n: (_doc_entry(doc) if doc is not None else None) for n, doc in changed.items()}
+    docs_out, _ = _update_chunks(previous, lambda c: _docs_path(lang, c), DOCS_PER_FILE, docs, live)
+    out.update(docs_out)
+    touched = {k for keys in old_keys.values() for k in keys} | {k for keys in new_keys.values() if keys for k in keys}
+    added: set[str] = set()
+    gone: set[str] = set()
+    for key in sorted(touched):
+        shard = _decode_shard(_read(previous, _shard_path(lang, key))) if key in shards else {}
+        for term in list(shard):
+            for number in changed:
+                shard[term].pop(number, None)
+            if not shard[term]:
+                del shard[term]
+        for number, doc in changed.items():
+            for term, weight in doc.terms if doc is not None else ():
+                if shard_key(term) == key:
+                    shard.setdefault(term, {})[number] = weight
+        out[_shard_path(lang, key)] = _encode_shard(shard) if shard else None
+        if shard and key not in shards:
+            added.add(key)
+        elif not shard and key in shards:
+            gone.add(key)
+    shards = (shards - gone) | added
+    out.update(_update_heads(previous, lang, heads, added, gone))
+    live = (live - set(changed)) | {n for n, doc in changed.items() if doc is not None}
+    out[_live_key(lang)] = _live(live, shards)
+    out[_manifest_key(lang)] = _manifest_heads(lang, heads)
+    return out, before
+
+
+def update_index(
+    previous: Callable[[str], bytes | None], changed: Mapping[tuple[str, str], SearchDoc | None]
+) -> IndexUpdate | None:
+    """The index after the `changed` documents ((lang, case id) → its new document, None: gone), from
+    the last index's files (`previous(key)`): reads and rewrites only the shards the changed documents'
+    old and new terms live in, their docs/ and keys/ files, the heads/ files whose list of shards
+    changed, the manifest and live.json. None when the last index is missing or of another format (then
+    make it anew with `index_files`). Gives exactly the files `index_files` gives from all the documents.
+    At 10,000 cases (50,000 files a language) one case's update takes about 0.1 s, most of it listing
+    the files kept."""
+    by_lang: dict[str, dict[int, SearchDoc | None]] = {lang: {} for lang in LANGS}
+    for (lang, case_id), doc in changed.items():
+        if doc is not None and (doc.lang, doc.case_id) != (lang, case_id):
+            raise ValueError(f"the document of {lang}/{case_id} is {doc.lang}/{doc.case_id}")
+        by_lang.setdefault(lang, {})[doc_number(case_id)] = doc
+    update = IndexUpdate()
+    try:
+        for lang, docs in by_lang.items():
+            written, before = _update_lang(previous, lang, docs)
+            for key, data in written.items():
+                if data is not None and data != previous(key):
+                    update.files[key] = data
+            update.kept += [key for key in before if key not in written or written[key] is not None]
+    except (_Stale, ValueError, KeyError, TypeError):
+        return None
+    update.kept = [k for k in update.kept if k not in update.files]
+    update.files = dict(sorted(update.files.items()))
+    return update
 
 
 # ---------------------------------------------------------------- the search box
@@ -404,20 +677,27 @@ def _rooted(root_rel: str) -> str:
 
 
 def search_box_html(lang: Lang, root_rel: str) -> str:
-    """The search box a page includes: a labelled search input written in the page, and the site's glue
-    (search.js), every link relative (`root_rel` leads from the page to the site's root: "", "../",
-    "../../../"). Pagefind's UI (its script and stylesheet, named in `data-ui` and `data-ui-css`) is
-    loaded only when the reader focuses the input or types in it; search.js then hands the typed query
-    over to it."""
+    """The search box a page includes: a labelled search input, a live region for the count, the results'
+    list, and the site's glue (search.js), every link relative (`root_rel` leads from the page to the
+    site's root: "", "../", "../../../"). The index (`search/{lang}/`) is fetched only when the reader
+    focuses the input or types in it; the phrases the results need come in the box's data attributes."""
     root = html.escape(_rooted(root_rel), quote=True)
     label = html.escape(ui("search", lang), quote=True)
+
+    def phrase(key: str) -> str:
+        return html.escape(ui(key, lang, n="{n}"), quote=True)
+
     return (
         f'<div class="site-search" role="search" aria-label="{label}">'
-        f'<div id="search" data-root="{root}" data-lang="{lang}" data-label="{label}"'
-        f' data-ui="{root}{BUNDLE}/pagefind-ui.js" data-ui-css="{root}{BUNDLE}/pagefind-ui.css">'
-        f'<label class="visually-hidden" for="search-start">{label}</label>'
-        f'<input type="search" id="search-start" class="search-start" aria-label="{label}" placeholder="{label}"'
-        ' autocomplete="off">'
+        f'<div id="search" data-root="{root}" data-lang="{lang}" data-index="{root}{ROOT}/{lang}/"'
+        f' data-results="{phrase("search_results")}" data-results-one="{phrase("search_results_one")}"'
+        f' data-failed="{phrase("search_failed")}">'
+        f'<label class="visually-hidden" for="search-input">{label}</label>'
+        f'<input type="search" id="search-input" class="search-input" placeholder="{label}"'
+        ' autocomplete="off" aria-controls="search-results">'
+        '<p class="search-status" role="status" aria-live="polite"></p>'
+        f'<ol class="search-results" id="search-results" hidden></ol>'
+        f'<button type="button" class="search-more" hidden>{html.escape(ui("search_more", lang))}</button>'
         "</div>"
         "</div>"
         f'<script src="{root}assets/search.js" defer></script>'

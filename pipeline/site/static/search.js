@@ -1,11 +1,12 @@
-/* The site's search box: Pagefind's UI over the site's own bundle (pagefind/), its input labelled, a
-   Korean word's particle stripped before searching (서울은 → 서울: Pagefind matches words by prefix, and
-   the index holds the stems prefix matching misses; see pipeline/site/search.py).
-   The page holds only a small labelled <input type="search" id="search-start"> inside the container
-   search_box_html() writes: <div id="search" data-root="../../" data-label="검색" data-ui="…/pagefind-ui.js"
-   data-ui-css="…/pagefind-ui.css">. Pagefind's UI (script and stylesheet) is loaded the first time the
-   reader focuses that input or types in it; the UI then takes the input's place, with what was typed
-   so far as its query, the focus and the caret. */
+/* The site's search box over its own static index (search/{lang}/; see pipeline/site/search.py).
+   search_box_html() writes the box: <div id="search" data-root="../" data-lang="ko" data-index="../search/ko/"
+   data-results="검색 결과 {n}건" …> with a labelled <input type="search" id="search-input">, a live region
+   (.search-status) for the count and an <ol class="search-results">. Nothing is fetched until the reader
+   focuses the input or types in it; then the manifest (index.json), per query word the list of shards
+   of its first character (heads/) and the shards it needs, and the docs/ files of the results shown (ten at a time, "more" for the next ten).
+   A query: its words (letters and digits), lower case, a Korean word's particle stripped (서울에서 → 서울),
+   an English word's plural s dropped; each word matches the index terms it begins; all words must match;
+   ranked by summed weights (a title's words weigh more). Every URL is relative to the page. */
 (function () {
   "use strict";
   // The same list as PARTICLES in pipeline/site/search.py (a test keeps the two in step), longest first.
@@ -13,6 +14,8 @@
     "한테", "으로", "처럼", "보다", "마다", "이나", "이다", "입니다", "은", "는", "이", "가", "을", "를", "에", "의",
     "와", "과", "도", "로", "만", "나"];
   var HANGUL = /[\uac00-\ud7a3]/;
+  var WORD = /[\p{L}\p{N}]+/gu;
+  var SHOWN = 10;
 
   function stripParticles(word) {
     for (var i = 0; i < PARTICLES.length; i++) {
@@ -24,113 +27,228 @@
     return word;
   }
 
-  function processTerm(term) {
-    return term.split(/\s+/).filter(Boolean).map(stripParticles).join(" ");
-  }
-
-  function label(container) {
-    var input = container.querySelector("input.pagefind-ui__search-input, input[type=text], input[type=search]");
-    if (!input || input.getAttribute("data-labelled")) return input;
-    input.setAttribute("data-labelled", "1");
-    if (!input.id) input.id = "search-input";
-    input.type = "search";
-    input.setAttribute("aria-label", container.getAttribute("data-label") || "Search");
-    var tag = document.createElement("label");
-    tag.htmlFor = input.id;
-    tag.className = "visually-hidden";
-    tag.style.cssText = "position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap";
-    tag.textContent = container.getAttribute("data-label") || "Search";
-    input.parentNode.insertBefore(tag, input);
-    return input;
-  }
-
-  function handOver(container, typed, hadFocus) {
-    var root = new URL(container.getAttribute("data-root") || "", document.baseURI);
-    var ui = new PagefindUI({
-      element: "#search",
-      bundlePath: new URL("pagefind/", root).href,
-      baseUrl: root.pathname,
-      showImages: false,
-      showSubResults: false,
-      resetStyles: false,
-      processTerm: processTerm,
-      processResult: function (result) {
-        if (result.meta) delete result.meta.stems;
-        return result;
-      }
+  function queryWords(query) {
+    var words = (query.normalize("NFC").toLowerCase().match(WORD) || []).map(function (word) {
+      if (HANGUL.test(word)) return stripParticles(word);
+      if (/^[a-z]{4,}s$/.test(word) && !/ss$/.test(word)) return word.slice(0, -1);
+      return word;
     });
+    return words.filter(function (word, i) { return words.indexOf(word) === i; });
+  }
 
-    function ready() {
-      var input = label(container);
-      if (!input) return false;
-      if (typed) {
-        input.value = typed;
-        ui.triggerSearch(typed);
-      }
-      if (hadFocus) {
-        input.focus();
-        try { input.setSelectionRange(input.value.length, input.value.length); } catch (e) { /* not text */ }
-      }
-      return true;
-    }
+  function shardKey(term) {
+    var chars = Array.from(term);
+    return chars.slice(0, chars[0].charCodeAt(0) > 127 ? 2 : 3).join("");
+  }
 
-    if (!ready()) {
-      var watch = new MutationObserver(function () {
-        if (ready()) watch.disconnect();
+  function shardName(key) {
+    return Array.from(key).map(function (c) { return c.codePointAt(0).toString(16); }).join("-");
+  }
+
+  function Index(base) {
+    this.base = base;
+    this.files = new Map();
+    this.manifest = null;
+  }
+
+  Index.prototype.get = function (path) {
+    if (!this.files.has(path)) {
+      var url = new URL(path, this.base).href;
+      var files = this.files;
+      var loading = fetch(url).then(function (response) {
+        if (!response.ok) throw new Error(url + ": " + response.status);
+        return response.json();
       });
-      watch.observe(container, { childList: true, subtree: true });
+      loading.catch(function () { files.delete(path); });
+      this.files.set(path, loading);
     }
+    return this.files.get(path);
+  };
+
+  Index.prototype.ready = function () {
+    var self = this;
+    if (!this.manifest) {
+      this.manifest = this.get("index.json").then(function (manifest) {
+        manifest.heads = new Set(Array.from(manifest.heads));
+        return manifest;
+      });
+      this.manifest.catch(function () { self.manifest = null; });
+    }
+    return this.manifest;
+  };
+
+  // The shard keys a query word needs (from heads/ of its first character): its own when it is as long
+  // as a key, else every key it begins.
+  Index.prototype.keysFor = function (word, manifest) {
+    var head = Array.from(word)[0];
+    if (!manifest.heads.has(head)) return Promise.resolve([]);
+    var own = shardKey(word);
+    return this.get("heads/" + shardName(head) + ".json").then(function (keys) {
+      return keys.filter(function (key) { return key === own || key.lastIndexOf(word, 0) === 0; });
+    });
+  };
+
+  // Doc number → summed weight of the index's terms the word begins.
+  function postingsOf(word, shards) {
+    var found = new Map();
+    shards.forEach(function (shard) {
+      Object.keys(shard).forEach(function (term) {
+        if (term.lastIndexOf(word, 0) !== 0) return;
+        var flat = shard[term];
+        var doc = 0;
+        for (var i = 0; i < flat.length; i += 2) {
+          doc += flat[i];
+          found.set(doc, (found.get(doc) || 0) + flat[i + 1]);
+        }
+      });
+    });
+    return found;
   }
 
-  function loadScript(src) {
-    return new Promise(function (resolve, reject) {
-      var tag = document.createElement("script");
-      tag.src = src;
-      tag.onload = resolve;
-      tag.onerror = function () { reject(new Error("cannot load " + src)); };
-      document.head.appendChild(tag);
+  Index.prototype.search = function (query) {
+    var self = this;
+    var words = queryWords(query);
+    if (!words.length) return Promise.resolve({ words: words, hits: [] });
+    return this.ready().then(function (manifest) {
+      return Promise.all(words.map(function (word) {
+        return self.keysFor(word, manifest).then(function (keys) {
+          return Promise.all(keys.map(function (key) { return self.get("shards/" + shardName(key) + ".json"); }));
+        }).then(function (shards) { return postingsOf(word, shards); });
+      }));
+    }).then(function (perWord) {
+      var scores = null;
+      perWord.forEach(function (found) {
+        var next = new Map();
+        found.forEach(function (weight, doc) {
+          if (scores === null || scores.has(doc)) next.set(doc, (scores ? scores.get(doc) : 0) + weight);
+        });
+        scores = next;
+      });
+      var hits = Array.from(scores.entries()).sort(function (a, b) { return b[1] - a[1] || b[0] - a[0]; });
+      return { words: words, hits: hits.map(function (hit) { return hit[0]; }) };
     });
+  };
+
+  Index.prototype.docs = function (numbers, perFile) {
+    var self = this;
+    return Promise.all(numbers.map(function (n) {
+      return self.get("docs/" + Math.floor(n / perFile) + ".json").then(function (chunk) { return chunk[String(n)]; });
+    }));
+  };
+
+  // The text with each query word found in it marked (<mark>), built as nodes (never as HTML).
+  function marked(text, words) {
+    var fragment = document.createDocumentFragment();
+    var lower = text.toLowerCase();
+    var at = 0;
+    while (at < text.length) {
+      var best = -1;
+      var length = 0;
+      words.forEach(function (word) {
+        var found = lower.indexOf(word, at);
+        if (found !== -1 && (best === -1 || found < best || (found === best && word.length > length))) {
+          best = found;
+          length = word.length;
+        }
+      });
+      if (best === -1) break;
+      if (best > at) fragment.appendChild(document.createTextNode(text.slice(at, best)));
+      var mark = document.createElement("mark");
+      mark.textContent = text.slice(best, best + length);
+      fragment.appendChild(mark);
+      at = best + length;
+    }
+    if (at < text.length) fragment.appendChild(document.createTextNode(text.slice(at)));
+    return fragment;
   }
 
   function start() {
-    var container = document.getElementById("search");
-    if (!container) return;
-    var first = container.querySelector("#search-start");
-    var loading = null;
+    var box = document.getElementById("search");
+    if (!box) return;
+    var input = box.querySelector("#search-input");
+    var status = box.querySelector(".search-status");
+    var list = box.querySelector(".search-results");
+    var more = box.querySelector(".search-more");
+    var rootRel = box.getAttribute("data-root") || "";
+    var index = null;
+    var asked = 0; // the latest query's number: an older query's answer is dropped
+    var current = null;
+
+    function say(n) {
+      var phrase = box.getAttribute(n === 1 ? "data-results-one" : "data-results") || "{n}";
+      status.textContent = phrase.replace("{n}", String(n));
+    }
 
     function wake() {
-      if (loading) return;
-      var css = container.getAttribute("data-ui-css");
-      if (css) {
-        var sheet = document.createElement("link");
-        sheet.rel = "stylesheet";
-        sheet.href = css;
-        document.head.appendChild(sheet);
+      if (!index) {
+        index = new Index(new URL(box.getAttribute("data-index") || "", document.baseURI));
+        var style = document.createElement("style");
+        style.textContent = ".search-results{margin:.5em 0;padding-left:1.5em}.search-result{margin:.4em 0}" +
+          ".search-result-excerpt{margin:.1em 0 0;font-size:.9em}.search-results mark{background:#ffe58a;color:inherit}";
+        document.head.appendChild(style);
       }
-      var ready = typeof PagefindUI === "undefined" ? loadScript(container.getAttribute("data-ui")) : Promise.resolve();
-      loading = ready.then(function () {
-        var typed = first ? first.value : "";
-        var hadFocus = first ? document.activeElement === first : false;
-        if (first && first.parentNode) {
-          // the static box (and its label) leave: Pagefind's UI renders its own input in their place
-          container.replaceChildren();
-        }
-        handOver(container, typed, hadFocus);
-      }).catch(function (error) {
-        loading = null;
-        if (window.console) console.warn("search unavailable:", error);
+      return index;
+    }
+
+    function show(answer, from, number) {
+      var numbers = answer.hits.slice(from, from + SHOWN);
+      return index.ready().then(function (manifest) {
+        return index.docs(numbers, manifest.docs_per_file);
+      }).then(function (docs) {
+        if (number !== asked) return;
+        docs.forEach(function (doc) {
+          if (!doc) return;
+          var item = document.createElement("li");
+          item.className = "search-result";
+          var link = document.createElement("a");
+          link.className = "search-result-link";
+          link.setAttribute("href", rootRel + doc[0]); // relative to the page, as every link of the site
+          link.appendChild(marked(doc[1], answer.words));
+          var excerpt = document.createElement("p");
+          excerpt.className = "search-result-excerpt";
+          excerpt.appendChild(marked(doc[2], answer.words));
+          item.appendChild(link);
+          item.appendChild(excerpt);
+          list.appendChild(item);
+        });
+        answer.shown = from + numbers.length;
+        more.hidden = answer.shown >= answer.hits.length;
+        list.hidden = answer.hits.length === 0;
+        say(answer.hits.length);
       });
     }
 
-    window.incidentlibSearch = { processTerm: processTerm, stripParticles: stripParticles, load: wake };
-    if (!first) {
-      wake();
-      return;
+    function run() {
+      var query = input.value;
+      var number = ++asked;
+      if (!queryWords(query).length) {
+        current = null;
+        list.replaceChildren();
+        list.hidden = true;
+        more.hidden = true;
+        status.textContent = "";
+        return;
+      }
+      wake().search(query).then(function (answer) {
+        if (number !== asked) return;
+        current = answer;
+        list.replaceChildren();
+        return show(answer, 0, number);
+      }).catch(function (error) {
+        if (number !== asked) return;
+        status.textContent = box.getAttribute("data-failed") || "Search is unavailable";
+        if (window.console) console.warn("search:", error);
+      });
     }
-    ["focus", "keydown", "input", "pointerdown"].forEach(function (name) {
-      first.addEventListener(name, wake);
+
+    input.addEventListener("focus", function () { wake().ready().catch(function () { /* said on a search */ }); });
+    input.addEventListener("input", run);
+    input.addEventListener("search", run);
+    more.addEventListener("click", function () {
+      if (current) show(current, current.shown || 0, asked);
     });
-    if (document.activeElement === first || first.value) wake();
+    window.incidentlibSearch = { queryWords: queryWords, stripParticles: stripParticles, shardKey: shardKey };
+    if (input.value) run();
   }
 
   if (document.readyState === "loading") {
