@@ -130,6 +130,12 @@ class Settings(BaseSettings):
             " (a value ending in `/cases/`, as older settings did, is read as the base before it)."
         ),
     )
+    site_note: dict[str, str] = Field(
+        default={},
+        description="A line each listing of the reader's site ends with, after the summing-up, by language "
+        '(JSON: `{"ko": "…", "en": "…"}`): who else reads the library, say, as the seed listing names the '
+        "checker whose checks rest on such reports. A language left out has none.",
+    )
     required_languages: list[str] = Field(
         default=["en"],
         description="Languages every narrative field of a published case must have.",

@@ -51,6 +51,8 @@ def test_the_feeds_of_a_real_library(store: Store, make_case: Callable[..., Case
     assert first.updated == "2026-11-03T08:00:00+00:00"
     assert first.link == f"{BASE}/ko/cases/IL-0002/"
     assert first.summary == "Only English.", "a summary missing in Korean falls back to English"
+    assert first.summary_detail.language == "en", "and says it is English (xml:lang)"
+    assert first.title_detail.language == "ko", "the title is Korean: the feed's language"
     case = store.read_case("IL-0001")
     assert second.summary == case.summary["ko"] and second.title == f"IL-0001: {case.title['ko']}"
 
@@ -75,6 +77,21 @@ def test_a_withdrawal_is_news_in_the_feed(store: Store, make_case: Callable[...,
     assert top.id == f"{BASE}/cases/IL-0001" and top.updated == "2026-11-05T00:00:00+00:00"
     assert top.title.startswith("Withdrawn case: IL-0001: ")
     assert top.summary.startswith("Withdrawn case: a duplicate. This case was merged into IL-0002. ")
+
+
+def test_a_feed_whose_cases_were_all_withdrawn_leads_to_the_listing(
+    store: Store, make_case: Callable[..., Case]
+) -> None:
+    """The feed stays (the withdrawal is news), but its term's page went with its last listed case."""
+    store.write_case(make_case("IL-0001", components=["nccl"], org="Solo", org_slug="solo"))
+    store.write_case(make_case("IL-0002", components=["storage"]))
+    withdraw(store, "IL-0001", why="a duplicate", by="carol", now=datetime(2026, 11, 5, tzinfo=UTC))
+    files = feeds.render(_ctx(store.cases()))
+    for path in ("ko/components/nccl/feed.xml", "ko/orgs/solo/feed.xml"):
+        page = [link.href for link in _parse(files[path]).feed.links if link.rel == "alternate"]
+        assert page == [f"{BASE}/ko/"], path
+    kept = _parse(files["ko/components/storage/feed.xml"]).feed.links
+    assert [link.href for link in kept if link.rel == "alternate"] == [f"{BASE}/ko/components/storage/"]
 
 
 def test_a_feed_holds_the_newest_fifty_and_renders_the_same_bytes_twice(make_case: Callable[..., Case]) -> None:

@@ -194,3 +194,18 @@ def test_a_piece_is_copied_only_when_its_case_is_the_same() -> None:
     assert first.data == b"H<a><b>T" and made == ["a", "b"]
     second = assemble(b"H", [Card("b", "1"), Card("a", "2")], piece, lambda spans: b"T", (first.data, first.spans))
     assert second.data == b"H<b><a>T" and made == ["a", "b", "a"]
+
+
+def test_a_build_on_several_processes_gives_the_same_bytes(
+    library: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A large build makes its files on every core (spawned workers planning the site again from the
+    cards): the same bytes as one process makes. The threshold is lowered so that 45 cases reach it."""
+    from pipeline.site import build
+
+    monkeypatch.setattr(build, "PARALLEL_FROM", 1)
+    settings = Settings(root=library.root)
+    alone = build_site(library, settings, tmp_path / "alone", workers=1)
+    shared = build_site(library, settings, tmp_path / "shared", workers=2)
+    assert alone.counts() == shared.counts() and shared.counts()["written"] > 300
+    assert _tree(tmp_path / "alone") == _tree(tmp_path / "shared")

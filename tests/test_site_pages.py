@@ -90,7 +90,8 @@ def test_the_korean_listing_is_the_seeds(two: dict[str, bytes]) -> None:
     labels = [text(dt) for dt in items[0].cssselect("dl.sections dt")]
     order = [field_label(name, "ko") for name in LISTING_SECTIONS]
     assert labels == [label for label in order if label in labels] and labels[0] == "증상"
-    assert labels == ["증상", "원인", "구성 요소", "감지", "조치", "교훈"]
+    # As the seed's: the vocabulary's sections stay under their headings when empty (no contributing factor).
+    assert labels == ["증상", "원인", "구성 요소", "기여 요인", "감지", "조치", "교훈"]
     assert text(page.cssselect("p.summing-up")[0]) == "이 2건에서 가장 많이 나오는 구성 요소: NCCL, PyTorch, SLURM"
     assert page.cssselect("section#facets[hidden]") and page.cssselect("div#search")
     assert page.cssselect('script[src="../assets/facets.js"][defer]')
@@ -298,3 +299,17 @@ def test_a_korean_case_page_says_durations_in_korean_and_marks_the_impacts_engli
     english = html(files, "en/cases/IL-0001/index.html")
     assert text(english.cssselect('dd[data-field="timeline.resolved_after"]')[0]) == "1 hour 31 minutes"
     assert not english.cssselect('dd[data-field="impact.scope"] .not-translated')
+
+
+def test_a_listing_ends_with_the_sites_note_in_its_language(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    """The seed's listing ends by naming a tool that reads such reports: the operator's note, per language
+    (INCIDENTLIB_SITE_NOTE), after the summing-up; a language without one has none."""
+    monkeypatch.setenv("INCIDENTLIB_SITE_NOTE", '{"ko": "이 목록을 읽는 점검 도구가 있습니다."}')
+    from pipeline.settings import Settings
+
+    note = Settings(root=tmp_path).site_note
+    files = render(case(1, "2025-01-01", components=["nccl"]), note=note)
+    ko = html(files, "ko/index.html")
+    assert text(ko.cssselect("p.summing-up + p.site-note")[0]) == "이 목록을 읽는 점검 도구가 있습니다."
+    assert ko.cssselect("p.site-note") and html(files, "ko/components/nccl/index.html").cssselect("p.site-note")
+    assert not html(files, "en/index.html").cssselect("p.site-note")

@@ -21,11 +21,8 @@ import csv
 import io
 import json
 from collections.abc import Callable
-from datetime import datetime
 from functools import partial
 from typing import Any
-
-from pydantic import TypeAdapter
 
 from pipeline.fields import kind_of, parts
 from pipeline.models import Case, json_schema
@@ -150,35 +147,15 @@ def assembled(ctx: SiteContext, previous: Callable[[str], Previous | None]) -> d
 
 
 def _index_of(ctx: SiteContext) -> bytes:
-    return _compact(
-        [
-            {
-                "id": card.id,
-                "modified": _json_time(card.updated_at),
-                "title": card.title,
-                "org": card.org,
-                "date": card.date,
-                "withdrawn": _json_time(card.withdrawn) if card.withdrawn else None,
-            }
-            for card in ctx.cases
-        ]
-    )
+    # Each card's entry as it cached it (Card.index_entry), joined: the bytes `_compact` gives the list.
+    return f"[{','.join(card.index_entry for card in ctx.cases)}]\n".encode()
 
 
 def _modified_of(ctx: SiteContext) -> bytes:
     """OSV's `modified_id.csv`: newest change first (then by id), the record's own spelling of the time."""
     ordered = sorted(ctx.cases, key=lambda card: card.id)
     ordered.sort(key=lambda card: card.updated_at, reverse=True)
-    return "".join(f"{_json_time(card.updated_at)},{card.id}\n" for card in ordered).encode("utf-8")
-
-
-def _json_time(value: datetime) -> str:
-    """A time as the record's JSON spells it (pydantic's: `Z` for UTC)."""
-    text: str = _TIME.dump_python(value, mode="json")
-    return text
-
-
-_TIME = TypeAdapter(datetime)
+    return "".join(f"{card.modified},{card.id}\n" for card in ordered).encode("utf-8")
 
 
 def plan(ctx: SiteContext) -> dict[str, Planned]:

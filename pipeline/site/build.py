@@ -27,11 +27,16 @@ from __future__ import annotations
 
 import gc
 import hashlib
+import os
 import pickle
+import subprocess
+import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, fields
+from datetime import datetime
 from functools import partial
 from importlib import resources
 from pathlib import Path
@@ -39,10 +44,10 @@ from typing import Any
 
 from pipeline.models import Case, utc_now
 from pipeline.settings import Settings
-from pipeline.site import api, feeds, pages, search
+from pipeline.site import api, context, feeds, pages, search
 from pipeline.site.assemble import Previous
 from pipeline.site.context import Card, Planned, SiteContext
-from pipeline.store import Store
+from pipeline.store import Store, tree_hash
 
 __all__ = ["KEEP", "BuildReport", "build_files", "build_site", "plan", "site_context", "static_assets"]
 
@@ -105,7 +110,9 @@ _CARDS = "cards.pickle"
 _SPANS = "spans.pickle"
 _STEMS = "search-stems.json"  # Korean words' stems (search.Stems): a rebuild analyses only new words
 # The caches' format (and the cards' fields, pickled with them): a cache of another is not read.
-_FORMAT = f"1:{','.join(f.name for f in fields(Card))}"
+_FORMAT = (
+    f"1:{','.join(f.name for f in fields(Card))}:{hashlib.sha256(Path(context.__file__).read_bytes()).hexdigest()}"
+)
 _RACY_NS = 2_000_000_000  # a file changed this close to the last look is read again (git's racy rule)
 
 
@@ -142,8 +149,9 @@ def _known_cards(data: bytes | None) -> tuple[int, dict[str, tuple[tuple[int, in
         return 0, {}
 
 
-def _cards(store: Store, folder: Path, cases: _Cases) -> tuple[list[Card], set[str], bytes]:
-    """Every case's card, which cases changed since the last build (or went), and the cards' cache to keep."""
+def _cards(store: Store, folder: Path, cases: _Cases) -> tuple[list[Card], set[str], dict[str, Any]]:
+    """Every case's card, which cases changed since the last build (or went), and the cards' cache to keep
+    (pickled at the build's end, with what the cards cached during it: `Card.facet_row`, ...)."""
     looked_before, known = _known_cards(store.read_site_cache(folder, _CARDS))
     looked = time.time_ns()
     cards: list[Card] = []
@@ -160,8 +168,7 @@ def _cards(store: Store, folder: Path, cases: _Cases) -> tuple[list[Card], set[s
         cards.append(card)
         kept[case_id] = (stat, card)
     changed |= set(known) - set(kept)
-    cache = {"format": _FORMAT, "looked": looked, "cards": kept}
-    return cards, changed, pickle.dumps(cache, protocol=pickle.HIGHEST_PROTOCOL)
+    return cards, changed, {"format": _FORMAT, "looked": looked, "cards": kept}
 
 
 def site_context(store: Store, settings: Settings) -> SiteContext:
@@ -171,22 +178,69 @@ def site_context(store: Store, settings: Settings) -> SiteContext:
     return _context(store, settings, cards, cases)
 
 
-def _context(store: Store, settings: Settings, cards: Iterable[Card], cases: _Cases) -> SiteContext:
+def _context(
+    store: Store, settings: Settings, cards: Iterable[Card], cases: _Cases, built_at: datetime | None = None
+) -> SiteContext:
     return SiteContext.of_cards(
         cards,
         load=cases.read,
         raw=cases.raw,
         base_url=settings.public_base_url,
-        built_at=utc_now(),
+        built_at=built_at or utc_now(),
         links=store.read_links(),
+        note=settings.site_note,
     )
+
+
+# ---------------------------------------------------------------- making many files on every core
+
+# Below this many files to make, a build makes them itself (a worker process takes a second to start).
+PARALLEL_FROM = 2000
+
+
+def _make_files(
+    store: Store, settings: Settings, ctx: SiteContext, planned: dict[str, Planned], keys: list[str], workers: int
+) -> dict[str, bytes]:
+    """The files at `keys`, made by this process and `workers - 1` others (`pipeline.site.worker`), each
+    given every other key, so that each gets its share of case pages and listings. A worker plans the site
+    again from the cards (what it is sent) and reads the cases its pages show: the same pure functions,
+    so the same bytes. A worker that fails leaves its share to this process."""
+    if workers <= 1 or len(keys) < PARALLEL_FROM:
+        return {key: planned[key].make() for key in keys}
+    parts = [keys[i::workers] for i in range(workers)]
+    job = (store.root, settings, list(ctx.cases), ctx.built_at)
+    with tempfile.TemporaryDirectory(prefix="incidentlib-site-") as scratch:
+        started = []
+        for n, part in enumerate(parts[1:]):
+            given, result = Path(scratch) / f"job-{n}.pickle", Path(scratch) / f"made-{n}.pickle"
+            given.write_bytes(pickle.dumps((*job, part), protocol=pickle.HIGHEST_PROTOCOL))
+            process = subprocess.Popen([sys.executable, "-m", "pipeline.site.worker", str(given), str(result)])
+            started.append((process, result, part))
+        made = {key: planned[key].make() for key in parts[0]}
+        for process, result, part in started:
+            if process.wait() == 0 and result.is_file():
+                made.update(pickle.loads(result.read_bytes()))
+            else:  # the worker failed (it said why on standard error): its share made here
+                made.update({key: planned[key].make() for key in part})
+    return made
+
+
+def _make_part(
+    root: Path, settings: Settings, cards: list[Card], built_at: datetime, keys: list[str]
+) -> dict[str, bytes]:
+    """A worker's share of a build (`_make_files`)."""
+    store = Store(root)
+    with _no_collections():
+        ctx = _context(store, settings, cards, _Cases(store), built_at)
+        planned = plan(ctx)
+        return {key: planned[key].make() for key in keys}
 
 
 # ---------------------------------------------------------------- the build
 
 
-def _hash(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()
+def _hash(text: str) -> bytes:
+    return tree_hash(text.encode())
 
 
 def _previous(store: Store, folder: Path, spans: dict[str, Any]) -> Callable[[str], Previous | None]:
@@ -218,7 +272,7 @@ def _search_index(
     ctx: SiteContext,
     stems: search.Stems,
     changed: set[str],
-    known: dict[str, str],
+    known: dict[str, bytes],
     read: Callable[[str], bytes | None],
 ) -> tuple[search.IndexUpdate, dict[str, Any]]:
     """The search index: the last build's updated with the changed cases' documents (`search.update_index`),
@@ -227,7 +281,7 @@ def _search_index(
 
     def previous(key: str) -> bytes | None:
         data = read(key) if key in known else None
-        return data if data is not None and hashlib.sha256(data).hexdigest() == known[key] else None
+        return data if data is not None and tree_hash(data) == known[key] else None
 
     if known:
         docs: dict[tuple[str, str], search.SearchDoc | None] = {}
@@ -257,14 +311,15 @@ def _no_collections() -> Iterator[None]:
             gc.enable()
 
 
-def build_site(store: Store, settings: Settings, out: Path | None = None) -> BuildReport:
+def build_site(store: Store, settings: Settings, out: Path | None = None, *, workers: int | None = None) -> BuildReport:
     """Build the site from the data root's cases into `out` (default: the data root's site/), doing and
-    writing only what changed; see the module's docstring."""
+    writing only what changed; see the module's docstring. A build with many files to make makes them on
+    `workers` processes (default: one a core; 1: this one only)."""
     with _no_collections():
-        return _build_site(store, settings, out)
+        return _build_site(store, settings, out, workers)
 
 
-def _build_site(store: Store, settings: Settings, out: Path | None) -> BuildReport:
+def _build_site(store: Store, settings: Settings, out: Path | None, workers: int | None) -> BuildReport:
     started = time.perf_counter()
     folder = (out or store.site_dir).resolve()
     cases = _Cases(store)
@@ -272,17 +327,19 @@ def _build_site(store: Store, settings: Settings, out: Path | None) -> BuildRepo
     ctx = _context(store, settings, cards, cases)
     tree = store.read_tree_cache(folder)
     before = tree.get("inputs", {})
-    inputs: dict[str, str] = {}
+    inputs: dict[str, bytes] = {}
     files: dict[str, bytes] = {}
     present: list[str] = []
     planned = plan(ctx)
+    to_make: list[str] = []
     for key, item in planned.items():
         if item.inputs is not None:
             inputs[key] = _hash(item.inputs)
             if before.get(key) == inputs[key]:
                 present.append(key)  # sync_tree checks that it is still there
                 continue
-        files[key] = item.make()
+        to_make.append(key)
+    files.update(_make_files(store, settings, ctx, planned, to_make, workers or os.cpu_count() or 1))
     assembled = api.assembled(ctx, _previous(store, folder, _read_spans(store.read_site_cache(folder, _SPANS))))
     files.update({key: made.data for key, made in assembled.items()})
     stems = search.Stems.load(store.read_site_cache(folder, _STEMS))
@@ -306,7 +363,7 @@ def _build_site(store: Store, settings: Settings, out: Path | None) -> BuildRepo
     store.write_site_cache(folder, _SPANS, pickle.dumps({"format": _FORMAT, "files": spans}))
     if stems.changed:
         store.write_site_cache(folder, _STEMS, stems.dump())
-    store.write_site_cache(folder, _CARDS, cards_cache)
+    store.write_site_cache(folder, _CARDS, pickle.dumps(cards_cache, protocol=pickle.HIGHEST_PROTOCOL))
     return BuildReport(
         folder=str(folder),
         cases=len(ctx.cases),

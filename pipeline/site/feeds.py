@@ -19,12 +19,13 @@ a feed with no entry), so an unchanged library gives the same bytes and the buil
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from functools import cache, partial
 from importlib import resources
 
 from feedgen.entry import FeedEntry
 from feedgen.feed import FeedGenerator
+from lxml import etree
 
 from pipeline import __version__
 from pipeline.models import Case
@@ -48,6 +49,14 @@ def _newest(cases: Iterable[Card]) -> list[Card]:
     ordered = sorted(cases, key=lambda c: c.id)
     ordered.sort(key=lambda c: c.updated_at, reverse=True)
     return ordered[:FEED_ENTRIES]
+
+
+def _lang_of(texts: dict[str, str] | None, lang: Lang) -> str | None:
+    """The language `_in` takes the text in, when it is not `lang` (None when it is)."""
+    texts = texts or {}
+    if texts.get(lang):
+        return None
+    return "en" if texts.get("en") else next(iter(texts), None)
 
 
 def _summary(case: Case, lang: Lang) -> str:
@@ -75,7 +84,32 @@ def _entry(ctx: SiteContext, case: Case, lang: Lang) -> FeedEntry:
     return entry
 
 
-def _feed(ctx: SiteContext, path: str, title: str, page: str, entries: list[FeedEntry], lang: Lang) -> bytes:
+_XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
+_ATOM_NS = "{http://www.w3.org/2005/Atom}"
+
+
+def _marked(data: bytes, foreign: Mapping[str, dict[str, str]]) -> bytes:
+    """The feed with each entry's title or summary in another language than the feed's marked with its
+    `xml:lang` (feedgen sets no attribute on an entry's elements; Atom allows it on any)."""
+    root = etree.fromstring(data)
+    for entry in root.iter(f"{_ATOM_NS}entry"):
+        for name, lang in foreign.get(entry.findtext(f"{_ATOM_NS}id") or "", {}).items():
+            element = entry.find(f"{_ATOM_NS}{name}")
+            if element is not None:
+                element.set(_XML_LANG, lang)
+    marked: bytes = etree.tostring(root, xml_declaration=True, encoding="UTF-8", pretty_print=True)
+    return marked
+
+
+def _feed(
+    ctx: SiteContext,
+    path: str,
+    title: str,
+    page: str,
+    entries: list[FeedEntry],
+    lang: Lang,
+    foreign: Mapping[str, dict[str, str]] | None = None,
+) -> bytes:
     feed = FeedGenerator()
     feed.id(f"{ctx.base_url}/{path}")
     feed.title(title)
@@ -87,7 +121,12 @@ def _feed(ctx: SiteContext, path: str, title: str, page: str, entries: list[Feed
     for entry in entries:
         feed.add_entry(entry, order="append")
     data: bytes = feed.atom_str(pretty=True)
-    return data
+    return _marked(data, foreign) if foreign else data
+
+
+def _listed(card: Card) -> bool:
+    """Listed, and so on its term's and org's pages (pages.listed): not withdrawn, not merged."""
+    return card.withdrawn is None and card.merged_into is None
 
 
 def _groups(ctx: SiteContext) -> dict[str, tuple[str, str, list[Card]]]:
@@ -124,11 +163,17 @@ class _Entries:
     def __init__(self, ctx: SiteContext, lang: Lang) -> None:
         self.ctx, self.lang = ctx, lang
         self._made: dict[str, FeedEntry] = {}
+        # By entry id (the case's URL): the entry's texts in another language than the feed's, and which.
+        self.foreign: dict[str, dict[str, str]] = {}
 
     def __call__(self, cards: Sequence[Card]) -> list[FeedEntry]:
         for card in cards:
             if card.id not in self._made:
-                self._made[card.id] = _entry(self.ctx, self.ctx.case(card.id), self.lang)
+                case = self.ctx.case(card.id)
+                self._made[card.id] = _entry(self.ctx, case, self.lang)
+                texts = {"title": _lang_of(case.title, self.lang), "summary": _lang_of(case.summary, self.lang)}
+                if any(texts.values()):
+                    self.foreign[self.ctx.case_url(card.id)] = {k: v for k, v in texts.items() if v}
         return [self._made[card.id] for card in cards]
 
 
@@ -142,7 +187,9 @@ def plan(ctx: SiteContext) -> dict[str, Planned]:
         feeds = [(f"{lang}/feed.xml", site, f"{lang}/", list(ctx.cases))]
         for where, (kind, name, cards) in groups.items():
             label = vocabulary().terms["components"][name].label_in(lang) if kind == "component" else name
-            feeds.append((f"{lang}/{where}/feed.xml", f"{site}: {label}", f"{lang}/{where}/", cards))
+            # A term or org whose every case was withdrawn has no page left: its feed leads to the listing.
+            page = f"{lang}/{where}/" if any(_listed(card) for card in cards) else f"{lang}/"
+            feeds.append((f"{lang}/{where}/feed.xml", f"{site}: {label}", page, cards))
         for path, title, page, cards in feeds:
             newest = _newest(cards)
             inputs = "\x00".join(
@@ -156,7 +203,8 @@ def plan(ctx: SiteContext) -> dict[str, Planned]:
 def _made_feed(
     ctx: SiteContext, path: str, title: str, page: str, newest: list[Card], entries: _Entries, lang: Lang
 ) -> bytes:
-    return _feed(ctx, path, title, page, entries(newest), lang)
+    made = entries(newest)
+    return _feed(ctx, path, title, page, made, lang, entries.foreign)
 
 
 def render(ctx: SiteContext) -> dict[str, bytes]:

@@ -153,19 +153,28 @@ def _value_label(facet: str, value: str, lang: Lang, orgs: dict[str, str]) -> st
     return term.label_in(lang) if term else value
 
 
-def summing_up(cases: Sequence[Card], lang: Lang) -> str:
-    """The line under a listing: the components most frequent in `cases` (see SUMMING_UP_TERMS)."""
-    # A card's components are each named once (Card.of); a Case's may not be.
-    counts = Counter(chain.from_iterable(map(_components, cases)))
-    if not counts:
+def summing_up(cases: Sequence[Card], lang: Lang, top: list[str] | None = None) -> str:
+    """The line under a listing: the components most frequent in `cases` (see SUMMING_UP_TERMS; `top`:
+    those components, when worked out already for the listing in another language)."""
+    top = _top_components(cases) if top is None else top
+    if not top:
         return ui("summing_up_none", lang, n=len(cases))
-    top = sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:SUMMING_UP_TERMS]
-    terms = ", ".join(_value_label("component", name, lang, {}) for name, _ in top)
+    terms = ", ".join(_value_label("component", name, lang, {}) for name in top)
     return ui("summing_up_one" if len(cases) == 1 else "summing_up", lang, n=len(cases), terms=terms)
+
+
+def _top_components(cases: Sequence[Card]) -> list[str]:
+    # A card's components are each named once (Card.of); a Case's may not be.
+    cards = set(map(type, cases)) <= {Card}  # then each term is named once: read off in C, not a call a case
+    counts = Counter(chain.from_iterable(map(_COMPONENTS if cards else _components, cases)))
+    return [name for name, _ in sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:SUMMING_UP_TERMS]]
 
 
 def _components(case: Case | Card) -> list[str]:
     return case.components if type(case) is Card else list(dict.fromkeys(case.components))
+
+
+_COMPONENTS = attrgetter("components")
 
 
 def _facet_labels(ctx: SiteContext, cases: list[Card], by_value: dict[str, dict[str, list[Card]]]) -> dict[str, Any]:
@@ -201,24 +210,10 @@ def facets_json(ctx: SiteContext, by_value: dict[str, dict[str, list[Card]]] | N
 
     A case's `title` has both languages, a missing one filled from the other (the pages mark it)."""
     cases = listed(ctx)
-    values = [facet_values(case) for case in cases]
     labels = _facet_labels(ctx, cases, by_value if by_value is not None else _by_value(cases))
-    rows = []
-    for case, case_values in zip(cases, values, strict=True):
-        title = {lang: _in(case.title, lang)[0] for lang in ctx.langs}
-        rows.append(
-            {
-                "id": case.id,
-                "title": title,
-                "org": case.org_slug,
-                "year": case_values["year"][0],
-                **{facet: case_values[facet] for facet in ("domain", "component", "symptom", "contributing")},
-                "root_cause": case.root_cause,
-                "severity": case.severity,
-            }
-        )
-    data = {"facets": list(FACETS), "labels": labels, "cases": rows}
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode()
+    head = json.dumps({"facets": list(FACETS), "labels": labels}, ensure_ascii=False, separators=(",", ":"))
+    # Each card's row as it cached it (Card.facet_row), joined: the same bytes as one json.dumps.
+    return f'{head[:-1]},"cases":[{",".join(card.facet_row for card in cases)}]}}'.encode()
 
 
 # ---------------------------------------------------------------- texts in a language, honestly
@@ -339,6 +334,15 @@ class _Items:
     def __init__(self, ctx: SiteContext) -> None:
         self._ctx = ctx
         self._done: dict[tuple[str, Lang, str, bool], Markup] = {}
+        self._tops: dict[int, tuple[Sequence[Card], list[str]]] = {}
+
+    def top(self, cases: Sequence[Card]) -> list[str]:
+        """A listing's most frequent components, counted once for both its languages (a listing's cases are
+        one list, shared by its pages in each language)."""
+        key = id(cases)
+        if key not in self._tops:
+            self._tops[key] = (cases, _top_components(cases))  # the list kept: its id stays its own
+        return self._tops[key][1]
 
     def digest(self, card: Card) -> str:
         """The case as a listing shows it, in a few bytes: a listing page's inputs name its cases by these."""
@@ -352,7 +356,9 @@ class _Items:
             sections = [
                 (field_label(name, lang), html)
                 for name in (LISTING_SECTIONS if full else _COMPACT_SECTIONS)
-                if (html := _section(case, name, marks, lang_root))
+                # As the seed's listing: the vocabulary's sections (root cause, components, contributing
+                # factors) under their headings even when empty; a text or a list of actions only when given.
+                if (html := _section(case, name, marks, lang_root)) or name in _SECTION_FACETS
             ]
             self._done[key] = Markup(
                 _env()
@@ -389,7 +395,8 @@ def _listing(
     pages: dict[str, Planned] = {}
     # The summing-up line is of the listing's cases (the listing or the filter), the same on each of its
     # pages: a reader of page 3 learns about the whole listing, as facets.js says it for a filter.
-    listing = _ListingOf(ctx, lang, folder, len(cases), heading, summing_up(cases, lang), tuple(crumbs), full, items)
+    summary = summing_up(cases, lang, items.top(cases))
+    listing = _ListingOf(ctx, lang, folder, len(cases), heading, summary, tuple(crumbs), full, items)
     common = f"{_code_mark()}\x00{listing.common()}"
     for number in range(1, listing.total_pages + 1):
         shown = cases[(number - 1) * PAGE_SIZE : number * PAGE_SIZE]
@@ -422,7 +429,8 @@ class _ListingOf:
 
     def common(self) -> str:
         """What every page of the listing is made of (its inputs but its number and cases)."""
-        return repr((self.lang, self.folder, self.size, self.heading, self.summary, self.crumbs, self.full))
+        note = self.ctx.note.get(self.lang, "")
+        return repr((self.lang, self.folder, self.size, self.heading, self.summary, self.crumbs, self.full, note))
 
     def page(self, number: int, shown: Sequence[Card]) -> bytes:
         lang, folder, total_pages = self.lang, self.folder, self.total_pages
@@ -441,6 +449,7 @@ class _ListingOf:
             "count": count,
             "range": ui("range", lang, n=self.size, first=first, last=first + len(shown) - 1) if shown else "",
             "summing_up": self.summary,
+            "note": self.ctx.note.get(lang, ""),
             "previous": (to_folder if number == 2 else f"{to_folder}page/{number - 1}/") if number > 1 else None,
             "next": f"{to_folder}page/{number + 1}/" if number < total_pages else None,
             "lang_root": lang_root,

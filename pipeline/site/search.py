@@ -53,6 +53,7 @@ import html
 import json
 import re
 import unicodedata
+import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -83,7 +84,7 @@ __all__ = [
     "update_index",
 ]
 
-FORMAT = 1  # the index's format version (in each manifest); another version is rebuilt from scratch
+FORMAT = 2  # the index's format version (in each manifest); another version is rebuilt from scratch
 ROOT = "search"
 # The fields a search looks in: the record's texts (narrative fields and lists of actions).
 SEARCHABLE: tuple[str, ...] = (*NARRATIVE, *ACTION_LISTS)
@@ -490,8 +491,14 @@ def _numbered(docs: Iterable[SearchDoc]) -> dict[str, dict[int, SearchDoc]]:
     return by_lang
 
 
-def _keys_of(doc: SearchDoc) -> list[str]:
-    return sorted({shard_key(term) for term, _ in doc.terms})
+def _keys_of(doc: SearchDoc) -> list[list[str]]:
+    """The shards a document has postings in, each with a short hash of those postings: an update rewrites
+    only the shards whose hash changed (a case whose summary gained a word touches that word's shard, not
+    the fifty others its terms live in)."""
+    held: dict[str, list[str]] = {}
+    for term, weight in doc.terms:
+        held.setdefault(shard_key(term), []).append(f"{term}\t{weight}")
+    return [[key, f"{zlib.crc32(chr(10).join(postings).encode()):08x}"] for key, postings in sorted(held.items())]
 
 
 def index_files(docs: Iterable[SearchDoc]) -> dict[str, bytes]:
@@ -612,7 +619,14 @@ def _update_lang(
     docs = {n: (_doc_entry(doc) if doc is not None else None) for n, doc in changed.items()}
     docs_out, _ = _update_chunks(previous, lambda c: _docs_path(lang, c), DOCS_PER_FILE, docs, live)
     out.update(docs_out)
-    touched = {k for keys in old_keys.values() for k in keys} | {k for keys in new_keys.values() if keys for k in keys}
+    # The shards whose postings of a changed document differ (its old ones from keys/, with their hashes).
+    before_keys = {(n, key): held for n, keys in old_keys.items() for key, held in keys}
+    after_keys = {(n, key): held for n, keys in new_keys.items() if keys for key, held in keys}
+    touched = {
+        key
+        for n, key in before_keys.keys() | after_keys.keys()
+        if before_keys.get((n, key)) != after_keys.get((n, key))
+    }
     added: set[str] = set()
     gone: set[str] = set()
     for key in sorted(touched):
