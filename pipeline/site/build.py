@@ -199,7 +199,7 @@ PARALLEL_FROM = 2000
 
 
 def _make_files(
-    store: Store, settings: Settings, ctx: SiteContext, planned: dict[str, Planned], keys: list[str], workers: int
+    store: Store, ctx: SiteContext, planned: dict[str, Planned], keys: list[str], workers: int
 ) -> dict[str, bytes]:
     """The files at `keys`, made by this process and `workers - 1` others (`pipeline.site.worker`), each
     given every other key, so that each gets its share of case pages and listings. A worker plans the site
@@ -208,7 +208,9 @@ def _make_files(
     if workers <= 1 or len(keys) < PARALLEL_FROM:
         return {key: planned[key].make() for key in keys}
     parts = [keys[i::workers] for i in range(workers)]
-    job = (store.root, settings, list(ctx.cases), ctx.built_at)
+    # What a worker needs of the settings, and no more: the settings hold the archive's keys, and a job
+    # file is a file.
+    job = (store.root, ctx.base_url, dict(ctx.note), list(ctx.cases), ctx.built_at)
     with tempfile.TemporaryDirectory(prefix="incidentlib-site-") as scratch:
         started = []
         for n, part in enumerate(parts[1:]):
@@ -226,12 +228,21 @@ def _make_files(
 
 
 def _make_part(
-    root: Path, settings: Settings, cards: list[Card], built_at: datetime, keys: list[str]
+    root: Path, base_url: str, note: dict[str, str], cards: list[Card], built_at: datetime, keys: list[str]
 ) -> dict[str, bytes]:
     """A worker's share of a build (`_make_files`)."""
     store = Store(root)
     with _no_collections():
-        ctx = _context(store, settings, cards, _Cases(store), built_at)
+        cases = _Cases(store)
+        ctx = SiteContext.of_cards(
+            cards,
+            load=cases.read,
+            raw=cases.raw,
+            base_url=base_url,
+            built_at=built_at,
+            links=store.read_links(),
+            note=note,
+        )
         planned = plan(ctx)
         return {key: planned[key].make() for key in keys}
 
@@ -309,6 +320,9 @@ def _no_collections() -> Iterator[None]:
     finally:
         if paused:
             gc.enable()
+            # The build's objects, all still in the youngest generation, collected now: left there, they
+            # made each following build in the same process (a server's) slower by a tenth.
+            gc.collect()
 
 
 def build_site(store: Store, settings: Settings, out: Path | None = None, *, workers: int | None = None) -> BuildReport:
@@ -339,7 +353,7 @@ def _build_site(store: Store, settings: Settings, out: Path | None, workers: int
                 present.append(key)  # sync_tree checks that it is still there
                 continue
         to_make.append(key)
-    files.update(_make_files(store, settings, ctx, planned, to_make, workers or os.cpu_count() or 1))
+    files.update(_make_files(store, ctx, planned, to_make, workers or os.cpu_count() or 1))
     assembled = api.assembled(ctx, _previous(store, folder, _read_spans(store.read_site_cache(folder, _SPANS))))
     files.update({key: made.data for key, made in assembled.items()})
     stems = search.Stems.load(store.read_site_cache(folder, _STEMS))

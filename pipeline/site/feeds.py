@@ -45,10 +45,11 @@ def _in(texts: dict[str, str] | None, lang: Lang) -> str:
     return texts.get(lang) or texts.get("en") or next(iter(texts.values()), "")
 
 
-def _newest(cases: Iterable[Card]) -> list[Card]:
+def _newest_first(cases: Iterable[Card]) -> list[Card]:
+    """Newest change first, then by id: the feeds' order (a group taken from this list keeps it)."""
     ordered = sorted(cases, key=lambda c: c.id)
     ordered.sort(key=lambda c: c.updated_at, reverse=True)
-    return ordered[:FEED_ENTRIES]
+    return ordered
 
 
 def _lang_of(texts: dict[str, str] | None, lang: Lang) -> str | None:
@@ -129,10 +130,11 @@ def _listed(card: Card) -> bool:
     return card.withdrawn is None and card.merged_into is None
 
 
-def _groups(ctx: SiteContext) -> dict[str, tuple[str, str, list[Card]]]:
-    """Each feed but the whole library's, by its path under a language: (kind, name, its cases)."""
+def _groups(ctx: SiteContext, cards: Iterable[Card] | None = None) -> dict[str, tuple[str, str, list[Card]]]:
+    """Each feed but the whole library's, by its path under a language: (kind, name, its cases, in the order
+    of `cards`, the context's by default)."""
     groups: dict[str, tuple[str, str, list[Card]]] = {}
-    for card in ctx.cases:
+    for card in ctx.cases if cards is None else cards:
         for component in card.components:
             groups.setdefault(f"components/{component}", ("component", component, []))[2].append(card)
         groups.setdefault(f"orgs/{card.org_slug}", ("org", card.org, []))[2].append(card)
@@ -180,18 +182,19 @@ class _Entries:
 def plan(ctx: SiteContext) -> dict[str, Planned]:
     """Every feed, by its site-relative path, with its inputs (its entries' cases, the base, the code)."""
     planned: dict[str, Planned] = {}
-    groups = _groups(ctx)
+    ordered = _newest_first(ctx.cases)  # sorted once: each group, taken from it, is newest first already
+    groups = _groups(ctx, ordered)
     for lang in ctx.langs:
         entries = _Entries(ctx, lang)
         site = ui("site_title", lang)
-        feeds = [(f"{lang}/feed.xml", site, f"{lang}/", list(ctx.cases))]
+        feeds = [(f"{lang}/feed.xml", site, f"{lang}/", ordered)]
         for where, (kind, name, cards) in groups.items():
             label = vocabulary().terms["components"][name].label_in(lang) if kind == "component" else name
             # A term or org whose every case was withdrawn has no page left: its feed leads to the listing.
             page = f"{lang}/{where}/" if any(_listed(card) for card in cards) else f"{lang}/"
             feeds.append((f"{lang}/{where}/feed.xml", f"{site}: {label}", page, cards))
         for path, title, page, cards in feeds:
-            newest = _newest(cards)
+            newest = cards[:FEED_ENTRIES]
             inputs = "\x00".join(
                 [_code_mark(), ctx.base_url, path, title, *(f"{c.id}:{c.digest}" for c in newest)]
                 + ([] if newest else [ctx.built_at.isoformat()])

@@ -1,7 +1,7 @@
 """A worker of a large site build (`pipeline.site.build`): `python -m pipeline.site.worker JOB RESULT`.
 
 Reads its share of the build from the file JOB (pickled by the build, in a private temporary folder:
-the data root, the settings, the cards, the build's time, the keys to make), makes those files with the
+the data root, the site's base and note, the cards, the build's time, the keys to make), makes those files with the
 same pure functions as the build, and writes them, pickled, to the file RESULT.
 
 A process of its own, started with `-m` rather than by `multiprocessing`: spawning through
@@ -20,8 +20,8 @@ from pathlib import Path
 def main(argv: list[str]) -> int:
     from pipeline.site.build import _make_part
 
-    root, settings, cards, built_at, keys = pickle.loads(Path(argv[0]).read_bytes())
-    made = _make_part(root, settings, cards, built_at, keys)
+    root, base_url, note, cards, built_at, keys = pickle.loads(Path(argv[0]).read_bytes())
+    made = _make_part(root, base_url, note, cards, built_at, keys)
     Path(argv[1]).write_bytes(pickle.dumps(made, protocol=pickle.HIGHEST_PROTOCOL))
     return 0
 
