@@ -226,6 +226,7 @@ class TreeSync:
     unchanged: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)  # given as present, but gone: to be made again
+    hashes: dict[str, bytes] = field(default_factory=dict)  # each file of the tree now, by its `tree_hash`
 
 
 def _version(data: bytes) -> str:
@@ -708,7 +709,8 @@ class Store:
                 continue
             _inside(folder, rel).unlink(missing_ok=True)
             report.removed.append(rel)
-        cache = {"files": dict(sorted(hashes.items())), "inputs": dict(sorted((inputs or {}).items()))}
+        cache = {"files": hashes, "inputs": dict(inputs or {})}  # pickled: no order to keep
+        report.hashes = hashes
         self.write_site_cache(folder, TREE_CACHE, pickle.dumps(cache, protocol=pickle.HIGHEST_PROTOCOL))
         os.sync()
         return report

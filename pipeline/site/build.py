@@ -260,9 +260,9 @@ def _previous(store: Store, folder: Path, spans: dict[str, Any]) -> Callable[[st
     def previous(key: str) -> Previous | None:
         entry = spans.get(key)
         data = store.read_site_file(folder, key) if entry else None
-        if entry is None or data is None or hashlib.sha256(data).hexdigest() != entry.get("hash"):
+        if entry is None or data is None or tree_hash(data) != entry.get("hash"):
             return None
-        return data, {i: (span[0], span[1], span[2]) for i, span in entry["spans"].items()}
+        return data, entry["spans"]
 
     return previous
 
@@ -361,6 +361,7 @@ def _build_site(store: Store, settings: Settings, out: Path | None, workers: int
     files.update(index.files)
     present += index.kept
     synced = store.sync_tree(folder, files, present=present, protect=KEEP, inputs=inputs)
+    hashes = synced.hashes  # of every file now (those of the assembled ones, for the next build's copy)
     if synced.missing:  # files of the last build deleted since: made again (the search index whole)
         lost = [key for key in synced.missing if key in planned]
         again = {key: planned[key].make() for key in lost}
@@ -371,9 +372,8 @@ def _build_site(store: Store, settings: Settings, out: Path | None, workers: int
         redone = store.sync_tree(folder, {**files, **again}, present=rest, protect=KEEP, inputs=inputs)
         synced.written += redone.written
         files.update(again)
-    spans = {
-        key: {"hash": hashlib.sha256(made.data).hexdigest(), "spans": made.spans} for key, made in assembled.items()
-    }
+        hashes = redone.hashes
+    spans = {key: {"hash": hashes.get(key), "spans": made.spans} for key, made in assembled.items()}
     store.write_site_cache(folder, _SPANS, pickle.dumps({"format": _FORMAT, "files": spans}))
     if stems.changed:
         store.write_site_cache(folder, _STEMS, stems.dump())
