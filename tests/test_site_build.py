@@ -56,6 +56,10 @@ def test_the_command_builds_the_site_into_the_data_root_and_says_how_to_open_it(
     assert (site / "assets" / "site.css").read_text().count("@media print") == 1
     again = json.loads(cli("site", "--root", str(library.root), "--json").stdout)
     assert again["counts"]["written"] == 0 and again["counts"]["removed"] == 0 and again["counts"]["unchanged"] > 10
+    assert again["search"] == {"update": "changed", "documents": 0, "pages": {"ko": 3, "en": 3}}
+    table = cli("site", "--root", str(library.root))  # the table, on a rebuild that updates the index
+    assert table.exit_code == 0, table.output
+    assert "search: pages indexed" in table.stdout and "search: documents updated" in table.stdout
 
 
 def test_init_ignores_the_site(cli: Callable[..., Any], tmp_path: Path) -> None:

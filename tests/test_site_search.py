@@ -492,7 +492,7 @@ def test_a_korean_search_finds_the_page_by_its_stem(visit: Visit, site: Served) 
     page = visit.page
     expect(page.locator("#search .search-status")).to_have_text("검색 결과 1건")
     expect(page.locator(".search-result-excerpt").first).to_contain_text("서울은")
-    expect(page.locator(".search-result-link mark").first).to_have_text("서울")
+    expect(page.locator(".search-result-link mark").first).to_have_text("서울은")  # the word it begins, whole
     # the manifest, the one shard of 서, the docs file of the result: nothing else of the index
     index = sorted(url.split("/search/ko/")[1] for url in fetched if "/search/" in url)
     assert index == [
@@ -528,6 +528,8 @@ def test_nothing_of_the_index_is_loaded_before_the_reader_searches(visit: Visit,
 
 def test_an_english_search_finds_its_case_and_opens_it(visit: Visit, site: Served) -> None:
     assert _search(visit, site, "en", "collective") == ["../en/cases/IL-0003/"]
+    # the word a query word begins is marked whole: "collective" marks the title's "collectives"
+    expect(visit.page.locator(".search-result-link mark").first).to_have_text("collectives")
     # ranked: the title's word first (Checkpoints became slow … NCCL timeouts), a plural found by its singular
     assert _search(visit, site, "en", "timeouts") == ["../en/cases/IL-0003/", "../en/cases/IL-0001/"]
     assert _search(visit, site, "en", "slow") == ["../en/cases/IL-0001/"]

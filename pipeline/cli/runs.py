@@ -164,8 +164,14 @@ def site(
         typer.echo(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
         return
     rows = [("cases", report.cases), *report.counts().items(), ("pages rendered", report.rendered)]
-    if report.search is not None:  # made anew: a case page changed
+    if report.search is not None:
         rows.append(("search: pages indexed", sum(report.search["pages"].values())))
+        rows.append(
+            (
+                f"search: documents {'indexed' if report.search['update'] == 'whole' else 'updated'}",
+                report.search["documents"],
+            )
+        )
     print_table("site", rows, unit="files")
     typer.echo(f"built {report.folder} in {report.seconds:.1f} s; to open it:")
     typer.echo(f"  python -m http.server -d {report.folder}   # then http://localhost:8000/")

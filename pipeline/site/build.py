@@ -302,10 +302,19 @@ def _search_index(
                 docs[(lang, case_id)] = search.search_doc(ctx.case(case_id), lang, stems) if case_id in by_id else None
         update = search.update_index(previous, docs)
         if update is not None:
-            return update, {"update": "changed", "documents": len(docs)}
+            return update, {"update": "changed", "documents": len(docs), "pages": _searchable(ctx)}
     whole = _all_docs(ctx, stems)
-    pages = {lang: sum(doc.lang == lang for doc in whole) for lang in ctx.langs}
-    return search.IndexUpdate(files=search.index_files(whole)), {"update": "whole", "pages": pages}
+    return search.IndexUpdate(files=search.index_files(whole)), {
+        "update": "whole",
+        "documents": len(whole),
+        "pages": _searchable(ctx),
+    }
+
+
+def _searchable(ctx: SiteContext) -> dict[str, int]:
+    """The case pages the index holds, by language: every case's but a withdrawn one's (search.search_doc)."""
+    count = sum(card.withdrawn is None for card in ctx.cases)
+    return {lang: count for lang in ctx.langs}
 
 
 @contextmanager

@@ -136,7 +136,9 @@
     }));
   };
 
-  // The text with each query word found in it marked (<mark>), built as nodes (never as HTML).
+  // The text with each word a query word begins marked whole (<mark>): a query word matches the terms it
+  // begins, so "coredns" (its plural s dropped to "coredn") marks CoreDNS, not CoreDN. Built as nodes.
+  var WORD_CHAR = /[\p{L}\p{N}]/u;
   function marked(text, words) {
     var fragment = document.createDocumentFragment();
     var lower = text.toLowerCase();
@@ -152,11 +154,13 @@
         }
       });
       if (best === -1) break;
+      var end = best + length;
+      while (end < text.length && WORD_CHAR.test(text[end])) end += 1;
       if (best > at) fragment.appendChild(document.createTextNode(text.slice(at, best)));
       var mark = document.createElement("mark");
-      mark.textContent = text.slice(best, best + length);
+      mark.textContent = text.slice(best, end);
       fragment.appendChild(mark);
-      at = best + length;
+      at = end;
     }
     if (at < text.length) fragment.appendChild(document.createTextNode(text.slice(at)));
     return fragment;
