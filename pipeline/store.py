@@ -611,6 +611,9 @@ class Store:
         where.mkdir(parents=True, exist_ok=True)
         write_atomic(where / name, data, durable=False)
 
+    def remove_site_cache(self, folder: Path, name: str) -> None:
+        (self.site_cache_dir(folder) / name).unlink(missing_ok=True)
+
     def read_site_file(self, folder: Path, rel: str) -> bytes | None:
         """A file of the built site in `folder` (site-relative path), None when it is not there."""
         try:
@@ -657,6 +660,7 @@ class Store:
         present: Collection[str] = (),
         protect: tuple[str, ...] = (),
         inputs: Mapping[str, bytes] | None = None,
+        trusted: bool = True,
     ) -> TreeSync:
         """Make the tree in `folder` hold `files` (site-relative POSIX path -> bytes) and `present` (files of
         the last sync the caller knows to be current): write only the files whose bytes differ, each
@@ -671,7 +675,9 @@ class Store:
         folder = folder.resolve()
         folder.mkdir(parents=True, exist_ok=True)
         (folder / OLD_TREE_CACHE).unlink(missing_ok=True)
-        known = self.read_tree_cache(folder).get("files")
+        # Not `trusted`: the caller knows the last sync may not have finished (its cache then does not say
+        # what the folder holds): the folder is walked and compared byte for byte.
+        known = self.read_tree_cache(folder).get("files") if trusted else None
         if known is None:  # no cache: what is there, by its bytes
             known = {}
             on_disk = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}

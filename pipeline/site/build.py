@@ -108,6 +108,7 @@ class BuildReport:
 
 _CARDS = "cards.pickle"
 _SPANS = "spans.pickle"
+_BUILDING = "building"  # there while a build runs: a build that finds it trusts no cache of the folder
 _STEMS = "search-stems.json"  # Korean words' stems (search.Stems): a rebuild analyses only new words
 # The caches' format (and the cards' fields, pickled with them): a cache of another is not read.
 _FORMAT = (
@@ -348,7 +349,11 @@ def _build_site(store: Store, settings: Settings, out: Path | None, workers: int
     cases = _Cases(store)
     cards, changed, cards_cache = _cards(store, folder, cases)
     ctx = _context(store, settings, cards, cases)
-    tree = store.read_tree_cache(folder)
+    # A build that did not finish (a crash, Ctrl-C) leaves its mark: its files may be newer than every
+    # cache says, so the next build trusts none of what they say of the folder (it walks it, compares
+    # each file's bytes and makes the search index whole). Cards are checked against cases/ anyway.
+    unfinished = store.read_site_cache(folder, _BUILDING) is not None
+    tree = {} if unfinished else store.read_tree_cache(folder)
     before = tree.get("inputs", {})
     inputs: dict[str, bytes] = {}
     files: dict[str, bytes] = {}
@@ -365,11 +370,12 @@ def _build_site(store: Store, settings: Settings, out: Path | None, workers: int
     files.update(_make_files(store, ctx, planned, to_make, workers or os.cpu_count() or 1))
     assembled = api.assembled(ctx, _previous(store, folder, _read_spans(store.read_site_cache(folder, _SPANS))))
     files.update({key: made.data for key, made in assembled.items()})
+    store.write_site_cache(folder, _BUILDING, b"a build of this folder began and has not finished\n")
     stems = search.Stems.load(store.read_site_cache(folder, _STEMS))
     index, indexed = _search_index(ctx, stems, changed, tree.get("files", {}), partial(store.read_site_file, folder))
     files.update(index.files)
     present += index.kept
-    synced = store.sync_tree(folder, files, present=present, protect=KEEP, inputs=inputs)
+    synced = store.sync_tree(folder, files, present=present, protect=KEEP, inputs=inputs, trusted=not unfinished)
     hashes = synced.hashes  # of every file now (those of the assembled ones, for the next build's copy)
     if synced.missing:  # files of the last build deleted since: made again (the search index whole)
         lost = [key for key in synced.missing if key in planned]
@@ -387,6 +393,7 @@ def _build_site(store: Store, settings: Settings, out: Path | None, workers: int
     if stems.changed:
         store.write_site_cache(folder, _STEMS, stems.dump())
     store.write_site_cache(folder, _CARDS, pickle.dumps(cards_cache, protocol=pickle.HIGHEST_PROTOCOL))
+    store.remove_site_cache(folder, _BUILDING)  # every cache now says what the folder holds
     return BuildReport(
         folder=str(folder),
         cases=len(ctx.cases),

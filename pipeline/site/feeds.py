@@ -196,7 +196,7 @@ def plan(ctx: SiteContext) -> dict[str, Planned]:
         for path, title, page, cards in feeds:
             newest = cards[:FEED_ENTRIES]
             inputs = "\x00".join(
-                [_code_mark(), ctx.base_url, path, title, *(f"{c.id}:{c.digest}" for c in newest)]
+                [_code_mark(), ctx.base_url, path, title, page, *(f"{c.id}:{c.digest}" for c in newest)]
                 + ([] if newest else [ctx.built_at.isoformat()])
             )
             planned[path] = Planned(inputs, partial(_made_feed, ctx, path, title, page, newest, entries, lang))
