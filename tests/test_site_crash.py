@@ -5,50 +5,27 @@ from scratch gives."""
 from __future__ import annotations
 
 import io
-import os
-import time
 import zipfile
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from test_site_incremental import _backdate, _tree, write_library
 
 from pipeline.models import Case, LinkState
 from pipeline.settings import Settings
 from pipeline.site.build import build_site
 from pipeline.store import Store
 
-COMPONENTS = ["nccl", "pytorch", "kubelet", "dns", "ingress"]
-PAST = time.time_ns() - 3_600_000_000_000
-
 
 class Crash(Exception):
     pass
 
 
-def _tree(folder: Path) -> dict[str, bytes]:
-    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
-
-
-def _backdate(store: Store) -> None:
-    for path in (store.root / "cases").glob("*.json"):
-        os.utime(path, ns=(PAST, PAST))
-
-
 @pytest.fixture
 def lib(store: Store, make_case: Callable[..., Case]) -> Store:
-    for n in range(1, 13):
-        store.write_case(
-            make_case(
-                f"IL-{n:04d}",
-                date=f"20{15 + n % 10}-0{1 + n % 9}-1{n % 10}",
-                components=[COMPONENTS[n % 5], COMPONENTS[(n + 2) % 5]],
-                title={"en": f"Case {n}", "ko": f"사례 {n}"},
-            )
-        )
-    _backdate(store)
-    return store
+    return write_library(store, make_case, 12)
 
 
 def _edit(store: Store, case_id: str, **fields: object) -> None:

@@ -40,9 +40,9 @@ def _backdate(store: Store) -> None:
         os.utime(path, ns=(PAST, PAST))
 
 
-@pytest.fixture
-def library(store: Store, make_case: Callable[..., Case]) -> Store:
-    for n in range(1, 46):
+def write_library(store: Store, make_case: Callable[..., Case], count: int) -> Store:
+    """`count` cases over ten years and five components, their files backdated."""
+    for n in range(1, count + 1):
         store.write_case(
             make_case(
                 f"IL-{n:04d}",
@@ -53,6 +53,11 @@ def library(store: Store, make_case: Callable[..., Case]) -> Store:
         )
     _backdate(store)
     return store
+
+
+@pytest.fixture
+def library(store: Store, make_case: Callable[..., Case]) -> Store:
+    return write_library(store, make_case, 45)
 
 
 def _same_as_from_scratch(store: Store, out: Path, tmp_path: Path, name: str) -> None:
