@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from collections.abc import Callable
 from functools import partial
 from typing import Any
@@ -36,11 +35,6 @@ __all__ = ["API", "ASSEMBLED", "CSV_TRANSLATED", "assembled", "case_columns", "c
 API = "api/v1"
 # A localized text's English stands in its field's column, its Korean in a column of its own, "Title (ko)".
 CSV_TRANSLATED = "ko"
-
-
-def _compact(data: object) -> bytes:
-    """JSON for tools: no white space, UTF-8 as it is (an index of 10,000 cases stays small)."""
-    return (json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
 
 
 # A case as JSON (`model_dump(mode="json")`): every file is made from it, so each case is dumped once.
@@ -147,7 +141,7 @@ def assembled(ctx: SiteContext, previous: Callable[[str], Previous | None]) -> d
 
 
 def _index_of(ctx: SiteContext) -> bytes:
-    # Each card's entry as it cached it (Card.index_entry), joined: the bytes `_compact` gives the list.
+    # Each card's entry as it cached it (Card.index_entry), joined: compact JSON, one line.
     return f"[{','.join(card.index_entry for card in ctx.cases)}]\n".encode()
 
 

@@ -33,7 +33,7 @@ from pipeline.models import Case, LinkState
 from pipeline.records import dump_json
 from pipeline.site.labels import LANGS, Lang
 
-__all__ = ["Card", "Planned", "SiteContext", "case_base_url"]
+__all__ = ["Card", "Planned", "SiteContext", "case_base_url", "text_in"]
 
 
 class Planned(NamedTuple):
@@ -148,6 +148,17 @@ class Card:
             "withdrawn": _json_time(self.withdrawn) if self.withdrawn else None,
         }
         return json.dumps(entry, ensure_ascii=False, separators=(",", ":"))
+
+
+def text_in(texts: Mapping[str, str] | None, lang: str) -> tuple[str, str | None]:
+    """The text in `lang`, or in another language with that language: (text, None) or (text, its lang);
+    the other is English when there is one. What a page shows and what the facet script lists alike."""
+    if not texts:
+        return "", None
+    if lang in texts:
+        return texts[lang], None
+    other = "en" if "en" in texts else next(iter(texts))
+    return texts[other], other
 
 
 _TIME: TypeAdapter[datetime] = TypeAdapter(datetime)

@@ -42,6 +42,7 @@ from markupsafe import escape as _e
 from pipeline.fields import kind_of
 from pipeline.models import Case
 from pipeline.site.context import Card, Planned, SiteContext
+from pipeline.site.context import text_in as _in
 from pipeline.site.labels import FACET_FIELDS, FACET_FOLDERS, FIELD_LABELS, LISTING_SECTIONS, Lang, field_label, ui
 from pipeline.site.search import search_box_html
 from pipeline.vocabulary import Kind, vocabulary
@@ -219,16 +220,6 @@ def facets_json(ctx: SiteContext, by_value: dict[str, dict[str, list[Card]]] | N
 # ---------------------------------------------------------------- texts in a language, honestly
 
 
-def _in(texts: dict[str, str] | None, lang: str) -> tuple[str, str | None]:
-    """The text in `lang`, or in another language with that language: (text, None) or (text, its lang)."""
-    if not texts:
-        return "", None
-    if lang in texts:
-        return texts[lang], None
-    other = "en" if "en" in texts else next(iter(texts))
-    return texts[other], other
-
-
 @dataclass(frozen=True)
 class _Marks:
     """What a text's marks need: the page's language, the machine-translated paths, the English page."""
@@ -343,10 +334,6 @@ class _Items:
         if key not in self._tops:
             self._tops[key] = (cases, _top_components(cases))  # the list kept: its id stays its own
         return self._tops[key][1]
-
-    def digest(self, card: Card) -> str:
-        """The case as a listing shows it, in a few bytes: a listing page's inputs name its cases by these."""
-        return card.digest
 
     def __call__(self, card: Card, lang: Lang, lang_root: str, full: bool) -> Markup:
         key = (card.id, lang, lang_root, full)
