@@ -661,6 +661,7 @@ class Store:
         protect: tuple[str, ...] = (),
         inputs: Mapping[str, bytes] | None = None,
         trusted: bool = True,
+        last: Mapping[str, Mapping[str, bytes]] | None = None,
     ) -> TreeSync:
         """Make the tree in `folder` hold `files` (site-relative POSIX path -> bytes) and `present` (files of
         the last sync the caller knows to be current): write only the files whose bytes differ, each
@@ -677,7 +678,9 @@ class Store:
         (folder / OLD_TREE_CACHE).unlink(missing_ok=True)
         # Not `trusted`: the caller knows the last sync may not have finished (its cache then does not say
         # what the folder holds): the folder is walked and compared byte for byte.
-        known = self.read_tree_cache(folder).get("files") if trusted else None
+        # `last`: the tree's cache as the caller read it already (read here when not given).
+        cache = last if last is not None else self.read_tree_cache(folder)
+        known: Mapping[str, bytes] | None = cache.get("files") if trusted else None
         if known is None:  # no cache: what is there, by its bytes
             known = {}
             on_disk = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}

@@ -375,7 +375,9 @@ def _build_site(store: Store, settings: Settings, out: Path | None, workers: int
     index, indexed = _search_index(ctx, stems, changed, tree.get("files", {}), partial(store.read_site_file, folder))
     files.update(index.files)
     present += index.kept
-    synced = store.sync_tree(folder, files, present=present, protect=KEEP, inputs=inputs, trusted=not unfinished)
+    synced = store.sync_tree(
+        folder, files, present=present, protect=KEEP, inputs=inputs, trusted=not unfinished, last=tree
+    )
     hashes = synced.hashes  # of every file now (those of the assembled ones, for the next build's copy)
     if synced.missing:  # files of the last build deleted since: made again (the search index whole)
         lost = [key for key in synced.missing if key in planned]
