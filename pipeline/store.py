@@ -47,7 +47,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 import filelock
 import yaml
@@ -639,10 +639,11 @@ class Store:
         data, path = self._read("case", record_id)
         return self._parse(Case, data, path), data
 
-    def read_tree_cache(self, folder: Path) -> dict[str, dict[str, bytes]]:
-        """What `sync_tree` kept of the tree in `folder`: `files` (path -> hash of its bytes) and the
-        caller's `inputs` (path -> hash of what it was made of); empty when there is none or it can't be
-        read. Pickled (the data root's own state, never in git: 100,000 hashes load in 30 ms, JSON's 300)."""
+    def read_tree_cache(self, folder: Path) -> dict[str, dict[str, Any]]:
+        """What `sync_tree` kept of the tree in `folder`: `files` (path -> hash of its bytes), the caller's
+        `inputs` (path -> hash of what it was made of) and `plan` (what else the caller keeps of how it
+        planned the files); empty when there is none or it can't be read. Pickled (the data root's own
+        state, never in git: 100,000 hashes load in 30 ms, JSON's 300)."""
         data = self.read_site_cache(folder, TREE_CACHE)
         try:
             found = pickle.loads(data) if data is not None else {}
@@ -660,8 +661,9 @@ class Store:
         present: Collection[str] = (),
         protect: tuple[str, ...] = (),
         inputs: Mapping[str, bytes] | None = None,
+        plan: Mapping[str, Any] | None = None,
         trusted: bool = True,
-        last: Mapping[str, Mapping[str, bytes]] | None = None,
+        last: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> TreeSync:
         """Make the tree in `folder` hold `files` (site-relative POSIX path -> bytes) and `present` (files of
         the last sync the caller knows to be current): write only the files whose bytes differ, each
@@ -718,7 +720,7 @@ class Store:
                 continue
             _inside(folder, rel).unlink(missing_ok=True)
             report.removed.append(rel)
-        cache = {"files": hashes, "inputs": dict(inputs or {})}  # pickled: no order to keep
+        cache = {"files": hashes, "inputs": dict(inputs or {}), "plan": dict(plan or {})}  # pickled: no order
         report.hashes = hashes
         self.write_site_cache(folder, TREE_CACHE, pickle.dumps(cache, protocol=pickle.HIGHEST_PROTOCOL))
         os.sync()

@@ -21,7 +21,7 @@ from pipeline.site.build import build_site
 from pipeline.site.context import SiteContext
 from pipeline.store import Store
 
-GONE = ("IL-0030",)
+GONE = ("IL-0030", "IL-0022")
 COMPONENTS = ["nccl", "pytorch", "kubelet", "dns", "ingress"]
 
 
@@ -86,6 +86,12 @@ def test_a_rebuild_gives_what_a_build_from_scratch_gives_whatever_changed(
         ("a relation", lambda: _edit(library, "IL-0012", related=["IL-0013"])),
         ("a withdrawal", lambda: _edit(library, "IL-0020", withdrawn="2026-11-30T10:00:00Z", withdrawn_reason="Dup.")),
         ("a case file gone", lambda: (library.root / "cases" / "IL-0030.json").unlink()),
+        # What a rebuild plans again goes by the groups a changed case is shown in (then and now):
+        ("a relation undone", lambda: _edit(library, "IL-0012", related=[])),
+        ("a recurrence", lambda: _edit(library, "IL-0014", recurrence_of="IL-0004")),
+        ("an org: its listing's heading", lambda: _edit(library, "IL-0005", org="Another Org", org_slug="another")),
+        ("a merge", lambda: _edit(library, "IL-0021", withdrawn="2026-11-30T10:00:00Z", merged_into="IL-0022")),
+        ("the survivor's file gone", lambda: (library.root / "cases" / "IL-0022.json").unlink()),
     ]
     for name, step in steps:
         step()

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import partial
 from typing import Any
 
@@ -27,10 +27,10 @@ from pipeline.fields import kind_of, parts
 from pipeline.models import Case, json_schema
 from pipeline.records import dump_json
 from pipeline.site.assemble import Assembled, Previous, Span, assemble, zip_directory, zip_member
-from pipeline.site.context import Planned, SiteContext
+from pipeline.site.context import Card, Planned, SiteContext, case_group, everything
 from pipeline.site.labels import field_label
 
-__all__ = ["API", "ASSEMBLED", "CSV_TRANSLATED", "assembled", "case_columns", "case_row", "plan", "render"]
+__all__ = ["API", "ASSEMBLED", "CSV_TRANSLATED", "assembled", "case_columns", "case_row", "groups", "plan", "render"]
 
 API = "api/v1"
 # A localized text's English stands in its field's column, its Korean in a column of its own, "Title (ko)".
@@ -152,16 +152,24 @@ def _modified_of(ctx: SiteContext) -> bytes:
     return "".join(f"{card.modified},{card.id}\n" for card in ordered).encode("utf-8")
 
 
-def plan(ctx: SiteContext) -> dict[str, Planned]:
-    """The API's files but the assembled ones: each case's file (its inputs: the file's digest), the
-    index, modified_id.csv and the schema (made each time: from the cards, in milliseconds)."""
+def plan(ctx: SiteContext, wanted: Callable[[str], bool] = everything) -> dict[str, Planned]:
+    """The API's files but the assembled ones: each case's file (its inputs: the file's digest; those of
+    the groups `wanted`), the index, modified_id.csv and the schema (made each time: from the cards, in
+    milliseconds)."""
     planned: dict[str, Planned] = {
-        f"{API}/cases/{card.id}.json": Planned(card.digest, partial(ctx.raw, card.id)) for card in ctx.cases
+        f"{API}/cases/{card.id}.json": Planned(card.digest, partial(ctx.raw, card.id), group)
+        for card in ctx.cases
+        if wanted(group := case_group(card.id))
     }
     planned[f"{API}/index.json"] = Planned(None, partial(_index_of, ctx))
     planned[f"{API}/modified_id.csv"] = Planned(None, partial(_modified_of, ctx))
     planned[f"{API}/schema.json"] = Planned(None, partial(dump_json, json_schema("case")))
     return planned
+
+
+def groups(ctx: SiteContext, cards: Iterable[Card]) -> set[str]:
+    """The groups of the API's files that show any of `cards`: their records."""
+    return {case_group(card.id) for card in cards}
 
 
 def render(ctx: SiteContext) -> dict[str, bytes]:

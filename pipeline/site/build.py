@@ -33,12 +33,14 @@ import subprocess
 import sys
 import tempfile
 import time
+import zlib
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime
-from functools import partial
+from functools import cache, partial
 from importlib import resources
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -46,10 +48,10 @@ from pipeline.models import Case, utc_now
 from pipeline.settings import Settings
 from pipeline.site import api, context, feeds, pages, search
 from pipeline.site.assemble import Previous
-from pipeline.site.context import Card, Planned, SiteContext
+from pipeline.site.context import EVERY, Card, Planned, SiteContext, everything
 from pipeline.store import Store, tree_hash
 
-__all__ = ["KEEP", "BuildReport", "build_files", "build_site", "plan", "site_context", "static_assets"]
+__all__ = ["KEEP", "BuildReport", "build_files", "build_site", "groups", "plan", "site_context", "static_assets"]
 
 
 def static_assets(ctx: SiteContext) -> dict[str, bytes]:
@@ -63,14 +65,21 @@ def static_assets(ctx: SiteContext) -> dict[str, bytes]:
 KEEP = ("cases/*", "*/cases/*")
 
 
-def plan(ctx: SiteContext) -> dict[str, Planned]:
-    """Every file of the site but the assembled ones, with its inputs: pages, API, feeds, static assets
-    (a later part's file of the same path replaces an earlier one's)."""
-    planned = pages.plan(ctx)
-    planned.update(api.plan(ctx))
-    planned.update(feeds.plan(ctx))
+def plan(ctx: SiteContext, wanted: Callable[[str], bool] = everything) -> dict[str, Planned]:
+    """Every file of the site but the assembled ones (of the groups `wanted`, and all of `EVERY`), with its
+    inputs: pages, API, feeds, static assets (a later part's file of the same path replaces an earlier one's)."""
+    planned = pages.plan(ctx, wanted)
+    planned.update(api.plan(ctx, wanted))
+    planned.update(feeds.plan(ctx, wanted))
     planned.update({key: Planned(None, _bytes(data)) for key, data in static_assets(ctx).items()})
     return planned
+
+
+def groups(ctx: SiteContext, cards: Iterable[Card]) -> set[str]:
+    """The groups of files that show any of `cards` (the old and new versions of the cases that changed),
+    and `EVERY`: what a rebuild plans again. Each part names its own (`pages.groups`, ...)."""
+    cards = list(cards)
+    return {EVERY} | pages.groups(ctx, cards) | api.groups(ctx, cards) | feeds.groups(ctx, cards)
 
 
 def _bytes(data: bytes) -> Callable[[], bytes]:
@@ -106,7 +115,8 @@ class BuildReport:
 
 # ---------------------------------------------------------------- the cases, known by their cards
 
-_CARDS = "cards.pickle"
+_CARDS = "cards-{:02d}.pickle"  # the cards' cache, in shards by case id
+_CARD_SHARDS = 16
 _SPANS = "spans.pickle"
 _BUILDING = "building"  # there while a build runs: a build that finds it trusts no cache of the folder
 _STEMS = "search-stems.json"  # Korean words' stems (search.Stems): a rebuild analyses only new words
@@ -136,8 +146,13 @@ class _Cases:
         return self.files[case_id]
 
 
+def _shard(case_id: str) -> int:
+    return zlib.crc32(case_id.encode()) % _CARD_SHARDS
+
+
 def _known_cards(data: bytes | None) -> tuple[int, dict[str, tuple[tuple[int, int, int], Card]]]:
-    """The last build's look at cases/ (when, each file's stat and card); nothing from a cache it can't read.
+    """One shard of the last build's look at cases/ (when, each file's stat and card); nothing from a
+    shard it can't read.
 
     Pickled, as black and pip keep their caches: the cache is this build's own, in the data root's state
     (never in git), and 10,000 cards load in a tenth of the time JSON takes."""
@@ -150,26 +165,42 @@ def _known_cards(data: bytes | None) -> tuple[int, dict[str, tuple[tuple[int, in
         return 0, {}
 
 
-def _cards(store: Store, folder: Path, cases: _Cases) -> tuple[list[Card], set[str], dict[str, Any]]:
-    """Every case's card, which cases changed since the last build (or went), and the cards' cache to keep
-    (pickled at the build's end, with what the cards cached during it: `Card.facet_row`, ...)."""
-    looked_before, known = _known_cards(store.read_site_cache(folder, _CARDS))
+def _cards(
+    store: Store, folder: Path, cases: _Cases
+) -> tuple[list[Card], dict[str, list[Card]], dict[str, dict[str, Any]]]:
+    """Every case's card, the cases changed since the last build (or gone) with their cards then and now,
+    and the shards of the cards' cache to write: those holding a case read this time, or gone (pickled at
+    the build's end, with what the cards cached during it: `Card.facet_row`, ...). The cache is in shards
+    so that a rebuild after one edit writes one sixteenth of it; a shard not written keeps its older
+    look, which only makes its cards' racy window stricter."""
+    looks: list[int] = []
+    known: dict[str, tuple[tuple[int, int, int], Card]] = {}
+    for n in range(_CARD_SHARDS):
+        looked_then, found = _known_cards(store.read_site_cache(folder, _CARDS.format(n)))
+        looks.append(looked_then)
+        known.update(found)
     looked = time.time_ns()
     cards: list[Card] = []
-    changed: set[str] = set()
-    kept: dict[str, tuple[tuple[int, int, int], Card]] = {}
+    changed: dict[str, list[Card]] = {}
+    kept: list[dict[str, tuple[tuple[int, int, int], Card]]] = [{} for _ in range(_CARD_SHARDS)]
+    dirty: set[int] = set()
     for case_id, stat in store.case_stats().items():
+        shard = _shard(case_id)
         old = known.get(case_id)
-        if old is not None and old[0] == stat and stat[2] < looked_before - _RACY_NS and isinstance(old[1], Card):
+        if old is not None and old[0] == stat and stat[2] < looks[shard] - _RACY_NS and isinstance(old[1], Card):
             card = old[1]
         else:
             card = Card.of(cases.read(case_id), cases.raw(case_id))
+            dirty.add(shard)
             if old is None or old[1].digest != card.digest:
-                changed.add(case_id)
+                changed[case_id] = [card] if old is None else [old[1], card]
         cards.append(card)
-        kept[case_id] = (stat, card)
-    changed |= set(known) - set(kept)
-    return cards, changed, {"format": _FORMAT, "looked": looked, "cards": kept}
+        kept[shard][case_id] = (stat, card)
+    for case_id in set(known) - set().union(*kept):
+        changed[case_id] = [known[case_id][1]]
+        dirty.add(_shard(case_id))
+    shards = {_CARDS.format(n): {"format": _FORMAT, "looked": looked, "cards": kept[n]} for n in sorted(dirty)}
+    return cards, changed, shards
 
 
 def site_context(store: Store, settings: Settings) -> SiteContext:
@@ -255,6 +286,40 @@ def _hash(text: str) -> bytes:
     return tree_hash(text.encode())
 
 
+@cache
+def _site_code() -> str:
+    """The site's code and templates, and the vocabulary (its labels head listings), as one hash."""
+    digest = hashlib.sha256()
+    here = Path(__file__).parent
+    for path in sorted(
+        [*here.rglob("*.py"), *here.joinpath("templates").rglob("*"), *here.joinpath("static").rglob("*")]
+    ):
+        if path.is_file():
+            digest.update(path.relative_to(here).as_posix().encode() + b"\x00" + path.read_bytes())
+    digest.update(here.parent.joinpath("vocabulary.yaml").read_bytes())
+    return digest.hexdigest()
+
+
+def _plan_mark(ctx: SiteContext) -> bytes:
+    """What the plan of every file depends on besides the cases: the code, the base, the note, the
+    languages, the links' states. A build whose mark is not the last build's plans every group."""
+    links = "\x00".join(f"{url}\x00{state.model_dump_json()}" for url, state in sorted(ctx.links.items()))
+    return _hash(
+        "\x00".join([_FORMAT, _site_code(), ctx.base_url, repr(sorted(ctx.note.items())), repr(ctx.langs), links])
+    )
+
+
+def _carried(last: Any, before: dict[str, bytes], dirty: set[str] | None) -> dict[str, list[str]] | None:
+    """The last build's groups not planned again (not in `dirty`), with their files: as it planned them,
+    their inputs as it recorded. None when there is nothing to carry over: every group is planned."""
+    if dirty is None or not isinstance(last, dict):
+        return None
+    carried = {group: keys for group, keys in last.items() if group not in dirty}
+    if not all(isinstance(keys, list) and all(key in before for key in keys) for keys in carried.values()):
+        return None  # a cache that does not agree with itself: trusted in nothing
+    return carried
+
+
 def _previous(store: Store, folder: Path, spans: dict[str, Any]) -> Callable[[str], Previous | None]:
     """The last build's assembled file at `key` and where its pieces lie, when its bytes are as recorded."""
 
@@ -332,7 +397,7 @@ def _no_collections() -> Iterator[None]:
             gc.enable()
             # The build's objects, all still in the youngest generation, collected now: left there, they
             # made each following build in the same process (a server's) slower by a tenth.
-            gc.collect()
+            gc.collect(0)  # the youngest generation alone: the process's older objects are not walked again
 
 
 def build_site(store: Store, settings: Settings, out: Path | None = None, *, workers: int | None = None) -> BuildReport:
@@ -355,12 +420,26 @@ def _build_site(store: Store, settings: Settings, out: Path | None, workers: int
     unfinished = store.read_site_cache(folder, _BUILDING) is not None
     tree = {} if unfinished else store.read_tree_cache(folder)
     before = tree.get("inputs", {})
+    mark = _plan_mark(ctx)
+    # The groups of files planned again: those showing a changed case (then or now), when the last build
+    # planned from the same code and settings; every group otherwise. Any other is as last planned.
+    last = tree.get("plan", {})
+    dirty = groups(ctx, chain.from_iterable(changed.values())) if last.get("mark") == mark else None
+    carried = _carried(last.get("groups", {}), before, dirty)
+    planned = plan(ctx, everything if carried is None or dirty is None else dirty.__contains__)
     inputs: dict[str, bytes] = {}
     files: dict[str, bytes] = {}
     present: list[str] = []
-    planned = plan(ctx)
+    grouped: dict[str, list[str]] = dict(carried or {})
+    for keys in grouped.values():
+        present += keys  # sync_tree checks that they are still there
+        inputs.update((key, before[key]) for key in keys)
     to_make: list[str] = []
     for key, item in planned.items():
+        if item.group != EVERY:
+            if item.inputs is None:  # it would be made only when its group is planned, and lost otherwise
+                raise ValueError(f"{key}: a file of the group {item.group!r} is planned with no inputs")
+            grouped.setdefault(item.group, []).append(key)
         if item.inputs is not None:
             inputs[key] = _hash(item.inputs)
             if before.get(key) == inputs[key]:
@@ -372,21 +451,26 @@ def _build_site(store: Store, settings: Settings, out: Path | None, workers: int
     files.update({key: made.data for key, made in assembled.items()})
     store.write_site_cache(folder, _BUILDING, b"a build of this folder began and has not finished\n")
     stems = search.Stems.load(store.read_site_cache(folder, _STEMS))
-    index, indexed = _search_index(ctx, stems, changed, tree.get("files", {}), partial(store.read_site_file, folder))
+    index, indexed = _search_index(
+        ctx, stems, set(changed), tree.get("files", {}), partial(store.read_site_file, folder)
+    )
     files.update(index.files)
     present += index.kept
+    kept = {"mark": mark, "groups": grouped}
     synced = store.sync_tree(
-        folder, files, present=present, protect=KEEP, inputs=inputs, trusted=not unfinished, last=tree
+        folder, files, present=present, protect=KEEP, inputs=inputs, plan=kept, trusted=not unfinished, last=tree
     )
     hashes = synced.hashes  # of every file now (those of the assembled ones, for the next build's copy)
     if synced.missing:  # files of the last build deleted since: made again (the search index whole)
+        if carried and any(key not in planned for key in synced.missing if key in inputs):
+            planned = plan(ctx)  # a file of a group not planned this time: every group planned
         lost = [key for key in synced.missing if key in planned]
         again = {key: planned[key].make() for key in lost}
         if len(lost) < len(synced.missing):
             again.update(search.index_files(_all_docs(ctx, stems)))
             indexed["update"] = "whole"
         rest = [key for key in present if key not in again]
-        redone = store.sync_tree(folder, {**files, **again}, present=rest, protect=KEEP, inputs=inputs)
+        redone = store.sync_tree(folder, {**files, **again}, present=rest, protect=KEEP, inputs=inputs, plan=kept)
         synced.written += redone.written
         files.update(again)
         hashes = redone.hashes
@@ -394,7 +478,9 @@ def _build_site(store: Store, settings: Settings, out: Path | None, workers: int
     store.write_site_cache(folder, _SPANS, pickle.dumps({"format": _FORMAT, "files": spans}))
     if stems.changed:
         store.write_site_cache(folder, _STEMS, stems.dump())
-    store.write_site_cache(folder, _CARDS, pickle.dumps(cards_cache, protocol=pickle.HIGHEST_PROTOCOL))
+    for name, shard in cards_cache.items():
+        store.write_site_cache(folder, name, pickle.dumps(shard, protocol=pickle.HIGHEST_PROTOCOL))
+    store.remove_site_cache(folder, "cards.pickle")  # what builds before the shards kept
     store.remove_site_cache(folder, _BUILDING)  # every cache now says what the folder holds
     return BuildReport(
         folder=str(folder),

@@ -33,16 +33,35 @@ from pipeline.models import Case, LinkState
 from pipeline.records import dump_json
 from pipeline.site.labels import LANGS, Lang
 
-__all__ = ["Card", "Planned", "SiteContext", "case_base_url", "text_in"]
+__all__ = ["EVERY", "Card", "Planned", "SiteContext", "case_base_url", "case_group", "everything", "text_in"]
+
+
+# The group of files showing the whole library (the listings, the facets' indexes, the library's feeds
+# and index): planned on every build. Any other group shows a few cases: a case's pages, a term's listing.
+EVERY = "every"
+
+
+def everything(group: str) -> bool:
+    """Which groups a build plans: here, every one (a first build, or one after the code or settings changed)."""
+    return True
+
+
+def case_group(case_id: str) -> str:
+    """The group of a case's own files (its pages, its record in the API)."""
+    return f"case:{case_id}"
 
 
 class Planned(NamedTuple):
-    """A file to be: what it is made of (`inputs`: equal inputs, equal bytes; None: made each time) and how.
+    """A file to be: what it is made of (`inputs`: equal inputs, equal bytes; None: made each time), how,
+    and the group of files it is planned with (`EVERY`, or a name such as "case:IL-0001", "facet:org:acme").
 
-    A build whose last build made the file from the same inputs (and finds it there) does not make it."""
+    A build whose last build made the file from the same inputs (and finds it there) does not make it. A
+    rebuild plans again only the groups showing a changed case (each planner's `groups`); a file of any
+    other group is as the last build planned it, so one outside `EVERY` must have inputs."""
 
     inputs: str | None
     make: Callable[[], bytes]
+    group: str = EVERY
 
 
 def case_base_url(base_url: str) -> str:

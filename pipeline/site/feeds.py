@@ -19,7 +19,7 @@ a feed with no entry), so an unchanged library gives the same bytes and the buil
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import cache, partial
 from importlib import resources
 
@@ -29,11 +29,11 @@ from lxml import etree
 
 from pipeline import __version__
 from pipeline.models import Case
-from pipeline.site.context import Card, Planned, SiteContext
+from pipeline.site.context import EVERY, Card, Planned, SiteContext, everything
 from pipeline.site.labels import Lang, ui
 from pipeline.vocabulary import vocabulary
 
-__all__ = ["FEED_ENTRIES", "feed_paths", "plan", "render"]
+__all__ = ["FEED_ENTRIES", "feed_paths", "groups", "plan", "render"]
 
 FEED_ENTRIES = 50  # a reader polling daily misses nothing unless fifty cases change in a day
 _ATOM = "application/atom+xml"
@@ -179,27 +179,40 @@ class _Entries:
         return [self._made[card.id] for card in cards]
 
 
-def plan(ctx: SiteContext) -> dict[str, Planned]:
-    """Every feed, by its site-relative path, with its inputs (its entries' cases, the base, the code)."""
+def groups(ctx: SiteContext, cards: Iterable[Card]) -> set[str]:
+    """The groups of feeds that show any of `cards`: their components' and their orgs' (the library's are
+    in `EVERY`)."""
+    return {_feed_group(where) for where in _groups(ctx, cards)}
+
+
+def _feed_group(where: str) -> str:
+    return f"feed:{where}"
+
+
+def plan(ctx: SiteContext, wanted: Callable[[str], bool] = everything) -> dict[str, Planned]:
+    """Every feed (the library's, and those of the groups `wanted`), by its site-relative path, with its
+    inputs (its entries' cases, the base, the code)."""
     planned: dict[str, Planned] = {}
     ordered = _newest_first(ctx.cases)  # sorted once: each group, taken from it, is newest first already
     groups = _groups(ctx, ordered)
     for lang in ctx.langs:
         entries = _Entries(ctx, lang)
         site = ui("site_title", lang)
-        feeds = [(f"{lang}/feed.xml", site, f"{lang}/", ordered)]
+        feeds = [(f"{lang}/feed.xml", site, f"{lang}/", ordered, EVERY)]
         for where, (kind, name, cards) in groups.items():
+            if not wanted(group := _feed_group(where)):
+                continue
             label = vocabulary().terms["components"][name].label_in(lang) if kind == "component" else name
             # A term or org whose every case was withdrawn has no page left: its feed leads to the listing.
             page = f"{lang}/{where}/" if any(_listed(card) for card in cards) else f"{lang}/"
-            feeds.append((f"{lang}/{where}/feed.xml", f"{site}: {label}", page, cards))
-        for path, title, page, cards in feeds:
+            feeds.append((f"{lang}/{where}/feed.xml", f"{site}: {label}", page, cards, group))
+        for path, title, page, cards, group in feeds:
             newest = cards[:FEED_ENTRIES]
             inputs = "\x00".join(
                 [_code_mark(), ctx.base_url, path, title, page, *(f"{c.id}:{c.digest}" for c in newest)]
                 + ([] if newest else [ctx.built_at.isoformat()])
             )
-            planned[path] = Planned(inputs, partial(_made_feed, ctx, path, title, page, newest, entries, lang))
+            planned[path] = Planned(inputs, partial(_made_feed, ctx, path, title, page, newest, entries, lang), group)
     return planned
 
 

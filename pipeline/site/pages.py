@@ -27,7 +27,7 @@ import hashlib
 import json
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from functools import cache, cached_property, partial
@@ -41,7 +41,7 @@ from markupsafe import escape as _e
 
 from pipeline.fields import kind_of
 from pipeline.models import Case
-from pipeline.site.context import Card, Planned, SiteContext
+from pipeline.site.context import EVERY, Card, Planned, SiteContext, case_group, everything
 from pipeline.site.context import text_in as _in
 from pipeline.site.labels import FACET_FIELDS, FACET_FOLDERS, FIELD_LABELS, LISTING_SECTIONS, Lang, field_label, ui
 from pipeline.site.search import search_box_html
@@ -54,6 +54,7 @@ __all__ = [
     "SUMMING_UP_TERMS",
     "facet_counts_json",
     "facet_values",
+    "groups",
     "listed",
     "render",
     "summing_up",
@@ -82,6 +83,7 @@ def _env() -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
+        auto_reload=False,  # the package's templates do not change while it runs: no look at each file a page
     )
     env.globals.update(ui=ui, label=_label, search_box=lambda lang, root: Markup(search_box_html(lang, root)))
     return env
@@ -371,6 +373,7 @@ def _listing(
     items: _Items,
     crumbs: Sequence[tuple[str, str]] = (),
     full: bool = True,
+    group: str = EVERY,
 ) -> dict[str, Planned]:
     """A listing of `cases` under `folder` ("ko/", "ko/components/nccl/"): its first page and the rest.
     Each case with its sections (`full`), or, on a facet value's pages, with its components only: a value's
@@ -389,7 +392,7 @@ def _listing(
         shown = cases[(number - 1) * PAGE_SIZE : number * PAGE_SIZE]
         key = f"{folder}index.html" if number == 1 else f"{folder}page/{number}/index.html"
         inputs = "\x00".join([common, str(number), *map(_digest, shown)])
-        pages[key] = Planned(inputs, partial(listing.page, number, shown))
+        pages[key] = Planned(inputs, partial(listing.page, number, shown), group)
     return pages
 
 
@@ -455,17 +458,42 @@ def _facet_name(facet: str, lang: Lang) -> str:
 def _by_value(cases: Sequence[Card]) -> dict[str, dict[str, list[Card]]]:
     """Per facet, per value, its cases (in the order given)."""
     by_value: dict[str, dict[str, list[Card]]] = {facet: {} for facet in FACETS}
-    for case in cases:
-        for facet, names in facet_values(case).items():
-            for value in names:
-                by_value[facet].setdefault(value, []).append(case)
+    if not all(type(case) is Card for case in cases):
+        for case in cases:
+            for facet, names in facet_values(case).items():
+                for value in names:
+                    by_value[facet].setdefault(value, []).append(case)
+        return by_value
+    # Cards, read off facet by facet: the same values as `facet_values` (a card names each term once),
+    # without making a dict of lists for each of 10,000 cards on each build.
+    for facet, name in FACET_FIELDS.items():
+        found = by_value[facet]
+        if facet in ("org", "year"):
+            value_of = attrgetter("org_slug") if facet == "org" else _year
+            for card in cases:
+                found.setdefault(value_of(card), []).append(card)
+            continue
+        get = attrgetter(name)
+        for card in cases:
+            values = get(card)
+            for value in values if isinstance(values, list) else (values,):
+                found.setdefault(value, []).append(card)
     return by_value
 
 
+def _year(card: Card) -> str:
+    return card.date[:4]
+
+
 def _facet_pages(
-    ctx: SiteContext, lang: Lang, cases: Sequence[Card], items: _Items, by_value: dict[str, dict[str, list[Card]]]
+    ctx: SiteContext,
+    lang: Lang,
+    cases: Sequence[Card],
+    items: _Items,
+    by_value: dict[str, dict[str, list[Card]]],
+    wanted: Callable[[str], bool],
 ) -> dict[str, Planned]:
-    """Per facet: an index of its values with their counts, and one listing a value."""
+    """Per facet: an index of its values with their counts, and one listing a value (those `wanted`)."""
     pages: dict[str, Planned] = {}
     orgs = _orgs(cases)
     template = _env().get_template("facet.html")
@@ -482,8 +510,10 @@ def _facet_pages(
         pages[key] = _ready(made.encode())
         crumbs = [(f"{lang}/", ui("listing", lang)), (folder, name)]
         for value, found in ordered:
+            if not wanted(group := _facet_group(facet, value)):
+                continue
             heading = ui("cases_of", lang, label=name, value=_value_label(facet, value, lang, orgs))
-            pages.update(_listing(ctx, lang, f"{folder}{value}/", found, heading, items, crumbs, full=False))
+            pages.update(_listing(ctx, lang, f"{folder}{value}/", found, heading, items, crumbs, False, group))
     return pages
 
 
@@ -649,7 +679,7 @@ def _incoming(ctx: SiteContext) -> tuple[dict[str, list[str]], dict[str, list[st
 
 
 def _case_page(
-    ctx: SiteContext, case: Case, lang: Lang, incoming: tuple[list[str], list[str]], rows: list[Row], known: set[str]
+    ctx: SiteContext, case: Case, lang: Lang, incoming: tuple[list[str], list[str]], rows: list[Row]
 ) -> bytes:
     key = f"{lang}/cases/{case.id}/index.html"
     page = _Page(key, lang, f"{case.id} {_in(case.title, lang)[0]}", _other_lang(ctx, lang))
@@ -676,7 +706,6 @@ def _case_page(
             json_href=f"{page.root}api/v1/cases/{case.id}.json",
             withdrawn=f"{gone:%Y-%m-%d}" if gone else None,
             survivor=survivor,
-            survivor_known=survivor in known,
             lang_root=lang_root,
         )
         .encode()
@@ -740,41 +769,42 @@ def _ready(data: bytes) -> Planned:
     return Planned(None, lambda: data)
 
 
-def case_pages(ctx: SiteContext) -> dict[str, Planned]:
-    """Each case page and its redirect, each with its inputs (what it is made of) and how to make it.
+def case_pages(ctx: SiteContext, wanted: Callable[[str], bool] = everything) -> dict[str, Planned]:
+    """Each case page and its redirect (those `wanted`), each with its inputs (what it is made of) and how
+    to make it.
 
     A case page depends on its case, the cases naming it, its sources' link states, the site's base, the
     code that renders it (`_code_mark`)."""
     related, recurrences = _incoming(ctx)
     made: dict[str, Planned] = {}
     default = ctx.langs[0]
-    known = {case.id for case in ctx.cases}
     shared = f"{_code_mark()}\x00{ctx.base_url}"
     nobody: tuple[list[str], list[str]] = ([], [])
     for card in ctx.cases:
+        if not wanted(group := case_group(card.id)):
+            continue
         incoming = (
             (sorted(related.get(card.id, ())), sorted(recurrences.get(card.id, ())))
             if card.id in related or card.id in recurrences
             else nobody
         )
-        survivor = card.merged_into
         states = "\x00".join(ctx.links[url].model_dump_json() for url in card.sources if url in ctx.links)
-        text = f"{shared}\x00{card.digest}\x00{incoming!r}\x00{states}\x00{survivor in known if survivor else ''}"
-        pages = _CasePages(ctx, card.id, incoming, known)
+        text = f"{shared}\x00{card.digest}\x00{incoming!r}\x00{states}"
+        pages = _CasePages(ctx, card.id, incoming)
         for lang in ctx.langs:
-            made[f"{lang}/cases/{card.id}/index.html"] = Planned(f"{lang}\x00{text}", partial(pages.page, lang))
+            made[f"{lang}/cases/{card.id}/index.html"] = Planned(f"{lang}\x00{text}", partial(pages.page, lang), group)
         to = f"../../{default}/cases/{card.id}/"
-        made[f"cases/{card.id}/index.html"] = Planned(f"{shared}\x00{to}", partial(_redirect, "", to, default))
+        made[f"cases/{card.id}/index.html"] = Planned(f"{shared}\x00{to}", partial(_redirect, "", to, default), group)
     return made
 
 
 class _CasePages:
     """What a case's pages are made from; the case read, and its rows worked out, once for its languages."""
 
-    __slots__ = ("_case", "_rows", "case_id", "ctx", "incoming", "known")
+    __slots__ = ("_case", "_rows", "case_id", "ctx", "incoming")
 
-    def __init__(self, ctx: SiteContext, case_id: str, incoming: tuple[list[str], list[str]], known: set[str]):
-        self.ctx, self.case_id, self.incoming, self.known = ctx, case_id, incoming, known
+    def __init__(self, ctx: SiteContext, case_id: str, incoming: tuple[list[str], list[str]]):
+        self.ctx, self.case_id, self.incoming = ctx, case_id, incoming
         self._case: Case | None = None
         self._rows: list[Row] | None = None
 
@@ -783,7 +813,7 @@ class _CasePages:
             self._case = self.ctx.case(self.case_id)
             self._rows = case_rows(self._case)
         assert self._rows is not None
-        return _case_page(self.ctx, self._case, lang, self.incoming, self._rows, self.known)
+        return _case_page(self.ctx, self._case, lang, self.incoming, self._rows)
 
 
 @cache
@@ -795,13 +825,31 @@ def _code_mark() -> str:
     digest = hashlib.sha256()
     for module in ("pages.py", "labels.py", "search.py", "context.py"):
         digest.update(resources.files("pipeline.site").joinpath(module).read_bytes())
+    digest.update(resources.files("pipeline").joinpath("vocabulary.yaml").read_bytes())  # the terms' labels
     for name in sorted(p.name for p in resources.files("pipeline.site").joinpath("templates").iterdir()):
         digest.update(resources.files("pipeline.site").joinpath("templates", name).read_bytes())
     return digest.hexdigest()
 
 
-def plan(ctx: SiteContext) -> dict[str, Planned]:
-    """Every page of the site, each with its inputs and how to make it (`render` makes them all)."""
+def _facet_group(facet: str, value: str) -> str:
+    return f"facet:{facet}:{value}"
+
+
+def groups(ctx: SiteContext, cards: Iterable[Card]) -> set[str]:
+    """The groups of pages that show any of `cards` (the old and new versions of the cases that changed):
+    their own pages; the pages of the cases they name (which list them as naming them); the listings of
+    their facets' values."""
+    found: set[str] = set()
+    for card in cards:
+        found.add(case_group(card.id))
+        found.update(case_group(other) for other in (*card.related, card.recurrence_of) if other)
+        found.update(_facet_group(facet, value) for facet, values in facet_values(card).items() for value in values)
+    return found
+
+
+def plan(ctx: SiteContext, wanted: Callable[[str], bool] = everything) -> dict[str, Planned]:
+    """Every page of the site (of the groups `wanted`, and every page of `EVERY`), each with its inputs and
+    how to make it (`render` makes them all)."""
     cases = listed(ctx)
     items = _Items(ctx)
     by_value = _by_value(cases)
@@ -810,10 +858,10 @@ def plan(ctx: SiteContext) -> dict[str, Planned]:
     planned["index.html"] = _ready(_redirect("index.html", f"{default}/", default))
     for lang in ctx.langs:
         planned.update(_listing(ctx, lang, f"{lang}/", cases, ui("site_title", lang), items))
-        planned.update(_facet_pages(ctx, lang, cases, items, by_value))
+        planned.update(_facet_pages(ctx, lang, cases, items, by_value, wanted))
     planned["api/v1/facets.json"] = Planned(None, partial(facets_json, ctx, by_value))
     planned["api/v1/facet-counts.json"] = Planned(None, partial(facet_counts_json, ctx, by_value))
-    planned.update(case_pages(ctx))
+    planned.update(case_pages(ctx, wanted))
     return planned
 
 
