@@ -349,13 +349,13 @@ def one_draft_ms(index: SimilarIndex, library: Library, queries: int, seed: int)
     return round(statistics.median(times), 1)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--cases", type=int, default=10_000)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--queries", type=int, default=21)
     parser.add_argument("--seed", type=int, default=MEASURING_SEED)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     library = make_library(args.cases, args.seed)
     docs = library.docs()
     passes = []

@@ -40,7 +40,7 @@ from datasketch import MinHash
 from sklearn.feature_extraction.text import HashingVectorizer, TfidfTransformer
 
 from pipeline.similar.docs import Doc
-from pipeline.similar.text import passage, shingles, terms
+from pipeline.similar.text import passage, shingles, terms, words
 
 __all__ = [
     "CONTAINMENT",
@@ -75,7 +75,15 @@ BANDS = NUM_PERM // BAND_ROWS
 MINHASH_SEED = 1
 _FEATURES = 2**20  # hashed TF-IDF terms: collisions are rare at a library's vocabulary
 
-_VECTORISER = HashingVectorizer(analyzer=terms, n_features=_FEATURES, alternate_sign=False, norm=None, dtype=np.float32)
+
+def _given(terms: list[str]) -> list[str]:
+    return terms
+
+
+# The terms are worked out here (pipeline.similar.text, with the shingles); scikit-learn hashes and counts them.
+_VECTORISER = HashingVectorizer(
+    analyzer=_given, n_features=_FEATURES, alternate_sign=False, norm=None, dtype=np.float32
+)
 
 
 @dataclass(frozen=True)
@@ -89,9 +97,14 @@ class Match:
     passage: str | None = None  # the shared passage, for a duplicate by text
 
 
-def _closeness_text(doc: Doc) -> str:
-    """What TF-IDF weighs: the narrative in every language, and the extracted text when there is one."""
-    return doc.narrative if doc.text == doc.narrative else f"{doc.narrative}\n{doc.text}"
+def _features_of(doc: Doc) -> tuple[np.ndarray, list[str]]:
+    """A doc's shingles, and its TF-IDF terms: of the narrative in every language, and of the extracted
+    text when there is one."""
+    said = words(doc.text)
+    closeness = terms(doc.text, said)
+    if doc.text != doc.narrative:
+        closeness += terms(doc.narrative)
+    return shingles(doc.text, said), closeness
 
 
 def _signatures(sets: Sequence[np.ndarray]) -> np.ndarray:
@@ -187,10 +200,11 @@ class SimilarIndex:
     @classmethod
     def of(cls, docs: Iterable[Doc]) -> SimilarIndex:
         docs = sorted(docs, key=lambda d: d.id)
-        sets = [shingles(d.text) for d in docs]
         if not docs:  # the vectoriser refuses an empty list
             return cls([], [], np.zeros((0, BANDS), dtype=np.uint64), sp.csr_matrix((0, _FEATURES), dtype=np.float32))
-        counts = _VECTORISER.transform([_closeness_text(d) for d in docs]).tocsr()
+        features = [_features_of(d) for d in docs]
+        sets = [f[0] for f in features]
+        counts = _VECTORISER.transform([f[1] for f in features]).tocsr()
         return cls(docs, sets, _bands(_signatures(sets)), counts)
 
     def updated(self, docs: Iterable[Doc] = (), removed: Iterable[str] = ()) -> SimilarIndex:
@@ -226,12 +240,12 @@ class SimilarIndex:
 
     # ---------------------------------------------------------------- features of a doc asked about
 
-    def _features(self, doc: Doc) -> tuple[np.ndarray, np.ndarray, sp.csr_matrix]:
+    def _query(self, doc: Doc) -> tuple[np.ndarray, np.ndarray, sp.csr_matrix]:
         row = self.row.get(doc.id)
         if row is not None and self.docs[row] == doc:
             return self.shingle_sets[row], self.bands[row], self._weights[row]
-        sets = shingles(doc.text)
-        counts = _VECTORISER.transform([_closeness_text(doc)])
+        sets, closeness = _features_of(doc)
+        counts = _VECTORISER.transform([closeness])
         weights = self._tfidf.transform(counts) if len(self.docs) else counts
         return sets, _bands(_signatures([sets]))[0], weights.tocsr()
 
@@ -280,7 +294,7 @@ class SimilarIndex:
 
     def duplicates(self, doc: Doc, *, limit: int = 5) -> list[Match]:
         """Drafts and cases that may tell the same incident as `doc` (never `doc` itself)."""
-        sets, bands, vector = self._features(doc)
+        sets, bands, vector = self._query(doc)
         by_text, by_date = self._candidates(doc, sets, bands)
         cosines = dict(zip(by_date, self._cosines(vector, by_date).tolist(), strict=True))
         found = (self._duplicate(doc, i, sets, cosines.get(i)) for i in sorted(by_text | set(by_date)))
@@ -298,7 +312,7 @@ class SimilarIndex:
             and other.root_cause == doc.root_cause
             and (doc.components & other.components or doc.symptoms & other.symptoms)
         ]
-        vector = self._features(doc)[2]
+        vector = self._query(doc)[2]
         matches = []
         for i, cosine in zip(rows, self._cosines(vector, rows).tolist(), strict=True):
             if cosine >= RELATED_COSINE:
@@ -323,7 +337,7 @@ class SimilarIndex:
             and other.root_cause == doc.root_cause
             and doc.components & other.components
         ]
-        vector = self._features(doc)[2]
+        vector = self._query(doc)[2]
         matches = []
         for i, cosine in zip(rows, self._cosines(vector, rows).tolist(), strict=True):
             other = self.docs[i]
