@@ -17,32 +17,39 @@ Korean. Then:
 - `one_vs_10000_ms`: one new draft against the index (its Doc, its duplicates, related cases and
   recurrences), the median of `--queries`;
 - `full_pass_s`: the index made from every Doc and its full pass, the median of `--runs`;
-- `index_bytes`, `index_load_ms`: the index pickled, as the data root's state keeps it, and loaded.
+- `index_bytes`, `index_load_ms`: the index pickled, as the data root's state keeps it, and loaded;
+- with `--store`, the library written into a data root (each case with the published draft its text
+  comes from) and `library_index` over it: `store_cold_s` with no cache (every file read),
+  `store_warm_s` with nothing changed, `store_one_changed_s` after one case's summary changed.
 
 Prints one JSON line with the targets beside the figures: precision ≥ 0.95, recall ≥ 0.90, one draft
 ≤ 100 ms, a full pass ≤ 60 s. The thresholds in pipeline/similar/index.py were set on `--seed 28`; the
 figures are measured on the default seed.
 
-    python bench/similar.py [--cases N] [--runs K] [--queries Q] [--seed S]
+    python bench/similar.py [--cases N] [--runs K] [--queries Q] [--seed S] [--store]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import pickle
 import random
 import statistics
+import tempfile
 import time
 from dataclasses import dataclass, field
 from datetime import date, timedelta
+from pathlib import Path
 from typing import Any
 
 from pipeline.draft import apply_extraction, new_draft
 from pipeline.extract import extract
 from pipeline.ids import canonical_url
 from pipeline.models import Case, Draft, Origin, SourceEntry
-from pipeline.similar import Doc, SimilarIndex, doc_of_case, doc_of_draft
+from pipeline.similar import Doc, SimilarIndex, doc_of_case, doc_of_draft, library_index
+from pipeline.store import Store
 from pipeline.vocabulary import vocabulary
 
 TARGETS = {"precision": 0.95, "recall": 0.90, "one_vs_10000_ms": 100.0, "full_pass_s": 60.0}
@@ -349,12 +356,46 @@ def one_draft_ms(index: SimilarIndex, library: Library, queries: int, seed: int)
     return round(statistics.median(times), 1)
 
 
+def _published(case: Case, text: str) -> Draft:
+    draft = new_draft(SourceEntry(url=case.sources[0].url, org=case.org))
+    fields = {"org": case.org, "org_slug": case.org_slug, "date": case.date, "title": case.title}
+    return Draft.model_validate(
+        draft.model_dump(mode="json") | fields | {"state": "published", "case_id": case.id, "text": text}
+    )
+
+
+def store_seconds(library: Library) -> dict[str, float]:
+    """`library_index` over the library written into a data root: cold, warm, and after one change."""
+    with tempfile.TemporaryDirectory() as scratch:
+        store = Store(Path(scratch))
+        for case in library.cases:
+            store.write_case(case)
+            store.write_draft(_published(case, library.texts[case.id]))
+        for draft in library.drafts:
+            store.write_draft(draft)
+        past = time.time_ns() - 3_600_000_000_000  # written well before, as a clone's files are
+        for _kind, path in store.record_files():
+            os.utime(path, ns=(past, past))
+        out = {}
+        for name in ("store_cold_s", "store_warm_s"):
+            start = time.perf_counter()
+            library_index(store)
+            out[name] = round(time.perf_counter() - start, 2)
+        case = library.cases[len(library.cases) // 2]
+        store.write_case(case.model_copy(update={"summary": {**case.summary, "en": "Changed. " + case.summary["en"]}}))
+        start = time.perf_counter()
+        library_index(store)
+        out["store_one_changed_s"] = round(time.perf_counter() - start, 2)
+        return out
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--cases", type=int, default=10_000)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--queries", type=int, default=21)
     parser.add_argument("--seed", type=int, default=MEASURING_SEED)
+    parser.add_argument("--store", action="store_true", help="also time library_index over a data root")
     args = parser.parse_args(argv)
     library = make_library(args.cases, args.seed)
     docs = library.docs()
@@ -377,6 +418,7 @@ def main(argv: list[str] | None = None) -> None:
         "full_pass_s": round(statistics.median(passes), 2),
         "index_bytes": len(data),
         "index_load_ms": round(load_ms, 1),
+        **(store_seconds(library) if args.store else {}),
         "targets": TARGETS,
     }
     print(json.dumps(result))

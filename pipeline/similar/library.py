@@ -52,7 +52,7 @@ class _DraftFacts:
     state: str
     case_id: str | None
     text: str | None
-    doc: Doc
+    doc: Doc | None  # None for a draft with a case
 
 
 @dataclass(frozen=True)
@@ -89,7 +89,10 @@ def _facts(store: Store, kind: RecordKind, record_id: str) -> _DraftFacts | _Cas
         case = store.read_case(record_id)
         return _CaseFacts(case.withdrawn is not None, doc_of_case(case))
     draft = store.read_draft(record_id)
-    return _DraftFacts(str(draft.state.value), draft.case_id, draft.text, doc_of_draft(draft))
+    # a draft with a case is compared as its case: only its text is kept
+    return _DraftFacts(
+        str(draft.state.value), draft.case_id, draft.text, None if draft.case_id else doc_of_draft(draft)
+    )
 
 
 def _cached(store: Store) -> dict[str, Any]:
@@ -120,7 +123,7 @@ def _docs(files: Mapping[tuple[RecordKind, str], tuple[_Stat, _DraftFacts | _Cas
             if facts.case_id:
                 if facts.text and (facts.state == "published" or facts.case_id not in texts):
                     texts[facts.case_id] = facts.text
-            elif facts.state not in _LEFT_OUT:
+            elif facts.state not in _LEFT_OUT and facts.doc is not None:
                 docs.append(facts.doc)
     for (_kind, case_id), (_stat, facts) in files.items():
         if isinstance(facts, _CaseFacts) and not facts.withdrawn:
@@ -148,6 +151,8 @@ def load_library(store: Store) -> Library:
             except RecordError as error:
                 unreadable.append(str(error).splitlines()[0])
             read.append(f"{kind}:{record_id}")
+    if cache and not read and not unreadable and files.keys() == known.keys():
+        return Library(cache["index"])  # nothing changed since the last look
     docs = _docs(files)
     index: SimilarIndex = cache.get("index") or SimilarIndex.of(())
     if cache:
