@@ -2,27 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
-from types import ModuleType
 
 import pytest
-from helpers import REPO
+from helpers import load_bench
 
 from pipeline.models import Case, Draft
 
-
-def _bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_similar", REPO / "bench" / "similar.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
-
-
-similar = _bench()
+similar = load_bench("similar")
 
 
 def test_the_generated_library_holds_valid_records_and_known_pairs() -> None:
