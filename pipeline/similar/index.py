@@ -53,7 +53,8 @@ __all__ = [
 
 # The same text: at least this share of the shorter text's shingles is in the other. A syndicated copy
 # keeps all of the post's; the HTML and Markdown renderings of one post nearly all; two posts of one
-# org on one subject, written apart, share their boilerplate and a few phrases, well under half.
+# org on one subject, written apart, share their boilerplate and a few phrases, well under half (on the
+# development library: every copy 1.00, any other pair at most 0.02).
 CONTAINMENT = 0.8
 # A text of fewer shingles than this (a one-line status, an empty draft) is too short to call a copy.
 MIN_SHINGLES = 20
@@ -65,8 +66,11 @@ DATE_SLACK_DAYS = 2
 MAX_SPAN_DAYS = 62
 # ... and this TF-IDF cosine between the texts: a status entry and a blog post of one incident name the
 # same parts, errors and steps in other sentences; two incidents of one org share its product's words.
+# On the development library the highest pair of one org that was not one incident scored 0.22 and the
+# lowest that was 0.46: 0.3 keeps a margin of 0.08 above the first.
 DATE_COSINE = 0.3
-# Related: this cosine between the narratives besides the shared root cause and component or symptom.
+# Related: this cosine between the narratives besides the shared root cause and component or symptom,
+# above what texts of other orgs share by chance (at most 0.055 on the development library).
 RELATED_COSINE = 0.1
 
 NUM_PERM = 128  # MinHash permutations: a Jaccard estimate within about ±0.04
@@ -116,7 +120,11 @@ def _signatures(sets: Sequence[np.ndarray]) -> np.ndarray:
 
 
 def _bands(signatures: np.ndarray) -> np.ndarray:
-    """Each band's rows folded into one 64-bit key (an FNV-style mix: equal rows, equal key)."""
+    """Each band's rows folded into one 64-bit key (an FNV-style mix: equal rows, equal key).
+
+    The banding is written here, not taken from datasketch's MinHashLSH: that is a mutable store of keys,
+    where this index stays immutable and picklable, and the full pass groups every row by band at once
+    with numpy instead of asking the store row by row."""
     used = signatures[:, : BANDS * BAND_ROWS].astype(np.uint64).reshape(len(signatures), BANDS, BAND_ROWS)
     keys = np.zeros((len(signatures), BANDS), dtype=np.uint64)
     with np.errstate(over="ignore"):
