@@ -87,6 +87,7 @@ STATE_DIR = ".incidentlib"
 SITE_DIR = "site"  # the reader's site, built from cases/ (`incidentlib site`); ignored by git
 TREE_CACHE = "tree.pickle"  # a site's files' and inputs' hashes (in Store.site_cache_dir; pipeline.site.build)
 OLD_TREE_CACHE = ".build-cache.json"  # where earlier builds kept it: in the site folder, published with it
+SIMILAR_CACHE = "similar.pickle"  # the similarity index (Store.similar_cache_path; pipeline.similar.library)
 LOCK_TIMEOUT_S = 120.0
 DATA_FOLDERS = ("sources", "drafts", "cases")
 # In sources/ beside the registry, and not part of it.
@@ -588,6 +589,36 @@ class Store:
             self.state_dir.mkdir(parents=True, exist_ok=True)
             write_atomic(self.runs_path, dump_json(dict(sorted(runs.items()))))
 
+    # ------------------------------------------------------------ similarity suggestions (pipeline.similar.library)
+
+    def record_stats(self, kind: RecordKind) -> dict[str, tuple[int, int, int]]:
+        """Each record file's (inode, size, modification time in ns) by id, from one listing of its folder."""
+        stats: dict[str, tuple[int, int, int]] = {}
+        folder = self._folder(kind)
+        if not folder.is_dir():
+            return stats
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if entry.name.endswith(".json") and not entry.name.startswith(".") and entry.is_file():
+                    info = entry.stat()
+                    stats[entry.name.removesuffix(".json")] = (info.st_ino, info.st_size, info.st_mtime_ns)
+        return dict(sorted(stats.items()))
+
+    @property
+    def similar_cache_path(self) -> Path:
+        """The similarity index and what it was made of, kept between runs (the data root's own state)."""
+        return self.state_dir / SIMILAR_CACHE
+
+    def read_similar_cache(self) -> bytes | None:
+        try:
+            return self.similar_cache_path.read_bytes()
+        except FileNotFoundError:
+            return None
+
+    def write_similar_cache(self, data: bytes) -> None:
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        write_atomic(self.similar_cache_path, data, durable=False)
+
     # ------------------------------------------------------------ the reader's site (pipeline.site.build)
 
     @property
@@ -624,15 +655,7 @@ class Store:
     def case_stats(self) -> dict[str, tuple[int, int, int]]:
         """Each case file's (inode, size, modification time in ns) by id, from one listing of cases/: what
         tells a build a file is as it was (a store's write replaces the file: a new inode)."""
-        stats: dict[str, tuple[int, int, int]] = {}
-        if not self.cases_dir.is_dir():
-            return stats
-        with os.scandir(self.cases_dir) as entries:
-            for entry in entries:
-                if entry.name.endswith(".json") and not entry.name.startswith(".") and entry.is_file():
-                    info = entry.stat()
-                    stats[entry.name.removesuffix(".json")] = (info.st_ino, info.st_size, info.st_mtime_ns)
-        return dict(sorted(stats.items()))
+        return self.record_stats("case")
 
     def read_case_file(self, record_id: str) -> tuple[Case, bytes]:
         """A case and its file's bytes."""

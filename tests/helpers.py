@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
 import sqlite3
 import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from types import ModuleType
 from typing import IO, Any, cast
 
 from pipeline.draft import new_draft
@@ -247,3 +250,13 @@ def seed_prefect_db(root: Path, migrated: Path) -> None:
 def archive_states(store: Store) -> dict[str, ArchiveState]:
     """Each source's archive state, by URL, over every draft."""
     return {s.url: s.archive for d in store.drafts() for s in d.sources}
+
+
+def load_bench(name: str) -> ModuleType:
+    """A script of bench/ loaded by its path (bench/ is no package), as `bench_<name>`."""
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", REPO / "bench" / f"{name}.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module

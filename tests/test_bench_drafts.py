@@ -2,30 +2,17 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 from documents import POSTMORTEM_MD
-from helpers import REPO
+from helpers import load_bench
 
 from pipeline.draft import new_draft
 from pipeline.models import Action, SourceEntry
 
-
-def _bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_drafts", REPO / "bench" / "drafts.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
-
-
-drafts = _bench()
+drafts = load_bench("drafts")
 
 KEY = {
     "org_slug_ok": ["acme"],
