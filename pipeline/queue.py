@@ -51,6 +51,7 @@ _WORK_ORDER = (
     DraftState.APPROVED,
     DraftState.PUBLISHED,
     DraftState.REJECTED,
+    DraftState.MERGED,
 )
 _STATE_ORDER = [UNREADABLE, *(state.value for state in _WORK_ORDER)]
 assert len(set(_WORK_ORDER)) == len(DraftState), "every draft state has its place in the queue's order"
