@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from pipeline import review
-from pipeline.errors import InvalidRecord, RecordError
+from pipeline.errors import RecordError
 from pipeline.models import CASE_ID_PATTERN, Case, Draft, DraftState, PossibleDuplicate, SuggestionKind
 from pipeline.review import ReviewAction
 from pipeline.store import Store
@@ -90,15 +90,8 @@ def resolve(store: Store, record_id: str) -> str:
 
 def draft_of_case(store: Store, case_id: str) -> Draft | None:
     """The draft a case was published from (its `case_id`), the one that stands when a merged draft
-    named the case too; None for a case made by hand. Reads the drafts: a reviewer's command, not a loop's."""
-    found: list[Draft] = []
-    for draft_id in store.ids("draft"):
-        try:
-            draft = store.read_draft(draft_id)
-        except InvalidRecord:  # `validate` names it
-            continue
-        if draft.case_id == case_id:
-            found.append(draft)
+    named the case too; None for a case made by hand."""
+    found = store.drafts_of_case(case_id)
     return next((d for d in found if d.state != DraftState.MERGED), next(iter(found), None))
 
 
@@ -138,7 +131,10 @@ def merge(store: Store, draft_id: str, *, into: str, by: str, comment: str | Non
         draft = _merged_draft(store, draft_id, into)
         survivor = _survivor(store, draft, into)
         if draft.state == DraftState.MERGED:  # a merge cut short after the draft: its case is left
-            return Merged(draft, survivor, [], _withdraw_case(store, draft, survivor, by, comment))
+            withdrawn = _withdraw_case(store, draft, survivor, by, comment)
+            if withdrawn is None:
+                raise RecordError(f"{draft_id} was merged into {draft.merged_into} already")
+            return Merged(draft, survivor, [], withdrawn)
         review.allowed(draft, ReviewAction.MERGE, by)  # four eyes, before the survivor is written
         if draft.case_id and not survivor.case_id:
             raise RecordError(

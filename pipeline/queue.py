@@ -393,8 +393,11 @@ def show(store: Store, record_id: str, languages: Sequence[str], *, full: bool =
         return blocks
     draft = store.read_draft(record_id)
     header = f"{draft.id}  {draft.state.value}" + (f"  (case {draft.case_id})" if draft.case_id else "")
-    # A draft's file leaves out an empty list of suggestions; `show` says there are none.
+    # A draft's file leaves out an empty list of suggestions (and of duplicates, dismissals, a merge's
+    # survivor); `show` says there are none.
     data = {"suggestions": [], **draft.model_dump(mode="json")}
+    for name, empty in (("possible_duplicates", []), ("dismissed", []), ("merged_into", None)):
+        data.setdefault(name, empty)
     blocks = _blocks(
         draft, data, header, None if draft.merged_into else missing_for_publication(draft, languages), full
     )
@@ -416,10 +419,7 @@ def _merged_line(store: Store, into: str) -> str:
 # the sources, a draft's origin, text, sections and history, and the assist's (in its block, when there is
 # anything in it). A choice of the layout, not a list of the record's fields.
 _OWN_BLOCKS = frozenset(
-    {
-        *("id", "sources", "origin", "text", "sections", "history", "proposals", "assist", "machine_translated"),
-        *("possible_duplicates", "dismissed", "merged_into"),
-    }
+    {"id", "sources", "origin", "text", "sections", "history", "proposals", "assist", "machine_translated"}
 )
 
 
@@ -480,6 +480,8 @@ def _field_lines(name: str, value: Any, beside: _Beside) -> list[str]:
         return [f"extracted (fields the extractor filled): {_value(sorted(value))}"]
     if name == "evidence":
         return [f"evidence: {len(value)} passages, each beside its field" if value else "evidence: -"]
+    if name in ("possible_duplicates", "dismissed"):  # each in its block, below
+        return [f"{name}: {len(value)}, below" if value else f"{name}: -"]
     if name == "suggestions":
         return [
             f"suggestions: {len(value)} passages offered, not written, each beside its field "

@@ -452,8 +452,10 @@ def merge(
         typer.echo(json.dumps(said, indent=2))
         return
     typer.echo(f"{done.draft.id}: merged into {into}, now {done.draft.state.value}")
-    moved = count(len(done.sources), "sources")
-    typer.echo(f"{done.survivor.id}: took {moved} with their captures, now {done.survivor.state.value}")
+    moved = count(len(done.sources), "sources") + (
+        " with its capture" if len(done.sources) == 1 else " with their captures"
+    )
+    typer.echo(f"{done.survivor.id}: took {moved}, now {done.survivor.state.value}")
     if done.withdrawn:
         typer.echo(f"withdrew {done.withdrawn}, merged into {done.survivor.case_id}")
     if done.sources and done.survivor.case_id:
