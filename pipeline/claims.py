@@ -43,9 +43,13 @@ class Claim:
 
 def handed_on(claim: Claim, draft: Draft) -> bool:
     """Whether the claim's holder has moved the draft on since claiming it: a step of its history in
-    their name, at or after the claim, that is a review move (an edit names the fields it changed)."""
+    their name, at or after the claim, that is a review move (an edit names the fields it changed; a
+    dismissal is a note, which leaves the draft where it was)."""
     holder = claim.by.casefold()
-    return any(h.by.casefold() == holder and not h.changed and h.at >= claim.at for h in draft.history)
+    return any(
+        h.by.casefold() == holder and not h.changed and h.action != "dismiss" and h.at >= claim.at
+        for h in draft.history
+    )
 
 
 def holding(claim: Claim | None, draft: Draft) -> Claim | None:

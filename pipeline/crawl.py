@@ -264,15 +264,20 @@ async def crawl_async(
 
 def _draft_to_update(store: Store, entry: SourceEntry, draft_id: str) -> Draft | SourceReport | None:
     """The source's draft (None before its first), or why it is not to be written: a hand-broken draft
-    is not overwritten (a person must look at it first), and a rejected one is not drafted again until
-    someone reopens it."""
+    is not overwritten (a person must look at it first), a rejected one is not drafted again until
+    someone reopens it, and a merged one never (its sources are its survivor's now)."""
     try:
         existing = store.read_draft(draft_id) if store.exists("draft", draft_id) else None
     except InvalidRecord as exc:
         return SourceReport(entry.url, draft_id, "failed", Reason.INVALID_DRAFT, str(exc))
-    if existing is not None and existing.state == DraftState.REJECTED:
-        return SourceReport(entry.url, draft_id, "skipped", Reason.REJECTED, None)
+    if existing is not None and existing.state in _LEFT_ALONE:
+        said = f"merged into {existing.merged_into}" if existing.state == DraftState.MERGED else None
+        return SourceReport(entry.url, draft_id, "skipped", _LEFT_ALONE[existing.state], said)
     return existing
+
+
+# The states whose draft the crawl does not write, and the reason it gives.
+_LEFT_ALONE = {DraftState.REJECTED: Reason.REJECTED, DraftState.MERGED: Reason.MERGED}
 
 
 def kept_draft_ids(store: Store, entries: list[SourceEntry]) -> dict[str, str]:
@@ -311,6 +316,9 @@ def _apply(
     outcome: list[tuple[Outcome, Reason | None, str | None, bool]] = []
 
     def change(draft: Draft) -> Draft | None:
+        if draft.state in _LEFT_ALONE:  # rejected or merged since it was read, before its lock was taken
+            outcome.append(("skipped", _LEFT_ALONE[draft.state], None, False))
+            return None
         updated, what, reason, message = _updated_draft(draft, entry, result, settings, reading)
         # New: the draft's first text, in a new draft or one that held only its failures until now.
         if what == "updated" and (is_new or (draft.text is None and draft.origin.failure is not None)):
@@ -322,7 +330,9 @@ def _apply(
     store.update_draft(draft_id, change, create=lambda: new_draft(entry))
     what, reason, message, changed = outcome[0]
     parts = (
-        _apply_parts(store, entry, draft_id, reading, settings.draft_confidence_threshold) if what != "failed" else []
+        _apply_parts(store, entry, draft_id, reading, settings.draft_confidence_threshold)
+        if what not in ("failed", "skipped")
+        else []
     )
     return SourceReport(
         entry.url,
@@ -344,7 +354,7 @@ def _apply_parts(
     threshold: float,
 ) -> list[str]:
     """Write the draft of each incident of a page that tells several (its own headings separate
-    them), as the page's own draft is written: a person's edits kept, a rejected one left alone.
+    them), as the page's own draft is written: a person's edits kept, a rejected or merged one left alone.
     Written after the page's draft, which names them: after a crash between the two, the next
     crawl reads the page again, even unchanged, and writes the ones missing."""
     if not isinstance(reading, Extraction) or not reading.parts:
@@ -355,7 +365,7 @@ def _apply_parts(
         origin = store.read_draft(draft_id).origin
 
         def change(draft: Draft, part: Extraction = part, origin: Origin = origin) -> Draft | None:
-            if draft.state == DraftState.REJECTED:
+            if draft.state in _LEFT_ALONE:
                 return None
             updated = apply_extraction(draft, as_part, part, origin, threshold)
             return updated if updated != draft else None

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from enum import StrEnum
 from functools import partial
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import (
@@ -56,6 +56,7 @@ __all__ = [
     "CandidateState",
     "Case",
     "CaseContent",
+    "Dismissal",
     "Draft",
     "DraftSource",
     "DraftState",
@@ -72,6 +73,7 @@ __all__ = [
     "LinkStatus",
     "MachineTranslation",
     "Origin",
+    "PossibleDuplicate",
     "Proposal",
     "Review",
     "Section",
@@ -400,6 +402,8 @@ class DraftState(StrEnum):
     APPROVED = "approved"
     REJECTED = "rejected"
     PUBLISHED = "published"
+    # Merged into another draft or case (`merged_into`), its sources moved there: the end of its way.
+    MERGED = "merged"
 
 
 class ArchiveStatus(StrEnum):
@@ -495,6 +499,10 @@ class FieldEdit(Record):
     after: Any = None
 
 
+# What a history entry is when it is not one of the review's plain moves (Transition.action).
+HistoryNote = Literal["merge", "dismiss", "relate"]
+
+
 class Transition(Record):
     """One step of a draft's review history; never rewritten, only appended.
 
@@ -515,6 +523,14 @@ class Transition(Record):
         default=[],
         description="For an edit: each changed field's value before and after, so a reviewer sees the change. "
         "Records written before it existed load with it empty.",
+    )
+    # Which of the moves that are not one of the review's own states this entry is (pipeline.merge): a
+    # merge and a dismissal are a reviewer's notes, and make nobody a writer of the draft (review.writers).
+    action: HistoryNote | None = Field(
+        default=None,
+        exclude_if=lambda v: v is None,  # every entry written before it existed is one of the review's moves
+        description="merge: the draft was merged, or took a merged draft's sources; dismiss: a suggestion "
+        "dismissed for good; relate: a suggestion accepted into related or recurrence_of (an edit).",
     )
 
 
@@ -566,6 +582,31 @@ class IncidentStart(Record):
     draft_id: DraftId | None = Field(
         default=None, description="The draft of this incident alone, which the crawl writes beside the document's."
     )
+
+
+# A draft's or a case's id: what a possible duplicate, a dismissal or a merge names.
+RecordId = DraftId | CaseId
+SuggestionKind = Literal["duplicate", "related", "recurrence"]
+
+
+class PossibleDuplicate(Record):
+    """Another draft or case that may tell the same incident as this draft, and why it was thought so:
+    for a reviewer to merge the two or dismiss the suggestion (pipeline.merge)."""
+
+    id: RecordId = Field(description="The other draft's or case's id.")
+    score: float = Field(ge=0, le=1, description="How alike the two are, from 0 to 1.")
+    reasons: list[str] = Field(default=[], description="Why, in words: the passage they share, the dates.")
+    passage: str | None = Field(default=None, description="A passage both texts hold, when they share one.")
+
+
+class Dismissal(Record):
+    """A suggestion a reviewer dismissed for good: the same pair is never suggested again."""
+
+    kind: SuggestionKind
+    id: RecordId = Field(description="The draft or case the dismissed suggestion named.")
+    by: Name
+    at: Timestamp
+    comment: str | None = None
 
 
 class Draft(CaseContent):
@@ -632,6 +673,25 @@ class Draft(CaseContent):
         exclude_if=lambda v: not v,
         description="Translated fields a person accepted from a model (summary.ko), with the English they translate: "
         "a translation whose English has changed since is stale.",
+    )
+    # The review's bookkeeping of duplicates (pipeline.merge), none of it content: no edit changes it, an
+    # approval does not cover it, and a draft without any is written as it was before the fields existed.
+    possible_duplicates: Annotated[list[PossibleDuplicate], Kept()] = Field(
+        default=[],
+        exclude_if=lambda v: not v,
+        description="Drafts and cases that may tell the same incident, best first, for a reviewer to merge or "
+        "dismiss. Written by the duplicate check; replaced whole each time, never by hand.",
+    )
+    dismissed: Annotated[list[Dismissal], Kept()] = Field(
+        default=[],
+        exclude_if=lambda v: not v,
+        description="Suggestions (duplicate, related, recurrence) a reviewer dismissed: never suggested again.",
+    )
+    merged_into: Annotated[RecordId | None, Kept()] = Field(
+        default=None,
+        exclude_if=lambda v: v is None,
+        description="The draft or case this one was merged into (state merged): its sources are there now, and "
+        "the crawl never drafts them again here.",
     )
 
 
@@ -896,8 +956,9 @@ class FeedState(Record):
 # tool reading the library knows what it reads. Semantic: the major number changes when a record valid
 # before may be refused now or a field changes its meaning, the minor when a field is added that older
 # records simply lack, the patch for descriptions. 1.0.0 is the format before withdrawal; 1.1.0 adds a
-# case's `withdrawn`, `withdrawn_reason`, `withdrawn_by` and `merged_into`.
-SCHEMA_VERSION = "1.1.0"
+# case's `withdrawn`, `withdrawn_reason`, `withdrawn_by` and `merged_into`; 1.2.0 a draft's
+# `possible_duplicates`, `dismissed`, `merged_into` and state `merged`, and a history entry's `action`.
+SCHEMA_VERSION = "1.2.0"
 
 SCHEMA_MODELS: dict[str, type[BaseModel]] = {
     "case": Case,

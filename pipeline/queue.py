@@ -21,6 +21,7 @@ from pipeline.errors import RecordError, RecordNotFound, ReviewError
 from pipeline.evidence import holds, overlaps
 from pipeline.fields import ACTION_LISTS, NARRATIVE, PARTS
 from pipeline.fragments import fragment_link
+from pipeline.merge import resolve
 from pipeline.models import CASE_ID_PATTERN, Case, Draft, DraftState, Evidence, utc_now
 from pipeline.review import missing_for_publication
 from pipeline.store import Store
@@ -51,6 +52,7 @@ _WORK_ORDER = (
     DraftState.APPROVED,
     DraftState.PUBLISHED,
     DraftState.REJECTED,
+    DraftState.MERGED,
 )
 _STATE_ORDER = [UNREADABLE, *(state.value for state in _WORK_ORDER)]
 assert len(set(_WORK_ORDER)) == len(DraftState), "every draft state has its place in the queue's order"
@@ -76,7 +78,7 @@ class QueueFilter:
     org or org_slug, in any case); `component`: tagged with it; `older_than_days`; `writer`: signed by
     this person (in any case); `search`: holding all these words (any case) in the id, titles or text;
     `sort`: age (oldest first), state (in the order a person works through), org or id. An empty one
-    filters nothing."""
+    filters nothing but merged drafts, which are done with for good: only `states` naming `merged` lists them."""
 
     states: tuple[str, ...] = ()
     org: str | None = None
@@ -142,7 +144,7 @@ class QueueFilter:
         dearest to work out, is looked at last."""
         org = (self.org or "").casefold()
         return (
-            (not self.states or draft.state.value in self.states)
+            (draft.state.value in self.states if self.states else draft.state != DraftState.MERGED)
             and (not org or org in ((draft.org or "").casefold(), (draft.org_slug or "").casefold()))
             and (not self.component or self.component in draft.components)
             and (not self.writer or self.writer.casefold() == (draft.review.written_by or "").casefold())
@@ -178,6 +180,7 @@ class QueueEntry:
     fetch_failure: str | None = None
     problem: str | None = None  # why an unreadable draft's file cannot be read
     incidents: int = 0  # how many incidents the document tells, when several: the draft wants splitting
+    duplicates: int = 0  # how many drafts or cases may tell the same incident: to merge or dismiss
 
 
 @dataclass
@@ -229,6 +232,7 @@ def entry_for(draft: Draft, languages: Sequence[str], now: datetime | None = Non
         missing=missing_for_publication(draft, languages),
         fetch_failure=draft.origin.failure.reason if draft.origin.failure else None,
         incidents=len(draft.incidents),
+        duplicates=len(draft.possible_duplicates),
     )
 
 
@@ -383,12 +387,32 @@ def show(store: Store, record_id: str, languages: Sequence[str], *, full: bool =
     """
     if re.match(CASE_ID_PATTERN, record_id):
         case = store.read_case(record_id)
-        return _blocks(case, case.model_dump(mode="json"), f"{case.id}  published case", None, full)
+        blocks = _blocks(case, case.model_dump(mode="json"), f"{case.id}  published case", None, full)
+        if case.merged_into:  # withdrawn into a survivor: where its id resolves
+            blocks[0].lines.insert(0, _merged_line(store, case.merged_into))
+        return blocks
     draft = store.read_draft(record_id)
     header = f"{draft.id}  {draft.state.value}" + (f"  (case {draft.case_id})" if draft.case_id else "")
-    # A draft's file leaves out an empty list of suggestions; `show` says there are none.
+    # A draft's file leaves out an empty list of suggestions (and of duplicates, dismissals, a merge's
+    # survivor); `show` says there are none.
     data = {"suggestions": [], **draft.model_dump(mode="json")}
-    return _blocks(draft, data, header, missing_for_publication(draft, languages), full)
+    for name, empty in (("possible_duplicates", []), ("dismissed", []), ("merged_into", None)):
+        data.setdefault(name, empty)
+    blocks = _blocks(
+        draft, data, header, None if draft.merged_into else missing_for_publication(draft, languages), full
+    )
+    if draft.merged_into:
+        blocks[0].lines.insert(0, _merged_line(store, draft.merged_into))
+    return blocks
+
+
+def _merged_line(store: Store, into: str) -> str:
+    """`Merged into X`, and the record it resolves to now when X was merged in turn."""
+    try:
+        final = resolve(store, into)
+    except RecordError:
+        final = into
+    return f"Merged into {into}" + (f" (itself merged since: it resolves to {final})" if final != into else "")
 
 
 # Fields shown in blocks of their own rather than among the first block's lines: the id (in the header),
@@ -456,6 +480,8 @@ def _field_lines(name: str, value: Any, beside: _Beside) -> list[str]:
         return [f"extracted (fields the extractor filled): {_value(sorted(value))}"]
     if name == "evidence":
         return [f"evidence: {len(value)} passages, each beside its field" if value else "evidence: -"]
+    if name in ("possible_duplicates", "dismissed"):  # each in its block, below
+        return [f"{name}: {len(value)}, below" if value else f"{name}: -"]
     if name == "suggestions":
         return [
             f"suggestions: {len(value)} passages offered, not written, each beside its field "
@@ -515,6 +541,21 @@ def _assist_block(draft: Draft) -> Block:
     return block
 
 
+def _duplicates_block(draft: Draft) -> Block:
+    """The drafts and cases that may tell the same incident: each with its score, why, and the passage
+    the two share; and what a reviewer does with one."""
+    block = Block(
+        f"Possible duplicates ({len(draft.possible_duplicates)}: incidentlib merge {draft.id} --into ID, "
+        f"or incidentlib dismiss {draft.id} ID --as duplicate)"
+    )
+    for match in draft.possible_duplicates:
+        why = f": {'; '.join(match.reasons)}" if match.reasons else ""
+        block.lines.append(f"- {match.id}  score {match.score:.2f}{why}")
+        if match.passage:
+            block.lines.append(f"    shared passage: \u201c{_shorten(match.passage)}\u201d")
+    return block
+
+
 def _draft_blocks(draft: Draft, data: dict[str, Any], full: bool) -> list[Block]:
     origin = Block("origin", [f"{key}: {_value(value)}" for key, value in data["origin"].items() if key != "failure"])
     failure = draft.origin.failure
@@ -539,6 +580,18 @@ def _draft_blocks(draft: Draft, data: dict[str, Any], full: bool) -> list[Block]
         drafted = all(i.draft_id for i in draft.incidents)
         how = "each drafted on its own; review those" if drafted else "split the draft"
         blocks.append(Block(f"incidents ({len(draft.incidents)} in one document; {how})", starts))
+    if draft.possible_duplicates:
+        blocks.append(_duplicates_block(draft))
+    if draft.dismissed:
+        blocks.append(
+            Block(
+                "dismissed suggestions (never suggested again)",
+                [
+                    f"- {d.kind} {d.id}: by {d.by} at {d.at:%Y-%m-%d %H:%M}" + (f": {d.comment}" if d.comment else "")
+                    for d in draft.dismissed
+                ],
+            )
+        )
     history = Block("history")
     for entry in draft.history:
         was = entry.from_state.value if entry.from_state else "-"

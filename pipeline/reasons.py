@@ -56,6 +56,7 @@ class Reason(StrEnum):
     # ---------------------------------------------------------- the crawl's own
     INVALID_DRAFT = "invalid-draft"
     REJECTED = "rejected"
+    MERGED = "merged"
     FEED_TEXT = "feed-text"
     NOT_A_FEED = "not-a-feed"
     # ---------------------------------------------------------- the writer assist
@@ -203,6 +204,7 @@ MEANINGS: dict[Reason, str] = {
     Reason.EXTRACT_EMPTY: "a document with no text in it",
     Reason.INVALID_DRAFT: "the source's draft file is broken; a person must mend it first",
     Reason.REJECTED: "a reviewer rejected the draft; the source is skipped until it is reopened",
+    Reason.MERGED: "a reviewer merged the draft into another draft or case, which has its sources: skipped for good",
     Reason.FEED_TEXT: "the draft's text is its feed's (a status page's postmortem): `discover` writes it",
     Reason.NOT_A_FEED: "a feed answered with what is not a feed of its kind (an HTML page, broken XML or JSON)",
     Reason.LLM_BUDGET: "the run's or the draft's token budget would be passed: not asked",

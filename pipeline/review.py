@@ -6,6 +6,8 @@
         │                  ▼
         └──reopen── rejected ◀──reject── (any state but published)
 
+    (any state but merged) ──merge──▶ merged     its sources moved into another draft or case
+
 Every move a draft can make is one row of TRANSITIONS; the functions below look their
 move up there, and any other is refused in one line naming the rule. The manual has the
 same table (docs/review.md; a test keeps the two in step with the code):
@@ -15,23 +17,30 @@ same table (docs/review.md; a test keeps the two in step with the code):
 | `extracted` | `edit` | `extracted` | anyone |
 | `extracted` | `write` | `written` | anyone |
 | `extracted` | `reject` | `rejected` | a reviewer (four eyes) |
+| `extracted` | `merge` | `merged` | a reviewer (four eyes) |
 | `written` | `edit` | `written` | anyone |
 | `written` | `write` | `written` | anyone |
 | `written` | `approve` | `approved` | a reviewer (four eyes) |
 | `written` | `request-changes` | `changes_requested` | a reviewer (four eyes) |
 | `written` | `reject` | `rejected` | a reviewer (four eyes) |
+| `written` | `merge` | `merged` | a reviewer (four eyes) |
 | `in_review` | `edit` | `in_review` | anyone |
 | `in_review` | `approve` | `approved` | a reviewer (four eyes) |
 | `in_review` | `request-changes` | `changes_requested` | a reviewer (four eyes) |
 | `in_review` | `reject` | `rejected` | a reviewer (four eyes) |
+| `in_review` | `merge` | `merged` | a reviewer (four eyes) |
 | `changes_requested` | `edit` | `changes_requested` | anyone |
 | `changes_requested` | `write` | `written` | anyone |
 | `changes_requested` | `reject` | `rejected` | a reviewer (four eyes) |
+| `changes_requested` | `merge` | `merged` | a reviewer (four eyes) |
 | `approved` | `edit` | `in_review` | anyone |
 | `approved` | `promote` | `published` | the pipeline (`incidentlib promote`) |
 | `approved` | `reject` | `rejected` | a reviewer (four eyes) |
+| `approved` | `merge` | `merged` | a reviewer (four eyes) |
 | `published` | `edit` | `in_review` | anyone |
+| `published` | `merge` | `merged` | a reviewer (four eyes) |
 | `rejected` | `reopen` | `extracted` | anyone |
+| `rejected` | `merge` | `merged` | a reviewer (four eyes) |
 
 An **edit** is any change a person makes to the draft's content (`incidentlib edit`,
 `incidentlib set`), in any state but rejected: it is a move like the others, kept in the
@@ -49,7 +58,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import ValidationError
 
@@ -69,10 +78,14 @@ from pipeline.models import (
     ArchiveState,
     ArchiveStatus,
     Case,
+    Dismissal,
     Draft,
+    DraftSource,
     DraftState,
     FieldEdit,
+    HistoryNote,
     Review,
+    SuggestionKind,
     Transition,
     utc_now,
 )
@@ -91,15 +104,19 @@ __all__ = [
     "apply_edit",
     "approve",
     "changed_fields",
+    "dismiss",
     "edited",
+    "merge",
     "missing_for_publication",
     "missing_languages",
     "move",
     "next_turn",
     "reject",
+    "relate",
     "reopen",
     "request_changes",
     "set_field",
+    "take_sources",
     "value_at",
     "without_notes",
     "write",
@@ -151,6 +168,7 @@ class ReviewAction(StrEnum):
     REJECT = "reject"
     REOPEN = "reopen"
     PROMOTE = "promote"
+    MERGE = "merge"  # `incidentlib merge DRAFT --into ID` (pipeline.merge): its sources go to the survivor
 
 
 class Who(StrEnum):
@@ -184,9 +202,10 @@ _WHO = {
 
 
 _E, _W, _R, _C = DraftState.EXTRACTED, DraftState.WRITTEN, DraftState.IN_REVIEW, DraftState.CHANGES_REQUESTED
-_A, _P, _X = DraftState.APPROVED, DraftState.PUBLISHED, DraftState.REJECTED
+_A, _P, _X, _M = DraftState.APPROVED, DraftState.PUBLISHED, DraftState.REJECTED, DraftState.MERGED
 _ED, _WR, _AP = ReviewAction.EDIT, ReviewAction.WRITE, ReviewAction.APPROVE
 _RC, _RJ, _RO, _PR = ReviewAction.REQUEST_CHANGES, ReviewAction.REJECT, ReviewAction.REOPEN, ReviewAction.PROMOTE
+_MG = ReviewAction.MERGE
 _ANY, _REV, _PIPE = Who.ANYONE, Who.REVIEWER, Who.PIPELINE
 
 # Every move a draft can make; anything else is refused. Rows in the order of the docstring's table.
@@ -194,35 +213,50 @@ TRANSITIONS: tuple[Move, ...] = (
     Move(_E, _ED, _E, _ANY),
     Move(_E, _WR, _W, _ANY),
     Move(_E, _RJ, _X, _REV),
+    Move(_E, _MG, _M, _REV),
     Move(_W, _ED, _W, _ANY),
     Move(_W, _WR, _W, _ANY),
     Move(_W, _AP, _A, _REV),
     Move(_W, _RC, _C, _REV),
     Move(_W, _RJ, _X, _REV),
+    Move(_W, _MG, _M, _REV),
     Move(_R, _ED, _R, _ANY),
     Move(_R, _AP, _A, _REV),
     Move(_R, _RC, _C, _REV),
     Move(_R, _RJ, _X, _REV),
+    Move(_R, _MG, _M, _REV),
     Move(_C, _ED, _C, _ANY),
     Move(_C, _WR, _W, _ANY),
     Move(_C, _RJ, _X, _REV),
+    Move(_C, _MG, _M, _REV),
     Move(_A, _ED, _R, _ANY),
     Move(_A, _PR, _P, _PIPE),
     Move(_A, _RJ, _X, _REV),
+    Move(_A, _MG, _M, _REV),
     Move(_P, _ED, _R, _ANY),
+    Move(_P, _MG, _M, _REV),
     Move(_X, _RO, _E, _ANY),
+    Move(_X, _MG, _M, _REV),
 )
 _MOVES = {(move.from_state, move.action): move for move in TRANSITIONS}
 _VERBS = {ReviewAction.REQUEST_CHANGES: "request changes on", ReviewAction.WRITE: "mark as written"}
 
 
-def writers(draft: Draft) -> set[str]:
-    """Everyone, case-folded, who signed the draft as written or edited its content, now or earlier.
+# History entries that are a reviewer's notes, not writing: a merge (the merged draft's sources taken in,
+# or the draft merged away) and a dismissal. Their author stays free to review the draft.
+_NOTES = frozenset({"merge", "dismiss"})
 
-    Entries to `in_review` count too: only an edit moves a draft there, and that is how a
-    record written before `changed` existed kept an edit.
-    """
-    names = {h.by.casefold() for h in draft.history if h.changed or h.to_state in (_W, _R)}
+
+def _wrote(entry: Transition) -> bool:
+    """Whether a history entry makes its author a writer of the draft: an edit, or an entry to `written` or
+    `in_review` (only an edit moves a draft there, and that is how a record written before `changed`
+    existed kept an edit), unless it is one of a reviewer's notes (a merge, a dismissal)."""
+    return entry.action not in _NOTES and bool(entry.changed or entry.to_state in (_W, _R))
+
+
+def writers(draft: Draft) -> set[str]:
+    """Everyone, case-folded, who signed the draft as written or edited its content, now or earlier."""
+    names = {h.by.casefold() for h in draft.history if _wrote(h)}
     if draft.review.written_by:
         names.add(draft.review.written_by.casefold())
     return names
@@ -254,6 +288,7 @@ def _step(
     comment: str | None,
     changed: Sequence[str] = (),
     edits: Sequence[FieldEdit] = (),
+    action: HistoryNote | None = None,
     **changes: Any,
 ) -> Draft:
     entry = Transition(
@@ -264,6 +299,7 @@ def _step(
         comment=comment,
         changed=list(changed),
         edits=list(edits),
+        action=action,
     )
     return draft.model_copy(update={"state": move.to_state, "history": [*draft.history, entry], **changes})
 
@@ -311,6 +347,115 @@ def reopen(draft: Draft, by: str, comment: str | None = None) -> Draft:
     """A rejected draft goes back to the start; its source is crawled again."""
     move = allowed(draft, ReviewAction.REOPEN, by)
     return _step(draft, move, by, comment, review=Review(written_by=draft.review.written_by))
+
+
+def _note(draft: Draft, by: str, comment: str, action: HistoryNote, **changes: Any) -> Draft:
+    """A history entry that leaves the draft in its state (a dismissal; a merge that brought nothing new)."""
+    entry = Transition(
+        at=utc_now(), by=by, from_state=draft.state, to_state=draft.state, comment=comment, action=action
+    )
+    return draft.model_copy(update={"history": [*draft.history, entry], **changes})
+
+
+def _with(said: str, comment: str | None) -> str:
+    return f"{said}: {comment.strip()}" if comment and comment.strip() else said
+
+
+def merge(draft: Draft, into: str, by: str, comment: str | None = None) -> Draft:
+    """The draft merged into `into` (a draft's or a case's id) by a reviewer who neither wrote nor edited it:
+    its sources leave it for the survivor (`take_sources`), its suggested duplicates go, and it ends `merged`,
+    naming the survivor. Its history says where each source went."""
+    move = allowed(draft, ReviewAction.MERGE, by)
+    urls = ", ".join(source.url for source in draft.sources) or "none"
+    said = _with(f"merged into {into}; its sources moved there: {urls}", comment)
+    return _step(
+        draft,
+        move,
+        by,
+        said,
+        action="merge",
+        merged_into=into,
+        sources=[],
+        possible_duplicates=[],
+        review=_unapproved(draft),
+    )
+
+
+def take_sources(survivor: Draft, merged: Draft, by: str, comment: str | None = None) -> Draft:
+    """The survivor of a merge with the merged draft's sources added, each as it was there: its capture
+    (`archived`) and its archive state. A URL the survivor cites already keeps the survivor's entry,
+    unless only the merged draft's is captured. Taking new sources is an edit of the survivor's content,
+    so an approved or published survivor goes back to `in_review` for a reviewer to approve it again
+    (then `promote` gives its case the sources); the entry is a merge note all the same, which makes its
+    author no writer of the survivor. The survivor forgets the merged draft as a possible duplicate."""
+    sources = list(survivor.sources)
+    for source in merged.sources:
+        at = next((i for i, mine in enumerate(sources) if mine.url == source.url), None)
+        if at is None:
+            sources.append(source.model_copy(deep=True))
+        elif not _captured(sources[at]) and _captured(source):
+            sources[at] = source.model_copy(deep=True)
+    duplicates = [p for p in survivor.possible_duplicates if p.id not in (merged.id, merged.case_id)]
+    if sources == survivor.sources:
+        said = _with(f"took in {merged.id} (merged into it), whose sources it cites already", comment)
+        return _note(survivor, by, said, "merge", possible_duplicates=duplicates)
+    move = allowed(survivor, ReviewAction.EDIT, by)
+    taken = ", ".join(s.url for s in sources if s not in survivor.sources)
+    said = _with(f"took the sources of {merged.id} (merged into it): {taken}", comment)
+    return _step(
+        survivor,
+        move,
+        by,
+        said,
+        changed=["sources"],
+        action="merge",
+        sources=sources,
+        possible_duplicates=duplicates,
+        review=_unapproved(survivor),
+    )
+
+
+def _captured(source: DraftSource) -> bool:
+    return bool(source.archived) and source.archive.status == ArchiveStatus.CAPTURED
+
+
+def dismiss(draft: Draft, kind: SuggestionKind, other: str, by: str, comment: str | None = None) -> Draft:
+    """The draft with the suggestion `kind` `other` dismissed for good, in a reviewer's note: it is kept
+    in `dismissed` (so that it is never suggested again) and, for a duplicate, leaves the draft's possible
+    duplicates. A note leaves the state and the approval as they were, and makes its author no writer.
+    A suggestion dismissed already is not dismissed twice (the draft comes back as it was)."""
+    if draft.state == DraftState.MERGED:
+        raise ReviewError(f"it was merged into {draft.merged_into}: dismiss the suggestion there", draft_id=draft.id)
+    if other in (draft.id, draft.case_id):
+        raise ReviewError(f"{other} is this draft itself: there is nothing to dismiss", draft_id=draft.id)
+    if any(d.kind == kind and d.id == other for d in draft.dismissed):
+        return draft
+    dismissal = Dismissal(kind=kind, id=other, by=by, at=utc_now(), comment=(comment or "").strip() or None)
+    kept = [p for p in draft.possible_duplicates if kind != "duplicate" or p.id != other]
+    said = _with(f"dismissed the suggestion: {kind} {other}", comment)
+    return _note(draft, by, said, "dismiss", dismissed=[*draft.dismissed, dismissal], possible_duplicates=kept)
+
+
+def relate(
+    draft: Draft, kind: Literal["related", "recurrence"], case_id: str, by: str, comment: str | None = None
+) -> Draft:
+    """The draft with a suggestion accepted: `case_id` added to `related`, or made its `recurrence_of`
+    (the case it is a recurrence of). An edit like any other (`edited`): in the history with the field it
+    changed, its author an editor, an approved or published draft back in review. A relation the draft has
+    already is no move."""
+    if case_id == draft.case_id:
+        raise ReviewError(f"{case_id} is this draft's own case: a case is not related to itself", draft_id=draft.id)
+    value: list[str] | str = case_id
+    if kind == "related":
+        value = draft.related if case_id in draft.related else [*draft.related, case_id]
+    said = _with(f"accepted the suggestion: {kind} {case_id}", comment)
+    after = edited(
+        draft, set_field(draft, "related" if kind == "related" else "recurrence_of", value), by, comment=said
+    )
+    if len(after.history) == len(draft.history):
+        return after
+    marked = after.history[-1].model_copy(update={"action": "relate"})
+    return after.model_copy(update={"history": [*after.history[:-1], marked]})
 
 
 # Kept by the pipeline and the review commands (marked `Kept` in the models); an edit may not touch them.
@@ -463,10 +608,12 @@ def value_at(draft: Draft, path: str) -> Any:
 
 # The moves a person makes by name, each a command of its own and a button of the web page: every
 # action of TRANSITIONS but an edit (made by changing the content) and a promotion (the pipeline's).
+# A merge is made by `incidentlib merge` alone (pipeline.merge: it needs the survivor and writes two drafts).
 MOVES: tuple[ReviewAction, ...] = tuple(
     action
     for action in ReviewAction
-    if action not in (ReviewAction.EDIT, ReviewAction.PROMOTE) and any(m.action == action for m in TRANSITIONS)
+    if action not in (ReviewAction.EDIT, ReviewAction.PROMOTE, ReviewAction.MERGE)
+    and any(m.action == action for m in TRANSITIONS)
 )
 
 
@@ -500,7 +647,7 @@ _NEXT = {
 
 def _names(draft: Draft) -> list[str]:
     """The writers and editors of the draft as their names are spelt, first seen first (`writers`)."""
-    spelt = [h.by for h in draft.history if h.changed or h.to_state in (_W, _R)]
+    spelt = [h.by for h in draft.history if _wrote(h)]
     if draft.review.written_by:
         spelt.append(draft.review.written_by)
     seen: dict[str, str] = {}
@@ -518,7 +665,7 @@ def next_turn(draft: Draft) -> str:
     for step in TRANSITIONS:
         if step.from_state != draft.state or step.to_state == step.from_state:
             continue
-        if step.action in (ReviewAction.EDIT, ReviewAction.REJECT):
+        if step.action in (ReviewAction.EDIT, ReviewAction.REJECT, ReviewAction.MERGE):
             continue
         if step.who == Who.REVIEWER:
             names = _names(draft)
@@ -530,6 +677,8 @@ def next_turn(draft: Draft) -> str:
         said = turns.setdefault(who, [])
         if _NEXT[step.action] not in said:
             said.append(_NEXT[step.action])
+    if draft.state == DraftState.MERGED:
+        return f"nobody: it was merged into {draft.merged_into}"
     if not turns:
         return f"nobody: it is {draft.state.value} (an edit sends it back to review)"
     return "; ".join(f"{who}: {' or '.join(moves)}" for who, moves in turns.items())

@@ -19,12 +19,14 @@ from pipeline.retry_after import retry_after_seconds
 
 EXPORTED = [
     "Action", "ArchiveState", "ArchiveStatus", "ArchivedErrorPage", "AssistError", "AssistFailure", "AssistRun",
-    "Candidate", "CandidateState", "CaptureLimitError", "Case", "CaseContent", "ConflictError", "Draft", "DraftSource",
+    "Candidate", "CandidateState", "CaptureLimitError", "Case", "CaseContent", "ConflictError", "Dismissal", "Draft",
+    "DraftSource",
     "DraftState", "DroppedProposal", "DuplicateSource", "EmptyDocument", "Evidence", "ExtractError", "Fault", "Feed",
     "FeedEntry",
     "FeedKind", "FeedState", "FetchError", "FetchFailure", "FmtReport", "GITHUB_HOSTS", "INTERVAL", "Impact",
     "IncidentStart", "IncidentlibError", "InitReport", "InvalidId", "InvalidRecord", "LinkState", "LinkStatus",
-    "LockBusy", "MEANINGS", "MODELS", "MachineTranslation", "Origin", "PrivateAddressRefused", "Proposal", "Reason",
+    "LockBusy", "MEANINGS", "MODELS", "MachineTranslation", "Origin", "PossibleDuplicate", "PrivateAddressRefused",
+    "Proposal", "Reason",
     "RecordError", "RecordKind", "RecordNotFound", "Review", "ReviewError", "ReviewerError", "SCHEMA_VERSION",
     "Section",
     "SectionField", "Settings", "SettingsError", "Source", "SourceEntry", "Store", "StoreError", "Timeline",

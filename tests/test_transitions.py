@@ -60,6 +60,8 @@ def act(draft: Draft, action: ReviewAction, by: str) -> Draft:
         return review.reject(draft, by, "Not an incident.")
     if action == ReviewAction.REOPEN:
         return review.reopen(draft, by)
+    if action == ReviewAction.MERGE:
+        return review.merge(draft, "example-org-2-00000002", by)
     raise AssertionError(f"promotion is pipeline.publish's: {action}")
 
 
@@ -104,7 +106,7 @@ def test_only_the_pipeline_promotes(case_json: dict[str, Any]) -> None:
         review.allowed(draft_in(DraftState.APPROVED, case_json), ReviewAction.PROMOTE, "carol")
 
 
-REVIEWING = [ReviewAction.APPROVE, ReviewAction.REQUEST_CHANGES, ReviewAction.REJECT]
+REVIEWING = [ReviewAction.APPROVE, ReviewAction.REQUEST_CHANGES, ReviewAction.REJECT, ReviewAction.MERGE]
 
 
 @pytest.mark.parametrize("action", REVIEWING)
@@ -206,8 +208,11 @@ def test_a_move_by_name_is_the_move_of_its_function(
     assert (last.by, last.from_state, last.to_state, last.comment) == ("carol", state, expected.state, comment)
 
 
-def test_the_moves_by_name_are_every_move_of_the_table_but_an_edit_and_a_promotion(case_json: dict[str, Any]) -> None:
-    named = {move.action for move in TRANSITIONS} - {ReviewAction.EDIT, ReviewAction.PROMOTE}
+def test_the_moves_by_name_are_every_move_of_the_table_but_an_edit_a_promotion_and_a_merge(
+    case_json: dict[str, Any],
+) -> None:
+    """A merge needs its survivor and writes two drafts: `incidentlib merge` (pipeline.merge) makes it."""
+    named = {move.action for move in TRANSITIONS} - {ReviewAction.EDIT, ReviewAction.PROMOTE, ReviewAction.MERGE}
     assert set(review.MOVES) == named and len(review.MOVES) == len(named)
     with pytest.raises(ValueError, match="not a move made by name"):
         review.move(draft_in(DraftState.APPROVED, case_json), ReviewAction.PROMOTE, "carol", LANGUAGES)

@@ -13,7 +13,7 @@ import pytest
 from pydantic import ValidationError
 
 from pipeline.errors import InvalidRecord
-from pipeline.fields import FORM, WITHDRAWAL
+from pipeline.fields import FORM, KEPT, PUBLISHED, WITHDRAWAL
 from pipeline.models import SCHEMA_VERSION, Case, Draft, json_schema
 from pipeline.publish import promote
 from pipeline.records import dump_record, load_record
@@ -32,7 +32,10 @@ def _library(store: Store, make_case: Callable[..., Case], *ids: str) -> dict[st
 
 def test_the_withdrawal_is_a_cases_own_fields_and_no_drafts() -> None:
     assert WITHDRAWAL == ("withdrawn", "withdrawn_reason", "withdrawn_by", "merged_into")
-    assert not set(WITHDRAWAL) & set(Draft.model_fields)
+    # A draft's `merged_into` is its own (a draft merged into another, pipeline.merge), kept by the review
+    # and never copied into a case: publication writes a case's withdrawal fields itself.
+    assert set(WITHDRAWAL) & set(Draft.model_fields) == {"merged_into"}
+    assert "merged_into" in KEPT and "merged_into" in PUBLISHED
     assert not {path.split(".")[0] for path, _, _ in FORM} & set(WITHDRAWAL), "no reviewer edits a withdrawal"
 
 
@@ -63,7 +66,7 @@ def test_a_merge_needs_the_withdrawal_and_another_case(case_json: dict) -> None:
 
 def test_the_schema_has_its_version_and_takes_a_withdrawn_case(case_json: dict) -> None:
     schema = json_schema("case")
-    assert schema["schema_version"] == SCHEMA_VERSION == "1.1.0"
+    assert schema["schema_version"] == SCHEMA_VERSION == "1.2.0"
     assert set(WITHDRAWAL) <= set(schema["properties"])
     assert not set(WITHDRAWAL) & set(schema["required"])
     merged = {
@@ -76,7 +79,7 @@ def test_the_schema_has_its_version_and_takes_a_withdrawn_case(case_json: dict) 
     jsonschema.validate(merged, schema)
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate({**merged, "merged_into": "not-an-id"}, schema)
-    assert not set(WITHDRAWAL) & set(json_schema("draft")["properties"])
+    assert set(WITHDRAWAL) & set(json_schema("draft")["properties"]) == {"merged_into"}
 
 
 def test_withdraw_merges_a_case_into_its_survivor(cli: Callable, store: Store, make_case: Callable[..., Case]) -> None:

@@ -205,7 +205,7 @@ class _Asker:
     def one(self, draft_id: str, fields: Sequence[str] | None, languages: Sequence[str], again: bool) -> DraftAssist:
         done = DraftAssist(draft_id, "nothing")
         draft = self.store.read_draft(draft_id)
-        if draft.state in (DraftState.PUBLISHED, DraftState.REJECTED) or not draft.text:
+        if draft.state in (DraftState.PUBLISHED, DraftState.REJECTED, DraftState.MERGED) or not draft.text:
             done.outcome = "skipped"
             return done
         draft_left = self.settings.llm_tokens_per_draft

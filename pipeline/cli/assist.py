@@ -71,7 +71,7 @@ def assist(
         "proposed": f"{len(done.proposed)} proposals: {', '.join(done.proposed)}",
         "unchanged": "asked before about the same text: nothing asked (--again asks anyway)",
         "nothing": "nothing to propose" if not done.dropped else "no proposal stood",
-        "skipped": "not asked: the draft is published, rejected or has no text",
+        "skipped": "not asked: the draft is published, rejected, merged or has no text",
         "failed": f"{done.reason}: {done.message}",
     }[done.outcome]
     typer.echo(f"{draft_id}: {said}")

@@ -14,6 +14,7 @@ import tempfile
 import threading
 from collections.abc import Callable
 from dataclasses import asdict
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -23,6 +24,7 @@ from rich.table import Table
 from rich.text import Text
 
 from pipeline import interrupt, review, suggestions
+from pipeline import merge as merging
 from pipeline import queue as review_queue
 from pipeline.cli.common import (
     ByOption,
@@ -357,7 +359,9 @@ def queue(
             e.state,
             e.org or "",
             f"{e.age_days:.0f} d",
-            (f"[{e.incidents} incidents] " if e.incidents else "") + (e.title or "")[:50],
+            (f"[{e.incidents} incidents] " if e.incidents else "")
+            + (f"[{count(e.duplicates, 'possible duplicates')}] " if e.duplicates else "")
+            + (e.title or "")[:50],
             e.problem or lacks or "nothing",
         )
         table.add_row(*(Text(cell) for cell in cells))  # page and person text, never read as markup
@@ -398,3 +402,98 @@ def show(
         typer.echo(typer.style(block.title, bold=True))
         for line in block.lines:  # plain text: a page's [brackets] are printed as they are
             typer.echo(line)
+
+
+class Relation(StrEnum):
+    RELATED = "related"
+    RECURRENCE = "recurrence"
+
+
+class Suggested(StrEnum):
+    DUPLICATE = "duplicate"
+    RELATED = "related"
+    RECURRENCE = "recurrence"
+
+
+RecordArgument = Annotated[str, typer.Argument(help="A draft's id, or a published case's (IL-0007: its draft).")]
+OtherArgument = Annotated[str, typer.Argument(help="The other draft's or case's id, as the suggestion names it.")]
+
+
+@app.command()
+def merge(
+    draft_id: Annotated[
+        str, typer.Argument(help="The draft merged away: its id, or a published case's (IL-0007: its draft).")
+    ],
+    into: Annotated[
+        str, typer.Option("--into", help="The draft or case that survives and takes its sources.", show_default=False)
+    ],
+    comment: Annotated[str | None, typer.Option(help="Why, kept in both histories.")] = None,
+    by: ByOption = None,
+    root: RootOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Merge a draft into the draft or case that tells the same incident: its sources move there, each with
+    its capture, and it is marked merged, so the crawl never drafts them again.
+
+    Four eyes: whoever wrote or edited the merged draft cannot merge it. A case's sources change when its
+    draft, sent back to review, is approved again and promoted. A merged draft that was published has its
+    case withdrawn into the survivor's, where its id keeps sending readers.
+    """
+    done = merging.merge(open_store(root), draft_id, into=into, by=who(by), comment=comment)
+    if as_json:
+        said = {
+            "draft": done.draft.id,
+            "into": into,
+            "survivor": done.survivor.id,
+            "survivor_state": done.survivor.state.value,
+            "sources": done.sources,
+            "withdrawn": done.withdrawn,
+        }
+        typer.echo(json.dumps(said, indent=2))
+        return
+    typer.echo(f"{done.draft.id}: merged into {into}, now {done.draft.state.value}")
+    moved = count(len(done.sources), "sources") + (
+        " with its capture" if len(done.sources) == 1 else " with their captures"
+    )
+    typer.echo(f"{done.survivor.id}: took {moved}, now {done.survivor.state.value}")
+    if done.withdrawn:
+        typer.echo(f"withdrew {done.withdrawn}, merged into {done.survivor.case_id}")
+    if done.sources and done.survivor.case_id:
+        typer.echo(f"{done.survivor.case_id} cites them once {done.survivor.id} is approved again and promoted")
+
+
+@app.command()
+def relate(
+    record_id: RecordArgument,
+    other: Annotated[str, typer.Argument(help="The case it is related to, or a recurrence of (IL-0003).")],
+    kind: Annotated[
+        Relation, typer.Option("--as", help="related: add it to related; recurrence: make it recurrence_of.")
+    ],
+    comment: Annotated[str | None, typer.Option(help="A note kept in the history.")] = None,
+    by: ByOption = None,
+    root: RootOption = None,
+) -> None:
+    """Accept a suggestion: add a case to the draft's related cases, or make it the case the draft is a
+    recurrence of. An edit like any other: in the history, and a published draft goes back to review."""
+    name = who(by)
+    draft = merging.relate(open_store(root), record_id, other, kind=kind.value, by=name, comment=comment)
+    now = f"related {', '.join(draft.related)}" if kind == Relation.RELATED else f"recurrence_of {draft.recurrence_of}"
+    _said(draft, f"{now} (by {name})")
+
+
+@app.command()
+def dismiss(
+    record_id: RecordArgument,
+    other: OtherArgument,
+    kind: Annotated[
+        Suggested, typer.Option("--as", help="What it was suggested as: duplicate, related or recurrence.")
+    ],
+    comment: Annotated[str | None, typer.Option(help="Why, kept with the dismissal.")] = None,
+    by: ByOption = None,
+    root: RootOption = None,
+) -> None:
+    """Dismiss a suggestion for good: the draft keeps the dismissal (who, when, why), and the same pair is
+    never suggested again. A note in the history, not an edit: it makes nobody a writer of the draft."""
+    draft = merging.dismiss(open_store(root), record_id, other, kind=kind.value, by=who(by), comment=comment)
+    kept = next(d for d in draft.dismissed if (d.kind, d.id) == (kind.value, other))
+    _said(draft, f"{kind.value} {other} dismissed by {kept.by} at {kept.at:%Y-%m-%d %H:%M}")

@@ -92,6 +92,8 @@ def _print_crawl(run: CrawlRun) -> None:
     for source in report.sources:
         if source.outcome == "failed":
             typer.echo(f"failed {source.url}: {source.reason}: {source.message}")
+        elif source.outcome == "skipped":  # rejected, or merged (the message names the survivor)
+            typer.echo(f"skipped {source.url}: {source.reason}" + (f": {source.message}" if source.message else ""))
 
 
 @app.command()

@@ -181,7 +181,8 @@ def assist_view(draft: Draft, model: str, query: Mapping[str, str] | None = None
     query = query or {}
     text = draft.text or ""
     view = AssistView(
-        model=model, askable=draft.state not in (DraftState.PUBLISHED, DraftState.REJECTED) and bool(text)
+        model=model,
+        askable=draft.state not in (DraftState.PUBLISHED, DraftState.REJECTED, DraftState.MERGED) and bool(text),
     )
     view.said = _said(query)
     accepted = query.get("accepted") or ""
