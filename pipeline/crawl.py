@@ -36,6 +36,7 @@ from pipeline.store import Store
 if TYPE_CHECKING:  # a crawl run archives its new drafts (and may ask the assist); the crawl needs neither
     from pipeline.archive import ArchiveReport
     from pipeline.assist import AssistReport
+    from pipeline.duplicates import DuplicateReport
 
 __all__ = [
     "CrawlReport",
@@ -114,6 +115,7 @@ class CrawlRun:
     registry_faults: list[Fault] = field(default_factory=list)
     archive: ArchiveReport | None = None
     assist: AssistReport | None = None  # with INCIDENTLIB_ASSIST_AFTER_CRAWL: what the model proposed
+    duplicates: DuplicateReport | None = None  # the new and changed drafts' possible duplicates (pipeline.duplicates)
 
     def counts(self) -> dict[str, int]:
         return self.report.counts()
@@ -124,6 +126,7 @@ class CrawlRun:
             "registry_faults": [str(f) for f in self.registry_faults],
             "archive": self.archive.to_dict() if self.archive else None,
             **({"assist": self.assist.to_dict()} if self.assist else {}),
+            **({"duplicates": asdict(self.duplicates)} if self.duplicates else {}),
         }
 
 

@@ -28,7 +28,7 @@ import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timedelta
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pipeline import interrupt
 from pipeline.batch import each, raise_unexpected, tally, tally_reasons
@@ -52,6 +52,9 @@ from pipeline.reasons import Reason
 from pipeline.registry import RegisteredFeed
 from pipeline.settings import Settings
 from pipeline.store import Store
+
+if TYPE_CHECKING:  # the flow checks what discovery drafted; discovery needs none of it
+    from pipeline.duplicates import DuplicateReport
 
 __all__ = [
     "DISCOVERED_FILE",
@@ -139,12 +142,17 @@ class DiscoverRun:
 
     report: DiscoverReport
     crawl: CrawlReport | None = None
+    duplicates: DuplicateReport | None = None  # the drafts written's possible duplicates (pipeline.duplicates)
 
     def counts(self) -> dict[str, int]:
         return self.report.counts()
 
     def to_dict(self) -> dict[str, Any]:
-        return {**self.report.to_dict(), "crawl": self.crawl.to_dict() if self.crawl else None}
+        return {
+            **self.report.to_dict(),
+            "crawl": self.crawl.to_dict() if self.crawl else None,
+            **({"duplicates": asdict(self.duplicates)} if self.duplicates else {}),
+        }
 
 
 # ------------------------------------------------------------ the pure part

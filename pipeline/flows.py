@@ -17,7 +17,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, ParamSpec, Protocol, TypeVar, cast
+from typing import TYPE_CHECKING, Any, ParamSpec, Protocol, TypeVar, cast
 
 from prefect import Flow, flow, get_run_logger, task
 from prefect.context import FlowRunContext
@@ -46,6 +46,9 @@ from pipeline.models import SourceEntry, utc_now
 from pipeline.settings import Settings
 from pipeline.site import build as site_building
 from pipeline.store import Store, data_root_problem
+
+if TYPE_CHECKING:  # imported by the task that runs it: the index's libraries take seconds to load
+    from pipeline.duplicates import DuplicateReport
 
 __all__ = ["archive", "crawl", "crawl_flow_for", "discover", "promote", "refresh", "run", "site"]
 
@@ -217,6 +220,8 @@ def crawl(root: str | None = None, archive_new: bool = True) -> crawling.CrawlRu
         if new_drafts and archive_new:
             run.archive = archive_sources(str(store.root), new_drafts)
         changed = [d for s in report.sources if s.outcome in ("new", "updated") for d in (s.draft_id, *s.parts)]
+        if changed:
+            run.duplicates = check_duplicates(str(store.root), changed)
         if settings.assist_after_crawl and not settings.assist_configured:
             logger.warning("INCIDENTLIB_ASSIST_AFTER_CRAWL is set, but no model: set INCIDENTLIB_LLM_URL and _MODEL")
         elif changed and settings.assist_after_crawl:
@@ -262,7 +267,27 @@ def discover(
             entries = [e.model_dump(mode="json") for e in report.recrawl]
             run.crawl = crawl_hosts(str(store.root), entries, settings.concurrency, "")
             raise_unexpected(run.crawl.errors, "sources")
+        written = [*report.drafts, *(run.crawl.sources if run.crawl else [])]
+        changed = [d for s in written if s.outcome in ("new", "updated") for d in (s.draft_id, *s.parts)]
+        if changed:
+            run.duplicates = check_duplicates(str(store.root), changed)
         return run
+
+
+@task(name="check-duplicates")
+def check_duplicates(root: str, draft_ids: list[str]) -> DuplicateReport:
+    """Compare the drafts just written with the other drafts and the cases, and keep what each may
+    duplicate on it (pipeline.duplicates): for a reviewer to merge or dismiss."""
+    from pipeline.duplicates import flag_duplicates  # the index's libraries, loaded when a run needs them
+
+    logger = get_run_logger()
+    _, store = _open_root(root)
+    report = flag_duplicates(store, draft_ids)
+    for line in report.unreadable:
+        logger.warning("duplicates: %s", line)
+    for draft_id, others in report.flagged.items():
+        logger.info("possible duplicate: %s of %s", draft_id, ", ".join(others))
+    return report
 
 
 @task(name="assist-drafts")

@@ -250,7 +250,26 @@ def dismiss(
         after = review.dismiss(current, kind, other, by, comment)
         return None if after == current else after
 
-    return store.update_draft(draft.id, change)
+    done = store.update_draft(draft.id, change)
+    if kind == "duplicate":  # dismissed on either side is dismissed on both: the other side forgets it too
+        _forget_duplicate(store, other, draft)
+    return done
+
+
+def _forget_duplicate(store: Store, other: str, draft: Draft) -> None:
+    """The other draft of a dismissed pair (of a case: its draft) no longer lists this one, nor its case."""
+    try:
+        found = draft_of_case(store, other) if _is_case(other) else store.read_draft(other)
+    except RecordError:
+        return
+    names = {draft.id, draft.case_id} - {None}
+
+    def change(current: Draft) -> Draft | None:
+        kept = [m for m in current.possible_duplicates if m.id not in names]
+        return None if kept == current.possible_duplicates else current.model_copy(update={"possible_duplicates": kept})
+
+    if found is not None:
+        store.update_draft(found.id, change)
 
 
 def dismissed(draft: Draft) -> set[tuple[str, str]]:

@@ -123,7 +123,20 @@ def _links(loaded: dict[RecordKind, dict[str, tuple[Draft | Case, str]]]) -> lis
                     faults.append(Fault(label, "case_id", f"{record.case_id} is not a case in cases/"))
             if isinstance(record, Draft) and record.part_of and record.part_of not in loaded["draft"]:
                 faults.append(Fault(label, "part_of", f"{record.part_of} is not a draft in drafts/"))
+            if isinstance(record, Draft):
+                faults += _merged_faults(record, label, loaded)
     return faults
+
+
+def _merged_faults(
+    draft: Draft, label: str, loaded: dict[RecordKind, dict[str, tuple[Draft | Case, str]]]
+) -> list[Fault]:
+    """A merged draft's sources went to its survivor (pipeline.merge): it must name one that exists."""
+    if draft.state == DraftState.MERGED and not draft.merged_into:
+        return [Fault(label, "merged_into", "a merged draft must name the draft or case it was merged into")]
+    if draft.merged_into and draft.merged_into not in loaded["draft"] and draft.merged_into not in loaded["case"]:
+        return [Fault(label, "merged_into", f"{draft.merged_into} is neither a draft in drafts/ nor a case in cases/")]
+    return []
 
 
 def _survivor_faults(survivor_id: str, label: str, cases: dict[str, tuple[Draft | Case, str]]) -> list[Fault]:

@@ -44,6 +44,7 @@ NEEDS_ROOT: dict[str, list[str]] = {
     "serve": [],
     "set": [DRAFT, "org", "Example", "--by", "alice"],
     "show": [DRAFT],
+    "similar": [DRAFT],
     "site": [],
     "status": [],
     "take-suggestion": [DRAFT, "0", "--by", "alice"],

@@ -469,3 +469,17 @@ def test_relate_is_an_edit_of_the_case_s_draft_and_the_only_writer_of_relations(
         assert refused.stderr == f"Error: {said}\n", other
     gone = cli("relate", second, "IL-0001", "--as", "related", "--by", "erin", "--root", str(root))
     assert gone.stderr == f"Error: {second} was merged into {first}: relate {first} instead\n"
+
+
+def test_validate_names_a_merged_draft_whose_survivor_is_not_there(
+    store: Store, root: Path, pair: tuple[str, str], cli: Callable
+) -> None:
+    first, second = pair
+    merge(store, second, into=first, by="bob")
+    assert cli("validate", "--root", str(root)).exit_code == 0
+    (root / "drafts" / f"{first}.json").unlink()  # the survivor's file gone by hand
+    result = cli("validate", "--root", str(root))
+    assert result.exit_code == 1
+    assert f"drafts/{second}.json: merged_into: {first} is neither a draft in drafts/ nor a case in cases/" in (
+        result.stdout
+    )

@@ -80,6 +80,7 @@ COMMAND_ORDER = (
     "merge",
     "relate",
     "dismiss",
+    "similar",
     "promote",
     "withdraw",
     "site",

@@ -497,3 +497,39 @@ def dismiss(
     draft = merging.dismiss(open_store(root), record_id, other, kind=kind.value, by=who(by), comment=comment)
     kept = next(d for d in draft.dismissed if (d.kind, d.id) == (kind.value, other))
     _said(draft, f"{kind.value} {other} dismissed by {kept.by} at {kept.at:%Y-%m-%d %H:%M}")
+
+
+@app.command()
+def similar(
+    record_id: Annotated[str, typer.Argument(help="A draft's id, or a published case's (IL-0007).")],
+    limit: Annotated[int, typer.Option(min=1, help="At most this many of each kind.")] = 5,
+    root: RootOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """List a draft's or case's suggestions: its possible duplicates, related cases and recurrences, each
+    with its score and why. Suggestions only, never written: `relate` accepts one, `dismiss` dismisses
+    it for good, `merge` merges a duplicate. A merged record's are its survivor's."""
+    from pipeline.duplicates import similar_to  # the index's libraries, loaded when asked for
+
+    found = similar_to(open_store(root), record_id, limit=limit)
+    kinds = {"duplicates": "duplicate", "related": "related", "recurrences": "recurrence"}
+    if as_json:
+        said: dict[str, Any] = {"asked": found.asked, "id": found.id}
+        said |= {name: [asdict(m) for m in getattr(found.suggestions, name)] for name in kinds}
+        typer.echo(json.dumps(said, indent=2, ensure_ascii=False))
+        return
+    if found.id != found.asked:
+        typer.echo(f"{found.asked} was merged into {found.id}: the suggestions of {found.id}")
+    for name, kind in kinds.items():
+        matches = getattr(found.suggestions, name)
+        typer.echo(typer.style(f"{name.replace('_', ' ')} (suggested)", bold=True))
+        if not matches:
+            typer.echo("  none")
+        for match in matches:
+            typer.echo(f"  {match.id}  {match.score:.2f}  {'; '.join(match.reasons)}")
+            if match.passage:
+                typer.echo(f"      \u201c{match.passage}\u201d")
+        if matches:
+            accept = "merge" if kind == "duplicate" else "relate"
+            how = f"{accept} {found.id} --into ID" if kind == "duplicate" else f"relate {found.id} ID --as {kind}"
+            typer.echo(f"  accept: incidentlib {how}; dismiss: incidentlib dismiss {found.id} ID --as {kind}")
