@@ -9,13 +9,14 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import ModuleType
 from typing import IO, Any, cast
 
 from pipeline.draft import new_draft
-from pipeline.models import ArchiveState, Draft, DraftSource, DraftState, Origin, SourceEntry
+from pipeline.models import ArchiveState, Case, Draft, DraftSource, DraftState, Origin, SourceEntry
 from pipeline.settings import Settings
 from pipeline.standins.wayback import WaybackStandIn
 from pipeline.store import Store
@@ -260,3 +261,27 @@ def load_bench(name: str) -> ModuleType:
     sys.modules[spec.name] = module  # dataclasses look their module up there
     spec.loader.exec_module(module)
     return module
+
+
+def related_case(make_case: Callable[..., Case], case_id: str = "IL-0900", **terms: object) -> Case:
+    """A published case of another org telling, in other words, an incident like the suite's case (a
+    checkpoint stall on shared storage): for a related-case suggestion, never a duplicate. `terms`: the
+    root cause, components, symptoms to share."""
+    return make_case(
+        case_id,
+        org="Other Org",
+        org_slug="other-org",
+        date="2024-05-01",
+        title={"en": "Checkpoint stall on shared storage hangs a training job"},
+        summary={
+            "en": "A training job hung for an hour when checkpoint writes to shared storage stalled; "
+            "the NCCL watchdog timed out and the job was restarted."
+        },
+        trigger={"en": "A file system upgrade slowed metadata operations."},
+        detection={"en": "An alert on stalled training throughput."},
+        lessons={"en": "Write checkpoints asynchronously."},
+        symptoms_text={"en": "Every rank stopped at the same step."},
+        remediation=[],
+        action_items=[],
+        **terms,
+    )

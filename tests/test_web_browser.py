@@ -28,7 +28,7 @@ from typing import Any
 
 import pytest
 import uvicorn
-from helpers import HOSTILE, case_page_lacks, reviewable_draft, sample_drafts
+from helpers import HOSTILE, case_page_lacks, related_case, reviewable_draft, sample_drafts
 from playwright.sync_api import Browser, BrowserContext, Dialog, Locator, Page, expect, sync_playwright
 
 from pipeline import claims, review
@@ -736,3 +736,52 @@ def test_a_writer_takes_a_suggestion_into_its_field(browsers: Callable[..., Page
     stored = store.read_draft(draft.id)
     assert stored.detection == {"en": "A synthetic probe would have detected the broken route within a minute."}
     assert [(h.by, h.changed) for h in stored.history] == [("ann", ["detection"])]
+
+
+# ---------------------------------------------------------------- duplicates and suggested relations
+
+
+def test_a_reviewer_merges_a_possible_duplicate_from_the_page(
+    site: Site, browsers: Callable[..., Page], case_json: dict[str, Any], make_case: Callable[..., Any]
+) -> None:
+    """A second draft of the same incident, flagged as its duplicate: the page shows the shared passage
+    and, once loaded, the suggested related cases; bob merges it and the page says where it went."""
+    from pipeline.merge import record_duplicates
+    from pipeline.models import PossibleDuplicate
+
+    copy = reviewable_draft(case_json, "example-org-outage-copy-00000002")
+    site.store.write_draft(copy)
+    passage = case_json["summary"]["en"].split(". ")[0]
+    record_duplicates(
+        site.store,
+        copy.id,
+        [
+            PossibleDuplicate(
+                id=DRAFT_ID,
+                score=0.97,
+                reasons=["same text: 97% of the shorter one's wording is in the other"],
+                passage=passage,
+            )
+        ],
+    )
+    site.store.write_case(related_case(make_case))
+    page = signed_in(browsers, site.url, "bob", viewport={"width": 1280, "height": 900})
+    page.goto(f"/drafts/{copy.id}")
+    box = page.locator("section.duplicates")
+    expect(box).to_contain_text("Possible duplicates (1)")
+    expect(box.locator("blockquote.passage")).to_have_text(passage)
+    expect(box.get_by_role("link", name=DRAFT_ID)).to_have_attribute("href", f"/drafts/{DRAFT_ID}")
+    related = page.locator("#similar ul.suggested-related")  # loaded after the page, by htmx
+    expect(related.get_by_role("link", name="IL-0900")).to_be_visible()
+    expect(related.get_by_role("button", name="Add to related")).to_be_visible()
+    if SCREENSHOTS:
+        page.locator("div.draft-head").screenshot(path=Path(SCREENSHOTS) / "duplicates.png")
+        page.locator("#similar").screenshot(path=Path(SCREENSHOTS) / "related.png")
+
+    press(page, box.get_by_role("button", name=f"Merge into {DRAFT_ID}"))
+    expect(page.get_by_role("status")).to_contain_text("Done: merge.")
+    expect(page.locator("p.merged")).to_contain_text(f"Merged into {DRAFT_ID}")
+    expect(page.locator("section.duplicates")).to_have_count(0)
+    merged = site.store.read_draft(copy.id)
+    assert merged.state == DraftState.MERGED and merged.merged_into == DRAFT_ID
+    assert site.store.read_draft(DRAFT_ID).related == []  # a suggestion is never written by itself

@@ -7,8 +7,10 @@ page shows may come from a crawled page. See docs/review.md.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import quote
 
 from fastapi import Request
 from fastapi.responses import HTMLResponse
@@ -18,7 +20,7 @@ from pipeline import queue as review_queue
 from pipeline import review
 from pipeline.errors import IncidentlibError
 from pipeline.fragments import fragment_link
-from pipeline.models import Draft, Evidence
+from pipeline.models import CASE_ID_PATTERN, Draft, Evidence
 from pipeline.suggestions import takeable
 from pipeline.web.forms import FormField, by_language, form_fields, languages_for
 from pipeline.web.marks import evidence_passages, headings_of, suggestion_passages, text_pane
@@ -29,7 +31,7 @@ from pipeline.web.state import web_of
 __all__ = ["conflict", "draft_page", "page", "their_change"]
 
 # The moves whose `?done=` a draft page says it made; any other value says nothing.
-_KNOWN_DONE = frozenset(action.value for action in review.MOVES)
+_KNOWN_DONE = frozenset(action.value for action in review.MOVES) | {"merge", "relate", "dismiss"}
 
 
 def page(request: Request, name: str, status: int = 200, **context: Any) -> HTMLResponse:
@@ -113,7 +115,13 @@ def draft_page(
         done=done if done in _KNOWN_DONE else None,
         archived=next((s.archived for s in draft.sources if s.archived), None),
         assist=assist,
+        record_href=record_href,
     )
+
+
+def record_href(record_id: str) -> str:
+    """Where a draft's or case's page is, by its id (a possible duplicate names either)."""
+    return f"/cases/{quote(record_id)}" if re.fullmatch(CASE_ID_PATTERN, record_id) else f"/drafts/{quote(record_id)}"
 
 
 def conflict(request: Request, current: Draft, version: str, typed: Draft) -> HTMLResponse:

@@ -1,25 +1,30 @@
 """One draft: its page (`/drafts/{id}`), what it would lack as typed (`/lacks`), saving the form
-(`/save`), taking a suggestion into its field (`/take`), and one route per review move (`/write`,
+(`/save`), taking a suggestion into its field (`/take`), one route per review move (`/write`,
 `/approve`, `/request-changes`, `/reject`, `/reopen`: pipeline.review.MOVES), each made by
-pipeline.review.move in the signed-in person's name. Every change is of the version the page showed
+pipeline.review.move in the signed-in person's name, and a reviewer's decisions on the suggestions
+(`/merge`, `/relate`, `/dismiss`: pipeline.merge; `/similar`, the related cases and recurrences).
+Every change is of the version the page showed
 (pipeline.web.writes)."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Literal, cast
 from urllib.parse import quote, urlencode
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from markupsafe import escape
 
+from pipeline import merge as merging
 from pipeline import review, suggestions
-from pipeline.errors import RecordError, RecordNotFound
+from pipeline.errors import IncidentlibError, RecordError, RecordNotFound
 from pipeline.fields import TERM_LISTS
+from pipeline.models import SuggestionKind
 from pipeline.review import ReviewAction
 from pipeline.web.forms import apply_form, languages_for
-from pipeline.web.pages import conflict, draft_page, not_written, page
+from pipeline.web.pages import conflict, draft_page, not_written, page, record_href
 from pipeline.web.state import Web
 from pipeline.web.writes import compare_and_write
 
@@ -102,6 +107,106 @@ async def take(request: Request, draft_id: str, web: Web) -> Response:
         mismatch=mismatch,
         conflict=not_done,
         refused=not_done,
+    )
+
+
+# ---------------------------------------------------------------- duplicates and relations (pipeline.merge)
+
+_KINDS = {"duplicate", "related", "recurrence"}
+Relation = Literal["related", "recurrence"]
+
+
+async def _decided(request: Request, web: Web, draft_id: str, what: str, call: Callable[[], object]) -> Response:
+    """A reviewer's decision on a suggestion (a merge, a relation, a dismissal), made in the signed-in
+    person's name on the version the page showed. Unlike a move, it may write more than this draft (a
+    merge writes the survivor too), so the version is compared before the call, and the call takes the
+    records' own locks (pipeline.merge)."""
+    form = await request.form()
+    seen = str(form.get("version") or "")
+    current, version = await asyncio.to_thread(web.store.read_draft_versioned, draft_id)
+    mismatch, not_done = not_written(
+        request, what, 409, "the draft changed after you opened it; read the change, then again"
+    )
+    if seen != version:
+        return mismatch(current, version)
+    try:
+        await asyncio.to_thread(call)
+    except IncidentlibError as exc:
+        now, version = await asyncio.to_thread(web.store.read_draft_versioned, draft_id)
+        return not_done(now, version, exc)
+    return RedirectResponse(f"/drafts/{quote(draft_id)}?done={quote(what)}", status_code=303)
+
+
+async def _fields(request: Request, *names: str) -> list[str]:
+    form = await request.form()
+    return [str(form.get(name) or "").strip() for name in names]
+
+
+@router.post("/drafts/{draft_id}/merge", response_class=HTMLResponse)
+async def merge_draft(request: Request, draft_id: str, web: Web) -> Response:
+    """Merge this draft into `into` (a draft or case telling the same incident): pipeline.merge.merge."""
+    into, comment = await _fields(request, "into", "comment")
+    name = request.state.session.name
+    return await _decided(
+        request,
+        web,
+        draft_id,
+        "merge",
+        lambda: merging.merge(web.store, draft_id, into=into, by=name, comment=comment or None),
+    )
+
+
+@router.post("/drafts/{draft_id}/relate", response_class=HTMLResponse)
+async def relate_draft(request: Request, draft_id: str, web: Web) -> Response:
+    """Accept a suggestion into `related` or `recurrence_of` (`kind`): an edit, pipeline.merge.relate."""
+    other, kind = await _fields(request, "other", "kind")
+    name = request.state.session.name
+    if kind not in ("related", "recurrence"):
+        current, version = await asyncio.to_thread(web.store.read_draft_versioned, draft_id)
+        return draft_page(
+            request, current, version, 422, problem=f"relate: kind: {kind!r} is neither related nor recurrence"
+        )
+    return await _decided(
+        request,
+        web,
+        draft_id,
+        "relate",
+        lambda: merging.relate(web.store, draft_id, other, kind=cast(Relation, kind), by=name),
+    )
+
+
+@router.post("/drafts/{draft_id}/dismiss", response_class=HTMLResponse)
+async def dismiss_suggestion(request: Request, draft_id: str, web: Web) -> Response:
+    """Dismiss a suggestion for good (`kind`: duplicate, related, recurrence): pipeline.merge.dismiss."""
+    other, kind, comment = await _fields(request, "other", "kind", "comment")
+    name = request.state.session.name
+    if kind not in _KINDS:
+        current, version = await asyncio.to_thread(web.store.read_draft_versioned, draft_id)
+        return draft_page(request, current, version, 422, problem=f"dismiss: kind: {kind!r} is no kind of suggestion")
+    return await _decided(
+        request,
+        web,
+        draft_id,
+        "dismiss",
+        lambda: merging.dismiss(
+            web.store, draft_id, other, kind=cast(SuggestionKind, kind), by=name, comment=comment or None
+        ),
+    )
+
+
+@router.get("/drafts/{draft_id}/similar", response_class=HTMLResponse)
+async def similar_fragment(request: Request, draft_id: str, web: Web) -> Response:
+    """The draft's related cases and recurrences (pipeline.duplicates.similar_to), with a button to accept
+    or dismiss each: a fragment the draft page loads after it shows, the index taking a moment."""
+    from pipeline.duplicates import similar_to  # the index's libraries, loaded when asked for
+
+    try:
+        draft, version = await asyncio.to_thread(web.store.read_draft_versioned, draft_id)
+        found = await asyncio.to_thread(similar_to, web.store, draft_id)
+    except RecordError as exc:
+        return HTMLResponse(f'<p class="problem">{escape(str(exc))}</p>', status_code=404)
+    return page(
+        request, "_similar.html", draft=draft, version=version, found=found.suggestions, record_href=record_href
     )
 
 
