@@ -61,6 +61,13 @@ def flag_duplicates(store: Store, draft_ids: Iterable[str]) -> DuplicateReport:
     report = DuplicateReport(unreadable=list(library.unreadable))
     queue = list(dict.fromkeys(draft_ids))
     seen: set[str] = set()
+    known: dict[str, set[tuple[str, str]]] = {}
+
+    def asked(record_id: str) -> set[tuple[str, str]]:  # each record's dismissals read once a check
+        if record_id not in known:
+            known[record_id] = _dismissed(store, record_id)
+        return known[record_id]
+
     while queue:
         draft_id = queue.pop(0)
         if draft_id in seen:
@@ -73,11 +80,7 @@ def flag_duplicates(store: Store, draft_ids: Iterable[str]) -> DuplicateReport:
         if draft.state in _DONE:
             continue
         # A pair dismissed on either side stays dismissed: the other side's dismissals are asked too.
-        found = [
-            m
-            for m in possible_duplicates(library.index, draft)
-            if ("duplicate", draft.id) not in _dismissed(store, m.id)
-        ]
+        found = [m for m in possible_duplicates(library.index, draft) if ("duplicate", draft.id) not in asked(m.id)]
         named_before = [match.id for match in draft.possible_duplicates]
         named_before += [d.id for d in draft.dismissed if d.kind == "duplicate"]  # which may name it still
         report.checked.append(draft_id)

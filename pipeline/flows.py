@@ -278,11 +278,15 @@ def discover(
 def check_duplicates(root: str, draft_ids: list[str]) -> DuplicateReport:
     """Compare the drafts just written with the other drafts and the cases, and keep what each may
     duplicate on it (pipeline.duplicates): for a reviewer to merge or dismiss."""
-    from pipeline.duplicates import flag_duplicates  # the index's libraries, loaded when a run needs them
+    from pipeline.duplicates import DuplicateReport, flag_duplicates  # the index's libraries: loaded when needed
 
     logger = get_run_logger()
     _, store = _open_root(root)
-    report = flag_duplicates(store, draft_ids)
+    try:
+        report = flag_duplicates(store, draft_ids)
+    except Exception as exc:  # the drafts are written: a fault of the check is said, and the run goes on
+        logger.error("duplicates: not checked: %s: %s", type(exc).__name__, exc)
+        return DuplicateReport(unreadable=[f"not checked: {type(exc).__name__}: {exc}"])
     for line in report.unreadable:
         logger.warning("duplicates: %s", line)
     for draft_id, others in report.flagged.items():

@@ -24,7 +24,8 @@ again (the survivor does not take the same source twice, and a merged draft whos
 yet has it withdrawn).
 
 Nothing here, and nothing anywhere else, writes `related` or `recurrence_of` but `relate`, a person's
-edit. A dismissal and a merge are a reviewer's notes in the history: they make nobody a writer.
+edit. A dismissal and a merge are a reviewer's notes in the history, but for the sources a merge takes into
+the survivor: those are content, and whoever merged does not approve the survivor too.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from pipeline import review
-from pipeline.errors import RecordError
+from pipeline.errors import RecordError, ReviewError
 from pipeline.models import CASE_ID_PATTERN, Case, Draft, DraftState, PossibleDuplicate, SuggestionKind
 from pipeline.review import ReviewAction
 from pipeline.store import Store
@@ -141,6 +142,10 @@ def merge(store: Store, draft_id: str, *, into: str, by: str, comment: str | Non
                 f"{draft.id} is published as {draft.case_id} and {survivor.id} is not published: merge it into a "
                 f"published case, so that {draft.case_id} keeps resolving (or merge {survivor.id} into {draft.id})"
             )
+        if draft.case_id and survivor.case_id:
+            # Its case is withdrawn into the survivor's after the drafts are written: that case must stand
+            # now, or the merge would stop half done with nothing to finish it.
+            _standing_case(store, survivor.case_id)
         moved = [source.url for source in draft.sources]
         survivor = store.update_draft(survivor.id, lambda s: review.take_sources(s, draft, by, comment))
         draft = store.update_draft(draft.id, lambda d: review.merge(d, into, by, comment))
@@ -247,6 +252,12 @@ def dismiss(
     draft = _record_draft(store, record_id, "dismiss on")
 
     def change(current: Draft) -> Draft | None:
+        if kind == "duplicate" and by.casefold() in review.writers(current):
+            # Four eyes, as for the merge it forgoes: a writer's "not a duplicate" would hide the pair for good.
+            raise ReviewError(
+                f"{by} wrote or edited {current.id} and cannot dismiss its possible duplicate {other}: "
+                "a reviewer decides (four eyes)"
+            )
         after = review.dismiss(current, kind, other, by, comment)
         return None if after == current else after
 

@@ -242,16 +242,17 @@ _MOVES = {(move.from_state, move.action): move for move in TRANSITIONS}
 _VERBS = {ReviewAction.REQUEST_CHANGES: "request changes on", ReviewAction.WRITE: "mark as written"}
 
 
-# History entries that are a reviewer's notes, not writing: a merge (the merged draft's sources taken in,
-# or the draft merged away) and a dismissal. Their author stays free to review the draft.
+# History entries that are a reviewer's notes, not writing: a merge and a dismissal. Their author stays
+# free to review the draft, but for what a note changed: a survivor's sources taken in are content, and
+# who merged them in does not approve them too (four eyes).
 _NOTES = frozenset({"merge", "dismiss"})
 
 
 def _wrote(entry: Transition) -> bool:
-    """Whether a history entry makes its author a writer of the draft: an edit, or an entry to `written` or
-    `in_review` (only an edit moves a draft there, and that is how a record written before `changed`
-    existed kept an edit), unless it is one of a reviewer's notes (a merge, a dismissal)."""
-    return entry.action not in _NOTES and bool(entry.changed or entry.to_state in (_W, _R))
+    """Whether a history entry makes its author a writer of the draft: one that changed a field, or an
+    entry to `written` or `in_review` (only an edit moves a draft there, and that is how a record written
+    before `changed` existed kept an edit) that is not one of a reviewer's notes (a merge, a dismissal)."""
+    return bool(entry.changed) or (entry.action not in _NOTES and entry.to_state in (_W, _R))
 
 
 def writers(draft: Draft) -> set[str]:

@@ -167,9 +167,11 @@ def test_a_merge_moves_the_sources_with_their_captures_and_is_in_both_histories(
     )
     assert went.comment == f"merged into {first}; its sources moved there: {moved.url}: the same outage"
     assert (links(survivor), links(gone)) == relations, "a merge writes no relation"
-    # The merge is a reviewer's note: bob may still review the survivor, whose writer is alice alone.
-    assert review.writers(survivor) == {"alice"}
-    assert review.approve(survivor, "bob", ["en"]).state == DraftState.APPROVED
+    # The sources bob took into the survivor are content: four eyes, another reviewer approves them.
+    assert review.writers(survivor) == {"alice", "bob"}
+    with pytest.raises(ReviewError, match="bob"):
+        review.approve(survivor, "bob", ["en"])
+    assert review.approve(survivor, "erin", ["en"]).state == DraftState.APPROVED
 
     shown = cli("show", second, "--root", str(root))
     assert shown.stdout.splitlines()[1] == f"Merged into {first}"
@@ -397,6 +399,8 @@ def test_a_dismissed_duplicate_stays_dismissed(
     record_duplicates(store, second, [a_match(first)])
     relations = links(store.read_draft(second))
 
+    refused = cli("dismiss", second, first, "--as", "duplicate", "--by", "carol", "--root", str(root))
+    assert refused.exit_code == 1 and "carol wrote or edited" in refused.stderr, "four eyes: not its writer"
     said = cli(
         "dismiss", second, first, "--as", "duplicate", "--by", "bob", "--comment", "two outages", "--root", str(root)
     )
@@ -483,3 +487,17 @@ def test_validate_names_a_merged_draft_whose_survivor_is_not_there(
     assert f"drafts/{second}.json: merged_into: {first} is neither a draft in drafts/ nor a case in cases/" in (
         result.stdout
     )
+
+
+def test_a_merge_whose_survivor_s_case_is_withdrawn_is_refused_before_anything_is_written(
+    store: Store, published: dict[str, str]
+) -> None:
+    from pipeline.withdraw import withdraw
+
+    draft, survivor = published["IL-0001"], published["IL-0002"]
+    withdraw(store, "IL-0002", why="Not an incident.", by="bob")
+    files = {name: store.path("draft", name).read_bytes() for name in (draft, survivor)}
+    with pytest.raises(RecordError, match="IL-0002 is withdrawn"):
+        merge(store, draft, into=survivor, by="erin")
+    assert {name: store.path("draft", name).read_bytes() for name in (draft, survivor)} == files
+    assert store.read_case("IL-0001").withdrawn is None

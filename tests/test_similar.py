@@ -15,7 +15,7 @@ from pipeline.draft import apply_extraction, new_draft
 from pipeline.errors import RecordNotFound
 from pipeline.extract import extract
 from pipeline.ids import canonical_url
-from pipeline.models import Case, Draft, DraftState, Origin, SourceEntry
+from pipeline.models import Case, Draft, DraftState, IncidentStart, Origin, SourceEntry
 from pipeline.similar import Doc, SimilarIndex, doc_of_case, doc_of_draft, load_library, suggestions
 from pipeline.similar.text import PASSAGE_CHARS, passage, shingles
 from pipeline.store import Store
@@ -371,3 +371,26 @@ def test_a_doc_of_a_case_carries_its_drafts_text(make_case: Callable[..., Case])
         "2024-03-31",
     )
     assert doc_of_case(case.model_copy(update={"root_cause": "unknown"})).root_cause is None
+
+
+def test_a_page_and_the_incidents_cut_from_it_are_no_duplicates_of_each_other(store: Store) -> None:
+    page = drafted("https://acme.example/blog/cache.md", markdown(CACHE_POST), "text/markdown")
+    part = drafted("https://acme.example/blog/cache.html", html(CACHE_POST), "text/html")
+    # The second is one incident of the first page's (its text a slice of the page's).
+    store.write_draft(
+        page.model_copy(update={"incidents": [IncidentStart(heading="The cache", start=0, draft_id=part.id)]})
+    )
+    store.write_draft(part.model_copy(update={"part_of": page.id}))
+    assert suggestions(store, part.id).duplicates == []
+    assert suggestions(store, page.id).duplicates == []
+
+
+@pytest.mark.parametrize("date", ["2024-00", "2024-03-00", "0000", "0001-01-10"])
+def test_a_date_no_calendar_has_leaves_the_record_comparable_by_its_text(store: Store, date: str) -> None:
+    md = drafted("https://acme.example/blog/cache.md", markdown(CACHE_POST), "text/markdown", date=date)
+    md = md.model_copy(update={"date_kind": "published"})
+    page = drafted("https://acme.example/blog/cache.html", html(CACHE_POST), "text/html")
+    store.write_draft(md)
+    store.write_draft(page)
+    assert doc_of_draft(md).dates is None
+    assert [m.id for m in suggestions(store, page.id).duplicates] == [md.id]

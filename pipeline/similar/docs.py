@@ -36,6 +36,9 @@ class Doc:
     root_cause: str | None  # None or "unknown" never counts as shared
     text: str  # for near-identical copies: the extracted text, else the narrative
     narrative: str  # narrative fields in every language, for TF-IDF
+    # The page a draft of one incident of several was cut from (its `part_of`), or the page itself: a part's
+    # text is a slice of its page's, so a page and its parts are one document, never each other's duplicates.
+    page: str | None = None
 
 
 def date_span(date: str | None, kind: str | None = None) -> tuple[datetime.date, datetime.date] | None:
@@ -43,18 +46,21 @@ def date_span(date: str | None, kind: str | None = None) -> tuple[datetime.date,
     reaching back `PUBLISHED_LAG_DAYS` before when it is the report's date rather than the incident's."""
     if not date:
         return None
-    parts = [int(p) for p in date.split("-")]
-    year = parts[0]
-    if len(parts) == 1:
-        first, last = datetime.date(year, 1, 1), datetime.date(year, 12, 31)
-    elif len(parts) == 2:
-        month = parts[1]
-        first = datetime.date(year, month, 1)
-        last = datetime.date(year, month, calendar.monthrange(year, month)[1])
-    else:
-        first = last = datetime.date(year, parts[1], parts[2])
-    if kind in _AFTER_THE_FACT:
-        first -= datetime.timedelta(days=PUBLISHED_LAG_DAYS)
+    try:
+        parts = [int(p) for p in date.split("-")]
+        year = parts[0]
+        if len(parts) == 1:
+            first, last = datetime.date(year, 1, 1), datetime.date(year, 12, 31)
+        elif len(parts) == 2:
+            month = parts[1]
+            first = datetime.date(year, month, 1)
+            last = datetime.date(year, month, calendar.monthrange(year, month)[1])
+        else:
+            first = last = datetime.date(year, parts[1], parts[2])
+        if kind in _AFTER_THE_FACT:
+            first -= datetime.timedelta(days=PUBLISHED_LAG_DAYS)
+    except (ValueError, OverflowError):  # a date of the record's shape that no calendar has (2024-00): no span
+        return None
     return first, last
 
 
@@ -69,7 +75,9 @@ def _narrative(record: CaseContent) -> str:
     return "\n".join(t for t in texts if t)
 
 
-def _doc(record: CaseContent, record_id: str, kind: Literal["draft", "case"], text: str | None) -> Doc:
+def _doc(
+    record: CaseContent, record_id: str, kind: Literal["draft", "case"], text: str | None, page: str | None = None
+) -> Doc:
     narrative = _narrative(record)
     root_cause = record.root_cause if record.root_cause and record.root_cause != "unknown" else None
     return Doc(
@@ -82,12 +90,13 @@ def _doc(record: CaseContent, record_id: str, kind: Literal["draft", "case"], te
         root_cause=root_cause,
         text=text or narrative,
         narrative=narrative,
+        page=page,
     )
 
 
 def doc_of_draft(draft: Draft) -> Doc:
     """A draft's Doc: its extracted text when it has one (a failed fetch's draft has none)."""
-    return _doc(draft, draft.id, "draft", draft.text)
+    return _doc(draft, draft.id, "draft", draft.text, draft.part_of or (draft.id if draft.incidents else None))
 
 
 def doc_of_case(case: Case, text: str | None = None) -> Doc:

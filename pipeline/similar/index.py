@@ -283,6 +283,8 @@ class SimilarIndex:
         return f"same org {doc.org_slug}, dates overlap: {_span(doc.dates)} and {_span(other.dates)}; text {cosine:.2f}"
 
     def _duplicate(self, doc: Doc, other: int, own: np.ndarray, cosine: float | None) -> Match | None:
+        if doc.page is not None and doc.page == self.docs[other].page:
+            return None  # one page and the incidents cut from it: one document, not two tellings
         text = self._text_match(doc, other, own)
         date = self._date_reason(doc, self.docs[other], cosine) if cosine is not None else None
         if text is None and date is None:

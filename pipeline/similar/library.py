@@ -28,6 +28,8 @@ from typing import Any
 import datasketch
 import sklearn
 
+from pipeline import fields as _fields
+from pipeline import models as _models
 from pipeline.errors import RecordError
 from pipeline.models import CASE_ID_PATTERN, Case, Draft
 from pipeline.similar import docs as _docs_module
@@ -41,8 +43,11 @@ __all__ = ["Library", "Suggestions", "library_index", "load_library", "suggestio
 
 _RACY_NS = 2_000_000_000  # a file changed this close to the last look is read again (git's racy rule)
 _LEFT_OUT = frozenset({"rejected", "merged", "published"})  # a draft's states not compared ("merged" may not exist)
+# The cache's format: the code that makes what it holds (this module's facts included, and the record's
+# fields they are read from) and the libraries' versions; a cache of another is not read.
 _FORMAT = hashlib.sha256(
-    b"".join(Path(m.__file__ or "").read_bytes() for m in (_docs_module, _index_module, _text_module))
+    b"".join(Path(m.__file__ or "").read_bytes() for m in (_docs_module, _index_module, _text_module, _fields, _models))
+    + Path(__file__).read_bytes()
     + f"{sklearn.__version__}:{datasketch.__version__}".encode()
 ).hexdigest()
 
@@ -53,6 +58,7 @@ class _DraftFacts:
     case_id: str | None
     text: str | None
     doc: Doc | None  # None for a draft with a case
+    page: str | None = None  # the page it was cut from, or itself when cut into parts (Doc.page)
 
 
 @dataclass(frozen=True)
@@ -90,9 +96,8 @@ def _facts(store: Store, kind: RecordKind, record_id: str) -> _DraftFacts | _Cas
         return _CaseFacts(case.withdrawn is not None, doc_of_case(case))
     draft = store.read_draft(record_id)
     # a draft with a case is compared as its case: only its text is kept
-    return _DraftFacts(
-        str(draft.state.value), draft.case_id, draft.text, None if draft.case_id else doc_of_draft(draft)
-    )
+    doc = doc_of_draft(draft)
+    return _DraftFacts(str(draft.state.value), draft.case_id, draft.text, None if draft.case_id else doc, doc.page)
 
 
 def _cached(store: Store) -> dict[str, Any]:
@@ -117,17 +122,20 @@ def _docs(files: Mapping[tuple[RecordKind, str], tuple[_Stat, _DraftFacts | _Cas
     """The Docs compared: cases not withdrawn, with their draft's extracted text, and the drafts not left out.
     A draft with a case (published, or reopened since) is that case: only the case is compared."""
     texts: dict[str, str] = {}
+    pages: dict[str, str | None] = {}
     docs: list[Doc] = []
     for _stat, facts in files.values():
         if isinstance(facts, _DraftFacts):
             if facts.case_id:
                 if facts.text and (facts.state == "published" or facts.case_id not in texts):
                     texts[facts.case_id] = facts.text
+                    pages[facts.case_id] = facts.page
             elif facts.state not in _LEFT_OUT and facts.doc is not None:
                 docs.append(facts.doc)
     for (_kind, case_id), (_stat, facts) in files.items():
         if isinstance(facts, _CaseFacts) and not facts.withdrawn:
-            docs.append(replace(facts.doc, text=texts[case_id]) if case_id in texts else facts.doc)
+            found = replace(facts.doc, text=texts[case_id], page=pages[case_id]) if case_id in texts else facts.doc
+            docs.append(found)
     return docs
 
 
