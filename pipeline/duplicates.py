@@ -15,7 +15,7 @@ leaves it out).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 
 from pipeline.errors import RecordError
@@ -43,10 +43,26 @@ class DuplicateReport:
         return {"checked": len(self.checked), "flagged": len(self.flagged), "written": len(self.written)}
 
 
-def possible_duplicates(index: SimilarIndex, draft: Draft) -> list[PossibleDuplicate]:
-    """The draft's possible duplicates in the index, as the draft keeps them (pure); its dismissals left out."""
-    gone = {other for kind, other in dismissed(draft) if kind == "duplicate"} | {draft.case_id}  # not its own case
-    return [_kept(match) for match in index.duplicates(doc_of_draft(draft)) if match.id not in gone]
+def possible_duplicates(index: SimilarIndex, draft: Draft, gone: Collection[str] = ()) -> list[PossibleDuplicate]:
+    """The draft's possible duplicates in the index, as the draft keeps them (pure); its dismissals and the
+    ids of `gone` left out."""
+    left_out = {other for kind, other in dismissed(draft) if kind == "duplicate"} | {draft.case_id, *gone}
+    return [_kept(match) for match in index.duplicates(doc_of_draft(draft)) if match.id not in left_out]
+
+
+def _dismissals(store: Store, draft: Draft) -> set[tuple[str, str]]:
+    """The draft's dismissals, each also under the case a dismissed draft became since: a dismissal of
+    a draft holds for its case when it is published (the index then knows it by the case's id)."""
+    found = dismissed(draft)
+    for kind, other in list(found):
+        if not re.fullmatch(CASE_ID_PATTERN, other):
+            try:
+                case_id = store.read_draft(other).case_id
+            except RecordError:
+                continue
+            if case_id:
+                found.add((kind, case_id))
+    return found
 
 
 def _kept(match: Match) -> PossibleDuplicate:
@@ -80,7 +96,10 @@ def flag_duplicates(store: Store, draft_ids: Iterable[str]) -> DuplicateReport:
         if draft.state in _DONE:
             continue
         # A pair dismissed on either side stays dismissed: the other side's dismissals are asked too.
-        found = [m for m in possible_duplicates(library.index, draft) if ("duplicate", draft.id) not in asked(m.id)]
+        gone = [other for kind, other in _dismissals(store, draft) if kind == "duplicate"]
+        found = [
+            m for m in possible_duplicates(library.index, draft, gone) if ("duplicate", draft.id) not in asked(m.id)
+        ]
         named_before = [match.id for match in draft.possible_duplicates]
         named_before += [d.id for d in draft.dismissed if d.kind == "duplicate"]  # which may name it still
         report.checked.append(draft_id)
@@ -129,5 +148,5 @@ def similar_to(store: Store, record_id: str, *, limit: int = 5) -> Similar:
     taken = {("related", other) for other in record.related}
     if record.recurrence_of:
         taken.add(("recurrence", record.recurrence_of))
-    exclude = taken | (dismissed(draft) if draft is not None else set())
+    exclude = taken | (_dismissals(store, draft) if draft is not None else set())
     return Similar(record_id, final, suggestions(store, final, limit=limit, exclude=exclude))

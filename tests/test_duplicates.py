@@ -407,3 +407,22 @@ def test_a_draft_whose_review_is_over_is_left_alone(store: Store, make_draft: Ca
 
     assert (report.checked, report.flagged) == ([kept.id], {})
     assert store.path("draft", done.id).read_bytes() == file
+
+
+def test_a_dismissal_of_a_draft_holds_for_the_case_it_becomes(
+    store: Store, make_case: Callable[..., Case], root: Path
+) -> None:
+    from test_similar import drafted, published
+
+    md = drafted("https://acme.example/blog/cache.md", markdown(CACHE_POST), "text/markdown")
+    page = drafted("https://acme.example/blog/cache.html", html(CACHE_POST), "text/html")
+    store.write_draft(md)
+    store.write_draft(page)
+    assert flag_duplicates(store, [md.id]).flagged == {md.id: [page.id], page.id: [md.id]}
+    dismiss(store, md.id, page.id, kind="duplicate", by="bob")
+    # The page's draft is published as IL-0001: the index knows it by the case's id now.
+    published(store, about(make_case, "IL-0001", CACHE_POST, org="Acme", org_slug="acme"), store.read_draft(page.id))
+
+    assert flag_duplicates(store, [md.id]).flagged == {}
+    assert store.read_draft(md.id).possible_duplicates == []
+    assert similar_to(store, md.id).suggestions.duplicates == []
