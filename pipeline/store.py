@@ -636,6 +636,14 @@ class Store:
         self.state_dir.mkdir(parents=True, exist_ok=True)
         write_atomic(self.similar_cache_path, data, durable=False)
 
+    def similar_cache_stat(self) -> tuple[int, int, int] | None:
+        """The cache file's inode, size and modification time (a new file each write): None when there is none."""
+        try:
+            found = self.similar_cache_path.stat()
+        except FileNotFoundError:
+            return None
+        return found.st_ino, found.st_size, found.st_mtime_ns
+
     # ------------------------------------------------------------ the reader's site (pipeline.site.build)
 
     @property

@@ -341,6 +341,19 @@ def test_a_second_index_reads_only_the_file_that_changed(store: Store, make_case
     assert gone.read == () and "IL-0003" not in gone.index.row
 
 
+def test_a_process_loads_the_index_from_the_state_once_until_another_writes_it(
+    store: Store, make_case: Callable[..., Case]
+) -> None:
+    _library(store, make_case)
+    first = load_library(store)
+    assert load_library(store).index is first.index  # the same process: not read from the file again
+    written = store.read_similar_cache()
+    assert written is not None
+    store.write_similar_cache(written)  # another process writes the cache: a new file
+    again = load_library(store)
+    assert again.index is not first.index and again.read == () and len(again.index) == len(first.index)
+
+
 @pytest.mark.parametrize("cache", [b"not a pickle", pickle.dumps({"format": "other code", "looked": 0})])
 def test_a_broken_cache_is_not_trusted(store: Store, make_case: Callable[..., Case], cache: bytes) -> None:
     _library(store, make_case)

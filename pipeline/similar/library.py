@@ -100,8 +100,18 @@ def _facts(store: Store, kind: RecordKind, record_id: str) -> _DraftFacts | _Cas
     return _DraftFacts(str(draft.state.value), draft.case_id, draft.text, None if draft.case_id else doc, doc.page)
 
 
+# The cache as this process last read or wrote it, by data root, with its file's stat: a long-running
+# process (the review page, whose draft pages ask for suggestions) loads 100 MB of index once, not on
+# each request. The file is new on each write (an atomic rename), so an equal stat is the same cache.
+_LOADED: dict[Path, tuple[tuple[int, int, int], dict[str, Any]]] = {}
+
+
 def _cached(store: Store) -> dict[str, Any]:
     """The last run's cache, or an empty one when there is none, or it is unreadable or of other code."""
+    stat = store.similar_cache_stat()
+    loaded = _LOADED.get(store.root)
+    if stat is not None and loaded is not None and loaded[0] == stat:
+        return loaded[1]
     data = store.read_similar_cache()
     try:
         found = pickle.loads(data) if data else None
@@ -115,6 +125,8 @@ def _cached(store: Store) -> dict[str, Any]:
         and isinstance(found.get("index"), SimilarIndex)
     ):
         return {}
+    if stat is not None:
+        _LOADED[store.root] = (stat, found)
     return found
 
 
@@ -180,7 +192,9 @@ def _keep(store: Store, cache: dict[str, Any]) -> None:
     try:
         store.write_similar_cache(pickle.dumps(cache, protocol=pickle.HIGHEST_PROTOCOL))
     except OSError:  # a data root read-only to this process: the next run reads the files again
-        pass
+        return
+    if (stat := store.similar_cache_stat()) is not None:
+        _LOADED[store.root] = (stat, cache)
 
 
 def library_index(store: Store) -> SimilarIndex:
