@@ -14,13 +14,13 @@ leaves it out).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 
 from pipeline.errors import RecordError
-from pipeline.merge import dismissed, draft_of_case, record_duplicates, resolve
-from pipeline.models import CASE_ID_PATTERN, Case, Draft, DraftState, PossibleDuplicate
+from pipeline.ids import is_case_id
+from pipeline.merge import dismissed, draft_of, record_duplicates, resolve
+from pipeline.models import Case, Draft, DraftState, PossibleDuplicate
 from pipeline.similar import Match, SimilarIndex, Suggestions, doc_of_draft, load_library, suggestions
 from pipeline.store import Store
 
@@ -55,7 +55,7 @@ def _dismissals(store: Store, draft: Draft) -> set[tuple[str, str]]:
     a draft holds for its case when it is published (the index then knows it by the case's id)."""
     found = dismissed(draft)
     for kind, other in list(found):
-        if not re.fullmatch(CASE_ID_PATTERN, other):
+        if not is_case_id(other):
             try:
                 case_id = store.read_draft(other).case_id
             except RecordError:
@@ -110,16 +110,14 @@ def flag_duplicates(store: Store, draft_ids: Iterable[str]) -> DuplicateReport:
         # The other side of each pair, when it is a draft: checked again, so it names this one too; and so is
         # each draft it named before or dismissed, which may name it still though they no longer match.
         others = [*(match.id for match in found), *named_before]
-        queue += [other for other in others if not re.fullmatch(CASE_ID_PATTERN, other) and other not in seen]
+        queue += [other for other in others if not is_case_id(other) and other not in seen]
     return report
 
 
 def _dismissed(store: Store, record_id: str) -> set[tuple[str, str]]:
     """What the draft `record_id` (or the case's draft) dismissed; nothing for a record that has no draft."""
     try:
-        draft = (
-            draft_of_case(store, record_id) if re.fullmatch(CASE_ID_PATTERN, record_id) else store.read_draft(record_id)
-        )
+        draft = draft_of(store, record_id)
     except RecordError:
         return set()
     return dismissed(draft) if draft is not None else set()
@@ -141,8 +139,8 @@ def similar_to(store: Store, record_id: str, *, limit: int = 5) -> Similar:
     dismissed, and what it already names in `related` or `recurrence_of`."""
     final = resolve(store, record_id)
     record: Case | Draft
-    if re.fullmatch(CASE_ID_PATTERN, final):
-        record, draft = store.read_case(final), draft_of_case(store, final)
+    if is_case_id(final):
+        record, draft = store.read_case(final), draft_of(store, final)
     else:
         record = draft = store.read_draft(final)
     taken = {("related", other) for other in record.related}

@@ -26,6 +26,7 @@ __all__ = [
     "check_case_id",
     "check_draft_id",
     "draft_id_for",
+    "is_case_id",
     "part_draft_id",
     "same_page_key",
     "slugify",
@@ -205,6 +206,11 @@ def check_draft_id(value: str) -> str:
             f"invalid draft id {value!r}: expected lower-case letters, digits and single dashes", value=value
         )
     return value
+
+
+def is_case_id(value: str) -> bool:
+    """Whether `value` is a case's id (IL-0428) rather than a draft's: the one test wherever either may come."""
+    return _CASE_ID.fullmatch(value) is not None
 
 
 def check_case_id(value: str) -> str:

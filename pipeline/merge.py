@@ -30,19 +30,28 @@ the survivor: those are content, and whoever merged does not approve the survivo
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal
 
 from pipeline import review
 from pipeline.errors import RecordError, ReviewError
-from pipeline.models import CASE_ID_PATTERN, Case, Draft, DraftState, PossibleDuplicate, SuggestionKind
+from pipeline.ids import is_case_id
+from pipeline.models import Case, Draft, DraftState, PossibleDuplicate, RelationKind, SuggestionKind
 from pipeline.review import ReviewAction
 from pipeline.store import Store
 from pipeline.withdraw import withdraw
 
-__all__ = ["Merged", "dismiss", "dismissed", "draft_of_case", "merge", "record_duplicates", "relate", "resolve"]
+__all__ = [
+    "Merged",
+    "dismiss",
+    "dismissed",
+    "draft_of",
+    "draft_of_case",
+    "merge",
+    "record_duplicates",
+    "relate",
+    "resolve",
+]
 
 
 @dataclass
@@ -56,20 +65,16 @@ class Merged:
     withdrawn: str | None = None
 
 
-def _is_case(record_id: str) -> bool:
-    return re.match(CASE_ID_PATTERN, record_id) is not None
-
-
 def _exists(store: Store, record_id: str) -> bool:
     try:
-        return store.exists("case" if _is_case(record_id) else "draft", record_id)
+        return store.exists("case" if is_case_id(record_id) else "draft", record_id)
     except RecordError:  # an id of neither kind
         return False
 
 
 def _onward(store: Store, record_id: str) -> str | None:
     """Where a record was merged: a draft's or a withdrawn case's `merged_into`; None when it stands."""
-    if _is_case(record_id):
+    if is_case_id(record_id):
         return store.read_case(record_id).merged_into
     return store.read_draft(record_id).merged_into
 
@@ -96,6 +101,11 @@ def draft_of_case(store: Store, case_id: str) -> Draft | None:
     return next((d for d in found if d.state != DraftState.MERGED), next(iter(found), None))
 
 
+def draft_of(store: Store, record_id: str) -> Draft | None:
+    """The draft `record_id` names: the draft itself, or a case's draft (None for a case made by hand)."""
+    return draft_of_case(store, record_id) if is_case_id(record_id) else store.read_draft(record_id)
+
+
 def _record_draft(store: Store, record_id: str, doing: str) -> Draft:
     """The draft a command about `record_id` acts on: the draft itself, or a case's draft; refused when it
     is unknown, merged (naming the survivor), or a case with no draft."""
@@ -104,9 +114,7 @@ def _record_draft(store: Store, record_id: str, doing: str) -> Draft:
     survivor = resolve(store, record_id)
     if survivor != record_id:
         raise RecordError(f"{record_id} was merged into {survivor}: {doing} {survivor} instead")
-    if not _is_case(record_id):
-        return store.read_draft(record_id)
-    draft = draft_of_case(store, record_id)
+    draft = draft_of(store, record_id)
     if draft is None:
         raise RecordError(f"{record_id} has no draft in drafts/ (a case made by hand): {doing} it by editing its file")
     return draft
@@ -157,7 +165,7 @@ def _merged_draft(store: Store, draft_id: str, into: str) -> Draft:
     short), not the survivor itself."""
     if not _exists(store, draft_id):
         raise RecordError(f"{draft_id} is neither a draft in drafts/ nor a case in cases/")
-    draft = store.read_draft(draft_id) if not _is_case(draft_id) else draft_of_case(store, draft_id)
+    draft = draft_of(store, draft_id)
     if draft is None:
         raise RecordError(f"{draft_id} has no draft in drafts/ (a case made by hand): withdraw it --into {into}")
     if into in (draft.id, draft.case_id, draft_id):
@@ -175,7 +183,7 @@ def _survivor(store: Store, draft: Draft, into: str) -> Draft:
     final = resolve(store, into)
     if final != into and draft.merged_into != into:
         raise RecordError(f"{into} was merged into {final}: merge {draft.id} into {final}")
-    if _is_case(into):
+    if is_case_id(into):
         if draft.merged_into != into:
             _standing_case(store, into)
         survivor = draft_of_case(store, into)
@@ -220,7 +228,7 @@ def relate(
     record_id: str,
     other: str,
     *,
-    kind: Literal["related", "recurrence"],
+    kind: RelationKind,
     by: str,
     comment: str | None = None,
 ) -> Draft:
@@ -228,7 +236,7 @@ def relate(
     draft), or as the case it is a recurrence of (`recurrence_of`). An edit of the draft, by `by`: in its
     history, and, for a published draft, back to review, so that a second person approves it before its
     case says so. `other` must be a case that stands (related and recurrence_of name cases)."""
-    if not _is_case(other):
+    if not is_case_id(other):
         raise RecordError(f"{other} is not a case id: {kind} names a published case (IL-0003); publish it first")
     _standing_case(store, other)
     draft = _record_draft(store, record_id, "relate")
@@ -270,7 +278,7 @@ def dismiss(
 def _forget_duplicate(store: Store, other: str, draft: Draft) -> None:
     """The other draft of a dismissed pair (of a case: its draft) no longer lists this one, nor its case."""
     try:
-        found = draft_of_case(store, other) if _is_case(other) else store.read_draft(other)
+        found = draft_of(store, other)
     except RecordError:
         return
     names = {draft.id, draft.case_id} - {None}
@@ -317,7 +325,7 @@ def _resolved(store: Store, match: PossibleDuplicate) -> PossibleDuplicate | Non
     withdrawn with no survivor."""
     try:
         final = resolve(store, match.id)
-        if _is_case(final) and store.read_case(final).withdrawn is not None:
+        if is_case_id(final) and store.read_case(final).withdrawn is not None:
             return None
     except RecordError:
         return None

@@ -587,6 +587,7 @@ class IncidentStart(Record):
 # A draft's or a case's id: what a possible duplicate, a dismissal or a merge names.
 RecordId = DraftId | CaseId
 SuggestionKind = Literal["duplicate", "related", "recurrence"]
+RelationKind = Literal["related", "recurrence"]  # what a suggestion accepted becomes: `related`, `recurrence_of`
 
 
 class PossibleDuplicate(Record):

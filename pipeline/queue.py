@@ -9,7 +9,6 @@ queue, nor does the queue hide it.
 from __future__ import annotations
 
 import functools
-import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -21,8 +20,9 @@ from pipeline.errors import RecordError, RecordNotFound, ReviewError
 from pipeline.evidence import holds, overlaps
 from pipeline.fields import ACTION_LISTS, NARRATIVE, PARTS
 from pipeline.fragments import fragment_link
+from pipeline.ids import is_case_id
 from pipeline.merge import resolve
-from pipeline.models import CASE_ID_PATTERN, Case, Draft, DraftState, Evidence, utc_now
+from pipeline.models import Case, Draft, DraftState, Evidence, utc_now
 from pipeline.review import missing_for_publication
 from pipeline.store import Store
 
@@ -385,7 +385,7 @@ def show(store: Store, record_id: str, languages: Sequence[str], *, full: bool =
     field of a draft, its evidence: the quote (shortened), where it stands in the text, and a
     link that opens the source's capture (or the source, before it is archived) at the passage.
     """
-    if re.match(CASE_ID_PATTERN, record_id):
+    if is_case_id(record_id):
         case = store.read_case(record_id)
         blocks = _blocks(case, case.model_dump(mode="json"), f"{case.id}  published case", None, full)
         if case.merged_into:  # withdrawn into a survivor: where its id resolves

@@ -58,7 +58,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -84,6 +84,7 @@ from pipeline.models import (
     DraftState,
     FieldEdit,
     HistoryNote,
+    RelationKind,
     Review,
     SuggestionKind,
     Transition,
@@ -387,8 +388,9 @@ def take_sources(survivor: Draft, merged: Draft, by: str, comment: str | None = 
     (`archived`) and its archive state. A URL the survivor cites already keeps the survivor's entry,
     unless only the merged draft's is captured. Taking new sources is an edit of the survivor's content,
     so an approved or published survivor goes back to `in_review` for a reviewer to approve it again
-    (then `promote` gives its case the sources); the entry is a merge note all the same, which makes its
-    author no writer of the survivor. The survivor forgets the merged draft as a possible duplicate."""
+    (then `promote` gives its case the sources); the entry, a merge note that changed the sources, makes
+    its author an editor of the survivor, who does not approve it too. The survivor forgets the merged
+    draft as a possible duplicate."""
     sources = list(survivor.sources)
     for source in merged.sources:
         at = next((i for i, mine in enumerate(sources) if mine.url == source.url), None)
@@ -437,9 +439,7 @@ def dismiss(draft: Draft, kind: SuggestionKind, other: str, by: str, comment: st
     return _note(draft, by, said, "dismiss", dismissed=[*draft.dismissed, dismissal], possible_duplicates=kept)
 
 
-def relate(
-    draft: Draft, kind: Literal["related", "recurrence"], case_id: str, by: str, comment: str | None = None
-) -> Draft:
+def relate(draft: Draft, kind: RelationKind, case_id: str, by: str, comment: str | None = None) -> Draft:
     """The draft with a suggestion accepted: `case_id` added to `related`, or made its `recurrence_of`
     (the case it is a recurrence of). An edit like any other (`edited`): in the history with the field it
     changed, its author an editor, an approved or published draft back in review. A relation the draft has
@@ -662,6 +662,8 @@ def next_turn(draft: Draft) -> str:
     that take it from its state elsewhere, but a rejection (which any state but published allows) and
     an edit, e.g. "a reviewer other than ann: approve it or request changes"; "nobody" for a
     published one."""
+    if draft.state == DraftState.MERGED:
+        return f"nobody: it was merged into {draft.merged_into}"
     turns: dict[str, list[str]] = {}
     for step in TRANSITIONS:
         if step.from_state != draft.state or step.to_state == step.from_state:
@@ -678,8 +680,6 @@ def next_turn(draft: Draft) -> str:
         said = turns.setdefault(who, [])
         if _NEXT[step.action] not in said:
             said.append(_NEXT[step.action])
-    if draft.state == DraftState.MERGED:
-        return f"nobody: it was merged into {draft.merged_into}"
     if not turns:
         return f"nobody: it is {draft.state.value} (an edit sends it back to review)"
     return "; ".join(f"{who}: {' or '.join(moves)}" for who, moves in turns.items())

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import pickle
-import re
 import time
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
@@ -31,7 +30,8 @@ import sklearn
 from pipeline import fields as _fields
 from pipeline import models as _models
 from pipeline.errors import RecordError
-from pipeline.models import CASE_ID_PATTERN, Case, Draft
+from pipeline.ids import is_case_id
+from pipeline.models import Case, Draft
 from pipeline.similar import docs as _docs_module
 from pipeline.similar import index as _index_module
 from pipeline.similar import text as _text_module
@@ -206,7 +206,7 @@ def _doc_of(store: Store, index: SimilarIndex, record_id: str) -> tuple[Doc, set
     """The record's Doc (the index's, or made from its file when it is left out of the index) and the ids
     that are the record itself under another name (a draft's case)."""
     row = index.row.get(record_id)
-    if re.match(CASE_ID_PATTERN, record_id):
+    if is_case_id(record_id):
         case: Case = store.read_case(record_id)  # RecordNotFound names an unknown id
         return (index.docs[row] if row is not None else doc_of_case(case)), set()
     draft: Draft = store.read_draft(record_id)

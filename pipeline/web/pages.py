@@ -7,7 +7,6 @@ page shows may come from a crawled page. See docs/review.md.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote
@@ -20,7 +19,8 @@ from pipeline import queue as review_queue
 from pipeline import review
 from pipeline.errors import IncidentlibError
 from pipeline.fragments import fragment_link
-from pipeline.models import CASE_ID_PATTERN, Draft, Evidence
+from pipeline.ids import is_case_id
+from pipeline.models import Draft, Evidence
 from pipeline.suggestions import takeable
 from pipeline.web.forms import FormField, by_language, form_fields, languages_for
 from pipeline.web.marks import evidence_passages, headings_of, suggestion_passages, text_pane
@@ -121,7 +121,7 @@ def draft_page(
 
 def record_href(record_id: str) -> str:
     """Where a draft's or case's page is, by its id (a possible duplicate names either)."""
-    return f"/cases/{quote(record_id)}" if re.fullmatch(CASE_ID_PATTERN, record_id) else f"/drafts/{quote(record_id)}"
+    return f"/cases/{quote(record_id)}" if is_case_id(record_id) else f"/drafts/{quote(record_id)}"
 
 
 def conflict(request: Request, current: Draft, version: str, typed: Draft) -> HTMLResponse:

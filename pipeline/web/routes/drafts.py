@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import Any, Literal, cast
+from typing import Any, cast, get_args
 from urllib.parse import quote, urlencode
 
 from fastapi import APIRouter, Request
@@ -21,7 +21,7 @@ from pipeline import merge as merging
 from pipeline import review, suggestions
 from pipeline.errors import IncidentlibError, RecordError, RecordNotFound
 from pipeline.fields import TERM_LISTS
-from pipeline.models import SuggestionKind
+from pipeline.models import RelationKind, SuggestionKind
 from pipeline.review import ReviewAction
 from pipeline.web.forms import apply_form, languages_for
 from pipeline.web.pages import conflict, draft_page, not_written, page, record_href
@@ -112,8 +112,7 @@ async def take(request: Request, draft_id: str, web: Web) -> Response:
 
 # ---------------------------------------------------------------- duplicates and relations (pipeline.merge)
 
-_KINDS = {"duplicate", "related", "recurrence"}
-Relation = Literal["related", "recurrence"]
+_KINDS: dict[str, tuple[str, ...]] = {"relate": get_args(RelationKind), "dismiss": get_args(SuggestionKind)}
 
 
 async def _decided(request: Request, web: Web, draft_id: str, what: str, call: Callable[[], object]) -> Response:
@@ -142,6 +141,15 @@ async def _fields(request: Request, *names: str) -> list[str]:
     return [str(form.get(name) or "").strip() for name in names]
 
 
+async def _no_such_kind(request: Request, web: Web, draft_id: str, what: str, kind: str) -> Response | None:
+    """The draft page saying that `kind` is no kind of suggestion `what` takes (a form not the page's)."""
+    if kind in _KINDS[what]:
+        return None
+    current, version = await asyncio.to_thread(web.store.read_draft_versioned, draft_id)
+    kinds = " or ".join(_KINDS[what])
+    return draft_page(request, current, version, 422, problem=f"{what}: kind: {kind!r} is not {kinds}")
+
+
 @router.post("/drafts/{draft_id}/merge", response_class=HTMLResponse)
 async def merge_draft(request: Request, draft_id: str, web: Web) -> Response:
     """Merge this draft into `into` (a draft or case telling the same incident): pipeline.merge.merge."""
@@ -161,17 +169,14 @@ async def relate_draft(request: Request, draft_id: str, web: Web) -> Response:
     """Accept a suggestion into `related` or `recurrence_of` (`kind`): an edit, pipeline.merge.relate."""
     other, kind = await _fields(request, "other", "kind")
     name = request.state.session.name
-    if kind not in ("related", "recurrence"):
-        current, version = await asyncio.to_thread(web.store.read_draft_versioned, draft_id)
-        return draft_page(
-            request, current, version, 422, problem=f"relate: kind: {kind!r} is neither related nor recurrence"
-        )
+    if refused := await _no_such_kind(request, web, draft_id, "relate", kind):
+        return refused
     return await _decided(
         request,
         web,
         draft_id,
         "relate",
-        lambda: merging.relate(web.store, draft_id, other, kind=cast(Relation, kind), by=name),
+        lambda: merging.relate(web.store, draft_id, other, kind=cast(RelationKind, kind), by=name),
     )
 
 
@@ -180,9 +185,8 @@ async def dismiss_suggestion(request: Request, draft_id: str, web: Web) -> Respo
     """Dismiss a suggestion for good (`kind`: duplicate, related, recurrence): pipeline.merge.dismiss."""
     other, kind, comment = await _fields(request, "other", "kind", "comment")
     name = request.state.session.name
-    if kind not in _KINDS:
-        current, version = await asyncio.to_thread(web.store.read_draft_versioned, draft_id)
-        return draft_page(request, current, version, 422, problem=f"dismiss: kind: {kind!r} is no kind of suggestion")
+    if refused := await _no_such_kind(request, web, draft_id, "dismiss", kind):
+        return refused
     return await _decided(
         request,
         web,
