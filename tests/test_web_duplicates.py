@@ -91,6 +91,8 @@ def test_a_merge_from_the_page_moves_the_sources_and_the_writer_may_not(
     assert merged.history[-1].by == "bob" and survivor.history[-1].by == "bob"
     page = client.get(done.headers["location"]).text
     assert "Done: merge." in page and f'<b>Merged into</b> <a href="/drafts/{first}">' in page
+    assert f"<b>Not to be published itself:</b> its sources went to {first}." in page
+    assert "lacks for publication" not in page
     assert 'class="duplicates"' not in page
 
 
