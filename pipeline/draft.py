@@ -50,6 +50,7 @@ from pipeline.models import (
     SectionField,
     SourceEntry,
     Timeline,
+    Transition,
     utc_now,
 )
 from pipeline.precedence import Said, address_said, decide, feed_said, guess_source_kind, registry_said
@@ -67,6 +68,8 @@ __all__ = [
     "record_failure",
 ]
 
+# Who a crawl's note in a draft's history is by (the characters the gate removed from a fetched page).
+CRAWL = "incidentlib crawl"
 _ITEM = re.compile(r"^- ", re.MULTILINE)
 _IMPACT_LIMIT = 600
 _ACTION_LIMIT = 600
@@ -546,8 +549,24 @@ def apply_extraction(
 
     Once a writer has taken the draft (any state after `extracted`), its case fields
     are theirs and the reviewer's: only the text, the sections and the origin follow
-    the source, so the reviewer can see what changed.
+    the source, so the reviewer can see what changed. When the gate removed characters from a text
+    that is new to the draft, its history says which (a note of the crawl's, `cleaned`).
     """
+    updated = _applied(draft, entry, extraction, origin, threshold)
+    if not extraction.removed or draft.text == extraction.text:
+        return updated
+    note = Transition(
+        at=utc_now(),
+        by=CRAWL,
+        from_state=updated.state,
+        to_state=updated.state,
+        comment=f"{extraction.removed.note()} of the fetched page",
+        action="cleaned",
+    )
+    return updated.model_copy(update={"history": [*updated.history, note]})
+
+
+def _applied(draft: Draft, entry: SourceEntry, extraction: Extraction, origin: Origin, threshold: float) -> Draft:
     if draft.state != DraftState.EXTRACTED:
         proposals: dict[str, Any] = {}
     else:

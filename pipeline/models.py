@@ -16,12 +16,14 @@ than naming it in a list elsewhere.
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from enum import StrEnum
 from functools import partial
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar, get_args
 from urllib.parse import urlsplit
 
 from pydantic import (
@@ -42,6 +44,7 @@ from pydantic import (
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema, core_schema
 
+from pipeline import gate
 from pipeline.reasons import Reason
 from pipeline.vocabulary import Kind, check_term, vocabulary
 
@@ -82,6 +85,7 @@ __all__ = [
     "SourceEntry",
     "Timeline",
     "Transition",
+    "intake",
     "json_schema",
     "utc_now",
 ]
@@ -239,6 +243,16 @@ Texts = Annotated[
 ]
 
 
+def _scrubbed(value: object) -> object:
+    return gate.clean(value).text if isinstance(value, str) else value
+
+
+# A text the pipeline keeps as it was given, for its own bookkeeping: what a service answered (an error's
+# message, a header), a person's note in the history. The gate cleans it silently, on the way in and on the
+# way out (records.dump_record validates again), rather than refusing it: nobody reads it as the case.
+Reported = Annotated[str, BeforeValidator(_scrubbed)]
+
+
 # A failure reason of today's vocabulary; a record of an earlier version is read in it.
 ReasonCode = Annotated[Reason, BeforeValidator(Reason.parse)]
 
@@ -252,10 +266,78 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
+R = TypeVar("R", bound="Record")
+
+
 class Record(BaseModel):
-    """Strict: a misspelt key is a fault, not silently dropped data."""
+    """Strict: a misspelt key is a fault, not silently dropped data; and no text of it holds a character
+    the gate (pipeline.gate) removes: a control character, a non-character, a bidirectional control.
+
+    Validated with the context `{"gate": Removed()}` (`intake`), a record takes such text from outside
+    and cleans it, counting what it removed; validated without (a file read, `validate`), it refuses the
+    text with a fault that names the field and the character."""
 
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _gate_in(cls, data: Any, info: ValidationInfo) -> Any:
+        removed = info.context.get("gate") if isinstance(info.context, dict) else None
+        if not isinstance(removed, gate.Removed) or not isinstance(data, dict):
+            return data
+        out = {}
+        for key, value in data.items():
+            out[key], found = gate.clean_tree(value)
+            removed.add(found, str(key))
+        return out
+
+    @model_validator(mode="after")
+    def _gate_held(self) -> Any:
+        values = self.__dict__
+        for name in _text_fields(type(self)):
+            value = values[name]
+            if gate.holds_forbidden(value):  # the fast scan; the slow walk names the place
+                for where, text in _texts_in(value, name):
+                    problem = gate.fault(text)
+                    if problem:
+                        raise gate.TextFault(where, problem)  # pipeline.records names the field by `where`
+        return self
+
+
+@functools.cache
+def _text_fields(model: type[BaseModel]) -> tuple[str, ...]:
+    """The fields of a record whose values may hold strings of their own (a text, a list or dict of them),
+    read off the annotations once: the gate's check looks at these alone, on every record read."""
+    return tuple(name for name, info in model.model_fields.items() if _holds_str(info.annotation))
+
+
+def _holds_str(annotation: Any) -> bool:
+    if annotation is str:
+        return True
+    if isinstance(annotation, type):
+        return False  # a record checks its own; a number, a date or an enum holds no free text
+    return any(_holds_str(arg) for arg in get_args(annotation) if not isinstance(arg, (str, int, float)))
+
+
+def _texts_in(value: Any, where: str) -> Iterator[tuple[str, str]]:
+    """The strings of a field's value (a text, a dict's keys and values, a list's items) with where each
+    stands (`.en`, `[2]`), not those of a record inside it, which checks its own."""
+    if isinstance(value, str):
+        yield where, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _texts_in(key, where)
+            yield from _texts_in(item, f"{where}.{key}")
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _texts_in(item, f"{where}[{index}]")
+
+
+def intake(model: type[R], data: Any) -> tuple[R, gate.Removed]:
+    """A record made from text from outside (a form, `set`, a model's answer): its texts cleaned by the gate
+    on the way in, with what was removed, for the history to say. Raises ValidationError as validation does."""
+    removed = gate.Removed()
+    return model.model_validate(data, context={"gate": removed}), removed
 
 
 # ---------------------------------------------------------------- case parts
@@ -419,13 +501,13 @@ class ArchiveState(Record):
     reason: ReasonCode | None = Field(
         default=None, description="Why it is still pending (no-keys, throttled, ...) or why it failed (not-found, ...)."
     )
-    detail: str | None = Field(
+    detail: Reported | None = Field(
         default=None, description="What the archive said beyond the reason: an unknown code, an error page's status."
     )
     attempts: int = Field(default=0, ge=0)
     last_attempt_at: Timestamp | None = None
     captured_at: Timestamp | None = None
-    job_id: str | None = Field(default=None, description="A submitted capture job not yet seen to its end.")
+    job_id: Reported | None = Field(default=None, description="A submitted capture job not yet seen to its end.")
     job_submitted_at: Timestamp | None = None
     captured_url: Url | None = Field(default=None, description="The URL captured, when a redirect made it differ.")
     reused: bool = Field(default=False, description="An existing capture was reused instead of making one.")
@@ -472,7 +554,7 @@ class FetchFailure(Record):
     reason: ReasonCode = Field(
         description="http-404, robots, timeout, too-large, private-address, unsupported-type, ..."
     )
-    message: str
+    message: Reported
     http_status: int | None = Field(default=None, description="The status the source answered with, if it answered.")
 
 
@@ -483,9 +565,9 @@ class Origin(Record):
     canonical_url: Url
     final_url: Url | None = None
     fetched_at: Timestamp | None = Field(default=None, description="When the current text was fetched.")
-    content_type: str | None = None
-    etag: str | None = None
-    last_modified: str | None = None
+    content_type: Reported | None = None
+    etag: Reported | None = None
+    last_modified: Reported | None = None
     sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$", description="Of the fetched bytes.")
     format: str | None = Field(default=None, description="How the bytes were read: html, markdown, text or pdf.")
     failure: FetchFailure | None = Field(default=None, description="Set while the source cannot be fetched.")
@@ -500,7 +582,7 @@ class FieldEdit(Record):
 
 
 # What a history entry is when it is not one of the review's plain moves (Transition.action).
-HistoryNote = Literal["merge", "dismiss", "relate"]
+HistoryNote = Literal["merge", "dismiss", "relate", "cleaned"]
 
 
 class Transition(Record):
@@ -514,7 +596,7 @@ class Transition(Record):
     by: Name
     from_state: DraftState | None = None
     to_state: DraftState
-    comment: str | None = None
+    comment: Reported | None = None
     changed: list[str] = Field(
         default=[],
         description="For an edit: the fields it changed, as dotted paths (summary.ko, impact.scope, components).",
@@ -530,7 +612,8 @@ class Transition(Record):
         default=None,
         exclude_if=lambda v: v is None,  # every entry written before it existed is one of the review's moves
         description="merge: the draft was merged, or took a merged draft's sources; dismiss: a suggestion "
-        "dismissed for good; relate: a suggestion accepted into related or recurrence_of (an edit).",
+        "dismissed for good; relate: a suggestion accepted into related or recurrence_of (an edit); cleaned: the "
+        "crawl removed control characters, non-characters or bidirectional controls from the fetched page.",
     )
 
 
@@ -607,7 +690,7 @@ class Dismissal(Record):
     id: RecordId = Field(description="The draft or case the dismissed suggestion named.")
     by: Name
     at: Timestamp
-    comment: str | None = None
+    comment: Reported | None = None
 
 
 class Draft(CaseContent):
@@ -720,14 +803,14 @@ class Proposal(Record):
 
 class AssistFailure(Record):
     reason: ReasonCode
-    message: str
+    message: Reported
 
 
 class DroppedProposal(Record):
     """A proposal the pipeline refused: a passage not in the text, or a value the record format refuses."""
 
-    path: str
-    why: str
+    path: Reported
+    why: Reported
 
 
 class AssistRun(Record):
@@ -784,8 +867,8 @@ class LinkState(Record):
     http_status: int | None = None
     moved_to: Url | None = None
     reason: ReasonCode | None = None
-    etag: str | None = None
-    last_modified: str | None = None
+    etag: Reported | None = None
+    last_modified: Reported | None = None
     text_sha: str | None = Field(default=None, description="Of the live page's normalised text when last read.")
     archived: Url | None = Field(default=None, description="The newest good capture.")
     capture_text_sha: str | None = Field(default=None, description="Of the newest capture's normalised text.")
@@ -923,7 +1006,7 @@ class Candidate(Record):
     date: PartialDate | None = None
     org: Name | None = None
     source_kind: SourceKind | None = None
-    why: str = Field(description="Why it matched the feed's filters.")
+    why: Reported = Field(description="Why it matched the feed's filters.")
     listed_as: Url | None = Field(
         default=None, description="The link as the feed gave it, where it differs (an archived copy unwrapped)."
     )
@@ -932,7 +1015,7 @@ class Candidate(Record):
     updated_at: Timestamp | None = Field(default=None, description="When the feed last changed the entry.")
     state: CandidateState = CandidateState.OPEN
     dismissed_at: Timestamp | None = None
-    reason: str | None = Field(default=None, description="Why it was dismissed.")
+    reason: Reported | None = Field(default=None, description="Why it was dismissed.")
 
 
 class FeedState(Record):
@@ -941,11 +1024,11 @@ class FeedState(Record):
     url: Url
     checked_at: Timestamp | None = Field(default=None, description="When it was last asked for.")
     read_at: Timestamp | None = Field(default=None, description="When its entries were last read.")
-    etag: str | None = None
-    last_modified: str | None = None
+    etag: Reported | None = None
+    last_modified: Reported | None = None
     sha256: str | None = Field(default=None, description="Of the body last read whole and well.")
     failure: FetchFailure | None = None
-    warnings: list[str] = []
+    warnings: list[Reported] = []
     entries: dict[str, str] = Field(
         default={}, description="Each entry's key (its id or URL) and the fingerprint it had when last read."
     )
@@ -958,8 +1041,10 @@ class FeedState(Record):
 # before may be refused now or a field changes its meaning, the minor when a field is added that older
 # records simply lack, the patch for descriptions. 1.0.0 is the format before withdrawal; 1.1.0 adds a
 # case's `withdrawn`, `withdrawn_reason`, `withdrawn_by` and `merged_into`; 1.2.0 a draft's
-# `possible_duplicates`, `dismissed`, `merged_into` and state `merged`, and a history entry's `action`.
-SCHEMA_VERSION = "1.2.0"
+# `possible_duplicates`, `dismissed`, `merged_into` and state `merged`, and a history entry's `action`; 2.0.0
+# refuses a text holding a character the gate removes (pipeline.gate: a control character, a non-character, a
+# bidirectional control), which a record could hold before, and adds the history note `cleaned`.
+SCHEMA_VERSION = "2.0.0"
 
 SCHEMA_MODELS: dict[str, type[BaseModel]] = {
     "case": Case,

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
 from pipeline.errors import Fault, InvalidRecord
+from pipeline.gate import TextFault
 
 __all__ = ["dump_json", "dump_record", "faults_from", "file_name_fault", "load_record"]
 
@@ -55,7 +56,14 @@ def _problem(error: ErrorDetails) -> str:
 
 
 def faults_from(exc: ValidationError, label: str) -> list[Fault]:
-    return [Fault(label, _field(error["loc"]), _problem(error)) for error in exc.errors(include_url=False)]
+    return [_fault(error, label) for error in exc.errors(include_url=False)]
+
+
+def _fault(error: ErrorDetails, label: str) -> Fault:
+    found = error.get("ctx", {}).get("error")
+    if isinstance(found, TextFault):  # raised by a record for one of its fields, which it names
+        return Fault(label, _field((*error["loc"], found.where)), found.problem)
+    return Fault(label, _field(error["loc"]), _problem(error))
 
 
 def file_name_fault(record: BaseModel, path: Path, label: str) -> Fault | None:

@@ -62,6 +62,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from pipeline import gate
 from pipeline.errors import ReviewError
 from pipeline.evidence import without_evidence
 from pipeline.fields import (
@@ -117,6 +118,7 @@ __all__ = [
     "reopen",
     "request_changes",
     "set_field",
+    "set_value",
     "take_sources",
     "value_at",
     "without_notes",
@@ -243,10 +245,10 @@ _MOVES = {(move.from_state, move.action): move for move in TRANSITIONS}
 _VERBS = {ReviewAction.REQUEST_CHANGES: "request changes on", ReviewAction.WRITE: "mark as written"}
 
 
-# History entries that are a reviewer's notes, not writing: a merge and a dismissal. Their author stays
-# free to review the draft, but for what a note changed: a survivor's sources taken in are content, and
-# who merged them in does not approve them too (four eyes).
-_NOTES = frozenset({"merge", "dismiss"})
+# History entries that are notes, not writing: a reviewer's merge and dismissal, and the crawl's note of what
+# the gate removed from a fetched page. Their author stays free to review the draft, but for what a note
+# changed: a survivor's sources taken in are content, and who merged them in does not approve them too.
+_NOTES = frozenset({"merge", "dismiss", "cleaned"})
 
 
 def _wrote(entry: Transition) -> bool:
@@ -562,8 +564,18 @@ def _content(draft: Draft) -> dict[str, Any]:
     return draft.model_dump(mode="json", exclude=set(BOOKKEEPING))
 
 
-def set_field(draft: Draft, path: str, value: Any) -> Draft:
-    """The draft with one field (a dotted path: `summary.ko`, `impact.scope`) set to `value`."""
+def set_value(draft: Draft, path: str, value: Any, by: str, comment: str | None = None) -> Draft:
+    """A person's edit of one field (`incidentlib set`): `value` from outside, through the gate (pipeline.gate),
+    set at `path` and recorded as an edit; the history says what the gate removed from it, if anything."""
+    removed = gate.Removed()
+    after = set_field(draft, path, value, removed)
+    said = "; ".join(part for part in (comment, removed.note() if removed else None) if part)
+    return edited(draft, after, by, comment=said or None)
+
+
+def set_field(draft: Draft, path: str, value: Any, removed: gate.Removed | None = None) -> Draft:
+    """The draft with one field (a dotted path: `summary.ko`, `impact.scope`) set to `value`, which the gate
+    cleans (what it removed added to `removed`)."""
     data = draft.model_dump(mode="json")
     parts = path.split(".")
     if parts[0] in PIPELINE_FIELDS:
@@ -595,7 +607,7 @@ def set_field(draft: Draft, path: str, value: Any) -> Draft:
     except (IndexError, TypeError):
         raise ReviewError(f"cannot set {path}", draft_id=draft.id) from None
     try:
-        return Draft.model_validate(data)
+        return Draft.model_validate(data, context={"gate": gate.Removed() if removed is None else removed})
     except ValidationError as exc:
         error = exc.errors(include_url=False)[0]
         where = ".".join(str(p) for p in error["loc"])

@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from pipeline import gate
 from pipeline.errors import InvalidRecord, RecordError
 from pipeline.models import Case, utc_now
 from pipeline.store import Store
@@ -68,7 +69,7 @@ def withdraw(
     store: Store, case_id: str, *, why: str, by: str, into: str | None = None, now: datetime | None = None
 ) -> Withdrawal:
     """Withdraw a published case (into a survivor, for a merge); see the module's docstring."""
-    why = why.strip()
+    why = gate.clean(why).text.strip()  # an operator's words, shown on the case's page: through the gate
     if not why:
         raise RecordError("say why the case is withdrawn (--why): its page tells the reader")
     at = now or utc_now()

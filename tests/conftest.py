@@ -163,6 +163,17 @@ def wayback() -> Iterator[WaybackStandIn]:
 
 
 @pytest.fixture
+def crawl_env(monkeypatch: pytest.MonkeyPatch, wayback: WaybackStandIn) -> None:
+    """The settings a crawl by `incidentlib crawl` needs against the site farm and the Wayback stand-in."""
+    monkeypatch.setenv("INCIDENTLIB_ALLOW_PRIVATE_HOSTS", "1")
+    monkeypatch.setenv("INCIDENTLIB_PER_HOST_DELAY_S", "0")
+    monkeypatch.setenv("INCIDENTLIB_MAX_RETRIES", "0")
+    # The crawl looks up its new drafts' captures (no keys here: lookups only), in the stand-in.
+    monkeypatch.setenv("INCIDENTLIB_WAYBACK_URL", wayback.url)
+    monkeypatch.setenv("INCIDENTLIB_CDX_PER_MINUTE", "6000")
+
+
+@pytest.fixture
 def cli() -> Callable[..., object]:
     """Run `incidentlib ARGS...` in-process, as a person would type it, with `input` on its standard
     input (none when left out); returns click's Result."""

@@ -35,7 +35,8 @@ EXPORTED = [
     "WaybackThrottled", "WaybackUnavailable",
     "archived_original",
     "candidate_id", "canonical_url", "case_id", "case_number", "check_case_id", "check_draft_id",
-    "data_root_problem", "draft_id_for", "fmt", "init_data_root", "interval_seconds", "is_case_id", "json_schema",
+    "data_root_problem", "draft_id_for", "fmt", "init_data_root", "intake", "interval_seconds", "is_case_id",
+    "json_schema",
     "language_faults", "part_draft_id", "same_page_key", "slugify", "utc_now", "validate", "write_atomic",
 ]  # fmt: skip
 

@@ -20,16 +20,6 @@ from pipeline.store import Store
 pytestmark = pytest.mark.usefixtures("prefect_api")
 
 
-@pytest.fixture
-def crawl_env(monkeypatch: pytest.MonkeyPatch, wayback: WaybackStandIn) -> None:
-    monkeypatch.setenv("INCIDENTLIB_ALLOW_PRIVATE_HOSTS", "1")
-    monkeypatch.setenv("INCIDENTLIB_PER_HOST_DELAY_S", "0")
-    monkeypatch.setenv("INCIDENTLIB_MAX_RETRIES", "0")
-    # The crawl looks up its new drafts' captures (no keys here: lookups only), in the stand-in.
-    monkeypatch.setenv("INCIDENTLIB_WAYBACK_URL", wayback.url)
-    monkeypatch.setenv("INCIDENTLIB_CDX_PER_MINUTE", "6000")
-
-
 def registry(root: Path, farm: SiteFarm, hosts: int, pages: int) -> list[str]:
     urls = []
     for h in range(hosts):

@@ -21,6 +21,7 @@ from typing import Any, TypeVar, cast
 
 from pydantic import BaseModel, ValidationError
 
+from pipeline import gate
 from pipeline.errors import AssistError
 from pipeline.reasons import Reason
 from pipeline.settings import Settings
@@ -176,7 +177,12 @@ class ChatClient:
             raise AssistError(Reason.LLM_INVALID_ANSWER, "the answer's content is not text")
         fenced = _FENCE.match(content)
         try:
-            value = schema.model_validate_json(fenced.group(1) if fenced else content)
+            data = json.loads(fenced.group(1) if fenced else content)
+        except json.JSONDecodeError as exc:
+            raise AssistError(Reason.LLM_INVALID_ANSWER, f"the answer: not valid JSON: {exc}") from None
+        try:
+            # A model's answer is text from outside: the gate (pipeline.gate) cleans it before it is read.
+            value = schema.model_validate(gate.clean_tree(data)[0])
         except ValidationError as exc:
             error = exc.errors(include_url=False)[0]
             where = ".".join(str(p) for p in error["loc"])[:120] or "the answer"

@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 
 from pipeline import assist as assisting
-from pipeline.cli.common import ByOption, DraftArgument, JsonOption, RootOption, app, load_settings
+from pipeline.cli.common import ByOption, DraftArgument, JsonOption, RootOption, app, echo, load_settings
 from pipeline.cli.review import who
 from pipeline.models import Draft
 from pipeline.store import Store
@@ -59,13 +59,13 @@ def assist(
                 return assisting.accept_proposal(draft, path, name)
 
             updated = store.update_draft(draft_id, take)
-            typer.echo(f"{updated.id}: accepted the proposal for {path}, now {updated.state.value}")
+            echo(f"{updated.id}: accepted the proposal for {path}, now {updated.state.value}")
         return
     languages = lang or ["en", "ko"]
     chosen = [f.strip() for f in fields.split(",") if f.strip()] if fields else None
     done = assisting.assist(store, settings, draft_id, fields=chosen, languages=languages, again=again)
     if as_json:
-        typer.echo(json.dumps(done.__dict__, indent=2, default=str))
+        echo(json.dumps(done.__dict__, indent=2, default=str))
         return
     said = {
         "proposed": f"{len(done.proposed)} proposals: {', '.join(done.proposed)}",
@@ -74,10 +74,10 @@ def assist(
         "skipped": "not asked: the draft is published, rejected, merged or has no text",
         "failed": f"{done.reason}: {done.message}",
     }[done.outcome]
-    typer.echo(f"{draft_id}: {said}")
+    echo(f"{draft_id}: {said}")
     if done.dropped:
-        typer.echo(f"{draft_id}: {done.dropped} proposals dropped (incidentlib show {draft_id} says why)")
+        echo(f"{draft_id}: {done.dropped} proposals dropped (incidentlib show {draft_id} says why)")
     if done.tokens:
-        typer.echo(f"{draft_id}: {done.tokens} tokens")
+        echo(f"{draft_id}: {done.tokens} tokens")
     if done.outcome == "failed":
         raise typer.Exit(1)

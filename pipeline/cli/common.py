@@ -20,9 +20,10 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
 from rich.table import Table
+from rich.text import Text
 from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 
-from pipeline import __version__, interrupt
+from pipeline import __version__, gate, interrupt
 from pipeline import server as prefect_server
 from pipeline.errors import Fault, IncidentlibError, SettingsError
 from pipeline.prefect_env import prefect_environment
@@ -41,7 +42,9 @@ __all__ = [
     "RootOption",
     "Typer",
     "app",
+    "cell",
     "count",
+    "echo",
     "flow_progress",
     "flow_server",
     "load_settings",
@@ -157,10 +160,10 @@ class Commands(TyperGroup):
         try:
             return super().invoke(ctx)
         except IncidentlibError as exc:
-            typer.echo(f"Error: {exc}", err=True)
+            echo(f"Error: {exc}", err=True)
             raise typer.Exit(1) from None
         except interrupt.Interrupted as exc:
-            typer.echo(exc.summary, err=True)
+            echo(exc.summary, err=True)
             raise typer.Exit(exc.exit_status) from None
 
 
@@ -211,7 +214,7 @@ def verbosity() -> int:
 
 def _print_version(asked: bool) -> None:
     if asked:
-        typer.echo(f"incidentlib {__version__}")
+        echo(f"incidentlib {__version__}")
         raise typer.Exit()
 
 
@@ -236,7 +239,7 @@ def _global_options(
     prefect_environment(logging_level=level if verbose or "PREFECT_LOGGING_LEVEL" not in os.environ else None)
     if verbose:
         handler = logging.StreamHandler()
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s", "%H:%M:%S"))
+        handler.setFormatter(_TerminalFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s", "%H:%M:%S"))
         logging.getLogger("pipeline").addHandler(handler)
         logging.getLogger("pipeline").setLevel(logging.INFO if verbose == 1 else logging.DEBUG)
 
@@ -264,9 +267,7 @@ def load_settings(root: Path | None) -> Settings:
     problem = data_root_problem(settings.root)
     if problem:
         make = f"incidentlib init {shlex.quote(str(settings.root))}"
-        typer.echo(
-            f"Error: {settings.root}: {problem}; make one with `{make}`, or give --root or INCIDENTLIB_ROOT", err=True
-        )
+        echo(f"Error: {settings.root}: {problem}; make one with `{make}`, or give --root or INCIDENTLIB_ROOT", err=True)
         raise typer.Exit(2)
     return settings
 
@@ -294,6 +295,26 @@ def outcome_status(outcomes: Iterable[str], failed: Collection[str], untried: Co
     return ALL_FAILED if failures == len(tried) else SOME_FAILED
 
 
+class _TerminalFormatter(logging.Formatter):
+    """Log lines on the terminal (`-v`) escaped as `echo` escapes: a message may quote a crawled page."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return gate.for_terminal(super().format(record))
+
+
+def echo(message: str = "", *, err: bool = False, nl: bool = True, bold: bool = False) -> None:
+    """Print a line as every command prints: each control character, bidirectional control and carriage
+    return made visible (`\\e[2J`, `\\u202e`), never obeyed, for a title from a crawled page may hold them
+    (pipeline.gate). The one way the commands write to the terminal; `bold` styles after escaping."""
+    shown = gate.for_terminal(message)
+    typer.echo(typer.style(shown, bold=True) if bold else shown, err=err, nl=nl)
+
+
+def cell(text: str) -> Text:
+    """A table cell of page or person text: escaped for the terminal, and never read as rich's markup."""
+    return Text(gate.for_terminal(text))
+
+
 def count(n: int, plural: str) -> str:
     return f"{n} {plural[:-1] if n == 1 else plural}"
 
@@ -303,13 +324,13 @@ def print_table(title: str, rows: list[tuple[str, int]], unit: str = "sources") 
     table.add_column("what")
     table.add_column(unit, justify="right")
     for name, n in rows:
-        table.add_row(name, str(n))
+        table.add_row(cell(name), str(n))
     Console().print(table)
 
 
 def print_faults(faults: list[Fault]) -> None:
     for fault in faults:
-        typer.echo(str(fault))
+        echo(str(fault))
 
 
 def _rate(done: int, elapsed: float) -> str:

@@ -20,6 +20,7 @@ from pipeline.cli.common import (
     Typer,
     app,
     count,
+    echo,
     flow_server,
     load_settings,
     open_store,
@@ -60,7 +61,7 @@ def discover(
 
         run = flows.run(flows.discover, DiscoverRun, root=str(settings.root), feeds=feed, crawl_found=not no_crawl)
     if as_json:
-        typer.echo(json.dumps(run.to_dict(), indent=2, ensure_ascii=False))
+        echo(json.dumps(run.to_dict(), indent=2, ensure_ascii=False))
     else:
         _print_discover(run)
     outcomes: list[str] = [feed.outcome for feed in run.report.feeds]
@@ -71,12 +72,12 @@ def discover(
 def _print_discover(run: DiscoverRun) -> None:
     report = run.report
     for fault in report.faults:
-        typer.echo(f"feeds: {fault}", err=True)
+        echo(f"feeds: {fault}", err=True)
     for result in report.feeds:
         if result.outcome == "failed":
-            typer.echo(f"failed {result.url}: {result.reason}: {result.message}")
+            echo(f"failed {result.url}: {result.reason}: {result.message}")
         for warning in result.warnings:
-            typer.echo(f"warning {result.url}: {warning}")
+            echo(f"warning {result.url}: {warning}")
     rows = list(report.counts().items())
     rows += [("requests sent", report.requests), ("bytes downloaded", report.bytes_read)]
     rows += [("drafts written from feed text", sum(1 for d in report.drafts if d.wrote))]
@@ -84,7 +85,7 @@ def _print_discover(run: DiscoverRun) -> None:
         rows += [(f"crawled: {name}", n) for name, n in run.crawl.counts().items() if n]
     print_table("discover", rows, unit="feeds")
     if report.counts()["candidates"]:
-        typer.echo("see them with: incidentlib candidates")
+        echo("see them with: incidentlib candidates")
 
 
 candidates_app = Typer(
@@ -113,19 +114,19 @@ def list_candidates(
         return
     waiting = candidating.candidates(open_store(root), feed, dismissed=dismissed)
     if as_json:
-        typer.echo(json.dumps([c.model_dump(mode="json") for c in waiting], indent=2, ensure_ascii=False))
+        echo(json.dumps([c.model_dump(mode="json") for c in waiting], indent=2, ensure_ascii=False))
         return
     if not waiting:
-        typer.echo("no dismissed candidates" if dismissed else "no candidates waiting")
+        echo("no dismissed candidates" if dismissed else "no candidates waiting")
         return
     for c in waiting:
         # Two lines each, not a table: titles and URLs are long, and a table folds them into columns.
         org = f"{c.org}: " if c.org and c.org != c.title else ""
-        typer.echo(f"{c.id}  {c.date or '':10}  {org}{c.title or c.url}")
+        echo(f"{c.id}  {c.date or '':10}  {org}{c.title or c.url}")
         why = c.why if not dismissed else f"dismissed: {c.reason or 'no reason given'}"
         text = "; the feed carries its text" if c.feed_text else ""
-        typer.echo(f"    {c.url}\n    {why}{text} (feed {c.feed})")
-    typer.echo(f"{count(len(waiting), 'candidates')}" + (" dismissed" if dismissed else " waiting"))
+        echo(f"    {c.url}\n    {why}{text} (feed {c.feed})")
+    echo(f"{count(len(waiting), 'candidates')}" + (" dismissed" if dismissed else " waiting"))
 
 
 @candidates_app.command("accept")
@@ -147,7 +148,7 @@ def accept(
     settings = load_settings(root)
     report = candidating.accept(open_store(root), settings, ids or [], all_from=all_from, file_name=file)
     if as_json:
-        typer.echo(
+        echo(
             json.dumps(
                 {
                     "registered": [e.model_dump(mode="json", exclude_defaults=True) for e in report.registered],
@@ -159,11 +160,11 @@ def accept(
         )
         return
     for entry in report.registered:
-        typer.echo(f"registered {entry.url} in sources/{file}")
+        echo(f"registered {entry.url} in sources/{file}")
     for draft in report.drafts:
-        typer.echo(f"drafted {draft.url} from its feed's text -> drafts/{draft.draft_id}.json")
+        echo(f"drafted {draft.url} from its feed's text -> drafts/{draft.draft_id}.json")
     for url in report.waiting_for_text:
-        typer.echo(f"{url}: its feed's text is not here; the next discover drafts it")
+        echo(f"{url}: its feed's text is not here; the next discover drafts it")
 
 
 @candidates_app.command("dismiss")
@@ -176,4 +177,4 @@ def dismiss(
     if not ids:
         raise RecordError("name the candidates to dismiss (their ids)")
     for candidate in candidating.dismiss(open_store(root), ids, reason=reason):
-        typer.echo(f"dismissed {candidate.id} {candidate.url}")
+        echo(f"dismissed {candidate.id} {candidate.url}")

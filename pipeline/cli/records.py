@@ -18,6 +18,7 @@ from pipeline.cli.common import (
     RootOption,
     app,
     count,
+    echo,
     load_settings,
     open_store,
     print_faults,
@@ -28,7 +29,7 @@ from pipeline.crawl import extract_one
 from pipeline.errors import DuplicateSource, InvalidRecord
 from pipeline.fmt import fmt as fmt_records
 from pipeline.ids import canonical_url
-from pipeline.models import SCHEMA_MODELS, LinkStatus, SourceEntry, json_schema
+from pipeline.models import SCHEMA_MODELS, LinkStatus, SourceEntry, intake, json_schema
 from pipeline.records import dump_record, faults_from
 from pipeline.store import Store, init_data_root
 from pipeline.validate import validate as validate_records
@@ -50,7 +51,7 @@ def schema(
         document = {kind: json_schema(kind) for kind in SCHEMA_MODELS}
     else:
         document = json_schema(name.value)
-    typer.echo(json.dumps(document, indent=2, ensure_ascii=False))
+    echo(json.dumps(document, indent=2, ensure_ascii=False))
 
 
 @app.command()
@@ -67,12 +68,12 @@ def init(
     """
     report = init_data_root(folder if folder is not None else Path.cwd())
     for label in report.created:
-        typer.echo(f"created {label}")
+        echo(f"created {label}")
     for label in report.kept:
-        typer.echo(f"kept {label} (already there)")
+        echo(f"kept {label} (already there)")
     for note in report.notes:
-        typer.echo(f"note: {note}", err=True)
-    typer.echo(f"{report.root} is a data root: add sources with `incidentlib add URL`, then `incidentlib crawl`")
+        echo(f"note: {note}", err=True)
+    echo(f"{report.root} is a data root: add sources with `incidentlib add URL`, then `incidentlib crawl`")
 
 
 @app.command()
@@ -89,7 +90,7 @@ def validate(root: RootOption = None, as_json: JsonOption = False) -> None:
     if report.feeds or report.candidates:
         counts = {"sources": report.sources, "feeds": report.feeds, "candidates": report.candidates, **counts}
     if as_json:
-        typer.echo(
+        echo(
             json.dumps(
                 {**counts, "faults": [vars(f) for f in faults], "warnings": [vars(w) for w in report.warnings]},
                 indent=2,
@@ -98,10 +99,10 @@ def validate(root: RootOption = None, as_json: JsonOption = False) -> None:
     else:
         print_faults(faults)
         for warning in report.warnings:
-            typer.echo(f"warning: {warning}", err=True)
+            echo(f"warning: {warning}", err=True)
         checked = ", ".join(count(n, name) for name, n in counts.items())
         warned = f", {count(len(report.warnings), 'warnings')}" if report.warnings else ""
-        typer.echo(f"checked {checked}: {count(len(faults), 'faults')}{warned}", err=True)
+        echo(f"checked {checked}: {count(len(faults), 'faults')}{warned}", err=True)
     raise typer.Exit(1 if faults else 0)
 
 
@@ -116,7 +117,7 @@ def fmt(
     """Rewrite every draft and case in the canonical layout (a no-op on records already in it)."""
     report = fmt_records(open_store(root), check=check)
     if as_json:
-        typer.echo(
+        echo(
             json.dumps(
                 {"changed": report.changed, "unchanged": report.unchanged, "faults": [vars(f) for f in report.faults]},
                 indent=2,
@@ -126,8 +127,8 @@ def fmt(
         print_faults(report.faults)
         verb = "would reformat" if check else "reformatted"
         for label in report.changed:
-            typer.echo(f"{verb} {label}")
-        typer.echo(f"{len(report.changed)} {verb}, {report.unchanged} unchanged, {len(report.faults)} faults", err=True)
+            echo(f"{verb} {label}")
+        echo(f"{len(report.changed)} {verb}, {report.unchanged} unchanged, {len(report.faults)} faults", err=True)
     raise typer.Exit(1 if report.faults or (check and report.changed) else 0)
 
 
@@ -152,7 +153,8 @@ def add(
     except ValueError:
         canonical = url  # a URL the model refuses, and says why, below
     try:
-        entry = SourceEntry(url=canonical, org=org, kind=kind, title=title, date=date)
+        # An operator's words are text from outside like any other: the gate cleans them (pipeline.gate).
+        entry, _ = intake(SourceEntry, {"url": canonical, "org": org, "kind": kind, "title": title, "date": date})
     except ValidationError as exc:
         raise InvalidRecord(faults_from(exc, "add")) from None
     try:
@@ -160,7 +162,7 @@ def add(
     except DuplicateSource as exc:
         raise DuplicateSource(url, exc.where) from None  # in the operator's own spelling
     spelled = f" (written {url})" if canonical != url else ""
-    typer.echo(f"added {canonical} to {store.label(path)}{spelled}")
+    echo(f"added {canonical} to {store.label(path)}{spelled}")
 
 
 @app.command()
@@ -190,7 +192,7 @@ def extract(
         raise typer.BadParameter("give the URL once: as an argument or as --url")
     settings = read_settings(root)
     draft = extract_one(settings, given, body=file.read_bytes() if file else None, org=org, kind=kind)
-    typer.echo(dump_record(draft).decode("utf-8"), nl=False)
+    echo(dump_record(draft).decode("utf-8"), nl=False)
 
 
 # What each status of a link means: the --help of `links`, and docs/archive.md's list (a test keeps them in step).
@@ -220,12 +222,12 @@ def links_(
     """List what the last refresh found for each source link; `--status gone` is what needs a person."""
     states = linking.links(open_store(root), status)
     if as_json:
-        typer.echo(json.dumps([s.model_dump(mode="json") for s in states], indent=2))
+        echo(json.dumps([s.model_dump(mode="json") for s in states], indent=2))
         return
     for state in states:
         where = f" -> {state.moved_to}" if state.moved_to else ""
         kept = f" (archived: {state.archived})" if state.archived else " (no capture)"
-        typer.echo(f"{state.status.value} {state.url}{where}{kept}  checked {state.checked_at:%Y-%m-%d %H:%M}")
+        echo(f"{state.status.value} {state.url}{where}{kept}  checked {state.checked_at:%Y-%m-%d %H:%M}")
 
 
 @app.command()
@@ -250,9 +252,9 @@ def withdraw(
     """
     done = withdraw_case(open_store(root), case_id, why=why, by=who(by), into=into)
     if as_json:
-        typer.echo(json.dumps({**asdict(done), "withdrawn": done.withdrawn.isoformat()}, indent=2))
+        echo(json.dumps({**asdict(done), "withdrawn": done.withdrawn.isoformat()}, indent=2))
         return
     merged = f", merged into {done.merged_into}" if done.merged_into else ""
-    typer.echo(f"withdrew {done.case_id}{merged}")
+    echo(f"withdrew {done.case_id}{merged}")
     for other in done.repointed:
-        typer.echo(f"{other} now points at {done.merged_into} (it was merged into {done.case_id})")
+        echo(f"{other} now points at {done.merged_into} (it was merged into {done.case_id})")

@@ -21,7 +21,6 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 from rich.table import Table
-from rich.text import Text
 
 from pipeline import interrupt, review, suggestions
 from pipeline import merge as merging
@@ -32,7 +31,9 @@ from pipeline.cli.common import (
     JsonOption,
     RootOption,
     app,
+    cell,
     count,
+    echo,
     load_settings,
     open_store,
     use_known_server,
@@ -66,7 +67,7 @@ def _review_step(settings: Settings, draft_id: str, step: Callable[[Draft, Setti
 
 
 def _said(draft: Draft, what: str) -> None:
-    typer.echo(f"{draft.id}: {what}, now {draft.state.value}")
+    echo(f"{draft.id}: {what}, now {draft.state.value}")
 
 
 def _move(
@@ -109,21 +110,21 @@ def _request_promotion(settings: Settings) -> None:
     otherwise `incidentlib promote` publishes (said so, nothing fails)."""
     api_url = use_known_server(settings)
     if not api_url:
-        typer.echo("no Prefect server is known: run `incidentlib promote` to publish", err=True)
+        echo("no Prefect server is known: run `incidentlib promote` to publish", err=True)
         return
     from pipeline.deployments import request_promotion
 
     try:
         run = request_promotion(str(settings.root))
     except Exception as exc:  # the approval stands; only the convenience failed
-        typer.echo(f"approved, but no promotion run could be asked of {api_url}: {exc}", err=True)
+        echo(f"approved, but no promotion run could be asked of {api_url}: {exc}", err=True)
         return
     if run is None:
-        typer.echo(
+        echo(
             f"{api_url} serves no promote deployment for this data root: run `incidentlib promote` to publish", err=True
         )
     else:
-        typer.echo(f"promotion run {run} requested of {api_url}")
+        echo(f"promotion run {run} requested of {api_url}")
 
 
 @app.command("request-changes")
@@ -178,9 +179,7 @@ def set_(
     except json.JSONDecodeError:
         parsed = value
     name = who(by)
-    draft = _review_step(
-        load_settings(root), draft_id, lambda d, s: review.edited(d, review.set_field(d, field, parsed), name)
-    )
+    draft = _review_step(load_settings(root), draft_id, lambda d, s: review.set_value(d, field, parsed, name))
     _said(draft, f"{field} set")
 
 
@@ -238,7 +237,7 @@ def edit(draft_id: DraftArgument, by: ByOption = None, root: RootOption = None) 
             text = review.without_notes(path.read_bytes())
             path.write_bytes(text)  # what is kept if this attempt goes no further: the person's text alone
             if text == original:
-                typer.echo(f"{draft_id}: no change")
+                echo(f"{draft_id}: no change")
                 return
             if not text.strip():
                 raise ReviewError(f"{label}: the file was emptied; nothing saved")
@@ -344,10 +343,10 @@ def queue(
     )
     entries = review_queue.queue(Store.from_settings(settings), settings.required_languages, filters)
     if as_json:
-        typer.echo(json.dumps([asdict(e) for e in entries], indent=2, ensure_ascii=False))
+        echo(json.dumps([asdict(e) for e in entries], indent=2, ensure_ascii=False))
         return
     if not entries:
-        typer.echo(_empty_queue(Store.from_settings(settings)))
+        echo(_empty_queue(Store.from_settings(settings)))
         return
     table = Table(title=f"queue ({len(entries)} drafts)")
     for column in ("id", "state", "org", "age", "title", "lacks"):
@@ -364,7 +363,7 @@ def queue(
             + (e.title or "")[:50],
             e.problem or lacks or "nothing",
         )
-        table.add_row(*(Text(cell) for cell in cells))  # page and person text, never read as markup
+        table.add_row(*(cell(text) for text in cells))  # page and person text: escaped, never read as markup
     Console(width=200).print(table)
 
 
@@ -398,10 +397,10 @@ def show(
     blocks = review_queue.show(Store.from_settings(settings), record_id, settings.required_languages, full=full)
     for index, block in enumerate(blocks):
         if index:
-            typer.echo("")
-        typer.echo(typer.style(block.title, bold=True))
+            echo("")
+        echo(block.title, bold=True)
         for line in block.lines:  # plain text: a page's [brackets] are printed as they are
-            typer.echo(line)
+            echo(line)
 
 
 class Relation(StrEnum):
@@ -449,17 +448,17 @@ def merge(
             "sources": done.sources,
             "withdrawn": done.withdrawn,
         }
-        typer.echo(json.dumps(said, indent=2))
+        echo(json.dumps(said, indent=2))
         return
-    typer.echo(f"{done.draft.id}: merged into {into}, now {done.draft.state.value}")
+    echo(f"{done.draft.id}: merged into {into}, now {done.draft.state.value}")
     moved = count(len(done.sources), "sources") + (
         " with its capture" if len(done.sources) == 1 else " with their captures"
     )
-    typer.echo(f"{done.survivor.id}: took {moved}, now {done.survivor.state.value}")
+    echo(f"{done.survivor.id}: took {moved}, now {done.survivor.state.value}")
     if done.withdrawn:
-        typer.echo(f"withdrew {done.withdrawn}, merged into {done.survivor.case_id}")
+        echo(f"withdrew {done.withdrawn}, merged into {done.survivor.case_id}")
     if done.sources and done.survivor.case_id:
-        typer.echo(f"{done.survivor.case_id} cites them once {done.survivor.id} is approved again and promoted")
+        echo(f"{done.survivor.case_id} cites them once {done.survivor.id} is approved again and promoted")
 
 
 @app.command()
@@ -516,20 +515,20 @@ def similar(
     if as_json:
         said: dict[str, Any] = {"asked": found.asked, "id": found.id}
         said |= {name: [asdict(m) for m in getattr(found.suggestions, name)] for name in kinds}
-        typer.echo(json.dumps(said, indent=2, ensure_ascii=False))
+        echo(json.dumps(said, indent=2, ensure_ascii=False))
         return
     if found.id != found.asked:
-        typer.echo(f"{found.asked} was merged into {found.id}: the suggestions of {found.id}")
+        echo(f"{found.asked} was merged into {found.id}: the suggestions of {found.id}")
     for name, kind in kinds.items():
         matches = getattr(found.suggestions, name)
-        typer.echo(typer.style(f"{name.replace('_', ' ')} (suggested)", bold=True))
+        echo(f"{name.replace('_', ' ')} (suggested)", bold=True)
         if not matches:
-            typer.echo("  none")
+            echo("  none")
         for match in matches:
-            typer.echo(f"  {match.id}  {match.score:.2f}  {'; '.join(match.reasons)}")
+            echo(f"  {match.id}  {match.score:.2f}  {'; '.join(match.reasons)}")
             if match.passage:
-                typer.echo(f"      \u201c{match.passage}\u201d")
+                echo(f"      \u201c{match.passage}\u201d")
         if matches:
             accept = "merge" if kind == "duplicate" else "relate"
             how = f"{accept} {found.id} --into ID" if kind == "duplicate" else f"relate {found.id} ID --as {kind}"
-            typer.echo(f"  accept: incidentlib {how}; dismiss: incidentlib dismiss {found.id} ID --as {kind}")
+            echo(f"  accept: incidentlib {how}; dismiss: incidentlib dismiss {found.id} ID --as {kind}")

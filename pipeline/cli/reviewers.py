@@ -14,7 +14,7 @@ from typing import Annotated
 import typer
 
 from pipeline import reviewers
-from pipeline.cli.common import JsonOption, RootOption, Typer, app, open_store
+from pipeline.cli.common import JsonOption, RootOption, Typer, app, echo, open_store
 from pipeline.errors import ReviewerError
 
 reviewer_app = Typer(
@@ -47,7 +47,7 @@ def add(name: NameArgument, root: RootOption = None) -> None:
     store = open_store(root)
     reviewers.check_name(store, name, exists=False)  # before the password is typed for nothing
     reviewers.add_reviewer(store, name, _password())
-    typer.echo(f"added reviewer {name}")
+    echo(f"added reviewer {name}")
 
 
 @reviewer_app.command("password")
@@ -56,7 +56,7 @@ def password(name: NameArgument, root: RootOption = None) -> None:
     store = open_store(root)
     reviewers.check_name(store, name, exists=True)
     reviewers.set_password(store, name, _password())
-    typer.echo(f"changed the password of reviewer {name}")
+    echo(f"changed the password of reviewer {name}")
 
 
 @reviewer_app.command("remove")
@@ -64,7 +64,7 @@ def remove(name: NameArgument, root: RootOption = None) -> None:
     """Remove a reviewer, who can no longer sign in."""
     if not reviewers.remove_reviewer(open_store(root), name):
         raise ReviewerError(f"name: no reviewer {name!r}", field="name")
-    typer.echo(f"removed reviewer {name}")
+    echo(f"removed reviewer {name}")
 
 
 @reviewer_app.command("list")
@@ -72,11 +72,11 @@ def list_(root: RootOption = None, as_json: JsonOption = False) -> None:
     """List the reviewers by name, with when each was added (never a password's hash)."""
     entries = reviewers.list_reviewers(open_store(root))
     if as_json:
-        typer.echo(json.dumps([entry.as_json() for entry in entries], indent=2, ensure_ascii=False))
+        echo(json.dumps([entry.as_json() for entry in entries], indent=2, ensure_ascii=False))
         return
     if not entries:
-        typer.echo("no reviewers; add one with `incidentlib reviewer add NAME`", err=True)
+        echo("no reviewers; add one with `incidentlib reviewer add NAME`", err=True)
         return
     width = max(len(entry.name) for entry in entries)
     for entry in entries:
-        typer.echo(f"{entry.name:<{width}}  added {entry.as_json()['added_at']}")
+        echo(f"{entry.name:<{width}}  added {entry.as_json()['added_at']}")

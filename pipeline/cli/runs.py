@@ -20,6 +20,7 @@ from pipeline.cli.common import (
     JsonOption,
     RootOption,
     app,
+    echo,
     flow_progress,
     flow_server,
     load_settings,
@@ -57,7 +58,7 @@ def _run_flow(
         flow_ = flows.crawl_flow_for(settings) if name == "crawl" else getattr(flows, name)
         report = flows.run(flow_, kind, root=str(settings.root))
     if as_json:
-        typer.echo(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+        echo(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
     return report
 
 
@@ -79,10 +80,10 @@ def crawl(root: RootOption = None, as_json: JsonOption = False) -> None:
 
 def _print_crawl(run: CrawlRun) -> None:
     for fault in run.registry_faults:
-        typer.echo(f"registry: {fault}", err=True)
+        echo(f"registry: {fault}", err=True)
     report = run.report
     if not report.sources:
-        typer.echo("the registry lists no source: add one with `incidentlib add URL`", err=True)
+        echo("the registry lists no source: add one with `incidentlib add URL`", err=True)
     rows = list(report.counts().items())
     rows += [("requests sent", report.requests), ("bodies downloaded", report.bodies)]
     rows += [("drafts written", report.writes)]
@@ -91,9 +92,9 @@ def _print_crawl(run: CrawlRun) -> None:
     print_table("crawl", rows)
     for source in report.sources:
         if source.outcome == "failed":
-            typer.echo(f"failed {source.url}: {source.reason}: {source.message}")
+            echo(f"failed {source.url}: {source.reason}: {source.message}")
         elif source.outcome == "skipped":  # rejected, or merged (the message names the survivor)
-            typer.echo(f"skipped {source.url}: {source.reason}" + (f": {source.message}" if source.message else ""))
+            echo(f"skipped {source.url}: {source.reason}" + (f": {source.message}" if source.message else ""))
 
 
 @app.command()
@@ -113,12 +114,12 @@ def archive(root: RootOption = None, as_json: JsonOption = False) -> None:
 
 def _print_archive(report: ArchiveReport) -> None:
     if report.busy:
-        typer.echo(
+        echo(
             "another archive run of this data root is capturing: nothing done, the sources wait for the next run",
             err=True,
         )
     elif report.problem is not None:
-        typer.echo(f"captures stopped ({report.problem}): existing captures were looked up, new ones wait", err=True)
+        echo(f"captures stopped ({report.problem}): existing captures were looked up, new ones wait", err=True)
     rows = list(report.counts().items())
     rows += [(f"waiting: {reason}", n) for reason, n in report.waiting().items()]
     rows += [(f"failed: {reason}", n) for reason, n in report.failures().items()]
@@ -135,9 +136,9 @@ def promote(root: RootOption = None, as_json: JsonOption = False) -> None:
     if not as_json:
         for entry in report.drafts:
             if entry.outcome == "incomplete":
-                typer.echo(f"{entry.draft_id}: not published, missing {', '.join(entry.missing)}")
+                echo(f"{entry.draft_id}: not published, missing {', '.join(entry.missing)}")
             elif entry.outcome in ("published", "updated"):
-                typer.echo(f"{entry.draft_id}: {entry.outcome} as cases/{entry.case_id}.json")
+                echo(f"{entry.draft_id}: {entry.outcome} as cases/{entry.case_id}.json")
         print_table("promote", list(report.counts().items()))
     outcomes = [entry.outcome for entry in report.drafts]
     raise typer.Exit(outcome_status(outcomes, failed={"incomplete"}, untried={"skipped"}))
@@ -163,7 +164,7 @@ def site(
     settings = load_settings(root)
     report = build_site(Store.from_settings(settings), settings, out)
     if as_json:
-        typer.echo(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+        echo(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
         return
     rows = [("cases", report.cases), *report.counts().items(), ("pages rendered", report.rendered)]
     if report.search is not None:
@@ -175,8 +176,8 @@ def site(
             )
         )
     print_table("site", rows, unit="files")
-    typer.echo(f"built {report.folder} in {report.seconds:.1f} s; to open it:")
-    typer.echo(f"  python -m http.server -d {report.folder}   # then http://localhost:8000/")
+    echo(f"built {report.folder} in {report.seconds:.1f} s; to open it:")
+    echo(f"  python -m http.server -d {report.folder}   # then http://localhost:8000/")
 
 
 @app.command()
@@ -191,7 +192,7 @@ def refresh(root: RootOption = None, as_json: JsonOption = False) -> None:
         for source in report.sources:
             if source.outcome in ("gone", "moved", "blocked", "failed"):
                 extra = source.moved_to or source.reason or ""
-                typer.echo(f"{source.outcome} {source.url} {extra}".rstrip())
+                echo(f"{source.outcome} {source.url} {extra}".rstrip())
         print_table("refresh", list(report.counts().items()))
     raise typer.Exit(outcome_status([s.outcome for s in report.sources], failed={"failed"}, untried={"waiting"}))
 
@@ -218,15 +219,13 @@ def demo(
     from pipeline.demo import DemoError, closing_lines, run_demo, serve_review_page
 
     try:
-        report = run_demo(
-            keep, say=typer.echo, hold=serve_review_page(typer.echo, kept=keep is not None) if serve else None
-        )
+        report = run_demo(keep, say=echo, hold=serve_review_page(echo, kept=keep is not None) if serve else None)
     except DemoError as exc:
-        typer.echo(str(exc), err=True)
+        echo(str(exc), err=True)
         raise typer.Exit(exc.code) from None
     if not serve:
         for line in closing_lines(report, kept=keep is not None):
-            typer.echo(line)
+            echo(line)
     if report.faults:
         raise typer.Exit(1)
 
@@ -250,12 +249,12 @@ def stand_in(
         port=port,
     )
     try:
-        typer.echo(f"Wayback stand-in on {server.url}; point the pipeline at it with:")
-        typer.echo(f"  export INCIDENTLIB_WAYBACK_URL={server.url}")
-        typer.echo("  and INCIDENTLIB_WAYBACK_ACCESS_KEY / INCIDENTLIB_WAYBACK_SECRET_KEY set to the keys given with")
-        typer.echo("  --access-key and --secret-key (by default stand-in-access and stand-in-secret)")
+        echo(f"Wayback stand-in on {server.url}; point the pipeline at it with:")
+        echo(f"  export INCIDENTLIB_WAYBACK_URL={server.url}")
+        echo("  and INCIDENTLIB_WAYBACK_ACCESS_KEY / INCIDENTLIB_WAYBACK_SECRET_KEY set to the keys given with")
+        echo("  --access-key and --secret-key (by default stand-in-access and stand-in-secret)")
         server.serve_forever()
     except (KeyboardInterrupt, interrupt.Interrupted):  # Ctrl-C is how it is meant to end
-        typer.echo("stopped")
+        echo("stopped")
     finally:
         server.server.server_close()

@@ -20,6 +20,8 @@ from pipeline.cli.common import (
     JsonOption,
     RootOption,
     app,
+    cell,
+    echo,
     load_settings,
     print_table,
     read_settings,
@@ -67,19 +69,19 @@ def serve(
             prefect_environment(api_url=server.api_url, logging_level="DEBUG" if verbosity() >= 2 else "INFO")
             from pipeline import deployments as flows
 
-            typer.echo(f"Prefect UI: {server.ui_url}  (API {server.api_url})")
+            echo(f"Prefect UI: {server.ui_url}  (API {server.api_url})")
             for name in flows.DEPLOYMENT_FLOWS:
-                typer.echo(f"  {name}/{flows.DEPLOYMENT}: {flows.schedule_of(settings, name) or 'on demand'}")
+                echo(f"  {name}/{flows.DEPLOYMENT}: {flows.schedule_of(settings, name) or 'on demand'}")
             # One serve runs per data root: whatever runs of its deployments are still held (a serve
             # killed mid-submission left them) hold the deployments' slots, and no schedule would go on.
             for line in flows.clear_stuck_runs(str(settings.root)):
-                typer.echo(f"  cleared {line}")
+                echo(f"  cleared {line}")
             os.environ[lifeline.SERVE_ENV] = str(os.getpid())  # the runs started here follow this process
             ready = "serving; Ctrl-C stops" + ("" if server.pid is None else " (and stops the server)")
-            flows.serve(settings, on_ready=lambda: typer.echo(ready))
+            flows.serve(settings, on_ready=lambda: echo(ready))
     except KeyboardInterrupt:
         pass
-    typer.echo("stopped")
+    echo("stopped")
 
 
 @app.command()
@@ -113,11 +115,9 @@ def deploy(
 
     flows.deploy(settings, pool, str(settings.root) if root is not None else None)
     for name in flows.DEPLOYMENT_FLOWS:
-        typer.echo(f"{name}/{flows.DEPLOYMENT} on pool {pool}: {flows.schedule_of(settings, name) or 'on demand'}")
+        echo(f"{name}/{flows.DEPLOYMENT} on pool {pool}: {flows.schedule_of(settings, name) or 'on demand'}")
     if settings.capture_limit:
-        typer.echo(
-            f"global concurrency limit {settings.capture_limit}: {settings.captures_per_minute:g} captures a minute"
-        )
+        echo(f"global concurrency limit {settings.capture_limit}: {settings.captures_per_minute:g} captures a minute")
 
 
 @app.command()
@@ -133,16 +133,14 @@ def status(root: RootOption = None, as_json: JsonOption = False) -> None:
         try:
             served = served_deployments(str(settings.root))
         except Exception as exc:  # the rest of the status stands without the server
-            typer.echo(
-                f"{api_url}: the Prefect server did not answer ({type(exc).__name__}); schedules unknown", err=True
-            )
+            echo(f"{api_url}: the Prefect server did not answer ({type(exc).__name__}); schedules unknown", err=True)
     report = library_status(store, settings, api_url, served)
     if as_json:
-        typer.echo(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+        echo(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
         return
     # Paths, schedules and run errors are printed as text, never read as Rich markup.
     console = Console()
-    console.print(Text(f"data root {settings.root}"))
+    console.print(cell(f"data root {settings.root}"))
     console.print(
         Text(f"Prefect server: {api_url or 'none known (nothing runs on a schedule; see incidentlib serve)'}")
     )
@@ -172,7 +170,7 @@ def status(root: RootOption = None, as_json: JsonOption = False) -> None:
             ended,
             counts,
         )
-        table.add_row(*(Text(str(cell)) for cell in cells))
+        table.add_row(*(cell(str(text)) for text in cells))
     console.print(table)
     print_table(
         "library",
@@ -188,16 +186,16 @@ def status(root: RootOption = None, as_json: JsonOption = False) -> None:
     )
     for flow in report.flows:
         for run in flow.stuck:
-            typer.echo(f"stuck {flow.flow}: {run}")
+            echo(f"stuck {flow.flow}: {run}")
         if flow.differs:
-            typer.echo(
+            echo(
                 f"{flow.flow}: the server runs it on what the last serve or deploy applied, not on the settings "
                 "here; restart serve (or deploy again) to apply them"
             )
     for url in report.gone:
-        typer.echo(f"gone {url}")
+        echo(f"gone {url}")
     for bad in report.unreadable:
-        typer.echo(f"unreadable {bad.path}: {bad.problem}")
+        echo(f"unreadable {bad.path}: {bad.problem}")
 
 
 @app.command()
@@ -212,7 +210,7 @@ def config(root: RootOption = None, as_json: JsonOption = False) -> None:
         values[name] = str(value) if isinstance(value, Path) else value
     values["prefect_api_url"] = prefect_server.api_url_for(Store.from_settings(settings))
     if as_json:
-        typer.echo(json.dumps(values, indent=2))
+        echo(json.dumps(values, indent=2))
         return
     # NAME=value lines, as the environment and incidentlib.env spell them, each with its origin.
     fields = type(settings).model_fields
@@ -230,7 +228,7 @@ def config(root: RootOption = None, as_json: JsonOption = False) -> None:
         else:
             origin = "a running `incidentlib serve`" if value else "not set"
         shown = "" if value is None else json.dumps(value) if isinstance(value, list) else str(value)
-        typer.echo(f"{env}={shown}  # {origin}")
+        echo(f"{env}={shown}  # {origin}")
 
 
 def _settings_file_names(root: Path) -> list[tuple[str, set[str]]]:
@@ -261,5 +259,5 @@ def _serve_web(settings: Settings, where: str) -> None:
     config = uvicorn.Config(create_app(settings), host=host or "127.0.0.1", port=int(port), log_level="warning")
     server = uvicorn.Server(config)
     threading.Thread(target=server.run, name="web", daemon=True).start()
-    typer.echo(f"review page: http://{host or '127.0.0.1'}:{port}/")
+    echo(f"review page: http://{host or '127.0.0.1'}:{port}/")
     say_how_to_sign_in(settings)

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from pipeline.cli.common import RootOption, app, load_settings
+from pipeline.cli.common import RootOption, app, echo, load_settings
 from pipeline.reviewers import list_reviewers
 from pipeline.settings import Settings
 from pipeline.store import Store
@@ -18,7 +18,7 @@ def say_how_to_sign_in(settings: Settings) -> None:
     to add an account; a page nobody can sign in to looked broken."""
     if settings.web_user_header or list_reviewers(Store.from_settings(settings)):
         return
-    typer.echo(
+    echo(
         "no reviewer account yet, so nobody can sign in: add one with "
         f"`incidentlib reviewer add NAME --root {shlex.quote(str(settings.root))}` (it asks for a password)",
         err=True,
@@ -38,7 +38,7 @@ def web(
 
     settings = load_settings(root)
     app_ = create_app(settings)
-    typer.echo(f"review page: http://{host}:{port}/  (data root {settings.root}; Ctrl-C stops)")
+    echo(f"review page: http://{host}:{port}/  (data root {settings.root}; Ctrl-C stops)")
     say_how_to_sign_in(settings)
     # A proxy in front (allowed from 127.0.0.1) tells the client's address and scheme, for the sign-in
     # throttle and the Secure cookie. Not when it names the person: then the page checks the proxy's

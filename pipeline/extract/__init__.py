@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 
 from charset_normalizer import from_bytes
 
+from pipeline import gate
 from pipeline.errors import EmptyDocument, UnsupportedContent
 from pipeline.extract.blocks import Block, full_text, sections_from
 from pipeline.extract.dates import date_in_url, dates_in
@@ -83,6 +84,9 @@ class Extraction:
     parts: list[Extraction] = field(default_factory=list)
     # What the front matter states (severity, start, resolution, components); its lines head `text`.
     front: FrontMatter = field(default_factory=FrontMatter)
+    # What the gate (pipeline.gate) took out of the document's text and title: control characters,
+    # non-characters, bidirectional controls. The crawl says so in the draft's history.
+    removed: gate.Removed = field(default_factory=gate.Removed)
 
     def texts_for(self, target: SectionField, threshold: float = 0.0) -> list[str]:
         """The texts of the sections that fill `target`: by their heading, or by their own words
@@ -318,12 +322,16 @@ def extract(
             page = read_html(text, url, favor=favor)
             blocks, page_title, page_date, site_name = page.blocks, page.title, page.date, page.site_name
             title_tag = _TITLE_TAG.search(text)
-            says = PageSays(site_name, html_lib.unescape(title_tag.group(1)).strip() if title_tag else None, text)
+            tag = gate.clean(html_lib.unescape(title_tag.group(1))).text.strip() if title_tag else None
+            says = PageSays(site_name, tag, text)
         else:
             blocks = _plain_blocks(text)
             # Plain text states no title: its first short line is a guess, below a feed's title.
             first_line = next((b.text for b in blocks if len(b.text) <= 200), None)
 
+    # The gate, once the document's entities and escapes are read: nothing it removes reaches a field.
+    blocks, removed = _gated(blocks)
+    page_title, first_line, site_name = (_gated_text(t, removed, "title") for t in (page_title, first_line, site_name))
     if not any(b.text.strip() for b in blocks):
         raise EmptyDocument(f"no text found in the {kind} document", url=url)
     sections = sections_from(blocks)
@@ -357,7 +365,29 @@ def extract(
     )
     incidents = incident_ranges(blocks, whole.text)
     parts = [_part(whole, heading.heading, blocks[first:end]) for heading, first, end in incidents]
-    return replace(whole, incidents=[heading for heading, _, _ in incidents], parts=parts)
+    return replace(whole, incidents=[heading for heading, _, _ in incidents], parts=parts, removed=removed)
+
+
+def _gated(blocks: list[Block]) -> tuple[list[Block], gate.Removed]:
+    """The blocks with every text and link the gate passes, and what it removed from them."""
+    removed = gate.Removed()
+    out = []
+    for block in blocks:
+        text = gate.clean(block.text)
+        links = tuple(replace(link, label=gate.clean(link.label).text) for link in block.links)
+        if text.removed or links != block.links:
+            removed.add(text.removed, "text")
+            block = replace(block, text=text.text, links=links)
+        out.append(block)
+    return out, removed
+
+
+def _gated_text(text: str | None, removed: gate.Removed, where: str) -> str | None:
+    if text is None:
+        return None
+    done = gate.clean(text)
+    removed.add(done.removed, where)
+    return done.text
 
 
 def _content(blocks: list[Block], sections: list[Section], lead: str = "") -> dict[str, Any]:

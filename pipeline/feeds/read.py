@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from pipeline import gate
 from pipeline.feeds.gcp import read_gcp_incidents
-from pipeline.feeds.items import FeedReading
+from pipeline.feeds.items import FeedItem, FeedReading
 from pipeline.feeds.links import read_html_links, read_markdown_list
 from pipeline.feeds.statuspage import read_statuspage_json
 from pipeline.feeds.syndication import read_syndication
@@ -24,8 +27,23 @@ def read_feed(
     """The entries of one feed document (at most `limit`, the first ones: feeds list the newest first).
 
     Raises NotAFeed when the bytes are not a feed of `kind`. CPU-bound (a 10,000-entry Atom feed
-    takes seconds): call it in a worker thread.
+    takes seconds): call it in a worker thread. Every entry's texts have passed the gate (pipeline.gate).
     """
+    reading = _read(kind, body, content_type, base_url, selector=selector, limit=limit)
+    reading.items = [_gated(item) for item in reading.items]
+    return reading
+
+
+def _gated(item: FeedItem) -> FeedItem:
+    """The entry with its title, summary, org and text cleaned of what no record may hold."""
+    texts = {name: getattr(item, name) for name in ("title", "summary", "org", "text")}
+    cleaned = {name: gate.clean(value).text for name, value in texts.items() if value is not None}
+    return item if all(cleaned[n] == texts[n] for n in cleaned) else replace(item, **cleaned)
+
+
+def _read(
+    kind: FeedKind, body: bytes, content_type: str | None, base_url: str, *, selector: str | None, limit: int
+) -> FeedReading:
     if kind == FeedKind.GCP_INCIDENTS:
         return read_gcp_incidents(body, base_url, limit=limit)
     if kind == FeedKind.MARKDOWN_LIST:

@@ -30,7 +30,18 @@ from pipeline.site.assemble import Assembled, Previous, Span, assemble, zip_dire
 from pipeline.site.context import Card, Planned, SiteContext, case_group, everything
 from pipeline.site.labels import field_label
 
-__all__ = ["API", "ASSEMBLED", "CSV_TRANSLATED", "assembled", "case_columns", "case_row", "groups", "plan", "render"]
+__all__ = [
+    "API",
+    "ASSEMBLED",
+    "CSV_TRANSLATED",
+    "assembled",
+    "case_columns",
+    "case_row",
+    "defused",
+    "groups",
+    "plan",
+    "render",
+]
 
 API = "api/v1"
 # A localized text's English stands in its field's column, its Korean in a column of its own, "Title (ko)".
@@ -96,9 +107,20 @@ def case_row(data: Record, columns: list[tuple[str, str | None]]) -> list[str]:
 # ---------------------------------------------------------------- the whole API
 
 
+# What makes a spreadsheet read a cell as a formula (OWASP's "CSV injection"): such a cell is opened as text.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def defused(cell: str) -> str:
+    """A cell a spreadsheet shows as text: one that begins as a formula would (`=`, `+`, `-`, `@`, a tab, a
+    carriage return) gets a `'` before it, OWASP's rule; a spreadsheet hides the quote, a program sees it."""
+    return f"'{cell}" if cell.startswith(_FORMULA_START) else cell
+
+
 def _csv_line(row: list[str]) -> bytes:
     out = io.StringIO()
-    csv.writer(out, lineterminator="\r\n").writerow(row)  # RFC 4180's line ends, what spreadsheets expect
+    # RFC 4180's line ends, what spreadsheets expect; quoting as the csv module does.
+    csv.writer(out, lineterminator="\r\n").writerow([defused(cell) for cell in row])
     return out.getvalue().encode("utf-8")
 
 

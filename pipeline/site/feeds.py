@@ -19,6 +19,7 @@ a feed with no entry), so an unchanged library gives the same bytes and the buil
 from __future__ import annotations
 
 import hashlib
+import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import cache, partial
 from importlib import resources
@@ -27,13 +28,15 @@ from feedgen.entry import FeedEntry
 from feedgen.feed import FeedGenerator
 from lxml import etree
 
-from pipeline import __version__
+from pipeline import __version__, gate
 from pipeline.models import Case
 from pipeline.site.context import EVERY, Card, Planned, SiteContext, everything
 from pipeline.site.labels import Lang, ui
 from pipeline.vocabulary import vocabulary
 
 __all__ = ["FEED_ENTRIES", "feed_paths", "groups", "plan", "render"]
+
+_log = logging.getLogger(__name__)
 
 FEED_ENTRIES = 50  # a reader polling daily misses nothing unless fifty cases change in a day
 _ATOM = "application/atom+xml"
@@ -71,17 +74,55 @@ def _summary(case: Case, lang: Lang) -> str:
     return " ".join([*said, summary])
 
 
+class EntryFault(ValueError):
+    """One case's feed entry could not be made: the case and the field, for the build to name and skip."""
+
+    def __init__(self, case_id: str, field: str, problem: str) -> None:
+        super().__init__(f"{case_id}: {field}: {problem}")
+        self.case_id, self.field = case_id, field
+
+
+def _xml(value: str) -> str:
+    """A text for a feed, XML's last line: what the gate removes is removed (the records hold none; this is
+    for a record that slipped past them), and lxml checks it as feedgen's writer will."""
+    text = gate.clean(value).text
+    etree.Element("x").text = text  # ValueError for what XML 1.0 cannot hold
+    return text
+
+
+def _title(case: Case, lang: Lang) -> str:
+    title = f"{case.id}: {_in(case.title, lang)}"
+    return f"{ui('withdrawn', lang)}: {title}" if case.withdrawn is not None else title
+
+
 def _entry(ctx: SiteContext, case: Case, lang: Lang) -> FeedEntry:
+    """A case's entry; EntryFault naming the case and the field when one of its texts cannot be written."""
     entry = FeedEntry()
     entry.id(ctx.case_url(case.id))
-    title = f"{case.id}: {_in(case.title, lang)}"
-    entry.title(f"{ui('withdrawn', lang)}: {title}" if case.withdrawn is not None else title)
-    entry.updated(case.updated_at)
-    entry.summary(_summary(case, lang))
-    entry.link(href=f"{ctx.base_url}/{lang}/cases/{case.id}/", rel="alternate", type="text/html", hreflang=lang)
-    entry.author(name=case.org)
-    for component in case.components:
-        entry.category(term=component, label=vocabulary().terms["components"][component].label_in(lang))
+    steps: list[tuple[str, Callable[[], object]]] = [
+        ("title", lambda: entry.title(_xml(_title(case, lang)))),
+        ("updated_at", lambda: entry.updated(case.updated_at)),
+        ("summary", lambda: entry.summary(_xml(_summary(case, lang)))),
+        (
+            "url",
+            lambda: entry.link(
+                href=f"{ctx.base_url}/{lang}/cases/{case.id}/", rel="alternate", type="text/html", hreflang=lang
+            ),
+        ),
+        ("org", lambda: entry.author(name=_xml(case.org))),
+        (
+            "components",
+            lambda: [
+                entry.category(term=c, label=vocabulary().terms["components"][c].label_in(lang))
+                for c in case.components
+            ],
+        ),
+    ]
+    for field, step in steps:
+        try:
+            step()
+        except Exception as exc:  # whatever the field's value makes feedgen or lxml raise: that case's alone
+            raise EntryFault(case.id, field, str(exc) or type(exc).__name__) from exc
     return entry
 
 
@@ -165,18 +206,27 @@ class _Entries:
     def __init__(self, ctx: SiteContext, lang: Lang) -> None:
         self.ctx, self.lang = ctx, lang
         self._made: dict[str, FeedEntry] = {}
+        self._faulty: set[str] = set()
         # By entry id (the case's URL): the entry's texts in another language than the feed's, and which.
         self.foreign: dict[str, dict[str, str]] = {}
 
     def __call__(self, cards: Sequence[Card]) -> list[FeedEntry]:
+        made = []
         for card in cards:
-            if card.id not in self._made:
+            if card.id not in self._made and card.id not in self._faulty:
                 case = self.ctx.case(card.id)
-                self._made[card.id] = _entry(self.ctx, case, self.lang)
+                try:
+                    self._made[card.id] = _entry(self.ctx, case, self.lang)
+                except EntryFault as fault:  # one case's fault costs its entry, never the feed or the build
+                    _log.warning("site: feeds: %s; the case's entry is left out of its feeds", fault)
+                    self._faulty.add(card.id)
+                    continue
                 texts = {"title": _lang_of(case.title, self.lang), "summary": _lang_of(case.summary, self.lang)}
                 if any(texts.values()):
                     self.foreign[self.ctx.case_url(card.id)] = {k: v for k, v in texts.items() if v}
-        return [self._made[card.id] for card in cards]
+            if card.id in self._made:
+                made.append(self._made[card.id])
+        return made
 
 
 def groups(ctx: SiteContext, cards: Iterable[Card]) -> set[str]:

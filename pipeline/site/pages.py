@@ -39,6 +39,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 from markupsafe import escape as _e
 
+from pipeline import gate
 from pipeline.fields import kind_of
 from pipeline.models import Case
 from pipeline.site.context import EVERY, Card, Planned, SiteContext, case_group, everything
@@ -84,6 +85,7 @@ def _env() -> Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
         auto_reload=False,  # the package's templates do not change while it runs: no look at each file a page
+        finalize=gate.finalize,  # every printed string through the gate: the pages' last line (pipeline.gate)
     )
     env.globals.update(ui=ui, label=_label, search_box=lambda lang, root: Markup(search_box_html(lang, root)))
     return env

@@ -27,6 +27,7 @@ from itsdangerous import URLSafeTimedSerializer
 from jinja2 import Environment, FileSystemLoader
 from starlette.exceptions import HTTPException
 
+from pipeline import gate
 from pipeline.errors import RecordError, RecordNotFound
 from pipeline.settings import Settings
 from pipeline.store import Store
@@ -49,7 +50,8 @@ def create_app(settings: Settings) -> FastAPI:
     signer = URLSafeTimedSerializer(signing_secret(settings, store), salt="incidentlib-session")
     languages = list(settings.required_languages)
     # Autoescape everywhere, not only for .html: every value a page shows may come from a crawled page.
-    env = Environment(loader=FileSystemLoader(_HERE / "templates"), autoescape=True)
+    # And every printed string through the gate (pipeline.gate), the page's last line against a control character.
+    env = Environment(loader=FileSystemLoader(_HERE / "templates"), autoescape=True, finalize=gate.finalize)
     templates = Jinja2Templates(env=env)
     templates.env.globals.update(word_diff=word_diff, quote=quote)
     stamps = Stamps(store)

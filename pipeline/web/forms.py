@@ -20,6 +20,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from pipeline import gate
 from pipeline.fields import DEFAULTS, FORM, NARRATIVE, PROSE, FieldKind
 from pipeline.models import Draft, Evidence
 from pipeline.vocabulary import Kind, vocabulary
@@ -201,12 +202,13 @@ def _put(data: dict[str, Any], path: str, value: Any) -> None:
 
 
 def apply_form(
-    draft: Draft, form: Mapping[str, Any], languages: Sequence[str]
+    draft: Draft, form: Mapping[str, Any], languages: Sequence[str], removed: gate.Removed | None = None
 ) -> tuple[Draft | None, list[tuple[str, str]]]:
     """The draft with the form's values, or None and each problem as (field path, one line).
 
     `form` maps a path to its value: a string, or a list of strings for a field of several
-    choices (`form.getlist`). A path the form does not hold is left as it was.
+    choices (`form.getlist`). A path the form does not hold is left as it was. The values pass the gate
+    (pipeline.gate): what it removes is added to `removed`, for the edit's history to say.
     """
     data = draft.model_dump(mode="json")
     for path, kind, _ in FORM:
@@ -214,7 +216,7 @@ def apply_form(
         if value is not _ABSENT:
             _put(data, path, value)
     try:
-        return Draft.model_validate(data), []
+        return Draft.model_validate(data, context={"gate": gate.Removed() if removed is None else removed}), []
     except ValidationError as exc:
         return None, [(".".join(str(p) for p in error["loc"]), error["msg"]) for error in exc.errors()]
 

@@ -17,8 +17,8 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from markupsafe import escape
 
+from pipeline import gate, review, suggestions
 from pipeline import merge as merging
-from pipeline import review, suggestions
 from pipeline.errors import IncidentlibError, RecordError, RecordNotFound
 from pipeline.fields import TERM_LISTS
 from pipeline.models import RelationKind, SuggestionKind
@@ -59,7 +59,8 @@ async def save(request: Request, draft_id: str, web: Web) -> Response:
     form = await request.form()
     loaded_version = str(form.get("version") or "")
     current, version = await asyncio.to_thread(web.store.read_draft_versioned, draft_id)
-    typed, problems = apply_form(current, form_values(form), languages_for(current, web.languages))
+    removed = gate.Removed()
+    typed, problems = apply_form(current, form_values(form), languages_for(current, web.languages), removed)
     if typed is None:
         return draft_page(request, current, version, 422, problems=problems, problem="not saved: fix the fields named")
     as_typed = typed
@@ -68,7 +69,7 @@ async def save(request: Request, draft_id: str, web: Web) -> Response:
         current,
         version,
         loaded_version,
-        lambda draft: review.edited(draft, as_typed, name),
+        lambda draft: review.edited(draft, as_typed, name, comment=removed.note() if removed else None),
         done=lambda _: RedirectResponse(f"/drafts/{quote(draft_id)}?saved=1", status_code=303),
         mismatch=lambda draft, now: conflict(request, draft, now, as_typed),
         conflict=lambda draft, now, _: conflict(request, draft, now, as_typed),
