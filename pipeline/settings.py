@@ -149,6 +149,12 @@ class Settings(BaseSettings):
         default=["127.0.0.1", "::1"],
         description="Addresses the web page takes `web_user_header` from; from any other, nobody is signed in.",
     )
+    web_forwarded_from: list[str] = Field(
+        default=[],
+        description="Addresses of reverse proxies whose X-Forwarded-For and X-Forwarded-Proto the web page "
+        "believes (the client's address for the sign-in throttle, HTTPS for the Secure cookie). Empty: none is "
+        "believed, and the throttle keys on the connection's own address.",
+    )
     web_secure_cookies: bool = Field(
         default=False,
         description="Mark the session cookie Secure even on plain HTTP (behind a proxy that ends TLS). It is "

@@ -13,6 +13,7 @@ Layout under the data root:
     .incidentlib/feeds.json       each feed's validators and its entries' fingerprints (pipeline.discover)
     .incidentlib/feed-texts/      the text a feed carries for each open candidate (a postmortem)
     .incidentlib/prefect/         the local Prefect server `serve` starts (pipeline.server)
+    .incidentlib/web-sessions-revoked.json  the review page's sessions signed out (pipeline.web.security)
     site/                         the reader's site built from cases/ (pipeline.site.build; ignored by git)
 
 Guarantees:

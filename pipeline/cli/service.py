@@ -252,11 +252,20 @@ def _serve_web(settings: Settings, where: str) -> None:
 
     from pipeline.cli.web import say_how_to_sign_in
     from pipeline.web import create_app
+    from pipeline.web.security import forwarded_from
 
     host, _, port = where.rpartition(":")
     if not port.isdigit():
         raise typer.BadParameter(f"--web: expected HOST:PORT, not {where!r}")
-    config = uvicorn.Config(create_app(settings), host=host or "127.0.0.1", port=int(port), log_level="warning")
+    proxy_headers, allowed = forwarded_from(settings)
+    config = uvicorn.Config(
+        create_app(settings),
+        host=host or "127.0.0.1",
+        port=int(port),
+        log_level="warning",
+        proxy_headers=proxy_headers,
+        forwarded_allow_ips=allowed,
+    )
     server = uvicorn.Server(config)
     threading.Thread(target=server.run, name="web", daemon=True).start()
     echo(f"review page: http://{host or '127.0.0.1'}:{port}/")

@@ -11,6 +11,7 @@ from pipeline.cli.common import RootOption, app, echo, load_settings
 from pipeline.reviewers import list_reviewers
 from pipeline.settings import Settings
 from pipeline.store import Store
+from pipeline.web.security import forwarded_from
 
 
 def say_how_to_sign_in(settings: Settings) -> None:
@@ -40,8 +41,7 @@ def web(
     app_ = create_app(settings)
     echo(f"review page: http://{host}:{port}/  (data root {settings.root}; Ctrl-C stops)")
     say_how_to_sign_in(settings)
-    # A proxy in front (allowed from 127.0.0.1) tells the client's address and scheme, for the sign-in
-    # throttle and the Secure cookie. Not when it names the person: then the page checks the proxy's
-    # own address.
-    proxied = not settings.web_user_header
-    uvicorn.run(app_, host=host, port=port, log_level="warning", proxy_headers=proxied)
+    proxy_headers, allowed = forwarded_from(settings)
+    uvicorn.run(
+        app_, host=host, port=port, log_level="warning", proxy_headers=proxy_headers, forwarded_allow_ips=allowed
+    )

@@ -445,7 +445,7 @@ def serve_review_page(say: Callable[[str], None], *, kept: bool, port: int = 800
         app = create_app(Settings(root=report.root))
         say(f"serving until Ctrl-C: the review page at http://127.0.0.1:{port}/, archived copies at {report.wayback}")
         try:
-            uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
+            uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", proxy_headers=False)
         except interrupt.Interrupted:  # uvicorn hands the Ctrl-C it stopped on to the command's handler
             interrupt.reset()
         say("stopped: the review page and the stand-ins")

@@ -35,7 +35,7 @@ from pipeline.web.cache import DraftCache
 from pipeline.web.forms import word_diff
 from pipeline.web.pages import page
 from pipeline.web.routes import assist, candidates, cases, drafts, queue, signin
-from pipeline.web.security import SESSION_COOKIE, Guard, Sessions, Stamps, Throttle, signing_secret
+from pipeline.web.security import SESSION_COOKIE, BodyLimit, Guard, Revoked, Sessions, Stamps, Throttle, signing_secret
 from pipeline.web.state import WebState
 
 __all__ = ["SESSION_COOKIE", "create_app"]
@@ -75,7 +75,8 @@ def create_app(settings: Settings) -> FastAPI:
         trusted_header=settings.web_user_header,
         trusted_proxies=set(settings.web_trusted_proxies),
     )
-    app.add_middleware(Sessions, signer=signer, secure=settings.web_secure_cookies)
+    app.add_middleware(Sessions, signer=signer, revoked=Revoked(store), secure=settings.web_secure_cookies)
+    app.add_middleware(BodyLimit)  # outermost: no layer reads a body before its size is known
     app.add_exception_handler(RecordError, _record_error)
     app.add_exception_handler(HTTPException, _not_found)
 

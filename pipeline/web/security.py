@@ -4,12 +4,15 @@ headers every answer carries, and the key that signs sessions.
 Safety, because every page shows text from crawled pages: Jinja2 escapes everything (no template
 marks anything safe), the archived copy is shown only in a sandboxed frame, and a
 Content-Security-Policy allows no inline script or style. Sessions are a signed cookie (HttpOnly,
-SameSite=Lax, Secure over HTTPS); every form carries the session's CSRF token, and every POST
-without it is refused; failed sign-ins are slowed down per name and address.
+SameSite=Lax, Secure over HTTPS), each with an id that signing out revokes on the server; every form
+carries the session's CSRF token, and every POST without it is refused; failed sign-ins are slowed down
+per address and per name at that address. A body is read at most BODY_MAX bytes, chunked or not.
 
+    BodyLimit    the outermost middleware: a body over BODY_MAX answered 413 while it is read
     Guard        the middleware: a signed-in person for every page, a CSRF token for every POST
     Sessions     the middleware under it: the signed cookie, read and written back
-    Throttle     failed sign-ins, per name and address
+    Revoked      the sessions signed out before their time, kept in the state folder until they expire
+    Throttle     failed sign-ins, per address and per name at that address
     Stamps       the reviewers' account stamps, to end the sessions of a removed or changed account
     signing_secret(settings, store)   the key (the `web_secret` setting, else a file in the state folder)
 
@@ -18,7 +21,9 @@ See docs/review.md for the page and its reviewers.
 
 from __future__ import annotations
 
+import asyncio
 import hmac
+import json
 import secrets
 import time
 from collections.abc import Awaitable, Callable
@@ -29,6 +34,7 @@ from urllib.parse import urlencode
 from fastapi import Request
 from fastapi.responses import RedirectResponse, Response
 from itsdangerous import BadSignature, URLSafeTimedSerializer
+from starlette.exceptions import HTTPException
 from starlette.middleware.base import BaseHTTPMiddleware
 
 from pipeline.errors import SettingsError
@@ -37,15 +43,19 @@ from pipeline.store import Store, write_atomic
 
 __all__ = [
     "BODY_MAX",
+    "FIELDS_MAX",
     "SECRET_MIN",
     "SESSION_COOKIE",
     "SESSION_MAX_AGE_S",
+    "BodyLimit",
     "Guard",
+    "Revoked",
     "Session",
     "Sessions",
     "Stamps",
     "Throttle",
     "csrf_ok",
+    "forwarded_from",
     "local",
     "secured",
     "signing_secret",
@@ -55,6 +65,8 @@ SESSION_COOKIE = "incidentlib_session"
 SESSION_MAX_AGE_S = 12 * 3600
 SECRET_MIN = 32
 BODY_MAX = 1 << 20  # a form of a draft is a few KiB; anything near a MiB is not one
+FIELDS_MAX = 1000  # a draft's form has about a hundred fields; more is not a form of this page
+_REVOKED = "web-sessions-revoked.json"
 _SECRET_ENV = "INCIDENTLIB_WEB_SECRET"
 _PUBLIC = ("/login", "/healthz")
 
@@ -84,30 +96,145 @@ def signing_secret(settings: Settings, store: Store) -> str:
     return given
 
 
+# ---------------------------------------------------------------- bodies
+
+
+class BodyLimit:
+    """Pure ASGI, the outermost layer: a request's body is read here, at most `limit` bytes, before the app
+    sees it. A Content-Length over it, or a body (chunked or not) that grows past it while read, is
+    answered 413 at once and the rest is not read; the app is handed the body as read. Starlette's own
+    limits apply to a form's fields and parts; this one to every body, so that no client's mistake
+    reaches a handler half read or ends in a server error."""
+
+    def __init__(self, app: Any, limit: int = BODY_MAX) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(
+        self, scope: dict[str, Any], receive: Callable[[], Awaitable[dict[str, Any]]], send: Any
+    ) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope.get("headers") or []).get(b"content-length", b"0")
+        if not declared.isdigit() or int(declared) > self.limit:
+            await _refuse(send, 413 if declared.isdigit() else 400)
+            return
+        chunks, size = [], 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            size += len(message.get("body", b""))
+            if size > self.limit:
+                await _refuse(send, 413)
+                return
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body"):
+                break
+        body = b"".join(chunks)
+        given = False
+
+        async def replay() -> dict[str, Any]:
+            nonlocal given
+            if not given:
+                given = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()  # after the body: only a disconnect is left to hear
+
+        await self.app(scope, replay, send)
+
+
+async def _refuse(send: Any, status: int) -> None:
+    said = {413: f"too large: a request's body is at most {BODY_MAX} bytes", 400: "a Content-Length that is no number"}
+    body = said[status].encode() + b"\n"
+    headers = [
+        (b"content-type", b"text/plain; charset=utf-8"),
+        (b"content-length", str(len(body)).encode()),
+        # What `secured` gives every other answer, for this one comes before the layers that add it.
+        (b"cache-control", b"no-store"),
+        (b"x-content-type-options", b"nosniff"),
+        (b"content-security-policy", b"default-src 'none'; frame-ancestors 'none'"),
+    ]
+    await send({"type": "http.response.start", "status": status, "headers": [*headers, (b"connection", b"close")]})
+    await send({"type": "http.response.body", "body": body})
+
+
 # ---------------------------------------------------------------- sessions
+
+
+def _token() -> str:
+    return secrets.token_urlsafe(24)
 
 
 @dataclass
 class Session:
     name: str | None = None
-    csrf: str = field(default_factory=lambda: secrets.token_urlsafe(24))
+    csrf: str = field(default_factory=_token)
     stamp: str | None = None  # the account's stamp at sign-in (pipeline.reviewers.account_stamps)
+    sid: str = field(default_factory=_token)  # what signing out revokes on the server (Revoked)
 
     def sign_in(self, name: str, stamp: str | None) -> None:
         self.name, self.stamp = name, stamp
-        self.csrf = secrets.token_urlsafe(24)  # a new token with each sign-in
+        self.csrf, self.sid = _token(), _token()  # a new token and a new id with each sign-in
 
     def sign_out(self) -> None:
         self.name = self.stamp = None
-        self.csrf = secrets.token_urlsafe(24)
+        self.csrf, self.sid = _token(), _token()
+
+    def as_cookie(self) -> dict[str, str | None]:
+        return {"name": self.name, "csrf": self.csrf, "stamp": self.stamp, "sid": self.sid}
+
+
+class Revoked:
+    """The ids of sessions signed out before they expired, each kept until it would have (SESSION_MAX_AGE_S),
+    in the data root's state folder (mode 0600): a cookie copied before its owner signed out opens nothing,
+    in this process or another serving the same data root. Read again when the file changes."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.path = store.state_dir / _REVOKED
+        self.seen: tuple[int, int] | None = None
+        self.ids: dict[str, float] = {}
+
+    def __contains__(self, sid: object) -> bool:
+        try:
+            stat = self.path.stat()
+            key: tuple[int, int] | None = (stat.st_mtime_ns, stat.st_size)
+        except FileNotFoundError:
+            key = None
+        if key != self.seen:
+            self.ids, self.seen = self._read(), key
+        return isinstance(sid, str) and sid in self.ids
+
+    def _read(self) -> dict[str, float]:
+        try:
+            data = json.loads(self.path.read_bytes())
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError):
+            # A damaged list must not open sessions it revoked: every session is refused until it is mended.
+            return {"*": float("inf")}
+        return {str(k): float(v) for k, v in data.items()} if isinstance(data, dict) else {"*": float("inf")}
+
+    def revoke(self, sid: str) -> None:
+        """Revoke `sid` (a session signed out), forgetting the ids that have expired meanwhile."""
+        now = time.time()
+        with self.store.lock("web-sessions"):
+            self.seen = None
+            kept = {k: v for k, v in self._read().items() if v > now and k != "*"}
+            kept[sid] = now + SESSION_MAX_AGE_S
+            self.store.state_dir.mkdir(parents=True, exist_ok=True)
+            write_atomic(self.path, json.dumps(kept, sort_keys=True).encode(), mode=0o600)
 
 
 class Sessions(BaseHTTPMiddleware):
     """A signed cookie holding who is signed in and the CSRF token; written back when it changed."""
 
-    def __init__(self, app: Any, signer: URLSafeTimedSerializer, secure: bool = False) -> None:
+    def __init__(self, app: Any, signer: URLSafeTimedSerializer, revoked: Revoked, secure: bool = False) -> None:
         super().__init__(app)
         self.signer = signer
+        self.revoked = revoked
         self.secure = secure
 
     async def dispatch(self, request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
@@ -116,16 +243,22 @@ class Sessions(BaseHTTPMiddleware):
         if raw:
             try:
                 data = self.signer.loads(raw, max_age=SESSION_MAX_AGE_S)
-                session = Session(name=data.get("name"), csrf=data["csrf"], stamp=data.get("stamp"))
-            except (BadSignature, KeyError, TypeError):
+                # A cookie of before session ids, or of a session signed out, is nobody's: a new session.
+                if isinstance(data.get("sid"), str) and data["sid"] not in self.revoked and "*" not in self.revoked:
+                    session = Session(
+                        name=data.get("name"), csrf=data["csrf"], stamp=data.get("stamp"), sid=data["sid"]
+                    )
+            except (BadSignature, KeyError, TypeError, AttributeError):
                 pass
-        before = (session.name, session.csrf, session.stamp)
+        before = session.as_cookie()
         request.state.session = session
         response = await call_next(request)
-        if (session.name, session.csrf, session.stamp) != before or not raw:
+        if session.as_cookie() != before or not raw:
+            if before["name"] and session.name != before["name"] and before["sid"] != session.sid:
+                await asyncio.to_thread(self.revoked.revoke, str(before["sid"]))  # signed out: for good
             response.set_cookie(
                 SESSION_COOKIE,
-                self.signer.dumps({"name": session.name, "csrf": session.csrf, "stamp": session.stamp}),
+                self.signer.dumps(session.as_cookie()),
                 max_age=SESSION_MAX_AGE_S,
                 httponly=True,
                 samesite="lax",
@@ -156,8 +289,6 @@ class Guard(BaseHTTPMiddleware):
 
     async def _answer(self, request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
         session: Session = request.state.session
-        if int(request.headers.get("content-length") or 0) > BODY_MAX:
-            return Response("too large for a form of this page", status_code=413)
         self._who(request, session)
         path = request.url.path
         public = path in _PUBLIC or path.startswith("/static/")
@@ -166,8 +297,12 @@ class Guard(BaseHTTPMiddleware):
                 target = path + (f"?{request.url.query}" if request.url.query else "")
                 return RedirectResponse(f"/login?{urlencode({'next': target})}", status_code=303)
             return Response("sign in first", status_code=401)
-        if request.method == "POST" and not await csrf_ok(request, session):
-            return Response("the form's CSRF token is missing or wrong; reload the page", 403)
+        if request.method == "POST":
+            try:
+                if not await csrf_ok(request, session):
+                    return Response("the form's CSRF token is missing or wrong; reload the page", 403)
+            except HTTPException as exc:  # a form that cannot be read (too many fields, a part too large)
+                return Response(f"not a form of this page: {exc.detail}", status_code=exc.status_code)
         return await call_next(request)
 
     def _who(self, request: Request, session: Session) -> None:
@@ -186,7 +321,7 @@ async def csrf_ok(request: Request, session: Session) -> bool:
     token = request.headers.get("x-csrf-token")
     if token is None:
         await request.body()  # read whole first: Starlette hands a body read so on to the endpoint
-        form = await request.form()
+        form = await request.form(max_fields=FIELDS_MAX, max_files=FIELDS_MAX, max_part_size=BODY_MAX)
         value = form.get("csrf_token")
         token = value if isinstance(value, str) else None
     return token is not None and hmac.compare_digest(token.encode(), session.csrf.encode())
@@ -206,6 +341,15 @@ def secured(response: Response, archive_origin: str) -> Response:
     return response
 
 
+def forwarded_from(settings: Settings) -> tuple[bool, str | None]:
+    """uvicorn's `proxy_headers` and `forwarded_allow_ips`: forwarded headers believed only from the proxies
+    the operator lists (`web_forwarded_from`). uvicorn's own default believes any loopback peer, so that a
+    client on the machine could name any address to the sign-in throttle. Never when a proxy names the
+    person (`web_user_header`): then the page checks the proxy's own address."""
+    proxies = [] if settings.web_user_header else settings.web_forwarded_from
+    return bool(proxies), ",".join(proxies) or None
+
+
 def local(target: str) -> str:
     """A redirect target inside this site only: a path, never another host."""
     return target if target.startswith("/") and not target.startswith("//") and "\\" not in target else "/"
@@ -215,9 +359,18 @@ def local(target: str) -> str:
 
 
 class Throttle:
-    """Failed sign-ins hold off the next ones, per name and per address: after three failures, none
-    is tried for 1 s, doubling up to 30 s; an attempt before then is answered 429 at once, so a
-    guesser waits and nobody's request is kept open. Entries go after ten quiet minutes."""
+    """Failed sign-ins hold off the next ones, per address and per name at that address: after three
+    failures, none is tried for 1 s, doubling up to 30 s; an attempt before then is answered 429 at once,
+    so a guesser waits and nobody's request is kept open. Entries go after ten quiet minutes.
+
+    Keyed so that it throttles the guessing, not the owner: a guesser spraying names from one address is
+    held by the address's key, and one guessing a name from their address is held by that pair, while the
+    name's owner signing in from elsewhere is never kept out by them (`keys`). The address is the peer's,
+    or the forwarded one only from a proxy the operator lists (`web_forwarded_from`)."""
+
+    @staticmethod
+    def keys(name: str, address: str) -> tuple[str, str]:
+        return f"addr:{address}", f"name:{name.casefold()}@{address}"
 
     FORGET_S = 600.0
 

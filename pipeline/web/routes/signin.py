@@ -8,7 +8,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from pipeline.web.pages import page
-from pipeline.web.security import Session, local
+from pipeline.web.security import Session, Throttle, local
 from pipeline.web.state import Web
 
 router = APIRouter()
@@ -26,7 +26,8 @@ async def login_form(request: Request, next: str = "/") -> HTMLResponse:
 
 @router.post("/login", response_class=HTMLResponse)
 async def login(request: Request, web: Web) -> Response:
-    """Sign in with a name and password; failures slow the next tries of that name and address."""
+    """Sign in with a name and password; failures slow the next tries from that address, and of that name
+    from that address (security.Throttle)."""
     from pipeline.reviewers import MAX_NAME_LENGTH, check_password
 
     form = await request.form()
@@ -35,7 +36,7 @@ async def login(request: Request, web: Web) -> Response:
     target = local(str(form.get("next") or "/"))
     if not name or len(name) > MAX_NAME_LENGTH:
         return page(request, "login.html", 401, next=target, problem="wrong name or password")
-    keys = (f"name:{name.casefold()}", f"addr:{request.client.host if request.client else '-'}")
+    keys = Throttle.keys(name, request.client.host if request.client else "-")
     wait = web.throttle.wait_s(*keys)
     if wait:
         answer = page(
