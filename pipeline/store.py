@@ -51,7 +51,7 @@ from typing import Any, Literal, TypeVar
 
 import filelock
 import yaml
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from pipeline.errors import (
     ConflictError,
@@ -65,7 +65,7 @@ from pipeline.errors import (
 )
 from pipeline.ids import canonical_url, case_id, case_number, check_case_id, check_draft_id, same_page_key
 from pipeline.models import CANDIDATE_ID_PATTERN, Candidate, Case, Draft, FeedState, LinkState, SourceEntry
-from pipeline.records import dump_json, dump_record, file_name_fault, load_record
+from pipeline.records import decode_utf8, dump_json, dump_record, faults_from, file_name_fault, load_json, load_record
 from pipeline.registry import RegisteredFeed, RegisteredSource, parse_entries, parse_feeds, parse_registry
 from pipeline.settings import SETTINGS_FILE, Settings, settings_file_text
 
@@ -89,6 +89,8 @@ TREE_CACHE = "tree.pickle"  # a site's files' and inputs' hashes (in Store.site_
 OLD_TREE_CACHE = ".build-cache.json"  # where earlier builds kept it: in the site folder, published with it
 SIMILAR_CACHE = "similar.pickle"  # the similarity index (Store.similar_cache_path; pipeline.similar.library)
 LOCK_TIMEOUT_S = 120.0
+# What to do about a state file of .incidentlib/ that cannot be read: it is the pipeline's memory, not data.
+_STATE_HINT = "a state file of incidentlib's: restore it, or move it away and the next run starts it afresh"
 DATA_FOLDERS = ("sources", "drafts", "cases")
 # In sources/ beside the registry, and not part of it.
 FEEDS_FILE = "feeds.yaml"
@@ -401,10 +403,19 @@ class Store:
         entries: list[RegisteredSource] = []
         faults: list[Fault] = []
         for path in self.source_files():
-            got, bad = parse_registry(path.read_text(encoding="utf-8"), self.label(path))
+            try:
+                text = self._yaml_text(path)
+            except InvalidRecord as exc:
+                faults.extend(exc.faults)
+                continue
+            got, bad = parse_registry(text, self.label(path))
             entries.extend(got)
             faults.extend(bad)
         return entries, faults
+
+    def _yaml_text(self, path: Path) -> str:
+        """A YAML file of sources/ as text; bytes that are not UTF-8 raise InvalidRecord naming the file."""
+        return decode_utf8(path.read_bytes(), self.label(path))
 
     def add_source(self, entry: SourceEntry, file_name: str = "added.yaml") -> Path:
         """Append one entry to a registry file, refusing a URL already registered anywhere.
@@ -424,7 +435,16 @@ class Store:
         if file_name in (FEEDS_FILE, CANDIDATES_FILE):
             raise InvalidId(f"registry file {file_name!r}: that name is kept for discover", value=file_name)
         path = self.sources_dir / file_name
-        registered, _ = self.read_sources()
+        registered, faults = self.read_sources()
+        # A fault of a whole file or entry (field "-": not UTF-8, not YAML, a key twice, not an entry) hides
+        # the URLs it holds from the check below: adding then could register a source twice.
+        unreadable = [fault for fault in faults if fault.field == "-"]
+        if unreadable:
+            more = f" (and {len(unreadable) - 1} more)" if len(unreadable) > 1 else ""
+            raise StoreError(
+                f"{unreadable[0]}{more}; nothing added: fix the registry first (`incidentlib validate` lists it)",
+                path=unreadable[0].path,
+            )
         where = {canonical_url(source.entry.url): source.where for source in registered}
         for index, entry in enumerate(entries):
             key = canonical_url(entry.url)
@@ -457,17 +477,21 @@ class Store:
     def read_feeds(self) -> tuple[list[RegisteredFeed], list[Fault]]:
         """The feeds of sources/feeds.yaml with their lines, and the faults of the entries that failed."""
         try:
-            text = self.feeds_path.read_text(encoding="utf-8")
+            text = self._yaml_text(self.feeds_path)
         except FileNotFoundError:
             return [], []
+        except InvalidRecord as exc:
+            return [], exc.faults
         return parse_feeds(text, self.label(self.feeds_path))
 
     def read_candidates(self) -> tuple[list[Candidate], list[Fault]]:
         """The candidates of sources/candidates.yaml (open and dismissed), and the faults of bad entries."""
         try:
-            text = self.candidates_path.read_text(encoding="utf-8")
+            text = self._yaml_text(self.candidates_path)
         except FileNotFoundError:
             return [], []
+        except InvalidRecord as exc:
+            return [], exc.faults
         label = self.label(self.candidates_path)
         entries, faults = parse_entries(text, label, Candidate)
         seen: dict[str, int] = {}
@@ -515,10 +539,24 @@ class Store:
     def _read_keyed(self, path: Path, model: type[M]) -> dict[str, M]:
         """A state file of records by URL; empty before it is first written."""
         try:
-            data = json.loads(path.read_bytes())
+            data = self._state_json(path)
         except FileNotFoundError:
             return {}
-        return {url: model.model_validate(record) for url, record in data.items()}
+        label = self.label(path)
+        if not isinstance(data, dict):
+            raise StoreError(f"{label}: -: expected an object of records by URL; {_STATE_HINT}", path=label)
+        try:
+            return {url: model.model_validate(record) for url, record in data.items()}
+        except ValidationError as exc:
+            raise StoreError(f"{faults_from(exc, label)[0]}; {_STATE_HINT}", path=label) from None
+
+    def _state_json(self, path: Path) -> Any:
+        """A JSON state file of `.incidentlib/`; one that cannot be read is a StoreError naming it."""
+        data = path.read_bytes()
+        try:
+            return load_json(data, self.label(path))
+        except InvalidRecord as exc:
+            raise StoreError(f"{exc}; {_STATE_HINT}", path=self.label(path)) from None
 
     def _merge_keyed(
         self,
@@ -594,9 +632,13 @@ class Store:
     def read_runs(self) -> dict[str, dict]:
         """The last run of each flow by name: when it started and ended, how, and its counts."""
         try:
-            return json.loads(self.runs_path.read_bytes())
+            runs = self._state_json(self.runs_path)
         except FileNotFoundError:
             return {}
+        if not isinstance(runs, dict):
+            label = self.label(self.runs_path)
+            raise StoreError(f"{label}: -: expected an object of runs by flow; {_STATE_HINT}", path=label)
+        return runs
 
     def record_run(self, flow: str, run: dict) -> None:
         """Keep `run` as the last run of `flow`, atomically and under the file's lock."""
