@@ -25,6 +25,8 @@ ONLY_WITHDRAWN = "only a withdrawn case has one: set `withdrawn` too (incidentli
 
 
 def _library(store: Store, make_case: Callable[..., Case], *ids: str) -> dict[str, bytes]:
+    # A library served at https://example.org/lib: its cases' addresses lie under that base (validate).
+    (store.root / "incidentlib.env").write_text("INCIDENTLIB_PUBLIC_BASE_URL=https://example.org/lib\n")
     for case_id in ids:
         store.write_case(make_case(case_id, url=f"https://example.org/lib/cases/{case_id}"))
     return {case_id: store.path("case", case_id).read_bytes() for case_id in ids}
