@@ -13,6 +13,7 @@ Layout under the data root:
     .incidentlib/feeds.json       each feed's validators and its entries' fingerprints (pipeline.discover)
     .incidentlib/feed-texts/      the text a feed carries for each open candidate (a postmortem)
     .incidentlib/prefect/         the local Prefect server `serve` starts (pipeline.server)
+    .incidentlib/tmp/             temporary folders of running processes, each named by its process id
     site/                         the reader's site built from cases/ (pipeline.site.build; ignored by git)
 
 Guarantees:
@@ -40,6 +41,7 @@ import json
 import os
 import pickle
 import re
+import shutil
 import tempfile
 import threading
 from collections.abc import Callable, Collection, Iterator, Mapping
@@ -88,6 +90,8 @@ SITE_DIR = "site"  # the reader's site, built from cases/ (`incidentlib site`); 
 TREE_CACHE = "tree.pickle"  # a site's files' and inputs' hashes (in Store.site_cache_dir; pipeline.site.build)
 OLD_TREE_CACHE = ".build-cache.json"  # where earlier builds kept it: in the site folder, published with it
 SIMILAR_CACHE = "similar.pickle"  # the similarity index (Store.similar_cache_path; pipeline.similar.library)
+SCRATCH_DIR = "tmp"  # temporary folders of running processes (Store.scratch), named `{prefix}-{pid}-{random}`
+_SCRATCH_NAME = re.compile(r"[a-z]+(?:-[a-z]+)*-(\d+)-[^/]+")
 LOCK_TIMEOUT_S = 120.0
 # What to do about a state file of .incidentlib/ that cannot be read: it is the pipeline's memory, not data.
 _STATE_HINT = "a state file of incidentlib's: restore it, or move it away and the next run starts it afresh"
@@ -304,6 +308,40 @@ class Store:
             yield
         finally:
             lock.release()
+
+    # ------------------------------------------------------------ scratch folders
+
+    @property
+    def scratch_root(self) -> Path:
+        return self.state_dir / SCRATCH_DIR
+
+    @contextmanager
+    def scratch(self, prefix: str) -> Iterator[Path]:
+        """A temporary folder of this process's in the data root's state, removed when it is left. Its name
+        holds the process's id, so that a process killed before removing it (SIGKILL, a crash, the machine
+        stopping) leaves nothing behind for long: `remove_stale_scratch`, at the start of the next one."""
+        self.remove_stale_scratch()
+        self.scratch_root.mkdir(parents=True, exist_ok=True)
+        folder = Path(tempfile.mkdtemp(prefix=f"{prefix}-{os.getpid()}-", dir=self.scratch_root))
+        try:
+            yield folder
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+
+    def remove_stale_scratch(self) -> list[str]:
+        """Remove the scratch folders whose process has ended (`scratch`); their labels. A folder whose name
+        holds no process id is left alone: it is none of ours."""
+        removed: list[str] = []
+        try:
+            found = list(self.scratch_root.iterdir())
+        except FileNotFoundError:
+            return removed
+        for folder in found:
+            owner = _SCRATCH_NAME.fullmatch(folder.name)
+            if owner and folder.is_dir() and not _process_alive(int(owner.group(1))):
+                shutil.rmtree(folder, ignore_errors=True)
+                removed.append(self.label(folder))
+        return removed
 
     # ------------------------------------------------------------ reading
 
@@ -967,6 +1005,19 @@ class InitReport:
     created: list[str] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+
+
+def _process_alive(pid: int) -> bool:
+    """Whether a process with this id runs (one of another user's counts: it may not be signalled)."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def data_root_problem(root: Path) -> str | None:
