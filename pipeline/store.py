@@ -522,8 +522,23 @@ class Store:
             return [], exc.faults
         return parse_feeds(text, self.label(self.feeds_path))
 
-    def read_candidates(self) -> tuple[list[Candidate], list[Fault]]:
-        """The candidates of sources/candidates.yaml (open and dismissed), and the faults of bad entries."""
+    def read_candidates(self, *, strict: bool = False) -> tuple[list[Candidate], list[Fault]]:
+        """The candidates of sources/candidates.yaml (open and dismissed), and the faults of bad entries.
+
+        `strict`, for a caller that writes the list back or shows it: a file or entry that cannot be read
+        (field "-": not UTF-8, not YAML, a key twice) raises StoreError, for writing back what was read
+        would lose what was not."""
+        candidates, faults = self._read_candidates()
+        unreadable = [fault for fault in faults if fault.field == "-"]
+        if strict and unreadable:
+            more = f" (and {len(unreadable) - 1} more)" if len(unreadable) > 1 else ""
+            raise StoreError(
+                f"{unreadable[0]}{more}; fix the file first (`incidentlib validate` lists what is wrong)",
+                path=self.label(self.candidates_path),
+            )
+        return candidates, faults
+
+    def _read_candidates(self) -> tuple[list[Candidate], list[Fault]]:
         try:
             text = self._yaml_text(self.candidates_path)
         except FileNotFoundError:

@@ -9,8 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_discover import serve_atom, write_feeds
 
 from pipeline.models import Draft
+from pipeline.standins.sitefarm import SiteFarm
 from pipeline.store import Store
 
 LATIN1_REGISTRY = "- url: https://example.org/ok\n- url: https://example.org/café\n  org: Café\n".encode("latin-1")
@@ -133,3 +135,33 @@ def test_a_state_file_that_cannot_be_read_is_one_line(
     assert result.exit_code == 1, result.output
     _one_line(result.stderr, f"Error: {problem}")
     assert "move it away and the next run starts it afresh" in result.stderr
+
+
+CANDIDATES = (
+    "- id: example-org-a-00000001\n  url: https://example.org/a\n  feed: https://example.org/feed.xml\n"
+    "  title: Caf\xe9 outage\n  found_at: 2026-11-01T00:00:00Z\n"
+).encode("latin-1")
+
+
+def test_an_unreadable_candidates_file_is_one_line_and_never_written_over(
+    cli: Callable, root: Path, farm: SiteFarm, monkeypatch: pytest.MonkeyPatch, prefect_api: None
+) -> None:
+    """Writing back the candidates read from a file that could not be read would lose every one of them."""
+    monkeypatch.setenv("INCIDENTLIB_ALLOW_PRIVATE_HOSTS", "1")
+    monkeypatch.setenv("INCIDENTLIB_PER_HOST_DELAY_S", "0")
+    path = root / "sources" / "candidates.yaml"
+    path.write_bytes(CANDIDATES)
+    fault = "sources/candidates.yaml:4: -: not UTF-8: byte 0xe9 at offset"
+
+    for command in (("candidates",), ("candidates", "dismiss", "example-org-a-00000001")):
+        result = cli(*command, "--root", str(root))
+        assert result.exit_code == 1, (command, result.output)
+        _one_line(result.stderr, f"Error: {fault}")
+
+    site = farm.add_site("feeds")
+    feed = serve_atom(site, "/news.xml", [{"url": "https://example.org/b", "title": "Another outage"}])
+    write_feeds(root, {"url": feed, "kind": "atom", "name": "news"})
+    discovered = cli("discover", "--root", str(root))
+    assert discovered.exit_code == 1, discovered.output
+    _one_line(discovered.stderr, f"Error: {fault}")
+    assert path.read_bytes() == CANDIDATES
