@@ -693,6 +693,14 @@ class Store:
             raise StoreError(f"{label}: -: expected an object of runs by flow; {_STATE_HINT}", path=label)
         return runs
 
+    def check_state(self, *names: Literal["runs", "links", "feeds"]) -> None:
+        """Read the JSON state files of `.incidentlib/` named (`runs.json`, ...); raise StoreError naming the
+        first that cannot be read. A command checks those its flow reads before it starts, so that such a
+        file is one line, not a failed run's traceback."""
+        readers = {"runs": self.read_runs, "links": self.read_links, "feeds": self.read_feed_states}
+        for name in names:
+            readers[name]()
+
     def record_run(self, flow: str, run: dict) -> None:
         """Keep `run` as the last run of `flow`, atomically and under the file's lock."""
         with self.lock("runs"):

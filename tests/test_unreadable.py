@@ -165,3 +165,19 @@ def test_an_unreadable_candidates_file_is_one_line_and_never_written_over(
     assert discovered.exit_code == 1, discovered.output
     _one_line(discovered.stderr, f"Error: {fault}")
     assert path.read_bytes() == CANDIDATES
+
+
+@pytest.mark.parametrize(
+    ("name", "command"),
+    [("links.json", "refresh"), ("links.json", "promote"), ("feeds.json", "discover"), ("runs.json", "crawl")],
+)
+def test_a_flow_command_names_a_state_file_it_cannot_read_before_its_run(
+    cli: Callable, root: Path, name: str, command: str, prefect_api: None
+) -> None:
+    """Not a failed flow run with Prefect's traceback in the log: one line, before anything runs."""
+    (root / ".incidentlib").mkdir(exist_ok=True)
+    (root / ".incidentlib" / name).write_bytes(b'{"https://example.org/a": ')
+    result = cli(command, "--root", str(root))
+    assert result.exit_code == 1, result.output
+    assert result.stderr.startswith(f"Error: .incidentlib/{name}:1: -: not valid JSON"), result.stderr
+    assert "Traceback" not in result.output
