@@ -42,6 +42,7 @@ import os
 import pickle
 import re
 import shutil
+import socket
 import tempfile
 import threading
 from collections.abc import Callable, Collection, Iterator, Mapping
@@ -90,8 +91,10 @@ SITE_DIR = "site"  # the reader's site, built from cases/ (`incidentlib site`); 
 TREE_CACHE = "tree.pickle"  # a site's files' and inputs' hashes (in Store.site_cache_dir; pipeline.site.build)
 OLD_TREE_CACHE = ".build-cache.json"  # where earlier builds kept it: in the site folder, published with it
 SIMILAR_CACHE = "similar.pickle"  # the similarity index (Store.similar_cache_path; pipeline.similar.library)
-SCRATCH_DIR = "tmp"  # temporary folders of running processes (Store.scratch), named `{prefix}-{pid}-{random}`
-_SCRATCH_NAME = re.compile(r"[a-z]+(?:-[a-z]+)*-(\d+)-[^/]+")
+# Temporary folders of running processes (Store.scratch), named `{prefix}-{pid}-{host}-{random}`: `host` a hash
+# of the machine's name, for a data root shared by machines (workers elsewhere), whose processes are not ours.
+SCRATCH_DIR = "tmp"
+_SCRATCH_NAME = re.compile(r"[a-z]+-(\d+)-([0-9a-f]{8})-.+")
 LOCK_TIMEOUT_S = 120.0
 # What to do about a state file of .incidentlib/ that cannot be read: it is the pipeline's memory, not data.
 _STATE_HINT = "a state file of incidentlib's: restore it, or move it away and the next run starts it afresh"
@@ -322,7 +325,7 @@ class Store:
         stopping) leaves nothing behind for long: `remove_stale_scratch`, at the start of the next one."""
         self.remove_stale_scratch()
         self.scratch_root.mkdir(parents=True, exist_ok=True)
-        folder = Path(tempfile.mkdtemp(prefix=f"{prefix}-{os.getpid()}-", dir=self.scratch_root))
+        folder = Path(tempfile.mkdtemp(prefix=f"{prefix}-{os.getpid()}-{_host()}-", dir=self.scratch_root))
         try:
             yield folder
         finally:
@@ -330,7 +333,7 @@ class Store:
 
     def remove_stale_scratch(self) -> list[str]:
         """Remove the scratch folders whose process has ended (`scratch`); their labels. A folder whose name
-        holds no process id is left alone: it is none of ours."""
+        holds no process id, or another machine's, is left alone: it is none of ours to judge."""
         removed: list[str] = []
         try:
             found = list(self.scratch_root.iterdir())
@@ -338,7 +341,7 @@ class Store:
             return removed
         for folder in found:
             owner = _SCRATCH_NAME.fullmatch(folder.name)
-            if owner and folder.is_dir() and not _process_alive(int(owner.group(1))):
+            if owner and owner.group(2) == _host() and folder.is_dir() and not _process_alive(int(owner.group(1))):
                 shutil.rmtree(folder, ignore_errors=True)
                 removed.append(self.label(folder))
         return removed
@@ -476,13 +479,7 @@ class Store:
         registered, faults = self.read_sources()
         # A fault of a whole file or entry (field "-": not UTF-8, not YAML, a key twice, not an entry) hides
         # the URLs it holds from the check below: adding then could register a source twice.
-        unreadable = [fault for fault in faults if fault.field == "-"]
-        if unreadable:
-            more = f" (and {len(unreadable) - 1} more)" if len(unreadable) > 1 else ""
-            raise StoreError(
-                f"{unreadable[0]}{more}; nothing added: fix the registry first (`incidentlib validate` lists it)",
-                path=unreadable[0].path,
-            )
+        _refuse_unreadable(faults, "nothing added: fix the registry first")
         where = {canonical_url(source.entry.url): source.where for source in registered}
         for index, entry in enumerate(entries):
             key = canonical_url(entry.url)
@@ -529,13 +526,8 @@ class Store:
         (field "-": not UTF-8, not YAML, a key twice) raises StoreError, for writing back what was read
         would lose what was not."""
         candidates, faults = self._read_candidates()
-        unreadable = [fault for fault in faults if fault.field == "-"]
-        if strict and unreadable:
-            more = f" (and {len(unreadable) - 1} more)" if len(unreadable) > 1 else ""
-            raise StoreError(
-                f"{unreadable[0]}{more}; fix the file first (`incidentlib validate` lists what is wrong)",
-                path=self.label(self.candidates_path),
-            )
+        if strict:
+            _refuse_unreadable(faults, "fix the file first")
         return candidates, faults
 
     def _read_candidates(self) -> tuple[list[Candidate], list[Fault]]:
@@ -1028,6 +1020,22 @@ class InitReport:
     created: list[str] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+
+
+def _refuse_unreadable(faults: list[Fault], then: str) -> None:
+    """Raise StoreError on the first fault of a YAML file of sources/ that leaves something unread: a file
+    (not UTF-8, not YAML) or an entry (a key twice, not a mapping), the faults whose field is "-". A caller
+    that writes the file back or checks against it must not go on without what it could not read."""
+    unreadable = [fault for fault in faults if fault.field == "-"]
+    if unreadable:
+        more = f" (and {len(unreadable) - 1} more)" if len(unreadable) > 1 else ""
+        raise StoreError(
+            f"{unreadable[0]}{more}; {then} (`incidentlib validate` lists what is wrong)", path=unreadable[0].path
+        )
+
+
+def _host() -> str:
+    return hashlib.sha256(socket.gethostname().encode()).hexdigest()[:8]
 
 
 def _process_alive(pid: int) -> bool:
