@@ -174,6 +174,11 @@ def _survivor_faults(survivor_id: str, label: str, cases: dict[str, tuple[Draft 
         return [Fault(label, "merged_into", f"{survivor_id} is not a case in cases/")]
     survivor = cases[survivor_id][0]
     if isinstance(survivor, Case) and survivor.withdrawn is not None:
-        onward = f", merged into {survivor.merged_into}: name that one" if survivor.merged_into else ""
+        onward = (
+            f", merged into {survivor.merged_into}: name that one, or finish the merge cut short that left it "
+            f"here with `incidentlib withdraw {survivor_id} --into {survivor.merged_into} --why …`"
+            if survivor.merged_into
+            else ""
+        )
         return [Fault(label, "merged_into", f"{survivor_id} is withdrawn itself{onward}")]
     return []

@@ -13,7 +13,7 @@ import pytest
 from helpers import complete_draft
 from test_merge import written
 
-from pipeline.models import DraftState
+from pipeline.models import Case, DraftState
 from pipeline.store import Store
 
 pytestmark = pytest.mark.usefixtures("prefect_api")
@@ -121,4 +121,32 @@ def test_a_merge_cut_short_before_the_withdrawal_is_reported_and_merge_finishes_
     finished = cli("merge", merged, "--into", "IL-0001", "--by", "carol", "--root", str(store.root))
     assert finished.exit_code == 0, finished.output
     assert store.read_case("IL-0002").merged_into == "IL-0001"
+    assert _validate(cli, store.root).exit_code == 0
+
+
+def test_a_merge_of_cases_cut_short_before_sending_on_is_reported_and_withdraw_finishes_it(
+    cli: Callable, store: Store, make_case: Callable[..., Case]
+) -> None:
+    for n in (1, 2, 3):
+        store.write_case(make_case(f"IL-000{n}", url=f"https://benchlet.com/incidentlib/app/cases/IL-000{n}"))
+    withdraw = ("withdraw", "--why", "a duplicate", "--by", "bob", "--root", str(store.root))
+    assert cli(*withdraw, "IL-0003", "--into", "IL-0002").exit_code == 0
+    earlier = store.path("case", "IL-0003")
+    before = earlier.read_bytes()
+    done = cli(*withdraw, "IL-0002", "--into", "IL-0001")
+    assert "IL-0003 now points at IL-0001" in done.stdout
+    # A crash after IL-0002 was withdrawn, before IL-0003, merged into it earlier, was sent on.
+    earlier.write_bytes(before)
+
+    validated = _validate(cli, store.root)
+    assert validated.exit_code == 1
+    assert validated.stdout == (
+        "cases/IL-0003.json: merged_into: IL-0002 is withdrawn itself, merged into IL-0001: name that one, or "
+        "finish the merge cut short that left it here with `incidentlib withdraw IL-0002 --into IL-0001 --why …`\n"
+    )
+
+    again = cli(*withdraw, "IL-0002", "--into", "IL-0001")
+    assert again.exit_code == 0, again.output
+    assert "IL-0003 now points at IL-0001" in again.stdout
+    assert store.read_case("IL-0003").merged_into == "IL-0001"
     assert _validate(cli, store.root).exit_code == 0

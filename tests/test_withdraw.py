@@ -193,7 +193,8 @@ def test_validate_names_a_merge_that_points_nowhere_or_at_a_withdrawn_case(
     assert result.stdout.splitlines() == [
         f"cases/IL-0005.json: merged_into: {ONLY_WITHDRAWN}",
         "cases/IL-0002.json: merged_into: IL-0009 is not a case in cases/",
-        "cases/IL-0004.json: merged_into: IL-0003 is withdrawn itself, merged into IL-0001: name that one",
+        "cases/IL-0004.json: merged_into: IL-0003 is withdrawn itself, merged into IL-0001: name that one, or "
+        "finish the merge cut short that left it here with `incidentlib withdraw IL-0003 --into IL-0001 --why …`",
     ]
 
 
