@@ -32,7 +32,7 @@ def candidates(store: Store, feed: str | None = None, *, dismissed: bool = False
     A candidate registered meanwhile (by hand, or by a crash between the two writes of an accept)
     is not shown: it is no longer waiting for anyone.
     """
-    found, _ = store.read_candidates()
+    found, _ = store.read_candidates(strict=True)
     registered = store.registered_by_page()
     wanted = _feed_urls(store, feed) if feed else None
     state = CandidateState.DISMISSED if dismissed else CandidateState.OPEN
@@ -51,7 +51,7 @@ def _feed_urls(store: Store, feed: str) -> set[str]:
     feeds, _ = store.read_feeds()
     urls = {f.feed.url for f in feeds if feed in (f.feed.name, f.feed.url)}
     if not urls:
-        found, _ = store.read_candidates()
+        found, _ = store.read_candidates(strict=True)
         urls = {c.feed for c in found if c.feed == feed}  # a feed since removed from feeds.yaml
     if not urls:
         raise RecordError(f"{store.label(store.feeds_path)}: no feed named {feed!r}")
@@ -82,7 +82,7 @@ def accept(
     report = AcceptReport()
     texts: list[tuple[SourceEntry, str]] = []
     with store.lock("sources"):
-        found, _ = store.read_candidates()
+        found, _ = store.read_candidates(strict=True)
         chosen = _open(store, found, ids)
         if all_from:
             urls = _feed_urls(store, all_from)
@@ -130,7 +130,7 @@ def accept(
 def dismiss(store: Store, ids: Sequence[str], *, reason: str | None = None) -> list[Candidate]:
     """Mark the candidates named dismissed, for good: no feed proposes them again."""
     with store.lock("sources"):
-        found, _ = store.read_candidates()
+        found, _ = store.read_candidates(strict=True)
         chosen = {c.id for c in _open(store, found, ids)}
         now = utc_now()
         changed = [

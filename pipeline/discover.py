@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pipeline import interrupt
 from pipeline.batch import each, raise_unexpected, tally, tally_reasons
 from pipeline.crawl import CrawlReport, SourceReport, write_feed_text
-from pipeline.errors import Fault, RecordError
+from pipeline.errors import Fault, RecordError, StoreError
 from pipeline.feeds import FEED_TYPES, FeedItem, FeedReading, NotAFeed, read_feed
 from pipeline.fetch import Fetcher
 from pipeline.ids import candidate_id, canonical_url, draft_id_for, same_page_key
@@ -107,6 +107,8 @@ class DiscoverReport:
     recrawl: list[SourceEntry] = field(default_factory=list)
     drafts: list[SourceReport] = field(default_factory=list)  # drafts written from a feed's text
     errors: list[Exception] = field(default_factory=list)  # unexpected: bugs to raise once reported
+    # Why nothing the feeds listed was sorted (the candidates file cannot be read): the next run reads them again.
+    stopped: str | None = None
 
     def counts(self) -> dict[str, int]:
         return {
@@ -133,6 +135,7 @@ class DiscoverReport:
             "drafts": [asdict(d) for d in self.drafts],
             "faults": [str(f) for f in self.faults],
             "errors": ["".join(traceback.format_exception(e)) for e in self.errors],
+            "stopped": self.stopped,
         }
 
 
@@ -292,7 +295,10 @@ async def discover_async(
     report = DiscoverReport(started_at=now, faults=faults, requests=requests, errors=errors)
     order = {feed.url: index for index, feed in enumerate(chosen)}
     fetched.sort(key=lambda f: order[f.feed.url])
-    await asyncio.to_thread(_propose, store, settings, fetched, report)
+    try:
+        await asyncio.to_thread(_propose, store, settings, fetched, report)
+    except StoreError as exc:  # nothing written: the feeds' states neither, so their entries come again
+        report.stopped = str(exc)
     for done in fetched:
         report.feeds.append(done.report)
         report.bytes_read += done.report.bytes_read
@@ -312,7 +318,7 @@ def _propose(store: Store, settings: Settings, fetched: list[_Fetched], report: 
         return
     with store.lock("sources"):
         registered = {key: source.entry for key, source in store.registered_by_page().items()}
-        candidates, _ = store.read_candidates()
+        candidates, _ = store.read_candidates(strict=True)
         sorting = _Sorting(store, report, registered, by_id={c.id: c for c in candidates})
         for done in fetched:
             if done.reading is None:

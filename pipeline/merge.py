@@ -51,6 +51,7 @@ __all__ = [
     "record_duplicates",
     "relate",
     "resolve",
+    "unfinished_merges",
 ]
 
 
@@ -158,6 +159,40 @@ def merge(store: Store, draft_id: str, *, into: str, by: str, comment: str | Non
         survivor = store.update_draft(survivor.id, lambda s: review.take_sources(s, draft, by, comment))
         draft = store.update_draft(draft.id, lambda d: review.merge(d, into, by, comment))
         return Merged(draft, survivor, moved, _withdraw_case(store, draft, survivor, by, comment))
+
+
+@dataclass(frozen=True)
+class Unfinished:
+    """A merge cut short between its writes: `draft` goes into `into`; `state` says what is left."""
+
+    draft: str
+    into: str
+    state: str
+
+    @property
+    def command(self) -> str:
+        return f"incidentlib merge {self.draft} --into {self.into}"
+
+
+def unfinished_merges(drafts: dict[str, Draft], cases: dict[str, Case]) -> list[Unfinished]:
+    """The merges a crash stopped between two of their writes (survivor, merged draft, its case's
+    withdrawal): each is finished by running the same merge again (`merge`)."""
+    found: list[Unfinished] = []
+    for survivor in drafts.values():
+        for entry in survivor.history:
+            taken = review.took_sources_of(entry)
+            other = drafts.get(taken) if taken else None
+            if other is not None and other.state != DraftState.MERGED:
+                left = Unfinished(other.id, survivor.id, f"{survivor.id} took its sources, but it is not merged")
+                if left not in found:
+                    found.append(left)
+    for draft in drafts.values():
+        if draft.state != DraftState.MERGED or not draft.case_id or not draft.merged_into:
+            continue
+        case = cases.get(draft.case_id)
+        if case is not None and case.withdrawn is None:
+            found.append(Unfinished(draft.id, draft.merged_into, f"merged, but its case {case.id} is not withdrawn"))
+    return found
 
 
 def _merged_draft(store: Store, draft_id: str, into: str) -> Draft:

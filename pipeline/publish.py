@@ -28,7 +28,17 @@ from pipeline.settings import Settings
 from pipeline.site.context import case_base_url
 from pipeline.store import Store
 
-__all__ = ["Outcome", "PromoteReport", "Promotion", "case_from_draft", "promote"]
+__all__ = [
+    "Outcome",
+    "PromoteReport",
+    "Promotion",
+    "case_from_draft",
+    "case_url",
+    "foreign_url",
+    "promote",
+    "promoted_unmarked",
+    "source_key",
+]
 
 Outcome = Literal["published", "updated", "incomplete", "skipped"]
 
@@ -56,6 +66,34 @@ class PromoteReport:
 _CASE_FIELDS = tuple(name for name in Case.model_fields if name not in PUBLISHED)
 
 
+def case_url(base_url: str, case_id: str) -> str:
+    """A case's permanent address: the site's base, then `/cases/{id}`."""
+    return f"{case_base_url(base_url)}/cases/{case_id}"
+
+
+def foreign_url(case: Case, base_url: str) -> str | None:
+    """Why a case's `url` is not its address under the library's base (a hand edit, a copy from another
+    library), or None when it lies under it."""
+    base = case_base_url(base_url)
+    if case.url.startswith(base + "/"):
+        return None
+    return f"{case.url} is not under the library's base {base}; the case's address is {case_url(base_url, case.id)}"
+
+
+def source_key(record: Draft | Case) -> tuple[str, ...]:
+    """What ties a case to the draft it was published from when the draft does not name it yet: exactly
+    the same sources."""
+    return tuple(sorted(s.url for s in record.sources))
+
+
+def promoted_unmarked(draft: Draft, cases_by_sources: dict[tuple[str, ...], str]) -> str | None:
+    """The case a promotion cut short published from `draft` before marking it (`_case_of`): an approved
+    draft naming no case, with a case of exactly its sources. The next `promote` finishes it."""
+    if draft.state != DraftState.APPROVED or draft.case_id is not None or not draft.sources:
+        return None
+    return cases_by_sources.get(source_key(draft))
+
+
 def case_from_draft(draft: Draft, case_id: str, base_url: str) -> Case:
     """The published record of a complete draft: the case fields only, in the published shape."""
     data = draft.model_dump(mode="json", include=set(_CASE_FIELDS))
@@ -67,7 +105,7 @@ def case_from_draft(draft: Draft, case_id: str, base_url: str) -> Case:
                 Source(url=s.url, kind=s.kind, archived=s.archived).model_dump(mode="json") for s in draft.sources
             ],
             "updated_at": utc_now().isoformat(),
-            "url": f"{case_base_url(base_url)}/cases/{case_id}",
+            "url": case_url(base_url, case_id),
             # The draft keeps each accepted translation's model and English; the case, which texts they are.
             "machine_translations": sorted(draft.machine_translated),
         }
@@ -85,13 +123,13 @@ def _case_of(store: Store, draft: Draft) -> str | None:
     The case is written before the draft is marked; after a crash between the two, the
     case with exactly the draft's sources is its own, and is updated, not published again.
     """
-    urls = sorted(s.url for s in draft.sources)
+    key = source_key(draft)
     for case_id in store.ids("case"):
         try:
             case = store.read_case(case_id)
         except InvalidRecord:
             continue
-        if sorted(s.url for s in case.sources) == urls:
+        if source_key(case) == key:
             return case_id
     return None
 

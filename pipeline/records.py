@@ -17,7 +17,16 @@ from pydantic_core import ErrorDetails
 from pipeline.errors import Fault, InvalidRecord
 from pipeline.gate import TextFault
 
-__all__ = ["dump_json", "dump_record", "faults_from", "file_name_fault", "load_record"]
+__all__ = [
+    "decode_utf8",
+    "dump_json",
+    "dump_record",
+    "duplicate_json_key",
+    "faults_from",
+    "file_name_fault",
+    "load_json",
+    "load_record",
+]
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -74,9 +83,68 @@ def file_name_fault(record: BaseModel, path: Path, label: str) -> Fault | None:
     return Fault(label, "id", f"{record_id!r} does not match the file name {path.name!r}")
 
 
-def load_record(model: type[M], data: bytes | str, label: str) -> M:
-    """Parse and validate one record; raise InvalidRecord with every fault, named by `label`."""
+def decode_utf8(data: bytes, label: str) -> str:
+    """A file's bytes as text; bytes that are not UTF-8 are one fault naming the file and the line."""
     try:
-        return model.model_validate_json(data)
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        byte = data[exc.start : exc.start + 1].hex()
+        fault = Fault(f"{label}:{line}", "-", f"not UTF-8: byte 0x{byte} at offset {exc.start}; save the file as UTF-8")
+        raise InvalidRecord([fault]) from None
+
+
+class _DuplicateKey(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_pairs(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
+    return found
+
+
+def duplicate_json_key(text: str | bytes) -> str | None:
+    """The first key an object of this (valid) JSON holds twice, else None: a reader keeps one of the two
+    values and another reader may keep the other (or both), so a record says each field once."""
+    try:
+        json.loads(text, object_pairs_hook=_unique_pairs)
+    except _DuplicateKey as exc:
+        return exc.key
+    return None
+
+
+def load_json(data: bytes, label: str) -> object:
+    """A JSON file of the data root's own (a state file), with one fault for bytes that are not UTF-8,
+    are not JSON, or hold a key twice."""
+    text = decode_utf8(data, label)
+    try:
+        return json.loads(text, object_pairs_hook=_unique_pairs)
+    except _DuplicateKey as exc:
+        raise InvalidRecord([Fault(label, exc.key, "duplicate key: this key appears twice in one object")]) from None
+    except json.JSONDecodeError as exc:
+        raise InvalidRecord([Fault(f"{label}:{exc.lineno}", "-", f"not valid JSON: {exc.msg}")]) from None
+
+
+def load_record(model: type[M], data: bytes | str, label: str) -> M:
+    """Parse and validate one record; raise InvalidRecord with every fault, named by `label`.
+
+    Bytes that are not UTF-8 and a key written twice are faults too: pydantic would read the one and keep
+    the last value of the other, while the file (the site's API copies it) still says both."""
+    try:
+        record = model.model_validate_json(data)
     except ValidationError as exc:
+        if isinstance(data, bytes) and any(error["type"] == "json_invalid" for error in exc.errors()):
+            decode_utf8(data, label)  # raises the clearer fault when the bytes are not UTF-8
         raise InvalidRecord(faults_from(exc, label)) from None
+    key = duplicate_json_key(data)
+    if key is not None:
+        raise InvalidRecord([Fault(label, key, "duplicate key: this field appears twice in one object")])
+    return record

@@ -101,6 +101,28 @@ def _yaml_fault(text: str, label: str) -> Fault:
     return Fault(label, "-", "not valid YAML")
 
 
+def _duplicate_keys(node: yaml.Node, label: str) -> list[Fault]:
+    """A key written twice in one mapping: YAML's loaders keep the last value without a word, so an entry
+    would be read otherwise than it reads. One fault for each, at the second key's line."""
+    faults = []
+    if isinstance(node, yaml.MappingNode):
+        seen: dict[object, int] = {}
+        for key, value in node.value:
+            if isinstance(key, yaml.ScalarNode):
+                line = key.start_mark.line + 1
+                if key.value in seen:
+                    faults.append(
+                        Fault(f"{label}:{line}", "-", f"duplicate key {key.value!r}: also at line {seen[key.value]}")
+                    )
+                else:
+                    seen[key.value] = line
+            faults += _duplicate_keys(value, label)
+    elif isinstance(node, yaml.SequenceNode):
+        for item in node.value:
+            faults += _duplicate_keys(item, label)
+    return faults
+
+
 def parse_entries(
     text: str, label: str, model: type[E], *, bare: str | None = None
 ) -> tuple[list[tuple[E, int]], list[Fault]]:
@@ -125,6 +147,10 @@ def parse_entries(
     faults: list[Fault] = []
     for node in root.value:
         where = f"{label}:{node.start_mark.line + 1}"
+        twice = _duplicate_keys(node, label)
+        if twice:
+            faults += twice
+            continue
         data = loader.construct_document(node)
         if isinstance(data, str) and bare:
             data = {bare: data}

@@ -55,6 +55,7 @@ Each function takes a draft and returns the new one, or raises ReviewError sayin
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -120,6 +121,7 @@ __all__ = [
     "set_field",
     "set_value",
     "take_sources",
+    "took_sources_of",
     "value_at",
     "without_notes",
     "write",
@@ -418,6 +420,16 @@ def take_sources(survivor: Draft, merged: Draft, by: str, comment: str | None = 
         possible_duplicates=duplicates,
         review=_unapproved(survivor),
     )
+
+
+# The survivor's note of `take_sources`, read back by `took_sources_of`.
+_TOOK = re.compile(r"took (?:the sources of|in) (\S+) \(merged into it\)")
+
+
+def took_sources_of(entry: Transition) -> str | None:
+    """The draft whose sources this history entry of a survivor took in (`take_sources`), else None."""
+    found = _TOOK.match(entry.comment or "") if entry.action == "merge" else None
+    return found.group(1) if found else None
 
 
 def _captured(source: DraftSource) -> bool:

@@ -14,6 +14,7 @@ Layout under the data root:
     .incidentlib/feed-texts/      the text a feed carries for each open candidate (a postmortem)
     .incidentlib/prefect/         the local Prefect server `serve` starts (pipeline.server)
     .incidentlib/web-sessions-revoked.json  the review page's sessions signed out (pipeline.web.security)
+    .incidentlib/tmp/             temporary folders of running processes, each named by its process id
     site/                         the reader's site built from cases/ (pipeline.site.build; ignored by git)
 
 Guarantees:
@@ -41,6 +42,8 @@ import json
 import os
 import pickle
 import re
+import shutil
+import socket
 import tempfile
 import threading
 from collections.abc import Callable, Collection, Iterator, Mapping
@@ -52,7 +55,7 @@ from typing import Any, Literal, TypeVar
 
 import filelock
 import yaml
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from pipeline.errors import (
     ConflictError,
@@ -66,7 +69,7 @@ from pipeline.errors import (
 )
 from pipeline.ids import canonical_url, case_id, case_number, check_case_id, check_draft_id, same_page_key
 from pipeline.models import CANDIDATE_ID_PATTERN, Candidate, Case, Draft, FeedState, LinkState, SourceEntry
-from pipeline.records import dump_json, dump_record, file_name_fault, load_record
+from pipeline.records import decode_utf8, dump_json, dump_record, faults_from, file_name_fault, load_json, load_record
 from pipeline.registry import RegisteredFeed, RegisteredSource, parse_entries, parse_feeds, parse_registry
 from pipeline.settings import SETTINGS_FILE, Settings, settings_file_text
 
@@ -89,7 +92,13 @@ SITE_DIR = "site"  # the reader's site, built from cases/ (`incidentlib site`); 
 TREE_CACHE = "tree.pickle"  # a site's files' and inputs' hashes (in Store.site_cache_dir; pipeline.site.build)
 OLD_TREE_CACHE = ".build-cache.json"  # where earlier builds kept it: in the site folder, published with it
 SIMILAR_CACHE = "similar.pickle"  # the similarity index (Store.similar_cache_path; pipeline.similar.library)
+# Temporary folders of running processes (Store.scratch), named `{prefix}-{pid}-{host}-{random}`: `host` a hash
+# of the machine's name, for a data root shared by machines (workers elsewhere), whose processes are not ours.
+SCRATCH_DIR = "tmp"
+_SCRATCH_NAME = re.compile(r"[a-z]+-(\d+)-([0-9a-f]{8})-.+")
 LOCK_TIMEOUT_S = 120.0
+# What to do about a state file of .incidentlib/ that cannot be read: it is the pipeline's memory, not data.
+_STATE_HINT = "a state file of incidentlib's: restore it, or move it away and the next run starts it afresh"
 DATA_FOLDERS = ("sources", "drafts", "cases")
 # In sources/ beside the registry, and not part of it.
 FEEDS_FILE = "feeds.yaml"
@@ -304,6 +313,40 @@ class Store:
         finally:
             lock.release()
 
+    # ------------------------------------------------------------ scratch folders
+
+    @property
+    def scratch_root(self) -> Path:
+        return self.state_dir / SCRATCH_DIR
+
+    @contextmanager
+    def scratch(self, prefix: str) -> Iterator[Path]:
+        """A temporary folder of this process's in the data root's state, removed when it is left. Its name
+        holds the process's id, so that a process killed before removing it (SIGKILL, a crash, the machine
+        stopping) leaves nothing behind for long: `remove_stale_scratch`, at the start of the next one."""
+        self.remove_stale_scratch()
+        self.scratch_root.mkdir(parents=True, exist_ok=True)
+        folder = Path(tempfile.mkdtemp(prefix=f"{prefix}-{os.getpid()}-{_host()}-", dir=self.scratch_root))
+        try:
+            yield folder
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+
+    def remove_stale_scratch(self) -> list[str]:
+        """Remove the scratch folders whose process has ended (`scratch`); their labels. A folder whose name
+        holds no process id, or another machine's, is left alone: it is none of ours to judge."""
+        removed: list[str] = []
+        try:
+            found = list(self.scratch_root.iterdir())
+        except FileNotFoundError:
+            return removed
+        for folder in found:
+            owner = _SCRATCH_NAME.fullmatch(folder.name)
+            if owner and owner.group(2) == _host() and folder.is_dir() and not _process_alive(int(owner.group(1))):
+                shutil.rmtree(folder, ignore_errors=True)
+                removed.append(self.label(folder))
+        return removed
+
     # ------------------------------------------------------------ reading
 
     def label(self, path: Path) -> str:
@@ -402,10 +445,19 @@ class Store:
         entries: list[RegisteredSource] = []
         faults: list[Fault] = []
         for path in self.source_files():
-            got, bad = parse_registry(path.read_text(encoding="utf-8"), self.label(path))
+            try:
+                text = self._yaml_text(path)
+            except InvalidRecord as exc:
+                faults.extend(exc.faults)
+                continue
+            got, bad = parse_registry(text, self.label(path))
             entries.extend(got)
             faults.extend(bad)
         return entries, faults
+
+    def _yaml_text(self, path: Path) -> str:
+        """A YAML file of sources/ as text; bytes that are not UTF-8 raise InvalidRecord naming the file."""
+        return decode_utf8(path.read_bytes(), self.label(path))
 
     def add_source(self, entry: SourceEntry, file_name: str = "added.yaml") -> Path:
         """Append one entry to a registry file, refusing a URL already registered anywhere.
@@ -425,7 +477,10 @@ class Store:
         if file_name in (FEEDS_FILE, CANDIDATES_FILE):
             raise InvalidId(f"registry file {file_name!r}: that name is kept for discover", value=file_name)
         path = self.sources_dir / file_name
-        registered, _ = self.read_sources()
+        registered, faults = self.read_sources()
+        # A fault of a whole file or entry (field "-": not UTF-8, not YAML, a key twice, not an entry) hides
+        # the URLs it holds from the check below: adding then could register a source twice.
+        _refuse_unreadable(faults, "nothing added: fix the registry first")
         where = {canonical_url(source.entry.url): source.where for source in registered}
         for index, entry in enumerate(entries):
             key = canonical_url(entry.url)
@@ -458,17 +513,31 @@ class Store:
     def read_feeds(self) -> tuple[list[RegisteredFeed], list[Fault]]:
         """The feeds of sources/feeds.yaml with their lines, and the faults of the entries that failed."""
         try:
-            text = self.feeds_path.read_text(encoding="utf-8")
+            text = self._yaml_text(self.feeds_path)
         except FileNotFoundError:
             return [], []
+        except InvalidRecord as exc:
+            return [], exc.faults
         return parse_feeds(text, self.label(self.feeds_path))
 
-    def read_candidates(self) -> tuple[list[Candidate], list[Fault]]:
-        """The candidates of sources/candidates.yaml (open and dismissed), and the faults of bad entries."""
+    def read_candidates(self, *, strict: bool = False) -> tuple[list[Candidate], list[Fault]]:
+        """The candidates of sources/candidates.yaml (open and dismissed), and the faults of bad entries.
+
+        `strict`, for a caller that writes the list back or shows it: a file or entry that cannot be read
+        (field "-": not UTF-8, not YAML, a key twice) raises StoreError, for writing back what was read
+        would lose what was not."""
+        candidates, faults = self._read_candidates()
+        if strict:
+            _refuse_unreadable(faults, "fix the file first")
+        return candidates, faults
+
+    def _read_candidates(self) -> tuple[list[Candidate], list[Fault]]:
         try:
-            text = self.candidates_path.read_text(encoding="utf-8")
+            text = self._yaml_text(self.candidates_path)
         except FileNotFoundError:
             return [], []
+        except InvalidRecord as exc:
+            return [], exc.faults
         label = self.label(self.candidates_path)
         entries, faults = parse_entries(text, label, Candidate)
         seen: dict[str, int] = {}
@@ -516,10 +585,24 @@ class Store:
     def _read_keyed(self, path: Path, model: type[M]) -> dict[str, M]:
         """A state file of records by URL; empty before it is first written."""
         try:
-            data = json.loads(path.read_bytes())
+            data = self._state_json(path)
         except FileNotFoundError:
             return {}
-        return {url: model.model_validate(record) for url, record in data.items()}
+        label = self.label(path)
+        if not isinstance(data, dict):
+            raise StoreError(f"{label}: -: expected an object of records by URL; {_STATE_HINT}", path=label)
+        try:
+            return {url: model.model_validate(record) for url, record in data.items()}
+        except ValidationError as exc:
+            raise StoreError(f"{faults_from(exc, label)[0]}; {_STATE_HINT}", path=label) from None
+
+    def _state_json(self, path: Path) -> Any:
+        """A JSON state file of `.incidentlib/`; one that cannot be read is a StoreError naming it."""
+        data = path.read_bytes()
+        try:
+            return load_json(data, self.label(path))
+        except InvalidRecord as exc:
+            raise StoreError(f"{exc}; {_STATE_HINT}", path=self.label(path)) from None
 
     def _merge_keyed(
         self,
@@ -595,9 +678,21 @@ class Store:
     def read_runs(self) -> dict[str, dict]:
         """The last run of each flow by name: when it started and ended, how, and its counts."""
         try:
-            return json.loads(self.runs_path.read_bytes())
+            runs = self._state_json(self.runs_path)
         except FileNotFoundError:
             return {}
+        if not isinstance(runs, dict):
+            label = self.label(self.runs_path)
+            raise StoreError(f"{label}: -: expected an object of runs by flow; {_STATE_HINT}", path=label)
+        return runs
+
+    def check_state(self, *names: Literal["runs", "links", "feeds"]) -> None:
+        """Read the JSON state files of `.incidentlib/` named (`runs.json`, ...); raise StoreError naming the
+        first that cannot be read. A command checks those its flow reads before it starts, so that such a
+        file is one line, not a failed run's traceback."""
+        readers = {"runs": self.read_runs, "links": self.read_links, "feeds": self.read_feed_states}
+        for name in names:
+            readers[name]()
 
     def record_run(self, flow: str, run: dict) -> None:
         """Keep `run` as the last run of `flow`, atomically and under the file's lock."""
@@ -926,6 +1021,35 @@ class InitReport:
     created: list[str] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+
+
+def _refuse_unreadable(faults: list[Fault], then: str) -> None:
+    """Raise StoreError on the first fault of a YAML file of sources/ that leaves something unread: a file
+    (not UTF-8, not YAML) or an entry (a key twice, not a mapping), the faults whose field is "-". A caller
+    that writes the file back or checks against it must not go on without what it could not read."""
+    unreadable = [fault for fault in faults if fault.field == "-"]
+    if unreadable:
+        more = f" (and {len(unreadable) - 1} more)" if len(unreadable) > 1 else ""
+        raise StoreError(
+            f"{unreadable[0]}{more}; {then} (`incidentlib validate` lists what is wrong)", path=unreadable[0].path
+        )
+
+
+def _host() -> str:
+    return hashlib.sha256(socket.gethostname().encode()).hexdigest()[:8]
+
+
+def _process_alive(pid: int) -> bool:
+    """Whether a process with this id runs (one of another user's counts: it may not be signalled)."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def data_root_problem(root: Path) -> str | None:

@@ -11,7 +11,9 @@ from dataclasses import dataclass, field
 
 from pipeline.errors import Fault, InvalidRecord
 from pipeline.ids import draft_id_for
+from pipeline.merge import unfinished_merges
 from pipeline.models import Case, Draft, DraftState
+from pipeline.publish import foreign_url, promoted_unmarked, source_key
 from pipeline.records import file_name_fault, load_record
 from pipeline.registry import find_duplicates
 from pipeline.review import missing_languages
@@ -45,8 +47,11 @@ def language_faults(record: Case | Draft, languages: Sequence[str], label: str) 
     ]
 
 
-def validate(store: Store, *, required_languages: Sequence[str] = ("en",)) -> ValidateReport:
-    """Every fault of every record under the store's root; no faults means all is well."""
+def validate(
+    store: Store, *, required_languages: Sequence[str] = ("en",), base_url: str | None = None
+) -> ValidateReport:
+    """Every fault of every record under the store's root; no faults means all is well. `base_url`: the
+    library's base (INCIDENTLIB_PUBLIC_BASE_URL), under which every case's `url` must lie."""
     sources, faults = store.read_sources()
     faults += find_duplicates(sources)
     feeds, feed_faults = store.read_feeds()
@@ -76,9 +81,13 @@ def validate(store: Store, *, required_languages: Sequence[str] = ("en",)) -> Va
             faults.append(misnamed)
         if isinstance(record, Case):
             faults += language_faults(record, required_languages, label)
+            foreign = foreign_url(record, base_url) if base_url else None
+            if foreign:
+                faults.append(Fault(label, "url", foreign))
         loaded[kind][path.stem] = (record, label)
 
     faults += _links(loaded)
+    faults += _cut_short(loaded)
     report.warnings = _moved_ids(loaded["draft"])
     return report
 
@@ -128,6 +137,26 @@ def _links(loaded: dict[RecordKind, dict[str, tuple[Draft | Case, str]]]) -> lis
     return faults
 
 
+def _cut_short(loaded: dict[RecordKind, dict[str, tuple[Draft | Case, str]]]) -> list[Fault]:
+    """A promotion or a merge a crash stopped between two of its writes, each named with the command that
+    finishes it: every record is whole, but the records disagree."""
+    drafts = {i: r for i, (r, _) in loaded["draft"].items() if isinstance(r, Draft)}
+    cases = {i: r for i, (r, _) in loaded["case"].items() if isinstance(r, Case)}
+    by_sources = {source_key(case): case_id for case_id, case in sorted(cases.items(), reverse=True)}
+    faults = []
+    for draft_id, draft in drafts.items():
+        case_id = promoted_unmarked(draft, by_sources)
+        if case_id:
+            problem = (
+                f"published as {case_id}, but not marked published (a promotion cut short): rerun `incidentlib promote`"
+            )
+            faults.append(Fault(loaded["draft"][draft_id][1], "state", problem))
+    for left in unfinished_merges(drafts, cases):
+        problem = f"a merge into {left.into} cut short ({left.state}): rerun `{left.command}`"
+        faults.append(Fault(loaded["draft"][left.draft][1], "merged_into", problem))
+    return faults
+
+
 def _merged_faults(
     draft: Draft, label: str, loaded: dict[RecordKind, dict[str, tuple[Draft | Case, str]]]
 ) -> list[Fault]:
@@ -145,6 +174,11 @@ def _survivor_faults(survivor_id: str, label: str, cases: dict[str, tuple[Draft 
         return [Fault(label, "merged_into", f"{survivor_id} is not a case in cases/")]
     survivor = cases[survivor_id][0]
     if isinstance(survivor, Case) and survivor.withdrawn is not None:
-        onward = f", merged into {survivor.merged_into}: name that one" if survivor.merged_into else ""
+        onward = (
+            f", merged into {survivor.merged_into}: name that one, or finish the merge cut short that left it "
+            f"here with `incidentlib withdraw {survivor_id} --into {survivor.merged_into} --why …`"
+            if survivor.merged_into
+            else ""
+        )
         return [Fault(label, "merged_into", f"{survivor_id} is withdrawn itself{onward}")]
     return []

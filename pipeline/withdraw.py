@@ -8,8 +8,9 @@ is never deleted; its file stays in cases/ with `withdrawn` (when), `withdrawn_r
 reader on. Its `updated_at` moves too, so the feeds and `modified_id.csv` carry the change to whoever
 syncs the library.
 
-Refused: an unknown case, a case already withdrawn, a survivor that is unknown, withdrawn itself or the
-case itself. Cases merged earlier into the one withdrawn now are sent on to its survivor in the same
+Refused: an unknown case, a case already withdrawn (but by the same merge cut short before it sent the
+cases merged into it on: running it again sends them on), a survivor that is unknown, withdrawn itself or
+the case itself. Cases merged earlier into the one withdrawn now are sent on to its survivor in the same
 step (one hop, never a chain); with no survivor to send them to, the withdrawal is refused. Each case
 is written atomically under its own lock (`Store.update_case`); the whole step holds the cases lock, so
 two withdrawals (or a withdrawal and a publication) do not interleave.
@@ -74,8 +75,15 @@ def withdraw(
         raise RecordError("say why the case is withdrawn (--why): its page tells the reader")
     at = now or utc_now()
     with store.lock("cases"):
-        _check(store, store.read_case(case_id), into)
+        case = store.read_case(case_id)
         earlier = _merged_into(store, case_id)
+        if into is not None and case.withdrawn is not None and case.merged_into == into and earlier:
+            # The same merge cut short after the case was written: the cases merged into it are sent on now
+            # (the withdrawal keeps its time and reason as written).
+            for other in earlier:
+                store.update_case(other, lambda c: c.model_copy(update={"merged_into": into, "updated_at": at}))
+            return Withdrawal(case_id, case.withdrawn, into, earlier)
+        _check(store, case, into)
         if earlier and into is None:
             raise RecordError(
                 f"{', '.join(earlier)} merged into {case_id}: withdraw it --into a survivor, so that they point at one"

@@ -25,6 +25,8 @@ ONLY_WITHDRAWN = "only a withdrawn case has one: set `withdrawn` too (incidentli
 
 
 def _library(store: Store, make_case: Callable[..., Case], *ids: str) -> dict[str, bytes]:
+    # A library served at https://example.org/lib: its cases' addresses lie under that base (validate).
+    (store.root / "incidentlib.env").write_text("INCIDENTLIB_PUBLIC_BASE_URL=https://example.org/lib\n")
     for case_id in ids:
         store.write_case(make_case(case_id, url=f"https://example.org/lib/cases/{case_id}"))
     return {case_id: store.path("case", case_id).read_bytes() for case_id in ids}
@@ -191,7 +193,8 @@ def test_validate_names_a_merge_that_points_nowhere_or_at_a_withdrawn_case(
     assert result.stdout.splitlines() == [
         f"cases/IL-0005.json: merged_into: {ONLY_WITHDRAWN}",
         "cases/IL-0002.json: merged_into: IL-0009 is not a case in cases/",
-        "cases/IL-0004.json: merged_into: IL-0003 is withdrawn itself, merged into IL-0001: name that one",
+        "cases/IL-0004.json: merged_into: IL-0003 is withdrawn itself, merged into IL-0001: name that one, or "
+        "finish the merge cut short that left it here with `incidentlib withdraw IL-0003 --into IL-0001 --why …`",
     ]
 
 

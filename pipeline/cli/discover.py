@@ -51,11 +51,13 @@ def discover(
     Every feed is read with a conditional request: an unchanged feed downloads nothing. A feed with
     its own schedule is read only when due, unless named with --feed. Sources a feed with auto_accept
     registered, and registered sources whose entry changed, are crawled next (unless --no-crawl).
-    Exit status 3 when some feeds (or sources crawled) failed, 4 when every one tried failed.
+    Exit status 3 when some feeds (or sources crawled) failed, 4 when every one tried failed; 1 when
+    sources/candidates.yaml cannot be read (nothing is sorted, and the next run reads the entries again).
     """
     settings = load_settings(root)
     if feed:  # a name that is no feed's is one line here, not a failed flow run and its traceback
         select_feeds(Store.from_settings(settings).read_feeds()[0], feed)
+    Store.from_settings(settings).check_state("runs", "feeds")  # so is a state file that cannot be read
     with flow_server(settings):
         from pipeline import flows  # Prefect reads its settings once, when imported: after the server is chosen
 
@@ -64,6 +66,9 @@ def discover(
         echo(json.dumps(run.to_dict(), indent=2, ensure_ascii=False))
     else:
         _print_discover(run)
+    if run.report.stopped:
+        typer.echo(f"Error: {run.report.stopped}", err=True)
+        raise typer.Exit(1)
     outcomes: list[str] = [feed.outcome for feed in run.report.feeds]
     outcomes += [source.outcome for source in run.crawl.sources] if run.crawl is not None else []
     raise typer.Exit(outcome_status(outcomes, failed={"failed"}, untried={"not_due", "deferred", "skipped"}))

@@ -84,7 +84,11 @@ def validate(root: RootOption = None, as_json: JsonOption = False) -> None:
     exit status unchanged) of drafts whose URL gives another id today: they keep theirs.
     """
     settings = load_settings(root)
-    report = validate_records(Store.from_settings(settings), required_languages=settings.required_languages)
+    report = validate_records(
+        Store.from_settings(settings),
+        required_languages=settings.required_languages,
+        base_url=settings.public_base_url,
+    )
     faults = report.faults
     counts = {"sources": report.sources, "drafts": report.drafts, "cases": report.cases}
     if report.feeds or report.candidates:

@@ -32,6 +32,7 @@ from pipeline.crawl import CrawlRun
 from pipeline.links import RefreshReport
 from pipeline.publish import PromoteReport
 from pipeline.settings import Settings
+from pipeline.store import Store
 
 
 class _Report(Protocol):
@@ -52,6 +53,9 @@ def _run_flow(
     """Run one flow on the data root, with a progress bar unless quiet, and give its report (of
     type `kind`); with --json, printed. A run a signal stopped raises Interrupted; a run that
     failed raises its error."""
+    # A state file the flow reads that cannot be read: one line here, not a failed run. Every flow records
+    # its run; promote builds the site, which shows the links' states, and refresh updates them.
+    Store.from_settings(settings).check_state("runs", *(("links",) if name in ("promote", "refresh") else ()))
     with flow_server(settings), flow_progress(progress and not as_json and verbosity() == 0):
         from pipeline import flows  # Prefect reads its settings once, when imported: after the server is chosen
 
@@ -159,7 +163,6 @@ def site(
     (a case's pages are never removed). Open it with `python -m http.server -d DIR`.
     """
     from pipeline.site.build import build_site
-    from pipeline.store import Store
 
     settings = load_settings(root)
     report = build_site(Store.from_settings(settings), settings, out)

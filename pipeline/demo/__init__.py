@@ -371,7 +371,9 @@ def _steps(
     report.steps.append(("site", _counts(built.counts())))
     say(f"site (after the refresh): {report.steps[-1][1]} -> {built.folder}")
 
-    report.faults = len(validate(store, required_languages=settings.required_languages).faults)
+    report.faults = len(
+        validate(store, required_languages=settings.required_languages, base_url=settings.public_base_url).faults
+    )
     report.steps.append(("validate", f"{report.faults} faults"))
     say(f"validate: {report.faults} faults")
     return report

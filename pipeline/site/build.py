@@ -31,7 +31,6 @@ import os
 import pickle
 import subprocess
 import sys
-import tempfile
 import time
 import zlib
 from collections.abc import Callable, Iterable, Iterator
@@ -243,10 +242,11 @@ def _make_files(
     # What a worker needs of the settings, and no more: the settings hold the archive's keys, and a job
     # file is a file.
     job = (store.root, ctx.base_url, dict(ctx.note), list(ctx.cases), ctx.built_at)
-    with tempfile.TemporaryDirectory(prefix="incidentlib-site-") as scratch:
+    # In the data root's state, named by this process: a build killed here leaves its folder to the next.
+    with store.scratch("site") as scratch:
         started = []
         for n, part in enumerate(parts[1:]):
-            given, result = Path(scratch) / f"job-{n}.pickle", Path(scratch) / f"made-{n}.pickle"
+            given, result = scratch / f"job-{n}.pickle", scratch / f"made-{n}.pickle"
             given.write_bytes(pickle.dumps((*job, part), protocol=pickle.HIGHEST_PROTOCOL))
             process = subprocess.Popen([sys.executable, "-m", "pipeline.site.worker", str(given), str(result)])
             started.append((process, result, part))
@@ -410,6 +410,7 @@ def build_site(store: Store, settings: Settings, out: Path | None = None, *, wor
 
 def _build_site(store: Store, settings: Settings, out: Path | None, workers: int | None) -> BuildReport:
     started = time.perf_counter()
+    store.remove_stale_scratch()  # what a build killed before (or any process of this root's) left behind
     folder = (out or store.site_dir).resolve()
     cases = _Cases(store)
     cards, changed, cards_cache = _cards(store, folder, cases)

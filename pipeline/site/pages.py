@@ -690,6 +690,13 @@ def _case_page(
         lang, _machine(case), "" if lang == "en" else f"{page.root}en/cases/{case.id}/", linked=case.withdrawn is None
     )
     fields = [_Field(row.path, _label(row.path, lang), _row_html(case, row, marks, lang_root)) for row in rows]
+    # The permanent address is the site's, never what the file says: a hand-edited `url` on another host
+    # (a fault of `validate`) is not shown as this case's address.
+    address = ctx.case_url(case.id)
+    fields = [
+        _Field(f.path, f.label, Markup(f'<a href="{_e(address)}">{_e(address)}</a>')) if f.path == "url" else f
+        for f in fields
+    ]
     text, bibtex = _citation(ctx, case, lang)
     gone = withdrawn(case)
     survivor = merged_into(case)
