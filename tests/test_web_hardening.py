@@ -211,3 +211,18 @@ def test_a_guesser_elsewhere_never_keeps_the_owner_out(data: Path) -> None:
             assert "; Secure" in cookie and "HttpOnly" in cookie, "over HTTPS the cookie is Secure"
     finally:
         server.stop()
+
+
+def test_a_damaged_state_file_is_one_line_on_the_page_not_a_server_error(data: Path) -> None:
+    (data / ".incidentlib").mkdir(exist_ok=True)
+    (data / ".incidentlib" / "links.json").write_bytes(b"{not json")
+    server = serve(data)
+    try:
+        with server.client() as browser:
+            assert sign_in(browser).status_code == 303
+            answer = browser.get(f"/drafts/{DRAFT_ID}")
+            assert answer.status_code == 422, answer.text
+            assert ".incidentlib/links.json" in answer.text
+    finally:
+        said = server.stop()
+    assert "Traceback" not in said, said

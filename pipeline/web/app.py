@@ -28,7 +28,7 @@ from jinja2 import Environment, FileSystemLoader
 from starlette.exceptions import HTTPException
 
 from pipeline import gate
-from pipeline.errors import RecordError, RecordNotFound
+from pipeline.errors import RecordError, RecordNotFound, StoreError
 from pipeline.settings import Settings
 from pipeline.store import Store
 from pipeline.web.cache import DraftCache
@@ -78,6 +78,7 @@ def create_app(settings: Settings) -> FastAPI:
     app.add_middleware(Sessions, signer=signer, revoked=Revoked(store), secure=settings.web_secure_cookies)
     app.add_middleware(BodyLimit)  # outermost: no layer reads a body before its size is known
     app.add_exception_handler(RecordError, _record_error)
+    app.add_exception_handler(StoreError, _record_error)  # a state file damaged: one line, not a server error
     app.add_exception_handler(HTTPException, _not_found)
 
     for area in (signin, queue, drafts, cases, candidates):
@@ -88,8 +89,8 @@ def create_app(settings: Settings) -> FastAPI:
 
 
 async def _record_error(request: Request, exc: Exception) -> HTMLResponse:
-    """A draft or case that is not there (404) or an id that names none, or a broken file (422):
-    one line, not a server error."""
+    """A draft or case that is not there (404) or an id that names none, or a broken file, a record's or a
+    state file's (422): one line naming it, not a server error."""
     if isinstance(exc, RecordNotFound):
         return page(request, "missing.html", 404, what=f"{exc.kind} {exc.record_id}")
     return page(request, "missing.html", 422, message=str(exc))
