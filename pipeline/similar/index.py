@@ -30,7 +30,7 @@ from __future__ import annotations
 import datetime
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any, Literal
 
@@ -58,6 +58,10 @@ __all__ = [
 CONTAINMENT = 0.8
 # A text of fewer shingles than this (a one-line status, an empty draft) is too short to call a copy.
 MIN_SHINGLES = 20
+# The rows a text is compared with, at the most: those met in the most LSH bands. A library of many near-copies
+# (a status page's templated posts) would otherwise compare each new draft with every one of them; the five
+# kept (`duplicates`' limit) are among the likeliest copies. Bounds the check's cost per draft.
+MAX_TEXT_CANDIDATES = 50
 # The same incident: dates at most this many days apart count as overlapping (time zones, an incident
 # over midnight, a status page dating by its last update), ...
 DATE_SLACK_DAYS = 2
@@ -246,6 +250,30 @@ class SimilarIndex:
                 rows[doc.org_slug].append(i)
         return dict(rows)
 
+    @cached_property
+    def _org_dates(self) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """Each org's rows whose dates are narrow enough to overlap (`_overlap`): rows, first and last day
+        (ordinals), so that a draft meets its org's dates in one vectorised comparison, not a loop."""
+        found: dict[str, list[tuple[int, int, int]]] = defaultdict(list)
+        for i, doc in enumerate(self.docs):
+            if doc.org_slug and doc.dates and (doc.dates[1] - doc.dates[0]).days <= MAX_SPAN_DAYS:
+                found[doc.org_slug].append((i, doc.dates[0].toordinal(), doc.dates[1].toordinal()))
+        return {
+            org: (np.array([r[0] for r in rows]), np.array([r[1] for r in rows]), np.array([r[2] for r in rows]))
+            for org, rows in found.items()
+        }
+
+    def _same_org_dates(self, doc: Doc) -> list[int]:
+        """The rows of `doc`'s org whose dates overlap its own (`_overlap`, vectorised)."""
+        if not doc.org_slug or doc.dates is None or (doc.dates[1] - doc.dates[0]).days > MAX_SPAN_DAYS:
+            return []
+        if doc.org_slug not in self._org_dates:
+            return []
+        rows, first, last = self._org_dates[doc.org_slug]
+        start, end = doc.dates[0].toordinal(), doc.dates[1].toordinal()
+        hit = (start - DATE_SLACK_DAYS <= last) & (first - DATE_SLACK_DAYS <= end)
+        return rows[hit].tolist()
+
     # ---------------------------------------------------------------- features of a doc asked about
 
     def _query(self, doc: Doc) -> tuple[np.ndarray, np.ndarray, sp.csr_matrix]:
@@ -264,15 +292,14 @@ class SimilarIndex:
 
     # ---------------------------------------------------------------- the rules
 
-    def _text_match(self, doc: Doc, other: int, own: np.ndarray) -> tuple[float, str, str | None] | None:
+    def _text_match(self, doc: Doc, other: int, own: np.ndarray) -> tuple[float, str] | None:
         theirs = self.shingle_sets[other]
         if min(len(own), len(theirs)) < MIN_SHINGLES:
             return None
         share = _containment(own, theirs)
         if share < CONTAINMENT:
             return None
-        quote = passage(doc.text, self.docs[other].text)
-        return share, f"same text: {share:.0%} of the shorter one's wording is in the other", quote
+        return share, f"same text: {share:.0%} of the shorter one's wording is in the other"
 
     def _date_reason(self, doc: Doc, other: Doc, cosine: float) -> str | None:
         if not doc.org_slug or doc.org_slug != other.org_slug or not _overlap(doc.dates, other.dates):
@@ -291,14 +318,20 @@ class SimilarIndex:
             return None
         score = max(text[0] if text else 0.0, cosine if date and cosine is not None else 0.0)
         reasons = tuple(r for r in (text[1] if text else None, date) if r)
-        return Match(self.docs[other].id, "duplicate", round(score, 2), reasons, text[2] if text else None)
+        # The shared passage (a copy's) is quoted later, for the matches kept alone (`duplicates`).
+        return Match(self.docs[other].id, "duplicate", round(score, 2), reasons, "" if text else None)
 
     def _candidates(self, doc: Doc, sets: np.ndarray, bands: np.ndarray) -> tuple[set[int], list[int]]:
-        """Rows met in an LSH band (for the text rule) and rows of the same org with overlapping dates."""
+        """Rows met in an LSH band (for the text rule), at most MAX_TEXT_CANDIDATES of those met in the most
+        bands, and rows of the same org with overlapping dates."""
         by_text: set[int] = set()
         if len(sets) >= MIN_SHINGLES and len(self.docs):
-            by_text = set(np.flatnonzero((self.bands == bands).any(axis=1)).tolist())
-        by_date = [i for i in self._by_org.get(doc.org_slug or "", ()) if _overlap(doc.dates, self.docs[i].dates)]
+            met = (self.bands == bands).sum(axis=1)
+            rows = np.flatnonzero(met)
+            if len(rows) > MAX_TEXT_CANDIDATES:  # most bands met first: the likeliest copies (then by row)
+                rows = rows[np.lexsort((rows, -met[rows]))[:MAX_TEXT_CANDIDATES]]
+            by_text = set(rows.tolist())
+        by_date = self._same_org_dates(doc)
         own = self.row.get(doc.id)
         return by_text - {own}, [i for i in by_date if i != own]
 
@@ -306,9 +339,21 @@ class SimilarIndex:
         """Drafts and cases that may tell the same incident as `doc` (never `doc` itself)."""
         sets, bands, vector = self._query(doc)
         by_text, by_date = self._candidates(doc, sets, bands)
-        cosines = dict(zip(by_date, self._cosines(vector, by_date).tolist(), strict=True))
+        # Of the org's rows with overlapping dates, those whose text is close enough for the date rule, the
+        # closest MAX_TEXT_CANDIDATES: a row below DATE_COSINE can only match by its text, met above if at all.
+        close = [
+            (i, c) for i, c in zip(by_date, self._cosines(vector, by_date).tolist(), strict=True) if c >= DATE_COSINE
+        ]
+        close.sort(key=lambda pair: (-pair[1], pair[0]))
+        cosines = dict(close[:MAX_TEXT_CANDIDATES])
+        by_date = list(cosines)
         found = (self._duplicate(doc, i, sets, cosines.get(i)) for i in sorted(by_text | set(by_date)))
-        return _ranked((m for m in found if m is not None), limit)
+        kept = _ranked((m for m in found if m is not None), limit)
+        # Quoting a passage reads both texts word by word: done for the matches kept, not for every copy met.
+        return [
+            replace(m, passage=passage(doc.text, self.docs[self.row[m.id]].text)) if m.passage == "" else m
+            for m in kept
+        ]
 
     def related(self, doc: Doc, *, limit: int = 5) -> list[Match]:
         """Cases sharing `doc`'s root cause and a component or symptom, with close narratives."""
