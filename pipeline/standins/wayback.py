@@ -74,6 +74,14 @@ Switches in `failures` turn on each failure mode the client must survive:
                          `original` is an e-mail address or a bare path: pipeline/standins/cdx.py)
     excluded_urls        URLs (by SURT key) whose playback answers the archive's exclusion page: 200,
                          "This URL has been excluded from the Wayback Machine.", no Memento-Datetime
+    drop_answers         the next N answers, of any kind, are cut off mid-way: the status line, the
+                         headers (the whole body's Content-Length) and half the body sent, then the
+                         connection closed (an HTTP client raises RemoteProtocolError), as the service's
+                         front does under load; the request itself was served (a submit started its job)
+    drop_share           that share (0 to 1) of the other answers cut off the same way, drawn at random
+                         from a generator seeded with `drop_seed` (0), so that a run can be repeated
+    stall_answers        the next N answers are held `stall_s` (2) seconds before they are sent: a client
+                         with a shorter timeout meets a read timeout (the request was served all the same)
 
 Bad keys need no switch: any keys but the configured ones answer 401.
 
@@ -82,7 +90,8 @@ From Python: `url`; `failures`; `captures` (every capture, in the order made) an
 timestamp, body, statuscode=200, mimetype="text/html", location=None)` (a capture held already,
 with a finished job, for older histories; `statuscode=301, location=target` holds an archived
 redirect, listed in CDX with its 3xx and replayed as one); `jobs`;
-`counts` (requests by kind: save, status, user, cdx, available, web, other; then 429 and refused);
+`counts` (requests by kind: save, status, user, cdx, available, web, other; then 429, refused and
+dropped: answers cut off mid-way);
 `firewall.bans` (the length of each ban so far); `set_limits(...)`; `down_for(seconds)`;
 `start`/`stop`/`serve_forever`, or `with WaybackStandIn(...) as wayback`.
 """
@@ -183,6 +192,11 @@ class Failures:
     # Jobs succeed with the page's error status as with capture_all (real job ends carry an
     # `http_status` of 4xx or 5xx without the client asking for it).
     capture_errors: bool = False
+    drop_answers: int = 0
+    drop_share: float = 0.0
+    drop_seed: int = 0
+    stall_answers: int = 0
+    stall_s: float = 2.0
 
 
 class _Window:
@@ -263,6 +277,20 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             self.connection.shutdown(socket.SHUT_RDWR)
             return
+        stall = standin._stall()
+        if stall:
+            time.sleep(stall)  # the service slow to answer, as a client meets it: no answer in time
+        if standin._cut_off():
+            # Served, then dropped mid-answer: the headers promise the whole body, half of it comes.
+            self.send_response(reply.status)
+            self.send_header("Content-Type", reply.content_type)
+            self.send_header("Content-Length", str(max(len(reply.body), 2)))
+            self.end_headers()
+            self.wfile.write(reply.body[: len(reply.body) // 2])
+            self.wfile.flush()
+            self.close_connection = True
+            self.connection.shutdown(socket.SHUT_RDWR)
+            return
         self.send_response(reply.status)
         self.send_header("Content-Type", reply.content_type)
         self.send_header("Content-Length", str(len(reply.body)))
@@ -313,7 +341,9 @@ class WaybackStandIn:
             "other": 0,
             "429": 0,
             "refused": 0,
+            "dropped": 0,
         }
+        self._drops: random.Random | None = None  # drawn from for `drop_share`, seeded at the first draw
         self.firewall = _Firewall(ban_after_s, ban_s)
         self._captures: list[Capture] = []
         self._running: set[str] = set()  # ids of jobs not yet ended
@@ -434,6 +464,30 @@ class WaybackStandIn:
             with self._lock:
                 self.counts["refused"] += 1
         return refusing
+
+    def _stall(self) -> float:
+        """How long the answer about to be sent is held (`stall_answers`): 0 for most."""
+        with self._lock:
+            if self.failures.stall_answers <= 0:
+                return 0.0
+            self.failures.stall_answers -= 1
+            return self.failures.stall_s
+
+    def _cut_off(self) -> bool:
+        """Whether the answer about to be sent is cut off mid-way (`drop_answers`, `drop_share`)."""
+        with self._lock:
+            f = self.failures
+            if f.drop_answers > 0:
+                f.drop_answers -= 1
+            elif f.drop_share > 0:
+                if self._drops is None:
+                    self._drops = random.Random(f.drop_seed)
+                if self._drops.random() >= f.drop_share:
+                    return False
+            else:
+                return False
+            self.counts["dropped"] += 1
+            return True
 
     def _job_seconds(self) -> float:
         if isinstance(self.job_seconds, tuple | list):
