@@ -134,6 +134,7 @@ class Reason(StrEnum):
     CAPTURE_NOT_NEWER = "capture-not-newer"
     BLOCKED_SITE = "blocked-site"
     INDEX_ROW_UNREADABLE = "index-row-unreadable"
+    CAPTURE_NOT_INDEXED = "capture-not-indexed"
 
     @classmethod
     def for_status(cls, status: int) -> Reason:
@@ -278,4 +279,6 @@ MEANINGS: dict[Reason, str] = {
     Reason.CAPTURE_NOT_NEWER: "the archive answered with a capture no newer than the recorded one (one an hour)",
     Reason.BLOCKED_SITE: "the archive will not show the URL's captures (the index blocks it, or playback excludes it)",
     Reason.INDEX_ROW_UNREADABLE: "an index row of the URL could not be read and may be newer than its newest capture",
+    Reason.CAPTURE_NOT_INDEXED: "the recorded capture is not in the index yet and playback cannot show it: "
+    "nothing was compared",
 }

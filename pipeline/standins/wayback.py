@@ -67,6 +67,9 @@ Switches in `failures` turn on each failure mode the client must survive:
     expire_jobs          job status is forgotten at once: the default pending body
     job_errors           {url: "error:<code>"}: jobs for that URL end in that documented error
     cdx_lag_s            a capture shows in CDX, availability and /web/ only this many seconds after it was made
+    index_lag_s          a capture shows in CDX and availability only this many seconds after it was made,
+                         while playback (/web/) serves it at once: the service's own lag (about 20 s); set
+                         it to an hour and back to 0 to hold a capture out of the index, no sleep needed
     blocked_hosts        hosts whose CDX lookups answer 403 "Blocked Site Error"
     bad_rows             {url: "kind[,kind]"}: CDX answers for that URL hold malformed rows: `timestamp`
                          (20000012170449, a month of 00), `fields` (six fields), `newer-timestamp` (a day
@@ -175,6 +178,7 @@ class Failures:
     stuck_pending: bool = False
     expire_jobs: bool = False
     cdx_lag_s: float = 0.0
+    index_lag_s: float = 0.0
     error_in_200: int = 0
     # {url: "error:<code>"}, or one of the job ends without a code of their own: HOST_PAUSED_END
     # (the host paused, under too-many-requests) and NO_STATUS_EXT (an error with no status_ext).
@@ -505,9 +509,10 @@ class WaybackStandIn:
                 self._running.discard(job_id)
                 self._run(job)
 
-    def _visible(self, now: float) -> list[Capture]:
-        """The captures the index shows by now (the lag of new captures; delay_wb_availability)."""
-        lag = self.failures.cdx_lag_s
+    def _visible(self, now: float, *, playback: bool = False) -> list[Capture]:
+        """The captures the index (or, with `playback`, playback) shows by now (the lag of new
+        captures; delay_wb_availability)."""
+        lag = self.failures.cdx_lag_s if playback else max(self.failures.cdx_lag_s, self.failures.index_lag_s)
         return [c for c in self._captures if now - c.made_at >= max(lag, spn.DELAY_WB_S if c.delayed else 0.0)]
 
     def _today(self) -> str:
@@ -841,7 +846,7 @@ class WaybackStandIn:
         key = surt_key(url) if url else ""
         if key and any(surt_key(excluded) == key for excluded in self.failures.excluded_urls):
             return Reply(200, EXCLUDED_PAGE, "text/html; charset=utf-8")
-        rows = [c for c in self._visible(now) if c.urlkey == key]
+        rows = [c for c in self._visible(now, playback=True) if c.urlkey == key]
         if not rows:
             return Reply(404, b"<html><body>Wayback Machine has not archived that URL.</body></html>", "text/html")
         exact = next((c for c in rows if c.timestamp == stamp), None)

@@ -569,17 +569,19 @@ class WaybackClient:
             return True
         return response.status_code in (301, 302) and not _excluded(response)
 
-    async def capture_bytes(self, timestamp: str, original: str) -> bytes:
+    async def capture_bytes(self, timestamp: str, original: str, *, exact: bool = False) -> bytes:
         """The original bytes of one capture (`/web/<timestamp>id_/<url>`).
 
         Redirects are followed, at most `_PLAYBACK_HOPS`: the archive's own to the nearest capture
         (no `Memento-Datetime`), and an archived redirect to its target's capture. What is
         returned is always a replayed 2xx (a page, as `CdxResult.is_page` counts one); an archived
         error page raises ArchivedErrorPage, the exclusion page WaybackExcluded, any other page of
-        the archive's own WaybackError."""
+        the archive's own WaybackError. With `exact`, the capture at `timestamp` or nothing: the
+        archive's own redirect to another capture (it does not serve that one, or not yet) raises
+        WaybackError."""
         path = f"/web/{timestamp}id_/{original}"
         seen = {path}
-        for _ in range(_PLAYBACK_HOPS):
+        for hop in range(_PLAYBACK_HOPS):
             response = await self.call("web", "GET", path, None, accept="*/*")
             memento = "Memento-Datetime" in response.headers
             if 200 <= response.status_code < 300 and memento:  # a 203 or 206 is the page too
@@ -597,6 +599,8 @@ class WaybackClient:
                     )
                 what = "a page of its own, not a capture" if response.status_code == 200 else "no capture"
                 raise WaybackError(f"{path}: answered HTTP {response.status_code}: {what}", url=original)
+            if exact and hop == 0 and not memento and not target.startswith(f"/web/{timestamp}"):
+                raise WaybackError(f"{path}: the archive does not serve this capture (yet)", url=original)
             if target in seen:
                 raise WaybackError(f"{path}: the archived redirects lead in a loop", url=original)
             seen.add(target)
