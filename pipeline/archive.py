@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import random
 import time
 from collections.abc import Callable
 from contextlib import ExitStack
@@ -37,6 +38,9 @@ from pipeline.wayback import WaybackClient
 __all__ = ["ArchiveReport", "SourceArchive", "archive", "archive_async", "sources_to_archive"]
 
 _log = logging.getLogger("incidentlib.archive")
+# Waits tried again within the run: the source's server's trouble (an attempt each), and the service's
+# passing trouble that the client's own tries did not see through (none used).
+_TRIED_AGAIN = SOURCE_TROUBLE | {Reason.SERVICE_ERROR}
 
 
 @dataclass
@@ -165,11 +169,12 @@ async def archive_async(
         async def one(url: str) -> SourceArchive:
             draft_ids, state, recorded = work[url]
             step = await archiver.one(draft_ids[0], url, state, recorded)
-            # The source's server misbehaving is tried again in this run too, after a doubling pause.
+            # The source's server misbehaving, or the service's passing trouble (a submit's answer cut
+            # off, a 5xx), is tried again in this run too, after a doubling pause with jitter.
             for retry in range(settings.in_run_retries):
-                if step.outcome != "waiting" or step.state.reason not in SOURCE_TROUBLE:
+                if step.outcome != "waiting" or step.state.reason not in _TRIED_AGAIN:
                     break
-                pause = min(settings.poll_interval_s * 2**retry, 60.0)
+                pause = min(settings.poll_interval_s * 2**retry, 60.0) * random.uniform(0.5, 1.5)
                 if pause >= client.left() or not await client.sleep(pause):
                     break  # the run's deadline or the archive out: the next run tries again
                 step = await archiver.one(draft_ids[0], url, step.state, recorded)

@@ -48,6 +48,7 @@ from pipeline.errors import (
     WaybackError,
     WaybackNotAsked,
     WaybackThrottled,
+    WaybackUnavailable,
 )
 from pipeline.models import ArchiveState, ArchiveStatus, utc_now
 from pipeline.reasons import Reason
@@ -353,11 +354,14 @@ class Archiver:
         if isinstance(exc, WaybackNotAsked | WaybackCongested):
             return Reason.NOT_TRIED
         self._trouble += 1
+        # Only connections refused (or closed unanswered), tried and tried again, say the archive is
+        # not there; an answer cut off, none in time or a 5xx is its passing trouble (the client asked
+        # again already): the source waits, and the run goes on.
         reason = (
             Reason.THROTTLED
             if isinstance(exc, WaybackThrottled)
             else Reason.SERVICE_UNREACHABLE
-            if "connection failed" in str(exc) or "no answer in time" in str(exc)
+            if isinstance(exc, WaybackUnavailable) and exc.unreached
             else Reason.SERVICE_ERROR
         )
         if self._trouble >= _OUT_AFTER and reason == Reason.SERVICE_UNREACHABLE:

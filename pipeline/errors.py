@@ -17,7 +17,7 @@
     │   ├── WaybackAuthError         no keys, or keys the archive refuses (401)
     │   ├── CaptureLimitError        the shared capture limit is missing or unreachable (`limit`)
     │   ├── WaybackThrottled         429: every archive call pauses behind the breaker (`pause`)
-    │   ├── WaybackUnavailable       5xx, a timeout or a dropped connection (the capture may exist)
+    │   ├── WaybackUnavailable       5xx, a timeout or a dropped connection (the capture may exist; `unreached`)
     │   │   ├── WaybackNotAsked      not asked: the archive is out this run, or the wait passes its deadline
     │   │   └── WaybackCongested     the client's own connections stayed busy: no trouble of the service's
     │   ├── WaybackExcluded          playback answered the archive's exclusion page: no capture shown
@@ -142,7 +142,15 @@ class WaybackThrottled(WaybackError):
 
 
 class WaybackUnavailable(WaybackError):
-    """5xx, a timeout or a dropped connection: the capture may or may not exist."""
+    """5xx, a timeout or a dropped connection: the capture may or may not exist.
+
+    `unreached` when no connection reached the service, tried and tried again (refused, not
+    opened in time, or closed before any answer): the archive cannot be reached. Otherwise it is
+    the service's passing trouble (a 5xx, an answer cut off mid-way, no answer in time)."""
+
+    def __init__(self, message: str, *, url: str | None = None, unreached: bool = False) -> None:
+        super().__init__(message, url=url)
+        self.unreached = unreached
 
 
 class WaybackExcluded(WaybackError):

@@ -9,6 +9,9 @@ For each source URL (once, however many records cite it):
    folder on a host, so a thousand sources cost tens of requests, not a thousand;
 3. whether the live page really changed since its newest capture, by comparing the
    normalised extracted text of both (dynamic pages differ byte for byte on every load);
+   when the index lags behind the recorded capture (or lacks the URL), with that capture
+   itself, by its playback. A page is `unchanged` only after such a comparison; one that
+   could not be compared waits (`capture-not-indexed`, `capture-unreadable`);
 4. a new capture when it changed, or when there is none (never of a dead page, nor of
    one that moved: that needs a person to update the source, and keeps its capture);
 5. `archived` set to the newest good capture in every draft and case citing the URL. A
@@ -151,6 +154,26 @@ class _Indexed:
     unreadable: bool
 
 
+@dataclass(frozen=True)
+class _Compared:
+    """The capture the live page is compared with: a row of the index, or a recorded link."""
+
+    timestamp: str
+    original: str
+    link: str
+
+    @classmethod
+    def of_row(cls, row: CdxRow) -> _Compared:
+        return cls(row.timestamp, row.original, row.link)
+
+    @classmethod
+    def of_link(cls, link: str) -> _Compared | None:
+        """A recorded `<base>/web/<timestamp>/<url>` link's capture; None for a link of another shape."""
+        stamp = snapshot_timestamp(link)
+        original = link.split("/web/", 1)[1].partition("/")[2] if stamp else ""
+        return cls(stamp, original, link) if stamp and original else None
+
+
 class _Refresher:
     def __init__(self, store: Store, settings: Settings, fetcher: Fetcher, client: WaybackClient) -> None:
         self.store, self.settings, self.fetcher, self.client = store, settings, fetcher, client
@@ -220,7 +243,15 @@ class _Refresher:
         return report, state
 
     async def _check(self, url: str, recorded: set[str], previous: LinkState | None) -> tuple[LinkReport, LinkState]:
-        before = previous if previous is not None and previous.status == LinkStatus.OK else None
+        # Validators only after a comparison: a 304 then means the page is still the text compared.
+        before = (
+            previous
+            if previous is not None
+            and previous.status == LinkStatus.OK
+            and previous.text_sha is not None
+            and previous.capture_text_sha is not None
+            else None
+        )
         live = await self.fetcher.fetch(
             url, etag=before.etag if before else None, last_modified=before.last_modified if before else None
         )
@@ -235,8 +266,12 @@ class _Refresher:
             if not await self.client.resolves(best_recorded):
                 recorded = recorded - {best_recorded}
                 best_recorded = _newest_recorded(recorded)
-        if best_recorded and (newest is None or _timestamp(best_recorded) > newest.timestamp):
+        lagging = best_recorded is not None and (newest is None or _timestamp(best_recorded) > newest.timestamp)
+        if lagging:
             newest = None  # the index lags behind what is recorded: links only ever move forward
+        # What the live page is compared with: the newest capture the index shows, or, when the index
+        # lags behind the recorded link (or lacks the URL), that recorded capture itself, by its playback.
+        compared = _Compared.of_row(newest) if newest else _Compared.of_link(best_recorded) if best_recorded else None
         state = LinkState(
             url=url,
             checked_at=utc_now(),
@@ -251,7 +286,7 @@ class _Refresher:
             text_sha=previous.text_sha if previous else None,
             archived=newest.link if newest else (best_recorded or (previous.archived if previous else None)),
             capture_text_sha=previous.capture_text_sha
-            if previous and newest and previous.archived == newest.link
+            if previous and compared and previous.archived == compared.link
             else None,
         )
         if status in (LinkStatus.GONE, LinkStatus.BLOCKED, LinkStatus.ERROR) or rows is None:
@@ -269,13 +304,15 @@ class _Refresher:
             state = state.model_copy(update={"archived": state.archived or _newest_recorded(recorded)})
             return LinkReport(url, outcome, status.value, state.archived, moved_to, reason), state
 
-        changed = newest is None and best_recorded is None
-        if live.outcome == "fetched" and live.body is not None and newest is not None:
-            live_sha = await asyncio.to_thread(_normalised_sha, live.body, live.final_url or url, live.content_type)
+        changed = compared is None
+        live_sha = await _live_sha(url, live, state.text_sha)
+        if compared is not None and live_sha is not None:
             state = state.model_copy(update={"text_sha": live_sha})
             capture_sha = state.capture_text_sha
             if capture_sha is None:
-                read = await self.capture_sha(newest)
+                read = await self.capture_sha(compared, exact=lagging)
+                if read == Reason.CAPTURE_UNREADABLE and lagging:
+                    read = Reason.CAPTURE_NOT_INDEXED  # not in the index, and playback cannot show it yet
                 if isinstance(read, Reason):
                     # Excluded from playback: the source's own for good, and its link is not moved
                     # to a capture no reader can see. Unreadable now: the next refresh tries again.
@@ -283,6 +320,8 @@ class _Refresher:
                     link = (best_recorded or (previous.archived if previous else None)) if excluded else state.archived
                     state = state.model_copy(update={"archived": link})
                     outcome = "failed" if excluded else "waiting"
+                    # Not compared: the validators go, so that the next refresh reads the page whole.
+                    state = state.model_copy(update={"etag": None, "last_modified": None})
                     return LinkReport(url, outcome, status.value, state.archived, moved_to, read), state
                 capture_sha = read
                 state = state.model_copy(update={"capture_text_sha": capture_sha})
@@ -292,6 +331,12 @@ class _Refresher:
             # The page lives elsewhere now: a person should update the source; its capture stays.
             return LinkReport(url, "moved", status.value, state.archived, moved_to), state
         if not changed:
+            if state.text_sha is None or state.capture_text_sha is None:
+                # Never `unchanged` without a comparison of the live text with a capture's: the page
+                # waits, its validators dropped so that the next refresh reads it whole.
+                state = state.model_copy(update={"etag": None, "last_modified": None})
+                reason = Reason.CAPTURE_NOT_INDEXED if lagging else Reason.CAPTURE_UNREADABLE
+                return LinkReport(url, "waiting", status.value, state.archived, moved_to, reason), state
             return LinkReport(url, "unchanged", status.value, state.archived, moved_to), state
 
         # A new capture, not one the archive already holds: only one newer than the newest known counts.
@@ -309,20 +354,28 @@ class _Refresher:
         state = state.model_copy(update={"archived": step.archived, "capture_text_sha": state.text_sha})
         return LinkReport(url, "re-archived", status.value, step.archived, moved_to), state
 
-    async def capture_sha(self, newest: CdxRow) -> str | Reason | None:
-        """The hash of the newest capture's text, as `_normalised_sha` makes it of the live page;
+    async def capture_sha(self, capture: _Compared, *, exact: bool = False) -> str | Reason | None:
+        """The hash of a capture's text, as `_normalised_sha` makes it of the live page;
         None when playback replays an error page (an archived 404, 429, 5xx: the page's history),
         BLOCKED_SITE when the archive excludes the URL from playback, CAPTURE_UNREADABLE when the
-        capture cannot be read now."""
+        capture cannot be read now (with `exact`, that very capture: not one nearest to it)."""
         try:
-            body = await self.client.capture_bytes(newest.timestamp, newest.original)
+            body = await self.client.capture_bytes(capture.timestamp, capture.original, exact=exact)
         except ArchivedErrorPage:
             return None
         except WaybackExcluded:
             return Reason.BLOCKED_SITE
         except WaybackError:
             return Reason.CAPTURE_UNREADABLE
-        return await asyncio.to_thread(_normalised_sha, body, newest.original, None)
+        return await asyncio.to_thread(_normalised_sha, body, capture.original, None)
+
+
+async def _live_sha(url: str, live: FetchResult, last: str | None) -> str | None:
+    """The hash of the live page's text: of the body read, or, when its server says it has not
+    changed (304), the one last read (`last`); None when neither is at hand."""
+    if live.outcome == "fetched" and live.body is not None:
+        return await asyncio.to_thread(_normalised_sha, live.body, live.final_url or url, live.content_type)
+    return last if live.outcome == "not_modified" else None
 
 
 async def _keep_nothing(draft_id: str | None, url: str, step: Step) -> None:

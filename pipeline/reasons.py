@@ -134,6 +134,7 @@ class Reason(StrEnum):
     CAPTURE_NOT_NEWER = "capture-not-newer"
     BLOCKED_SITE = "blocked-site"
     INDEX_ROW_UNREADABLE = "index-row-unreadable"
+    CAPTURE_NOT_INDEXED = "capture-not-indexed"
 
     @classmethod
     def for_status(cls, status: int) -> Reason:
@@ -228,8 +229,9 @@ MEANINGS: dict[Reason, str] = {
     Reason.SUBMIT_FAILED: "the capture request got no usable answer, and no capture was found",
     Reason.CAPTURE_NOT_YET_VISIBLE: "the archive says a recent capture exists; the index does not show it yet",
     Reason.CAPTURED_TODAY_NOT_YET_VISIBLE: "captured today already; the index does not show it yet",
-    Reason.SERVICE_UNREACHABLE: "the archive refused the connection or did not answer in time: it waits",
-    Reason.SERVICE_ERROR: "the archive answered 5xx, or a page where its API was due: it waits",
+    Reason.SERVICE_UNREACHABLE: "the archive refused every connection or closed it unanswered, tried again: it waits",
+    Reason.SERVICE_ERROR: "the archive answered 5xx or a page where its API was due, cut its answer off or was late, "
+    "tried again: it waits",
     Reason.ACCOUNT_QUOTA: "the account's daily capture quota is used up: it waits for a later run",
     Reason.HOST_QUOTA: "captures of the source's host are paused or over their quota: it waits",
     Reason.CAPTURE_DELAYED: "the archive accepted the capture and will start it later; the job is watched",
@@ -278,4 +280,6 @@ MEANINGS: dict[Reason, str] = {
     Reason.CAPTURE_NOT_NEWER: "the archive answered with a capture no newer than the recorded one (one an hour)",
     Reason.BLOCKED_SITE: "the archive will not show the URL's captures (the index blocks it, or playback excludes it)",
     Reason.INDEX_ROW_UNREADABLE: "an index row of the URL could not be read and may be newer than its newest capture",
+    Reason.CAPTURE_NOT_INDEXED: "the recorded capture is not in the index yet and playback cannot show it: "
+    "nothing was compared",
 }

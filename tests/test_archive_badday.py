@@ -5,15 +5,19 @@ at once and says so once; no call waits past the run's deadline; later runs capt
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
+import re
 import socket
 import threading
 import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
+from typing import Any
 
 import pytest
-from helpers import archive_settings, drafts_for
+from helpers import archive_settings, drafts_for, settings_env
 
 from pipeline.archive import archive
 from pipeline.links import refresh
@@ -204,3 +208,72 @@ def test_a_refresh_with_the_archive_out_ends_at_once_and_the_next_one_re_archive
         back = refresh(store, settings)
         assert not back.archive_out and back.counts()["re-archived"] == 4
         assert all(len(wayback.captures_of(url)) == 1 for url in urls)
+
+
+# ------------------------------------------------------------ the service's passing trouble, through the command
+
+
+def _archive_env(monkeypatch: pytest.MonkeyPatch, settings: Settings) -> None:
+    for name, value in settings_env(settings).items():
+        monkeypatch.setenv(name, value)
+
+
+@pytest.mark.parametrize(
+    ("switch", "count"),
+    [
+        ("drop_answers", 5),  # answers cut off mid-way (RemoteProtocolError): the bench's "cannot be reached"
+        ("stall_answers", 3),  # answers later than the client's timeout: a read timeout, three in a row
+        ("html_5xx", 4),  # the service's 502 pages
+    ],
+)
+def test_the_archive_command_rides_out_the_services_passing_trouble(
+    store: Store,
+    root: Path,
+    site: Site,
+    wayback: WaybackStandIn,
+    prefect_api: None,
+    cli: Callable[..., Any],
+    monkeypatch: pytest.MonkeyPatch,
+    switch: str,
+    count: int,
+) -> None:
+    urls = [site.url(f"/pm/{n}") for n in range(4)]
+    drafts_for(store, *urls)
+    _archive_env(monkeypatch, archive_settings(root, wayback, wayback_timeout_s=0.5))
+    wayback.failures.stall_s = 1.0
+    setattr(wayback.failures, switch, count)  # the first answers of the run: the account's sessions, lookups
+    result = cli("archive", "--root", str(root), "--json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["problem"] is None, "the service was there all along: it was never taken for out"
+    assert report["counts"]["captured"] == 4 and report["waiting"] == {}, report["counts"]
+    assert getattr(wayback.failures, switch) == 0, "every answer the switch spoiled was met"
+    assert all(len(wayback.captures_of(url)) == 1 for url in urls), "no source captured twice"
+    if switch == "drop_answers":
+        assert wayback.counts["dropped"] == count
+
+
+def test_an_archive_refusing_every_connection_stops_the_run_and_the_next_captures_what_waits(
+    store: Store,
+    root: Path,
+    site: Site,
+    wayback: WaybackStandIn,
+    prefect_api: None,
+    cli: Callable[..., Any],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    urls = [site.url(f"/pm/{n}") for n in range(3)]
+    drafts_for(store, *urls)
+    _archive_env(monkeypatch, archive_settings(root, wayback, wayback_timeout_s=0.5))
+    wayback.failures.drop_answers = 1  # passing trouble first, then the archive gone
+    wayback.down_for(3600)
+    out = cli("archive", "--root", str(root))
+    assert out.exit_code == 0, out.output
+    assert "captures stopped (service-unreachable)" in out.output
+    assert re.search(r"waiting: service-unreachable +│ +3 │", out.stdout), out.stdout
+    assert re.search(r"captured +│ +0 │", out.stdout), out.stdout
+    wayback.failures.down_until = 0.0  # back: the next run picks up what waited
+    back = cli("archive", "--root", str(root), "--json")
+    report = json.loads(back.stdout)
+    assert report["problem"] is None and report["counts"]["captured"] == 3, report["counts"]
+    assert all(len(wayback.captures_of(url)) == 1 for url in urls)

@@ -6,6 +6,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers import ago, archive_settings, artifact_text
@@ -320,4 +321,121 @@ def test_a_recorded_link_to_an_archived_error_page_still_leads_to_a_capture(
     link = f"https://web.archive.org/web/{capture.timestamp}/{url}"
     store.write_case(make_case("IL-0007", sources=[{"url": url, "kind": "blog", "archived": link}]))
     report = refresh(store, archive_settings(root, wayback))
-    assert outcomes(report) == [("unchanged", None, link)] and report.requests["web"] == 1
+    # Kept as a capture (playback answers it with Memento-Datetime), and read (one playback more): a
+    # capture of an error page is no copy of the page that answers now, so the page is captured anew.
+    (source,) = report.sources
+    newest = wayback.captures_of(url)[-1]
+    assert (source.outcome, source.reason) == ("re-archived", None) and report.requests["web"] == 2
+    assert source.archived == f"https://web.archive.org/web/{newest.timestamp}/{url}" != link
+    assert store.read_case("IL-0007").sources[0].archived == source.archived
+
+
+# ------------------------------------------------------------ an index that lags behind the recorded capture
+
+
+def command_env(monkeypatch: pytest.MonkeyPatch, settings: Settings) -> None:
+    from helpers import settings_env
+
+    for name, value in settings_env(settings).items():
+        monkeypatch.setenv(name, value)
+
+
+def refreshed_by_command(cli: Callable[..., Any], root: Path) -> list[tuple[str, str | None]]:
+    """`incidentlib refresh --json`: each link's outcome and reason."""
+    result = cli("refresh", "--root", str(root), "--json")
+    assert result.exit_code == 0, result.output
+    return [(s["outcome"], s["reason"]) for s in json.loads(result.stdout)["sources"]]
+
+
+def link_state(cli: Callable[..., Any], root: Path) -> dict[str, Any]:
+    """What `incidentlib links --json` keeps of the one link."""
+    (state,) = json.loads(cli("links", "--root", str(root), "--json").stdout)
+    return dict(state)
+
+
+@pytest.fixture
+def lagging(
+    store: Store, root: Path, site: Site, wayback: WaybackStandIn, prefect_api: None, monkeypatch: pytest.MonkeyPatch
+) -> tuple[str, str]:
+    """A page archived while the index lags behind its capture, as the service's does for about 20 s
+    after a job (playback serves the capture at once): its URL and the recorded link, newer than any
+    row the index shows."""
+    url = site.url("/pm/changed")
+    store.write_draft(new_draft(SourceEntry(url=url)))
+    settings = archive_settings(root, wayback)
+    command_env(monkeypatch, settings)
+    wayback.failures.index_lag_s = 3600.0  # held out of the index, no sleep: the switch, not the clock
+    archive(store, settings)
+    link = next(store.drafts()).sources[0].archived
+    assert link is not None and wayback.captures_of(url), "captured and recorded, unconfirmed"
+    return url, link
+
+
+def test_a_page_changed_after_a_capture_the_index_does_not_show_yet_is_re_archived(
+    lagging: tuple[str, str], root: Path, site: Site, wayback: WaybackStandIn, cli: Callable[..., Any]
+) -> None:
+    url, link = lagging
+    wayback.dedupe_s = 0  # the refresh runs after the service's hour
+    site.pages["/pm/changed"] = Page.html(
+        PAGE.format(title="Outage report", text="The changed incident.") + "<h2>Follow-up</h2><p>A section added.</p>"
+    )
+    assert refreshed_by_command(cli, root) == [("re-archived", None)]
+    state = link_state(cli, root)
+    assert state["text_sha"] and state["capture_text_sha"] == state["text_sha"], "compared, then captured anew"
+    newest = wayback.captures_of(url)[-1]
+    assert state["archived"] == f"https://web.archive.org/web/{newest.timestamp}/{url}" != link
+
+
+def test_within_the_services_hour_a_changed_page_waits_and_is_never_called_unchanged(
+    lagging: tuple[str, str], root: Path, site: Site, wayback: WaybackStandIn, cli: Callable[..., Any]
+) -> None:
+    """The issue's runs: the index 20 s behind, SPN2's dedupe window; the page got a section after
+    its capture. Twice refreshed within the hour, it waits; the hour gone, it is re-archived."""
+    url, link = lagging
+    site.pages["/pm/changed"] = Page.html(
+        PAGE.format(title="Outage report", text="The changed incident.") + "<h2>Follow-up</h2><p>A section added.</p>"
+    )
+    for _ in range(2):
+        assert refreshed_by_command(cli, root) == [("waiting", "capture-not-newer")]
+        state = link_state(cli, root)
+        assert state["text_sha"] and state["capture_text_sha"] and state["text_sha"] != state["capture_text_sha"]
+        assert state["archived"] == link and state["etag"] is None
+    wayback.failures.index_lag_s, wayback.dedupe_s = 0.0, 0
+    assert refreshed_by_command(cli, root) == [("re-archived", None)]
+    assert len(wayback.captures_of(url)) == 2
+
+
+def test_an_unchanged_page_is_unchanged_after_a_comparison_with_its_recorded_capture(
+    lagging: tuple[str, str], root: Path, wayback: WaybackStandIn, cli: Callable[..., Any]
+) -> None:
+    url, link = lagging
+    assert refreshed_by_command(cli, root) == [("unchanged", None)]
+    state = link_state(cli, root)
+    assert state["text_sha"] and state["capture_text_sha"] == state["text_sha"] and state["archived"] == link
+    assert len(wayback.captures_of(url)) == 1, "nothing captured again"
+
+
+def test_a_recorded_capture_playback_cannot_show_yet_waits_and_is_not_compared_with_an_older_one(
+    store: Store,
+    root: Path,
+    site: Site,
+    wayback: WaybackStandIn,
+    prefect_api: None,
+    cli: Callable[..., Any],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    url = site.url("/pm/changed")
+    wayback.add_capture(url, ago(48), site.pages["/pm/changed"].body)  # an older capture, in the index
+    store.write_draft(new_draft(SourceEntry(url=url)))
+    settings = archive_settings(root, wayback)
+    command_env(monkeypatch, settings)
+    wayback.failures.cdx_lag_s = 3600.0  # the new capture out of the index and of playback alike
+    archive(store, settings)
+    link = next(store.drafts()).sources[0].archived
+    site.pages["/pm/changed"] = page("The changed incident: a section added after the capture.")
+    for _ in range(2):
+        assert refreshed_by_command(cli, root) == [("waiting", "capture-not-indexed")]
+        state = link_state(cli, root)
+        assert state["capture_text_sha"] is None and state["archived"] == link and state["etag"] is None
+    wayback.failures.cdx_lag_s, wayback.dedupe_s = 0.0, 0
+    assert refreshed_by_command(cli, root) == [("re-archived", None)]

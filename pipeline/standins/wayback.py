@@ -67,6 +67,9 @@ Switches in `failures` turn on each failure mode the client must survive:
     expire_jobs          job status is forgotten at once: the default pending body
     job_errors           {url: "error:<code>"}: jobs for that URL end in that documented error
     cdx_lag_s            a capture shows in CDX, availability and /web/ only this many seconds after it was made
+    index_lag_s          a capture shows in CDX and availability only this many seconds after it was made,
+                         while playback (/web/) serves it at once: the service's own lag (about 20 s); set
+                         it to an hour and back to 0 to hold a capture out of the index, no sleep needed
     blocked_hosts        hosts whose CDX lookups answer 403 "Blocked Site Error"
     bad_rows             {url: "kind[,kind]"}: CDX answers for that URL hold malformed rows: `timestamp`
                          (20000012170449, a month of 00), `fields` (six fields), `newer-timestamp` (a day
@@ -74,6 +77,14 @@ Switches in `failures` turn on each failure mode the client must survive:
                          `original` is an e-mail address or a bare path: pipeline/standins/cdx.py)
     excluded_urls        URLs (by SURT key) whose playback answers the archive's exclusion page: 200,
                          "This URL has been excluded from the Wayback Machine.", no Memento-Datetime
+    drop_answers         the next N answers, of any kind, are cut off mid-way: the status line, the
+                         headers (the whole body's Content-Length) and half the body sent, then the
+                         connection closed (an HTTP client raises RemoteProtocolError), as the service's
+                         front does under load; the request itself was served (a submit started its job)
+    drop_share           that share (0 to 1) of the other answers cut off the same way, drawn at random
+                         from a generator seeded with `drop_seed` (0), so that a run can be repeated
+    stall_answers        the next N answers are held `stall_s` (2) seconds before they are sent: a client
+                         with a shorter timeout meets a read timeout (the request was served all the same)
 
 Bad keys need no switch: any keys but the configured ones answer 401.
 
@@ -82,7 +93,8 @@ From Python: `url`; `failures`; `captures` (every capture, in the order made) an
 timestamp, body, statuscode=200, mimetype="text/html", location=None)` (a capture held already,
 with a finished job, for older histories; `statuscode=301, location=target` holds an archived
 redirect, listed in CDX with its 3xx and replayed as one); `jobs`;
-`counts` (requests by kind: save, status, user, cdx, available, web, other; then 429 and refused);
+`counts` (requests by kind: save, status, user, cdx, available, web, other; then 429, refused and
+dropped: answers cut off mid-way);
 `firewall.bans` (the length of each ban so far); `set_limits(...)`; `down_for(seconds)`;
 `start`/`stop`/`serve_forever`, or `with WaybackStandIn(...) as wayback`.
 """
@@ -166,6 +178,7 @@ class Failures:
     stuck_pending: bool = False
     expire_jobs: bool = False
     cdx_lag_s: float = 0.0
+    index_lag_s: float = 0.0
     error_in_200: int = 0
     # {url: "error:<code>"}, or one of the job ends without a code of their own: HOST_PAUSED_END
     # (the host paused, under too-many-requests) and NO_STATUS_EXT (an error with no status_ext).
@@ -183,6 +196,11 @@ class Failures:
     # Jobs succeed with the page's error status as with capture_all (real job ends carry an
     # `http_status` of 4xx or 5xx without the client asking for it).
     capture_errors: bool = False
+    drop_answers: int = 0
+    drop_share: float = 0.0
+    drop_seed: int = 0
+    stall_answers: int = 0
+    stall_s: float = 2.0
 
 
 class _Window:
@@ -263,6 +281,20 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             self.connection.shutdown(socket.SHUT_RDWR)
             return
+        stall = standin._stall()
+        if stall:
+            time.sleep(stall)  # the service slow to answer, as a client meets it: no answer in time
+        if standin._cut_off():
+            # Served, then dropped mid-answer: the headers promise the whole body, half of it comes.
+            self.send_response(reply.status)
+            self.send_header("Content-Type", reply.content_type)
+            self.send_header("Content-Length", str(max(len(reply.body), 2)))
+            self.end_headers()
+            self.wfile.write(reply.body[: len(reply.body) // 2])
+            self.wfile.flush()
+            self.close_connection = True
+            self.connection.shutdown(socket.SHUT_RDWR)
+            return
         self.send_response(reply.status)
         self.send_header("Content-Type", reply.content_type)
         self.send_header("Content-Length", str(len(reply.body)))
@@ -313,7 +345,9 @@ class WaybackStandIn:
             "other": 0,
             "429": 0,
             "refused": 0,
+            "dropped": 0,
         }
+        self._drops: random.Random | None = None  # drawn from for `drop_share`, seeded at the first draw
         self.firewall = _Firewall(ban_after_s, ban_s)
         self._captures: list[Capture] = []
         self._running: set[str] = set()  # ids of jobs not yet ended
@@ -435,6 +469,30 @@ class WaybackStandIn:
                 self.counts["refused"] += 1
         return refusing
 
+    def _stall(self) -> float:
+        """How long the answer about to be sent is held (`stall_answers`): 0 for most."""
+        with self._lock:
+            if self.failures.stall_answers <= 0:
+                return 0.0
+            self.failures.stall_answers -= 1
+            return self.failures.stall_s
+
+    def _cut_off(self) -> bool:
+        """Whether the answer about to be sent is cut off mid-way (`drop_answers`, `drop_share`)."""
+        with self._lock:
+            f = self.failures
+            if f.drop_answers > 0:
+                f.drop_answers -= 1
+            elif f.drop_share > 0:
+                if self._drops is None:
+                    self._drops = random.Random(f.drop_seed)
+                if self._drops.random() >= f.drop_share:
+                    return False
+            else:
+                return False
+            self.counts["dropped"] += 1
+            return True
+
     def _job_seconds(self) -> float:
         if isinstance(self.job_seconds, tuple | list):
             low, high = self.job_seconds
@@ -451,9 +509,10 @@ class WaybackStandIn:
                 self._running.discard(job_id)
                 self._run(job)
 
-    def _visible(self, now: float) -> list[Capture]:
-        """The captures the index shows by now (the lag of new captures; delay_wb_availability)."""
-        lag = self.failures.cdx_lag_s
+    def _visible(self, now: float, *, playback: bool = False) -> list[Capture]:
+        """The captures the index (or, with `playback`, playback) shows by now (the lag of new
+        captures; delay_wb_availability)."""
+        lag = self.failures.cdx_lag_s if playback else max(self.failures.cdx_lag_s, self.failures.index_lag_s)
         return [c for c in self._captures if now - c.made_at >= max(lag, spn.DELAY_WB_S if c.delayed else 0.0)]
 
     def _today(self) -> str:
@@ -787,7 +846,7 @@ class WaybackStandIn:
         key = surt_key(url) if url else ""
         if key and any(surt_key(excluded) == key for excluded in self.failures.excluded_urls):
             return Reply(200, EXCLUDED_PAGE, "text/html; charset=utf-8")
-        rows = [c for c in self._visible(now) if c.urlkey == key]
+        rows = [c for c in self._visible(now, playback=True) if c.urlkey == key]
         if not rows:
             return Reply(404, b"<html><body>Wayback Machine has not archived that URL.</body></html>", "text/html")
         exact = next((c for c in rows if c.timestamp == stamp), None)

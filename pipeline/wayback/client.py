@@ -17,6 +17,11 @@ How the service behaves is in the manual (docs/archive.md). In short:
 - A run has a deadline (`archive_run_s`): no call waits for the breaker or a slot past it. A
   connection that cannot be opened is tried three times within seconds; then this client takes
   the archive for out (`out`) and makes no more calls (each raises WaybackNotAsked at once).
+- The service's passing trouble is not its absence: an answer cut off mid-way (the connection
+  dropped: RemoteProtocolError), no answer in time (a read timeout) or a 5xx is asked again, for a
+  request that asking twice cannot harm, after a doubling pause with jitter, within the deadline
+  (`_PASSING_TRIES`); then WaybackUnavailable, and the source waits. Only connections refused or
+  closed unanswered, every try, make the archive "cannot be reached" (`unreached`).
 - At most `CONNECTIONS` requests are in flight; the others wait their turn before taking one of
   the pool's connections, so the pool never runs dry, and a PoolTimeout, should one come, is the
   client's own congestion (WaybackCongested): it trips no breaker.
@@ -30,6 +35,7 @@ quote the header whole).
 from __future__ import annotations
 
 import asyncio
+import random
 import re
 import time
 from collections.abc import Collection
@@ -246,6 +252,15 @@ _UNPACED = 6
 # Tries at opening a connection before the run takes the archive for out, and the first wait between.
 _CONNECT_TRIES = 3
 _CONNECT_RETRY_S = 1.0
+# Tries of a request that met the service's passing trouble (an answer cut off, none in time, a 5xx),
+# and the first wait between (doubling, drawn between half and one and a half times it: jitter, so
+# that the calls one drop cut off do not all come back at once). Bounded by the run's deadline.
+_PASSING_TRIES = 4
+_PASSING_RETRY_S = 1.0
+
+
+class _CutOff(Exception):
+    """The connection was dropped, or went quiet, after the answer began: the service's passing trouble."""
 
 
 def _unreached(method: str) -> tuple[type[httpx.HTTPError], ...]:
@@ -254,6 +269,12 @@ def _unreached(method: str) -> tuple[type[httpx.HTTPError], ...]:
     if method == "GET":
         return (httpx.ConnectError, httpx.ConnectTimeout, httpx.RemoteProtocolError, httpx.ReadError)
     return (httpx.ConnectError, httpx.ConnectTimeout)
+
+
+def _repeatable(method: str) -> bool:
+    """Whether a request may be sent again after the service's passing trouble: a GET (a look
+    changes nothing). A submit is not: it may have started a capture, which the run looks for first."""
+    return method == "GET"
 
 
 class WaybackClient:
@@ -359,7 +380,8 @@ class WaybackClient:
         calls without a rate (`paced` False) take one of `_UNPACED` of them first.
 
         A connection that cannot be opened (`_unreached`) is tried again after a short doubling wait;
-        after `_CONNECT_TRIES`, the caller takes the archive for out."""
+        after `_CONNECT_TRIES`, the caller takes the archive for out. An answer begun and then cut
+        off (the connection dropped, or quiet past the timeout) raises _CutOff: the service was there."""
         held: list[asyncio.Semaphore] = []
         try:
             for semaphore in (self._in_flight,) if paced else (self._unpaced, self._in_flight):
@@ -372,15 +394,36 @@ class WaybackClient:
         try:
             for attempt in range(_CONNECT_TRIES):
                 try:
-                    return await self._client.request(method, path, **kwargs)
+                    request = self._client.build_request(method, path, **kwargs)
+                    response = await self._client.send(request, stream=True)
                 except _unreached(method):
                     if attempt == _CONNECT_TRIES - 1 or self.out is not None:
                         raise
-                await self.sleep(min(self.settings.breaker_backoff_s, _CONNECT_RETRY_S) * 2**attempt)
+                    await self.sleep(min(self.settings.breaker_backoff_s, _CONNECT_RETRY_S) * 2**attempt)
+                    continue
+                try:
+                    await response.aread()
+                except httpx.HTTPError as exc:  # after the status line: the service answered, then dropped
+                    raise _CutOff(type(exc).__name__) from None
+                finally:
+                    await response.aclose()
+                return response
             raise AssertionError("unreachable")  # the loop returns or raises
         finally:
             for semaphore in held:
                 semaphore.release()
+
+    async def _again(self, method: str, attempt: int) -> bool:
+        """After the service's passing trouble: wait before try `attempt + 2`, doubling, with jitter;
+        False when the request is not to be repeated, the tries are used up, the wait would pass the
+        run's deadline, or the archive went out meanwhile."""
+        if not _repeatable(method) or attempt + 1 >= _PASSING_TRIES:
+            return False
+        base = min(self.settings.breaker_backoff_s, _PASSING_RETRY_S) * 2**attempt
+        pause = base * random.uniform(0.5, 1.5)
+        if pause >= self.left():
+            return False
+        return await self.sleep(pause)
 
     async def call(
         self,
@@ -399,42 +442,62 @@ class WaybackClient:
         A playback answer with `Memento-Datetime` is returned as it is, whatever its status: it is
         the archived page's, and the caller reads it as the capture's.
 
-        A refused connection or a timeout trips the breaker like a 429: the service blocks a
-        client that kept going, at its firewall, for an hour.
+        A refused connection (tried `_CONNECT_TRIES` times) trips the breaker like a 429 and takes the
+        archive for out: the service blocks a client that kept going, at its firewall, for an hour.
+        The service's passing trouble (an answer cut off mid-way, none in time, a 5xx) is asked
+        again after a pause (`_again`), each try behind the breaker and the rate; what is still
+        trouble after the last raises WaybackUnavailable, the archive not taken for out.
         """
-        await self.pace(limiter, path)
-        self.requests[kind] += 1
-        headers = {"Accept": accept, **(self._auth() if auth else {})}
-        try:
-            query = httpx.QueryParams(tuple(params)) if params else None
-            response = await self._send(
-                method, path, paced=limiter is not None, headers=headers, params=query, data=data
-            )
-        except httpx.PoolTimeout:
-            # A wait for a connection of the client's own pool: its congestion, not the service's answer.
-            raise WaybackCongested(f"{path}: no connection of the client's own free in time (PoolTimeout)") from None
-        except httpx.HTTPError as exc:
-            # httpx's own text may quote a request header whole: said here without it.
-            pause = self.breaker.trip()
-            what = "no answer in time" if isinstance(exc, httpx.TimeoutException) else "the connection failed"
-            message = f"{path}: {what} ({type(exc).__name__}); every archive call pauses {pause:g} s"
-            if isinstance(exc, _unreached(method)):  # tried and tried again: no service there now
-                self.give_up(f"the archive cannot be reached ({message})")
-            raise WaybackUnavailable(message) from None
-        if path.startswith("/web/") and "Memento-Datetime" in response.headers:
-            # A replayed capture: its status (a 3xx, 404, 429, 5xx) is the archived page's, as it
-            # answered when captured, not the service's (docs/archive.md, "How playback answers").
-            self.breaker.close()
-            return response
-        if response.status_code == 429:
-            pause = self.breaker.trip(retry_after_seconds(response.headers.get("Retry-After")))
-            raise WaybackThrottled(f"{path}: 429 Too Many Requests; every archive call pauses {pause:g} s", pause=pause)
-        if response.status_code == 401:
-            raise WaybackAuthError(f"{path}: 401: the archive refused the keys")
-        if response.status_code >= 500:
-            raise WaybackUnavailable(f"{path}: answered HTTP {response.status_code}")
-        self.breaker.close()
-        return response
+        attempt = 0
+        while True:
+            await self.pace(limiter, path)
+            self.requests[kind] += 1
+            headers = {"Accept": accept, **(self._auth() if auth else {})}
+            try:
+                query = httpx.QueryParams(tuple(params)) if params else None
+                response = await self._send(
+                    method, path, paced=limiter is not None, headers=headers, params=query, data=data
+                )
+            except httpx.PoolTimeout:
+                # A wait for a connection of the client's own pool: its congestion, not the service's answer.
+                raise WaybackCongested(
+                    f"{path}: no connection of the client's own free in time (PoolTimeout)"
+                ) from None
+            except _CutOff as cut:
+                trouble = f"{path}: the answer was cut off ({cut})"
+            except httpx.HTTPError as exc:
+                # httpx's own text may quote a request header whole: said here without it.
+                if isinstance(exc, _unreached(method)):  # tried and tried again: no service there now
+                    pause = self.breaker.trip()
+                    message = (
+                        f"{path}: the connection failed ({type(exc).__name__}); every archive call pauses {pause:g} s"
+                    )
+                    self.give_up(f"the archive cannot be reached ({message})")
+                    raise WaybackUnavailable(message, unreached=True) from None
+                what = "no answer in time" if isinstance(exc, httpx.TimeoutException) else "the connection dropped"
+                trouble = f"{path}: {what} ({type(exc).__name__})"
+            else:
+                if path.startswith("/web/") and "Memento-Datetime" in response.headers:
+                    # A replayed capture: its status (a 3xx, 404, 429, 5xx) is the archived page's, as it
+                    # answered when captured, not the service's (docs/archive.md, "How playback answers").
+                    self.breaker.close()
+                    return response
+                if response.status_code == 429:
+                    pause = self.breaker.trip(retry_after_seconds(response.headers.get("Retry-After")))
+                    raise WaybackThrottled(
+                        f"{path}: 429 Too Many Requests; every archive call pauses {pause:g} s", pause=pause
+                    )
+                if response.status_code == 401:
+                    raise WaybackAuthError(f"{path}: 401: the archive refused the keys")
+                if response.status_code < 500:
+                    self.breaker.close()
+                    return response
+                trouble = f"{path}: answered HTTP {response.status_code}"
+            # The service's passing trouble: asked again after a pause, within the deadline.
+            if not await self._again(method, attempt):
+                tries = f" ({attempt + 1} tries)" if attempt else ""
+                raise WaybackUnavailable(trouble + tries)
+            attempt += 1
 
     # ------------------------------------------------------------ Save Page Now 2
 
@@ -506,17 +569,19 @@ class WaybackClient:
             return True
         return response.status_code in (301, 302) and not _excluded(response)
 
-    async def capture_bytes(self, timestamp: str, original: str) -> bytes:
+    async def capture_bytes(self, timestamp: str, original: str, *, exact: bool = False) -> bytes:
         """The original bytes of one capture (`/web/<timestamp>id_/<url>`).
 
         Redirects are followed, at most `_PLAYBACK_HOPS`: the archive's own to the nearest capture
         (no `Memento-Datetime`), and an archived redirect to its target's capture. What is
         returned is always a replayed 2xx (a page, as `CdxResult.is_page` counts one); an archived
         error page raises ArchivedErrorPage, the exclusion page WaybackExcluded, any other page of
-        the archive's own WaybackError."""
+        the archive's own WaybackError. With `exact`, the capture at `timestamp` or nothing: the
+        archive's own redirect to another capture (it does not serve that one, or not yet) raises
+        WaybackError."""
         path = f"/web/{timestamp}id_/{original}"
         seen = {path}
-        for _ in range(_PLAYBACK_HOPS):
+        for hop in range(_PLAYBACK_HOPS):
             response = await self.call("web", "GET", path, None, accept="*/*")
             memento = "Memento-Datetime" in response.headers
             if 200 <= response.status_code < 300 and memento:  # a 203 or 206 is the page too
@@ -534,6 +599,8 @@ class WaybackClient:
                     )
                 what = "a page of its own, not a capture" if response.status_code == 200 else "no capture"
                 raise WaybackError(f"{path}: answered HTTP {response.status_code}: {what}", url=original)
+            if exact and hop == 0 and not memento and not target.startswith(f"/web/{timestamp}"):
+                raise WaybackError(f"{path}: the archive does not serve this capture (yet)", url=original)
             if target in seen:
                 raise WaybackError(f"{path}: the archived redirects lead in a loop", url=original)
             seen.add(target)
