@@ -407,3 +407,28 @@ def test_a_date_no_calendar_has_leaves_the_record_comparable_by_its_text(store: 
     store.write_draft(page)
     assert doc_of_draft(md).dates is None
     assert [m.id for m in suggestions(store, page.id).duplicates] == [md.id]
+
+
+def test_a_library_of_near_copies_costs_each_draft_a_bounded_number_of_comparisons() -> None:
+    """Templated posts (a status page's, the benchmarks' farm) are near-copies of each other: each new draft
+    meets every one. It is compared with at most MAX_TEXT_CANDIDATES of them and keeps the five best, each
+    with its shared passage; in a smaller library the bound changes nothing."""
+    from pipeline.similar import index as similar_index
+
+    def doc(n: int) -> Doc:
+        steps = (f"at step {k} the runbook said the job queue on node {k} stopped draining" for k in range(30))
+        text = " ".join([f"Incident {n} of the queue.", *steps])
+        return Doc(f"bench-{n:04d}", "draft", "bench", None, frozenset(), frozenset(), None, text, text)
+
+    many = SimilarIndex.of(doc(n) for n in range(400))
+    few = SimilarIndex.of(doc(n) for n in range(similar_index.MAX_TEXT_CANDIDATES))
+
+    found = many.duplicates(doc(7))
+    assert len(found) == 5 and all(m.passage for m in found) and "bench-0007" not in [m.id for m in found]
+    sets, bands, _ = many._query(doc(7))
+    by_text, _ = many._candidates(doc(7), sets, bands)
+    # 399 copies met; the bound's worth compared (less the draft's own row, when it is among them)
+    assert similar_index.MAX_TEXT_CANDIDATES - 1 <= len(by_text) <= similar_index.MAX_TEXT_CANDIDATES
+    # Under the bound, every copy is found, as the rules find them over every row.
+    small = few.duplicates(doc(7), limit=100)
+    assert {m.id for m in small} == {d.id for d in few.docs} - {"bench-0007"}
