@@ -116,6 +116,8 @@ def main() -> None:
                 crawled = run(flow, CrawlRun, root=str(root), archive_new=False)
                 flow_runs.append(time.perf_counter() - start)
                 assert crawled.counts()["new"] == args.pages, crawled.counts()
+                assert crawled.duplicates is not None and not crawled.duplicates.unreadable, "the check ran whole"
+                assert len(crawled.duplicates.checked) == args.pages, crawled.duplicates.counts()
         finally:
             parent.send("stop")
             farm.join(timeout=30)
