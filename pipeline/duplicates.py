@@ -38,6 +38,9 @@ class DuplicateReport:
     written: list[str] = field(default_factory=list)
     flagged: dict[str, list[str]] = field(default_factory=dict)
     unreadable: list[str] = field(default_factory=list)  # record files the index could not read: one line each
+    # the records whose documents the index took in this time (added or replaced), every other row kept as
+    # it was: a check compares the changed drafts with the index, it does not rebuild it
+    indexed: list[str] = field(default_factory=list)
 
     def counts(self) -> dict[str, int]:
         return {"checked": len(self.checked), "flagged": len(self.flagged), "written": len(self.written)}
@@ -74,7 +77,7 @@ def flag_duplicates(store: Store, draft_ids: Iterable[str]) -> DuplicateReport:
     and keep what each may duplicate on it (see the module's words). An id that names no draft, or a draft
     whose review is over, is passed over."""
     library = load_library(store)
-    report = DuplicateReport(unreadable=list(library.unreadable))
+    report = DuplicateReport(unreadable=list(library.unreadable), indexed=list(library.indexed))
     queue = list(dict.fromkeys(draft_ids))
     seen: set[str] = set()
     known: dict[str, set[tuple[str, str]]] = {}

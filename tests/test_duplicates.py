@@ -208,6 +208,32 @@ def test_the_discover_flow_checks_the_drafts_it_crawled(
     assert [p.id for p in store.read_draft(b).possible_duplicates] == [a]
 
 
+def test_a_crawl_indexes_only_the_drafts_it_changed_not_the_whole_library(
+    farm: SiteFarm, root: Path, store: Store, crawl_env: None
+) -> None:
+    md_url, html_url = served_twice(root, farm)
+    site = farm.sites["acme"]
+    others = [site.url(f"/blog/other-{n}.md") for n in range(2)]
+    for n, post in enumerate((RELATED_POST, WARMUP_POST)):
+        site.pages[f"/blog/other-{n}.md"] = Page.markdown(markdown(post).decode())
+    urls = [md_url, html_url, *others]
+    (root / "sources" / "acme.yaml").write_text("".join(f"- url: {u}\n  org: Acme\n" for u in urls))
+    first = crawled(root)
+    assert first.duplicates is not None
+    assert first.duplicates.indexed == sorted(draft_id_for(u) for u in urls), "the first check builds the index"
+    changed = draft_id_for(others[0])
+    site.pages["/blog/other-0.md"] = Page.markdown(markdown([*RELATED_POST, "A section added later."]).decode())
+
+    run = crawled(root)
+
+    assert run.counts()["updated"] == 1
+    # The pair flagged by the first check was rewritten by it (its possible duplicates) and read again, but
+    # its documents are the same: the index took in the one draft the crawl changed, every other row kept.
+    assert run.duplicates is not None and run.duplicates.indexed == [changed]
+    assert run.duplicates.checked == [changed]
+    assert [p.id for p in store.read_draft(draft_id_for(md_url)).possible_duplicates] == [draft_id_for(html_url)]
+
+
 # ---------------------------------------------------------------- dismissals
 
 

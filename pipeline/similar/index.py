@@ -310,6 +310,8 @@ class SimilarIndex:
         return f"same org {doc.org_slug}, dates overlap: {_span(doc.dates)} and {_span(other.dates)}; text {cosine:.2f}"
 
     def _duplicate(self, doc: Doc, other: int, own: np.ndarray, cosine: float | None) -> Match | None:
+        """The match of row `other`, or None; a match by text has its passage "" until `_quoted` quotes it
+        (the costly part: see `duplicates`)."""
         if doc.page is not None and doc.page == self.docs[other].page:
             return None  # one page and the incidents cut from it: one document, not two tellings
         text = self._text_match(doc, other, own)
@@ -350,10 +352,13 @@ class SimilarIndex:
         found = (self._duplicate(doc, i, sets, cosines.get(i)) for i in sorted(by_text | set(by_date)))
         kept = _ranked((m for m in found if m is not None), limit)
         # Quoting a passage reads both texts word by word: done for the matches kept, not for every copy met.
-        return [
-            replace(m, passage=passage(doc.text, self.docs[self.row[m.id]].text)) if m.passage == "" else m
-            for m in kept
-        ]
+        return [self._quoted(doc, m) for m in kept]
+
+    def _quoted(self, doc: Doc, match: Match) -> Match:
+        """The match with its passage quoted, when it is a duplicate by text (passage "")."""
+        if match.passage != "":
+            return match
+        return replace(match, passage=passage(doc.text, self.docs[self.row[match.id]].text))
 
     def related(self, doc: Doc, *, limit: int = 5) -> list[Match]:
         """Cases sharing `doc`'s root cause and a component or symptom, with close narratives."""
@@ -455,5 +460,5 @@ class SimilarIndex:
                 cosine = float((self._weights[a] @ self._weights[b].T).toarray()[0, 0])
             match = self._duplicate(self.docs[a], b, self.shingle_sets[a], cosine)
             if match is not None:
-                out.append((self.docs[a].id, self.docs[b].id, match))
+                out.append((self.docs[a].id, self.docs[b].id, self._quoted(self.docs[a], match)))
         return out

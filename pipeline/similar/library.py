@@ -73,11 +73,15 @@ _Stat = tuple[int, int, int]
 @dataclass(frozen=True)
 class Library:
     """The index and what making it took: `read` names each record file parsed this time ("case:IL-0001",
-    "draft:acme-outage"), `unreadable` each one that could not be (its one-line error)."""
+    "draft:acme-outage"), `unreadable` each one that could not be (its one-line error), `indexed` each
+    record whose document was added to the index or replaced in it this time (every one, on a first build;
+    a file read again whose document is the same is not), `dropped` each one taken out."""
 
     index: SimilarIndex
     read: tuple[str, ...] = ()
     unreadable: tuple[str, ...] = ()
+    indexed: tuple[str, ...] = ()
+    dropped: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -175,17 +179,19 @@ def load_library(store: Store) -> Library:
         return Library(cache["index"])  # nothing changed since the last look
     docs = _docs(files)
     index: SimilarIndex = cache.get("index") or SimilarIndex.of(())
-    if cache:
+    if cache:  # only the documents that changed are indexed again: the rest keep their rows
         before = {d.id: d for d in index.docs}
         now = {d.id for d in docs}
         changed = [d for d in docs if before.get(d.id) != d]
-        if changed or len(before) != len(now) or set(before) != now:
-            index = index.updated(changed, removed=set(before) - now)
+        dropped = set(before) - now
+        if changed or dropped:
+            index = index.updated(changed, removed=dropped)
     else:
         index = SimilarIndex.of(docs)
+        changed, dropped = docs, set()
     if read or not cache:
         _keep(store, {"format": _FORMAT, "looked": looked, "files": files, "index": index})
-    return Library(index, tuple(read), tuple(unreadable))
+    return Library(index, tuple(read), tuple(unreadable), tuple(sorted(d.id for d in changed)), tuple(sorted(dropped)))
 
 
 def _keep(store: Store, cache: dict[str, Any]) -> None:
