@@ -34,7 +34,7 @@ from pipeline.errors import LockBusy, SettingsError
 from pipeline.prefect_env import QUIET, flush_to_server, prefect_environment
 from pipeline.server_process import PARENT_ENV, SOCKET_ENV
 from pipeline.settings import Settings
-from pipeline.store import Store, write_atomic
+from pipeline.store import Store, process_alive, write_atomic
 
 __all__ = ["LocalServer", "api_url_for", "command_server", "healthy", "prefect_home", "running_server"]
 
@@ -70,16 +70,6 @@ def healthy(api_url: str, timeout: float = 2.0) -> bool:
     return response.status_code == 200
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def _recorded_state(store: Store) -> tuple[LocalServer, str] | None:
     """The server a `serve` of this data root recorded, and its state (starting, running); None when none is."""
     try:
@@ -95,7 +85,7 @@ def recorded_server(store: Store) -> LocalServer | None:
     if recorded is None:
         return None
     server, state = recorded
-    if state != "running" or server.pid is None or not _alive(server.pid) or not healthy(server.api_url):
+    if state != "running" or server.pid is None or not process_alive(server.pid) or not healthy(server.api_url):
         return None
     return server
 

@@ -342,7 +342,7 @@ class Store:
             return removed
         for folder in found:
             owner = _SCRATCH_NAME.fullmatch(folder.name)
-            if owner and owner.group(2) == _host() and folder.is_dir() and not _process_alive(int(owner.group(1))):
+            if owner and owner.group(2) == _host() and folder.is_dir() and not process_alive(int(owner.group(1))):
                 shutil.rmtree(folder, ignore_errors=True)
                 removed.append(self.label(folder))
         return removed
@@ -1039,7 +1039,7 @@ def _host() -> str:
     return hashlib.sha256(socket.gethostname().encode()).hexdigest()[:8]
 
 
-def _process_alive(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
     """Whether a process with this id runs (one of another user's counts: it may not be signalled)."""
     if pid <= 0:
         return False
