@@ -101,21 +101,24 @@ def register(root: Path, urls: list[str]) -> None:
     (root / "sources" / "bench.yaml").write_text("".join(f"- url: {u}\n  org: Bench\n" for u in urls))
 
 
+def crawl_in_shares(store: Store, settings: Settings) -> CrawlReport:
+    """The crawl as the flow's tasks split it: the registry in shares of whole hosts, one thread a share."""
+    entries, _ = registry_entries(store)
+    groups = host_groups(entries, settings.crawl_task_groups)
+    concurrency = share_concurrency(settings, len(groups))
+    with ThreadPoolExecutor(len(groups)) as pool:
+        reports = list(pool.map(lambda g: crawl(store, settings, g, concurrency=concurrency), groups))
+    report = CrawlReport()
+    for part in reports:
+        report = report.merge(part)
+    return report
+
+
 def timed_crawl(root: Path, settings: Settings, *, shares: bool = True) -> tuple[float, dict]:
     settings = settings.model_copy(update={"root": root})
     store = Store(root)
     start = time.perf_counter()
-    if shares:
-        entries, _ = registry_entries(store)
-        groups = host_groups(entries, settings.crawl_task_groups)
-        concurrency = share_concurrency(settings, len(groups))
-        with ThreadPoolExecutor(len(groups)) as pool:
-            reports = list(pool.map(lambda g: crawl(store, settings, g, concurrency=concurrency), groups))
-        report = CrawlReport()
-        for part in reports:
-            report = report.merge(part)
-    else:
-        report = crawl(store, settings)
+    report = crawl_in_shares(store, settings) if shares else crawl(store, settings)
     return time.perf_counter() - start, {**report.counts(), "bodies": report.bodies, "writes": report.writes}
 
 

@@ -42,13 +42,11 @@ import statistics
 import sys
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from crawl import register, serve_farm
+from crawl import crawl_in_shares, register, serve_farm
 
-from pipeline.crawl import CrawlReport, crawl, host_groups, registry_entries, share_concurrency
 from pipeline.settings import Settings
 from pipeline.store import Store
 
@@ -61,14 +59,7 @@ def direct_run(root: Path, settings: Settings) -> tuple[float, float, dict[str, 
     settings = settings.model_copy(update={"root": root})
     store = Store(root)
     start = time.perf_counter()
-    entries, _ = registry_entries(store)
-    groups = host_groups(entries, settings.crawl_task_groups)
-    concurrency = share_concurrency(settings, len(groups))
-    with ThreadPoolExecutor(len(groups)) as pool:
-        reports = list(pool.map(lambda g: crawl(store, settings, g, concurrency=concurrency), groups))
-    report = CrawlReport()
-    for part in reports:
-        report = report.merge(part)
+    report = crawl_in_shares(store, settings)
     changed = [d for s in report.sources if s.outcome in ("new", "updated") for d in (s.draft_id, *s.parts)]
     checked_at = time.perf_counter()
     checks = flag_duplicates(store, changed) if changed else None
