@@ -56,13 +56,12 @@ scored as the blank draft the crawl would keep. Prints one JSON line:
 from __future__ import annotations
 
 import argparse
-import difflib
 import json
+import random
 import re
 import statistics
 import sys
 import time
-from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -72,12 +71,23 @@ from typing import Any
 from pipeline.draft import apply_extraction, new_draft
 from pipeline.errors import ExtractError
 from pipeline.extract import extract
+from pipeline.finder import Finder
+from pipeline.finder.candidates import candidates, words
+from pipeline.finder.labels import contains, covered_share, publisher, word_recall
+from pipeline.finder.model import Document as Labelled
+from pipeline.finder.model import FinderModel, cross_validate, fit, publisher_folds, sure_enough
 from pipeline.ids import canonical_url
 from pipeline.models import Draft, Origin, SectionField, SourceEntry
+from pipeline.settings import Settings
 
 PROSE_FIELDS = ("trigger", "detection", "impact", "root_cause", "remediation")
 DURATION_FIELDS = ("detected_after", "resolved_after")
 DEFAULT_FOLDER = Path("../shared/corpus/postmortems")
+# The passage fields the key holds, ranked by hit@k: the prose fields and the action items.
+RANKED_FIELDS = (*PROSE_FIELDS, "action_items")
+CURVE = (10, 20, 30)
+CURVE_SEEDS = (0, 1, 2)
+FOLDS = 5
 SUMMARY_WORDS = 120
 FACT_SHARE = 0.6
 # Terms of the vocabularies that only a text about ML training or inference should suggest. Kept apart
@@ -133,6 +143,7 @@ class Document:
     kind: str | None
     body: bytes
     key: dict[str, Any]
+    group: str = ""  # the publisher: folds never split one
 
 
 # ---------------------------------------------------------------- corpus and drafts
@@ -144,10 +155,11 @@ def documents(folder: Path) -> Iterator[Document]:
     for item in json.loads((folder / "index.json").read_text(encoding="utf-8")):
         if item["file"] in key:
             body = (folder / item["file"]).read_bytes()
-            yield Document(item["file"], item["source_url"], item.get("kind"), body, key[item["file"]])
+            group = publisher(item["source_url"], item.get("org_slug"))
+            yield Document(item["file"], item["source_url"], item.get("kind"), body, key[item["file"]], group)
 
 
-def draft_for(document: Document) -> tuple[Draft, str | None]:
+def draft_for(document: Document, finder: Finder | None = None) -> tuple[Draft, str | None]:
     """The draft a first crawl of the document would write (served raw: the URL tells the format),
     and why it could not be read: then the draft is the blank one the crawl would keep, scored as is."""
     entry = SourceEntry(url=document.url, kind=document.kind)
@@ -159,47 +171,10 @@ def draft_for(document: Document) -> tuple[Draft, str | None]:
     origin = Origin(
         url=document.url, canonical_url=canonical_url(document.url), final_url=document.url, format=extraction.format
     )
-    return apply_extraction(draft, entry, extraction, origin), None
+    return apply_extraction(draft, entry, extraction, origin, finder=finder), None
 
 
 # ---------------------------------------------------------------- text helpers
-
-
-def words(text: str | None) -> list[str]:
-    return re.findall(r"\w+", (text or "").casefold())
-
-
-def contains(haystack: str, needle: str) -> bool:
-    """Whether the needle's words appear contiguously, in order, among the haystack's words."""
-    wanted = " ".join(words(needle))
-    return bool(wanted) and f" {wanted} " in f" {' '.join(words(haystack))} "
-
-
-def word_recall(haystack: str, needle: str) -> float:
-    wanted, found = Counter(words(needle)), Counter(words(haystack))
-    total = sum(wanted.values())
-    return sum((wanted & found).values()) / total if total else 0.0
-
-
-def covered_share(drafted: str, passages: list[str], run: int = 3) -> float:
-    """The share of the drafted text's words that lie in a run of words it shares, in order, with one
-    of the passages: at least `run` words long, or the whole passage when that is shorter. A word
-    common to both texts by chance ("the", "we") does not count; a drafted sentence cut out of the
-    passage counts whole."""
-    have = words(drafted)
-    if not have:
-        return 0.0
-    covered = [False] * len(have)
-    for passage in passages:
-        want = words(passage)
-        if not want:
-            continue
-        least = min(run, len(want))
-        matcher = difflib.SequenceMatcher(None, have, want, autojunk=False)
-        for block in matcher.get_matching_blocks():
-            if block.size >= least:
-                covered[block.a : block.a + block.size] = [True] * block.size
-    return sum(covered) / len(have)
 
 
 def _stem(word: str) -> str:
@@ -473,6 +448,115 @@ def figures(tally: Tally, documents_scored: int, failures: int) -> dict[str, Any
     }
 
 
+# ---------------------------------------------------------------- the finder: ranked passages, held out
+
+
+def labelled(document: Document) -> Labelled | None:
+    """The document as the finder learns from it: its candidates and the key's passages per field."""
+    try:
+        extraction = extract(document.body, document.url, None)
+    except ExtractError:
+        return None
+    passages = {name: key_passages(document.key.get(name)) for name in RANKED_FIELDS}
+    return Labelled(document.file, document.group, candidates(extraction.text, extraction.sections), passages)
+
+
+def ranked_passages(draft: Draft, name: str) -> list[str]:
+    """A field's passages as a writer meets them: the written ones (its evidence, a term's words left
+    out), then its suggestions, best first."""
+
+    def root(path: str) -> str:
+        return path.split(".")[0].split("[")[0]
+
+    written = [e.quote for e in draft.evidence if root(e.field) == name and not e.rule.startswith("vocabulary.")]
+    if not written and name == "action_items":
+        written = [_en(a.text) for a in draft.action_items]
+    offered = [e.quote for e in draft.suggestions if root(e.field) == name and not e.rule.startswith("vocabulary.")]
+    return written + offered
+
+
+def hit_scores(draft: Draft, key: dict[str, Any], hits: dict[str, dict[int, list[bool]]]) -> None:
+    """For each ranked field the key has: is a right passage first (hit@1), among the first three (hit@3)?"""
+    for name in RANKED_FIELDS:
+        passages = key_passages(key.get(name))
+        if not passages:
+            continue
+        ranked = ranked_passages(draft, name)
+        right = [covered_share(text, passages) >= 0.5 for text in ranked[:3]]
+        hits.setdefault(name, {1: [], 3: []})
+        hits[name][1].append(any(right[:1]))
+        hits[name][3].append(any(right[:3]))
+
+
+def hit_figures(hits: dict[str, dict[int, list[bool]]], prefix: str) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    for k in (1, 3):
+        per = {name: share(h[k]) for name, h in hits.items()}
+        present = [v for v in per.values() if v is not None]
+        found[f"{prefix}{k}"] = round(statistics.fmean(present), 3) if present else None
+        found |= {f"{prefix}{k}_{name}": value for name, value in per.items()}
+    return found
+
+
+def held_out_models(docs: list[Document], learned: dict[str, Labelled]) -> dict[str, FinderModel]:
+    """For each document, a finder trained on the other publishers' documents only."""
+    models: dict[str, FinderModel] = {}
+    for train, test in publisher_folds(docs, FOLDS):
+        model = fit([learned[d.file] for d in train if d.file in learned], name="held-out")
+        models |= {d.file: model for d in test}
+    return models
+
+
+def finder_figures(docs: list[Labelled], threshold: float) -> dict[str, Any]:
+    """The finder alone, cross-validated by publisher: hit@k, written P/R/false fills, calibration."""
+    mine, _ = cross_validate(docs, threshold=threshold)
+    found: dict[str, Any] = {}
+    for name, f in mine.items():
+        if f["documents"]:
+            found |= {f"finder_{key}_{name}": value for key, value in f.items() if key != "documents"}
+    errors = [f["calibration_error"] for f in mine.values() if f["calibration_error"] is not None]
+    found["finder_calibration_error"] = round(max(errors), 3) if errors else None
+    return found
+
+
+def learning_curve(docs: list[Labelled], threshold: float) -> dict[str, Any]:
+    """The finder's mean hit@3 over fields when trained on 10, 20, 30 documents of the other publishers
+    (three draws each), scored on a held-out publisher whose others hold that many."""
+    curve: dict[str, Any] = {}
+    groups = sorted({d.group for d in docs})
+    for n in CURVE:
+        scores: list[float] = []
+        scored = 0
+        for group in groups:
+            pool = [d for d in docs if d.group != group]
+            test = [d for d in docs if d.group == group]
+            if len(pool) < n:
+                continue
+            scored += len(test)
+            for seed in CURVE_SEEDS:
+                train = random.Random(seed).sample(pool, n)
+                model = fit(train, name="curve")
+                for name in model.fields:
+                    for doc in test:
+                        chosen = doc.passages.get(name)
+                        if chosen and doc.candidates:
+                            order = model.score(doc.x, name).argsort()[::-1][:3]
+                            scores.append(float(doc.labels(name)[order].any()))
+        curve[str(n)] = {"hit3": round(statistics.fmean(scores), 3) if scores else None, "held_out_documents": scored}
+    return curve
+
+
+def train(docs: list[Labelled], out: Path, threshold: float, name: str) -> dict[str, Any]:
+    """The packaged model: trained on every document, each field allowed to write where its figures on
+    held-out publishers clear the targets (`sure_enough`), those figures kept in the file."""
+    mine, _ = cross_validate(docs, threshold=threshold)
+    model = fit(docs, name=name, write=lambda field: sure_enough(mine.get(field, {})))
+    trained = {"documents": len(docs), "publishers": len({d.group for d in docs}), "from": "corpus"}
+    model = FinderModel(model.name, model.weights, trained, {k: v for k, v in mine.items() if v["documents"]})
+    out.write_text(model.to_json(), encoding="utf-8")
+    return {"model": name, "written": str(out), "writes": [f for f in model.fields if model.writes(f)]}
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument(
@@ -483,6 +567,12 @@ def main(argv: list[str] | None = None) -> None:
         help=f"a corpus folder with index.json and fields.json (default: {DEFAULT_FOLDER})",
     )
     parser.add_argument("--details", type=Path, help="also write one JSON line per document to this file")
+    parser.add_argument(
+        "--no-finder", action="store_true", help="draft with the rules alone (no held-out finder; faster)"
+    )
+    parser.add_argument("--curve", action="store_true", help="also print the finder's learning curve (10, 20, 30)")
+    parser.add_argument("--train", type=Path, metavar="MODEL", help="train the finder on every document into MODEL")
+    parser.add_argument("--name", default="corpus", help="the trained model's name (with --train)")
     args = parser.parse_args(argv)
     missing = [name for name in ("index.json", "fields.json") if not (args.folder / name).is_file()]
     if missing:
@@ -492,11 +582,25 @@ def main(argv: list[str] | None = None) -> None:
 
     began = time.perf_counter()
 
+    threshold = Settings().draft_confidence_threshold
+    docs = list(documents(args.folder))
+    learned = {d.file: found for d in docs if (found := labelled(d)) is not None}
+    if args.train:
+        print(json.dumps(train(list(learned.values()), args.train, threshold, args.name)))
+        return
+    models = {} if args.no_finder else held_out_models(docs, learned)
     tally = Tally.empty()
     rows: list[dict[str, Any]] = []
+    hits: dict[str, dict[int, list[bool]]] = {}
+    rule_hits: dict[str, dict[int, list[bool]]] = {}
     scored = failures = 0
-    for document in documents(args.folder):
-        draft, failure = draft_for(document)
+    for document in docs:
+        model = models.get(document.file)
+        if model is not None:
+            rules_draft, _ = draft_for(document)
+            hit_scores(rules_draft, document.key, rule_hits)
+        draft, failure = draft_for(document, Finder(model) if model is not None else None)
+        hit_scores(draft, document.key, hits)
         if failure:
             failures += 1
             print(f"{document.file}: {failure}", file=sys.stderr)
@@ -504,8 +608,13 @@ def main(argv: list[str] | None = None) -> None:
         rows.append({"file": document.file, "failure": failure, **score(draft, document.key, tally)})
     if args.details:
         args.details.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), encoding="utf-8")
+    extra = hit_figures(hits, "hit")
+    if models:
+        extra |= hit_figures(rule_hits, "rules_hit") | finder_figures(list(learned.values()), threshold)
+    if args.curve:
+        extra["learning_curve"] = learning_curve(list(learned.values()), threshold)
     seconds = round(time.perf_counter() - began, 2)
-    print(json.dumps({**figures(tally, scored, failures), "seconds": seconds}))
+    print(json.dumps({**figures(tally, scored, failures), **extra, "seconds": seconds}))
 
 
 if __name__ == "__main__":

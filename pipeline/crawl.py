@@ -25,7 +25,9 @@ from pipeline.draft import apply_extraction, new_draft, new_part_draft, part_ent
 from pipeline.errors import ExtractError, Fault, FetchError, InvalidRecord
 from pipeline.extract import Extraction, extract
 from pipeline.fetch import Fetcher, FetchResult, fetch_url_for, host_key
+from pipeline.finder import Finder, load
 from pipeline.ids import canonical_url, draft_id_for, part_draft_id
+from pipeline.learn import finder_in_use
 from pipeline.models import Draft, DraftState, Origin, SourceEntry, utc_now
 from pipeline.precedence import feed_said
 from pipeline.reasons import Reason
@@ -188,6 +190,7 @@ def _updated_draft(
     result: FetchResult,
     settings: Settings,
     reading: Extraction | ExtractError | None = None,
+    finder: Finder | None = None,
 ) -> tuple[Draft, Outcome, Reason | None, str | None]:
     """The draft after one fetch, and what happened. Pure but for the clock (and `_read` when not given)."""
     if result.outcome == "not_modified":
@@ -207,7 +210,8 @@ def _updated_draft(
     if isinstance(reading, ExtractError):
         return record_failure(draft, reading.reason, str(reading)), "failed", reading.reason, str(reading)
     origin = origin.model_copy(update={"format": reading.format})
-    return apply_extraction(draft, entry, reading, origin, settings.draft_confidence_threshold), "updated", None, None
+    threshold = settings.draft_confidence_threshold
+    return apply_extraction(draft, entry, reading, origin, threshold, finder), "updated", None, None
 
 
 async def crawl_async(
@@ -317,12 +321,13 @@ def _apply(
 ) -> SourceReport:
     """Merge the fetch into the draft under its lock (in a worker thread: file I/O)."""
     outcome: list[tuple[Outcome, Reason | None, str | None, bool]] = []
+    finder = finder_in_use(store, settings)
 
     def change(draft: Draft) -> Draft | None:
         if draft.state in _LEFT_ALONE:  # rejected or merged since it was read, before its lock was taken
             outcome.append(("skipped", _LEFT_ALONE[draft.state], None, False))
             return None
-        updated, what, reason, message = _updated_draft(draft, entry, result, settings, reading)
+        updated, what, reason, message = _updated_draft(draft, entry, result, settings, reading, finder)
         # New: the draft's first text, in a new draft or one that held only its failures until now.
         if what == "updated" and (is_new or (draft.text is None and draft.origin.failure is not None)):
             what = "new"
@@ -333,7 +338,7 @@ def _apply(
     store.update_draft(draft_id, change, create=lambda: new_draft(entry))
     what, reason, message, changed = outcome[0]
     parts = (
-        _apply_parts(store, entry, draft_id, reading, settings.draft_confidence_threshold)
+        _apply_parts(store, entry, draft_id, reading, settings.draft_confidence_threshold, finder)
         if what not in ("failed", "skipped")
         else []
     )
@@ -355,6 +360,7 @@ def _apply_parts(
     draft_id: str,
     reading: Extraction | ExtractError | None,
     threshold: float,
+    finder: Finder | None,
 ) -> list[str]:
     """Write the draft of each incident of a page that tells several (its own headings separate
     them), as the page's own draft is written: a person's edits kept, a rejected or merged one left alone.
@@ -370,7 +376,7 @@ def _apply_parts(
         def change(draft: Draft, part: Extraction = part, origin: Origin = origin) -> Draft | None:
             if draft.state in _LEFT_ALONE:
                 return None
-            updated = apply_extraction(draft, as_part, part, origin, threshold)
+            updated = apply_extraction(draft, as_part, part, origin, threshold, finder)
             return updated if updated != draft else None
 
         def create(number: int = number) -> Draft:
@@ -461,7 +467,8 @@ def extract_one(
         result = FetchResult(
             url=url, outcome="fetched", final_url=url, status=200, content_type=content_type, body=body
         )
-    draft, outcome, _, message = _updated_draft(new_draft(entry), entry, result, settings)
+    finder = load() if settings.draft_finder else None  # written nowhere: no library, the packaged model
+    draft, outcome, _, message = _updated_draft(new_draft(entry), entry, result, settings, finder=finder)
     if outcome == "failed":
         raise ExtractError(message or "could not be read")
     return draft

@@ -22,7 +22,7 @@ from prefect.client.schemas.responses import DeploymentResponse
 from prefect.deployments.runner import RunnerDeployment
 
 from pipeline.errors import SettingsError
-from pipeline.flows import archive, crawl, discover, promote, refresh, site
+from pipeline.flows import archive, crawl, discover, learn, promote, refresh, site
 from pipeline.settings import Settings, interval_seconds, interval_text
 
 __all__ = [
@@ -45,6 +45,7 @@ _FLOWS: dict[str, Flow[..., Any]] = {
     "refresh": refresh,
     "promote": promote,
     "site": site,
+    "learn": learn,
 }
 DEPLOYMENT_FLOWS = tuple(_FLOWS)
 
@@ -54,7 +55,7 @@ def schedule_of(settings: Settings, flow_name: str) -> str | None:
 
 
 def deployments(settings: Settings, root: str | None) -> list[RunnerDeployment]:
-    """The six flows as deployments named `incidentlib`, each with its schedule from the settings.
+    """The seven flows as deployments named `incidentlib`, each with its schedule from the settings.
 
     Entry points are module paths (`pipeline.flows.crawl`), so any machine with incidentlib
     installed runs them, wherever its checkout lies. `root` is the data root given to

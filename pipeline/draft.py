@@ -45,7 +45,7 @@ from pipeline.models import (
 from pipeline.precedence import Said, address_said, decide, feed_said, guess_source_kind, registry_said
 from pipeline.propose import propose
 from pipeline.reasons import Reason
-from pipeline.suggestions import takeable
+from pipeline.suggestions import takeable, undismissed
 from pipeline.vocabulary import Kind
 
 __all__ = [
@@ -270,7 +270,8 @@ def _applied(
         and holds(e, extraction.text)
         and _holds_passage(stored.get(name), e.quote)
     ]
-    suggestions = [e for e in found.suggestions() if e.field in mine]
+    # A passage a writer dismissed is not offered again (`suggestions.dismiss_suggestion`).
+    suggestions = undismissed([e for e in found.suggestions() if e.field in mine], draft.dismissed_passages)
     return merged.model_copy(update={"evidence": evidence, "suggestions": suggestions})
 
 

@@ -29,6 +29,7 @@ from pipeline import archive as archiving
 from pipeline import crawl as crawling
 from pipeline import discover as discovering
 from pipeline import interrupt, lifeline
+from pipeline import learn as learning
 from pipeline import links as linking
 from pipeline import publish as publishing
 from pipeline.artifacts import (
@@ -437,3 +438,21 @@ def refresh_links(root: str) -> linking.RefreshReport:
 def refresh(root: str | None = None) -> linking.RefreshReport:
     """Check every source of every draft and case: live status, captures, re-archive what changed."""
     return _one_recorded_task("refresh", refresh_links, root)
+
+
+@task(name="learn-finder")
+def learn_finder(root: str) -> learning.LearnReport:
+    """Retrain the finder from the library's reviews with the library's `learn`: kept when no worse."""
+    settings, store = _open_root(root)
+    report = learning.learn(store, settings)
+    logger = get_run_logger()
+    logger.info("learn: %s; %s", f"kept {report.new}" if report.kept else "refused", "; ".join(report.reasons))
+    return report
+
+
+@flow(name="learn", log_prints=False)
+@_stoppable
+def learn(root: str | None = None) -> learning.LearnReport:
+    """Retrain the finder from the library's published cases; keep the new model only when, on held-out
+    publishers, it is no worse than the one in use."""
+    return _one_recorded_task("learn", learn_finder, root)

@@ -643,6 +643,18 @@ class Evidence(Record):
         "the field gives 0.8 or more, a cue word less, lowered by modality, negation, quotation or a timeline "
         "order that contradicts the field. Below `draft_confidence_threshold` the passage is a suggestion.",
     )
+    model: Annotated[str, StringConstraints(pattern=r"^[\w.@+-]+$", max_length=100)] | None = Field(
+        default=None,
+        exclude_if=lambda v: v is None,  # a rule's passage names no model: written as it was
+        description="The finder model that chose the passage (rule finder.<field>), by name: the packaged one "
+        "(corpus-...) or one `incidentlib learn` trained on the library's reviews. None for a rule's passage.",
+    )
+    reasons: list[Annotated[str, StringConstraints(max_length=100)]] = Field(
+        default=[],
+        exclude_if=lambda v: not v,
+        description="For a finder's passage: the features that weighed most for it (cue.detection, "
+        "section.timeline, heading word \u201cimpact\u201d), for the writer to judge the choice.",
+    )
 
     @model_validator(mode="after")
     def _offsets_fit_the_quote(self) -> Evidence:
@@ -770,6 +782,14 @@ class Draft(CaseContent):
         default=[],
         exclude_if=lambda v: not v,
         description="Suggestions (duplicate, related, recurrence) a reviewer dismissed: never suggested again.",
+    )
+    # Review material like `suggestions`: what a writer said no to is what the finder learns a wrong passage
+    # from (`incidentlib learn`), and a re-crawl does not offer it again.
+    dismissed_passages: Annotated[list[Evidence], Kept()] = Field(
+        default=[],
+        exclude_if=lambda v: not v,
+        description="Suggested passages a writer dismissed (incidentlib dismiss-suggestion): not offered again "
+        "while the text holds them, and counted as wrong for their field when the finder learns.",
     )
     merged_into: Annotated[RecordId | None, Kept()] = Field(
         default=None,

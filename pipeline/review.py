@@ -363,6 +363,11 @@ def _note(draft: Draft, by: str, comment: str, action: HistoryNote, **changes: A
     return draft.model_copy(update={"history": [*draft.history, entry], **changes})
 
 
+def note(draft: Draft, by: str, said: str, comment: str | None, action: HistoryNote, **changes: Any) -> Draft:
+    """A note in the draft's history (`said`, then the person's comment), the state left as it was."""
+    return _note(draft, by, _with(said, comment), action, **changes)
+
+
 def _with(said: str, comment: str | None) -> str:
     return f"{said}: {comment.strip()}" if comment and comment.strip() else said
 

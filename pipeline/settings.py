@@ -236,6 +236,12 @@ class Settings(BaseSettings):
         "as a suggestion beside the field, with its evidence (0 writes every passage the rules find; 0.9 only "
         "the sections under a heading that names the field).",
     )
+    draft_finder: bool = Field(
+        default=True,
+        description="Rank each passage field's candidate sentences with the finder (a model learned from reviewed "
+        "cases) and offer its best beside the field; the library's own model once `incidentlib learn` made one, "
+        "the packaged one until then. Off: the rules alone draft and suggest.",
+    )
 
     # ------------------------------------------------------------ archiving
     wayback_url: str = Field(
@@ -377,6 +383,11 @@ class Settings(BaseSettings):
         description="When `serve` rebuilds the reader's site (daily: a case page cites its retrieval date); "
         "besides, every promotion that publishes something rebuilds it.",
     )
+    learn_schedule: str | None = Field(
+        default="0 5 * * 0",
+        description="When `serve` retrains the finder from the library's reviews (`incidentlib learn`, weekly); "
+        "a model no better than the one in use is refused, and the one in use stays.",
+    )
     server_port: int = Field(
         default=4200,
         ge=1,
@@ -394,6 +405,7 @@ class Settings(BaseSettings):
         "promote_schedule",
         "discover_schedule",
         "site_schedule",
+        "learn_schedule",
     )
     @classmethod
     def _schedule(cls, value: str | None) -> str | None:

@@ -19,9 +19,9 @@ from pipeline.store import Store
 
 __all__ = ["FLOWS", "FlowStatus", "Status", "status"]
 
-# The six flows `serve` and `deploy` make deployments of, in their order (pipeline.deployments.DEPLOYMENT_FLOWS,
+# The seven flows `serve` and `deploy` make deployments of, in their order (pipeline.deployments.DEPLOYMENT_FLOWS,
 # which imports Prefect: a test keeps the two in step).
-FLOWS = ("discover", "crawl", "archive", "refresh", "promote", "site")
+FLOWS = ("discover", "crawl", "archive", "refresh", "promote", "site", "learn")
 
 
 @dataclass

@@ -15,6 +15,7 @@ Layout under the data root:
     .incidentlib/prefect/         the local Prefect server `serve` starts (pipeline.server)
     .incidentlib/web-sessions-revoked.json  the review page's sessions signed out (pipeline.web.security)
     .incidentlib/tmp/             temporary folders of running processes, each named by its process id
+    .incidentlib/finder.json      the finder model `incidentlib learn` trained on the library's reviews
     site/                         the reader's site built from cases/ (pipeline.site.build; ignored by git)
 
 Guarantees:
@@ -625,6 +626,27 @@ class Store:
             }
             self.state_dir.mkdir(parents=True, exist_ok=True)
             write_atomic(path, dump_json(data))
+
+    @property
+    def finder_model_path(self) -> Path:
+        """Where the library's own finder model is kept (`incidentlib learn`)."""
+        return self.state_dir / "finder.json"
+
+    def finder_model(self) -> str | None:
+        """The text of the library's own finder model; None before `incidentlib learn` made one."""
+        try:
+            return self.finder_model_path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None
+        except (OSError, UnicodeDecodeError) as exc:
+            label = self.label(self.finder_model_path)
+            raise StoreError(f"{label}: cannot read the finder model: {exc}; {_STATE_HINT}", path=label) from None
+
+    def keep_finder_model(self, text: str) -> None:
+        """Replace the library's finder model, atomically: a crash leaves the old one or the new one."""
+        with self.lock("finder"):
+            self.state_dir.mkdir(parents=True, exist_ok=True)
+            write_atomic(self.finder_model_path, text.encode("utf-8"))
 
     def _feed_text_path(self, candidate_id: str) -> Path:
         if not re.fullmatch(CANDIDATE_ID_PATTERN, candidate_id):

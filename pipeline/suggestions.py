@@ -17,11 +17,11 @@ from typing import Any
 
 from pipeline import review
 from pipeline.errors import ReviewError
-from pipeline.evidence import holds
+from pipeline.evidence import field_parts, holds
 from pipeline.fields import ACTION_LISTS, NARRATIVE
 from pipeline.models import Draft, Evidence
 
-__all__ = ["take_suggestion", "takeable", "taken_path"]
+__all__ = ["dismiss_suggestion", "take_suggestion", "takeable", "taken_path", "undismissed"]
 
 # A field of parts whose passage goes into one part: an impact's passage is its scope.
 _INTO_PART = {"impact": "scope"}
@@ -62,6 +62,15 @@ def _value(draft: Draft, name: str, passage: str) -> tuple[str, Any]:
     return f"{name}.en", _paragraphs((getattr(draft, name) or {}).get("en"), passage)
 
 
+def _suggestion(draft: Draft, index: int) -> Evidence:
+    """Suggestion `index` of the draft; ReviewError (one line) when there is none."""
+    if not 0 <= index < len(draft.suggestions):
+        count = len(draft.suggestions)
+        has = f"{count} (0 to {count - 1})" if count else "none"
+        raise ReviewError(f"no suggestion {index}: the draft has {has}", draft_id=draft.id)
+    return draft.suggestions[index]
+
+
 def take_suggestion(draft: Draft, index: int, by: str) -> Draft:
     """The draft with suggestion `index` (its place in `draft.suggestions`, as `show` numbers it)
     taken into its field as `by`'s edit, and kept as that field's evidence.
@@ -71,11 +80,7 @@ def take_suggestion(draft: Draft, index: int, by: str) -> Draft:
     root cause's class), or when the field holds the passage already. The field's other evidence is
     kept: the edit only adds a paragraph or an item, so the passages it held are still its own.
     """
-    if not 0 <= index < len(draft.suggestions):
-        count = len(draft.suggestions)
-        has = f"{count} (0 to {count - 1})" if count else "none"
-        raise ReviewError(f"no suggestion {index}: the draft has {has}", draft_id=draft.id)
-    entry = draft.suggestions[index]
+    entry = _suggestion(draft, index)
     said = f"suggestion {index} ({entry.field})"
     if not takeable(entry):
         raise ReviewError(
@@ -97,3 +102,30 @@ def take_suggestion(draft: Draft, index: int, by: str) -> Draft:
     taken = entry.model_copy(update={"field": at})
     suggestions = [s for i, s in enumerate(draft.suggestions) if i != index]
     return after.model_copy(update={"evidence": [*draft.evidence, taken], "suggestions": suggestions})
+
+
+def dismiss_suggestion(draft: Draft, index: int, by: str, comment: str | None = None) -> Draft:
+    """The draft with suggestion `index` dismissed: it leaves the suggestions, is kept in
+    `dismissed_passages` (a re-crawl does not offer it again; `incidentlib learn` counts it wrong for
+    its field) and the history says who dismissed which passage. A note, like a duplicate's dismissal:
+    the state and the approval stay as they were."""
+    entry = _suggestion(draft, index)
+    said = (
+        f"dismissed suggestion {index} ({entry.field}, {entry.rule}): \u201c{' '.join(entry.quote.split())[:80]}\u201d"
+    )
+    suggestions = [s for i, s in enumerate(draft.suggestions) if i != index]
+    return review.note(
+        draft,
+        by,
+        said,
+        comment,
+        "dismiss",
+        suggestions=suggestions,
+        dismissed_passages=[*draft.dismissed_passages, entry],
+    )
+
+
+def undismissed(suggestions: list[Evidence], dismissed: list[Evidence]) -> list[Evidence]:
+    """The suggestions a writer has not dismissed already (the same field and passage)."""
+    said_no = {(str(field_parts(d.field)[0]), " ".join(d.quote.split())) for d in dismissed}
+    return [s for s in suggestions if (str(field_parts(s.field)[0]), " ".join(s.quote.split())) not in said_no]

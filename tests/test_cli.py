@@ -425,20 +425,20 @@ def test_every_exit_status_a_command_gives_is_in_the_manual() -> None:
         assert re.search(rf"^\| [\d, ]*\b{status}\b[\d, ]* \|", table, re.MULTILINE), status
 
 
-def test_status_and_serve_name_all_six_deployments(cli: Callable, root: Path) -> None:
+def test_status_and_serve_name_all_seven_deployments(cli: Callable, root: Path) -> None:
     from pipeline.deployments import DEPLOYMENT_FLOWS
     from pipeline.status import FLOWS
 
-    assert FLOWS == DEPLOYMENT_FLOWS == ("discover", "crawl", "archive", "refresh", "promote", "site")
+    assert FLOWS == DEPLOYMENT_FLOWS == ("discover", "crawl", "archive", "refresh", "promote", "site", "learn")
     report = json.loads(cli("status", "--root", str(root), "--json").stdout)
     assert [flow["flow"] for flow in report["flows"]] == list(FLOWS)
     assert report["flows"][0]["schedule"] == "50 5 * * *"
     rows = [
         line.split("│")[1].strip() for line in cli("status", "--root", str(root)).stdout.splitlines() if "│" in line
     ]
-    assert rows[:6] == list(FLOWS), rows
+    assert rows[:7] == list(FLOWS), rows
     shown = _flat(cli("serve", "--help", env={"COLUMNS": "400"}).stdout)
-    assert "discover, crawl, archive, refresh, promote, site" in shown
+    assert "discover, crawl, archive, refresh, promote, site, learn" in shown
 
 
 def _flat(text: str) -> str:

@@ -209,6 +209,25 @@ def take_suggestion(
     _said(draft, f"took suggestion {number} into {taken[0]}")
 
 
+@app.command("dismiss-suggestion")
+def dismiss_suggestion(
+    draft_id: DraftArgument,
+    number: Annotated[
+        int, typer.Argument(help="The suggestion's number, as `incidentlib show` prints it (suggestion 0, 1, ...).")
+    ],
+    comment: Annotated[str | None, typer.Option("--comment", "-m", help="Why the passage is wrong.")] = None,
+    by: ByOption = None,
+    root: RootOption = None,
+) -> None:
+    """Dismiss a suggestion: the passage is wrong for its field. It leaves the draft's suggestions, a
+    re-crawl does not offer it again, and `incidentlib learn` counts it as wrong for that field."""
+    name = who(by)
+    draft = _review_step(
+        load_settings(root), draft_id, lambda d, s: suggestions.dismiss_suggestion(d, number, name, comment)
+    )
+    _said(draft, f"dismissed suggestion {number}")
+
+
 @app.command()
 def edit(draft_id: DraftArgument, by: ByOption = None, root: RootOption = None) -> None:
     """Open a draft in $VISUAL or $EDITOR (else vi); the result is checked before it is saved.

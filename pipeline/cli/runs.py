@@ -20,6 +20,7 @@ from pipeline.cli.common import (
     JsonOption,
     RootOption,
     app,
+    cell,
     echo,
     flow_progress,
     flow_server,
@@ -261,3 +262,60 @@ def stand_in(
         echo("stopped")
     finally:
         server.server.server_close()
+
+
+@app.command()
+def learn(
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            "--dry-run", help="Measure and decide, but keep nothing: the model in use stays.", show_default="off"
+        ),
+    ] = False,
+    root: RootOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Retrain the finder from the library's published cases (their passages, taken and dismissed
+    suggestions), with the packaged model as the prior; keep it only when, on held-out publishers, it is
+    no worse than the model in use.
+
+    Prints each field's figures on held-out folds, the new model's beside the one in use's. Exit status 1
+    when the new model is refused (too few reviewed cases, or worse on a figure): the model in use stays.
+    """
+    from pipeline import learn as learning
+
+    settings = load_settings(root)
+    report = learning.learn(Store.from_settings(settings), settings, dry_run=dry_run)
+    if as_json:
+        echo(json.dumps(report.as_dict(), indent=2, ensure_ascii=False))
+    else:
+        rows = []
+        for name, new in report.figures.items():
+            old = report.baseline.get(name, {})
+            rows.append(
+                (
+                    name,
+                    f"{new.get('documents', 0)}+{new.get('without', 0)}",
+                    f"{_figure(new.get('hit3'))} / {_figure(old.get('hit3'))}",
+                    f"{_figure(new.get('precision'))} / {_figure(old.get('precision'))}",
+                    f"{_figure(new.get('calibration_error'))} / {_figure(old.get('calibration_error'))}",
+                )
+            )
+        if rows:
+            from rich.console import Console
+            from rich.table import Table
+
+            table = Table(title=f"held-out figures: new / in use ({cell(report.in_use)})")
+            for header in ("field", "documents with / without", "hit@3", "precision", "calibration error"):
+                table.add_column(header)
+            for row in rows:
+                table.add_row(*(cell(v) for v in row))
+            Console().print(table)
+        said = "kept" if report.kept else "would keep" if report.new else "refused"
+        echo(f"{said} {report.new or 'the new model'}: {'; '.join(report.reasons)}")
+    if report.new is None:
+        raise typer.Exit(1)
+
+
+def _figure(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"

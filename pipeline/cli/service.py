@@ -46,7 +46,8 @@ def serve(
         str | None, typer.Option(metavar="HOST:PORT", help="Serve the reviewer's web page beside, e.g. 127.0.0.1:8000.")
     ] = None,
 ) -> None:
-    """Run the six flows on their schedules until stopped (Ctrl-C): discover, crawl, archive, refresh, promote, site.
+    """Run the seven flows on their schedules until stopped (Ctrl-C): discover, crawl, archive, refresh, promote,
+    site, learn.
 
     Uses the Prefect server PREFECT_API_URL names; with none, starts one here (SQLite under
     the data root's .incidentlib/prefect/), prints its UI address and stops it on exit.
@@ -94,7 +95,7 @@ def deploy(
         ),
     ] = None,
 ) -> None:
-    """Create the six deployments, with their schedules, on a work pool of the server PREFECT_API_URL names.
+    """Create the seven deployments, with their schedules, on a work pool of the server PREFECT_API_URL names.
 
     Workers (`prefect worker start --pool NAME`) on any machine with incidentlib installed
     then run them. With INCIDENTLIB_CAPTURE_LIMIT set here (where deploy runs, as well as on

@@ -30,6 +30,7 @@ __all__ = ["DEFAULT_MODEL", "FIELDS", "Finder", "Found", "Mark", "load"]
 
 DEFAULT_MODEL = "default.json"
 _PER_FIELD = 3
+_KEPT = 4
 # A sentence is marked with the field it most likely serves only when the model gives it this much.
 MARK_AT = 0.3
 
@@ -59,22 +60,29 @@ class Finder:
 
     def __init__(self, model: FinderModel) -> None:
         self.model = model
+        self._cache: dict[tuple[object, ...], tuple[list[Candidate], sp.csr_matrix, dict[str, np.ndarray]]] = {}
 
     @property
     def name(self) -> str:
         return self.model.name
 
-    @functools.lru_cache(maxsize=8)  # noqa: B019 - a crawl asks twice of one document; few finders live
     def _scored(
-        self, text: str, sections: tuple[Section, ...]
+        self, text: str, sections: Sequence[Section]
     ) -> tuple[list[Candidate], sp.csr_matrix, dict[str, np.ndarray]]:
-        found = candidates(text, sections)
-        x = matrix(found)
-        scores = {name: self.model.score(x, name) if found else np.zeros(0) for name in self.model.fields}
-        return found, x, scores
+        """The document's candidates, their features and each field's scores; the last few kept (a
+        crawl asks for the ranking and the written fields of one document in turn)."""
+        key = (text, *((s.heading, s.field, s.text, s.confidence, *s.quotes) for s in sections))
+        if key not in self._cache:
+            found = candidates(text, sections)
+            x = matrix(found)
+            scores = {name: self.model.score(x, name) if found else np.zeros(0) for name in self.model.fields}
+            if len(self._cache) >= _KEPT:
+                self._cache.pop(next(iter(self._cache)))
+            self._cache[key] = (found, x, scores)
+        return self._cache[key]
 
     def _of(self, extraction: Extraction) -> tuple[list[Candidate], sp.csr_matrix, dict[str, np.ndarray]]:
-        return self._scored(extraction.text or "", tuple(extraction.sections))
+        return self._scored(extraction.text or "", extraction.sections)
 
     def rank(self, extraction: Extraction, per_field: int = _PER_FIELD) -> list[Found]:
         """The best `per_field` candidates of each field the model knows, surest first."""
@@ -105,7 +113,7 @@ class Finder:
     def marks(self, text: str | None, sections: Sequence[Section]) -> list[Mark]:
         """Each candidate of the text with the field it most likely serves, where the model gives that
         field `MARK_AT` or more: the document view's margin."""
-        found, _, scores = self._scored(text or "", tuple(sections))
+        found, _, scores = self._scored(text or "", sections)
         if not found or not scores:
             return []
         names = list(scores)

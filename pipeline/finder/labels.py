@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import difflib
 from collections import Counter
+from urllib.parse import urlparse
 
 from pipeline.finder.candidates import words
 
-__all__ = ["RIGHT", "contains", "covered_share", "right", "word_recall"]
+__all__ = ["RIGHT", "contains", "covered_share", "publisher", "right", "word_recall"]
 
 RIGHT = 0.5  # the share of a candidate's words that must lie in a chosen passage for it to be right
 
@@ -53,3 +54,17 @@ def covered_share(drafted: str, passages: list[str], run: int = 3) -> float:
 def right(drafted: str, passages: list[str]) -> bool:
     """The drafted passage is right for a field whose chosen passages are `passages`."""
     return bool(passages) and covered_share(drafted, passages) >= RIGHT
+
+
+# Hosts that publish for many: there the owner (the first part of the path) is the publisher.
+FORGES = frozenset({"github.com", "gitlab.com", "codeberg.org", "bitbucket.org"})
+
+
+def publisher(url: str, org_slug: str | None = None) -> str:
+    """Who published a document: its host, or on a forge that hosts many (github.com) its owner. Folds
+    never split a publisher: one's house style learned and scored on itself flatters the model."""
+    parts = urlparse(url)
+    host = (parts.hostname or "").removeprefix("www.")
+    if host in FORGES:
+        return org_slug or parts.path.strip("/").split("/")[0] or host
+    return host
