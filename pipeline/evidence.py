@@ -11,14 +11,12 @@ writes list items with a dot (`action_items.2.text.en`); both spellings mean the
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
+from pipeline.fieldpath import FieldPath
 from pipeline.models import Draft, Evidence
 
 __all__ = ["evidence_for", "field_parts", "holds", "overlaps", "without_evidence"]
-
-_PART = re.compile(r"[^.\[\]]+|\[(\d+)\]")
 
 
 def evidence_for(
@@ -63,19 +61,15 @@ def holds(entry: Evidence, text: str | None) -> bool:
 
 
 def field_parts(path: str) -> tuple[str | int, ...]:
-    """A field path as its parts: `action_items[2]` and `action_items.2` are both ('action_items', 2)."""
-    parts: list[str | int] = []
-    for match in _PART.finditer(path):
-        token = match.group(1) or match.group(0)
-        parts.append(int(token) if token.isdigit() else token)
-    return tuple(parts)
+    """A field path as its parts (`FieldPath.parse`): `action_items.2` is ('action_items', 2)."""
+    return FieldPath.parse(path).parts
 
 
 def overlaps(a: str, b: str) -> bool:
-    """One path is the other or lies within it: `summary` and `summary.en`; `action_items` and `action_items[2]`."""
-    x, y = field_parts(a), field_parts(b)
-    shorter = min(len(x), len(y))
-    return x[:shorter] == y[:shorter]
+    """One path is the other or lies within it, either way: `summary` and `summary.en`; `action_items.2`
+    and `action_items`."""
+    x, y = FieldPath.parse(a), FieldPath.parse(b)
+    return x.within(y) or y.within(x)
 
 
 def without_evidence(draft: Draft, changed: Iterable[str]) -> Draft:
