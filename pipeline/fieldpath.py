@@ -14,6 +14,7 @@ the place of a list's item (`remediation.2`). The drafter once wrote list items 
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -46,6 +47,10 @@ class FieldPath:
     @classmethod
     def parse(cls, text: str) -> FieldPath:
         """`text` as a path, in either spelling (`a[2].b`, `a.2.b`); ValueError naming it when it is none."""
+        return _parse(text)
+
+    @staticmethod
+    def _parse(text: str) -> FieldPath:
         head = _HEAD.match(text)
         if head is None:
             raise ValueError(f"{text[:80]!r} is no field path: it starts with a field's name, as remediation.2.text")
@@ -61,7 +66,7 @@ class FieldPath:
             name, index, bracketed = step.groups()
             parts.append(name if name is not None else int(index if index is not None else bracketed))
             at = step.end()
-        return cls(tuple(parts))
+        return FieldPath(tuple(parts))
 
     def __str__(self) -> str:
         return ".".join(str(part) for part in self.parts)
@@ -122,3 +127,7 @@ class FieldPath:
         child = node[key]
         node[key] = self._set({} if child is None else child, at + 1, value)
         return node
+
+
+# The same few paths are read again and again (a column of every case, a field of every draft): each parsed once.
+_parse = functools.lru_cache(maxsize=4096)(FieldPath._parse)

@@ -32,6 +32,7 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
+from pipeline.fieldpath import FieldPath
 from pipeline.models import Case, CaseContent, Draft, Kept, Prose, Published, Term, Texts, Withdrawing
 from pipeline.vocabulary import Kind
 
@@ -238,10 +239,16 @@ def required(case: type[BaseModel] = Case, content: type[BaseModel] = CaseConten
 def localized(path: str, model: type[BaseModel] = Draft) -> bool:
     """Whether a dotted path names a localized text (one text per language), read off the model:
     `summary`, `remediation.0.text`; not `summary.en` (one of its languages) nor `impact.scope`."""
+    try:
+        parts = FieldPath.parse(path).parts
+    except ValueError:
+        return False
     info: FieldInfo | None = None
     current: Any = model
-    for part in path.split("."):
-        if part.isdigit() and info is not None and get_origin(current) is list:
+    for part in parts:
+        if isinstance(part, int):
+            if info is None or get_origin(current) is not list:
+                return False
             current = _bare(get_args(current)[0])[0]  # an item of the list
             info = None
             continue

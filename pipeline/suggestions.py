@@ -18,6 +18,7 @@ from typing import Any
 from pipeline import review
 from pipeline.errors import ReviewError
 from pipeline.evidence import holds
+from pipeline.fieldpath import FieldPath
 from pipeline.fields import ACTION_LISTS, NARRATIVE
 from pipeline.models import Draft, Evidence
 
@@ -31,13 +32,13 @@ _UNKNOWN = "unknown"
 def takeable(entry: Evidence) -> bool:
     """The suggestion's field holds a passage: a text, an impact's scope, or a list of steps. A root
     cause holds a class of the vocabulary, chosen by a person, not a passage."""
-    name = entry.field.split(".")[0].split("[")[0]
+    name = FieldPath.parse(entry.field).root
     return name in NARRATIVE or name in ACTION_LISTS or name in _INTO_PART
 
 
 def taken_path(draft: Draft, entry: Evidence) -> str:
     """The field path the passage is written at: `trigger`, `impact.scope`, `remediation[2]` (a new item)."""
-    name = entry.field.split(".")[0].split("[")[0]
+    name = FieldPath.parse(entry.field).root
     if name in ACTION_LISTS:
         return f"{name}[{len(getattr(draft, name))}]"
     if name in _INTO_PART:
@@ -84,7 +85,7 @@ def take_suggestion(draft: Draft, index: int, by: str) -> Draft:
         )
     if not holds(entry, draft.text):
         raise ReviewError(f"{said}: its passage is no longer in the text (it changed since)", draft_id=draft.id)
-    name = entry.field.split(".")[0].split("[")[0]
+    name = FieldPath.parse(entry.field).root
     passage = " ".join(entry.quote.split())
     path, value = _value(draft, name, passage)
     held = review.value_at(draft, path)
