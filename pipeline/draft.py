@@ -327,7 +327,7 @@ def _term_field_evidence(extraction: Extraction, threshold: float, *, below: boo
         written = [t for t in terms if t.confidence >= threshold][: 1 if name == "root_cause" else None]
         chosen = [t for t in terms if _SUGGESTED <= t.confidence < threshold] if below else written
         for index, term in enumerate(chosen):
-            target = name if below or name == "root_cause" else f"{name}[{index}]"
+            target = name if below or name == "root_cause" else f"{name}.{index}"
             rule = f"vocabulary.{kind}.{term.how}.{term.term}"
             found += [
                 _evidence(target, text, rule, word, start, term.confidence)
@@ -435,7 +435,7 @@ def field_evidence(
     # Fields drafted from cue sentences and timeline entries: each passage, by the rule that chose it.
     for name, passages in _cued_passages(extraction, threshold).items():
         for index, passage in enumerate(passages):
-            target = f"remediation[{index}]" if name == "remediation" else name
+            target = f"remediation.{index}" if name == "remediation" else name
             found.append(_evidence(target, text, passage.rule, passage.text, None, passage.confidence))
     if extraction.summary:
         found.append(_evidence("summary", text, "summary.opening", extraction.summary, None, _DERIVED))
@@ -489,7 +489,7 @@ def _front_evidence(extraction: Extraction, stated_resolution: bool) -> list[Evi
     if front.components is not None:
         found += [
             _evidence(
-                f"components[{i}]", text, f"front-matter.{front.components.key}", front.components.line, None, _STATED
+                f"components.{i}", text, f"front-matter.{front.components.key}", front.components.line, None, _STATED
             )
             for i in range(len(front.components.value))
         ]
@@ -537,7 +537,7 @@ def _term_evidence(
                 firsts.setdefault(text[start:end].lower(), start)
             for start in list(firsts.values())[:_WORDS_PER_TERM]:
                 end = next(b for a, b in reason.spans if a == start)
-                found.append(_evidence(f"{name}[{index}]", text, f"vocabulary.{kind}", text[start:end], start, _TERM))
+                found.append(_evidence(f"{name}.{index}", text, f"vocabulary.{kind}", text[start:end], start, _TERM))
     return found
 
 

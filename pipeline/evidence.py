@@ -1,12 +1,13 @@
 """Evidence, pure: the passage of a draft's text each drafted field came from.
 
     entry = evidence_for("trigger", draft.text, "cue.trigger", quote="after deploying 2.3")
-    entry = evidence_for("action_items[2]", draft.text, "list-item", start=410, end=466)
+    entry = evidence_for("action_items.2", draft.text, "list-item", start=410, end=466)
     draft = without_evidence(draft, ["remediation.0.text.en"])   # what a person's edit does
 
-A field path names a case field (`trigger`), a part of one (`summary.en`,
-`timeline.detected_after`) or an item of a list (`action_items[2]`). The review history
-writes list items with a dot (`action_items.2.text.en`); both spellings mean the same.
+A field path (`pipeline.fieldpath.FieldPath`) names a case field (`trigger`), a part of one
+(`summary.en`, `timeline.detected_after`) or an item of a list (`action_items.2`), as the review
+history does (`action_items.2.text.en`). A draft written when the drafter spelt items in brackets
+(`action_items[2]`) reads the same.
 """
 
 from __future__ import annotations

@@ -258,9 +258,15 @@ Reported = Annotated[str, BeforeValidator(_scrubbed)]
 ReasonCode = Annotated[Reason, BeforeValidator(Reason.parse)]
 
 
-# A field of a case as a path: `trigger`, `summary.en`, `timeline.detected_after`, `action_items[2]`.
+def _dotted(value: str) -> str:
+    return str(FieldPath.parse(value))
+
+
+# A field of a case as a path (pipeline.fieldpath): `trigger`, `summary.en`, `timeline.detected_after`,
+# `action_items.2`. Written dotted; a record written when the drafter put list items in brackets
+# (`action_items[2]`) still loads, its paths read dotted, and is written back dotted: no migration.
 FIELD_PATH_PATTERN = r"^[a-z_]+(\[[0-9]+\])?(\.[A-Za-z0-9_-]+(\[[0-9]+\])?)*$"
-PathText = Annotated[str, StringConstraints(pattern=FIELD_PATH_PATTERN, max_length=200)]
+PathText = Annotated[str, StringConstraints(pattern=FIELD_PATH_PATTERN, max_length=200), AfterValidator(_dotted)]
 
 
 def utc_now() -> datetime:
@@ -627,7 +633,8 @@ class Evidence(Record):
     writes the evidence again."""
 
     field: PathText = Field(
-        description="The drafted field, as a path: trigger, summary.en, timeline.detected_after, action_items[2]."
+        description="The drafted field, as a path: trigger, summary.en, timeline.detected_after, action_items.2 "
+        "(action_items[2] in a draft written before, read as action_items.2)."
     )
     quote: Text = Field(description="The passage, exactly as it stands in the draft's text.")
     start: int = Field(ge=0, description="Where the quote starts in the draft's text.")

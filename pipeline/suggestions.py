@@ -37,10 +37,10 @@ def takeable(entry: Evidence) -> bool:
 
 
 def taken_path(draft: Draft, entry: Evidence) -> str:
-    """The field path the passage is written at: `trigger`, `impact.scope`, `remediation[2]` (a new item)."""
+    """The field path the passage is written at: `trigger`, `impact.scope`, `remediation.2` (a new item)."""
     name = FieldPath.parse(entry.field).root
     if name in ACTION_LISTS:
-        return f"{name}[{len(getattr(draft, name))}]"
+        return str(FieldPath((name, len(getattr(draft, name)))))
     if name in _INTO_PART:
         return f"{name}.{_INTO_PART[name]}"
     return name

@@ -98,7 +98,7 @@ def form_fields(draft: Draft, languages: Sequence[str], marks: Mapping[int, Evid
 
 
 def _covers(path: str, evidence_field: str) -> bool:
-    """The evidence's field is this form field or lies within it (`summary.en`, `action_items[2]`)."""
+    """The evidence's field is this form field or lies within it (`summary.en`, `action_items.2`)."""
     return FieldPath.parse(evidence_field).within(FieldPath.parse(path))
 
 
