@@ -19,13 +19,11 @@ from pipeline import review
 from pipeline.errors import ReviewError
 from pipeline.evidence import holds
 from pipeline.fieldpath import FieldPath
-from pipeline.fields import ACTION_LISTS, NARRATIVE
+from pipeline.fields import ACTION_LISTS, NARRATIVE, PASSAGE_PARTS
 from pipeline.models import Draft, Evidence
 
 __all__ = ["take_suggestion", "takeable", "taken_path"]
 
-# A field of parts whose passage goes into one part: an impact's passage is its scope.
-_INTO_PART = {"impact": "scope"}
 _UNKNOWN = "unknown"
 
 
@@ -33,7 +31,7 @@ def takeable(entry: Evidence) -> bool:
     """The suggestion's field holds a passage: a text, an impact's scope, or a list of steps. A root
     cause holds a class of the vocabulary, chosen by a person, not a passage."""
     name = FieldPath.parse(entry.field).root
-    return name in NARRATIVE or name in ACTION_LISTS or name in _INTO_PART
+    return name in NARRATIVE or name in ACTION_LISTS or name in PASSAGE_PARTS
 
 
 def taken_path(draft: Draft, entry: Evidence) -> str:
@@ -41,8 +39,8 @@ def taken_path(draft: Draft, entry: Evidence) -> str:
     name = FieldPath.parse(entry.field).root
     if name in ACTION_LISTS:
         return str(FieldPath((name, len(getattr(draft, name)))))
-    if name in _INTO_PART:
-        return f"{name}.{_INTO_PART[name]}"
+    if name in PASSAGE_PARTS:
+        return f"{name}.{PASSAGE_PARTS[name]}"
     return name
 
 
@@ -57,8 +55,8 @@ def _value(draft: Draft, name: str, passage: str) -> tuple[str, Any]:
     if name in ACTION_LISTS:
         items = [item.model_dump(mode="json") for item in getattr(draft, name)]
         return name, [*items, {"text": {"en": passage}}]
-    if name in _INTO_PART:
-        part = _INTO_PART[name]
+    if name in PASSAGE_PARTS:
+        part = PASSAGE_PARTS[name]
         return f"{name}.{part}", _paragraphs(getattr(getattr(draft, name), part), passage)
     return f"{name}.en", _paragraphs((getattr(draft, name) or {}).get("en"), passage)
 
