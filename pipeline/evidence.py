@@ -1,24 +1,23 @@
 """Evidence, pure: the passage of a draft's text each drafted field came from.
 
     entry = evidence_for("trigger", draft.text, "cue.trigger", quote="after deploying 2.3")
-    entry = evidence_for("action_items[2]", draft.text, "list-item", start=410, end=466)
+    entry = evidence_for("action_items.2", draft.text, "list-item", start=410, end=466)
     draft = without_evidence(draft, ["remediation.0.text.en"])   # what a person's edit does
 
-A field path names a case field (`trigger`), a part of one (`summary.en`,
-`timeline.detected_after`) or an item of a list (`action_items[2]`). The review history
-writes list items with a dot (`action_items.2.text.en`); both spellings mean the same.
+A field path (`pipeline.fieldpath.FieldPath`) names a case field (`trigger`), a part of one
+(`summary.en`, `timeline.detected_after`) or an item of a list (`action_items.2`), as the review
+history does (`action_items.2.text.en`). A draft written when the drafter spelt items in brackets
+(`action_items[2]`) reads the same.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
+from pipeline.fieldpath import FieldPath
 from pipeline.models import Draft, Evidence
 
 __all__ = ["evidence_for", "field_parts", "holds", "overlaps", "without_evidence"]
-
-_PART = re.compile(r"[^.\[\]]+|\[(\d+)\]")
 
 
 def evidence_for(
@@ -63,19 +62,15 @@ def holds(entry: Evidence, text: str | None) -> bool:
 
 
 def field_parts(path: str) -> tuple[str | int, ...]:
-    """A field path as its parts: `action_items[2]` and `action_items.2` are both ('action_items', 2)."""
-    parts: list[str | int] = []
-    for match in _PART.finditer(path):
-        token = match.group(1) or match.group(0)
-        parts.append(int(token) if token.isdigit() else token)
-    return tuple(parts)
+    """A field path as its parts (`FieldPath.parse`): `action_items.2` is ('action_items', 2)."""
+    return FieldPath.parse(path).parts
 
 
 def overlaps(a: str, b: str) -> bool:
-    """One path is the other or lies within it: `summary` and `summary.en`; `action_items` and `action_items[2]`."""
-    x, y = field_parts(a), field_parts(b)
-    shorter = min(len(x), len(y))
-    return x[:shorter] == y[:shorter]
+    """One path is the other or lies within it, either way: `summary` and `summary.en`; `action_items.2`
+    and `action_items`."""
+    x, y = FieldPath.parse(a), FieldPath.parse(b)
+    return x.within(y) or y.within(x)
 
 
 def without_evidence(draft: Draft, changed: Iterable[str]) -> Draft:

@@ -15,6 +15,7 @@ queue's lacks, the review's rules and the assist's translations with no second l
     REQUIRED       what a published case needs that a draft may lack (publication's own fields aside)
     FORM           what a person edits, field by field in the record's order, and how
     PROSE          the plain texts of a sentence or more (marked `Prose`), parts included: impact.scope
+    PASSAGE_PARTS  of a field of parts, the one part a passage of the text goes into: impact -> scope
     KEPT           a draft's fields no edit may change; BOOKKEEPING those of them an approval does not cover
     PUBLISHED      a case's fields that publication writes itself
     WITHDRAWAL     a case's own fields, which no draft has: withdrawn, withdrawn_reason, withdrawn_by, merged_into
@@ -32,6 +33,7 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
+from pipeline.fieldpath import FieldPath
 from pipeline.models import Case, CaseContent, Draft, Kept, Prose, Published, Term, Texts, Withdrawing
 from pipeline.vocabulary import Kind
 
@@ -46,6 +48,7 @@ __all__ = [
     "NARRATIVE",
     "OPTIONAL_NARRATIVE",
     "PARTS",
+    "PASSAGE_PARTS",
     "PROSE",
     "PUBLISHED",
     "REQUIRED",
@@ -65,6 +68,7 @@ __all__ = [
     "localized",
     "narrative",
     "parts",
+    "passage_parts",
     "prose",
     "published",
     "required",
@@ -177,6 +181,18 @@ def prose(model: type[BaseModel] = CaseContent) -> tuple[str, ...]:
     return tuple(found)
 
 
+def passage_parts(model: type[BaseModel] = CaseContent) -> dict[str, str]:
+    """Of each field of parts with one part marked `Prose`, that part: where a passage of the text goes, the
+    one sentence of the field (impact's scope; its users and region are read off that sentence). A
+    suggestion taken into the field is written there, and the assist proposes that part."""
+    found: dict[str, list[str]] = {}
+    for path in prose(model):
+        at = FieldPath.parse(path)
+        if len(at.parts) == 2:
+            found.setdefault(at.root, []).append(str(at.parts[1]))
+    return {name: names[0] for name, names in found.items() if len(names) == 1}
+
+
 def _json(value: Any) -> Any:
     return value.model_dump(mode="json") if isinstance(value, BaseModel) else value
 
@@ -238,10 +254,16 @@ def required(case: type[BaseModel] = Case, content: type[BaseModel] = CaseConten
 def localized(path: str, model: type[BaseModel] = Draft) -> bool:
     """Whether a dotted path names a localized text (one text per language), read off the model:
     `summary`, `remediation.0.text`; not `summary.en` (one of its languages) nor `impact.scope`."""
+    try:
+        parts = FieldPath.parse(path).parts
+    except ValueError:
+        return False
     info: FieldInfo | None = None
     current: Any = model
-    for part in path.split("."):
-        if part.isdigit() and info is not None and get_origin(current) is list:
+    for part in parts:
+        if isinstance(part, int):
+            if info is None or get_origin(current) is not list:
+                return False
             current = _bare(get_args(current)[0])[0]  # an item of the list
             info = None
             continue
@@ -286,6 +308,7 @@ OPTIONAL_NARRATIVE = tuple(name for name in NARRATIVE if name not in REQUIRED)
 TRANSLATED = (*NARRATIVE, *ACTION_LISTS)
 FORM = form()
 PROSE = prose()
+PASSAGE_PARTS = passage_parts()
 KEPT = kept()
 BOOKKEEPING = bookkeeping()
 PUBLISHED = published()

@@ -45,6 +45,7 @@ from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema, core_schema
 
 from pipeline import gate
+from pipeline.fieldpath import FieldPath
 from pipeline.reasons import Reason
 from pipeline.vocabulary import Kind, check_term, vocabulary
 
@@ -257,9 +258,15 @@ Reported = Annotated[str, BeforeValidator(_scrubbed)]
 ReasonCode = Annotated[Reason, BeforeValidator(Reason.parse)]
 
 
-# A field of a case as a path: `trigger`, `summary.en`, `timeline.detected_after`, `action_items[2]`.
+def _dotted(value: str) -> str:
+    return str(FieldPath.parse(value))
+
+
+# A field of a case as a path (pipeline.fieldpath): `trigger`, `summary.en`, `timeline.detected_after`,
+# `action_items.2`. Written dotted; a record written when the drafter put list items in brackets
+# (`action_items[2]`) still loads, its paths read dotted, and is written back dotted: no migration.
 FIELD_PATH_PATTERN = r"^[a-z_]+(\[[0-9]+\])?(\.[A-Za-z0-9_-]+(\[[0-9]+\])?)*$"
-FieldPath = Annotated[str, StringConstraints(pattern=FIELD_PATH_PATTERN, max_length=200)]
+PathText = Annotated[str, StringConstraints(pattern=FIELD_PATH_PATTERN, max_length=200), AfterValidator(_dotted)]
 
 
 def utc_now() -> datetime:
@@ -465,7 +472,7 @@ class Case(CaseContent):
             raise ValueError(f"a case cannot be merged into itself ({value})")
         return value
 
-    machine_translations: Annotated[list[FieldPath], Published()] = Field(
+    machine_translations: Annotated[list[PathText], Published()] = Field(
         default=[],
         exclude_if=lambda v: not v,  # a case with none is written as it was before the field existed
         description="The texts a person accepted from the writer assist's model, by path (summary.ko, "
@@ -625,8 +632,9 @@ class Evidence(Record):
     A quote lies within the text as extracted; when a re-crawl changes the text, the drafter
     writes the evidence again."""
 
-    field: FieldPath = Field(
-        description="The drafted field, as a path: trigger, summary.en, timeline.detected_after, action_items[2]."
+    field: PathText = Field(
+        description="The drafted field, as a path: trigger, summary.en, timeline.detected_after, action_items.2 "
+        "(action_items[2] in a draft written before, read as action_items.2)."
     )
     quote: Text = Field(description="The passage, exactly as it stands in the draft's text.")
     start: int = Field(ge=0, description="Where the quote starts in the draft's text.")
@@ -663,7 +671,7 @@ class Evidence(Record):
                 f"offsets {self.start}-{self.end} span {self.end - self.start} characters, "
                 f"the quote has {len(self.quote)}"
             )
-        if self.field.split(".")[0].split("[")[0] not in CaseContent.model_fields:
+        if FieldPath.parse(self.field).root not in CaseContent.model_fields:
             raise ValueError(f"{self.field!r} is not a field of a case")
         return self
 
@@ -764,7 +772,7 @@ class Draft(CaseContent):
         exclude_if=lambda v: not v,
         description="The last request of each of the assist's prompts (propose, translate-ko), by prompt.",
     )
-    machine_translated: Annotated[dict[FieldPath, MachineTranslation], Kept()] = Field(
+    machine_translated: Annotated[dict[PathText, MachineTranslation], Kept()] = Field(
         default={},
         exclude_if=lambda v: not v,
         description="Translated fields a person accepted from a model (summary.ko), with the English they translate: "
@@ -806,7 +814,7 @@ class Proposal(Record):
     """One field a language model proposed for a draft. An English proposal rests on passages of the draft's
     text, each found there verbatim (white space aside) before it was kept; a translation names its English."""
 
-    path: FieldPath = Field(
+    path: PathText = Field(
         description="The field: summary.en, impact.scope, root_cause, remediation (its actions, one a line), "
         "or a translation's path (summary.ko, remediation.0.text.ko)."
     )

@@ -347,7 +347,7 @@ def _written_evidence(r: _Reading, values: dict[str, Any]) -> Iterator[Evidence 
     # Fields drafted from cue sentences and timeline entries: each passage, by the rule that chose it.
     for name, passages in r.cued.items():
         for index, passage in enumerate(passages):
-            target = f"remediation[{index}]" if name == "remediation" else name
+            target = f"remediation.{index}" if name == "remediation" else name
             yield r.evidence(target, passage.rule, passage.text, None, passage.confidence)
     if extraction.summary:
         yield r.evidence("summary", "summary.opening", extraction.summary, None, _DERIVED)
@@ -387,7 +387,7 @@ def _front_evidence(r: _Reading, stated_resolution: bool) -> Iterator[Evidence |
     if front.components is not None:
         for i in range(len(front.components.value)):
             rule = f"front-matter.{front.components.key}"
-            yield r.evidence(f"components[{i}]", rule, front.components.line, None, _STATED)
+            yield r.evidence(f"components.{i}", rule, front.components.line, None, _STATED)
     if front.affected_line and not extraction.texts_for(SectionField.IMPACT) and not extraction.passages.get("impact"):
         yield r.evidence("impact.scope", "front-matter.affected", front.affected_line, None, _STATED)
 
@@ -428,7 +428,7 @@ def _term_evidence(r: _Reading, values: dict[str, Any]) -> Iterator[Evidence | N
                 firsts.setdefault(text[start:end].lower(), start)
             for start in list(firsts.values())[:_WORDS_PER_TERM]:
                 end = next(b for a, b in reason.spans if a == start)
-                yield r.evidence(f"{name}[{index}]", f"vocabulary.{kind}", text[start:end], start, _TERM)
+                yield r.evidence(f"{name}.{index}", f"vocabulary.{kind}", text[start:end], start, _TERM)
 
 
 def _term_field_evidence(r: _Reading, *, below: bool) -> Iterator[Evidence | None]:
@@ -440,7 +440,7 @@ def _term_field_evidence(r: _Reading, *, below: bool) -> Iterator[Evidence | Non
         written = [t for t in terms if t.confidence >= r.threshold][: 1 if name == "root_cause" else None]
         picked = [t for t in terms if _SUGGESTED <= t.confidence < r.threshold] if below else written
         for index, term in enumerate(picked):
-            target = name if below or name == "root_cause" else f"{name}[{index}]"
+            target = name if below or name == "root_cause" else f"{name}.{index}"
             rule = f"vocabulary.{kind}.{term.how}.{term.term}"
             for start, word in term.words[:_WORDS_PER_TERM]:
                 if start >= 0:
@@ -544,7 +544,7 @@ def _finder_writes(r: _Reading, finder: Finder, values: dict[str, Any]) -> tuple
         else:
             update[name] = {"en": "\n".join(texts)}
         for index, c in enumerate(picked):
-            path = f"{name}[{index}]" if name in ("remediation", "action_items") else name
+            path = f"{name}.{index}" if name in ("remediation", "action_items") else name
             e = r.evidence(path, f"finder.{name}", c.candidate.text, c.candidate.start, c.confidence)
             if e is not None:
                 evidence.append(e.model_copy(update={"model": finder.name, "reasons": list(c.reasons)}))

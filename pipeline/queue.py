@@ -464,7 +464,7 @@ def _actions_block(name: str, actions: list[dict[str, Any]], beside: _Beside) ->
     lines = beside.take(name, exact=True)
     for i, action in enumerate(actions):
         lines += [f"{i + 1}. {lang}: {text}" for lang, text in action["text"].items()]
-        lines += beside.take(f"{name}[{i}]")
+        lines += beside.take(f"{name}.{i}")
     return Block(name, lines)
 
 

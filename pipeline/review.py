@@ -66,6 +66,7 @@ from pydantic import ValidationError
 from pipeline import gate
 from pipeline.errors import ReviewError
 from pipeline.evidence import without_evidence
+from pipeline.fieldpath import FieldPath
 from pipeline.fields import (
     ACTION_LISTS,
     BOOKKEEPING,
@@ -317,6 +318,7 @@ def _unapproved(draft: Draft) -> Review:
 def write(draft: Draft, by: str, languages: Sequence[str], comment: str | None = None) -> Draft:
     """The writer has filled the narrative fields: sign the draft and hand it to review."""
     move = allowed(draft, ReviewAction.WRITE, by)
+    # Each of `missing` is a phrase (`sources.0.archived (pending)`), not a path: its first word names the field.
     narrative = [m for m in missing_for_publication(draft, languages) if m.split(".")[0] in REQUIRED_NARRATIVE]
     if narrative:
         raise ReviewError(f"not written yet, still missing {', '.join(narrative)}", draft_id=draft.id)
@@ -507,12 +509,13 @@ def edited(before: Draft, after: Draft, by: str, *, comment: str | None = None) 
     move = allowed(before, ReviewAction.EDIT, by)
     said = "edited after approval" if move.to_state != before.state else "edited"
     old, new = _content(before), _content(after)
-    edits = [FieldEdit(path=path, before=_at(old, path), after=_at(new, path)) for path in changed]
+    paths = [FieldPath.parse(path) for path in changed]
+    edits = [FieldEdit(path=str(path), before=path.get(old), after=path.get(new)) for path in paths]
     # A translation a person changes is theirs, no longer the machine's (pipeline.assist).
     machine = {
         path: made
         for path, made in after.machine_translated.items()
-        if not any(path == c or path.startswith(f"{c}.") for c in changed)  # a list named whole: its marks too
+        if not any(FieldPath.parse(path).within(c) for c in paths)  # a list named whole: its marks too
     }
     return _step(
         without_evidence(after, changed).model_copy(update={"machine_translated": machine}),
@@ -523,18 +526,6 @@ def edited(before: Draft, after: Draft, by: str, *, comment: str | None = None) 
         edits=edits,
         review=_unapproved(after),
     )
-
-
-def _at(data: Any, path: str) -> Any:
-    """The value at a dotted path of `_content`'s JSON (`summary.ko`, `remediation.0.text.en`), or None."""
-    for part in path.split("."):
-        if isinstance(data, list) and part.isdigit() and int(part) < len(data):
-            data = data[int(part)]
-        elif isinstance(data, dict):
-            data = data.get(part)
-        else:
-            return None
-    return data
 
 
 def apply_edit(before: Draft, data: bytes, by: str, label: str) -> Draft:
@@ -593,36 +584,27 @@ def set_value(draft: Draft, path: str, value: Any, by: str, comment: str | None 
 def set_field(draft: Draft, path: str, value: Any, removed: gate.Removed | None = None) -> Draft:
     """The draft with one field (a dotted path: `summary.ko`, `impact.scope`) set to `value`, which the gate
     cleans (what it removed added to `removed`)."""
-    data = draft.model_dump(mode="json")
-    parts = path.split(".")
-    if parts[0] in PIPELINE_FIELDS:
+    try:
+        at = FieldPath.parse(path)
+    except ValueError as exc:
+        raise ReviewError(str(exc), draft_id=draft.id) from None
+    if at.root in PIPELINE_FIELDS:
         raise ReviewError(
-            f"{parts[0]} is kept by the pipeline and the review commands, not set by hand", draft_id=draft.id
+            f"{at.root} is kept by the pipeline and the review commands, not set by hand", draft_id=draft.id
         )
-    if value is not None and not isinstance(value, dict) and localized(path):
+    if value is not None and not isinstance(value, dict) and localized(str(at)):
         raise ReviewError(
-            f"{path} holds a text for each language: set one of them, as {path}.en (or {path}.ko, ...), "
+            f"{at} holds a text for each language: set one of them, as {at}.en (or {at}.ko, ...), "
             f'or give them all as JSON, {{"en": "..."}}',
             draft_id=draft.id,
         )
-    node: Any = data
-    for index, part in enumerate(parts[:-1]):
-        key: Any = int(part) if isinstance(node, list) and part.isdigit() else part
-        try:
-            child = node[key]
-        except (KeyError, IndexError, TypeError):
-            raise ReviewError(f"no field {'.'.join(parts[: index + 1])}", draft_id=draft.id) from None
-        if child is None:
-            child = {}
-            node[key] = child
-        node = child
-    last: Any = int(parts[-1]) if isinstance(node, list) and parts[-1].isdigit() else parts[-1]
-    if isinstance(node, dict) and len(parts) == 1 and last not in node:
-        raise ReviewError(f"no field {path}", draft_id=draft.id)
+    data = draft.model_dump(mode="json")
+    if len(at.parts) == 1 and at.root not in data:
+        raise ReviewError(f"no field {at}", draft_id=draft.id)
     try:
-        node[last] = value
-    except (IndexError, TypeError):
-        raise ReviewError(f"cannot set {path}", draft_id=draft.id) from None
+        data = at.set(data, value)
+    except LookupError as exc:
+        raise ReviewError(str(exc), draft_id=draft.id) from None
     try:
         return Draft.model_validate(data, context={"gate": gate.Removed() if removed is None else removed})
     except ValidationError as exc:
@@ -633,7 +615,7 @@ def set_field(draft: Draft, path: str, value: Any, removed: gate.Removed | None 
 
 def value_at(draft: Draft, path: str) -> Any:
     """The value of a content field at a dotted path (`summary.en`, `remediation.0.text.en`), or None."""
-    return _at(_content(draft), path)
+    return FieldPath.parse(path).get(_content(draft))
 
 
 # The moves a person makes by name, each a command of its own and a button of the web page: every

@@ -17,31 +17,30 @@ from typing import Any
 
 from pipeline import review
 from pipeline.errors import ReviewError
-from pipeline.evidence import field_parts, holds
-from pipeline.fields import ACTION_LISTS, NARRATIVE
+from pipeline.evidence import holds
+from pipeline.fieldpath import FieldPath
+from pipeline.fields import ACTION_LISTS, NARRATIVE, PASSAGE_PARTS
 from pipeline.models import Draft, Evidence
 
 __all__ = ["dismiss_suggestion", "take_suggestion", "takeable", "taken_path", "undismissed"]
 
-# A field of parts whose passage goes into one part: an impact's passage is its scope.
-_INTO_PART = {"impact": "scope"}
 _UNKNOWN = "unknown"
 
 
 def takeable(entry: Evidence) -> bool:
     """The suggestion's field holds a passage: a text, an impact's scope, or a list of steps. A root
     cause holds a class of the vocabulary, chosen by a person, not a passage."""
-    name = entry.field.split(".")[0].split("[")[0]
-    return name in NARRATIVE or name in ACTION_LISTS or name in _INTO_PART
+    name = FieldPath.parse(entry.field).root
+    return name in NARRATIVE or name in ACTION_LISTS or name in PASSAGE_PARTS
 
 
 def taken_path(draft: Draft, entry: Evidence) -> str:
-    """The field path the passage is written at: `trigger`, `impact.scope`, `remediation[2]` (a new item)."""
-    name = entry.field.split(".")[0].split("[")[0]
+    """The field path the passage is written at: `trigger`, `impact.scope`, `remediation.2` (a new item)."""
+    name = FieldPath.parse(entry.field).root
     if name in ACTION_LISTS:
-        return f"{name}[{len(getattr(draft, name))}]"
-    if name in _INTO_PART:
-        return f"{name}.{_INTO_PART[name]}"
+        return str(FieldPath((name, len(getattr(draft, name)))))
+    if name in PASSAGE_PARTS:
+        return f"{name}.{PASSAGE_PARTS[name]}"
     return name
 
 
@@ -56,8 +55,8 @@ def _value(draft: Draft, name: str, passage: str) -> tuple[str, Any]:
     if name in ACTION_LISTS:
         items = [item.model_dump(mode="json") for item in getattr(draft, name)]
         return name, [*items, {"text": {"en": passage}}]
-    if name in _INTO_PART:
-        part = _INTO_PART[name]
+    if name in PASSAGE_PARTS:
+        part = PASSAGE_PARTS[name]
         return f"{name}.{part}", _paragraphs(getattr(getattr(draft, name), part), passage)
     return f"{name}.en", _paragraphs((getattr(draft, name) or {}).get("en"), passage)
 
@@ -89,7 +88,7 @@ def take_suggestion(draft: Draft, index: int, by: str) -> Draft:
         )
     if not holds(entry, draft.text):
         raise ReviewError(f"{said}: its passage is no longer in the text (it changed since)", draft_id=draft.id)
-    name = entry.field.split(".")[0].split("[")[0]
+    name = FieldPath.parse(entry.field).root
     passage = " ".join(entry.quote.split())
     path, value = _value(draft, name, passage)
     held = review.value_at(draft, path)
@@ -127,5 +126,5 @@ def dismiss_suggestion(draft: Draft, index: int, by: str, comment: str | None = 
 
 def undismissed(suggestions: list[Evidence], dismissed: list[Evidence]) -> list[Evidence]:
     """The suggestions a writer has not dismissed already (the same field and passage)."""
-    said_no = {(str(field_parts(d.field)[0]), " ".join(d.quote.split())) for d in dismissed}
-    return [s for s in suggestions if (str(field_parts(s.field)[0]), " ".join(s.quote.split())) not in said_no]
+    said_no = {(FieldPath.parse(d.field).root, " ".join(d.quote.split())) for d in dismissed}
+    return [s for s in suggestions if (FieldPath.parse(s.field).root, " ".join(s.quote.split())) not in said_no]

@@ -123,7 +123,7 @@ We reverted the change at 11:00.
     by_field = {e.field: e for e in draft.evidence}
     assert by_field["trigger"].rule == "cue.trigger+stated"
     assert by_field["impact"].rule == "cue.impact"
-    assert by_field["remediation[0]"].quote == "We reverted the change at 11:00."
+    assert by_field["remediation.0"].quote == "We reverted the change at 11:00."
     assert all(draft.text is not None and draft.text[e.start : e.end] == e.quote for e in draft.evidence)
 
 
@@ -168,13 +168,13 @@ def test_each_suggested_term_keeps_the_words_that_suggested_it() -> None:
     draft = draft_of(body)
     assert "training-hang" in draft.symptoms
     index = draft.symptoms.index("training-hang")
-    words = [e for e in draft.evidence if e.field == f"symptoms[{index}]"]
+    words = [e for e in draft.evidence if e.field == f"symptoms.{index}"]
     assert words and all(e.rule == "vocabulary.symptoms" for e in words)
     assert all(draft.text is not None and draft.text[e.start : e.end] == e.quote for e in words)
     assert len({e.quote.lower() for e in words}) == len(words), "each word once, where it first stands"
     edited = draft.model_copy(update={"symptoms": ["training-hang"]})
     again = apply_extraction(edited, SourceEntry(url=URL), extract(body, URL, None), edited.origin)
-    assert not [e for e in again.evidence if e.field.startswith("symptoms[")], "a person's list keeps none"
+    assert not [e for e in again.evidence if e.field.startswith("symptoms.")], "a person's list keeps none"
 
 
 def test_the_impact_names_its_users_and_region_where_the_passage_does() -> None:
@@ -279,10 +279,10 @@ def test_a_root_cause_term_needs_a_phrase_or_two_signals_and_keeps_its_reason() 
     )
     # Two different words of a term ("upstream", "dependency") are two signals; two of "testing", one.
     assert draft.contributing == ["untested-change", "dependency-outage"]
-    rules = {e.field: e.rule for e in draft.evidence if e.field.startswith("contributing[")}
+    rules = {e.field: e.rule for e in draft.evidence if e.field.startswith("contributing.")}
     assert rules == {
-        "contributing[0]": "vocabulary.contributing.phrase.untested-change",
-        "contributing[1]": "vocabulary.contributing.two-signals.dependency-outage",
+        "contributing.0": "vocabulary.contributing.phrase.untested-change",
+        "contributing.1": "vocabulary.contributing.two-signals.dependency-outage",
     }
     assert all(draft.text and draft.text[e.start : e.end] == e.quote for e in draft.evidence)
 

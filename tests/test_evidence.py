@@ -15,6 +15,7 @@ from pipeline.evidence import evidence_for, field_parts, holds, overlaps, withou
 from pipeline.models import Draft, DraftState, Evidence, Review, json_schema
 from pipeline.publish import case_from_draft
 from pipeline.records import dump_record, load_record
+from pipeline.store import Store
 
 TEXT = (
     "Summary\n\n"
@@ -35,7 +36,7 @@ def drafted(case_json: dict[str, Any]) -> Draft:
     evidence = [
         evidence_for("trigger", TEXT, "heading", quote="A storage maintenance window throttled the metadata servers."),
         evidence_for("detection", TEXT, "cue.detection", quote="We were paged at 09:12"),
-        evidence_for("action_items[1]", TEXT, "list-item", quote="Alert when no training step completes"),
+        evidence_for("action_items.1", TEXT, "list-item", quote="Alert when no training step completes"),
         evidence_for("timeline.detected_after", TEXT, "timeline", quote="09:12"),
     ]
     return Draft.model_validate({**draft.model_dump(mode="json"), "evidence": [e.model_dump() for e in evidence]})
@@ -47,7 +48,7 @@ def test_evidence_is_made_from_a_quote_or_offsets_and_both_must_agree() -> None:
     by_offsets = evidence_for("detection", TEXT, "cue.detection", start=by_quote.start, end=by_quote.end)
     assert by_offsets == by_quote
     later = TEXT.index("checkpoints", TEXT.index("checkpoints") + 1)
-    assert evidence_for("action_items[2]", TEXT, "list-item", quote="checkpoints", start=later).start == later
+    assert evidence_for("action_items.2", TEXT, "list-item", quote="checkpoints", start=later).start == later
     with pytest.raises(ValueError, match="not the quote"):
         evidence_for("detection", TEXT, "cue.detection", quote="paged at 09:12", start=0)
     with pytest.raises(ValueError, match="not in the text"):
@@ -65,14 +66,14 @@ def test_the_model_refuses_offsets_that_cannot_hold_the_quote_and_fields_a_case_
         Evidence(field="stat", quote="abcd", start=0, end=4, rule="heading")
     with pytest.raises(ValidationError, match="pattern"):
         Evidence(field="action items", quote="abcd", start=0, end=4, rule="heading")
-    assert Evidence(field="action_items[2]", quote="abcd", start=0, end=4, rule="list-item").field == "action_items[2]"
+    assert Evidence(field="action_items[2]", quote="abcd", start=0, end=4, rule="list-item").field == "action_items.2"
 
 
 def test_evidence_round_trips_and_the_generated_schema_takes_it(case_json: dict[str, Any]) -> None:
     draft = drafted(case_json)
     data = json.loads(dump_record(draft))
     assert data["evidence"][2] == {
-        "field": "action_items[1]",
+        "field": "action_items.1",
         "quote": "Alert when no training step completes",
         "start": TEXT.index("Alert"),
         "end": TEXT.index("Alert") + 37,
@@ -84,6 +85,27 @@ def test_evidence_round_trips_and_the_generated_schema_takes_it(case_json: dict[
         jsonschema.validate({**data, "evidence": [{**data["evidence"][0], "start": -1}]}, json_schema("draft"))
     assert all(holds(e, draft.text) for e in draft.evidence)
     assert not holds(draft.evidence[0], TEXT.replace("storage", "network"))
+
+
+def test_a_draft_written_with_bracketed_paths_loads_and_is_written_back_dotted(
+    case_json: dict[str, Any], store: Store
+) -> None:
+    """The drafter once spelt list items `remediation[2]`: such a file loads with no migration, its
+    paths read dotted, and the next write of the draft spells them dotted."""
+    data = json.loads(dump_record(drafted(case_json)))
+    old = [{**data["evidence"][2], "field": "remediation[2]"}, {**data["evidence"][2], "field": "action_items[1]"}]
+    data.update(evidence=[*data["evidence"][:2], *old], suggestions=[{**old[0], "field": "components[0]"}])
+    path = store.path("draft", data["id"])
+    path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+    draft = store.read_draft(data["id"])
+    assert [e.field for e in draft.evidence] == ["trigger", "detection", "remediation.2", "action_items.1"]
+    assert [e.field for e in draft.suggestions] == ["components.0"]
+    assert store.write_draft(draft)
+    stored = json.loads(path.read_text(encoding="utf-8"))
+    assert [e["field"] for e in stored["evidence"]][2:] == ["remediation.2", "action_items.1"]
+    assert [e["field"] for e in stored["suggestions"]] == ["components.0"]
+    assert store.read_draft(data["id"]) == draft
 
 
 def test_a_draft_written_before_evidence_loads_with_none(case_json: dict[str, Any]) -> None:

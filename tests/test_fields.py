@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from pipeline import fields
 from pipeline.assist.answers import ENGLISH_FIELDS
@@ -76,6 +76,28 @@ def test_the_localized_texts_are_read_off_the_model_at_any_depth() -> None:
     assert [name for name in Variant.model_fields if fields.localized(name, Variant)] == list(fields.narrative(Variant))
     assert not fields.localized("follow_ups", Variant) and not fields.localized("follow_ups.x.text", Variant)
     assert not fields.localized("impact.scope") and not fields.localized("no.such.field")
+
+
+class Outage(BaseModel):
+    cause: Annotated[str, Prose()] = "unknown"
+    where: str = "unknown"
+
+
+class TwoSentences(BaseModel):
+    before: Annotated[str, Prose()] = "unknown"
+    after: Annotated[str, Prose()] = "unknown"
+
+
+class PartsVariant(CaseContent):
+    outage: Outage = Outage()
+    sentences: TwoSentences = TwoSentences()
+
+
+def test_a_passage_goes_into_the_one_prose_part_of_a_field_of_parts() -> None:
+    assert fields.PASSAGE_PARTS == {"impact": "scope"}
+    # A field of parts with two sentences has no one part a passage goes into.
+    assert fields.passage_parts(PartsVariant) == {"impact": "scope", "outage": "cause"}
+    assert ENGLISH_FIELDS["impact"] == "impact.scope"
 
 
 def test_a_field_marked_kept_is_the_pipelines() -> None:

@@ -28,7 +28,7 @@ def test_a_status_pages_front_matter_fills_severity_resolution_and_components() 
     rules = {(e.field, e.rule): e.quote for e in field_evidence(x, proposals)}
     assert rules[("severity", "front-matter.severity")] == "severity: disrupted"
     assert ("timeline.resolved_after", "front-matter.resolvedWhen") in rules
-    assert rules[("components[0]", "front-matter.affected")].startswith("affected:")
+    assert rules[("components.0", "front-matter.affected")].startswith("affected:")
     for entry in field_evidence(x, proposals):
         assert x.text[entry.start : entry.end] == entry.quote
 

@@ -242,11 +242,11 @@ def evidenced_draft(case_json: dict, archived: bool = True) -> Draft:
         evidence=[
             entry("trigger", "heading", "A storage maintenance window throttled the metadata servers."),
             entry("timeline.detected_after", "timeline", "We were paged at 09:12"),
-            entry("action_items[1]", "list-item", "Alert when no training step completes for five minutes", 1),
+            entry("action_items.1", "list-item", "Alert when no training step completes for five minutes", 1),
             entry("symptoms_text", "cue.symptoms", "checkpoints stalled"),
-            entry("components[0]", "vocabulary.components", "checkpoints"),
-            entry("components[2]", "vocabulary.components", "storage"),
-            entry("components[2]", "vocabulary.components", "metadata servers"),
+            entry("components.0", "vocabulary.components", "checkpoints"),
+            entry("components.2", "vocabulary.components", "storage"),
+            entry("components.2", "vocabulary.components", "metadata servers"),
         ],
     )
     if not archived:
@@ -272,8 +272,8 @@ def test_show_prints_each_fields_evidence_beside_it_with_a_link_to_the_passage(
     # A vocabulary term's words: one line for each term, beside the list.
     assert (
         "components: checkpointing, nccl, storage\n"
-        "    words for components[0]: \u201ccheckpoints\u201d\n"
-        "    words for components[2]: \u201cstorage\u201d, \u201cmetadata servers\u201d\n"
+        "    words for components.0: \u201ccheckpoints\u201d\n"
+        "    words for components.2: \u201cstorage\u201d, \u201cmetadata servers\u201d\n"
     ) in out
     trigger = case_json["trigger"]["en"]
     assert f"trigger.en\n{trigger}\n    evidence (heading): \u201cA storage maintenance window" in out
@@ -297,7 +297,7 @@ def test_show_links_the_source_itself_before_it_is_archived_and_says_when_a_quot
     out = cli("show", DRAFT_ID, "--root", str(root)).stdout
     assert f"      {draft.sources[0].url}#:~:text=We%20were%20paged%20at%2009:12\n" in out
     assert "symptoms_text: -\n    evidence (cue.symptoms): \u201ccheckpoints stalled\u201d" in out
-    assert "evidence of fields not shown above\naction_items[1]:\n    evidence (list-item): \u201cAlert when" in out
+    assert "evidence of fields not shown above\naction_items.1:\n    evidence (list-item): \u201cAlert when" in out
     store.write_draft(draft.model_copy(update={"text": EVIDENCED.replace("paged", "alerted")}))
     out = cli("show", DRAFT_ID, "--root", str(root)).stdout
     assert "\u201cWe were paged at 09:12\u201d at " in out and "(no longer in the text: it changed since)\n" in out

@@ -54,7 +54,7 @@ def test_a_step_is_added_as_an_item_of_the_list() -> None:
         "We reverted the proxy change.",
         "Requests to the dashboard failed with errors.",
     ]
-    assert {e.field: e.rule for e in taken.evidence}["remediation[1]"] == "heading.remediation+failure"
+    assert {e.field: e.rule for e in taken.evidence}["remediation.1"] == "heading.remediation+failure"
     assert taken.history[-1].changed == ["remediation"]
 
 
@@ -97,7 +97,7 @@ def test_the_command_takes_the_suggestion_show_numbers(cli: Callable, store: Sto
     done = cli("take-suggestion", draft.id, str(number), "--by", "dana", "--root", str(root))
     assert done.exit_code == 0, done.stderr
     assert done.stdout == (
-        f"{draft.id}: took suggestion {number} into remediation[1]: "
+        f"{draft.id}: took suggestion {number} into remediation.1: "
         "\u201cRequests to the dashboard failed with errors.\u201d, now extracted\n"
     )
     stored = store.read_draft(draft.id)

@@ -100,14 +100,14 @@ def test_nested_passages_nest_and_passages_at_one_place_share_a_mark_listing_bot
     passages = [
         Passage(1, *sentence, "trigger · cue.trigger"),
         Passage(2, *sentence, "root_cause · cue.root_cause"),
-        Passage(3, *upgrade, "contributing[0] · vocabulary.contributing"),
-        Passage(4, *dns, "domain[0] · vocabulary.domains"),
+        Passage(3, *upgrade, "contributing.0 · vocabulary.contributing"),
+        Passage(4, *dns, "domain.0 · vocabulary.domains"),
     ]
     html = _ENV.get_template("_text.html").render(pieces=text_pane(text, passages))
     assert html == (
         '<mark id="mark-1" title="trigger · cue.trigger; root_cause · cue.root_cause"><span id="mark-2">On Monday '
-        '<mark id="mark-3" title="contributing[0] · vocabulary.contributing">a planned upgrade<sup>3</sup></mark>'
-        ' of the cluster caused a minor <mark id="mark-4" title="domain[0] · vocabulary.domains">DNS<sup>4</sup>'
+        '<mark id="mark-3" title="contributing.0 · vocabulary.contributing">a planned upgrade<sup>3</sup></mark>'
+        ' of the cluster caused a minor <mark id="mark-4" title="domain.0 · vocabulary.domains">DNS<sup>4</sup>'
         "</mark> issue.</span><sup>1,2</sup></mark>"
     )
 

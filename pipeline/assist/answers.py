@@ -15,7 +15,7 @@ from typing import Literal, get_args
 import yaml
 from pydantic import BaseModel, ConfigDict
 
-from pipeline.fields import NARRATIVE, PARTS
+from pipeline.fields import NARRATIVE, PASSAGE_PARTS
 
 __all__ = [
     "ENGLISH_FIELDS",
@@ -34,17 +34,14 @@ __all__ = [
 ProposedField = Literal[
     "summary", "symptoms_text", "trigger", "detection", "impact", "root_cause", "lessons", "remediation"
 ]
-# Of a field of parts, the part the model writes: the impact's scope, the sentence (its users and region
-# are the drafter's, read off that sentence).
-_PROPOSED_PART = {"impact": "scope"}
 
 
 def _english_path(name: str) -> str:
     """The path of the record a proposal of `name` fills: a narrative text's English, a part, or the field."""
     if name in NARRATIVE:
         return f"{name}.en"
-    if name in PARTS:
-        return f"{name}.{_PROPOSED_PART[name]}"
+    if name in PASSAGE_PARTS:  # of a field of parts, the part the model writes: the sentence
+        return f"{name}.{PASSAGE_PARTS[name]}"
     return name
 
 

@@ -18,6 +18,7 @@ from typing import Any
 from pipeline import review
 from pipeline.assist.answers import ENGLISH_FIELDS, FieldAnswer, Prompt, ProposeAnswer, TranslateAnswer
 from pipeline.errors import ReviewError
+from pipeline.fieldpath import FieldPath
 from pipeline.fields import ACTION_LISTS, CHOICES, NARRATIVE, TRANSLATED
 from pipeline.models import AssistRun, Draft, DroppedProposal, Evidence, MachineTranslation, Proposal, utc_now
 from pipeline.vocabulary import vocabulary
@@ -116,7 +117,7 @@ def untranslated(draft: Draft, language: str = "ko", fields: Iterable[str] | Non
     found = {}
     for path, english in english_texts(draft).items():
         target = f"{path}.{language}"
-        if wanted is not None and path.split(".")[0] not in wanted:
+        if wanted is not None and FieldPath.parse(path).root not in wanted:
             continue
         if empty(review.value_at(draft, target)) or target in stale:
             found[target] = english

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable
 from functools import partial
 from typing import Any
 
+from pipeline.fieldpath import FieldPath
 from pipeline.fields import kind_of, parts
 from pipeline.models import Case, json_schema
 from pipeline.records import dump_json
@@ -97,10 +98,7 @@ def case_row(data: Record, columns: list[tuple[str, str | None]]) -> list[str]:
     """One case's row of cases.csv, from the case as JSON."""
     row = []
     for path, lang in columns:
-        value: Any = data
-        for part in path.split("."):
-            value = value.get(part) if isinstance(value, dict) else None
-        row.append(_cell(value, lang))
+        row.append(_cell(FieldPath.parse(path).get(data), lang))
     return row
 
 

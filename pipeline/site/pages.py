@@ -40,6 +40,7 @@ from markupsafe import Markup
 from markupsafe import escape as _e
 
 from pipeline import gate
+from pipeline.fieldpath import FieldPath
 from pipeline.fields import kind_of
 from pipeline.models import Case
 from pipeline.site.context import EVERY, Card, Planned, SiteContext, case_group, everything
@@ -243,7 +244,7 @@ def _text(texts: dict[str, str] | None, path: str, marks: _Marks) -> Markup:
         )
     html = f'<span class="text">{_e(text)}</span>'
     if f"{path}.{marks.lang}" in marks.machine and marks.english:
-        field = path.split(".")[0]
+        field = FieldPath.parse(path).root
         html += (
             f' <small class="machine-translated">{_e(ui("machine_translated", marks.lang))} · '
             f'<a href="{_e(marks.english)}#f-{_e(field)}" hreflang="en">{_e(ui("read_in_english", marks.lang))}</a>'
@@ -555,7 +556,7 @@ def _held(name: str) -> tuple[str, Kind | None] | None:
 
 
 def _row_html(case: Case, row: Row, marks: _Marks, lang_root: str) -> Markup:
-    name = row.path.split(".")[0]
+    name = FieldPath.parse(row.path).root
     held = _held(name)
     if row.kind == "narrative":
         texts = getattr(case, name)

@@ -20,6 +20,7 @@ from typing import Annotated, Any, get_args, get_origin
 from pydantic import BaseModel, StringConstraints
 from pydantic.fields import FieldInfo
 
+from pipeline.fieldpath import FieldPath
 from pipeline.fields import FieldKind, kind_of
 from pipeline.models import CASE_ID_PATTERN, Case
 from pipeline.vocabulary import Kind, vocabulary
@@ -50,7 +51,7 @@ class Row:
 
 def label_of(path: str) -> str:
     """A field's label from its name: `symptoms_text` "Symptoms text", `impact.scope` "Impact: scope"."""
-    parts = [part.replace("_", " ") for part in path.split(".")]
+    parts = [str(part).replace("_", " ") for part in FieldPath.parse(path).parts]
     head = parts[0][:1].upper() + parts[0][1:]
     return ": ".join([head, *parts[1:]])
 

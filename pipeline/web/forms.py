@@ -21,6 +21,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from pipeline import gate
+from pipeline.fieldpath import FieldPath
 from pipeline.fields import DEFAULTS, FORM, NARRATIVE, PROSE, FieldKind
 from pipeline.models import Draft, Evidence
 from pipeline.vocabulary import Kind, vocabulary
@@ -65,12 +66,6 @@ def languages_for(draft: Draft, required: Sequence[str]) -> list[str]:
     return found
 
 
-def _get(data: Any, path: str) -> Any:
-    for part in path.split("."):
-        data = data.get(part) if isinstance(data, dict) else None
-    return data
-
-
 def _options(terms: Kind | None) -> list[tuple[str, str]]:
     return [(t.name, t.label) for t in vocabulary().terms[terms].values()] if terms else []
 
@@ -96,18 +91,15 @@ def form_fields(draft: Draft, languages: Sequence[str], marks: Mapping[int, Evid
     data = draft.model_dump(mode="json")
     out: list[FormField] = []
     for path, kind, terms in _FORM:
-        item = _form_field(path, kind, terms, _get(data, path), languages)
+        item = _form_field(path, kind, terms, FieldPath.parse(path).get(data), languages)
         item.evidence = [(n, e) for n, e in (marks or {}).items() if _covers(path, e.field)]
         out.append(item)
     return out
 
 
 def _covers(path: str, evidence_field: str) -> bool:
-    """The evidence's field is this form field or lies within it (`summary.en`, `action_items[2]`)."""
-    base = re.split(r"[.\[]", evidence_field, maxsplit=1)[0]
-    if "." in path:  # impact.scope, timeline.detected_after: the exact part
-        return evidence_field == path or evidence_field.startswith(path + ".")
-    return base == path
+    """The evidence's field is this form field or lies within it (`summary.en`, `action_items.2`)."""
+    return FieldPath.parse(evidence_field).within(FieldPath.parse(path))
 
 
 def _lines(text: str) -> list[str]:
@@ -193,14 +185,6 @@ _READERS: dict[str, Callable[[Mapping[str, Any], str, Any, Sequence[str]], Any]]
 }
 
 
-def _put(data: dict[str, Any], path: str, value: Any) -> None:
-    node = data
-    *parents, last = path.split(".")
-    for part in parents:
-        node = node[part]
-    node[last] = value
-
-
 def apply_form(
     draft: Draft, form: Mapping[str, Any], languages: Sequence[str], removed: gate.Removed | None = None
 ) -> tuple[Draft | None, list[tuple[str, str]]]:
@@ -212,9 +196,10 @@ def apply_form(
     """
     data = draft.model_dump(mode="json")
     for path, kind, _ in FORM:
-        value = _READERS[kind](form, path, _get(data, path), languages)
+        at = FieldPath.parse(path)
+        value = _READERS[kind](form, path, at.get(data), languages)
         if value is not _ABSENT:
-            _put(data, path, value)
+            data = at.set(data, value)
     try:
         return Draft.model_validate(data, context={"gate": gate.Removed() if removed is None else removed}), []
     except ValidationError as exc:

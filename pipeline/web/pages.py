@@ -18,6 +18,7 @@ from pipeline import claims as claiming
 from pipeline import queue as review_queue
 from pipeline import review
 from pipeline.errors import IncidentlibError
+from pipeline.fieldpath import FieldPath
 from pipeline.fragments import fragment_link
 from pipeline.ids import is_case_id
 from pipeline.models import Draft, Evidence
@@ -47,7 +48,8 @@ def suggested_beside(fields: list[FormField], suggested: dict[int, Evidence]) ->
     beside its scope, a remediation step's beside the steps."""
     beside: dict[str, list[tuple[int, Evidence]]] = {}
     for number, entry in suggested.items():
-        path = next((f.path for f in fields if f.path.split(".")[0] == entry.field), None)
+        root = FieldPath.parse(entry.field).root
+        path = next((f.path for f in fields if FieldPath.parse(f.path).root == root), None)
         if path is not None:
             beside.setdefault(path, []).append((number, entry))
     return beside

@@ -31,6 +31,7 @@ from pipeline.assist.propose import (
 )
 from pipeline.assist.run import Outcome
 from pipeline.errors import ReviewError
+from pipeline.fieldpath import FieldPath
 from pipeline.fields import PARTS, TRANSLATED
 from pipeline.models import AssistRun, Draft, DraftState, MachineTranslation, Proposal
 from pipeline.vocabulary import vocabulary
@@ -56,8 +57,8 @@ _PATH = re.compile(r"^[a-z_]+(\.[a-z0-9_]+){0,4}$")
 def form_path(path: str) -> str:
     """The form field a record path belongs to: summary.ko -> summary, remediation.0.text.ko ->
     remediation, impact.scope -> impact.scope (the form edits impact's parts one by one)."""
-    parts = path.split(".")
-    return ".".join(parts[:2]) if parts[0] in PARTS else parts[0]
+    at = FieldPath.parse(path)
+    return str(FieldPath(at.parts[:2])) if at.root in PARTS else at.root
 
 
 def parse_ask(value: str) -> tuple[list[str] | None, list[str], bool]:

@@ -20,11 +20,13 @@ from markupsafe import escape
 from pipeline import gate, review, suggestions
 from pipeline import merge as merging
 from pipeline.errors import IncidentlibError, RecordError, RecordNotFound
+from pipeline.fieldpath import FieldPath
 from pipeline.fields import TERM_LISTS
 from pipeline.models import RelationKind, SuggestionKind
 from pipeline.review import ReviewAction
 from pipeline.web.forms import apply_form, languages_for
 from pipeline.web.pages import conflict, draft_page, not_written, page, record_href
+from pipeline.web.proposals import form_path
 from pipeline.web.state import Web
 from pipeline.web.writes import compare_and_write
 
@@ -92,7 +94,7 @@ async def take(request: Request, draft_id: str, web: Web) -> Response:
         return draft_page(request, current, version, 422, problem=f"take: index: {raw!r} is no suggestion's number")
     index = int(raw)
     entry = current.suggestions[index] if index < len(current.suggestions) else None
-    field = suggestions.taken_path(current, entry).split("[")[0] if entry else ""
+    field = form_path(suggestions.taken_path(current, entry)) if entry else ""
     target = f"/drafts/{quote(draft_id)}?{urlencode({'took': field})}#field-{quote(field)}"
 
     mismatch, not_done = not_written(
@@ -255,10 +257,18 @@ for _action in review.MOVES:
     )
 
 
+def _root(key: str) -> str | None:
+    """The case field a form's name lies in (`symptoms`), or None for a name that is no field path (`csrf` is one)."""
+    try:
+        return FieldPath.parse(key).root
+    except ValueError:
+        return None
+
+
 def form_values(form: Any) -> dict[str, Any]:
     """The form as path -> value, a list for a field of several choices."""
     out: dict[str, Any] = {}
     for key in form.keys():
         values = form.getlist(key)
-        out[key] = values if len(values) > 1 or key.split(".")[0] in TERM_LISTS else values[0]
+        out[key] = values if len(values) > 1 or _root(key) in TERM_LISTS else values[0]
     return out
