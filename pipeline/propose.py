@@ -41,7 +41,7 @@ from pipeline.extract.severity import severity_in
 from pipeline.extract.symptoms import Symptom, chosen, symptom_passages, symptoms_text
 from pipeline.extract.tags import suggest_term_reasons
 from pipeline.fields import TERM_LISTS
-from pipeline.finder import Finder
+from pipeline.finder import FLOOR, Finder
 from pipeline.models import Evidence, SectionField, Timeline
 from pipeline.vocabulary import Kind
 
@@ -68,10 +68,6 @@ _TERM_FIELDS: dict[str, tuple[Kind, SectionField]] = {
 }
 # How many passages wait beside one field, best first: more is reading the document again.
 OFFERED = 3
-# The least a finder's candidate must score to be offered at all: below it, it is right so seldom that
-# showing it costs the writer more than it gives.
-# Chosen on the corpus's held-out folds (bench/drafts.py): no floor gives hit@3 .747, .1 gives .721, .2 .710.
-OFFER_AT = 0.1
 
 
 @dataclass(frozen=True)
@@ -457,7 +453,7 @@ def _found(r: _Reading, finder: Finder, written: list[Evidence]) -> Iterator[Fie
     (`FinderModel.writes`); everywhere else its candidates are offered, never over a passage written."""
     for found in finder.rank(r.extraction):
         name = found.field
-        if found.confidence < OFFER_AT:
+        if found.confidence < FLOOR:
             continue
         evidence = r.evidence(name, f"finder.{name}", found.candidate.text, found.candidate.start, found.confidence)
         if evidence is not None:

@@ -355,6 +355,8 @@ class _Beside:
 
     def lines(self, entry: Evidence, indent: str = "    ", what: str = "evidence") -> list[str]:
         how = entry.rule if entry.confidence is None else f"{entry.rule}, confidence {entry.confidence:g}"
+        if entry.model:  # the finder's: which model, and the features that weighed most
+            how += f", finder {entry.model}" + (f", why: {', '.join(entry.reasons)}" if entry.reasons else "")
         line = f"{indent}{what} ({how}): \u201c{_shorten(entry.quote)}\u201d at {entry.start}-{entry.end}"
         if not holds(entry, self.text) or self.text is None or self.url is None:
             return [line + " (no longer in the text: it changed since)"]
@@ -485,7 +487,7 @@ def _field_lines(name: str, value: Any, beside: _Beside) -> list[str]:
     if name == "suggestions":
         return [
             f"suggestions: {len(value)} passages offered, not written, each beside its field "
-            "(incidentlib take-suggestion ID N takes one into its field)"
+            "(incidentlib take-suggestion ID N takes one into its field, dismiss-suggestion ID N dismisses it)"
             if value
             else "suggestions: -"
         ]

@@ -30,6 +30,7 @@ import pytest
 import uvicorn
 from helpers import HOSTILE, case_page_lacks, related_case, reviewable_draft, sample_drafts
 from playwright.sync_api import Browser, BrowserContext, Dialog, Locator, Page, expect, sync_playwright
+from test_finder import story, training_set
 
 from pipeline import claims, review
 from pipeline.candidates import candidates
@@ -37,6 +38,8 @@ from pipeline.demo import run_demo
 from pipeline.discover import discover
 from pipeline.draft import apply_extraction, new_draft
 from pipeline.extract import extract
+from pipeline.finder import Finder
+from pipeline.finder.model import fit
 from pipeline.ids import draft_id_for, same_page_key
 from pipeline.models import DraftState, Origin, SourceEntry
 from pipeline.publish import promote
@@ -260,7 +263,7 @@ def test_crawled_markup_is_shown_as_text_and_the_policy_forbids_inline_script(
     answer = page.goto(f"/drafts/{DRAFT_ID}")
     assert answer is not None and answer.status == 200
     text = page.locator(".source .text").first
-    expect(text).to_have_text(HOSTILE)
+    expect(text).to_contain_text(HOSTILE)  # and the finder's name for the sentence's likeliest field
     assert page.locator("main script, main img").count() == 0, "the crawled markup became elements"
     policy = answer.headers["content-security-policy"]
     assert "script-src 'self'" in policy and "unsafe-inline" not in policy and "unsafe-eval" not in policy
@@ -736,6 +739,50 @@ def test_a_writer_takes_a_suggestion_into_its_field(browsers: Callable[..., Page
     stored = store.read_draft(draft.id)
     assert stored.detection == {"en": "A synthetic probe would have detected the broken route within a minute."}
     assert [(h.by, h.changed) for h in stored.history] == [("ann", ["detection"])]
+
+
+def test_a_writer_reads_the_finders_ranking_and_dismisses_a_suggestion_with_one_key(
+    browsers: Callable[..., Page], root: Path, store: Store
+) -> None:
+    """The library's finder (one `learn` kept) offers its passages beside their fields, surest first,
+    naming the model and why; the text marks each sentence with its likeliest field; `d` on a focused
+    suggestion dismisses it."""
+    model = fit(training_set(), name="library-test")
+    store.keep_finder_model(model.to_json())
+    text, _ = story(42)
+    seen = "The billing error rate climbed on the engineer's dashboard at 10:42 for the on-call team."
+    text = text.replace(story(42)[1]["detection"], seen)
+    url = "https://example.org/postmortems/2024-07-09-billing.md"
+    entry = SourceEntry(url=url)
+    extraction = extract(f"# Billing outage\n\n## What happened\n\n{text}\n".encode(), url, None)
+    origin = Origin(url=url, canonical_url=url, final_url=url, format="markdown")
+    draft = apply_extraction(new_draft(entry), entry, extraction, origin, finder=Finder(model))
+    by_finder = [s for s in draft.suggestions if s.rule.startswith("finder.")]
+    assert by_finder and all(s.model == "library-test" for s in by_finder)
+    store.write_draft(draft)
+    add_reviewer(store, "ann", PASSWORD)
+    first = by_finder[0]
+    with served(Settings(root=root)) as served_url:
+        page = signed_in(browsers, served_url, "ann", viewport={"width": 1400, "height": 1000})
+        page.goto(f"/drafts/{draft.id}")
+        box = page.locator(f"#field-{first.field if first.field != 'impact' else 'impact.scope'} .suggestions")
+        expect(box).to_contain_text(f"finder {first.model}")
+        expect(box).to_contain_text("why: ")
+        # Each sentence the finder reads as serving a field says so, in its mark (a mark of its own, or the
+        # evidence's mark at the same place).
+        expect(page.locator('mark[title*="likely detection"]').first).to_be_visible()
+        if SCREENSHOTS:
+            page.screenshot(path=Path(SCREENSHOTS) / "finder.png", full_page=True)
+        item = box.locator("li[tabindex]").filter(has_text=" ".join(first.quote.split())[:40]).first
+        item.focus()
+        with page.expect_navigation():
+            page.keyboard.press("d")
+        expect(page.get_by_role("status")).to_have_text(
+            f"Dismissed the suggestion for {first.field}: it is not offered again."
+        )
+    stored = store.read_draft(draft.id)
+    assert first not in stored.suggestions and first in stored.dismissed_passages
+    assert stored.history[-1].by == "ann" and stored.history[-1].action == "dismiss"
 
 
 # ---------------------------------------------------------------- duplicates and suggested relations

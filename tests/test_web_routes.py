@@ -106,7 +106,7 @@ def clashes(app: FastAPI) -> list[tuple[str, str]]:
 @pytest.mark.parametrize("assist", [False, True], ids=["without-model", "with-model"])
 def test_no_two_routes_can_match_one_request(root: Path, assist: bool) -> None:
     app = create_app(_settings(root, assist))
-    assert len(_routes(app)) == 26 + 2 * assist
+    assert len(_routes(app)) == 27 + 2 * assist
     assert clashes(app) == []
 
 

@@ -27,9 +27,20 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Literal
 
+from pipeline.finder import Mark as FinderMark
 from pipeline.models import Evidence, Section
 
-__all__ = ["Mark", "Passage", "Piece", "evidence_passages", "headings_of", "nest", "suggestion_passages", "text_pane"]
+__all__ = [
+    "Mark",
+    "Passage",
+    "Piece",
+    "evidence_passages",
+    "headings_of",
+    "likely_passages",
+    "nest",
+    "suggestion_passages",
+    "text_pane",
+]
 
 PROPOSED_TITLE = "a passage a proposal of the model rests on"
 
@@ -44,6 +55,7 @@ class Passage:
     title: str
     proposed: bool = False  # a passage a proposal of the model rests on, not evidence
     suggested: bool = False  # a passage offered for a field, not written (unsure, or a trigger's other one)
+    likely: str = ""  # the field the finder finds this sentence most likely serves (pipeline.finder.marks)
 
 
 @dataclass(eq=False)
@@ -68,7 +80,7 @@ class Mark:
 
     @property
     def label(self) -> str:
-        return ",".join(str(p.number) for p in self.passages)
+        return ",".join(p.likely or str(p.number) for p in self.passages)
 
     @property
     def title(self) -> str:
@@ -81,6 +93,10 @@ class Mark:
     @property
     def suggested(self) -> bool:
         return all(p.suggested for p in self.passages)
+
+    @property
+    def likely(self) -> bool:
+        return all(p.likely for p in self.passages)
 
 
 @dataclass(frozen=True)
@@ -118,6 +134,17 @@ def suggestion_passages(
         for n, e in marks.items()
     ]
     return passages, marks
+
+
+def likely_passages(text: str, found: Sequence[FinderMark], first: int, model: str) -> list[Passage]:
+    """Each sentence, item or row the finder gives a field enough for (`finder.FLOOR`), numbered from
+    `first`, marked with that field: how the model reads the document, sentence by sentence."""
+    title = "likely {} ({:.2f}) · finder {}"
+    return [
+        Passage(first + n, m.start, m.end, title.format(m.field, m.confidence, model), likely=m.field)
+        for n, m in enumerate(found)
+        if 0 <= m.start < m.end <= len(text)
+    ]
 
 
 def nest(passages: Iterable[Passage]) -> list[Mark]:

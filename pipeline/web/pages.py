@@ -17,14 +17,15 @@ from fastapi.responses import HTMLResponse
 from pipeline import claims as claiming
 from pipeline import queue as review_queue
 from pipeline import review
-from pipeline.errors import IncidentlibError
+from pipeline.errors import IncidentlibError, StoreError
 from pipeline.fieldpath import FieldPath
 from pipeline.fragments import fragment_link
 from pipeline.ids import is_case_id
+from pipeline.learn import finder_in_use
 from pipeline.models import Draft, Evidence
 from pipeline.suggestions import takeable
 from pipeline.web.forms import FormField, by_language, form_fields, languages_for
-from pipeline.web.marks import evidence_passages, headings_of, suggestion_passages, text_pane
+from pipeline.web.marks import evidence_passages, headings_of, likely_passages, suggestion_passages, text_pane
 from pipeline.web.proposals import assist_view
 from pipeline.web.security import Session
 from pipeline.web.state import web_of
@@ -82,6 +83,13 @@ def draft_page(
     passages += offered
     if assist:
         passages += assist.number_passages(len(marks) + len(suggested) + 1)
+    # How the finder reads the text: each sentence marked with the field it most likely serves.
+    try:
+        finder = finder_in_use(web.store, settings)
+    except StoreError:
+        finder = None  # a model file that cannot be read: the crawl says so; the page drafts nothing
+    if finder is not None and text:
+        passages += likely_passages(text, finder.marks(text, draft.sections), len(passages) + 1, finder.name)
     base = review_queue.evidence_url(draft)
     links = {}
     for passage in passages:
@@ -98,10 +106,18 @@ def draft_page(
         draft=draft,
         version=version,
         fields=fields,
-        suggested=suggested_beside(fields, suggested),
+        # Beside each field, its suggestions in the drafter's order: surest first.
+        suggested={
+            path: sorted(found, key=lambda pair: draft.suggestions.index(pair[1]))
+            for path, found in suggested_beside(fields, suggested).items()
+        },
+        finder=finder.name if finder is not None else None,
+        # Each suggestion's place in the draft's list, which the dismiss button sends (any field's).
+        dismissing={n: draft.suggestions.index(e) for n, e in suggested.items()},
         # Each suggestion's place in the draft's list, which its button sends; none for a field of no passage.
         taking={n: draft.suggestions.index(e) for n, e in suggested.items() if takeable(e)},
         took=request.query_params.get("took"),
+        dismissed=request.query_params.get("dismissed"),
         languages=languages_for(shown, languages),
         pieces=text_pane(text, passages, headings_of(text, draft.sections)),
         marks=marks,

@@ -113,6 +113,36 @@ async def take(request: Request, draft_id: str, web: Web) -> Response:
     )
 
 
+@router.post("/drafts/{draft_id}/dismiss-suggestion", response_class=HTMLResponse)
+async def dismiss_passage(request: Request, draft_id: str, web: Web) -> Response:
+    """Dismiss one suggestion (`index`, its place in the draft's suggestions) as wrong for its field, in the
+    signed-in person's name (pipeline.suggestions), of the version the page showed."""
+    name = request.state.session.name
+    form = await request.form()
+    seen = str(form.get("version") or "")
+    raw = str(form.get("index") or "")
+    current, version = await asyncio.to_thread(web.store.read_draft_versioned, draft_id)
+    if not raw.isdigit():
+        return draft_page(request, current, version, 422, problem=f"dismiss: index: {raw!r} is no suggestion's number")
+    index = int(raw)
+    entry = current.suggestions[index] if index < len(current.suggestions) else None
+    target = f"/drafts/{quote(draft_id)}?{urlencode({'dismissed': entry.field if entry else ''})}"
+    mismatch, not_done = not_written(
+        request, "dismiss", 409, "the draft changed after you opened it; read the change, then dismiss it again"
+    )
+    return await compare_and_write(
+        web.store,
+        current,
+        version,
+        seen,
+        lambda draft: suggestions.dismiss_suggestion(draft, index, name),
+        done=lambda _: RedirectResponse(target, status_code=303),
+        mismatch=mismatch,
+        conflict=not_done,
+        refused=not_done,
+    )
+
+
 # ---------------------------------------------------------------- duplicates and relations (pipeline.merge)
 
 _KINDS: dict[str, tuple[str, ...]] = {"relate": get_args(RelationKind), "dismiss": get_args(SuggestionKind)}
