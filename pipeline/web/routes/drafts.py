@@ -22,7 +22,7 @@ from pipeline import merge as merging
 from pipeline.errors import IncidentlibError, RecordError, RecordNotFound
 from pipeline.fieldpath import FieldPath
 from pipeline.fields import TERM_LISTS
-from pipeline.models import RelationKind, SuggestionKind
+from pipeline.models import Draft, Evidence, RelationKind, SuggestionKind
 from pipeline.review import ReviewAction
 from pipeline.web.forms import apply_form, languages_for
 from pipeline.web.pages import conflict, draft_page, not_written, page, record_href
@@ -81,65 +81,61 @@ async def save(request: Request, draft_id: str, web: Web) -> Response:
     )
 
 
-@router.post("/drafts/{draft_id}/take", response_class=HTMLResponse)
-async def take(request: Request, draft_id: str, web: Web) -> Response:
-    """Take one suggestion (`index`, its place in the draft's suggestions) into its field as the
-    signed-in person's edit (pipeline.suggestions), of the version the page showed."""
+async def _on_suggestion(
+    request: Request,
+    draft_id: str,
+    web: Web,
+    what: str,
+    step: Callable[[Draft, int, str], Draft],
+    target: Callable[[Draft, Evidence | None], str],
+) -> Response:
+    """Take or dismiss one suggestion (`index`, its place in the draft's suggestions) in the signed-in
+    person's name (pipeline.suggestions), of the version the page showed; then the page at `target`."""
     name = request.state.session.name
     form = await request.form()
     seen = str(form.get("version") or "")
     raw = str(form.get("index") or "")
     current, version = await asyncio.to_thread(web.store.read_draft_versioned, draft_id)
     if not raw.isdigit():
-        return draft_page(request, current, version, 422, problem=f"take: index: {raw!r} is no suggestion's number")
+        return draft_page(request, current, version, 422, problem=f"{what}: index: {raw!r} is no suggestion's number")
     index = int(raw)
-    entry = current.suggestions[index] if index < len(current.suggestions) else None
-    field = form_path(suggestions.taken_path(current, entry)) if entry else ""
-    target = f"/drafts/{quote(draft_id)}?{urlencode({'took': field})}#field-{quote(field)}"
-
+    where = target(current, current.suggestions[index] if index < len(current.suggestions) else None)
     mismatch, not_done = not_written(
-        request, "take", 409, "the draft changed after you opened it; read the change, then take it again"
+        request, what, 409, f"the draft changed after you opened it; read the change, then {what} it again"
     )
     return await compare_and_write(
         web.store,
         current,
         version,
         seen,
-        lambda draft: suggestions.take_suggestion(draft, index, name),
-        done=lambda _: RedirectResponse(target, status_code=303),
+        lambda draft: step(draft, index, name),
+        done=lambda _: RedirectResponse(where, status_code=303),
         mismatch=mismatch,
         conflict=not_done,
         refused=not_done,
     )
+
+
+@router.post("/drafts/{draft_id}/take", response_class=HTMLResponse)
+async def take(request: Request, draft_id: str, web: Web) -> Response:
+    """Take one suggestion into its field as the signed-in person's edit."""
+
+    def target(current: Draft, entry: Evidence | None) -> str:
+        field = form_path(suggestions.taken_path(current, entry)) if entry else ""
+        return f"/drafts/{quote(draft_id)}?{urlencode({'took': field})}#field-{quote(field)}"
+
+    return await _on_suggestion(request, draft_id, web, "take", suggestions.take_suggestion, target)
 
 
 @router.post("/drafts/{draft_id}/dismiss-suggestion", response_class=HTMLResponse)
 async def dismiss_passage(request: Request, draft_id: str, web: Web) -> Response:
-    """Dismiss one suggestion (`index`, its place in the draft's suggestions) as wrong for its field, in the
-    signed-in person's name (pipeline.suggestions), of the version the page showed."""
-    name = request.state.session.name
-    form = await request.form()
-    seen = str(form.get("version") or "")
-    raw = str(form.get("index") or "")
-    current, version = await asyncio.to_thread(web.store.read_draft_versioned, draft_id)
-    if not raw.isdigit():
-        return draft_page(request, current, version, 422, problem=f"dismiss: index: {raw!r} is no suggestion's number")
-    index = int(raw)
-    entry = current.suggestions[index] if index < len(current.suggestions) else None
-    target = f"/drafts/{quote(draft_id)}?{urlencode({'dismissed': entry.field if entry else ''})}"
-    mismatch, not_done = not_written(
-        request, "dismiss", 409, "the draft changed after you opened it; read the change, then dismiss it again"
-    )
-    return await compare_and_write(
-        web.store,
-        current,
-        version,
-        seen,
-        lambda draft: suggestions.dismiss_suggestion(draft, index, name),
-        done=lambda _: RedirectResponse(target, status_code=303),
-        mismatch=mismatch,
-        conflict=not_done,
-        refused=not_done,
+    """Dismiss one suggestion as wrong for its field, in the signed-in person's name."""
+
+    def target(_: Draft, entry: Evidence | None) -> str:
+        return f"/drafts/{quote(draft_id)}?{urlencode({'dismissed': entry.field if entry else ''})}"
+
+    return await _on_suggestion(
+        request, draft_id, web, "dismiss", lambda d, i, by: suggestions.dismiss_suggestion(d, i, by), target
     )
 
 
