@@ -29,6 +29,9 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 
 from pipeline.extract.dates import dates_in
+from pipeline.extract.lexicon import (
+    RESOLVE as _RESOLVE,
+)
 from pipeline.models import Section, SectionField
 
 __all__ = [
@@ -347,15 +350,6 @@ _NOT_PRODUCTION = re.compile(r"\b(staging|sandbox|test cluster|dev environment)\
 _DETECT = re.compile(
     r"\b(alerts?|alerted|paged|pinged|notif(?:ied|ies|ication)|reports?|reported|reporting|notic(?:e|ed|es|ing)|"
     r"detected|warning|spotted|discovered|witnessed|flagged)\b",
-    re.IGNORECASE,
-)
-# Service-level resolutions only: "restarted the web server" is an action, not the end.
-_RESOLVE = re.compile(
-    r"(all systems (?:verified )?operational|verified all systems operational|all healthy|"
-    r"\b(?:service|services|everything|site|website|it)\b(?: is| are| was| were| has been| have been)? (?:fully )?"
-    r"(?:restored|back (?:online|up|to normal)|working again|fine)|back online|back to normal|"
-    r"\b(?:issue|incident|problem|outage)s?\b(?: is| was| has been)? (?:resolved|mitigated|fixed|solved)|\(resolved\)|"
-    r"which solved the issue|fix deployed|outage to an end|rolled back|rollback)",
     re.IGNORECASE,
 )
 # Words of someone already on the problem: an entry with them is not where it began.

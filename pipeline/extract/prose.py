@@ -27,6 +27,72 @@ from dataclasses import dataclass
 
 from pipeline.extract.blocks import Block
 from pipeline.extract.durations import TimelineEntry, reports_problem, starts_problem, timeline_entries
+from pipeline.extract.lexicon import (
+    ACCIDENT as _ACCIDENT,
+)
+from pipeline.extract.lexicon import (
+    ALERT_TRIGGERED as _ALERT_TRIGGERED,
+)
+from pipeline.extract.lexicon import (
+    AUDIENCE as _AUDIENCE,
+)
+from pipeline.extract.lexicon import (
+    BACKGROUND as _BACKGROUND,
+)
+from pipeline.extract.lexicon import (
+    CAUSED as _CAUSED,
+)
+from pipeline.extract.lexicon import (
+    COUNTERFACTUAL as _COUNTERFACTUAL,
+)
+from pipeline.extract.lexicon import (
+    CUES as _CUES,
+)
+from pipeline.extract.lexicon import (
+    FAILURE as _FAILURE,
+)
+from pipeline.extract.lexicon import (
+    FIX as _FIX,
+)
+from pipeline.extract.lexicon import (
+    FOR_WHOM as _FOR_WHOM,
+)
+from pipeline.extract.lexicon import (
+    HARM as _HARM,
+)
+from pipeline.extract.lexicon import (
+    MAIN_CAUSE as _MAIN_CAUSE,
+)
+from pipeline.extract.lexicon import (
+    MODAL as _MODAL,
+)
+from pipeline.extract.lexicon import (
+    NEGATED_CAUSE as _NEGATED_CAUSE,
+)
+from pipeline.extract.lexicon import (
+    NEGATION as _NEGATION,
+)
+from pipeline.extract.lexicon import (
+    OTHER_CAUSE as _OTHER_CAUSE,
+)
+from pipeline.extract.lexicon import (
+    PLAIN_FIX as _PLAIN_FIX,
+)
+from pipeline.extract.lexicon import (
+    QUOTED as _QUOTED,
+)
+from pipeline.extract.lexicon import (
+    RISE as _RISE,
+)
+from pipeline.extract.lexicon import (
+    ROOT_CAUSE_TIERS as _ROOT_CAUSE_TIERS,
+)
+from pipeline.extract.lexicon import (
+    SPARED as _SPARED,
+)
+from pipeline.extract.lexicon import (
+    WE_DID as _WE_DID,
+)
 from pipeline.extract.sentences import sentences
 from pipeline.extract.summary import LEAD_IN, Answers, noise
 from pipeline.models import Section, SectionField
@@ -48,70 +114,6 @@ FIELDS = ("trigger", "detection", "impact", "remediation")
 _LIMIT = {"trigger": 3, "detection": 3, "impact": 3, "remediation": 8, "root_cause": 3}
 _TIMELINE_REMEDIATION_LIMIT = 6
 
-_CUES: dict[str, re.Pattern[str]] = {
-    "trigger": re.compile(
-        r"\b(after deploying|a change to|changes to|was triggered by|triggered|was caused by|caused by|"
-        r"deploy(?:ed|ment of)|upgrad(?:e|ed|ing)|applied|accidental(?:ly)?|unintentional(?:ly)?|"
-        r"planned maintenance|scheduled|was merged|expired|runs? out of|pulled|changed domains|exposed by)\b",
-        re.IGNORECASE,
-    ),
-    "detection": re.compile(
-        r"\b(alerted|alerts? (?:fired|detect\w*|triggered)|got paged|paged|received (?:a|an) (?:automated )?"
-        r"(?:report|warning|alert|email)|(?:a|the) (?:user|customer|developer|team member|community member)s? "
-        r"(?:reported|notified)|users? report(?:ed|ing)?|noticed|was detected|detected|when alerted|"
-        r"first (?:notified|learned|heard) of)\b",
-        re.IGNORECASE,
-    ),
-    "impact": re.compile(
-        r"\b(users? (?:could not|couldn't|were unable|was unable|were getting|experienced)|unable to|could not|"
-        r"failed to|were failing|was failing|customers?|percent of|% of|all (?:services|users|inbound traffic)|"
-        r"regions?|unavailable|affected|resulted in|no loss of|a period of|fail to|to fail|to timeout|not possible|"
-        r"in turn|(?:fully|completely|was|were|went) down|to (?:go down|crash\w*|be deleted|not work)|"
-        r"(?:is|was|were) not available|access denied|showed (?:an )?errors?|(?:does|do|did) not (?:launch|start|"
-        r"load|work|respond|resolve)|failed (?:launches|builds|requests|deploys|jobs)|"
-        r"(?:nodes?|services?|pods?) (?:are|were|is|was) down)\b",
-        re.IGNORECASE,
-    ),
-    "remediation": re.compile(
-        r"\b(rolled back|roll(?:ed)? ?back|rollback|restarted|reverted|failed over|we fixed|fixed it|"
-        r"fix (?:was )?deployed|manually (?:patched|attach\w*|marked|deleted|downgraded|reattached)|"
-        r"applied (?:a )?(?:quick |manual )?fix|cleared|relaunched|cordon\w*|bump(?:ed)? to|increased|"
-        r"scal(?:ed|ing) down|killed|deleted|re-?ran|rerun|generated|rolled over|downgraded|reattached|toggling|"
-        r"removed|re-queued|revert\w*|terminated|re-?work\w*|merged and deployed|increase (?:the )?limit|patched|"
-        r"upgraded and|restor\w*|fix committed|applied|replac(?:ed|ing|ement)|migrated)\b",
-        re.IGNORECASE,
-    ),
-}
-# Fixes in plain verbs no cue above holds ("disabled the flag", "drained the node", "scaled it back
-# down"): a remediation only when "we" or the team took the step, or a timeline entry starts with it,
-# and the sentence tells no failure (`_plain_fix`).
-_PLAIN_FIX = re.compile(
-    r"\b(disabl(?:e|ed|ing)|drain(?:ed|ing)?|eject(?:ed|ing)?|evict(?:ed|ing)?|scaled (?:\w+ ){0,3}?(?:back )?"
-    r"(?:down|up)|fail(?:ed)? (?:\w+ ){0,3}?over to|rolled (?:\w+ ){1,3}?back|switched (?:\w+ ){0,3}?(?:back|over) to|"
-    r"rerouted|redirected|flushed|purged|rebooted|redeployed|turned off|shut (?:\w+ )?(?:down|off))\b"
-)
-_WE_DID = re.compile(
-    r"\b(?:we|our (?:\w+ )?team|the (?:\w+ )?team|on-?call (?:engineers?|staff)|engineers)\W+(?:\w+\W+){0,2}$"
-)
-# The root cause's narrative: read besides the four above (a sentence naming a cause often names a
-# trigger too), and kept as the passage behind the root cause's class. Cues in tiers, strongest
-# first: a sentence that says "root cause" outranks one that says "because", and "probably"
-# comes last; a field keeps its best few, shown in the document's order.
-_ROOT_CAUSE_TIERS = (
-    re.compile(
-        r"\b(root[- ]cause|the (?:underlying|actual|real|primary|main) (?:technical )?(?:cause|issue|problem)|"
-        r"(?:primary|main|biggest|largest) (?:cause|factor|contributor)|the cause (?:was|of)|"
-        r"(?:was|were|is|are) (?:\w+ )?caused by|stemmed from|resulted from|the reason (?:was|for)|turned out|"
-        r"(?:was |were |is )?identified (?:that|as|the (?:issue|problem|cause|culprit))|the (?:issue|problem) was)\b",
-        re.IGNORECASE,
-    ),
-    re.compile(
-        r"\b(caus(?:ed|ing)|due to|because|a result of|a bug (?:in|that|where)|bugs in|misbehaving|meant that|"
-        r"since it was|culprit|triggering)\b",
-        re.IGNORECASE,
-    ),
-    re.compile(r"\b(probably|suspect(?:ed|ing)?|likely)\b", re.IGNORECASE),
-)
 # The cues without IGNORECASE, for a sentence lowered once: three times faster, and a page has
 # thousands of sentences (their patterns hold no capital letter; a test keeps it so).
 _LOW_CUES = {name: re.compile(cue.pattern) for name, cue in _CUES.items()}
@@ -225,99 +227,6 @@ _TIMELINE_CONFIDENCE = 0.7
 _STATED_CONFIDENCE = 0.8
 # Counted against a field's limit: a passage the draft would write at the default threshold.
 _COUNTED = DEFAULT_THRESHOLD
-# What was planned, supposed or would have been, not what happened: "would have detected", "we will".
-_MODAL = re.compile(
-    r"\b(?:would(?: not|n't)? have|could have|might have|would've|we will|we'll|will (?:be|now|also|add|make|"
-    r"continue|need|work|improve|ensure|implement)|are going to|going forward|moving forward|in the future|"
-    r"should|plan(?:s|ning)? to|intend(?:s)? to|next steps?|in order to prevent|to prevent (?:this|a|such|similar)|"
-    r"(?:we are|we're) (?:committing|committed) to|(?:we are|we're) going to|"
-    r"to make sure (?:it|this) (?:does not|doesn't))\b",
-    re.IGNORECASE,
-)
-# A negation just before the cue ("was not triggered by", "had never been detected").
-_NEGATION = re.compile(
-    r"(?:\b(?:not|never|no|no one|nobody|nothing|neither|nor|without)|n't)\W+(?:\w+\W+){0,2}$", re.IGNORECASE
-)
-# A cue inside a quotation of four words or more: what someone said or wrote, not the narrative.
-_QUOTED = re.compile(r"[\"\u201c][^\"\u201c\u201d]*(?:\s\S+){3,}[^\"\u201c\u201d]*[\"\u201d]")
-# Sections that tell how things stand or work, not what happened.
-_BACKGROUND = re.compile(
-    r"\b(?:background|context|overview|architecture|history|how (?:\w+ )*works?|about (?:us|the)|glossary)\b",
-    re.IGNORECASE,
-)
-# The fix, not the trigger: "the fix that ended an outage is no trigger".
-_FIX = re.compile(
-    r"\b(?:fix(?:es|ed)?|hotfix|patch(?:ed)?|revert\w*|roll(?:ed|ing)? ?back|rollback|mitigat\w*|resolv\w*|"
-    r"restor\w*|recover\w*|workaround)\b",
-    re.IGNORECASE,
-)
-# A sentence that says what caused something: a trigger told, not a remediation ("We upgraded X, which caused").
-_CAUSED = re.compile(
-    r"\b(?:caus(?:ed|es|ing)|trigger(?:s|ed)|led to|resulted in|broke|began to fail|started failing)\b", re.I
-)
-# "Another root cause", "a contributing factor": a cause beside the root cause, not it.
-_OTHER_CAUSE = re.compile(
-    r"\b(?:another|a second|a secondary|a separate|an additional|other) (?:root )?(?:cause|factor|issue|problem)s?\b|"
-    r"\bcontribut(?:ing|ory) (?:factor|cause)|\balso contributed\b",
-    re.IGNORECASE,
-)
-# ... unless the sentence names the main one too ("the biggest factor ..., with contributing factors").
-_MAIN_CAUSE = re.compile(
-    r"\b(?:primary|main|biggest|largest|underlying|actual|real) (?:technical )?"
-    r"(?:cause|factor|issue|problem|contributor)",
-    re.IGNORECASE,
-)
-# A counterfactual explains a cause ("a change which would have mitigated it was not released"): for
-# the root cause only the forward-looking modals lower a sentence.
-_COUNTERFACTUAL = re.compile(r"\b(?:would(?: not|n't)? have|could have|might have|would've)\b", re.IGNORECASE)
-# A failure told, not a step taken: an item under a remediation heading that says what broke.
-_FAILURE = re.compile(
-    r"\b(?:failed|failing|fails|errors?|unable|could not|couldn't|was down|were down|outage|unavailable|crash\w*|"
-    r"timed? ?out|broke(?:n)?)\b",
-    re.IGNORECASE,
-)
-# "X was not affected", "reads remained unaffected": what the incident spared, not its impact. Only
-# these: an impact's other negations ("users could not log in") are what it is.
-_SPARED = re.compile(
-    r"\b(?:(?:not|never)|n't)\W+(?:(?:been|be|directly|at all|in any way)\W+)?(?:affected|impacted)\b|"
-    r"\b(?:unaffected|unimpacted)\b|"
-    r"\bno (?:other )?(?:customers?|users?|services?|systems?|data|regions?|one|teams?|products?) "
-    r"(?:was|were|has been|have been) (?:affected|impacted)\b",
-    re.IGNORECASE,
-)
-# "had not caused", "was not triggered by": the causal verb itself negated, wherever the cue stands.
-_NEGATED_CAUSE = re.compile(
-    r"(?:\b(?:not|never)|n't)\W+(?:\w+\W+)?(?:caus\w*|trigger\w*|le[ad] to|led to|result\w* in)\b",
-    re.IGNORECASE,
-)
-# What an alert did, not what set the incident off: "the SLO burn alert triggered at 01:53".
-_ALERT_TRIGGERED = re.compile(
-    r"\b(?:alerts?|alarms?|pages?|monitors?|pagers?|monitoring)\W+(?:\w+\W+)?(?:was |were |had |have )?triggered\b|"
-    r"\btriggered (?:an?|the|our|multiple|several) (?:\w+ )?(?:alerts?|alarms?|pages?)\b",
-    re.IGNORECASE,
-)
-# A symptom's rise, not a step taken: "increased error rates", "experienced increased latency".
-_RISE = re.compile(
-    r"\bincreased (?:\w+ ){0,2}?(?:errors?|error rates?|latenc\w*|load|traffic|demand|timeouts?|packet loss|"
-    r"response times?|failures?|failure rates?)\b",
-    re.IGNORECASE,
-)
-# The impact's cue that names only whom ("customers"): an impact only with a harm in the sentence.
-_AUDIENCE = re.compile(r"customers?", re.IGNORECASE)
-_FOR_WHOM = re.compile(r"\b(?:for|to|with|of|thank)\W+(?:(?:all|our|your|the|affected)\W+){0,2}$", re.IGNORECASE)
-_HARM = re.compile(
-    r"\b(?:failed|failing|fails|failures?|errors?|unable|could not|couldn't|cannot|can't|down|outage|unavailable|"
-    r"crash\w*|timed? ?out|timeouts?|broke(?:n)?|affected|impacted|degraded|slow\w*|delay\w*|lost|loss|"
-    r"disrupt\w*|interrupt\w*|missing|rejected|denied|latency|experienced)\b",
-    re.IGNORECASE,
-)
-# A step nobody meant to take: a fix is deliberate, so "an accidental execution deleted the nodes", "the
-# pipeline unintentionally reverted the changes" tell a trigger, not a remediation (unless "we" did it).
-_ACCIDENT = re.compile(
-    r"\b(?:accidental(?:ly)?|unintentional(?:ly)?|unintended|inadvertent(?:ly)?|by mistake|mistakenly|"
-    r"unexpected(?:ly)?|erroneous(?:ly)?|unplanned|incorrect(?:ly)?|wrongly|in error)\b",
-    re.IGNORECASE,
-)
 _UNMEANT_ADVERB = re.compile(
     r"\b(?:accidentally|unintentionally|inadvertently|mistakenly|erroneously|incorrectly|wrongly|unexpectedly)"
     r"\W+(?:\w+\W+)?$",

@@ -16,6 +16,9 @@ from dataclasses import dataclass
 
 from pipeline.extract.blocks import Block
 from pipeline.extract.headings import field_for_heading
+from pipeline.extract.lexicon import (
+    ENDED as _ENDED,
+)
 from pipeline.extract.sentences import sentences
 from pipeline.models import SectionField
 
@@ -105,14 +108,6 @@ _PROBLEM = re.compile(  # lowercase, without IGNORECASE: searched in lowered tex
 _PROBLEM_ENOUGH = 5
 # A first paragraph this short under the title is its tagline ("Trials and tribulations ..."), no summary.
 _TAGLINE_WORDS = 12
-# Words that say how an incident ended: a summary holding none is followed by the resolution.
-_ENDED = re.compile(
-    # Verbs of an ending, not the nouns of a topic ("the restarts", "a fix we tried").
-    r"\b(?:rolled back|rolling back|reverted|restored|resolved|mitigated|fixed|fixing|recovered|restarted|"
-    r"replaced|renewed|regenerated|relaunched|rolled over|switched|back to normal|working again|came back|"
-    r"solved|to solve|(?:implemented|applied|deployed|shipped) (?:a |the )?(?:[\w-]+ ){0,4}(?:fix|patch))\b",
-    re.IGNORECASE,
-)
 
 
 @dataclass(frozen=True)

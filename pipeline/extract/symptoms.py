@@ -34,6 +34,12 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+from pipeline.extract.lexicon import (
+    DONE as _DONE,
+)
+from pipeline.extract.lexicon import (
+    RECOVERY as _RECOVERY,
+)
 from pipeline.extract.sentences import sentences
 from pipeline.models import Section, SectionField
 
@@ -134,18 +140,6 @@ _NEGATED = re.compile(
 )
 # A status page's update label before its sentence: "Investigating - We are seeing elevated errors."
 _STATUS_LABEL = re.compile(r"^(?:investigating|identified|monitoring|update|resolved)\s*[-–—:]\s*", re.IGNORECASE)
-# How it ended, not what was seen: "error rates returned to normal", "the jobs failed over".
-_RECOVERY = re.compile(
-    r"\b(?:returned to (?:normal|service|baseline)|back to normal|recovered|restored|resolved|failed over|"
-    r"came back|working again)\b",
-    re.IGNORECASE,
-)
-# What was done about it, told with the failure it answered: "re-queued the builds that failed".
-_DONE = re.compile(
-    r"\b(?:added|re-?queued|requeued|restarted|rolled back|reverted|redeployed|re-?ran|finished|completed|"
-    r"deleted|inspecting|investigating)\b",
-    re.IGNORECASE,
-)
 # Said to the reader, not seen: an apology, a thanks, a commitment. The disruption it names is told elsewhere.
 _APOLOGY = re.compile(
     r"\b(?:(?:we|i)(?: are|'re| am|'m)? (?:\w+ )?(?:apologi[sz]e|sorry|regret)|(?:our|my) (?:\w+ )?apolog\w*|"

@@ -19,7 +19,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.feature_extraction import FeatureHasher
 
-from pipeline.extract import prose
+from pipeline.extract import lexicon
 from pipeline.finder.candidates import Candidate, words
 from pipeline.models import SectionField
 
@@ -43,23 +43,7 @@ _IMPERATIVE = re.compile(
 )
 
 
-def _cues() -> dict[str, re.Pattern[str]]:
-    """The drafting rules' own cue patterns, by name (`extract.prose`)."""
-    found = {f"cue.{name}": pattern for name, pattern in prose._CUES.items()}
-    found |= {f"cue.root_cause.tier{n}": pattern for n, pattern in enumerate(prose._ROOT_CAUSE_TIERS)}
-    found |= {
-        "cue.plain_fix": prose._PLAIN_FIX,
-        "cue.fix": prose._FIX,
-        "cue.caused": prose._CAUSED,
-        "cue.modal": prose._MODAL,
-        "cue.negation": prose._NEGATION,
-        "cue.failure": prose._FAILURE,
-        "cue.alert_triggered": prose._ALERT_TRIGGERED,
-    }
-    return found
-
-
-_CUE = _cues()
+_CUE = lexicon.GROUPS  # the rules' own cue words (`extract.lexicon`)
 _SECTION_FIELDS = [f.value for f in SectionField]
 
 NAMED: tuple[str, ...] = (
