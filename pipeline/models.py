@@ -1071,8 +1071,10 @@ class FeedState(Record):
 # case's `withdrawn`, `withdrawn_reason`, `withdrawn_by` and `merged_into`; 1.2.0 a draft's
 # `possible_duplicates`, `dismissed`, `merged_into` and state `merged`, and a history entry's `action`; 2.0.0
 # refuses a text holding a character the gate removes (pipeline.gate: a control character, a non-character, a
-# bidirectional control), which a record could hold before, and adds the history note `cleaned`.
-SCHEMA_VERSION = "2.0.0"
+# bidirectional control), which a record could hold before, and adds the history note `cleaned`; 2.1.0 adds
+# an evidence's `model` and `reasons` (the finder's) and a draft's `dismissed_passages`, and writes field paths
+# dotted (`remediation.2`; the bracketed `remediation[2]` is still read).
+SCHEMA_VERSION = "2.1.0"
 
 SCHEMA_MODELS: dict[str, type[BaseModel]] = {
     "case": Case,

@@ -68,7 +68,7 @@ def test_a_merge_needs_the_withdrawal_and_another_case(case_json: dict) -> None:
 
 def test_the_schema_has_its_version_and_takes_a_withdrawn_case(case_json: dict) -> None:
     schema = json_schema("case")
-    assert schema["schema_version"] == SCHEMA_VERSION == "2.0.0"
+    assert schema["schema_version"] == SCHEMA_VERSION == "2.1.0"
     assert set(WITHDRAWAL) <= set(schema["properties"])
     assert not set(WITHDRAWAL) & set(schema["required"])
     merged = {
