@@ -48,6 +48,8 @@ NEEDS_ROOT: dict[str, list[str]] = {
     "site": [],
     "status": [],
     "take-suggestion": [DRAFT, "0", "--by", "alice"],
+    "dismiss-suggestion": [DRAFT, "0", "--by", "alice"],
+    "learn": [],
     "validate": [],
     "web": [],
     "withdraw": ["IL-0001", "--why", "a duplicate", "--by", "bob"],
