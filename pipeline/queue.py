@@ -398,7 +398,12 @@ def show(store: Store, record_id: str, languages: Sequence[str], *, full: bool =
     # A draft's file leaves out an empty list of suggestions (and of duplicates, dismissals, a merge's
     # survivor); `show` says there are none.
     data = {"suggestions": [], **draft.model_dump(mode="json")}
-    for name, empty in (("possible_duplicates", []), ("dismissed", []), ("merged_into", None)):
+    for name, empty in (
+        ("possible_duplicates", []),
+        ("dismissed", []),
+        ("dismissed_passages", []),
+        ("merged_into", None),
+    ):
         data.setdefault(name, empty)
     blocks = _blocks(
         draft, data, header, None if draft.merged_into else missing_for_publication(draft, languages), full
@@ -482,7 +487,7 @@ def _field_lines(name: str, value: Any, beside: _Beside) -> list[str]:
         return [f"extracted (fields the extractor filled): {_value(sorted(value))}"]
     if name == "evidence":
         return [f"evidence: {len(value)} passages, each beside its field" if value else "evidence: -"]
-    if name in ("possible_duplicates", "dismissed"):  # each in its block, below
+    if name in ("possible_duplicates", "dismissed", "dismissed_passages"):  # each in its block, below
         return [f"{name}: {len(value)}, below" if value else f"{name}: -"]
     if name == "suggestions":
         return [
@@ -592,6 +597,13 @@ def _draft_blocks(draft: Draft, data: dict[str, Any], full: bool) -> list[Block]
                     f"- {d.kind} {d.id}: by {d.by} at {d.at:%Y-%m-%d %H:%M}" + (f": {d.comment}" if d.comment else "")
                     for d in draft.dismissed
                 ],
+            )
+        )
+    if draft.dismissed_passages:
+        blocks.append(
+            Block(
+                "dismissed passages (wrong for their field: not offered again, and learn counts them wrong)",
+                [f"- {e.field} ({e.rule}): \u201c{_shorten(e.quote)}\u201d" for e in draft.dismissed_passages],
             )
         )
     history = Block("history")

@@ -138,6 +138,8 @@ def test_a_dismissed_suggestion_leaves_the_draft_and_is_not_offered_again(
     last = after.history[-1]
     assert (last.by, last.action, last.from_state, last.to_state) == ("dana", "dismiss", draft.state, draft.state)
     assert last.comment is not None and last.comment.endswith(": a plan, not what happened")
+    shown = cli("show", draft.id, "--root", str(root)).stdout
+    assert "dismissed passages (wrong for their field" in shown and f"- detection ({offered.rule})" in shown
     # A re-crawl of the same page does not offer it again.
     entry = SourceEntry(url=URL)
     extraction = extract(GATED, URL, None)

@@ -23,7 +23,7 @@ from pipeline.extract import lexicon
 from pipeline.finder.candidates import Candidate, words
 from pipeline.models import SectionField
 
-__all__ = ["HASHED", "NAMED", "matrix", "tokens"]
+__all__ = ["HASHED", "NAMED", "matrix", "slots", "tokens"]
 
 HASHED = 2**15  # hashed word slots: collisions among ~30,000 distinct words and pairs cost little
 
@@ -120,9 +120,11 @@ def _hasher() -> FeatureHasher:
     return FeatureHasher(n_features=HASHED, input_type="string", alternate_sign=False)
 
 
-def slot(token: str) -> int:
-    """The hashed slot of one token (as the model's word block numbers it)."""
-    return int(_hasher().transform([[token]]).indices[0])
+def slots(found: Sequence[str]) -> list[int]:
+    """The hashed slot of each token (as the model's word block numbers it), in one pass."""
+    if not found:
+        return []
+    return [int(i) for i in _hasher().transform([[t] for t in found]).tocsr().indices]
 
 
 def matrix(found: Sequence[Candidate]) -> sp.csr_matrix:

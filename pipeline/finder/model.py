@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from sklearn.linear_model import LogisticRegression
 
 from pipeline.finder.candidates import Candidate
-from pipeline.finder.features import HASHED, NAMED, matrix, slot, tokens
+from pipeline.finder.features import HASHED, NAMED, matrix, slots, tokens
 from pipeline.finder.labels import contains, covered_share, right
 
 __all__ = [
@@ -142,7 +142,8 @@ class FinderModel:
         """The features that raised the candidate's score most, in words: `cue.remediation`, `heading: timeline`."""
         vector = self._vector(name)
         row = x_row.tocoo()
-        by_slot = {slot(t): t for t in tokens(candidate)}
+        words = tokens(candidate)
+        by_slot = dict(zip(slots(words), words, strict=True))
         found: list[tuple[float, str]] = []
         for column, value in zip(row.col, row.data, strict=True):
             gain = float(value * vector[column])
