@@ -230,6 +230,9 @@ async def crawl_async(
     """
     if concurrency is not None:
         settings = settings.model_copy(update={"concurrency": concurrency})
+    # The finder's model, read once before any fetch: a file that cannot be read is one line naming it
+    # (StoreError), not an internal error on every source.
+    await asyncio.to_thread(finder_in_use, store, settings)
     kept = await asyncio.to_thread(kept_draft_ids, store, entries)
 
     def draft_id_of(entry: SourceEntry) -> str:

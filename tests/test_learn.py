@@ -3,6 +3,7 @@ it learns a wrong passage from. Real files in a data root, the command as a pers
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable
 from typing import Any
@@ -11,6 +12,7 @@ import pytest
 from test_drafting import GATED, URL, draft_of
 from test_finder import story
 
+from pipeline.crawl import crawl_async
 from pipeline.draft import apply_extraction
 from pipeline.errors import StoreError
 from pipeline.extract import extract
@@ -112,6 +114,9 @@ def test_a_broken_model_file_is_one_line_naming_it(root: Any, store: Store) -> N
     said = str(caught.value)
     assert said.startswith(".incidentlib/finder.json: not a finder model") and "\n" not in said
     assert "incidentlib learn" in said
+    # A crawl reads it once before it fetches anything: the same line, no source touched.
+    with pytest.raises(StoreError, match=r"finder\.json: not a finder model: name: Field required"):
+        asyncio.run(crawl_async(store, Settings(root=root), [SourceEntry(url="https://127.0.0.1:9/never.md")]))
 
 
 def test_a_dismissed_suggestion_leaves_the_draft_and_is_not_offered_again(

@@ -19,7 +19,7 @@ from typing import Any, Protocol, TypeVar
 
 import numpy as np
 import scipy.sparse as sp
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from sklearn.linear_model import LogisticRegression
 
 from pipeline.finder.candidates import Candidate
@@ -168,9 +168,10 @@ class FinderModel:
         """A model from its file; ValueError (one line) for a file that is not one of this version's."""
         try:
             file = _File.model_validate_json(text)
-        except ValueError as exc:
-            first = str(exc).splitlines()
-            raise ValueError(f"not a finder model: {first[1] if len(first) > 1 else first[0]}") from None
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            where = ".".join(str(part) for part in error["loc"]) or "-"
+            raise ValueError(f"not a finder model: {where}: {error['msg']}") from None
         if file.hashed != HASHED:
             raise ValueError(f"not a finder model of this version: {file.hashed} hashed slots, this one has {HASHED}")
         return cls(file.name, dict(file.fields), file.trained, file.figures)
