@@ -48,7 +48,7 @@ def test_what_is_no_path_is_refused_in_one_line_naming_it(text: str) -> None:
 def test_parts_are_checked_when_built_directly() -> None:
     for parts in [(), (2,), ("a", -1), ("a", "b c"), ("a", True)]:
         with pytest.raises(ValueError):
-            FieldPath(parts)  # type: ignore[arg-type]
+            FieldPath(parts)
 
 
 def test_root_within_and_child() -> None:

@@ -25,7 +25,7 @@ def _flat(name: str, value: object) -> dict[str, re.Pattern[str]]:
 
 
 def test_every_moved_pattern_is_the_one_its_module_had() -> None:
-    seen = {}
+    seen: dict[str, re.Pattern[str]] = {}
     for key in {k.rsplit(".", 1)[0] if k.rsplit(".", 1)[-1].isdigit() or k.count(".") > 1 else k for k in BEFORE}:
         module, name = key.split(".", 1)
         public = getattr(lexicon, name.lstrip("_"))
