@@ -21,6 +21,7 @@ __all__ = [
     "archived_original",
     "candidate_id",
     "canonical_url",
+    "case_base_url",
     "case_id",
     "case_number",
     "check_case_id",
@@ -229,3 +230,10 @@ def case_number(value: str, prefix: str) -> int | None:
 
 def case_id(prefix: str, number: int, digits: int = 4) -> str:
     return check_case_id(f"{prefix}-{number:0{digits}d}")
+
+
+def case_base_url(base_url: str) -> str:
+    """The site's base without a trailing slash, and without the `/cases` older settings ended in
+    (`https://host/app/cases/` was the prefix put before an id; the site's base is `https://host/app`)."""
+    base = base_url.rstrip("/")
+    return base.removesuffix("/cases")

@@ -22,10 +22,10 @@ from pipeline import interrupt
 from pipeline.batch import tally
 from pipeline.errors import InvalidRecord
 from pipeline.fields import PUBLISHED, WITHDRAWAL
+from pipeline.ids import case_base_url
 from pipeline.models import Case, Draft, DraftState, Source, Transition, utc_now
 from pipeline.review import missing_for_publication
 from pipeline.settings import Settings
-from pipeline.site.context import case_base_url
 from pipeline.store import Store
 
 __all__ = [

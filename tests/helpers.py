@@ -203,7 +203,7 @@ def case_page_lacks(html: str, case: Any) -> list[str]:
     (`data-field`) or label, or a value of a field not in its row (as text, or as a `<time datetime>`)."""
     import lxml.html
 
-    from pipeline.web.case_view import label_of
+    from pipeline.case_view import label_of
 
     page = lxml.html.fromstring(html)
     lacks: list[str] = []

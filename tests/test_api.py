@@ -34,7 +34,7 @@ EXPORTED = [
     "WaybackAuthError", "WaybackCongested", "WaybackError", "WaybackExcluded", "WaybackNotAsked",
     "WaybackThrottled", "WaybackUnavailable",
     "archived_original",
-    "candidate_id", "canonical_url", "case_id", "case_number", "check_case_id", "check_draft_id",
+    "candidate_id", "canonical_url", "case_base_url", "case_id", "case_number", "check_case_id", "check_draft_id",
     "data_root_problem", "draft_id_for", "fmt", "init_data_root", "intake", "interval_seconds", "is_case_id",
     "json_schema",
     "language_faults", "part_draft_id", "same_page_key", "slugify", "utc_now", "validate", "write_atomic",

@@ -148,7 +148,7 @@ def test_the_served_site_in_chromium_counts_the_cases_and_shows_every_field(
     page.wait_for_url(f"{served}/ko/cases/IL-0002/")
     case = library.read_case("IL-0002")
     shown = {dt.get_attribute("id") for dt in page.locator("dl.fields dt").element_handles()}
-    from pipeline.web.case_view import case_rows
+    from pipeline.case_view import case_rows
 
     assert {f"f-{row.path.replace('.', '-')}" for row in case_rows(case)} <= shown
     assert page.locator("dt#f-title + dd .not-translated").inner_text() == "아직 번역되지 않음"

@@ -6,11 +6,12 @@ from datetime import UTC, datetime
 
 import pytest
 
+from pipeline.case_view import case_rows
+from pipeline.ids import case_base_url
 from pipeline.models import Case
-from pipeline.site.context import SiteContext, case_base_url
+from pipeline.site.context import SiteContext
 from pipeline.site.labels import FIELD_LABELS, LANGS, LISTING_SECTIONS, field_label, ui
 from pipeline.vocabulary import KINDS, vocabulary
-from pipeline.web.case_view import case_rows
 
 
 @pytest.mark.parametrize(

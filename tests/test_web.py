@@ -14,6 +14,7 @@ from fastapi.testclient import TestClient
 from helpers import CASE_FIXTURE, HOSTILE, case_fields, case_page_lacks, reviewable_draft
 
 from pipeline.candidates import candidates
+from pipeline.case_view import case_rows
 from pipeline.errors import SettingsError
 from pipeline.evidence import evidence_for
 from pipeline.ids import candidate_id, draft_id_for, same_page_key
@@ -34,7 +35,6 @@ from pipeline.settings import Settings
 from pipeline.standins.chat import ChatStandIn, Reply
 from pipeline.store import Store
 from pipeline.web import SESSION_COOKIE, create_app
-from pipeline.web.case_view import case_rows
 from pipeline.web.forms import as_text, by_language, word_diff
 from pipeline.web.security import Throttle as _Throttle
 

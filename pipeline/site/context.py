@@ -29,11 +29,12 @@ from typing import NamedTuple
 
 from pydantic import TypeAdapter
 
+from pipeline.ids import case_base_url
 from pipeline.models import Case, LinkState
 from pipeline.records import dump_json
 from pipeline.site.labels import LANGS, Lang
 
-__all__ = ["EVERY", "Card", "Planned", "SiteContext", "case_base_url", "case_group", "everything", "text_in"]
+__all__ = ["EVERY", "Card", "Planned", "SiteContext", "case_group", "everything", "text_in"]
 
 
 # The group of files showing the whole library (the listings, the facets' indexes, the library's feeds
@@ -62,13 +63,6 @@ class Planned(NamedTuple):
     inputs: str | None
     make: Callable[[], bytes]
     group: str = EVERY
-
-
-def case_base_url(base_url: str) -> str:
-    """The site's base without a trailing slash, and without the `/cases` older settings ended in
-    (`https://host/app/cases/` was the prefix put before an id; the site's base is `https://host/app`)."""
-    base = base_url.rstrip("/")
-    return base.removesuffix("/cases")
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,7 @@ from markupsafe import Markup
 from markupsafe import escape as _e
 
 from pipeline import gate
+from pipeline.case_view import Row, Value, case_rows
 from pipeline.fieldpath import FieldPath
 from pipeline.fields import kind_of
 from pipeline.models import Case
@@ -48,7 +49,6 @@ from pipeline.site.context import text_in as _in
 from pipeline.site.labels import FACET_FIELDS, FACET_FOLDERS, FIELD_LABELS, LISTING_SECTIONS, Lang, field_label, ui
 from pipeline.site.search import search_box_html
 from pipeline.vocabulary import Kind, vocabulary
-from pipeline.web.case_view import Row, Value, case_rows
 
 __all__ = [
     "FACETS",

@@ -1,5 +1,5 @@
 """Published cases: the list (`/cases`, with each case's broken links) and one case (`/cases/{id}`),
-every field of its record labelled (pipeline.web.case_view)."""
+every field of its record labelled (pipeline.case_view)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import asyncio
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 
+from pipeline.case_view import case_rows
 from pipeline.errors import RecordNotFound
 from pipeline.models import Case, LinkStatus
-from pipeline.web.case_view import case_rows
 from pipeline.web.pages import page
 from pipeline.web.state import Web
 
