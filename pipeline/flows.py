@@ -43,7 +43,7 @@ from pipeline.artifacts import (
 from pipeline.assist.run import AssistReport, DraftAssist
 from pipeline.batch import raise_unexpected
 from pipeline.errors import SettingsError
-from pipeline.models import SourceEntry, utc_now
+from pipeline.models import RunRecord, RunState, SourceEntry, utc_now
 from pipeline.settings import Settings
 from pipeline.site import build as site_building
 from pipeline.store import Store, data_root_problem
@@ -106,23 +106,24 @@ def _recorded(store: Store, flow_name: str) -> Iterator[dict[str, int]]:
 
     The caller puts the run's counts in the dict it is given.
     """
-    run: dict[str, Any] = {"started_at": utc_now().isoformat(), "state": "failed"}
     context = FlowRunContext.get()
-    run["flow_run"] = context.flow_run.name if context and context.flow_run else None
+    started, flow_run = utc_now(), context.flow_run.name if context and context.flow_run else None
     counts: dict[str, int] = {}
+    state: RunState = "failed"
+    error: str | None = None
     try:
         yield counts
-        run["state"] = "completed"
+        state = "completed"
     except interrupt.Interrupted as exc:
-        run["state"] = "cancelled"
-        run["error"] = str(exc)
+        state, error = "cancelled", str(exc)
         raise
     except BaseException as exc:
-        run["error"] = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
+        error = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
         raise
     finally:
-        run["finished_at"] = utc_now().isoformat()
-        run["counts"] = counts
+        run = RunRecord(
+            started_at=started, finished_at=utc_now(), state=state, flow_run=flow_run, error=error, counts=counts
+        )
         store.record_run(flow_name, run)
 
 

@@ -80,6 +80,7 @@ __all__ = [
     "PossibleDuplicate",
     "Proposal",
     "Review",
+    "RunRecord",
     "Section",
     "SectionField",
     "Source",
@@ -674,6 +675,21 @@ class Evidence(Record):
         if FieldPath.parse(self.field).root not in CaseContent.model_fields:
             raise ValueError(f"{self.field!r} is not a field of a case")
         return self
+
+
+RunState = Literal["completed", "failed", "cancelled"]
+
+
+class RunRecord(Record):
+    """How the last run of a flow went, as the flow keeps it in `.incidentlib/runs.json` and `status`
+    reads it: when it started and ended, how it ended, the Prefect run's name, and its counts."""
+
+    started_at: Timestamp
+    finished_at: Timestamp | None = None
+    state: RunState = Field(description="completed, failed (an error, kept in `error`) or cancelled (a signal).")
+    flow_run: str | None = Field(default=None, description="The Prefect flow run's name, when Prefect ran it.")
+    error: Reported | None = Field(default=None, description="Why it failed or was stopped: one line.")
+    counts: dict[str, int] = Field(default={}, description="The run's report's counts (new, updated, ...).")
 
 
 class IncidentStart(Record):

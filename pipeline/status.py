@@ -12,7 +12,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 
 from pipeline.archive import sources_to_archive
-from pipeline.models import ArchiveStatus, LinkStatus
+from pipeline.models import ArchiveStatus, LinkStatus, RunRecord
 from pipeline.queue import Unreadable, read_drafts
 from pipeline.settings import Settings, schedule_text
 from pipeline.store import Store
@@ -31,7 +31,7 @@ class FlowStatus:
     served: bool | None  # whether the server has it scheduled and active; None: no server known
     ready: bool | None  # whether a `serve` or a worker is there to run it; None: no server known
     next_run: str | None  # the server's next scheduled run
-    last_run: dict | None  # started_at, finished_at, state, counts, error
+    last_run: RunRecord | None  # started_at, finished_at, state, counts, error
     # The schedules the server holds: those the last `serve` or `deploy` applied, which are the
     # ones in force, and may differ from the settings now. None: no server known.
     in_force: list[str] | None = None
@@ -59,7 +59,10 @@ class Status:
     unreadable: list[Unreadable] = field(default_factory=list)  # draft files that could not be read, and why
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        found = asdict(self)
+        for flow, data in zip(self.flows, found["flows"], strict=True):
+            data["last_run"] = flow.last_run.model_dump(mode="json") if flow.last_run else None
+        return found
 
 
 def status(

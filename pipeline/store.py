@@ -56,7 +56,7 @@ from typing import Any, Literal, TypeVar
 
 import filelock
 import yaml
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from pipeline.errors import (
     ConflictError,
@@ -69,7 +69,16 @@ from pipeline.errors import (
     StoreError,
 )
 from pipeline.ids import canonical_url, case_id, case_number, check_case_id, check_draft_id, same_page_key
-from pipeline.models import CANDIDATE_ID_PATTERN, Candidate, Case, Draft, FeedState, LinkState, SourceEntry
+from pipeline.models import (
+    CANDIDATE_ID_PATTERN,
+    Candidate,
+    Case,
+    Draft,
+    FeedState,
+    LinkState,
+    RunRecord,
+    SourceEntry,
+)
 from pipeline.records import decode_utf8, dump_json, dump_record, faults_from, file_name_fault, load_json, load_record
 from pipeline.registry import RegisteredFeed, RegisteredSource, parse_entries, parse_feeds, parse_registry
 from pipeline.settings import SETTINGS_FILE, Settings, settings_file_text
@@ -99,6 +108,7 @@ SCRATCH_DIR = "tmp"
 _SCRATCH_NAME = re.compile(r"[a-z]+-(\d+)-([0-9a-f]{8})-.+")
 LOCK_TIMEOUT_S = 120.0
 # What to do about a state file of .incidentlib/ that cannot be read: it is the pipeline's memory, not data.
+_RUNS: TypeAdapter[dict[str, RunRecord]] = TypeAdapter(dict[str, RunRecord])
 _STATE_HINT = "a state file of incidentlib's: restore it, or move it away and the next run starts it afresh"
 DATA_FOLDERS = ("sources", "drafts", "cases")
 # In sources/ beside the registry, and not part of it.
@@ -697,16 +707,19 @@ class Store:
     def runs_path(self) -> Path:
         return self.state_dir / "runs.json"
 
-    def read_runs(self) -> dict[str, dict]:
+    def read_runs(self) -> dict[str, RunRecord]:
         """The last run of each flow by name: when it started and ended, how, and its counts."""
         try:
             runs = self._state_json(self.runs_path)
         except FileNotFoundError:
             return {}
+        label = self.label(self.runs_path)
         if not isinstance(runs, dict):
-            label = self.label(self.runs_path)
             raise StoreError(f"{label}: -: expected an object of runs by flow; {_STATE_HINT}", path=label)
-        return runs
+        try:
+            return _RUNS.validate_python(runs)  # a fault names the flow and the field: crawl.state
+        except ValidationError as exc:
+            raise StoreError(f"{faults_from(exc, label)[0]}; {_STATE_HINT}", path=label) from None
 
     def check_state(self, *names: Literal["runs", "links", "feeds"]) -> None:
         """Read the JSON state files of `.incidentlib/` named (`runs.json`, ...); raise StoreError naming the
@@ -716,13 +729,14 @@ class Store:
         for name in names:
             readers[name]()
 
-    def record_run(self, flow: str, run: dict) -> None:
+    def record_run(self, flow: str, run: RunRecord) -> None:
         """Keep `run` as the last run of `flow`, atomically and under the file's lock."""
         with self.lock("runs"):
             runs = self.read_runs()
             runs[flow] = run
             self.state_dir.mkdir(parents=True, exist_ok=True)
-            write_atomic(self.runs_path, dump_json(dict(sorted(runs.items()))))
+            data = {name: record.model_dump(mode="json") for name, record in sorted(runs.items())}
+            write_atomic(self.runs_path, dump_json(data))
 
     # ------------------------------------------------------------ similarity suggestions (pipeline.similar.library)
 

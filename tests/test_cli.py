@@ -17,7 +17,7 @@ from manual import section
 from typer.core import TyperGroup
 
 from pipeline.cli import app
-from pipeline.models import Case, Draft
+from pipeline.models import Case, Draft, RunRecord
 from pipeline.store import Store
 
 
@@ -378,13 +378,13 @@ def test_status_without_a_server_reads_the_data_root(
     )
     store.record_run(
         "crawl",
-        {
-            "started_at": "2026-11-29T10:00:00+00:00",
-            "finished_at": "2026-11-29T10:01:00+00:00",
-            "state": "completed",
-            "counts": {"new": 2},
-            "flow_run": "brave-otter",
-        },
+        RunRecord(
+            started_at="2026-11-29T10:00:00+00:00",
+            finished_at="2026-11-29T10:01:00+00:00",
+            state="completed",
+            counts={"new": 2},
+            flow_run="brave-otter",
+        ),
     )
 
     report = json.loads(cli("status", "--root", str(root), "--json").stdout)

@@ -995,8 +995,8 @@ def test_the_discover_command_runs_the_flow_and_crawls_what_the_feeds_registered
     assert store.read_draft(draft_id_for(certs)).title == {"en": "Certificate rotation"}
     assert blog.requests["/posts/dns.html"] == 0, "a candidate waits for a person"
     assert [c.url for c in candidates(store)] == [dns]
-    assert store.read_runs()["discover"]["state"] == "completed"
-    assert store.read_runs()["discover"]["counts"]["registered"] == 1
+    assert store.read_runs()["discover"].state == "completed"
+    assert store.read_runs()["discover"].counts["registered"] == 1
 
     again = json.loads(cli("discover", "--root", str(root), "--json").stdout)
 

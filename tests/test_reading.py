@@ -15,7 +15,7 @@ from helpers import captured_source
 
 from pipeline.evidence import evidence_for
 from pipeline.fields import WITHDRAWAL
-from pipeline.models import Case, Draft, Origin, Section, Transition
+from pipeline.models import Case, Draft, Origin, RunRecord, Section, Transition
 from pipeline.store import Store
 
 DRAFT_ID = "example-org-1-00000001"
@@ -156,7 +156,8 @@ def test_queue_prints_page_text_literally(cli: Callable, store: Store, root: Pat
 
 
 def test_status_prints_run_errors_literally(cli: Callable, store: Store, root: Path) -> None:
-    store.record_run("crawl", {"started_at": "2026-11-29T10:00:00+00:00", "state": "failed", "error": "[/etc/ssl]"})
+    run = RunRecord(started_at="2026-11-29T10:00:00+00:00", state="failed", error="[/etc/ssl]")
+    store.record_run("crawl", run)
     shown = cli("status", "--root", str(root), env={"COLUMNS": "200"})
     assert shown.exit_code == 0, shown.output
     assert "failed: [/etc/ssl]" in shown.stdout

@@ -104,12 +104,12 @@ def test_the_site_flow_runs_and_promotion_builds_the_site(library: Store) -> Non
 
     report = flows.run(flows.site, BuildReport, root=str(library.root))
     assert report.counts()["written"] > 0 and (library.root / "site" / "ko" / "index.html").is_file()
-    assert library.read_runs()["site"]["state"] == "completed"
-    assert library.read_runs()["site"]["counts"]["written"] == report.counts()["written"]
+    assert library.read_runs()["site"].state == "completed"
+    assert library.read_runs()["site"].counts["written"] == report.counts()["written"]
     from pipeline.publish import PromoteReport
 
     flows.run(flows.promote, PromoteReport, root=str(library.root))  # nothing approved: no rebuild
-    assert library.read_runs()["site"]["counts"]["written"] == report.counts()["written"]
+    assert library.read_runs()["site"].counts["written"] == report.counts()["written"]
 
 
 # ---------------------------------------------------------------- in a real browser

@@ -124,6 +124,11 @@ def test_a_record_not_utf8_names_the_file_and_line(
         ("links.json", b'{"https://example.org/a": ', ".incidentlib/links.json:1: -: not valid JSON"),
         ("runs.json", b'{"crawl": {}, "crawl": {}}', ".incidentlib/runs.json: crawl: duplicate key"),
         ("runs.json", b'{"crawl": "\xe9t\xe9"}', ".incidentlib/runs.json:1: -: not UTF-8"),
+        (
+            "runs.json",
+            b'{"crawl": {"started_at": "2026-11-29T10:00:00+00:00", "state": "exploded"}}',
+            ".incidentlib/runs.json: crawl.state: Input should be 'completed', 'failed' or 'cancelled'",
+        ),
     ],
 )
 def test_a_state_file_that_cannot_be_read_is_one_line(

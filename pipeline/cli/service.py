@@ -154,20 +154,20 @@ def status(root: RootOption = None, as_json: JsonOption = False) -> None:
             schedule = ", ".join(flow.in_force) or "on demand"
             if flow.differs:
                 schedule += f" (settings: {flow.schedule or 'on demand'})"
-        last = flow.last_run or {}
+        last = flow.last_run
         scheduled = (
             "-"
             if flow.served is None
             else ("no" if not flow.served else "yes" if flow.ready else "yes, nothing runs it")
         )
-        counts = ", ".join(f"{n} {k}" for k, n in (last.get("counts") or {}).items())
-        ended = last.get("state", "never run") + (f": {last['error']}" if last.get("error") else "")
+        counts = ", ".join(f"{n} {k}" for k, n in (last.counts if last else {}).items())
+        ended = (last.state if last else "never run") + (f": {last.error}" if last and last.error else "")
         cells = (
             flow.flow,
             schedule,
             scheduled,
             (flow.next_run or "-")[:19],
-            (last.get("started_at") or "-")[:19],
+            last.started_at.isoformat()[:19] if last else "-",
             ended,
             counts,
         )
