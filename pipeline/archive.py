@@ -168,7 +168,7 @@ async def archive_async(
 
         async def one(url: str) -> SourceArchive:
             draft_ids, state, recorded = work[url]
-            step = await archiver.one(draft_ids[0], url, state, recorded)
+            step = await archiver.capture_source(draft_ids[0], url, state, recorded)
             # The source's server misbehaving, or the service's passing trouble (a submit's answer cut
             # off, a 5xx), is tried again in this run too, after a doubling pause with jitter.
             for retry in range(settings.in_run_retries):
@@ -177,7 +177,7 @@ async def archive_async(
                 pause = min(settings.poll_interval_s * 2**retry, 60.0) * random.uniform(0.5, 1.5)
                 if pause >= client.left() or not await client.sleep(pause):
                     break  # the run's deadline or the archive out: the next run tries again
-                step = await archiver.one(draft_ids[0], url, step.state, recorded)
+                step = await archiver.capture_source(draft_ids[0], url, step.state, recorded)
             for draft_id in draft_ids:
                 await save(draft_id, url, step)
             return SourceArchive(draft_ids[0], url, step.outcome, step.state.reason, step.archived)

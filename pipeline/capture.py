@@ -461,7 +461,7 @@ class Archiver:
 
     # ------------------------------------------------------------ one source
 
-    async def one(self, draft_id: str | None, url: str, state: ArchiveState, recorded: str | None) -> Step:
+    async def capture_source(self, draft_id: str | None, url: str, state: ArchiveState, recorded: str | None) -> Step:
         """The source's next step to a confirmed capture (see the module's docstring)."""
         s = self.settings
         if self.ended:
