@@ -16,7 +16,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import re
 from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
@@ -37,7 +36,6 @@ from pipeline.models import (
     FetchFailure,
     Origin,
     Review,
-    SectionField,
     SourceEntry,
     Transition,
     utc_now,
@@ -46,7 +44,6 @@ from pipeline.precedence import Said, address_said, decide, feed_said, guess_sou
 from pipeline.propose import propose
 from pipeline.reasons import Reason
 from pipeline.suggestions import takeable, undismissed
-from pipeline.vocabulary import Kind
 
 __all__ = [
     "DEFAULT_THRESHOLD",
@@ -60,25 +57,6 @@ __all__ = [
 
 # Who a crawl's note in a draft's history is by (the characters the gate removed from a fetched page).
 CRAWL = "incidentlib crawl"
-_ITEM = re.compile(r"^- ", re.MULTILINE)
-_IMPACT_LIMIT = 600
-_ACTION_LIMIT = 600
-# How sure the rules that are not prose cues are: a stated severity or duration, an opening, a term's words.
-_STATED = 0.9
-_DERIVED = 0.8
-# A symptom passage lowered this far (a plan, a negation, a cause) is no suggestion either: it would be noise.
-_SUGGESTED = 0.3
-_TERM = 0.7
-# How sure a root cause's or a contributing factor's term is from the words of the passage that tells
-# it: a term phrase names it ("race condition"), two different words of it are two independent
-# signals ("bug", "regression"), one word alone ("policy", "dependency") only a suggestion. The term
-# is no surer than that passage either: the lower of the two is its confidence.
-_TERM_SURE = {"phrase": 0.85, "two-signals": 0.7, "one-word": 0.4}
-# The sections a term field's passages come from: a vocabulary, and the section field that tells it.
-_TERM_FIELDS: dict[str, tuple[Kind, SectionField]] = {
-    "root_cause": ("root_causes", SectionField.ROOT_CAUSE),
-    "contributing": ("contributing", SectionField.CONTRIBUTING),
-}
 
 
 def _hash(value: Any) -> str:

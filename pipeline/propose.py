@@ -22,7 +22,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pipeline.evidence import evidence_for, field_parts
@@ -482,14 +482,11 @@ def _ranked(offered: list[FieldProposal]) -> list[FieldProposal]:
             kept.append(p)
     ranked: list[FieldProposal] = []
     for root, found in by_field.items():
-        # The rules' own offers keep their order among themselves (a term's words stand together).
-        order = sorted(range(len(found)), key=lambda i: (-(found[i].confidence or 0.0), i))
-        limit = None if root in _TERM_FIELDS else OFFERED
-        kept_order = order if limit is None else order[:limit]
-        ranked += [
-            FieldProposal(**{**found[i].__dict__, "rank": rank})
-            for rank, i in enumerate(sorted(kept_order, key=order.index))
-        ]
+        # Surest first; a stable sort, so the rules' own offers keep their order among equals (a term's
+        # words stand together), and every one of a term field's words is kept.
+        order = sorted(found, key=lambda p: -(p.confidence or 0.0))
+        kept = order if root in _TERM_FIELDS else order[:OFFERED]
+        ranked += [replace(p, rank=rank) for rank, p in enumerate(kept)]
     return ranked
 
 
