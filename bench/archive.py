@@ -47,6 +47,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from pipeline.archive import archive
 from pipeline.capture import SOURCE_FAILS
@@ -148,15 +149,22 @@ def main() -> None:
     print(json.dumps(figures))
 
 
+def standin(args: argparse.Namespace, **changes: Any) -> WaybackStandIn:
+    """The scenarios' Wayback stand-in: the bench's keys, `args.rate` captures a minute (twice that of
+    CDX), ten sessions; `changes` override any of them."""
+    options: dict[str, Any] = {
+        "access_key": "bench-access",
+        "secret_key": "bench-secret",
+        "captures_per_minute": args.rate,
+        "cdx_per_minute": args.rate * 2,
+        "sessions": 10,
+    }
+    return WaybackStandIn(**(options | changes))
+
+
 def rate_scenario(args: argparse.Namespace, farm: SiteFarm, tmp: Path, clock: Clock) -> dict[str, object]:
     """1. The rate achieved against the rate allowed."""
-    with WaybackStandIn(
-        access_key="bench-access",
-        secret_key="bench-secret",
-        captures_per_minute=args.rate,
-        cdx_per_minute=args.rate * 2,
-        sessions=10,
-    ) as wayback:
+    with standin(args) as wayback:
         store, urls = make_sources(farm, "rate", args.sources, tmp / "rate")
         wayback.failures.drop_share = args.drop_share  # as the service drops them, under load
         run_s = clock.run_s("rate")
@@ -185,14 +193,7 @@ def rate_scenario(args: argparse.Namespace, farm: SiteFarm, tmp: Path, clock: Cl
 
 def failure_scenario(args: argparse.Namespace, farm: SiteFarm, tmp: Path, clock: Clock) -> dict[str, object]:
     """2. Every failure switch on, runs repeated until nothing is left to do."""
-    with WaybackStandIn(
-        access_key="bench-access",
-        secret_key="bench-secret",
-        captures_per_minute=args.rate,
-        cdx_per_minute=args.rate * 2,
-        sessions=10,
-        job_seconds=0.05,
-    ) as wayback:
+    with standin(args, job_seconds=0.05) as wayback:
         store, urls = make_sources(farm, "fail", args.sources, tmp / "fail")
         f = wayback.failures
         f.storm_429, f.error_after_capture, f.error_in_200, f.session_limit = 5, 10, 10, 5
@@ -232,14 +233,7 @@ def failure_scenario(args: argparse.Namespace, farm: SiteFarm, tmp: Path, clock:
 
 def hard_scenario(args: argparse.Namespace, farm: SiteFarm, tmp: Path, clock: Clock) -> dict[str, object]:
     """3. One session, slow jobs, an outage and a 429 burst, at the service's own rate."""
-    with WaybackStandIn(
-        access_key="bench-access",
-        secret_key="bench-secret",
-        captures_per_minute=args.hard_rate,
-        cdx_per_minute=args.rate * 2,
-        sessions=1,
-        job_seconds=(2.0, 6.0),
-    ) as wayback:
+    with standin(args, captures_per_minute=args.hard_rate, sessions=1, job_seconds=(2.0, 6.0)) as wayback:
         store, urls = make_sources(farm, "hard", args.hard_sources, tmp / "hard")
         wayback.failures.storm_429 = 5
         wayback.failures.drop_share = args.drop_share
