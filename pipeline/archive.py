@@ -213,7 +213,7 @@ def archive(
     """
     with ExitStack() as held:
         try:
-            held.enter_context(store.lock("captures", timeout=0))
+            held.enter_context(store.state.lock("captures", timeout=0))
         except LockBusy:
             _log.warning("archive: another archive run of this data root is capturing; its sources wait for the next")
             return ArchiveReport(busy=True)

@@ -21,6 +21,7 @@ from pipeline.errors import RecordError
 from pipeline.ids import same_page_key
 from pipeline.models import Candidate, CandidateState, SourceEntry, utc_now
 from pipeline.settings import Settings
+from pipeline.sources import registered_by_page
 from pipeline.store import Store
 
 __all__ = ["AcceptReport", "accept", "candidates", "dismiss"]
@@ -33,7 +34,7 @@ def candidates(store: Store, feed: str | None = None, *, dismissed: bool = False
     is not shown: it is no longer waiting for anyone.
     """
     found, _ = store.read_candidates(strict=True)
-    registered = store.registered_by_page()
+    registered = registered_by_page(store)
     wanted = _feed_urls(store, feed) if feed else None
     state = CandidateState.DISMISSED if dismissed else CandidateState.OPEN
     shown = [
@@ -81,13 +82,13 @@ def accept(
     of the ids names no open candidate."""
     report = AcceptReport()
     texts: list[tuple[SourceEntry, str]] = []
-    with store.lock("sources"):
+    with store.state.lock("sources"):
         found, _ = store.read_candidates(strict=True)
         chosen = _open(store, found, ids)
         if all_from:
             urls = _feed_urls(store, all_from)
             chosen += [c for c in found if c.feed in urls and c.state == CandidateState.OPEN and c not in chosen]
-        registered = store.registered_by_page()
+        registered = registered_by_page(store)
         known_feeds = {f.feed.url: f.feed for f in store.read_feeds()[0]} if chosen else {}
         entries = []
         for candidate in chosen:
@@ -105,7 +106,7 @@ def accept(
             )
             entries.append(entry)
             if candidate.feed_text:
-                text = store.feed_text(candidate.id)
+                text = store.state.feed_text(candidate.id)
                 if text is None:
                     report.waiting_for_text.append(candidate.url)
                 else:
@@ -119,17 +120,17 @@ def accept(
     for entry, text in texts:
         report.drafts.append(write_feed_text(store, settings, entry, text))
     for candidate in chosen:
-        store.drop_feed_text(candidate.id)
+        store.state.drop_feed_text(candidate.id)
     if report.waiting_for_text:
         # Read those feeds whole next time, so that their texts come again.
         feeds = {c.feed for c in chosen if c.url in report.waiting_for_text}
-        store.update_feed_states({}, forget=tuple(feeds))
+        store.state.update_feed_states({}, forget=tuple(feeds))
     return report
 
 
 def dismiss(store: Store, ids: Sequence[str], *, reason: str | None = None) -> list[Candidate]:
     """Mark the candidates named dismissed, for good: no feed proposes them again."""
-    with store.lock("sources"):
+    with store.state.lock("sources"):
         found, _ = store.read_candidates(strict=True)
         chosen = {c.id for c in _open(store, found, ids)}
         now = utc_now()
@@ -141,7 +142,7 @@ def dismiss(store: Store, ids: Sequence[str], *, reason: str | None = None) -> l
         ]
         store.write_candidates(changed)
     for candidate_id in chosen:
-        store.drop_feed_text(candidate_id)
+        store.state.drop_feed_text(candidate_id)
     return [c for c in changed if c.id in chosen]
 
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from pipeline.errors import ReviewError
 from pipeline.models import Draft, utc_now
-from pipeline.store import Store, write_atomic
+from pipeline.store import Store
 
 __all__ = ["STALE_AFTER", "Claim", "claim", "claims", "handed_on", "holding", "unclaim"]
 
@@ -59,8 +59,11 @@ def holding(claim: Claim | None, draft: Draft) -> Claim | None:
     return claim
 
 
+_FILE = "claims.json"  # in the data root's state
+
+
 def _path(store: Store) -> Path:
-    return store.state_dir / "claims.json"
+    return store.state.path(_FILE)
 
 
 def claims(store: Store) -> dict[str, Claim]:
@@ -74,14 +77,13 @@ def claims(store: Store) -> dict[str, Claim]:
 
 def _write(store: Store, found: dict[str, Claim]) -> None:
     data = {k: {"by": c.by, "at": c.at.isoformat()} for k, c in sorted(found.items())}
-    store.state_dir.mkdir(parents=True, exist_ok=True)
-    write_atomic(_path(store), (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode())
+    store.state.write(_FILE, (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode())
 
 
 def claim(store: Store, draft_id: str, by: str) -> Claim:
     """`by` is on the draft now. Refused while someone else's claim holds (`holding`)."""
     draft = store.read_draft(draft_id)  # RecordNotFound for a draft that is not there
-    with store.lock("claims"):
+    with store.state.lock("claims"):
         found = claims(store)
         held = holding(found.get(draft_id), draft)
         if held is not None and held.by.casefold() != by.casefold():
@@ -94,7 +96,7 @@ def claim(store: Store, draft_id: str, by: str) -> Claim:
 def unclaim(store: Store, draft_id: str, by: str, *, force: bool = False) -> None:
     """`by` lets go of the draft. Someone else's claim is let go only with `force` or once it no
     longer holds (stale, or its holder moved the draft on)."""
-    with store.lock("claims"):
+    with store.state.lock("claims"):
         found = claims(store)
         held = found.get(draft_id)
         if held is None:

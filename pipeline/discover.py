@@ -51,6 +51,7 @@ from pipeline.models import (
 from pipeline.reasons import Reason
 from pipeline.registry import RegisteredFeed
 from pipeline.settings import Settings
+from pipeline.sources import registered_by_page
 from pipeline.store import Store
 
 if TYPE_CHECKING:  # the flow checks what discovery drafted; discovery needs none of it
@@ -231,7 +232,7 @@ async def discover_async(
     """Read the feeds that are due and propose what they list; see the module's text."""
     registered_feeds, faults = await asyncio.to_thread(store.read_feeds)
     chosen = select_feeds(registered_feeds, feeds)
-    states = await asyncio.to_thread(store.read_feed_states)
+    states = await asyncio.to_thread(store.state.read_feed_states)
     now = utc_now()
 
     async def one(feed: Feed) -> _Fetched:
@@ -314,10 +315,12 @@ def _propose(store: Store, settings: Settings, fetched: list[_Fetched], report: 
     if all(done.reading is None for done in fetched):
         # Not one feed changed: nothing to sort, and the registry and the candidates are not read
         # (a file of 2,000 candidates took 0.8 s to read, most of a run with nothing new).
-        store.update_feed_states({done.feed.url: done.state for done in fetched if done.report.outcome != "not_due"})
+        store.state.update_feed_states(
+            {done.feed.url: done.state for done in fetched if done.report.outcome != "not_due"}
+        )
         return
-    with store.lock("sources"):
-        registered = {key: source.entry for key, source in store.registered_by_page().items()}
+    with store.state.lock("sources"):
+        registered = {key: source.entry for key, source in registered_by_page(store).items()}
         candidates, _ = store.read_candidates(strict=True)
         sorting = _Sorting(store, report, registered, by_id={c.id: c for c in candidates})
         for done in fetched:
@@ -337,7 +340,7 @@ def _propose(store: Store, settings: Settings, fetched: list[_Fetched], report: 
         written = write_feed_text(store, settings, entry, text)
         report.drafts.append(written)
         report.writes += int(written.wrote)
-    store.update_feed_states({done.feed.url: done.state for done in fetched if done.report.outcome != "not_due"})
+    store.state.update_feed_states({done.feed.url: done.state for done in fetched if done.report.outcome != "not_due"})
 
 
 @dataclass
@@ -407,7 +410,7 @@ class _Sorting:
             self.changed_candidates += 1
             done.report.updated.append(candidate.url)
         if item.text:  # a postmortem revised under the same title: accept drafts the new text
-            self.store.keep_feed_text(cid, item.text)
+            self.store.state.keep_feed_text(cid, item.text)
 
     def _new(self, done: _Fetched, item: FeedItem, page: str, cid: str) -> None:
         """A page never seen: left out by the feed's filters, registered (auto_accept) or proposed."""
@@ -430,7 +433,7 @@ class _Sorting:
         self.changed_candidates += 1
         done.report.candidates.append(cid)
         if item.text:
-            self.store.keep_feed_text(cid, item.text)
+            self.store.state.keep_feed_text(cid, item.text)
 
     def write(self) -> None:
         """The registry's new entries, then the candidates when they changed."""

@@ -124,7 +124,7 @@ def _recorded(store: Store, flow_name: str) -> Iterator[dict[str, int]]:
         run = RunRecord(
             started_at=started, finished_at=utc_now(), state=state, flow_run=flow_run, error=error, counts=counts
         )
-        store.record_run(flow_name, run)
+        store.state.record_run(flow_name, run)
 
 
 class _Counted(Protocol):

@@ -29,7 +29,7 @@ class FmtReport:
 def fmt(store: Store, *, check: bool = False) -> FmtReport:
     """Rewrite records into the canonical layout; with `check`, only report which would change."""
     report = FmtReport()
-    for kind, path in store.record_files():
+    for kind, path in [(k, p) for k in MODELS for p in store.files(k)]:
         label = store.label(path)
         data = path.read_bytes()
         try:

@@ -45,7 +45,7 @@ def finder_in_use(store: Store, settings: Settings) -> Finder | None:
     until then; None with `draft_finder` off. A model file that cannot be read is a StoreError naming it."""
     if not settings.draft_finder:
         return None
-    path = store.finder_model_path
+    path = store.state.path("finder.json")
     try:
         seen = path.stat()
     except FileNotFoundError:
@@ -55,13 +55,13 @@ def finder_in_use(store: Store, settings: Settings) -> Finder | None:
     key = (str(path), seen.st_mtime_ns, seen.st_size) if seen is not None else None
     if key is not None and key in _LOADED:
         return _LOADED[key]
-    text = store.finder_model()
+    text = store.state.finder_model()
     if text is None:
         return load()
     try:
         finder = Finder(FinderModel.from_json(text))
     except ValueError as exc:
-        label = store.label(store.finder_model_path)
+        label = store.label(store.state.path("finder.json"))
         raise StoreError(
             f"{label}: {exc}; run `incidentlib learn` again, or move it away to draft with the packaged model",
             path=label,
@@ -203,5 +203,5 @@ def learn(store: Store, settings: Settings, *, dry_run: bool = False) -> LearnRe
     report.new, report.kept = name, not dry_run
     report.reasons.append("no worse than the model in use on held-out publishers")
     if not dry_run:
-        store.keep_finder_model(model.to_json())
+        store.state.keep_finder_model(model.to_json())
     return report

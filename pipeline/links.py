@@ -457,7 +457,7 @@ async def refresh_async(
     drafts, recorded = _cited(store)
     if on_plan:
         on_plan(len(drafts))
-    previous = store.read_links()
+    previous = store.state.read_links()
     report = RefreshReport()
     states: dict[str, LinkState] = {}
     async with Fetcher(settings) as fetcher, WaybackClient(settings) as client:
@@ -479,7 +479,7 @@ async def refresh_async(
         no_pages = {url: k.no_pages for url, k in refresher.rows.items() if isinstance(k, _Indexed) and k.no_pages}
     newest = {url: s.archived for url, s in states.items() if s.archived}
     report.records_updated = await asyncio.to_thread(_update_records, store, newest, no_pages)
-    await asyncio.to_thread(store.update_links, states)
+    await asyncio.to_thread(store.state.update_links, states)
     return report
 
 
@@ -511,5 +511,5 @@ def links(store: Store, status: LinkStatus | str | None = None) -> list[LinkStat
     `failed`, ...) are not kept per link, and filtering on one would list nothing, silently.
     """
     wanted = None if status is None else LinkStatus(status)
-    states = sorted(store.read_links().values(), key=lambda s: s.url)
+    states = sorted(store.state.read_links().values(), key=lambda s: s.url)
     return [s for s in states if wanted is None or s.status == wanted]

@@ -137,7 +137,7 @@ def _standing_case(store: Store, case_id: str) -> Case:
 
 def merge(store: Store, draft_id: str, *, into: str, by: str, comment: str | None = None) -> Merged:
     """Merge the draft `draft_id` (or a case's draft) into `into`, a draft or a case; see the module's docstring."""
-    with store.lock("merges"):
+    with store.state.lock("merges"):
         draft = _merged_draft(store, draft_id, into)
         survivor = _survivor(store, draft, into)
         if draft.state == DraftState.MERGED:  # a merge cut short after the draft: its case is left

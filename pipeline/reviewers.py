@@ -35,7 +35,7 @@ from argon2.exceptions import InvalidHashError, VerificationError
 from pipeline.errors import LockBusy, ReviewerError, StoreError
 from pipeline.models import utc_now
 from pipeline.records import dump_json
-from pipeline.store import Store, write_atomic
+from pipeline.store import Store
 
 __all__ = [
     "MAX_NAME_LENGTH",
@@ -196,7 +196,7 @@ def _dummy_hash() -> str:
 
 def reviewers_path(store: Store) -> Path:
     """The reviewers file of a data root (which may not exist yet)."""
-    return store.state_dir / FILE_NAME
+    return store.state.path(FILE_NAME)
 
 
 def _read(store: Store) -> dict[str, _Account]:
@@ -213,8 +213,7 @@ def _read(store: Store) -> dict[str, _Account]:
 def _write(store: Store, accounts: Mapping[str, _Account]) -> None:
     path = reviewers_path(store)
     try:
-        store.state_dir.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, _dump(accounts), mode=_FILE_MODE)
+        store.state.write(FILE_NAME, _dump(accounts), mode=_FILE_MODE)
     except OSError as exc:
         raise StoreError(f"{store.label(path)}: cannot write: {exc.strerror or exc}", path=str(path)) from None
 
@@ -236,7 +235,7 @@ def add_reviewer(store: Store, name: str, password: str) -> None:
         if problem:
             raise ReviewerError(problem, field=field)
     hashed = _HASHER.hash(password)  # outside the lock: it takes a tenth of a second on purpose
-    with store.lock(_LOCK):
+    with store.state.lock(_LOCK):
         accounts = _read(store)
         _check(accounts, name, exists=False)
         accounts[name] = _Account(hash=hashed, added_at=utc_now())
@@ -249,7 +248,7 @@ def set_password(store: Store, name: str, password: str) -> None:
     if problem:
         raise ReviewerError(problem, field="password")
     hashed = _HASHER.hash(password)
-    with store.lock(_LOCK):
+    with store.state.lock(_LOCK):
         accounts = _read(store)
         _check(accounts, name, exists=True)
         accounts[name] = _Account(hash=hashed, added_at=accounts[name].added_at)
@@ -258,7 +257,7 @@ def set_password(store: Store, name: str, password: str) -> None:
 
 def remove_reviewer(store: Store, name: str) -> bool:
     """Remove reviewer `name`, who can no longer sign in; False when there is none of that name."""
-    with store.lock(_LOCK):
+    with store.state.lock(_LOCK):
         accounts = _read(store)
         if name not in accounts:
             return False
@@ -295,7 +294,7 @@ def _rehash(store: Store, name: str, old: str, new: str) -> None:
     """Put `new` in place of `old`, unless the account changed meanwhile or the lock is busy (the
     next sign-in tries again: a sign-in does not wait on someone managing the accounts)."""
     try:
-        with store.lock(_LOCK, timeout=0):
+        with store.state.lock(_LOCK, timeout=0):
             accounts = _read(store)
             current = accounts.get(name)
             if current is None or current.hash != old:

@@ -34,11 +34,13 @@ from pipeline.errors import LockBusy, SettingsError
 from pipeline.prefect_env import QUIET, flush_to_server, prefect_environment
 from pipeline.server_process import PARENT_ENV, SOCKET_ENV
 from pipeline.settings import Settings
-from pipeline.store import Store, process_alive, write_atomic
+from pipeline.store import Store
+from pipeline.store.files import process_alive
 
 __all__ = ["LocalServer", "api_url_for", "command_server", "healthy", "prefect_home", "running_server"]
 
-_STATE = "prefect"
+_STATE = "prefect"  # Prefect's home, in the data root's state
+_RECORD = "server.json"  # in it: the server a `serve` started, while it runs
 # Deployment concurrency leases kept on disk, so a slot held by a run of a killed `serve` is freed
 # by the server itself once the lease expires (in memory, a restarted server forgets it for good).
 _LEASES = "prefect.server.concurrency.lease_storage.filesystem"
@@ -58,7 +60,7 @@ def prefect_home(store: Store) -> Path:
 
 
 def _folder(store: Store) -> Path:
-    return store.state_dir / _STATE
+    return store.state.folder(_STATE, make=False)
 
 
 def healthy(api_url: str, timeout: float = 2.0) -> bool:
@@ -73,7 +75,7 @@ def healthy(api_url: str, timeout: float = 2.0) -> bool:
 def _recorded_state(store: Store) -> tuple[LocalServer, str] | None:
     """The server a `serve` of this data root recorded, and its state (starting, running); None when none is."""
     try:
-        data = json.loads((_folder(store) / "server.json").read_text(encoding="utf-8"))
+        data = json.loads((_folder(store) / _RECORD).read_text(encoding="utf-8"))
         return LocalServer(data["api_url"], data["ui_url"], int(data["pid"])), data.get("state", "")
     except (FileNotFoundError, ValueError, KeyError, TypeError):
         return None
@@ -101,7 +103,7 @@ def api_url_for(store: Store) -> str | None:
 
 def _write_state(store: Store, server: LocalServer, state: str) -> None:
     data = {"api_url": server.api_url, "ui_url": server.ui_url, "pid": server.pid, "state": state}
-    write_atomic(_folder(store) / "server.json", json.dumps(data).encode())
+    store.state.write(f"{_STATE}/{_RECORD}", json.dumps(data).encode())
 
 
 def _stop_leftover(store: Store) -> None:
@@ -118,7 +120,7 @@ def _stop_leftover(store: Store) -> None:
             os.killpg(pid, signal.SIGTERM)
         except (ProcessLookupError, PermissionError):
             pass
-    (_folder(store) / "server.json").unlink(missing_ok=True)
+    store.state.remove(f"{_STATE}/{_RECORD}")
 
 
 def _is_server_of(pid: int, folder: Path) -> bool:
@@ -203,7 +205,7 @@ def _start(store: Store, settings: Settings, *, full: bool, port: int) -> tuple[
     except BaseException:  # a signal while it starts included: it must not outlive us
         _stop(process, grace_s=2.0)  # it serves nothing yet, and it hears SIGTERM only once started
         if full:
-            (folder / "server.json").unlink(missing_ok=True)
+            store.state.remove(f"{_STATE}/{_RECORD}")
         raise
     return server, process
 
@@ -248,7 +250,7 @@ def running_server(store: Store, settings: Settings) -> Iterator[LocalServer]:
         # One `serve` per data root, whatever its server: a second would run every schedule twice,
         # and clear the first one's runs as leftovers.
         try:
-            held.enter_context(store.lock("serve", timeout=0))
+            held.enter_context(store.state.lock("serve", timeout=0))
         except LockBusy:
             raise SettingsError(f"{store.root}: another `incidentlib serve` of this data root is running") from None
         configured = os.environ.get("PREFECT_API_URL")
@@ -261,7 +263,7 @@ def running_server(store: Store, settings: Settings) -> Iterator[LocalServer]:
             return
         _stop_leftover(store)
         server, process = _start(store, settings, full=True, port=settings.server_port)
-        held.callback(lambda: (_folder(store) / "server.json").unlink(missing_ok=True))
+        held.callback(store.state.remove, f"{_STATE}/{_RECORD}")
         held.enter_context(_stopped_after(process))
         yield server
 

@@ -69,7 +69,7 @@ def status(
     store: Store, settings: Settings, server: str | None = None, served: dict[str, dict] | None = None
 ) -> Status:
     """The library's state; `served` is what the server said of each flow's deployment, by flow name."""
-    runs = store.read_runs()
+    runs = store.state.read_runs()
     flows = []
     for name in FLOWS:
         deployment = (served or {}).get(name)
@@ -97,7 +97,7 @@ def status(
                 failed[source.url] = source.archive.reason or "failed"
             elif source.url in pending and source.archive.status == ArchiveStatus.PENDING:
                 waiting[source.url] = source.archive.reason or "not-tried"
-    links = store.read_links()
+    links = store.state.read_links()
     return Status(
         server=server,
         flows=flows,

@@ -65,7 +65,7 @@ def validate(
     faults = report.faults
 
     loaded: dict[RecordKind, dict[str, tuple[Draft | Case, str]]] = {"draft": {}, "case": {}}
-    for kind, path in store.record_files():
+    for kind, path in [(k, p) for k in MODELS for p in store.files(k)]:
         if kind == "draft":
             report.drafts += 1
         else:

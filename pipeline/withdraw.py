@@ -74,7 +74,7 @@ def withdraw(
     if not why:
         raise RecordError("say why the case is withdrawn (--why): its page tells the reader")
     at = now or utc_now()
-    with store.lock("cases"):
+    with store.state.lock("cases"):
         case = store.read_case(case_id)
         earlier = _merged_into(store, case_id)
         if into is not None and case.withdrawn is not None and case.merged_into == into and earlier:

@@ -401,7 +401,7 @@ def test_a_second_archive_run_of_the_data_root_leaves_its_sources_to_the_first(
 ) -> None:
     url = site.url("/pm/0")
     drafts_for(store, url)
-    with store.lock("captures"):  # an archive run in another process holds it
+    with store.state.lock("captures"):  # an archive run in another process holds it
         report = archive(store, archive_settings(root, wayback))
     assert report.busy and report.sources == [] and wayback.counts["save"] == 0
     assert states(store)[url][0] == "pending"

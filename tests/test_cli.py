@@ -369,14 +369,14 @@ def test_status_without_a_server_reads_the_data_root(
     waiting.sources[0].archive = ArchiveState(reason="no-keys")
     store.write_draft(waiting)
     store.write_draft(make_draft("https://example.org/pm/2"))
-    store.update_links(
+    store.state.update_links(
         {
             "https://example.org/pm/2": LinkState(
                 url="https://example.org/pm/2", checked_at=utc_now(), status="gone", http_status=410
             )
         }
     )
-    store.record_run(
+    store.state.record_run(
         "crawl",
         RunRecord(
             started_at="2026-11-29T10:00:00+00:00",

@@ -4,6 +4,7 @@ review, archived links that open while it runs, and nothing left running."""
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -17,7 +18,8 @@ from pipeline.candidates import candidates
 from pipeline.demo import DemoMismatch, DemoReport, _samples, closing_lines, mismatch, run_demo
 from pipeline.ids import candidate_id, draft_id_for
 from pipeline.models import DraftState
-from pipeline.store import Store
+from pipeline.store import LAYOUT, Store
+from pipeline.store.state import STATE_DIR
 from pipeline.validate import validate
 
 # What the demo sets for its own run, and must put back.
@@ -28,6 +30,47 @@ DEMO_VARIABLES = (
     "INCIDENTLIB_WAYBACK_PUBLIC_URL",
 )
 SAMPLES = _samples()
+PIPELINE = Path(sys.modules["pipeline"].__file__ or "").parent
+STORE_PACKAGE = PIPELINE / "store"
+_WRITING = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+# While the demo runs: each write under its library's data folders, with the pipeline's files that led to it.
+_WATCHED: list[Path] = []
+_WRITES: list[tuple[str, list[str]]] = []
+
+
+def _writers() -> list[str]:
+    """The pipeline's source files on the stack, innermost first (the standard library's frames left out)."""
+    frame = sys._getframe(2)
+    found: list[str] = []
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if name.startswith(str(PIPELINE)):
+            found.append(name)
+        frame = frame.f_back  # type: ignore[assignment]
+    return found
+
+
+def _watch_writes(event: str, args: tuple[Any, ...]) -> None:
+    """An audit hook (the interpreter's own: every open, rename and removal raises an event), inert unless
+    a data root is watched. Installed once: a hook cannot be removed."""
+    if not _WATCHED:
+        return
+    if event == "open":
+        path, _mode, flags = args
+        if isinstance(path, int) or not isinstance(flags, int) or not flags & _WRITING:
+            return
+    elif event in ("os.rename", "os.remove", "os.mkdir", "os.rmdir"):
+        path = args[1] if event == "os.rename" else args[0]
+        if isinstance(path, int):
+            return
+    else:
+        return
+    where = Path(os.path.abspath(os.fsdecode(path)))
+    if any(where.is_relative_to(folder) for folder in _WATCHED):
+        _WRITES.append((str(where), _writers()))
+
+
+sys.addaudithook(_watch_writes)
 
 
 @dataclass
@@ -62,7 +105,11 @@ def demo(prefect_harness: str, tmp_path_factory: pytest.TempPathFactory) -> Iter
                     answer = client.get(link)
                     opened[link] = (answer.status_code, answer.text)
 
-        report = run_demo(library, say=said.append, hold=open_links)
+        _WATCHED.extend(library / folder for folder in ("sources", "drafts", "cases"))
+        try:
+            report = run_demo(library, say=said.append, hold=open_links)
+        finally:
+            _WATCHED.clear()
         environment = {name: os.environ.get(name) for name in DEMO_VARIABLES}
         leftover = {t.name for t in threading.enumerate()} - threads_before
         yield Run(report, Store(library), said, opened, environment, leftover)
@@ -163,6 +210,27 @@ def test_the_demo_runs_every_step_and_puts_everything_back(demo: Run) -> None:
     assert any("MIT" in line for line in demo.said), "the bundled pages' licences are shown"
     assert demo.environment == dict.fromkeys(DEMO_VARIABLES)
     assert not {n for n in demo.leftover_threads if n.startswith(("site-", "wayback"))}
+
+
+def test_only_the_store_writes_the_data_folders_and_the_state_holds_only_its_layout(demo: Run) -> None:
+    """Every write the demo made under sources/, drafts/ and cases/ (each file opened for writing, renamed
+    or removed, as the interpreter's audit events tell) went through a method of `Store`: the pipeline's
+    innermost frames on its stack are the store package's, `records.py` among them."""
+    seen = {Path(path).relative_to(demo.store.root).parts[0] for path, _ in _WRITES}
+    assert seen == {"sources", "drafts", "cases"}, "the demo wrote each data folder"
+    strays = []
+    for path, writers in _WRITES:
+        inner = []
+        for name in writers:
+            if not Path(name).is_relative_to(STORE_PACKAGE):
+                break
+            inner.append(Path(name).name)
+        if "records.py" not in inner:
+            strays.append((path, writers[:3]))
+    assert strays == []
+    state = demo.store.root / STATE_DIR
+    found = {p.name + ("/" if p.is_dir() else "") for p in state.iterdir()}
+    assert found and found <= set(LAYOUT), f"{sorted(found - set(LAYOUT))}: not in the state's LAYOUT"
 
 
 def test_a_draft_that_differs_from_its_sample_stops_the_demo_before_anything_is_approved(

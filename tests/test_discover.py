@@ -153,10 +153,10 @@ def test_every_kind_of_feed_is_read_from_its_real_copy_and_proposes_candidates(
         "it has a postmortem",
         "2013-12-24",
     )
-    text = store.feed_text(parse.id)
+    text = store.state.feed_text(parse.id)
     assert text and text.startswith("# Elevated error rates and latency\n\n# Summary of the December 24")
     gcp = found[site.url("/incidents/T8gmtofFSTGT5tbhyciF")]
-    assert gcp.feed_text and "## Root Cause" in (store.feed_text(gcp.id) or "")
+    assert gcp.feed_text and "## Root Cause" in (store.state.feed_text(gcp.id) or "")
     cloudflare = found["https://blog.cloudflare.com/cloudflare-outage-on-june-21-2022/"]
     assert (cloudflare.org, cloudflare.why) == ("Cloudflare", "every entry of the feed is taken")
     assert cloudflare.listed_as and cloudflare.listed_as.startswith("https://web.archive.org/web/20220621124002/")
@@ -179,7 +179,7 @@ def test_a_second_run_answered_304_downloads_and_writes_nothing(
     first = discover(store, settings)
     assert first.candidates_written == 11 and first.bytes_read > 0
     before = store.candidates_path.read_bytes()
-    states = store.read_feed_states()
+    states = store.state.read_feed_states()
     assert states[atom].etag == site.pages["/feed.xml"].etag and states[atom].sha256
 
     again = discover(store, settings)
@@ -188,7 +188,7 @@ def test_a_second_run_answered_304_downloads_and_writes_nothing(
     assert (again.bytes_read, again.candidates_written, again.writes) == (0, 0, 0)
     assert store.candidates_path.read_bytes() == before, "byte for byte"
     assert (site.bodies["/feed.xml"], site.requests["/feed.xml"]) == (1, 2)
-    kept = store.read_feed_states()[atom]
+    kept = store.state.read_feed_states()[atom]
     assert (kept.etag, kept.last_modified) == (states[atom].etag, states[atom].last_modified), "a 304 keeps them"
     assert kept.entries == states[atom].entries
 
@@ -225,7 +225,7 @@ def test_broken_xml_with_entries_is_read_and_read_whole_next_time(
     (feed,) = first.feeds
     assert feed.outcome == "read" and len(feed.candidates) == 2
     assert len(feed.warnings) == 1 and feed.warnings[0].startswith("malformed: ")
-    assert store.read_feed_states()[url].sha256 is None, "no validators kept for a feed read in part"
+    assert store.state.read_feed_states()[url].sha256 is None, "no validators kept for a feed read in part"
 
     again = discover(store, settings)
 
@@ -280,7 +280,7 @@ def test_each_broken_feed_fails_in_one_line_and_the_others_are_read(
     assert latin_feed.outcome == "read" and latin_feed.warnings[0].startswith("declared encoding overridden: ")
     assert listed(store)[CARGO_POSTMORTEM].title == "Café outage – a naïve retry"
     assert (of(report, good).outcome, len(of(report, good).candidates)) == ("read", 3)
-    states = store.read_feed_states()
+    states = store.state.read_feed_states()
     failure = states[html].failure
     assert failure is not None and failure.reason == "not-a-feed"
     assert states[html].sha256 is None and states[good].failure is None
@@ -324,7 +324,7 @@ def test_a_feed_whose_host_asks_to_wait_an_hour_is_deferred_and_asked_again_next
     assert (deferred.outcome, deferred.reason) == ("deferred", "deferred")
     assert deferred.message and "asked to wait 3600 s (Retry-After)" in deferred.message
     assert of(report, good).outcome == "read"
-    assert store.read_feed_states()[busy.url("/feed.xml")].checked_at is None, "not counted as asked"
+    assert store.state.read_feed_states()[busy.url("/feed.xml")].checked_at is None, "not counted as asked"
     busy.pages["/feed.xml"] = Page(
         atom_feed([{"url": busy.url("/pm"), "title": "Busy day"}]), content_type="application/atom+xml"
     )
@@ -345,7 +345,7 @@ def test_a_feed_of_ten_thousand_entries_proposes_max_feed_entries(
     assert (feed.entries, len(feed.candidates)) == (50, 50)
     assert feed.warnings == ["kept the first 50 of 10000 entries (max_feed_entries)"]
     assert len(listed(store)) == 50 and "https://example.org/pm/49" in listed(store)
-    assert len(store.read_feed_states()[url].entries) == 50
+    assert len(store.state.read_feed_states()[url].entries) == 50
 
 
 # ------------------------------------------------------------ entries that change
@@ -455,7 +455,7 @@ def test_an_incident_is_proposed_once_its_postmortem_comes(
     assert again.feeds[0].candidates == [candidate_id(page)] and again.feeds[0].changed == 1
     proposed = listed(store)[page]
     assert proposed.feed_text and proposed.why == "it has a postmortem"
-    text = store.feed_text(proposed.id)
+    text = store.state.feed_text(proposed.id)
     assert text and text.startswith(words)
 
 
@@ -546,7 +546,7 @@ def test_an_open_candidate_s_revised_postmortem_is_what_accept_drafts(
 
     text = store.read_draft(drafted.draft_id).text or ""
     assert "Revised." in text and "First draft." not in text
-    assert store.feed_text(candidate.id) is None, "the cached text is dropped once drafted"
+    assert store.state.feed_text(candidate.id) is None, "the cached text is dropped once drafted"
 
 
 # ------------------------------------------------------------ one page, many spellings
@@ -790,19 +790,19 @@ def test_accepting_a_candidate_whose_feed_carries_its_text_drafts_it_at_once(
     draft = store.read_draft(drafted.draft_id)
     assert draft.origin.url == PARSE_POSTMORTEM_URL
     assert "Rearchitecting our client discovery process" in (draft.text or "")
-    assert store.feed_text(parse.id) is None
+    assert store.state.feed_text(parse.id) is None
 
 
 def test_a_candidate_accepted_where_its_feed_s_text_is_missing_is_drafted_by_the_next_discover(
     store: Store, settings: Settings, proposed: dict[str, str]
 ) -> None:
     parse = listed(store)[PARSE_POSTMORTEM_URL]
-    store.drop_feed_text(parse.id)  # proposed on another machine: its text stayed there
+    store.state.drop_feed_text(parse.id)  # proposed on another machine: its text stayed there
 
     report = accept(store, settings, [parse.id])
 
     assert (report.drafts, report.waiting_for_text) == ([], [PARSE_POSTMORTEM_URL])
-    assert proposed["parse"] not in store.read_feed_states(), "read whole next time"
+    assert proposed["parse"] not in store.state.read_feed_states(), "read whole next time"
     again = discover(store, settings)
     assert of(again, proposed["parse"]).outcome == "read"
     (drafted,) = again.drafts
@@ -995,8 +995,8 @@ def test_the_discover_command_runs_the_flow_and_crawls_what_the_feeds_registered
     assert store.read_draft(draft_id_for(certs)).title == {"en": "Certificate rotation"}
     assert blog.requests["/posts/dns.html"] == 0, "a candidate waits for a person"
     assert [c.url for c in candidates(store)] == [dns]
-    assert store.read_runs()["discover"].state == "completed"
-    assert store.read_runs()["discover"].counts["registered"] == 1
+    assert store.state.read_runs()["discover"].state == "completed"
+    assert store.state.read_runs()["discover"].counts["registered"] == 1
 
     again = json.loads(cli("discover", "--root", str(root), "--json").stdout)
 
@@ -1013,7 +1013,7 @@ def test_the_discover_command_names_an_unknown_feed_in_one_line_before_any_flow_
 
     assert (result.exit_code, result.stdout) == (1, "")
     assert result.stderr == "Error: sources/feeds.yaml: no feed named 'nope' (feeds: rust)\n"
-    assert site.requests == {} and Store(root).read_runs() == {}
+    assert site.requests == {} and Store(root).state.read_runs() == {}
 
 
 def test_the_candidates_commands(store: Store, proposed: dict[str, str], cli: Callable) -> None:

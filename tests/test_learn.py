@@ -80,7 +80,7 @@ def test_learn_keeps_a_model_no_worse_than_the_one_in_use_and_the_crawl_then_use
     assert report["baseline"]["detection"]["hit3"] is not None  # the model in use, on the same folds
     in_use = finder_in_use(store, settings)
     assert in_use is not None and in_use.name == report["new"]
-    saved = json.loads(store.finder_model_path.read_text())
+    saved = json.loads(store.state.path("finder.json").read_text())
     assert saved["trained"]["from"] == "library" and saved["trained"]["prior"].startswith("corpus-")
     # Switched off, the crawl drafts with the rules alone.
     assert finder_in_use(store, settings.model_copy(update={"draft_finder": False})) is None
@@ -108,7 +108,7 @@ def test_a_model_worse_on_any_figure_is_refused() -> None:
 
 
 def test_a_broken_model_file_is_one_line_naming_it(root: Any, store: Store) -> None:
-    store.keep_finder_model('{"format": 1}')
+    store.state.keep_finder_model('{"format": 1}')
     with pytest.raises(StoreError) as caught:
         finder_in_use(store, Settings(root=root))
     said = str(caught.value)

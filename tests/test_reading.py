@@ -157,7 +157,7 @@ def test_queue_prints_page_text_literally(cli: Callable, store: Store, root: Pat
 
 def test_status_prints_run_errors_literally(cli: Callable, store: Store, root: Path) -> None:
     run = RunRecord(started_at="2026-11-29T10:00:00+00:00", state="failed", error="[/etc/ssl]")
-    store.record_run("crawl", run)
+    store.state.record_run("crawl", run)
     shown = cli("status", "--root", str(root), env={"COLUMNS": "200"})
     assert shown.exit_code == 0, shown.output
     assert "failed: [/etc/ssl]" in shown.stdout

@@ -179,7 +179,7 @@ def test_the_longest_name_and_the_shortest_password_are_taken(store: Store) -> N
 
 def test_a_hash_made_with_weaker_parameters_is_made_again_at_sign_in(store: Store) -> None:
     weak = PasswordHasher(time_cost=1, memory_cost=8, parallelism=1).hash(PASSWORD)
-    store.state_dir.mkdir()
+    store.state.dir.mkdir()
     document = {"reviewers": {"alice": {"hash": weak, "added_at": "2026-01-02T03:04:05Z"}}}
     reviewers_path(store).write_text(json.dumps(document), encoding="utf-8")
     assert not check_password(store, "alice", OTHER)
@@ -234,7 +234,7 @@ CORRUPT = [
 def test_a_corrupt_file_is_one_line_naming_it_whoever_reads_it(
     store: Store, cli: Callable, data: bytes, problem: str
 ) -> None:
-    store.state_dir.mkdir()
+    store.state.dir.mkdir()
     reviewers_path(store).write_bytes(data)
     for read in (
         lambda: list_reviewers(store),

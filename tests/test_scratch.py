@@ -23,7 +23,7 @@ CASES = build.PARALLEL_FROM // 4
 
 def _left(store: Store, tmp: Path) -> list[Path]:
     """The temporary folders a build keeps: in the data root's state now, in the system's before."""
-    scratch = store.state_dir / "tmp"
+    scratch = store.state.dir / "tmp"
     return [*tmp.glob("incidentlib-site-*"), *(scratch.iterdir() if scratch.is_dir() else [])]
 
 

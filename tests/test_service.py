@@ -77,7 +77,7 @@ def read_line_with(process: subprocess.Popen, text: str, seen: list[str], timeou
 
 
 def last_run(root: Path, flow: str) -> dict | None:
-    run = Store(root).read_runs().get(flow)
+    run = Store(root).state.read_runs().get(flow)
     return run.model_dump(mode="json") if run else None
 
 

@@ -113,7 +113,7 @@ def stop_and_time(process: subprocess.Popen[str], *signals: signal.Signals) -> t
 
 def crawl_state(root: Path) -> str | None:
     """How the last crawl ended, by the data root's runs file and by the Prefect server's own record."""
-    kept = Store(root).read_runs().get("crawl")
+    kept = Store(root).state.read_runs().get("crawl")
     run = kept.model_dump(mode="json") if kept else {}
     with sqlite3.connect(root / ".incidentlib" / "prefect" / "prefect.db") as db:
         states = [row[0] for row in db.execute("SELECT state_type FROM flow_run")]
@@ -320,7 +320,7 @@ def test_sigterm_stops_a_crawl_extracting_a_large_page_within_seconds(
     assert crawl.returncode == 143, err
     assert took < 5, f"took {took:.1f} s to stop"
     assert "stopped by SIGTERM: the work in flight was cancelled" in err and "Traceback" not in err
-    assert Store(root).read_runs()["crawl"].state == "cancelled"
+    assert Store(root).state.read_runs()["crawl"].state == "cancelled"
     assert validate(Store(root)).faults == []
 
 
@@ -347,7 +347,7 @@ def stopped_fast(process: subprocess.Popen[str], root: Path, flow: str) -> None:
     assert process.returncode == 143, err
     assert took < 5, f"took {took:.1f} s to stop"
     assert "stopped by SIGTERM" in err and "Traceback" not in err, err
-    assert Store(root).read_runs()[flow].state == "cancelled"
+    assert Store(root).state.read_runs()[flow].state == "cancelled"
     assert validate(Store(root)).faults == []
 
 
@@ -383,12 +383,12 @@ def test_sigterm_stops_a_promotion_waiting_for_a_busy_lock(
     def promoting() -> bool:
         """Whether the promotion holds the draft's lock: it then waits for the cases lock."""
         try:
-            with store.lock(f"draft-{draft.id}", timeout=0):
+            with store.state.lock(f"draft-{draft.id}", timeout=0):
                 return False
         except LockBusy:
             return True
 
-    with store.lock("cases"):  # another process allocating a case id, for longer than a stop may take
+    with store.state.lock("cases"):  # another process allocating a case id, for longer than a stop may take
         promote = command("promote", api_url=prefect_harness)
         wait_for(promoting, "the promotion to wait for the cases lock")
         stopped_fast(promote, root, "promote")

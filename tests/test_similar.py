@@ -17,6 +17,7 @@ from pipeline.extract import extract
 from pipeline.ids import canonical_url
 from pipeline.models import Case, Draft, DraftState, IncidentStart, Origin, SourceEntry
 from pipeline.similar import Doc, SimilarIndex, doc_of_case, doc_of_draft, load_library, suggestions
+from pipeline.similar.library import CACHE_FILE
 from pipeline.similar.text import PASSAGE_CHARS, passage, shingles
 from pipeline.store import Store
 
@@ -347,9 +348,9 @@ def test_a_process_loads_the_index_from_the_state_once_until_another_writes_it(
     _library(store, make_case)
     first = load_library(store)
     assert load_library(store).index is first.index  # the same process: not read from the file again
-    written = store.read_similar_cache()
+    written = store.state.read(CACHE_FILE)
     assert written is not None
-    store.write_similar_cache(written)  # another process writes the cache: a new file
+    store.state.write(CACHE_FILE, written)  # another process writes the cache: a new file
     again = load_library(store)
     assert again.index is not first.index and again.read == () and len(again.index) == len(first.index)
 
@@ -358,7 +359,7 @@ def test_a_process_loads_the_index_from_the_state_once_until_another_writes_it(
 def test_a_broken_cache_is_not_trusted(store: Store, make_case: Callable[..., Case], cache: bytes) -> None:
     _library(store, make_case)
     fresh = load_library(store).index
-    store.similar_cache_path.write_bytes(cache)
+    store.state.path(CACHE_FILE).write_bytes(cache)
     again = load_library(store)
     assert len(again.read) == 4
     assert again.index.docs == fresh.docs

@@ -19,6 +19,7 @@ from pipeline.models import Case
 from pipeline.records import dump_record
 from pipeline.settings import Settings
 from pipeline.site.build import build_files, build_site, site_context
+from pipeline.site.tree import SiteTree, Wanted
 from pipeline.store import Store
 
 
@@ -104,12 +105,12 @@ def test_the_site_flow_runs_and_promotion_builds_the_site(library: Store) -> Non
 
     report = flows.run(flows.site, BuildReport, root=str(library.root))
     assert report.counts()["written"] > 0 and (library.root / "site" / "ko" / "index.html").is_file()
-    assert library.read_runs()["site"].state == "completed"
-    assert library.read_runs()["site"].counts["written"] == report.counts()["written"]
+    assert library.state.read_runs()["site"].state == "completed"
+    assert library.state.read_runs()["site"].counts["written"] == report.counts()["written"]
     from pipeline.publish import PromoteReport
 
     flows.run(flows.promote, PromoteReport, root=str(library.root))  # nothing approved: no rebuild
-    assert library.read_runs()["site"].counts["written"] == report.counts()["written"]
+    assert library.state.read_runs()["site"].counts["written"] == report.counts()["written"]
 
 
 # ---------------------------------------------------------------- in a real browser
@@ -173,7 +174,7 @@ def test_a_site_path_that_would_leave_its_folder_is_refused(store: Store, tmp_pa
     from pipeline.errors import StoreError
 
     with pytest.raises(StoreError):
-        store.sync_tree(tmp_path / "out", {bad: b"x"})
+        SiteTree(store.state, tmp_path / "out").sync(Wanted({bad: b"x"}))
     assert not (tmp_path / "outside.html").exists()
 
 

@@ -16,6 +16,7 @@ from test_site_incremental import _backdate, _tree, write_library
 from pipeline.models import Case, LinkState
 from pipeline.settings import Settings
 from pipeline.site.build import build_site
+from pipeline.site.tree import SiteTree
 from pipeline.store import Store
 
 
@@ -47,14 +48,14 @@ def _assert_as_scratch(store: Store, settings: Settings, out: Path, tmp_path: Pa
 
 
 def _crash_on(monkeypatch: pytest.MonkeyPatch, cache_name: str) -> None:
-    real = Store.write_site_cache
+    real = SiteTree.write_cache
 
-    def crashing(self: Store, folder: Path, name: str, data: bytes) -> None:
+    def crashing(self: SiteTree, name: str, data: bytes) -> None:
         if name.startswith(cache_name):
             raise Crash(name)
-        real(self, folder, name, data)
+        real(self, name, data)
 
-    monkeypatch.setattr(Store, "write_site_cache", crashing)
+    monkeypatch.setattr(SiteTree, "write_cache", crashing)
 
 
 @pytest.mark.parametrize("cache_name", ["tree.pickle", "spans.pickle", "cards-"])
@@ -103,10 +104,10 @@ def test_settings_and_link_states_reach_an_incremental_build(lib: Store, tmp_pat
     _assert_as_scratch(lib, moved, out, tmp_path, "settings")
     url = lib.read_case("IL-0002").sources[0].url
     state = LinkState(url=url, checked_at=datetime(2026, 1, 2, tzinfo=UTC), status="ok")
-    lib.update_links({url: state})
+    lib.state.update_links({url: state})
     build_site(lib, moved, out, workers=1)
     _assert_as_scratch(lib, moved, out, tmp_path, "links")
-    lib.links_path.unlink()
+    lib.state.path("links.json").unlink()
     build_site(lib, moved, out, workers=1)
     _assert_as_scratch(lib, moved, out, tmp_path, "links-gone")
     build_site(lib, Settings(root=lib.root), out, workers=1)

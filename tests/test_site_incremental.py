@@ -19,6 +19,7 @@ from pipeline.site import api
 from pipeline.site.assemble import assemble
 from pipeline.site.build import build_site
 from pipeline.site.context import SiteContext
+from pipeline.site.tree import SiteTree
 from pipeline.store import Store
 
 GONE = ("IL-0030", "IL-0022")
@@ -154,7 +155,7 @@ def test_what_a_build_keeps_lives_outside_the_site_and_a_bad_cache_is_not_used(l
     build_site(library, settings, out)
     assert not (out / ".build-cache.json").exists()
     assert [p.name for p in out.rglob(".*")] == []  # nothing hidden is published
-    caches = library.site_cache_dir(out)
+    caches = SiteTree(library.state, out).cache_dir
     assert caches.is_relative_to(library.root / ".incidentlib") and sorted(p.name for p in caches.iterdir())
     for cache in caches.iterdir():
         cache.write_bytes(b"\x80\x04not a pickle")

@@ -32,6 +32,7 @@ from pipeline.models import (
 )
 from pipeline.reviewers import add_reviewer
 from pipeline.settings import Settings
+from pipeline.sources import registered_by_page
 from pipeline.standins.chat import ChatStandIn, Reply
 from pipeline.store import Store
 from pipeline.web import SESSION_COOKIE, create_app
@@ -255,7 +256,7 @@ def test_cases_say_which_cite_a_broken_link(site: TestClient, store: Store, make
     case = make_case("IL-0001")
     store.write_case(case)
     url = case.sources[0].url
-    store.update_links({url: LinkState(url=url, status=LinkStatus.GONE, checked_at="2026-11-20T10:00:00Z")})
+    store.state.update_links({url: LinkState(url=url, status=LinkStatus.GONE, checked_at="2026-11-20T10:00:00Z")})
     sign_in(site, "ann")
     page = site.get("/cases").text
     assert "1 case; 1 cite a broken link" in page and f"broken: {case.sources[0].url}" in page
@@ -416,7 +417,7 @@ def proposed(store: Store) -> tuple[Candidate, Candidate]:
     blog = a_candidate("https://blog.example.org/2026/02/cdn-outage", title="The CDN outage", date="2026-02-20")
     # As one run over two feeds writes them: feed after feed, the older first here.
     store.write_candidates([blog, status])
-    store.keep_feed_text(status.id, POSTMORTEM)
+    store.state.keep_feed_text(status.id, POSTMORTEM)
     return status, blog
 
 
@@ -472,7 +473,7 @@ def test_accepting_registers_the_candidate_and_drafts_it_from_its_feeds_text(
         answer.text.replace("&#39;", "'")
     )
     assert store.read_draft(draft_id).title, "the draft was written from the postmortem"
-    registered = store.registered_by_page()
+    registered = registered_by_page(store)
     assert same_page_key(status.url) in registered
     assert registered[same_page_key(status.url)].entry.discovered_from == STATUS_FEED
     assert status.id not in answer.text.split("Accepted 1 candidate.")[1].split("</div>")[1], "no longer listed"
@@ -496,7 +497,7 @@ def test_dismissing_with_a_reason_keeps_it_among_the_dismissed(
     assert "1 waiting" in answer.text
     (gone,) = candidates(store, dismissed=True)
     assert gone.id == blog.id and gone.reason == "a product launch, not an outage"
-    assert same_page_key(blog.url) not in store.registered_by_page()
+    assert same_page_key(blog.url) not in registered_by_page(store)
     shown = site.get("/candidates?dismissed=1").text
     assert "1 dismissed" in shown and blog.id in shown and status.id not in shown
     assert ": a product launch, not an outage" in shown and 'action="/candidates/accept"' not in shown
@@ -518,7 +519,7 @@ def test_an_unknown_or_dismissed_candidate_is_one_line_not_a_server_error(
     assert candidate_action(site, "dismiss", id="../../etc/passwd").status_code == 409
     assert candidate_action(site, "accept").status_code == 422
     assert [c.id for c in candidates(store)] == [status.id], "nothing else changed"
-    assert same_page_key(blog.url) not in store.registered_by_page()
+    assert same_page_key(blog.url) not in registered_by_page(store)
 
 
 def test_a_candidate_action_needs_the_csrf_token_and_someone_signed_in(
@@ -533,7 +534,7 @@ def test_a_candidate_action_needs_the_csrf_token_and_someone_signed_in(
     assert site.post("/candidates/dismiss", data={"id": status.id, "csrf_token": "forged"}).status_code == 403
     assert site.post("/candidates/accept", data={"id": status.id}, headers={"X-CSRF-Token": "x"}).status_code == 403
     assert [c.id for c in candidates(store)] == [c.id for c in proposed]
-    assert store.registered_by_page() == {}
+    assert registered_by_page(store) == {}
 
 
 def test_a_hostile_title_is_shown_as_text(site: TestClient, store: Store) -> None:

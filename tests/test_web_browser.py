@@ -45,6 +45,7 @@ from pipeline.models import DraftState, Origin, SourceEntry
 from pipeline.publish import promote
 from pipeline.reviewers import add_reviewer
 from pipeline.settings import Settings
+from pipeline.sources import registered_by_page
 from pipeline.standins.chat import ChatStandIn, Reply
 from pipeline.standins.sitefarm import Page as FarmPage
 from pipeline.standins.sitefarm import SiteFarm
@@ -501,7 +502,7 @@ def test_a_reviewer_accepts_one_candidate_and_dismisses_another(
         page.goto(f"/drafts/{draft_id_for(status.url)}")
         expect(page.get_by_role("heading", level=1)).to_have_text("Elevated API error rates in eu-west")
 
-    assert same_page_key(status.url) in store.registered_by_page()
+    assert same_page_key(status.url) in registered_by_page(store)
     assert [c.id for c in candidates(store)] == [cdn.id, storage.id]
     (gone,) = candidates(store, dismissed=True)
     assert gone.id == dns.id and gone.reason == "already in the library from the status page"
@@ -748,7 +749,7 @@ def test_a_writer_reads_the_finders_ranking_and_dismisses_a_suggestion_with_one_
     naming the model and why; the text marks each sentence with its likeliest field; `d` on a focused
     suggestion dismisses it."""
     model = fit(training_set(), name="library-test")
-    store.keep_finder_model(model.to_json())
+    store.state.keep_finder_model(model.to_json())
     text, _ = story(42)
     seen = "The billing error rate climbed on the engineer's dashboard at 10:42 for the on-call team."
     text = text.replace(story(42)[1]["detection"], seen)

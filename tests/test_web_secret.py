@@ -56,13 +56,13 @@ def test_a_secret_in_incidentlib_env_signs_the_sessions(root: Path, store: Store
 
     cookie = signed_in_cookie(root)
     assert unsigned(cookie, SECRET)["name"] == "ann"
-    assert not (store.state_dir / "web-secret").exists(), "no key file made when one is given"
+    assert not (store.state.dir / "web-secret").exists(), "no key file made when one is given"
 
 
 def test_without_a_secret_one_is_made_once_and_kept(root: Path, store: Store, workdir: Path) -> None:
     add_reviewer(store, "ann", PASSWORD)
     first = signed_in_cookie(root)
-    path = store.state_dir / "web-secret"
+    path = store.state.dir / "web-secret"
     kept = path.read_text(encoding="ascii").strip()
     assert len(kept) >= 32 and stat.S_IMODE(path.stat().st_mode) == 0o600
     assert unsigned(first, kept)["name"] == "ann"
@@ -76,8 +76,8 @@ def test_a_short_secret_is_refused_naming_where_it_came_from(root: Path, store: 
     with pytest.raises(SettingsError, match=r"signing key \(INCIDENTLIB_WEB_SECRET\) is shorter than 32 characters"):
         create_app(Settings(root=root))
     (workdir / "incidentlib.env").unlink()
-    store.state_dir.mkdir(parents=True, exist_ok=True)
-    (store.state_dir / "web-secret").write_text("short\n")
+    store.state.dir.mkdir(parents=True, exist_ok=True)
+    (store.state.dir / "web-secret").write_text("short\n")
     with pytest.raises(SettingsError, match=r"signing key \(.*web-secret\) is shorter than 32 characters"):
         create_app(Settings(root=root))
 

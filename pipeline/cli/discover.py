@@ -57,7 +57,7 @@ def discover(
     settings = load_settings(root)
     if feed:  # a name that is no feed's is one line here, not a failed flow run and its traceback
         select_feeds(Store.from_settings(settings).read_feeds()[0], feed)
-    Store.from_settings(settings).check_state("runs", "feeds")  # so is a state file that cannot be read
+    Store.from_settings(settings).state.check("runs", "feeds")  # so is a state file that cannot be read
     with flow_server(settings):
         from pipeline import flows  # Prefect reads its settings once, when imported: after the server is chosen
 

@@ -31,6 +31,7 @@ from pipeline.fmt import fmt as fmt_records
 from pipeline.ids import canonical_url
 from pipeline.models import SCHEMA_MODELS, LinkStatus, SourceEntry, intake, json_schema
 from pipeline.records import dump_record, faults_from
+from pipeline.sources import add_source
 from pipeline.store import Store, init_data_root
 from pipeline.validate import validate as validate_records
 from pipeline.withdraw import withdraw as withdraw_case
@@ -162,7 +163,7 @@ def add(
     except ValidationError as exc:
         raise InvalidRecord(faults_from(exc, "add")) from None
     try:
-        path = store.add_source(entry, to)
+        path = add_source(store, entry, to)
     except DuplicateSource as exc:
         raise DuplicateSource(url, exc.where) from None  # in the operator's own spelling
     spelled = f" (written {url})" if canonical != url else ""

@@ -242,8 +242,7 @@ def edit(draft_id: DraftArgument, by: ByOption = None, root: RootOption = None) 
     before, version = store.read_draft_versioned(draft_id)
     original = dump_record(before)
     label = f"{store.label(store.path('draft', draft_id))} (as edited)"
-    folder = store.state_dir / "edits"
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = store.state.folder("edits")
     handle, file_name = tempfile.mkstemp(dir=folder, prefix=f"{draft_id}.", suffix=".json")
     os.close(handle)
     path = Path(file_name)

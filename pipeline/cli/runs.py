@@ -56,7 +56,7 @@ def _run_flow(
     failed raises its error."""
     # A state file the flow reads that cannot be read: one line here, not a failed run. Every flow records
     # its run; promote builds the site, which shows the links' states, and refresh updates them.
-    Store.from_settings(settings).check_state("runs", *(("links",) if name in ("promote", "refresh") else ()))
+    Store.from_settings(settings).state.check("runs", *(("links",) if name in ("promote", "refresh") else ()))
     with flow_server(settings), flow_progress(progress and not as_json and verbosity() == 0):
         from pipeline import flows  # Prefect reads its settings once, when imported: after the server is chosen
 

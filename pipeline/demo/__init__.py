@@ -148,7 +148,6 @@ def run_demo(
     samples = samples if samples is not None else _samples()
     with tempfile.TemporaryDirectory(prefix="incidentlib-demo-") as scratch:
         root = (keep or Path(scratch) / "library").resolve()
-        (root / "sources").mkdir(parents=True, exist_ok=True)
         with SiteFarm() as farm:
             sites = _serve(farm, samples)
             hosts = {host: site.url("") for host, site in sites.items()}
@@ -163,10 +162,9 @@ def run_demo(
                 dedupe_s=0,
                 stand_in_hosts=hosts,
             ) as wayback:
-                (root / "sources" / "feeds.yaml").write_text(
+                Store(root).write_feeds(
                     "# The demo's feed: an Atom feed of the bundled postmortems, served by a local stand-in.\n"
-                    f"- url: {FEED_URL}\n  kind: atom\n  name: demo\n  exclude: [release notes]\n",
-                    encoding="utf-8",
+                    f"- url: {FEED_URL}\n  kind: atom\n  name: demo\n  exclude: [release notes]\n"
                 )
                 env = {
                     "INCIDENTLIB_ALLOW_PRIVATE_HOSTS": "127.0.0.0/8",  # the stand-ins are on this machine

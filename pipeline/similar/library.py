@@ -108,15 +108,16 @@ def _facts(store: Store, kind: RecordKind, record_id: str) -> _DraftFacts | _Cas
 # process (the review page, whose draft pages ask for suggestions) loads 100 MB of index once, not on
 # each request. The file is new on each write (an atomic rename), so an equal stat is the same cache.
 _LOADED: dict[Path, tuple[tuple[int, int, int], dict[str, Any]]] = {}
+CACHE_FILE = "similar.pickle"  # in the data root's state: the index and what it was made of
 
 
 def _cached(store: Store) -> dict[str, Any]:
     """The last run's cache, or an empty one when there is none, or it is unreadable or of other code."""
-    stat = store.similar_cache_stat()
+    stat = store.state.stat(CACHE_FILE)
     loaded = _LOADED.get(store.root)
     if stat is not None and loaded is not None and loaded[0] == stat:
         return loaded[1]
-    data = store.read_similar_cache()
+    data = store.state.read(CACHE_FILE)
     try:
         found = pickle.loads(data) if data else None
     except Exception:  # whatever an unreadable cache raises, it is not used
@@ -196,10 +197,10 @@ def load_library(store: Store) -> Library:
 
 def _keep(store: Store, cache: dict[str, Any]) -> None:
     try:
-        store.write_similar_cache(pickle.dumps(cache, protocol=pickle.HIGHEST_PROTOCOL))
+        store.state.write(CACHE_FILE, pickle.dumps(cache, protocol=pickle.HIGHEST_PROTOCOL), durable=False)
     except OSError:  # a data root read-only to this process: the next run reads the files again
         return
-    if (stat := store.similar_cache_stat()) is not None:
+    if (stat := store.state.stat(CACHE_FILE)) is not None:
         _LOADED[store.root] = (stat, cache)
 
 

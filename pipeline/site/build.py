@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime
-from functools import cache, partial
+from functools import cache
 from importlib import resources
 from itertools import chain
 from pathlib import Path
@@ -48,7 +48,8 @@ from pipeline.settings import Settings
 from pipeline.site import api, context, feeds, pages, search
 from pipeline.site.assemble import Previous
 from pipeline.site.context import EVERY, Card, Planned, SiteContext, everything
-from pipeline.store import Store, tree_hash
+from pipeline.site.tree import SiteTree, Wanted, site_dir, tree_hash
+from pipeline.store import Store
 
 __all__ = ["KEEP", "BuildReport", "build_files", "build_site", "groups", "plan", "site_context", "static_assets"]
 
@@ -165,7 +166,7 @@ def _known_cards(data: bytes | None) -> tuple[int, dict[str, tuple[tuple[int, in
 
 
 def _cards(
-    store: Store, folder: Path, cases: _Cases
+    store: Store, tree: SiteTree, cases: _Cases
 ) -> tuple[list[Card], dict[str, list[Card]], dict[str, dict[str, Any]]]:
     """Every case's card, the cases changed since the last build (or gone) with their cards then and now,
     and the shards of the cards' cache to write: those holding a case read this time, or gone (pickled at
@@ -175,7 +176,7 @@ def _cards(
     looks: list[int] = []
     known: dict[str, tuple[tuple[int, int, int], Card]] = {}
     for n in range(_CARD_SHARDS):
-        looked_then, found = _known_cards(store.read_site_cache(folder, _CARDS.format(n)))
+        looked_then, found = _known_cards(tree.read_cache(_CARDS.format(n)))
         looks.append(looked_then)
         known.update(found)
     looked = time.time_ns()
@@ -183,7 +184,7 @@ def _cards(
     changed: dict[str, list[Card]] = {}
     kept: list[dict[str, tuple[tuple[int, int, int], Card]]] = [{} for _ in range(_CARD_SHARDS)]
     dirty: set[int] = set()
-    for case_id, stat in store.case_stats().items():
+    for case_id, stat in store.record_stats("case").items():
         shard = _shard(case_id)
         old = known.get(case_id)
         if old is not None and old[0] == stat and stat[2] < looks[shard] - _RACY_NS and isinstance(old[1], Card):
@@ -205,7 +206,7 @@ def _cards(
 def site_context(store: Store, settings: Settings) -> SiteContext:
     """What the site is built from: the data root's cases (all read), the site's base, its links' states, now."""
     cases = _Cases(store)
-    cards = [Card.of(cases.read(i), cases.raw(i)) for i in store.case_stats()]
+    cards = [Card.of(cases.read(i), cases.raw(i)) for i in store.record_stats("case")]
     return _context(store, settings, cards, cases)
 
 
@@ -218,7 +219,7 @@ def _context(
         raw=cases.raw,
         base_url=settings.public_base_url,
         built_at=built_at or utc_now(),
-        links=store.read_links(),
+        links=store.state.read_links(),
         note=settings.site_note,
     )
 
@@ -243,7 +244,7 @@ def _make_files(
     # file is a file.
     job = (store.root, ctx.base_url, dict(ctx.note), list(ctx.cases), ctx.built_at)
     # In the data root's state, named by this process: a build killed here leaves its folder to the next.
-    with store.scratch("site") as scratch:
+    with store.state.scratch("site") as scratch:
         started = []
         for n, part in enumerate(parts[1:]):
             given, result = scratch / f"job-{n}.pickle", scratch / f"made-{n}.pickle"
@@ -272,7 +273,7 @@ def _make_part(
             raw=cases.raw,
             base_url=base_url,
             built_at=built_at,
-            links=store.read_links(),
+            links=store.state.read_links(),
             note=note,
         )
         planned = plan(ctx)
@@ -320,12 +321,12 @@ def _carried(last: Any, before: dict[str, bytes], dirty: set[str] | None) -> dic
     return carried
 
 
-def _previous(store: Store, folder: Path, spans: dict[str, Any]) -> Callable[[str], Previous | None]:
+def _previous(tree: SiteTree, spans: dict[str, Any]) -> Callable[[str], Previous | None]:
     """The last build's assembled file at `key` and where its pieces lie, when its bytes are as recorded."""
 
     def previous(key: str) -> Previous | None:
         entry = spans.get(key)
-        data = store.read_site_file(folder, key) if entry else None
+        data = tree.read_file(key) if entry else None
         if entry is None or data is None or tree_hash(data) != entry.get("hash"):
             return None
         return data, entry["spans"]
@@ -410,21 +411,21 @@ def build_site(store: Store, settings: Settings, out: Path | None = None, *, wor
 
 def _build_site(store: Store, settings: Settings, out: Path | None, workers: int | None) -> BuildReport:
     started = time.perf_counter()
-    store.remove_stale_scratch()  # what a build killed before (or any process of this root's) left behind
-    folder = (out or store.site_dir).resolve()
+    store.state.remove_stale_scratch()  # what a build killed before (or any process of this root's) left behind
+    tree = SiteTree(store.state, out or site_dir(store))
     cases = _Cases(store)
-    cards, changed, cards_cache = _cards(store, folder, cases)
+    cards, changed, cards_cache = _cards(store, tree, cases)
     ctx = _context(store, settings, cards, cases)
     # A build that did not finish (a crash, Ctrl-C) leaves its mark: its files may be newer than every
     # cache says, so the next build trusts none of what they say of the folder (it walks it, compares
     # each file's bytes and makes the search index whole). Cards are checked against cases/ anyway.
-    unfinished = store.read_site_cache(folder, _BUILDING) is not None
-    tree = {} if unfinished else store.read_tree_cache(folder)
-    before = tree.get("inputs", {})
+    unfinished = tree.read_cache(_BUILDING) is not None
+    last_sync = {} if unfinished else tree.last()
+    before = last_sync.get("inputs", {})
     mark = _plan_mark(ctx)
     # The groups of files planned again: those showing a changed case (then or now), when the last build
     # planned from the same code and settings; every group otherwise. Any other is as last planned.
-    last = tree.get("plan", {})
+    last = last_sync.get("plan", {})
     dirty = groups(ctx, chain.from_iterable(changed.values())) if last.get("mark") == mark else None
     carried = _carried(last.get("groups", {}), before, dirty)
     planned = plan(ctx, everything if carried is None or dirty is None else dirty.__contains__)
@@ -448,18 +449,16 @@ def _build_site(store: Store, settings: Settings, out: Path | None, workers: int
                 continue
         to_make.append(key)
     files.update(_make_files(store, ctx, planned, to_make, workers or os.cpu_count() or 1))
-    assembled = api.assembled(ctx, _previous(store, folder, _read_spans(store.read_site_cache(folder, _SPANS))))
+    assembled = api.assembled(ctx, _previous(tree, _read_spans(tree.read_cache(_SPANS))))
     files.update({key: made.data for key, made in assembled.items()})
-    store.write_site_cache(folder, _BUILDING, b"a build of this folder began and has not finished\n")
-    stems = search.Stems.load(store.read_site_cache(folder, _STEMS))
-    index, indexed = _search_index(
-        ctx, stems, set(changed), tree.get("files", {}), partial(store.read_site_file, folder)
-    )
+    tree.write_cache(_BUILDING, b"a build of this folder began and has not finished\n")
+    stems = search.Stems.load(tree.read_cache(_STEMS))
+    index, indexed = _search_index(ctx, stems, set(changed), last_sync.get("files", {}), tree.read_file)
     files.update(index.files)
     present += index.kept
     kept = {"mark": mark, "groups": grouped}
-    synced = store.sync_tree(
-        folder, files, present=present, protect=KEEP, inputs=inputs, plan=kept, trusted=not unfinished, last=tree
+    synced = tree.sync(
+        Wanted(files, present=present, protect=KEEP, inputs=inputs, plan=kept), trusted=not unfinished, last=last_sync
     )
     hashes = synced.hashes  # of every file now (those of the assembled ones, for the next build's copy)
     if synced.missing:  # files of the last build deleted since: made again (the search index whole)
@@ -471,20 +470,20 @@ def _build_site(store: Store, settings: Settings, out: Path | None, workers: int
             again.update(search.index_files(_all_docs(ctx, stems)))
             indexed["update"] = "whole"
         rest = [key for key in present if key not in again]
-        redone = store.sync_tree(folder, {**files, **again}, present=rest, protect=KEEP, inputs=inputs, plan=kept)
+        redone = tree.sync(Wanted({**files, **again}, present=rest, protect=KEEP, inputs=inputs, plan=kept))
         synced.written += redone.written
         files.update(again)
         hashes = redone.hashes
     spans = {key: {"hash": hashes.get(key), "spans": made.spans} for key, made in assembled.items()}
-    store.write_site_cache(folder, _SPANS, pickle.dumps({"format": _FORMAT, "files": spans}))
+    tree.write_cache(_SPANS, pickle.dumps({"format": _FORMAT, "files": spans}))
     if stems.changed:
-        store.write_site_cache(folder, _STEMS, stems.dump())
+        tree.write_cache(_STEMS, stems.dump())
     for name, shard in cards_cache.items():
-        store.write_site_cache(folder, name, pickle.dumps(shard, protocol=pickle.HIGHEST_PROTOCOL))
-    store.remove_site_cache(folder, "cards.pickle")  # what builds before the shards kept
-    store.remove_site_cache(folder, _BUILDING)  # every cache now says what the folder holds
+        tree.write_cache(name, pickle.dumps(shard, protocol=pickle.HIGHEST_PROTOCOL))
+    tree.remove_cache("cards.pickle")  # what builds before the shards kept
+    tree.remove_cache(_BUILDING)  # every cache now says what the folder holds
     return BuildReport(
-        folder=str(folder),
+        folder=str(tree.folder),
         cases=len(ctx.cases),
         written=synced.written,
         unchanged=len(synced.unchanged),

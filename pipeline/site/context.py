@@ -196,7 +196,7 @@ class SiteContext:
     load: Callable[[str], Case]  # a case by id, whole (read when a page needs it)
     raw: Callable[[str], bytes]  # a case's file, byte for byte (the API serves it as it is)
     langs: tuple[Lang, ...] = LANGS
-    # What the last link refresh found, by source URL (Store.read_links): a case page shows each source's state.
+    # What the last link refresh found, by source URL (State.read_links): a case page shows each source's state.
     links: Mapping[str, LinkState] = field(default_factory=dict)
     # The line each listing ends with, by language (Settings.site_note).
     note: Mapping[str, str] = field(default_factory=dict)

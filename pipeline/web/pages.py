@@ -123,7 +123,7 @@ def draft_page(
         marks=marks,
         links=links,
         lacks=review.missing_for_publication(shown, languages),
-        link_states=web.store.read_links(),
+        link_states=web.store.state.read_links(),
         claim=claiming.holding(claiming.claims(web.store).get(draft.id), draft),
         next_turn=review.next_turn(draft),
         problem=problem,

@@ -39,7 +39,7 @@ from starlette.middleware.base import BaseHTTPMiddleware
 
 from pipeline.errors import SettingsError
 from pipeline.settings import Settings
-from pipeline.store import Store, write_atomic
+from pipeline.store import Store
 
 __all__ = [
     "BODY_MAX",
@@ -75,16 +75,15 @@ def signing_secret(settings: Settings, store: Store) -> str:
     """The key that signs sessions: the `web_secret` setting (INCIDENTLIB_WEB_SECRET, or the same
     line in incidentlib.env), else one made once and kept in the data root's state folder (mode
     0600, ignored by git), so a restart keeps people signed in."""
-    path = store.state_dir / "web-secret"
+    path = store.state.path("web-secret")
     if settings.web_secret is not None:
         given = settings.web_secret.get_secret_value()
     else:
         try:
             given = path.read_text(encoding="ascii").strip()
         except FileNotFoundError:
-            store.state_dir.mkdir(parents=True, exist_ok=True)
             given = secrets.token_urlsafe(32)
-            write_atomic(path, given.encode(), mode=0o600)
+            store.state.write("web-secret", given.encode(), mode=0o600)
     if len(given) < SECRET_MIN:
         # Anyone who guesses a short key signs a cookie in any name.
         where = _SECRET_ENV if settings.web_secret is not None else str(path)
@@ -193,7 +192,7 @@ class Revoked:
 
     def __init__(self, store: Store) -> None:
         self.store = store
-        self.path = store.state_dir / _REVOKED
+        self.path = store.state.path(_REVOKED)
         self.seen: tuple[int, int] | None = None
         self.ids: dict[str, float] = {}
 
@@ -220,12 +219,11 @@ class Revoked:
     def revoke(self, sid: str) -> None:
         """Revoke `sid` (a session signed out), forgetting the ids that have expired meanwhile."""
         now = time.time()
-        with self.store.lock("web-sessions"):
+        with self.store.state.lock("web-sessions"):
             self.seen = None
             kept = {k: v for k, v in self._read().items() if v > now and k != "*"}
             kept[sid] = now + SESSION_MAX_AGE_S
-            self.store.state_dir.mkdir(parents=True, exist_ok=True)
-            write_atomic(self.path, json.dumps(kept, sort_keys=True).encode(), mode=0o600)
+            self.store.state.write(_REVOKED, json.dumps(kept, sort_keys=True).encode(), mode=0o600)
 
 
 class Sessions(BaseHTTPMiddleware):

@@ -23,7 +23,7 @@ router = APIRouter()
 async def cases_page(request: Request, web: Web) -> HTMLResponse:
     store = web.store
     cases = await asyncio.to_thread(lambda: sorted(store.cases(), key=lambda c: c.id, reverse=True))
-    states = store.read_links()
+    states = store.state.read_links()
     broken = {c.id: [s.url for s in c.sources if s.url in states and states[s.url].status in _BROKEN] for c in cases}
     return page(request, "cases.html", cases=cases, broken=broken)
 
@@ -34,4 +34,4 @@ async def case_page(request: Request, case_id: str, web: Web) -> Response:
         case: Case = await asyncio.to_thread(web.store.read_case, case_id)
     except RecordNotFound:
         return page(request, "missing.html", 404, what=f"case {case_id}")
-    return page(request, "case.html", case=case, rows=case_rows(case), link_states=web.store.read_links())
+    return page(request, "case.html", case=case, rows=case_rows(case), link_states=web.store.state.read_links())
