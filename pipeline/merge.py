@@ -1,9 +1,9 @@
 """Duplicates and relations, a reviewer's decisions: merge a draft into another, relate two records,
 dismiss a suggestion for good; and the possible duplicates a draft is shown.
 
-    merge(store, "acme-db-outage-1a2b3c4d", into="IL-0003", by="bob")
-    relate(store, "IL-0007", "IL-0003", kind="recurrence", by="bob")
-    dismiss(store, "acme-db-outage-1a2b3c4d", "IL-0003", kind="duplicate", by="bob", comment="two outages")
+    merge(store, "acme-db-outage-1a2b3c4d", "IL-0003", Act("bob"))
+    relate(store, "IL-0007", "IL-0003", "recurrence", Act("bob"))
+    dismiss(store, "acme-db-outage-1a2b3c4d", "IL-0003", "duplicate", Act("bob", comment="two outages"))
     record_duplicates(store, draft_id, found)       # the duplicate check's findings, kept on the draft
 
 A **merge** moves a draft's sources, each with its capture and archive state, into the survivor (a draft,
@@ -34,7 +34,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from pipeline import review
-from pipeline.errors import RecordError, ReviewError
+from pipeline.changes import Act
+from pipeline.errors import ConflictError, RecordError, ReviewError
 from pipeline.ids import is_case_id
 from pipeline.models import Case, Draft, DraftState, PossibleDuplicate, RelationKind, SuggestionKind
 from pipeline.review import ReviewAction
@@ -135,9 +136,14 @@ def _standing_case(store: Store, case_id: str) -> Case:
 # ---------------------------------------------------------------- merge
 
 
-def merge(store: Store, draft_id: str, *, into: str, by: str, comment: str | None = None) -> Merged:
-    """Merge the draft `draft_id` (or a case's draft) into `into`, a draft or a case; see the module's docstring."""
+def merge(store: Store, draft_id: str, into: str, act: Act) -> Merged:
+    """Merge the draft `draft_id` (or a case's draft) into `into`, a draft or a case, by `act.by`, of the version
+    `act.seen` when given (ConflictError when it changed since); see the module's docstring."""
+    by, comment = act.by, act.comment
     with store.state.lock("merges"):
+        if act.seen is not None and store.read_draft_versioned(draft_id)[1] != act.seen:
+            label = store.label(store.path("draft", draft_id))
+            raise ConflictError(f"{label}: changed by someone else since it was read; re-read it", path=label)
         draft = _merged_draft(store, draft_id, into)
         survivor = _survivor(store, draft, into)
         if draft.state == DraftState.MERGED:  # a merge cut short after the draft: its case is left
@@ -258,15 +264,7 @@ def _withdraw_case(store: Store, draft: Draft, survivor: Draft, by: str, comment
 # ---------------------------------------------------------------- relations and dismissals
 
 
-def relate(
-    store: Store,
-    record_id: str,
-    other: str,
-    *,
-    kind: RelationKind,
-    by: str,
-    comment: str | None = None,
-) -> Draft:
+def relate(store: Store, record_id: str, other: str, kind: RelationKind, act: Act) -> Draft:
     """Accept a suggestion: the case `other` into the `related` cases of `record_id` (a draft, or a case's
     draft), or as the case it is a recurrence of (`recurrence_of`). An edit of the draft, by `by`: in its
     history, and, for a published draft, back to review, so that a second person approves it before its
@@ -275,24 +273,21 @@ def relate(
         raise RecordError(f"{other} is not a case id: {kind} names a published case (IL-0003); publish it first")
     _standing_case(store, other)
     draft = _record_draft(store, record_id, "relate")
-    return store.update_draft(draft.id, lambda d: review.relate(d, kind, other, by, comment))
+
+    def step(current: Draft) -> Draft:
+        return review.relate(current, kind, other, act.by, act.comment)
+
+    return store.update_draft(draft.id, step, expected_version=act.seen)
 
 
-def dismiss(
-    store: Store,
-    record_id: str,
-    other: str,
-    *,
-    kind: SuggestionKind,
-    by: str,
-    comment: str | None = None,
-) -> Draft:
+def dismiss(store: Store, record_id: str, other: str, kind: SuggestionKind, act: Act) -> Draft:
     """Dismiss a suggestion (that `other` is a duplicate of `record_id`, related to it or what it recurs)
     for good: kept on the draft (of a case: its draft), never suggested again, and noted in its history.
     A suggestion dismissed already is left as it was (nothing written)."""
     if not _exists(store, other):
         raise RecordError(f"{other} is neither a draft in drafts/ nor a case in cases/")
     draft = _record_draft(store, record_id, "dismiss on")
+    by = act.by
 
     def change(current: Draft) -> Draft | None:
         if kind == "duplicate" and by.casefold() in review.writers(current):
@@ -301,10 +296,10 @@ def dismiss(
                 f"{by} wrote or edited {current.id} and cannot dismiss its possible duplicate {other}: "
                 "a reviewer decides (four eyes)"
             )
-        after = review.dismiss(current, kind, other, by, comment)
+        after = review.dismiss(current, kind, other, by, act.comment)
         return None if after == current else after
 
-    done = store.update_draft(draft.id, change)
+    done = store.update_draft(draft.id, change, expected_version=act.seen)
     if kind == "duplicate":  # dismissed on either side is dismissed on both: the other side forgets it too
         _forget_duplicate(store, other, draft)
     return done

@@ -535,10 +535,16 @@ def apply_edit(before: Draft, data: bytes, by: str, label: str) -> Draft:
     line, so they are notes, such as the reason a previous attempt was refused. Raises
     InvalidRecord or ReviewError, each naming `label`, when the edit cannot be saved.
     """
+    return edited(before, read_edit(before, data, label), by)
+
+
+def read_edit(before: Draft, data: bytes, label: str) -> Draft:
+    """The draft a person's edit of its whole file gives, not yet recorded as their edit (`apply_edit`):
+    its note lines dropped, parsed and checked (InvalidRecord or ReviewError, each naming `label`)."""
     after = load_record(Draft, without_notes(data), label)
     if after.id != before.id:
         raise ReviewError(f"{label}: id: the id is the file name; it cannot be edited")
-    return edited(before, after, by)
+    return after
 
 
 def without_notes(data: bytes) -> bytes:

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from test_similar import CACHE_POST, RELATED_POST, about, html, markdown
 
+from pipeline.changes import Act
 from pipeline.crawl import CrawlRun
 from pipeline.draft import new_draft
 from pipeline.duplicates import flag_duplicates, similar_to
@@ -287,7 +288,7 @@ def test_a_dismissal_on_a_case_s_draft_keeps_the_case_out_too(
     assert flag_duplicates(store, [copy.id]).flagged == {copy.id: ["IL-0001"]}
     assert store.read_draft(published.id).possible_duplicates == [], "a published draft is never written"
 
-    dismiss(store, "IL-0001", copy.id, kind="duplicate", by="bob")  # on the case's side: its draft keeps it
+    dismiss(store, "IL-0001", copy.id, "duplicate", Act("bob"))  # on the case's side: its draft keeps it
 
     assert flag_duplicates(store, [copy.id]).flagged == {}
     assert store.read_draft(copy.id).possible_duplicates == []
@@ -445,7 +446,7 @@ def test_a_dismissal_of_a_draft_holds_for_the_case_it_becomes(
     store.write_draft(md)
     store.write_draft(page)
     assert flag_duplicates(store, [md.id]).flagged == {md.id: [page.id], page.id: [md.id]}
-    dismiss(store, md.id, page.id, kind="duplicate", by="bob")
+    dismiss(store, md.id, page.id, "duplicate", Act("bob"))
     # The page's draft is published as IL-0001: the index knows it by the case's id now.
     published(store, about(make_case, "IL-0001", CACHE_POST, org="Acme", org_slug="acme"), store.read_draft(page.id))
 

@@ -16,6 +16,7 @@ from documents import POSTMORTEM_MD
 from helpers import complete_draft
 
 from pipeline import review
+from pipeline.changes import Act
 from pipeline.crawl import crawl
 from pipeline.discover import discover
 from pipeline.errors import RecordError, ReviewError
@@ -205,7 +206,7 @@ def test_a_merge_is_refused_in_one_line_naming_the_ids(
     third, fourth = written(case_json, 3), written(case_json, 4).model_copy(update={"state": DraftState.REJECTED})
     store.write_draft(third)
     store.write_draft(fourth)
-    merge(store, third.id, into=first, by="bob")  # third is merged now, into first
+    merge(store, third.id, first, Act("bob"))  # third is merged now, into first
     store.write_case(make_case("IL-0009"))  # a case made by hand: no draft
     store.write_case(
         make_case("IL-0010", withdrawn="2026-12-01T09:00:00Z", withdrawn_reason="dup", merged_into="IL-0009")
@@ -233,7 +234,7 @@ def test_a_merge_is_refused_in_one_line_naming_the_ids(
 
 def test_a_merged_draft_moves_no_further(store: Store, pair: tuple[str, str]) -> None:
     first, second = pair
-    merge(store, second, into=first, by="bob")
+    merge(store, second, first, Act("bob"))
     gone = store.read_draft(second)
     for action in (ReviewAction.WRITE, ReviewAction.REOPEN, ReviewAction.REJECT, ReviewAction.MERGE):
         with pytest.raises(ReviewError, match="a draft that is merged"):
@@ -272,7 +273,7 @@ def test_a_recrawl_of_a_merged_draft_s_source_drafts_nothing_and_says_why(
     first = run(crawl_flow_for(Settings(root=root)), CrawlRun, root=str(root))
     assert first.counts()["new"] == 2
     merged_id, survivor_id = draft_id_for(again), draft_id_for(kept)
-    merge(store, merged_id, into=survivor_id, by="bob")
+    merge(store, merged_id, survivor_id, Act("bob"))
     file = store.path("draft", merged_id).read_bytes()
     farm.sites["blog"].pages["/cache-again.md"] = Page.markdown(POSTMORTEM_MD.replace("stampede", "storm"))
 
@@ -296,7 +297,7 @@ def test_discovery_does_not_propose_a_merged_draft_s_page_again(
     settings = Settings(root=root, allow_private_hosts=True, per_host_delay_s=0.0, max_retries=0, total_timeout_s=5.0)
     kept, again = farm_pair(root, farm)
     crawl(store, settings)
-    merge(store, draft_id_for(again), into=draft_id_for(kept), by="bob")
+    merge(store, draft_id_for(again), draft_id_for(kept), Act("bob"))
     merged_file = store.path("draft", draft_id_for(again)).read_bytes()
     site = farm.sites["blog"]
     entry = {"url": again, "title": "Cache stampede", "updated": "2024-03-06T00:00:00Z"}
@@ -366,7 +367,7 @@ def test_a_published_draft_goes_only_into_a_published_one(
     draft = written(case_json, 5)
     store.write_draft(draft)
     with pytest.raises(RecordError, match=rf"is published as IL-0002 and {draft.id} is not published"):
-        merge(store, published["IL-0002"], into=draft.id, by="dave")
+        merge(store, published["IL-0002"], draft.id, Act("dave"))
     assert store.read_draft(draft.id) == draft
 
 
@@ -379,12 +380,12 @@ def test_a_merge_cut_short_before_the_withdrawal_is_finished_by_running_it_again
     store.write_draft(review.merge(gone, "IL-0001", "dave"))
     assert store.read_case("IL-0002").withdrawn is None
 
-    done = merge(store, gone.id, into="IL-0001", by="dave")
+    done = merge(store, gone.id, "IL-0001", Act("dave"))
 
     assert (done.withdrawn, store.read_case("IL-0002").merged_into) == ("IL-0002", "IL-0001")
     for into in ("IL-0001", survivor.id):  # done now: nothing is left to do, said so
         with pytest.raises(RecordError, match=f"^{gone.id} was merged into IL-0001 already$"):
-            merge(store, gone.id, into=into, by="dave")
+            merge(store, gone.id, into, Act("dave"))
 
 
 # ---------------------------------------------------------------- dismissals and relations
@@ -427,7 +428,7 @@ def test_a_dismissed_duplicate_stays_dismissed(
     assert record_duplicates(store, second, [a_match(first), a_match(third.id, 0.8)]) is True
     assert [p.id for p in store.read_draft(second).possible_duplicates] == [third.id]
     file = store.path("draft", second).read_bytes()
-    dismiss(store, second, first, kind="duplicate", by="erin")
+    dismiss(store, second, first, "duplicate", Act("erin"))
     assert store.path("draft", second).read_bytes() == file, "dismissed once, not twice"
     shown = cli("show", second, "--root", str(root)).stdout
     assert f"- duplicate {first}: by bob at " in shown and ": two outages" in shown
@@ -443,8 +444,8 @@ def test_relate_is_an_edit_of_the_case_s_draft_and_the_only_writer_of_relations(
     store.write_draft(written(case_json, 4, by="carol"))
     before = {name: links(store.read_draft(name)) for name in (*published.values(), first, second)}
     record_duplicates(store, first, [a_match("IL-0001")])
-    dismiss(store, first, "IL-0002", kind="related", by="bob")
-    merge(store, second, into=first, by="bob")
+    dismiss(store, first, "IL-0002", "related", Act("bob"))
+    merge(store, second, first, Act("bob"))
     after = {name: links(store.read_draft(name)) for name in before}
     assert after == before, "record_duplicates, dismiss and merge write no relation"
 
@@ -461,7 +462,7 @@ def test_relate_is_an_edit_of_the_case_s_draft_and_the_only_writer_of_relations(
     assert "erin" in review.writers(draft), "accepting is an edit: erin cannot approve it too"
     assert store.read_case("IL-0002").related == [], "the case says so once approved again and promoted"
     assert store.read_draft(first).recurrence_of == "IL-0001"
-    again = relate(store, "IL-0002", "IL-0001", kind="related", by="erin")
+    again = relate(store, "IL-0002", "IL-0001", "related", Act("erin"))
     assert again.history == draft.history, "a relation the draft has already is no move"
 
     for other, said in {
@@ -479,7 +480,7 @@ def test_validate_names_a_merged_draft_whose_survivor_is_not_there(
     store: Store, root: Path, pair: tuple[str, str], cli: Callable
 ) -> None:
     first, second = pair
-    merge(store, second, into=first, by="bob")
+    merge(store, second, first, Act("bob"))
     assert cli("validate", "--root", str(root)).exit_code == 0
     (root / "drafts" / f"{first}.json").unlink()  # the survivor's file gone by hand
     result = cli("validate", "--root", str(root))
@@ -498,6 +499,6 @@ def test_a_merge_whose_survivor_s_case_is_withdrawn_is_refused_before_anything_i
     withdraw(store, "IL-0002", why="Not an incident.", by="bob")
     files = {name: store.path("draft", name).read_bytes() for name in (draft, survivor)}
     with pytest.raises(RecordError, match="IL-0002 is withdrawn"):
-        merge(store, draft, into=survivor, by="erin")
+        merge(store, draft, survivor, Act("erin"))
     assert {name: store.path("draft", name).read_bytes() for name in (draft, survivor)} == files
     assert store.read_case("IL-0001").withdrawn is None

@@ -1,6 +1,7 @@
 """Commands for writers and reviewers: the queue, a draft, its edits and its way through review.
 
-Each is one call to pipeline.review (the rules) under the draft's lock in the store.
+Each change is one call to pipeline.changes (or pipeline.merge), the same the review page makes: the
+command parses its arguments, makes the call, and says what was done.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ import signal
 import subprocess
 import tempfile
 import threading
-from collections.abc import Callable
 from dataclasses import asdict
 from enum import StrEnum
 from pathlib import Path
@@ -22,9 +22,10 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from pipeline import interrupt, review, suggestions
+from pipeline import changes, interrupt, review
 from pipeline import merge as merging
 from pipeline import queue as review_queue
+from pipeline.changes import Act
 from pipeline.cli.common import (
     ByOption,
     DraftArgument,
@@ -62,24 +63,26 @@ def who(by: str | None) -> str:
     return name
 
 
-def _review_step(settings: Settings, draft_id: str, step: Callable[[Draft, Settings], Draft]) -> Draft:
-    return Store.from_settings(settings).update_draft(draft_id, lambda draft: step(draft, settings))
-
-
 def _said(draft: Draft, what: str) -> None:
     echo(f"{draft.id}: {what}, now {draft.state.value}")
 
 
-def _move(
-    action: ReviewAction, said: str, draft_id: str, by: str | None, comment: str | None, root: Path | None
-) -> Settings:
-    """The review move `action` (pipeline.review.move) in the name of `by`, said done ("written by
-    ann, now written"); the settings read, for what follows it."""
-    name = who(by)
+def _move(action: ReviewAction, draft_id: str, act: Act, root: Path | None) -> Settings:
+    """The review move `action` (pipeline.changes.move), said done ("written by ann, now written");
+    the settings read, for what follows it."""
     settings = load_settings(root)
-    draft = _review_step(settings, draft_id, lambda d, s: review.move(d, action, name, s.required_languages, comment))
-    _said(draft, f"{said} by {name}")
+    draft = changes.move(Store.from_settings(settings), draft_id, action, act, settings.required_languages)
+    _said(draft, f"{_DONE[action]} by {act.by}")
     return settings
+
+
+_DONE = {
+    ReviewAction.WRITE: "written",
+    ReviewAction.APPROVE: "approved",
+    ReviewAction.REQUEST_CHANGES: "changes requested",
+    ReviewAction.REJECT: "rejected",
+    ReviewAction.REOPEN: "reopened",
+}
 
 
 @app.command()
@@ -90,7 +93,7 @@ def write(
     root: RootOption = None,
 ) -> None:
     """Sign a draft as written (its narrative fields filled) and hand it to review."""
-    _move(ReviewAction.WRITE, "written", draft_id, by, comment, root)
+    _move(ReviewAction.WRITE, draft_id, Act(who(by), comment), root)
 
 
 @app.command()
@@ -101,7 +104,7 @@ def approve(
     root: RootOption = None,
 ) -> None:
     """Approve a complete draft; the approver must not be its writer."""
-    settings = _move(ReviewAction.APPROVE, "approved", draft_id, by, comment, root)
+    settings = _move(ReviewAction.APPROVE, draft_id, Act(who(by), comment), root)
     _request_promotion(settings)
 
 
@@ -135,7 +138,7 @@ def request_changes(
     root: RootOption = None,
 ) -> None:
     """Send a draft back to its writer with what should change."""
-    _move(ReviewAction.REQUEST_CHANGES, "changes requested", draft_id, by, comment, root)
+    _move(ReviewAction.REQUEST_CHANGES, draft_id, Act(who(by), comment), root)
 
 
 @app.command()
@@ -146,7 +149,7 @@ def reject(
     root: RootOption = None,
 ) -> None:
     """Reject a draft with a reason; it is kept, and its source is not drafted again unless reopened."""
-    _move(ReviewAction.REJECT, "rejected", draft_id, by, reason, root)
+    _move(ReviewAction.REJECT, draft_id, Act(who(by), reason), root)
 
 
 @app.command()
@@ -157,7 +160,7 @@ def reopen(
     root: RootOption = None,
 ) -> None:
     """Reopen a rejected draft: back to the start, and its source is crawled again."""
-    _move(ReviewAction.REOPEN, "reopened", draft_id, by, comment, root)
+    _move(ReviewAction.REOPEN, draft_id, Act(who(by), comment), root)
 
 
 @app.command("set")
@@ -179,7 +182,7 @@ def set_(
     except json.JSONDecodeError:
         parsed = value
     name = who(by)
-    draft = _review_step(load_settings(root), draft_id, lambda d, s: review.set_value(d, field, parsed, name))
+    draft = changes.set_value(open_store(root), draft_id, field, parsed, Act(name))
     _said(draft, f"{field} set")
 
 
@@ -195,18 +198,8 @@ def take_suggestion(
     """Take a suggestion (a passage offered, not written: below the confidence threshold, or a trigger's
     other passage) into its field as your edit: a text gets it as a paragraph, a list of steps as an
     item; the passage stays marked as the field's evidence."""
-    name = who(by)
-    taken: list[str] = []
-
-    def take(draft: Draft, settings: Settings) -> Draft:
-        entry = draft.suggestions[number] if 0 <= number < len(draft.suggestions) else None
-        after = suggestions.take_suggestion(draft, number, name)
-        if entry is not None:
-            taken.append(f"{suggestions.taken_path(draft, entry)}: \u201c{' '.join(entry.quote.split())[:80]}\u201d")
-        return after
-
-    draft = _review_step(load_settings(root), draft_id, take)
-    _said(draft, f"took suggestion {number} into {taken[0]}")
+    taken = changes.take_suggestion(open_store(root), draft_id, number, Act(who(by)))
+    _said(taken.draft, f"took suggestion {number} into {taken.path}: \u201c{taken.quote[:80]}\u201d")
 
 
 @app.command("dismiss-suggestion")
@@ -221,10 +214,7 @@ def dismiss_suggestion(
 ) -> None:
     """Dismiss a suggestion: the passage is wrong for its field. It leaves the draft's suggestions, a
     re-crawl does not offer it again, and `incidentlib learn` counts it as wrong for that field."""
-    name = who(by)
-    draft = _review_step(
-        load_settings(root), draft_id, lambda d, s: suggestions.dismiss_suggestion(d, number, name, comment)
-    )
+    draft = changes.dismiss_suggestion(open_store(root), draft_id, number, Act(who(by), comment))
     _said(draft, f"dismissed suggestion {number}")
 
 
@@ -264,8 +254,7 @@ def edit(draft_id: DraftArgument, by: ByOption = None, root: RootOption = None) 
                 why = "; ".join(part for part in (reason if text == refused else "", quit_) if part)
                 raise ReviewError(f"{why}; nothing saved, your text is kept in {path}")
             try:
-                result = review.apply_edit(before, text, name, label)
-                store.write_draft(result, expected_version=version)
+                result = changes.edit(store, draft_id, review.read_edit(before, text, label), Act(name, seen=version))
             except (InvalidRecord, ReviewError) as exc:
                 refused, reason = text, str(exc)
                 notes = _refusal_notes(exc, path)
@@ -456,7 +445,7 @@ def merge(
     draft, sent back to review, is approved again and promoted. A merged draft that was published has its
     case withdrawn into the survivor's, where its id keeps sending readers.
     """
-    done = merging.merge(open_store(root), draft_id, into=into, by=who(by), comment=comment)
+    done = merging.merge(open_store(root), draft_id, into, Act(who(by), comment))
     if as_json:
         said = {
             "draft": done.draft.id,
@@ -493,7 +482,7 @@ def relate(
     """Accept a suggestion: add a case to the draft's related cases, or make it the case the draft is a
     recurrence of. An edit like any other: in the history, and a published draft goes back to review."""
     name = who(by)
-    draft = merging.relate(open_store(root), record_id, other, kind=kind.value, by=name, comment=comment)
+    draft = merging.relate(open_store(root), record_id, other, kind.value, Act(name, comment))
     now = f"related {', '.join(draft.related)}" if kind == Relation.RELATED else f"recurrence_of {draft.recurrence_of}"
     _said(draft, f"{now} (by {name})")
 
@@ -511,7 +500,7 @@ def dismiss(
 ) -> None:
     """Dismiss a suggestion for good: the draft keeps the dismissal (who, when, why), and the same pair is
     never suggested again. A note in the history, not an edit: it makes nobody a writer of the draft."""
-    draft = merging.dismiss(open_store(root), record_id, other, kind=kind.value, by=who(by), comment=comment)
+    draft = merging.dismiss(open_store(root), record_id, other, kind.value, Act(who(by), comment))
     kept = next(d for d in draft.dismissed if (d.kind, d.id) == (kind.value, other))
     _said(draft, f"{kind.value} {other} dismissed by {kept.by} at {kept.at:%Y-%m-%d %H:%M}")
 

@@ -357,21 +357,27 @@ class Store:
         change: Callable[[Draft], Draft | None],
         *,
         create: Callable[[], Draft] | None = None,
+        expected_version: str | None = None,
     ) -> Draft:
         """Read, change and write one draft under its lock; no concurrent update is lost.
 
         `change` gets a copy and returns the new draft, or None to leave the record as it
         was (edits made to the copy in place are then dropped). With `create`, a missing
-        draft starts as `create()` instead of raising RecordNotFound.
+        draft starts as `create()` instead of raising RecordNotFound. With `expected_version`
+        (from `read_draft_versioned`), a draft changed since raises ConflictError and is left.
         """
         path = self.path("draft", record_id)
         with self.state.lock(f"draft-{record_id}"):
             try:
-                draft = self._parse(Draft, path.read_bytes(), path)
+                data = path.read_bytes()
+                draft = self._parse(Draft, data, path)
             except FileNotFoundError:
                 if create is None:
                     raise RecordNotFound("draft", record_id, self.label(path)) from None
-                draft = create()
+                data, draft = b"", create()
+            if expected_version is not None and _version(data) != expected_version:
+                label = self.label(path)
+                raise ConflictError(f"{label}: changed by someone else since it was read; re-read it", path=label)
             changed = change(draft.model_copy(deep=True))
             if changed is not None:
                 if changed.id != record_id:

@@ -162,7 +162,7 @@ def conflict(request: Request, current: Draft, version: str, typed: Draft) -> HT
 def not_written(
     request: Request, what: str, status: int, changed: str, *, theirs: bool = True
 ) -> tuple[Callable[[Draft, str], HTMLResponse], Callable[[Draft, str, IncidentlibError], HTMLResponse]]:
-    """The draft page's two answers to a write that was not done, for `writes.compare_and_write`: the
+    """The draft page's two answers to a write that was not done, for `writes.Answers`: the
     page showed another version (`changed` says what to do, beside the other person's change when
     `theirs`), and the review refused the write or someone wrote the draft meanwhile (the error)."""
 

@@ -1,55 +1,51 @@
-"""How a page changes a draft (a save, an accepted proposal, a review move): of the version the
-page showed, and only if it is still the one stored (`compare_and_write`).
+"""How a page changes a draft (a save, a taken suggestion, a review move, a reviewer's decision): one
+library call (pipeline.changes, pipeline.merge) that compares the version the page showed with the one
+stored and writes only if they agree, and the page's answer to what came of it.
 
-    answer = await compare_and_write(store, current, version, seen, change,
-                                     done=..., mismatch=..., conflict=..., refused=...)
+    return await answered(web.store, draft_id, lambda: changes.move(...), Answers(done, changed, refused))
 
-The version the form carried is compared with the one just read; the change is written with
-`expected_version`, so a write between the read and the write is refused by the store
-(ConflictError), and the draft is then read again to show what is there now. Each caller says
-what its answer is in each case.
+A draft changed since the page showed it (ConflictError) is read again and shown as it is now
+(`changed`); a change the review or the library refuses is shown with why (`refused`).
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 from fastapi.responses import Response
 
-from pipeline.errors import ConflictError, ReviewError
+from pipeline.errors import ConflictError, IncidentlibError, ReviewError
 from pipeline.models import Draft
 from pipeline.store import Store
 
-__all__ = ["compare_and_write"]
+__all__ = ["Answers", "answered"]
+
+T = TypeVar("T")
 
 
-async def compare_and_write(
-    store: Store,
-    current: Draft,
-    version: str,
-    seen: str,
-    change: Callable[[Draft], Draft],
-    *,
-    done: Callable[[Draft], Response],
-    mismatch: Callable[[Draft, str], Response],
-    conflict: Callable[[Draft, str, ConflictError], Response],
-    refused: Callable[[Draft, str, ReviewError], Response],
-) -> Response:
-    """Write `change(current)` if `seen` (the version the page showed) is `version` (the one read).
+@dataclass(frozen=True)
+class Answers(Generic[T]):
+    """A page's answers to a change: done (what the call returned), the draft changed since the page
+    showed it (the draft and its version now), refused (the draft, its version, and why) for the errors
+    of `refuses` (the review's refusal; any other propagates to the app's error pages)."""
 
-    The answer is `done(written)`; else `mismatch(current, version)` when the page showed another
-    version, `refused(current, version, error)` when the review refuses the change, and
-    `conflict(draft, version, error)` with the draft read again when someone wrote it meanwhile.
-    """
-    if seen != version:
-        return mismatch(current, version)
+    done: Callable[[T], Response]
+    changed: Callable[[Draft, str], Response]
+    refused: Callable[[Draft, str, IncidentlibError], Response]
+    refuses: tuple[type[IncidentlibError], ...] = (ReviewError,)
+
+
+async def answered(store: Store, draft_id: str, call: Callable[[], T], answers: Answers[T]) -> Response:
+    """Make the change (`call`, in a worker thread: it reads and writes files) and answer as it went."""
     try:
-        changed = change(current)
-        await asyncio.to_thread(store.write_draft, changed, expected_version=version)
-    except ConflictError as exc:
-        fresh, fresh_version = await asyncio.to_thread(store.read_draft_versioned, current.id)
-        return conflict(fresh, fresh_version, exc)
-    except ReviewError as exc:
-        return refused(current, version, exc)
-    return done(changed)
+        result = await asyncio.to_thread(call)
+    except ConflictError:
+        now, version = await asyncio.to_thread(store.read_draft_versioned, draft_id)
+        return answers.changed(now, version)
+    except answers.refuses as exc:
+        now, version = await asyncio.to_thread(store.read_draft_versioned, draft_id)
+        return answers.refused(now, version, exc)
+    return answers.done(result)

@@ -11,12 +11,14 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from pipeline import assist as assisting
+from pipeline import changes
 from pipeline.assist.answers import ENGLISH_FIELDS
+from pipeline.changes import Act
 from pipeline.errors import IncidentlibError, RecordError, ReviewError
 from pipeline.web.pages import draft_page, not_written
 from pipeline.web.proposals import form_path, parse_ask
 from pipeline.web.state import Web, WebState
-from pipeline.web.writes import compare_and_write
+from pipeline.web.writes import Answers, answered
 
 router = APIRouter()
 
@@ -68,30 +70,23 @@ async def ask(request: Request, draft_id: str, web: Web) -> Response:
 @router.post("/drafts/{draft_id}/accept", response_class=HTMLResponse)
 async def accept(request: Request, draft_id: str, web: Web) -> Response:
     """Take one proposal as the signed-in person's edit, of the version the page showed."""
-    name = request.state.session.name
     form = await request.form()
     path = str(form.get("path") or "")
-    seen = str(form.get("version") or "")
-    current, version = await asyncio.to_thread(web.store.read_draft_versioned, draft_id)
+    act = Act(request.state.session.name, seen=str(form.get("version") or ""))
     status = 200 if request.headers.get("hx-request") else 409
     field = ENGLISH_FIELDS.get(path, path)  # a field's name (summary) stands for its English
     target = f"/drafts/{quote(draft_id)}?{urlencode({'accepted': field})}#field-{form_path(field)}"
 
-    mismatch, not_done = not_written(
+    changed, refused = not_written(
         request,
         "accept",
         status,
         "the draft changed after you opened it (an edit, or the model's answer); read it again, then accept",
         theirs=False,
     )
-    return await compare_and_write(
+    return await answered(
         web.store,
-        current,
-        version,
-        seen,
-        lambda draft: assisting.accept_proposal(draft, path, name),
-        done=lambda _: RedirectResponse(target, status_code=303),
-        mismatch=mismatch,
-        conflict=not_done,
-        refused=not_done,
+        draft_id,
+        lambda: changes.accept_proposal(web.store, draft_id, path, act),
+        Answers(lambda _: RedirectResponse(target, status_code=303), changed, refused),
     )

@@ -17,18 +17,19 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from markupsafe import escape
 
-from pipeline import gate, review, suggestions
+from pipeline import changes, gate, review
 from pipeline import merge as merging
+from pipeline.changes import Act
 from pipeline.errors import IncidentlibError, RecordError, RecordNotFound
 from pipeline.fieldpath import FieldPath
 from pipeline.fields import TERM_LISTS
-from pipeline.models import Draft, Evidence, RelationKind, SuggestionKind
+from pipeline.models import RelationKind, SuggestionKind
 from pipeline.review import ReviewAction
 from pipeline.web.forms import apply_form, languages_for
 from pipeline.web.pages import conflict, draft_page, not_written, page, record_href
 from pipeline.web.proposals import form_path
 from pipeline.web.state import Web
-from pipeline.web.writes import compare_and_write
+from pipeline.web.writes import Answers, answered
 
 router = APIRouter()
 
@@ -66,77 +67,58 @@ async def save(request: Request, draft_id: str, web: Web) -> Response:
     if typed is None:
         return draft_page(request, current, version, 422, problems=problems, problem="not saved: fix the fields named")
     as_typed = typed
-    return await compare_and_write(
+    act = Act(name, removed.note() if removed else None, seen=loaded_version)
+    return await answered(
         web.store,
-        current,
-        version,
-        loaded_version,
-        lambda draft: review.edited(draft, as_typed, name, comment=removed.note() if removed else None),
-        done=lambda _: RedirectResponse(f"/drafts/{quote(draft_id)}?saved=1", status_code=303),
-        mismatch=lambda draft, now: conflict(request, draft, now, as_typed),
-        conflict=lambda draft, now, _: conflict(request, draft, now, as_typed),
-        refused=lambda draft, now, exc: draft_page(
-            request, draft, now, 409, typed=as_typed, problem=f"not saved: {exc}"
+        draft_id,
+        lambda: changes.edit(web.store, draft_id, as_typed, act),
+        Answers(
+            done=lambda _: RedirectResponse(f"/drafts/{quote(draft_id)}?saved=1", status_code=303),
+            changed=lambda draft, now: conflict(request, draft, now, as_typed),
+            refused=lambda draft, now, exc: draft_page(
+                request, draft, now, 409, typed=as_typed, problem=f"not saved: {exc}"
+            ),
         ),
     )
 
 
 async def _on_suggestion(
-    request: Request,
-    draft_id: str,
-    web: Web,
-    what: str,
-    step: Callable[[Draft, int, str], Draft],
-    target: Callable[[Draft, Evidence | None], str],
+    request: Request, draft_id: str, web: Web, what: str, call: Callable[[int, Act], Response]
 ) -> Response:
     """Take or dismiss one suggestion (`index`, its place in the draft's suggestions) in the signed-in
-    person's name (pipeline.suggestions), of the version the page showed; then the page at `target`."""
-    name = request.state.session.name
+    person's name, of the version the page showed: `call(index, act)`, whose answer is the page to go to."""
     form = await request.form()
-    seen = str(form.get("version") or "")
+    act = Act(request.state.session.name, seen=str(form.get("version") or ""))
     raw = str(form.get("index") or "")
-    current, version = await asyncio.to_thread(web.store.read_draft_versioned, draft_id)
     if not raw.isdigit():
+        current, version = await asyncio.to_thread(web.store.read_draft_versioned, draft_id)
         return draft_page(request, current, version, 422, problem=f"{what}: index: {raw!r} is no suggestion's number")
-    index = int(raw)
-    where = target(current, current.suggestions[index] if index < len(current.suggestions) else None)
-    mismatch, not_done = not_written(
+    changed, refused = not_written(
         request, what, 409, f"the draft changed after you opened it; read the change, then {what} it again"
     )
-    return await compare_and_write(
-        web.store,
-        current,
-        version,
-        seen,
-        lambda draft: step(draft, index, name),
-        done=lambda _: RedirectResponse(where, status_code=303),
-        mismatch=mismatch,
-        conflict=not_done,
-        refused=not_done,
-    )
+    return await answered(web.store, draft_id, lambda: call(int(raw), act), Answers(lambda to: to, changed, refused))
 
 
 @router.post("/drafts/{draft_id}/take", response_class=HTMLResponse)
 async def take(request: Request, draft_id: str, web: Web) -> Response:
-    """Take one suggestion into its field as the signed-in person's edit."""
+    """Take one suggestion into its field as the signed-in person's edit (pipeline.changes.take_suggestion)."""
 
-    def target(current: Draft, entry: Evidence | None) -> str:
-        field = form_path(suggestions.taken_path(current, entry)) if entry else ""
-        return f"/drafts/{quote(draft_id)}?{urlencode({'took': field})}#field-{quote(field)}"
+    def call(index: int, act: Act) -> Response:
+        field = form_path(changes.take_suggestion(web.store, draft_id, index, act).path)
+        return RedirectResponse(f"/drafts/{quote(draft_id)}?{urlencode({'took': field})}#field-{quote(field)}", 303)
 
-    return await _on_suggestion(request, draft_id, web, "take", suggestions.take_suggestion, target)
+    return await _on_suggestion(request, draft_id, web, "take", call)
 
 
 @router.post("/drafts/{draft_id}/dismiss-suggestion", response_class=HTMLResponse)
 async def dismiss_passage(request: Request, draft_id: str, web: Web) -> Response:
     """Dismiss one suggestion as wrong for its field, in the signed-in person's name."""
 
-    def target(_: Draft, entry: Evidence | None) -> str:
-        return f"/drafts/{quote(draft_id)}?{urlencode({'dismissed': entry.field if entry else ''})}"
+    def call(index: int, act: Act) -> Response:
+        entry = changes.dismiss_suggestion(web.store, draft_id, index, act).dismissed_passages[-1]
+        return RedirectResponse(f"/drafts/{quote(draft_id)}?{urlencode({'dismissed': entry.field})}", 303)
 
-    return await _on_suggestion(
-        request, draft_id, web, "dismiss", lambda d, i, by: suggestions.dismiss_suggestion(d, i, by), target
-    )
+    return await _on_suggestion(request, draft_id, web, "dismiss", call)
 
 
 # ---------------------------------------------------------------- duplicates and relations (pipeline.merge)
@@ -144,25 +126,18 @@ async def dismiss_passage(request: Request, draft_id: str, web: Web) -> Response
 _KINDS: dict[str, tuple[str, ...]] = {"relate": get_args(RelationKind), "dismiss": get_args(SuggestionKind)}
 
 
-async def _decided(request: Request, web: Web, draft_id: str, what: str, call: Callable[[], object]) -> Response:
-    """A reviewer's decision on a suggestion (a merge, a relation, a dismissal), made in the signed-in
-    person's name on the version the page showed. Unlike a move, it may write more than this draft (a
-    merge writes the survivor too), so the version is compared before the call, and the call takes the
-    records' own locks (pipeline.merge)."""
+async def _decided(request: Request, web: Web, draft_id: str, what: str, call: Callable[[Act], object]) -> Response:
+    """A reviewer's decision on a suggestion (a merge, a relation, a dismissal: pipeline.merge), made in the
+    signed-in person's name (and comment) on the version the page showed: `call(act)`."""
     form = await request.form()
-    seen = str(form.get("version") or "")
-    current, version = await asyncio.to_thread(web.store.read_draft_versioned, draft_id)
-    mismatch, not_done = not_written(
+    comment = str(form.get("comment") or "").strip() or None
+    act = Act(request.state.session.name, comment, seen=str(form.get("version") or ""))
+    changed, refused = not_written(
         request, what, 409, "the draft changed after you opened it; read the change, then again"
     )
-    if seen != version:
-        return mismatch(current, version)
-    try:
-        await asyncio.to_thread(call)
-    except IncidentlibError as exc:
-        now, version = await asyncio.to_thread(web.store.read_draft_versioned, draft_id)
-        return not_done(now, version, exc)
-    return RedirectResponse(f"/drafts/{quote(draft_id)}?done={quote(what)}", status_code=303)
+    done = RedirectResponse(f"/drafts/{quote(draft_id)}?done={quote(what)}", status_code=303)
+    answers: Answers[object] = Answers(lambda _: done, changed, refused, refuses=(IncidentlibError,))
+    return await answered(web.store, draft_id, lambda: call(act), answers)
 
 
 async def _fields(request: Request, *names: str) -> list[str]:
@@ -182,48 +157,31 @@ async def _no_such_kind(request: Request, web: Web, draft_id: str, what: str, ki
 @router.post("/drafts/{draft_id}/merge", response_class=HTMLResponse)
 async def merge_draft(request: Request, draft_id: str, web: Web) -> Response:
     """Merge this draft into `into` (a draft or case telling the same incident): pipeline.merge.merge."""
-    into, comment = await _fields(request, "into", "comment")
-    name = request.state.session.name
-    return await _decided(
-        request,
-        web,
-        draft_id,
-        "merge",
-        lambda: merging.merge(web.store, draft_id, into=into, by=name, comment=comment or None),
-    )
+    (into,) = await _fields(request, "into")
+    return await _decided(request, web, draft_id, "merge", lambda act: merging.merge(web.store, draft_id, into, act))
 
 
 @router.post("/drafts/{draft_id}/relate", response_class=HTMLResponse)
 async def relate_draft(request: Request, draft_id: str, web: Web) -> Response:
     """Accept a suggestion into `related` or `recurrence_of` (`kind`): an edit, pipeline.merge.relate."""
     other, kind = await _fields(request, "other", "kind")
-    name = request.state.session.name
     if refused := await _no_such_kind(request, web, draft_id, "relate", kind):
         return refused
+    relation = cast(RelationKind, kind)
     return await _decided(
-        request,
-        web,
-        draft_id,
-        "relate",
-        lambda: merging.relate(web.store, draft_id, other, kind=cast(RelationKind, kind), by=name),
+        request, web, draft_id, "relate", lambda act: merging.relate(web.store, draft_id, other, relation, act)
     )
 
 
 @router.post("/drafts/{draft_id}/dismiss", response_class=HTMLResponse)
 async def dismiss_suggestion(request: Request, draft_id: str, web: Web) -> Response:
     """Dismiss a suggestion for good (`kind`: duplicate, related, recurrence): pipeline.merge.dismiss."""
-    other, kind, comment = await _fields(request, "other", "kind", "comment")
-    name = request.state.session.name
+    other, kind = await _fields(request, "other", "kind")
     if refused := await _no_such_kind(request, web, draft_id, "dismiss", kind):
         return refused
+    suggested = cast(SuggestionKind, kind)
     return await _decided(
-        request,
-        web,
-        draft_id,
-        "dismiss",
-        lambda: merging.dismiss(
-            web.store, draft_id, other, kind=cast(SuggestionKind, kind), by=name, comment=comment or None
-        ),
+        request, web, draft_id, "dismiss", lambda act: merging.dismiss(web.store, draft_id, other, suggested, act)
     )
 
 
@@ -247,26 +205,18 @@ def _move_route(action: ReviewAction) -> Callable[..., Awaitable[Response]]:
     """The route of one review move."""
 
     async def move(request: Request, draft_id: str, web: Web) -> Response:
-        name = request.state.session.name
         form = await request.form()
-        text = str(form.get("comment") or "").strip()
-        seen = str(form.get("version") or "")
-        current, version = await asyncio.to_thread(web.store.read_draft_versioned, draft_id)
-
+        act = Act(request.state.session.name, str(form.get("comment") or "").strip(), str(form.get("version") or ""))
         # An approval is of the text the reviewer read: a draft changed since is read again first.
-        mismatch, not_done = not_written(
+        changed, refused = not_written(
             request, action.value, 409, "the draft changed after you opened it; read the change, then again"
         )
-        return await compare_and_write(
+        done = RedirectResponse(f"/drafts/{quote(draft_id)}?done={quote(action.value)}", status_code=303)
+        return await answered(
             web.store,
-            current,
-            version,
-            seen,
-            lambda draft: review.move(draft, action, name, web.languages, text),
-            done=lambda _: RedirectResponse(f"/drafts/{quote(draft_id)}?done={quote(action.value)}", status_code=303),
-            mismatch=mismatch,
-            conflict=not_done,
-            refused=not_done,
+            draft_id,
+            lambda: changes.move(web.store, draft_id, action, act, web.languages),
+            Answers(lambda _: done, changed, refused),
         )
 
     move.__name__ = move.__qualname__ = f"move_{action.value.replace('-', '_')}"
