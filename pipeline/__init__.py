@@ -23,4 +23,4 @@ from pipeline.validate import __all__ as _validate
 
 __all__ = sorted({*_errors, *_fmt, *_ids, *_models, *_reasons, *_settings, *_store, *_validate})
 # The one place the version is written: pyproject.toml reads it from here (setuptools, statically).
-__version__ = "0.1.0"
+__version__ = "0.2.0"
