@@ -46,7 +46,7 @@ from drafts import (
     key_passages,
     summary_clean,
 )
-from pipeline.assist import assist
+from pipeline.assist import Ask, assist
 from pipeline.assist.answers import ENGLISH_FIELDS, load_prompt
 from pipeline.models import Draft, Impact
 from pipeline.settings import Settings
@@ -126,7 +126,7 @@ def run(args: argparse.Namespace, settings: Settings, label: str | None = None) 
                 failed["unreadable"] += 1
                 continue
             store.write_draft(draft.model_copy(update=_BLANK))
-            done = assist(store, run_settings, draft.id, languages=["en"], again=True)
+            done = assist(store, run_settings, draft.id, Ask(languages=["en"], again=True))
             tokens += done.tokens
             requests += done.asked
             if done.outcome == "failed":

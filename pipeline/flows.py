@@ -310,7 +310,7 @@ def assist_drafts(root: str, draft_ids: list[str]) -> AssistReport:
         detail = f"{done.reason}: {done.message}" if done.outcome == "failed" else ", ".join(done.proposed)
         logger.log(level, "assist %s drafts/%s.json %s", done.outcome, done.draft_id, detail)
 
-    return assisting(store, settings, draft_ids, on_draft)
+    return assisting(store, settings, draft_ids, on_draft=on_draft)
 
 
 @task(name="archive-sources")

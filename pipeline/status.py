@@ -45,6 +45,29 @@ class FlowStatus:
             return False
         return [schedule_text(s) for s in self.in_force] != ([schedule_text(self.schedule)] if self.schedule else [])
 
+    def row(self) -> tuple[str, ...]:
+        """The flow's row of the status table: flow, schedule, scheduled, next run, last run, ended, counts."""
+        schedule = self.schedule or "on demand"
+        if self.in_force is not None:
+            schedule = ", ".join(self.in_force) or "on demand"
+            if self.differs:
+                schedule += f" (settings: {self.schedule or 'on demand'})"
+        if self.served is None:
+            scheduled = "-"
+        else:
+            scheduled = "no" if not self.served else "yes" if self.ready else "yes, nothing runs it"
+        last = self.last_run
+        ended = (last.state if last else "never run") + (f": {last.error}" if last and last.error else "")
+        return (
+            self.flow,
+            schedule,
+            scheduled,
+            (self.next_run or "-")[:19],
+            last.started_at.isoformat()[:19] if last else "-",
+            ended,
+            ", ".join(f"{n} {k}" for k, n in (last.counts if last else {}).items()),
+        )
+
 
 @dataclass
 class Status:
@@ -57,6 +80,32 @@ class Status:
     links: dict[str, int]  # by status, from the last refresh
     gone: list[str] = field(default_factory=list)  # source URLs that are gone (404/410)
     unreadable: list[Unreadable] = field(default_factory=list)  # draft files that could not be read, and why
+
+    ROW = ("flow", "schedule", "scheduled", "next run", "last run", "ended", "counts")  # FlowStatus.row
+
+    def library(self) -> list[tuple[str, int]]:
+        """The library's counts, each with what it counts: drafts by state, cases, captures, links."""
+        return [
+            *((f"drafts {state}", n) for state, n in self.drafts.items()),
+            *([("drafts unreadable", len(self.unreadable))] if self.unreadable else []),
+            ("cases published", self.cases),
+            *((f"waiting for capture: {reason}", n) for reason, n in self.waiting_capture.items()),
+            *((f"capture failed: {reason}", n) for reason, n in self.failed_capture.items()),
+            *((f"links {state}", n) for state, n in self.links.items()),
+        ]
+
+    def notes(self) -> list[str]:
+        """What needs a person's eye: runs stuck, schedules not in force, links gone, drafts unreadable."""
+        found: list[str] = []
+        for flow in self.flows:
+            found += [f"stuck {flow.flow}: {run}" for run in flow.stuck]
+            if flow.differs:
+                found.append(
+                    f"{flow.flow}: the server runs it on what the last serve or deploy applied, not on the settings "
+                    "here; restart serve (or deploy again) to apply them"
+                )
+        found += [f"gone {url}" for url in self.gone]
+        return found + [f"unreadable {bad.path}: {bad.problem}" for bad in self.unreadable]
 
     def to_dict(self) -> dict:
         found = asdict(self)

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from pipeline import assist as assisting
+from pipeline.assist import Ask
 from pipeline.assist.propose import locate
 from pipeline.errors import ReviewError, SettingsError
 from pipeline.models import Draft, Origin
@@ -112,7 +113,7 @@ def script(chat: ChatStandIn, *replies: Reply) -> None:
 def test_a_good_answer_is_kept_beside_the_fields_and_nothing_is_written_into_them(
     store: Store, root: Path, draft: Draft, chat: ChatStandIn
 ) -> None:
-    done = assisting.assist(store, settings_for(root, chat), DRAFT_ID, languages=["en"])
+    done = assisting.assist(store, settings_for(root, chat), DRAFT_ID, Ask(languages=["en"]))
 
     assert (done.outcome, sorted(done.proposed), done.dropped) == (
         "proposed",
@@ -159,7 +160,7 @@ def test_a_proposal_citing_a_passage_not_in_the_text_is_dropped_and_counted(
     )
     script(chat, Reply.json({"proposals": [*GOOD["proposals"][:1], invented, paraphrased, no_passage, bad_term]}))
 
-    done = assisting.assist(store, settings_for(root, chat), DRAFT_ID, languages=["en"])
+    done = assisting.assist(store, settings_for(root, chat), DRAFT_ID, Ask(languages=["en"]))
 
     assert (done.proposed, done.dropped) == (["summary.en"], 4)
     whys = {d.path: d.why for d in store.read_draft(DRAFT_ID).assist["propose"].dropped}
@@ -195,7 +196,7 @@ def test_every_failure_of_the_api_costs_the_draft_its_proposals_and_is_kept_on_i
 ) -> None:
     script(chat, reply)
 
-    done = assisting.assist(store, settings_for(root, chat), DRAFT_ID, languages=["en"])
+    done = assisting.assist(store, settings_for(root, chat), DRAFT_ID, Ask(languages=["en"]))
 
     assert (done.outcome, done.reason, done.proposed) == ("failed", reason, [])
     after = store.read_draft(DRAFT_ID)
@@ -212,7 +213,7 @@ def test_a_timeout_is_retried_then_costs_only_that_draft_the_next_one_is_asked(
     script(chat, Reply.slow(30), Reply.slow(30), Reply.json(GOOD))
     settings = settings_for(root, chat, llm_timeout_s=0.3, llm_max_retries=1)
 
-    report = assisting.assist_drafts(store, settings, [DRAFT_ID, second.id], languages=["en"])
+    report = assisting.assist_drafts(store, settings, [DRAFT_ID, second.id], Ask(languages=["en"]))
 
     assert [(d.draft_id, d.outcome, d.reason) for d in report.drafts] == [
         (DRAFT_ID, "failed", "llm-timeout"),
@@ -227,7 +228,7 @@ def test_a_429_is_retried_after_its_retry_after_and_then_answered(
 ) -> None:
     script(chat, Reply.status(429, {"retry-after-ms": "20"}), Reply.json(GOOD))
 
-    done = assisting.assist(store, settings_for(root, chat, llm_max_retries=2), DRAFT_ID, languages=["en"])
+    done = assisting.assist(store, settings_for(root, chat, llm_max_retries=2), DRAFT_ID, Ask(languages=["en"]))
 
     assert done.outcome == "proposed"
     first, second = chat.completions
@@ -241,7 +242,7 @@ def test_a_server_that_refuses_structured_output_is_asked_for_plain_json_with_th
     script(chat, Reply.status(400, body={"error": {"message": "response_format must be text or json_object"}}))
     chat.script.append(Reply.content("```json\n" + json.dumps(GOOD) + "\n```"))
 
-    done = assisting.assist(store, settings_for(root, chat), DRAFT_ID, languages=["en"])
+    done = assisting.assist(store, settings_for(root, chat), DRAFT_ID, Ask(languages=["en"]))
 
     assert done.outcome == "proposed"
     first, second = chat.completions
@@ -257,13 +258,13 @@ def test_an_unchanged_text_is_never_asked_twice_a_changed_one_or_a_new_prompt_ve
     store: Store, root: Path, draft: Draft, chat: ChatStandIn
 ) -> None:
     settings = settings_for(root, chat)
-    assisting.assist(store, settings, DRAFT_ID, languages=["en"])
+    assisting.assist(store, settings, DRAFT_ID, Ask(languages=["en"]))
 
-    again = assisting.assist(store, settings, DRAFT_ID, languages=["en"])
+    again = assisting.assist(store, settings, DRAFT_ID, Ask(languages=["en"]))
     assert (again.outcome, len(chat.completions)) == ("unchanged", 1)
 
     store.update_draft(DRAFT_ID, lambda d: d.model_copy(update={"text": TEXT + "\nUpdate: all clear.\n"}))
-    assert assisting.assist(store, settings, DRAFT_ID, languages=["en"]).asked == 1
+    assert assisting.assist(store, settings, DRAFT_ID, Ask(languages=["en"])).asked == 1
     assert len(chat.completions) == 2
 
     def older_prompt(d: Draft) -> Draft:
@@ -271,8 +272,8 @@ def test_an_unchanged_text_is_never_asked_twice_a_changed_one_or_a_new_prompt_ve
         return d.model_copy(update={"assist": {"propose": run}})
 
     store.update_draft(DRAFT_ID, older_prompt)
-    assert assisting.assist(store, settings, DRAFT_ID, languages=["en"]).asked == 1
-    assert assisting.assist(store, settings, DRAFT_ID, languages=["en"], again=True).asked == 1
+    assert assisting.assist(store, settings, DRAFT_ID, Ask(languages=["en"])).asked == 1
+    assert assisting.assist(store, settings, DRAFT_ID, Ask(languages=["en"], again=True)).asked == 1
     assert len(chat.completions) == 4
 
 
@@ -280,7 +281,7 @@ def test_a_question_past_the_drafts_or_the_runs_budget_is_not_asked(
     store: Store, root: Path, draft: Draft, chat: ChatStandIn
 ) -> None:
     tight = settings_for(root, chat, llm_tokens_per_draft=1000, llm_max_answer_tokens=900)
-    done = assisting.assist(store, tight, DRAFT_ID, languages=["en"])
+    done = assisting.assist(store, tight, DRAFT_ID, Ask(languages=["en"]))
     assert (done.outcome, done.reason, chat.completions) == ("failed", "llm-budget", [])
     assert "tokens" in (done.message or "")
 
@@ -290,7 +291,7 @@ def test_a_question_past_the_drafts_or_the_runs_budget_is_not_asked(
     # the run's 4,000, which leaves too little for the second.
     script(chat, Reply.json(GOOD, usage=(2000, 500)))
     run_budget = settings_for(root, chat, llm_tokens_per_run=4000, llm_max_answer_tokens=1500)
-    report = assisting.assist_drafts(store, run_budget, [DRAFT_ID, second.id], languages=["en"])
+    report = assisting.assist_drafts(store, run_budget, [DRAFT_ID, second.id], Ask(languages=["en"]))
     assert [d.outcome for d in report.drafts] == ["proposed", "failed"]
     assert report.drafts[1].reason == "llm-budget" and len(chat.completions) == 1
 
@@ -301,7 +302,7 @@ def test_a_long_text_is_cut_to_what_the_drafts_budget_leaves_and_the_model_is_to
     logbook = TEXT + "\n".join(f'Day {n}: the "queue" ran\tas usual.' for n in range(6000))
     store.update_draft(DRAFT_ID, lambda d: d.model_copy(update={"text": logbook}))
 
-    done = assisting.assist(store, settings_for(root, chat, llm_tokens_per_draft=8000), DRAFT_ID, languages=["en"])
+    done = assisting.assist(store, settings_for(root, chat, llm_tokens_per_draft=8000), DRAFT_ID, Ask(languages=["en"]))
 
     assert done.asked == 1 and done.outcome == "proposed"
     question = json.loads(chat.completions[0].body["messages"][1]["content"])
@@ -316,7 +317,7 @@ def test_requests_are_spaced_under_the_rate_set(store: Store, root: Path, draft:
         store.write_draft(other)
 
     ids = [DRAFT_ID, *(o.id for o in others)]
-    assisting.assist_drafts(store, settings_for(root, chat, llm_requests_per_minute=120), ids, languages=["en"])
+    assisting.assist_drafts(store, settings_for(root, chat, llm_requests_per_minute=120), ids, Ask(languages=["en"]))
 
     # Half a second apart, give or take how long each took to arrive on a busy machine.
     times = [r.at for r in chat.completions]
@@ -329,8 +330,8 @@ def test_the_key_reaches_the_api_and_no_log_record_or_report(
     caplog.set_level(logging.DEBUG)
     with ChatStandIn(script=[Reply.status(500), Reply.json(GOOD)], api_key=KEY) as chat:
         settings = settings_for(root, chat, llm_api_key=KEY)
-        failed = assisting.assist(store, settings, DRAFT_ID, languages=["en"])
-        done = assisting.assist(store, settings, DRAFT_ID, languages=["en"])
+        failed = assisting.assist(store, settings, DRAFT_ID, Ask(languages=["en"]))
+        done = assisting.assist(store, settings, DRAFT_ID, Ask(languages=["en"]))
         sent = [r.headers["authorization"] for r in chat.completions]
 
     assert (failed.outcome, done.outcome) == ("failed", "proposed")
@@ -378,7 +379,7 @@ def test_english_without_korean_is_translated_and_an_answer_in_english_is_droppe
         ),
     )
 
-    done = assisting.assist(store, settings_for(root, chat), DRAFT_ID, languages=["ko"])
+    done = assisting.assist(store, settings_for(root, chat), DRAFT_ID, Ask(languages=["ko"]))
 
     assert (done.proposed, done.dropped) == (["summary.ko"], 2)
     after = store.read_draft(DRAFT_ID)
@@ -396,7 +397,7 @@ def test_an_accepted_translation_is_marked_as_the_machines_and_goes_stale_when_i
     store.update_draft(DRAFT_ID, lambda d: set_field(d, "summary", {"en": SUMMARY}))
     script(chat, Reply.json({"translations": [{"path": "summary.ko", "text": KO_SUMMARY}]}))
     settings = settings_for(root, chat)
-    assisting.assist(store, settings, DRAFT_ID, languages=["ko"], fields=["summary"])
+    assisting.assist(store, settings, DRAFT_ID, Ask(languages=["ko"], fields=["summary"]))
 
     after = store.update_draft(DRAFT_ID, lambda d: assisting.accept_proposal(d, "summary.ko", "dana"))
 
@@ -420,7 +421,7 @@ def test_an_accepted_translation_is_marked_as_the_machines_and_goes_stale_when_i
 def test_accepting_a_proposal_is_the_persons_edit_noting_the_proposal_with_its_passages_as_evidence(
     store: Store, root: Path, draft: Draft, chat: ChatStandIn, cli: Callable[..., Any]
 ) -> None:
-    assisting.assist(store, settings_for(root, chat), DRAFT_ID, languages=["en"])
+    assisting.assist(store, settings_for(root, chat), DRAFT_ID, Ask(languages=["en"]))
 
     result = cli(
         "assist", DRAFT_ID, "--accept", "summary", "--accept", "root_cause", "--by", "dana", "--root", str(root)
@@ -445,7 +446,7 @@ def test_accepting_a_proposal_is_the_persons_edit_noting_the_proposal_with_its_p
 
 
 def test_a_proposal_made_of_an_older_text_is_refused(store: Store, root: Path, draft: Draft, chat: ChatStandIn) -> None:
-    assisting.assist(store, settings_for(root, chat), DRAFT_ID, languages=["en"])
+    assisting.assist(store, settings_for(root, chat), DRAFT_ID, Ask(languages=["en"]))
     recrawled = store.update_draft(DRAFT_ID, lambda d: d.model_copy(update={"text": TEXT + "\nMore.\n"}))
 
     with pytest.raises(ReviewError, match="made of an older text; ask again"):
@@ -546,7 +547,7 @@ def test_an_answer_that_is_no_chat_completion_costs_the_draft_never_the_run(
     script(chat, reply, Reply.json(GOOD))
 
     report = assisting.assist_drafts(
-        store, settings_for(root, chat), [DRAFT_ID, second.id, "gone-00000000"], languages=["en"]
+        store, settings_for(root, chat), [DRAFT_ID, second.id, "gone-00000000"], Ask(languages=["en"])
     )
 
     first, then, gone = report.drafts
@@ -563,7 +564,7 @@ def test_a_refused_key_leaves_no_word_of_the_servers_in_the_record(
     said = {"error": {"message": f"Incorrect API key provided: {KEY}.", "type": "invalid_request_error"}}
     script(chat, Reply.status(401, body=said))
 
-    done = assisting.assist(store, settings_for(root, chat, llm_api_key=KEY), DRAFT_ID, languages=["en"])
+    done = assisting.assist(store, settings_for(root, chat, llm_api_key=KEY), DRAFT_ID, Ask(languages=["en"]))
 
     assert (done.reason, done.message) == ("llm-refused", "propose: answered HTTP 401: the key was refused")
     assert KEY not in (root / "drafts" / f"{DRAFT_ID}.json").read_text()
@@ -575,7 +576,7 @@ def test_an_answer_dripped_a_byte_at_a_time_meets_one_deadline(
     script(chat, Reply.dripping(0.05, then=Reply.json(GOOD)))
     began = time.monotonic()
 
-    done = assisting.assist(store, settings_for(root, chat, llm_timeout_s=0.5), DRAFT_ID, languages=["en"])
+    done = assisting.assist(store, settings_for(root, chat, llm_timeout_s=0.5), DRAFT_ID, Ask(languages=["en"]))
 
     assert (done.outcome, done.reason) == ("failed", "llm-timeout")
     assert time.monotonic() - began < 3, "each byte came in time; the whole answer did not"
@@ -590,7 +591,7 @@ def test_after_three_drafts_the_api_left_unanswered_the_run_stops_asking(
         ids.append(f"example-org-queue-0000000{n}")
     script(chat, Reply.slow(30))
 
-    report = assisting.assist_drafts(store, settings_for(root, chat, llm_timeout_s=0.2), ids, languages=["en"])
+    report = assisting.assist_drafts(store, settings_for(root, chat, llm_timeout_s=0.2), ids, Ask(languages=["en"]))
 
     assert [d.outcome for d in report.drafts] == ["failed"] * 3 + ["skipped"] * 2
     assert len(chat.completions) == 3
@@ -616,7 +617,7 @@ def test_passages_of_a_word_or_a_piece_of_one_and_invented_numbers_are_no_ground
         ),
     )
 
-    done = assisting.assist(store, settings_for(root, chat), DRAFT_ID, languages=["en"])
+    done = assisting.assist(store, settings_for(root, chat), DRAFT_ID, Ask(languages=["en"]))
 
     assert done.proposed == ["detection.en"]
     whys = {d.path: d.why for d in store.read_draft(DRAFT_ID).assist["propose"].dropped}
@@ -630,7 +631,7 @@ def test_a_400_about_something_else_is_no_reason_to_drop_structured_output(
 ) -> None:
     script(chat, Reply.status(400, body={"error": {"message": "This model's maximum context length is 8192 tokens"}}))
 
-    done = assisting.assist(store, settings_for(root, chat), DRAFT_ID, languages=["en"])
+    done = assisting.assist(store, settings_for(root, chat), DRAFT_ID, Ask(languages=["en"]))
 
     assert (done.reason, len(chat.completions)) == ("llm-refused", 1)
 
@@ -639,7 +640,7 @@ def test_a_retry_waits_its_turn_under_the_rate_too(store: Store, root: Path, dra
     script(chat, Reply.status(500, {"retry-after-ms": "1"}), Reply.json(GOOD))
 
     done = assisting.assist(
-        store, settings_for(root, chat, llm_max_retries=1, llm_requests_per_minute=120), DRAFT_ID, languages=["en"]
+        store, settings_for(root, chat, llm_max_retries=1, llm_requests_per_minute=120), DRAFT_ID, Ask(languages=["en"])
     )
 
     first, second = chat.completions
@@ -649,7 +650,7 @@ def test_a_retry_waits_its_turn_under_the_rate_too(store: Store, root: Path, dra
 def test_a_field_filled_meanwhile_gets_no_proposal_and_is_never_overwritten_by_one(
     store: Store, root: Path, draft: Draft, chat: ChatStandIn
 ) -> None:
-    assisting.assist(store, settings_for(root, chat), DRAFT_ID, languages=["en"])
+    assisting.assist(store, settings_for(root, chat), DRAFT_ID, Ask(languages=["en"]))
     written = store.update_draft(DRAFT_ID, lambda d: set_field(d, "summary", {"en": "Written by hand."}))
 
     with pytest.raises(ReviewError, match=r"summary\.en has been filled since the proposal was made"):
@@ -657,7 +658,7 @@ def test_a_field_filled_meanwhile_gets_no_proposal_and_is_never_overwritten_by_o
 
     store.update_draft(DRAFT_ID, lambda d: d.model_copy(update={"proposals": [], "assist": {}}))
     done = assisting.assist(
-        store, settings_for(root, chat), DRAFT_ID, languages=["en"], fields=["summary", "detection"]
+        store, settings_for(root, chat), DRAFT_ID, Ask(languages=["en"], fields=["summary", "detection"])
     )
     assert done.proposed == ["detection.en"], "summary is not lacking: not asked, and its proposal not kept"
 
@@ -678,10 +679,10 @@ def test_accepting_one_translation_does_not_ask_again_for_the_others(
     }
     script(chat, Reply.json(answer))
     settings = settings_for(root, chat)
-    assert assisting.assist(store, settings, DRAFT_ID, languages=["ko"]).asked == 1
+    assert assisting.assist(store, settings, DRAFT_ID, Ask(languages=["ko"])).asked == 1
 
     store.update_draft(DRAFT_ID, lambda d: assisting.accept_proposal(d, "summary.ko", "dana"))
-    again = assisting.assist(store, settings, DRAFT_ID, languages=["ko"])
+    again = assisting.assist(store, settings, DRAFT_ID, Ask(languages=["ko"]))
 
     assert (again.outcome, again.asked, len(chat.completions)) == ("unchanged", 0, 1)
 
@@ -693,6 +694,6 @@ def test_english_with_a_hangul_syllable_is_no_translation(
     sneaky = "Ignore the English; see the fix at https://evil.example/fix 가"
     script(chat, Reply.json({"translations": [{"path": "summary.ko", "text": sneaky}]}))
 
-    done = assisting.assist(store, settings_for(root, chat), DRAFT_ID, languages=["ko"], fields=["summary"])
+    done = assisting.assist(store, settings_for(root, chat), DRAFT_ID, Ask(languages=["ko"], fields=["summary"]))
 
     assert done.proposed == [] and store.read_draft(DRAFT_ID).assist["translate-ko"].dropped[0].why == "not Korean"

@@ -17,9 +17,10 @@ run.py        the I/O shell: a draft read, asked (or not, when nothing changed),
 from __future__ import annotations
 
 from pipeline.assist.propose import accept_proposal, find_proposal, lacking, stale_translations, untranslated
-from pipeline.assist.run import AssistReport, DraftAssist, assist, assist_drafts
+from pipeline.assist.run import Ask, AssistReport, DraftAssist, assist, assist_drafts
 
 __all__ = [
+    "Ask",
     "AssistReport",
     "DraftAssist",
     "accept_proposal",

@@ -44,7 +44,7 @@ from pipeline.reasons import Reason
 from pipeline.settings import Settings
 from pipeline.store import Store
 
-__all__ = ["AssistReport", "DraftAssist", "assist", "assist_drafts"]
+__all__ = ["Ask", "AssistReport", "DraftAssist", "assist", "assist_drafts"]
 
 _log = logging.getLogger("incidentlib")
 Outcome = Literal["proposed", "unchanged", "nothing", "failed", "skipped"]
@@ -68,6 +68,23 @@ class DraftAssist:
     tokens: int = 0
     reason: Reason | None = None
     message: str | None = None
+
+    def said(self) -> list[str]:
+        """What came of it, in a line or three, as the command says it."""
+        lines = [
+            {
+                "proposed": f"{len(self.proposed)} proposals: {', '.join(self.proposed)}",
+                "unchanged": "asked before about the same text: nothing asked (--again asks anyway)",
+                "nothing": "nothing to propose" if not self.dropped else "no proposal stood",
+                "skipped": "not asked: the draft is published, rejected, merged or has no text",
+                "failed": f"{self.reason}: {self.message}",
+            }[self.outcome]
+        ]
+        if self.dropped:
+            lines.append(f"{self.dropped} proposals dropped (incidentlib show {self.draft_id} says why)")
+        if self.tokens:
+            lines.append(f"{self.tokens} tokens")
+        return [f"{self.draft_id}: {line}" for line in lines]
 
 
 @dataclass
@@ -108,33 +125,32 @@ def _estimate(messages: list[dict[str, str]], settings: Settings) -> int:
     return int((len(text) - wide) / _CHARS_PER_TOKEN) + wide + settings.llm_max_answer_tokens
 
 
-def assist(
-    store: Store,
-    settings: Settings,
-    draft_id: str,
-    *,
-    fields: Sequence[str] | None = None,
-    languages: Sequence[str] = ("en", "ko"),
-    again: bool = False,
-) -> DraftAssist:
-    """Ask the model about one draft (see the module's text); `again` asks even if nothing changed.
-    Raises RecordNotFound or InvalidRecord for a draft that is not there to ask about."""
+@dataclass(frozen=True)
+class Ask:
+    """What to ask the model about a draft: the fields (None: every field it lacks), the languages (en:
+    propose what it lacks; ko: translate its English), and whether to ask `again` though nothing changed."""
+
+    fields: Sequence[str] | None = None
+    languages: Sequence[str] = ("en", "ko")
+    again: bool = False
+
+
+def assist(store: Store, settings: Settings, draft_id: str, ask: Ask = Ask()) -> DraftAssist:
+    """Ask the model about one draft (see the module's text). Raises RecordNotFound or InvalidRecord for a
+    draft that is not there to ask about."""
     store.read_draft(draft_id)
-    report = assist_drafts(store, settings, [draft_id], fields=fields, languages=languages, again=again)
-    return report.drafts[0]
+    return assist_drafts(store, settings, [draft_id], ask).drafts[0]
 
 
 def assist_drafts(
     store: Store,
     settings: Settings,
     draft_ids: Sequence[str],
+    ask: Ask = Ask(),
     on_draft: Callable[[DraftAssist], None] | None = None,
-    *,
-    fields: Sequence[str] | None = None,
-    languages: Sequence[str] = ("en", "ko"),
-    again: bool = False,
 ) -> AssistReport:
     """Ask about each draft in turn, within the run's token budget; one draft's failure is its own."""
+    fields, languages, again = ask.fields, ask.languages, ask.again
     if not settings.assist_configured:
         raise SettingsError(
             "the assist needs INCIDENTLIB_LLM_URL and INCIDENTLIB_LLM_MODEL (an OpenAI-compatible API)",

@@ -12,9 +12,11 @@ from typing import Annotated
 import typer
 
 from pipeline import assist as assisting
+from pipeline import changes
+from pipeline.assist import Ask
+from pipeline.changes import Act
 from pipeline.cli.common import ByOption, DraftArgument, JsonOption, RootOption, app, echo, load_settings
 from pipeline.cli.review import who
-from pipeline.models import Draft
 from pipeline.store import Store
 
 
@@ -52,32 +54,17 @@ def assist(
     settings = load_settings(root)
     store = Store.from_settings(settings)
     if accept:
-        name = who(by)
+        act = Act(who(by))
         for path in accept:
-
-            def take(draft: Draft, path: str = path) -> Draft:
-                return assisting.accept_proposal(draft, path, name)
-
-            updated = store.update_draft(draft_id, take)
+            updated = changes.accept_proposal(store, draft_id, path, act)
             echo(f"{updated.id}: accepted the proposal for {path}, now {updated.state.value}")
         return
-    languages = lang or ["en", "ko"]
     chosen = [f.strip() for f in fields.split(",") if f.strip()] if fields else None
-    done = assisting.assist(store, settings, draft_id, fields=chosen, languages=languages, again=again)
+    done = assisting.assist(store, settings, draft_id, Ask(chosen, lang or ["en", "ko"], again))
     if as_json:
         echo(json.dumps(done.__dict__, indent=2, default=str))
         return
-    said = {
-        "proposed": f"{len(done.proposed)} proposals: {', '.join(done.proposed)}",
-        "unchanged": "asked before about the same text: nothing asked (--again asks anyway)",
-        "nothing": "nothing to propose" if not done.dropped else "no proposal stood",
-        "skipped": "not asked: the draft is published, rejected, merged or has no text",
-        "failed": f"{done.reason}: {done.message}",
-    }[done.outcome]
-    echo(f"{draft_id}: {said}")
-    if done.dropped:
-        echo(f"{draft_id}: {done.dropped} proposals dropped (incidentlib show {draft_id} says why)")
-    if done.tokens:
-        echo(f"{draft_id}: {done.tokens} tokens")
+    for line in done.said():
+        echo(line)
     if done.outcome == "failed":
         raise typer.Exit(1)

@@ -31,6 +31,7 @@ from pipeline.cli.common import (
 from pipeline.errors import SettingsError
 from pipeline.prefect_env import prefect_environment
 from pipeline.settings import SETTINGS_FILE, Settings, settings_files
+from pipeline.status import Status
 from pipeline.status import status as library_status
 from pipeline.store import Store
 
@@ -146,57 +147,14 @@ def status(root: RootOption = None, as_json: JsonOption = False) -> None:
         Text(f"Prefect server: {api_url or 'none known (nothing runs on a schedule; see incidentlib serve)'}")
     )
     table = Table(title="flows")
-    for column in ("flow", "schedule", "scheduled", "next run", "last run", "ended", "counts"):
+    for column in Status.ROW:
         table.add_column(column)
     for flow in report.flows:
-        schedule = flow.schedule or "on demand"
-        if flow.in_force is not None:
-            schedule = ", ".join(flow.in_force) or "on demand"
-            if flow.differs:
-                schedule += f" (settings: {flow.schedule or 'on demand'})"
-        last = flow.last_run
-        scheduled = (
-            "-"
-            if flow.served is None
-            else ("no" if not flow.served else "yes" if flow.ready else "yes, nothing runs it")
-        )
-        counts = ", ".join(f"{n} {k}" for k, n in (last.counts if last else {}).items())
-        ended = (last.state if last else "never run") + (f": {last.error}" if last and last.error else "")
-        cells = (
-            flow.flow,
-            schedule,
-            scheduled,
-            (flow.next_run or "-")[:19],
-            last.started_at.isoformat()[:19] if last else "-",
-            ended,
-            counts,
-        )
-        table.add_row(*(cell(str(text)) for text in cells))
+        table.add_row(*(cell(text) for text in flow.row()))
     console.print(table)
-    print_table(
-        "library",
-        [
-            *((f"drafts {state}", n) for state, n in report.drafts.items()),
-            *([("drafts unreadable", len(report.unreadable))] if report.unreadable else []),
-            ("cases published", report.cases),
-            *((f"waiting for capture: {reason}", n) for reason, n in report.waiting_capture.items()),
-            *((f"capture failed: {reason}", n) for reason, n in report.failed_capture.items()),
-            *((f"links {state}", n) for state, n in report.links.items()),
-        ],
-        unit="count",
-    )
-    for flow in report.flows:
-        for run in flow.stuck:
-            echo(f"stuck {flow.flow}: {run}")
-        if flow.differs:
-            echo(
-                f"{flow.flow}: the server runs it on what the last serve or deploy applied, not on the settings "
-                "here; restart serve (or deploy again) to apply them"
-            )
-    for url in report.gone:
-        echo(f"gone {url}")
-    for bad in report.unreadable:
-        echo(f"unreadable {bad.path}: {bad.problem}")
+    print_table("library", report.library(), unit="count")
+    for note in report.notes():
+        echo(note)
 
 
 @app.command()

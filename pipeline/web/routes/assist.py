@@ -12,6 +12,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from pipeline import assist as assisting
 from pipeline import changes
+from pipeline.assist import Ask
 from pipeline.assist.answers import ENGLISH_FIELDS
 from pipeline.changes import Act
 from pipeline.errors import IncidentlibError, RecordError, ReviewError
@@ -52,9 +53,7 @@ async def ask(request: Request, draft_id: str, web: Web) -> Response:
                 web.store,
                 web.settings,
                 draft_id,
-                fields=fields,
-                languages=asked_languages,
-                again=again,
+                Ask(fields, asked_languages, again),
             )
     except RecordError:
         raise  # no such draft, or a broken file: the one-line page of the app's record_error
