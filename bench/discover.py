@@ -37,6 +37,7 @@ import resource
 import statistics
 import tempfile
 import time
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -72,16 +73,28 @@ def atom(base: str, feed: int, entries: int, every: int) -> bytes:
     return "".join(parts).encode("utf-8")
 
 
-def serve_farm(hosts: int, feeds: int, entries: int, every: int, latency: float, connection: Any) -> None:
+@dataclass(frozen=True)
+class Farm:
+    """The farm's shape: `hosts` hosts serving `feeds` Atom feeds of `entries` entries, one in `every`
+    an outage, each request answered `latency` seconds late."""
+
+    hosts: int
+    feeds: int
+    entries: int
+    every: int
+    latency: float
+
+
+def serve_farm(shape: Farm, connection: Any) -> None:
     """The child process: start the farm, send its feed URLs, serve until told to stop."""
     from pipeline.standins.sitefarm import Page, SiteFarm
 
     with SiteFarm() as farm:
-        sites = [farm.add_site(f"h{h}", latency_s=latency) for h in range(hosts)]
+        sites = [farm.add_site(f"h{h}", latency_s=shape.latency) for h in range(shape.hosts)]
         urls = []
-        for feed in range(feeds):
-            site = sites[feed % hosts]
-            body = atom(site.url("").rstrip("/"), feed, entries, every)
+        for feed in range(shape.feeds):
+            site = sites[feed % shape.hosts]
+            body = atom(site.url("").rstrip("/"), feed, shape.entries, shape.every)
             site.pages[f"/feed-{feed}.atom"] = Page(body, content_type="application/atom+xml")
             urls.append(site.url(f"/feed-{feed}.atom"))
         connection.send(urls)
@@ -148,7 +161,7 @@ def main() -> None:
     parent, child = multiprocessing.Pipe()
     farm = multiprocessing.Process(
         target=serve_farm,
-        args=(args.hosts, args.feeds, args.entries, args.every, args.latency, child),
+        args=(Farm(args.hosts, args.feeds, args.entries, args.every, args.latency), child),
         daemon=True,
     )
     farm.start()

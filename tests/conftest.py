@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import CASE_FIXTURE
+from helpers import CASE_FIXTURE, ArchiveCommands, ArchiveRoot
 from playwright.sync_api import Browser, sync_playwright
 from typer.testing import CliRunner
 
@@ -160,6 +160,20 @@ def wayback() -> Iterator[WaybackStandIn]:
         access_key="test-access", secret_key="test-secret", captures_per_minute=6000, cdx_per_minute=6000
     ) as stand_in:
         yield stand_in
+
+
+@pytest.fixture
+def archive_root(root: Path, store: Store, wayback: WaybackStandIn) -> ArchiveRoot:
+    """The data root, its store and the Wayback stand-in, together."""
+    return ArchiveRoot(root, store, wayback)
+
+
+@pytest.fixture
+def archive_commands(
+    archive_root: ArchiveRoot, cli: Callable[..., Any], prefect_api: None, monkeypatch: pytest.MonkeyPatch
+) -> ArchiveCommands:
+    """The archive root with `incidentlib` run in-process on it against the session's Prefect server."""
+    return ArchiveCommands(archive_root.root, archive_root.store, archive_root.wayback, cli, monkeypatch)
 
 
 @pytest.fixture

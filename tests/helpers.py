@@ -10,16 +10,20 @@ import sqlite3
 import subprocess
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import ModuleType
-from typing import IO, Any, cast
+from typing import IO, TYPE_CHECKING, Any, cast
 
 from pipeline.draft import new_draft
 from pipeline.models import ArchiveState, Case, Draft, DraftSource, DraftState, Origin, SourceEntry
 from pipeline.settings import Settings
 from pipeline.standins.wayback import WaybackStandIn
 from pipeline.store import Store
+
+if TYPE_CHECKING:
+    import pytest
 
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
@@ -84,6 +88,30 @@ def settings_env(settings: Settings) -> dict[str, str]:
         if value is not None:
             env[f"INCIDENTLIB_{name.upper()}"] = json.dumps(value) if isinstance(value, list) else str(value)
     return env
+
+
+@dataclass(frozen=True)
+class ArchiveRoot:
+    """A data root (`root`, its `store`) and the Wayback stand-in its sources are captured into: what
+    the archive's tests take together (the `archive_root` fixture)."""
+
+    root: Path
+    store: Store
+    wayback: WaybackStandIn
+
+
+@dataclass(frozen=True)
+class ArchiveCommands(ArchiveRoot):
+    """An archive root and the command line run in-process on it (`cli`), reporting to the session's
+    Prefect server, in the environment a test sets (`monkeypatch`): the `archive_commands` fixture."""
+
+    cli: Callable[..., Any]
+    monkeypatch: pytest.MonkeyPatch
+
+    def use(self, settings: Settings) -> None:
+        """Name `settings` in the environment, as an operator does, for the commands to read."""
+        for name, value in settings_env(settings).items():
+            self.monkeypatch.setenv(name, value)
 
 
 def captured_source(url: str) -> dict[str, Any]:

@@ -11,13 +11,11 @@ import re
 import socket
 import threading
 import time
-from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
-from typing import Any
 
 import pytest
-from helpers import archive_settings, drafts_for, settings_env
+from helpers import ArchiveCommands, archive_settings, drafts_for
 
 from pipeline.archive import archive
 from pipeline.links import refresh
@@ -213,11 +211,6 @@ def test_a_refresh_with_the_archive_out_ends_at_once_and_the_next_one_re_archive
 # ------------------------------------------------------------ the service's passing trouble, through the command
 
 
-def _archive_env(monkeypatch: pytest.MonkeyPatch, settings: Settings) -> None:
-    for name, value in settings_env(settings).items():
-        monkeypatch.setenv(name, value)
-
-
 @pytest.mark.parametrize(
     ("switch", "count"),
     [
@@ -227,19 +220,12 @@ def _archive_env(monkeypatch: pytest.MonkeyPatch, settings: Settings) -> None:
     ],
 )
 def test_the_archive_command_rides_out_the_services_passing_trouble(
-    store: Store,
-    root: Path,
-    site: Site,
-    wayback: WaybackStandIn,
-    prefect_api: None,
-    cli: Callable[..., Any],
-    monkeypatch: pytest.MonkeyPatch,
-    switch: str,
-    count: int,
+    archive_commands: ArchiveCommands, site: Site, switch: str, count: int
 ) -> None:
+    root, wayback, cli = archive_commands.root, archive_commands.wayback, archive_commands.cli
     urls = [site.url(f"/pm/{n}") for n in range(4)]
-    drafts_for(store, *urls)
-    _archive_env(monkeypatch, archive_settings(root, wayback, wayback_timeout_s=0.5))
+    drafts_for(archive_commands.store, *urls)
+    archive_commands.use(archive_settings(root, wayback, wayback_timeout_s=0.5))
     wayback.failures.stall_s = 1.0
     setattr(wayback.failures, switch, count)  # the first answers of the run: the account's sessions, lookups
     result = cli("archive", "--root", str(root), "--json")
@@ -254,17 +240,12 @@ def test_the_archive_command_rides_out_the_services_passing_trouble(
 
 
 def test_an_archive_refusing_every_connection_stops_the_run_and_the_next_captures_what_waits(
-    store: Store,
-    root: Path,
-    site: Site,
-    wayback: WaybackStandIn,
-    prefect_api: None,
-    cli: Callable[..., Any],
-    monkeypatch: pytest.MonkeyPatch,
+    archive_commands: ArchiveCommands, site: Site
 ) -> None:
+    root, wayback, cli = archive_commands.root, archive_commands.wayback, archive_commands.cli
     urls = [site.url(f"/pm/{n}") for n in range(3)]
-    drafts_for(store, *urls)
-    _archive_env(monkeypatch, archive_settings(root, wayback, wayback_timeout_s=0.5))
+    drafts_for(archive_commands.store, *urls)
+    archive_commands.use(archive_settings(root, wayback, wayback_timeout_s=0.5))
     wayback.failures.drop_answers = 1  # passing trouble first, then the archive gone
     wayback.down_for(3600)
     out = cli("archive", "--root", str(root))

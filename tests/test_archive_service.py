@@ -9,13 +9,19 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import pytest
-from helpers import archive_settings, archive_states, drafts_for, seed_prefect_db, settings_env
+from helpers import (
+    ArchiveCommands,
+    ArchiveRoot,
+    archive_settings,
+    archive_states,
+    drafts_for,
+    seed_prefect_db,
+    settings_env,
+)
 
 from pipeline.archive import archive
 from pipeline.links import refresh
@@ -235,17 +241,11 @@ def test_a_site_the_index_will_not_show_is_said_so_by_the_refresh(
 
 
 def test_a_refused_or_unusable_key_reaches_no_output_no_file_and_no_prefect_row(
-    store: Store,
-    root: Path,
-    site: Site,
-    wayback: WaybackStandIn,
-    prefect_api: None,
-    cli: Callable[..., Any],
-    monkeypatch: pytest.MonkeyPatch,
+    archive_commands: ArchiveCommands, site: Site
 ) -> None:
-    drafts_for(store, site.url("/pm/0"))
-    for name, value in settings_env(archive_settings(root, wayback)).items():
-        monkeypatch.setenv(name, value)
+    root, cli, monkeypatch = archive_commands.root, archive_commands.cli, archive_commands.monkeypatch
+    drafts_for(archive_commands.store, site.url("/pm/0"))
+    archive_commands.use(archive_settings(root, archive_commands.wayback))
     # Not ASCII: httpx raised UnicodeEncodeError quoting the whole header, which Prefect stored.
     monkeypatch.setenv("INCIDENTLIB_WAYBACK_SECRET_KEY", "s\u00e9cret-unusable-value")
     unusable = cli("archive", "--root", str(root))
@@ -265,15 +265,16 @@ def test_a_refused_or_unusable_key_reaches_no_output_no_file_and_no_prefect_row(
 
 
 def test_the_archive_command_ends_with_its_own_words_and_its_exit_status(
-    store: Store, root: Path, site: Site, wayback: WaybackStandIn, tmp_path: Path, migrated_prefect_db: Path
+    archive_root: ArchiveRoot, site: Site, tmp_path: Path, migrated_prefect_db: Path
 ) -> None:
     """In a process of its own, which starts a Prefect server for the command and stops it at the end:
     the runs' last logs reach that server first, and nothing of Prefect's own trouble is printed.
     Every capture failed (the page is gone): exit status 4."""
+    root = archive_root.root
     seed_prefect_db(root, migrated_prefect_db)
-    drafts_for(store, site.url("/pm/gone"))
+    drafts_for(archive_root.store, site.url("/pm/gone"))
     env = {name: value for name, value in os.environ.items() if not name.startswith(("PREFECT_", "INCIDENTLIB_"))}
-    env |= settings_env(archive_settings(root, wayback)) | {"PREFECT_HOME": str(tmp_path / "prefect")}
+    env |= settings_env(archive_settings(root, archive_root.wayback)) | {"PREFECT_HOME": str(tmp_path / "prefect")}
     done = subprocess.run(
         [sys.executable, "-m", "pipeline", "archive", "--root", str(root)],
         capture_output=True,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from helpers import archive_settings, archive_states, drafts_for
+from helpers import ArchiveRoot, archive_settings, archive_states, drafts_for
 from manual import section
 
 from pipeline.archive import archive
@@ -83,10 +83,11 @@ def test_the_manuals_table_of_every_code_says_what_the_code_does() -> None:
     [(404, Reason.ARCHIVED_ERROR_PAGE, 0), (503, Reason.ARCHIVED_SERVER_ERROR, 1), (429, Reason.TOO_MANY_REQUESTS, 0)],
 )
 def test_a_job_that_captured_the_pages_error_is_judged_by_its_status(
-    store: Store, root: Path, site: Site, wayback: WaybackStandIn, status: int, reason: Reason, attempts: int
+    archive_root: ArchiveRoot, site: Site, status: int, reason: Reason, attempts: int
 ) -> None:
     """The service captures an error page (`http_status` 4xx or 5xx) unasked: the page's status is
     its server's answer, judged by the one rule (a 5xx is its trouble now, a 429 the host's throttle)."""
+    store, root, wayback = archive_root.store, archive_root.root, archive_root.wayback
     url = site.url("/pm/0")
     site.pages["/pm/0"] = Page(b"busy", status=status)
     drafts_for(store, url)

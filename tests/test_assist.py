@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import ArchiveRoot
 
 from pipeline import assist as assisting
 from pipeline.assist import Ask
@@ -191,8 +192,9 @@ def test_locate_finds_a_passage_white_space_aside_and_gives_the_texts_own_offset
         (Reply.content("", refusal="I cannot help with that."), "llm-refused"),
     ],
 )
+@pytest.mark.usefixtures("draft")
 def test_every_failure_of_the_api_costs_the_draft_its_proposals_and_is_kept_on_it(
-    store: Store, root: Path, draft: Draft, chat: ChatStandIn, reply: Reply, reason: str
+    store: Store, root: Path, chat: ChatStandIn, reply: Reply, reason: str
 ) -> None:
     script(chat, reply)
 
@@ -486,18 +488,14 @@ def answer_by_prompt(body: dict[str, Any]) -> Reply:
     return Reply.json(GOOD)
 
 
+@pytest.mark.usefixtures("prefect_api")
 def test_a_crawl_asks_about_its_new_drafts_when_the_setting_says_so(
-    prefect_api: None,
-    farm: Any,
-    root: Path,
-    store: Store,
-    chat: ChatStandIn,
-    wayback: Any,
-    monkeypatch: pytest.MonkeyPatch,
+    farm: Any, archive_root: ArchiveRoot, chat: ChatStandIn, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from pipeline.crawl import CrawlRun
     from pipeline.flows import crawl_flow_for, run
 
+    root, store, wayback = archive_root.root, archive_root.store, archive_root.wayback
     site = farm.add_site("blog")
     site.pages["/queue.md"] = Page.markdown(TEXT)
     (root / "sources" / "blog.yaml").write_text(f"- url: {site.url('/queue.md')}\n  org: Example Org\n")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -397,58 +398,69 @@ def test_a_registered_page_whose_entry_changes_is_to_be_crawled_again(
     assert not store.candidates_path.exists(), "never proposed"
 
 
+@dataclass(frozen=True)
+class Awaited:
+    """A feed whose incident gets its postmortem later: the feed's `kind`, its sample's `name`, its bytes
+    `before` and `after` the postmortem came, the postmortem's `page` (a path on the site, or a URL)
+    and the `words` its text begins with."""
+
+    kind: str
+    name: str
+    before: bytes
+    after: bytes
+    page: str
+    words: str
+
+
 @pytest.mark.parametrize(
-    ("kind", "name", "before", "after", "page", "words"),
+    "awaited",
     [
         pytest.param(
-            "statuspage",
-            "statuspage-history.atom",
-            sample("statuspage-history.atom"),
-            sauce_with_postmortem("# Tunnels failed to start\n\nA certificate expired on the tunnel proxies."),
-            SAUCE_EDITED_URL,
-            "# 2020-November-03 Resolved Service Incident\n\n# Tunnels failed to start\n\nA certificate expired",
+            Awaited(
+                "statuspage",
+                "statuspage-history.atom",
+                sample("statuspage-history.atom"),
+                sauce_with_postmortem("# Tunnels failed to start\n\nA certificate expired on the tunnel proxies."),
+                SAUCE_EDITED_URL,
+                "# 2020-November-03 Resolved Service Incident\n\n# Tunnels failed to start\n\nA certificate expired",
+            ),
             id="statuspage-atom",
         ),
         pytest.param(
-            "statuspage",
-            "rss2.xml",
-            parse_without_postmortem(),
-            sample("rss2.xml"),
-            PARSE_POSTMORTEM_URL,
-            "# Elevated error rates and latency\n\n# Summary of the December 24 Parse Service Disruption",
+            Awaited(
+                "statuspage",
+                "rss2.xml",
+                parse_without_postmortem(),
+                sample("rss2.xml"),
+                PARSE_POSTMORTEM_URL,
+                "# Elevated error rates and latency\n\n# Summary of the December 24 Parse Service Disruption",
+            ),
             id="statuspage-rss",
         ),
         pytest.param(
-            "gcp-incidents",
-            "gcp-incidents.json",
-            gcp_incidents(report=None),
-            gcp_incidents(),
-            "/incidents/T8gmtofFSTGT5tbhyciF",
-            "# Google Cloud VMware Engine (GCVE) Stretched Cluster customers are experiencing zonal outages",
+            Awaited(
+                "gcp-incidents",
+                "gcp-incidents.json",
+                gcp_incidents(report=None),
+                gcp_incidents(),
+                "/incidents/T8gmtofFSTGT5tbhyciF",
+                "# Google Cloud VMware Engine (GCVE) Stretched Cluster customers are experiencing zonal outages",
+            ),
             id="gcp",
         ),
     ],
 )
 def test_an_incident_is_proposed_once_its_postmortem_comes(
-    site: Site,
-    store: Store,
-    settings: Settings,
-    root: Path,
-    kind: str,
-    name: str,
-    before: bytes,
-    after: bytes,
-    page: str,
-    words: str,
+    site: Site, store: Store, settings: Settings, root: Path, awaited: Awaited
 ) -> None:
-    url = serve(site, "/feed", name, body=before)
-    write_feeds(root, {"url": url, "kind": kind})
-    page = site.url(page) if page.startswith("/") else page
+    url = serve(site, "/feed", awaited.name, body=awaited.before)
+    write_feeds(root, {"url": url, "kind": awaited.kind})
+    page = site.url(awaited.page) if awaited.page.startswith("/") else awaited.page
 
     first = discover(store, settings)
 
     assert first.feeds[0].candidates == [] and first.feeds[0].filtered >= 1
-    serve(site, "/feed", name, body=after)
+    serve(site, "/feed", awaited.name, body=awaited.after)
 
     again = discover(store, settings)
 
@@ -456,47 +468,57 @@ def test_an_incident_is_proposed_once_its_postmortem_comes(
     proposed = listed(store)[page]
     assert proposed.feed_text and proposed.why == "it has a postmortem"
     text = store.state.feed_text(proposed.id)
-    assert text and text.startswith(words)
+    assert text and text.startswith(awaited.words)
+
+
+@dataclass(frozen=True)
+class Revised:
+    """A feed that carries a postmortem's text: the feed's `kind`, its sample's `name`, and its bytes
+    for a `version(words, at)` of the postmortem (`words` in it, revised `at`)."""
+
+    kind: str
+    name: str
+    version: Callable[[str, str], bytes]
 
 
 @pytest.mark.parametrize(
-    ("kind", "name", "version"),
+    "revised",
     [
         pytest.param(
-            "statuspage",
-            "statuspage-index-2016.json",
-            lambda words, at: statuspage_json(
+            Revised(
+                "statuspage",
                 "statuspage-index-2016.json",
-                postmortem_body="## Summary<br />On 2 June 2016 no email left Quay.io for 27 hours. "
-                f"{words}<br /><br />## Root cause<br />The mail relay's credentials had expired.",
-                postmortem_published_at=at,
-                updated_at=at,
+                lambda words, at: statuspage_json(
+                    "statuspage-index-2016.json",
+                    postmortem_body="## Summary<br />On 2 June 2016 no email left Quay.io for 27 hours. "
+                    f"{words}<br /><br />## Root cause<br />The mail relay's credentials had expired.",
+                    postmortem_published_at=at,
+                    updated_at=at,
+                ),
             ),
             id="statuspage-json",
         ),
         pytest.param(
-            "gcp-incidents",
-            "gcp-incidents.json",
-            lambda words, at: gcp_incidents(
-                report="## Incident Report\n## Summary\nOn 14 July 2026 stretched clusters lost inter-site traffic. "
-                f"{words}\n## Root Cause\nA network configuration update exposed a gap in the routing logic.",
-                modified=at,
+            Revised(
+                "gcp-incidents",
+                "gcp-incidents.json",
+                lambda words, at: gcp_incidents(
+                    report="## Incident Report\n## Summary\n"
+                    "On 14 July 2026 stretched clusters lost inter-site traffic. "
+                    f"{words}\n## Root Cause\nA network configuration update exposed a gap in the routing logic.",
+                    modified=at,
+                ),
             ),
             id="gcp",
         ),
     ],
 )
 def test_a_registered_source_drafted_from_its_feed_is_rewritten_when_its_postmortem_changes(
-    site: Site,
-    store: Store,
-    settings: Settings,
-    root: Path,
-    kind: str,
-    name: str,
-    version: Callable[[str, str], bytes],
+    site: Site, store: Store, settings: Settings, root: Path, revised: Revised
 ) -> None:
+    name, version = revised.name, revised.version
     url = serve(site, "/feed", name, body=version("Users could not sign up.", "2026-08-01T00:00:00+00:00"))
-    write_feeds(root, {"url": url, "kind": kind})
+    write_feeds(root, {"url": url, "kind": revised.kind})
     discover(store, settings)
     (proposed,) = listed(store).values()
     accepted = accept(store, settings, [proposed.id])

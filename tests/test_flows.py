@@ -95,8 +95,9 @@ def test_the_crawl_exit_status_follows_its_outcomes(farm: SiteFarm, root: Path, 
     assert (some["counts"]["new"], some["counts"]["failed"], some["writes"]) == (1, 1, 1), "its first text: new"
 
 
+@pytest.mark.usefixtures("crawl_env")
 def test_the_crawl_flow_archives_its_new_sources_and_the_archive_flow_confirms_them(
-    farm: SiteFarm, root: Path, crawl_env: None, wayback, monkeypatch: pytest.MonkeyPatch, cli: Callable
+    farm: SiteFarm, root: Path, wayback, monkeypatch: pytest.MonkeyPatch, cli: Callable
 ) -> None:
     from helpers import archive_settings, settings_env
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import ago, archive_settings, artifact_text
+from helpers import ArchiveCommands, ago, archive_settings, artifact_text
 
 from pipeline.archive import archive
 from pipeline.draft import new_draft
@@ -191,19 +191,14 @@ def test_cdx_requests_are_shared_by_urls_of_one_folder(
     assert report.requests["cdx"] == 1
 
 
-def test_refresh_and_links_commands(
-    store: Store,
-    root: Path,
-    site: Site,
-    wayback: WaybackStandIn,
-    prefect_api: None,
-    cli,
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    from helpers import settings_env
-
-    for name, value in settings_env(archive_settings(root, wayback)).items():
-        monkeypatch.setenv(name, value)
+def test_refresh_and_links_commands(archive_commands: ArchiveCommands, site: Site) -> None:
+    store, root, wayback, cli = (
+        archive_commands.store,
+        archive_commands.root,
+        archive_commands.wayback,
+        archive_commands.cli,
+    )
+    archive_commands.use(archive_settings(root, wayback))
     for name in ("dead", "same"):
         store.write_draft(new_draft(SourceEntry(url=site.url(f"/pm/{name}"))))
     archive(store, archive_settings(root, wayback))
@@ -333,13 +328,6 @@ def test_a_recorded_link_to_an_archived_error_page_still_leads_to_a_capture(
 # ------------------------------------------------------------ an index that lags behind the recorded capture
 
 
-def command_env(monkeypatch: pytest.MonkeyPatch, settings: Settings) -> None:
-    from helpers import settings_env
-
-    for name, value in settings_env(settings).items():
-        monkeypatch.setenv(name, value)
-
-
 def refreshed_by_command(cli: Callable[..., Any], root: Path) -> list[tuple[str, str | None]]:
     """`incidentlib refresh --json`: each link's outcome and reason."""
     result = cli("refresh", "--root", str(root), "--json")
@@ -354,16 +342,15 @@ def link_state(cli: Callable[..., Any], root: Path) -> dict[str, Any]:
 
 
 @pytest.fixture
-def lagging(
-    store: Store, root: Path, site: Site, wayback: WaybackStandIn, prefect_api: None, monkeypatch: pytest.MonkeyPatch
-) -> tuple[str, str]:
+def lagging(archive_commands: ArchiveCommands, site: Site) -> tuple[str, str]:
     """A page archived while the index lags behind its capture, as the service's does for about 20 s
     after a job (playback serves the capture at once): its URL and the recorded link, newer than any
     row the index shows."""
+    store, wayback = archive_commands.store, archive_commands.wayback
     url = site.url("/pm/changed")
     store.write_draft(new_draft(SourceEntry(url=url)))
-    settings = archive_settings(root, wayback)
-    command_env(monkeypatch, settings)
+    settings = archive_settings(archive_commands.root, wayback)
+    archive_commands.use(settings)
     wayback.failures.index_lag_s = 3600.0  # held out of the index, no sleep: the switch, not the clock
     archive(store, settings)
     link = next(store.drafts()).sources[0].archived
@@ -416,19 +403,19 @@ def test_an_unchanged_page_is_unchanged_after_a_comparison_with_its_recorded_cap
 
 
 def test_a_recorded_capture_playback_cannot_show_yet_waits_and_is_not_compared_with_an_older_one(
-    store: Store,
-    root: Path,
-    site: Site,
-    wayback: WaybackStandIn,
-    prefect_api: None,
-    cli: Callable[..., Any],
-    monkeypatch: pytest.MonkeyPatch,
+    archive_commands: ArchiveCommands, site: Site
 ) -> None:
+    store, root, wayback, cli = (
+        archive_commands.store,
+        archive_commands.root,
+        archive_commands.wayback,
+        archive_commands.cli,
+    )
     url = site.url("/pm/changed")
     wayback.add_capture(url, ago(48), site.pages["/pm/changed"].body)  # an older capture, in the index
     store.write_draft(new_draft(SourceEntry(url=url)))
     settings = archive_settings(root, wayback)
-    command_env(monkeypatch, settings)
+    archive_commands.use(settings)
     wayback.failures.cdx_lag_s = 3600.0  # the new capture out of the index and of playback alike
     archive(store, settings)
     link = next(store.drafts()).sources[0].archived

@@ -200,9 +200,10 @@ def test_whoever_wrote_or_edited_the_merged_draft_cannot_merge_it(
 
 
 def test_a_merge_is_refused_in_one_line_naming_the_ids(
-    store: Store, root: Path, pair: tuple[str, str], case_json: dict[str, Any], make_case: Callable, cli: Callable
+    store: Store, pair: tuple[str, str], case_json: dict[str, Any], make_case: Callable, cli: Callable
 ) -> None:
     first, second = pair
+    root = store.root  # the data root the commands are given
     third, fourth = written(case_json, 3), written(case_json, 4).model_copy(update={"state": DraftState.REJECTED})
     store.write_draft(third)
     store.write_draft(fourth)

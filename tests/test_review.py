@@ -408,24 +408,29 @@ def test_a_promotion_cut_short_after_writing_the_case_is_finished_not_repeated(
     assert store.read_draft(draft.id).case_id == "IL-0001"
 
 
+@pytest.fixture
+def outside_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A folder outside any repository, made the current one for the test."""
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
 @pytest.mark.parametrize("command", ["set", "edit"])
 def test_an_edit_needs_a_persons_name(
-    command: str, archived: str, root: Path, cli: Callable, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    command: str, archived: str, root: Path, cli: Callable, outside_git: Path
 ) -> None:
     # No --by and no git user.name: an edit was recorded as made by "incidentlib set", a name the
     # four-eyes rule does not know, so its author could then approve the draft.
-    monkeypatch.chdir(tmp_path)  # outside any repository, with no global or system git config
-    nameless = {"HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path), "GIT_CONFIG_NOSYSTEM": "1"}
+    home = outside_git  # with no global or system git config
+    nameless = {"HOME": str(home), "XDG_CONFIG_HOME": str(home), "GIT_CONFIG_NOSYSTEM": "1"}
     before = Store(root).read_draft(archived)
     change = "d['org'] = 'Acme Corp'\npath.write_text(json.dumps(d))\n"
     args = ("summary.en", "Edited.") if command == "set" else ()
-    refused = cli(
-        command, archived, *args, "--root", str(root), env=nameless | editor(tmp_path, "org", READ_JSON + change)
-    )
+    refused = cli(command, archived, *args, "--root", str(root), env=nameless | editor(home, "org", READ_JSON + change))
     assert refused.exit_code == 1
     assert refused.stderr == "Error: say who you are with --by NAME (or set git's user.name)\n"
     assert Store(root).read_draft(archived) == before
-    assert not (tmp_path / "org.calls").exists(), "the editor was not opened"
+    assert not (home / "org.calls").exists(), "the editor was not opened"
 
 
 def test_the_queue_filters_by_writer_and_by_words_of_the_text(store: Store, make_draft: Any) -> None:

@@ -17,13 +17,12 @@ from typing import Any, TypeVar
 import psutil
 import pytest
 from documents import POSTMORTEM_MD
-from helpers import archive_settings, complete_draft, seed_prefect_db, settings_env
+from helpers import ArchiveRoot, archive_settings, complete_draft, seed_prefect_db, settings_env
 
 from pipeline.draft import new_draft
 from pipeline.errors import LockBusy
 from pipeline.models import Draft, DraftState, SourceEntry
 from pipeline.standins.sitefarm import Page, Site, SiteFarm
-from pipeline.standins.wayback import WaybackStandIn
 from pipeline.store import Store
 from pipeline.validate import validate
 
@@ -354,15 +353,15 @@ def stopped_fast(process: subprocess.Popen[str], root: Path, flow: str) -> None:
 @pytest.mark.parametrize("flow", ["archive", "refresh"])
 def test_sigterm_stops_an_archive_or_a_refresh_run_in_flight(
     command: Callable[..., subprocess.Popen[str]],
-    root: Path,
+    archive_root: ArchiveRoot,
     slow_site: Site,
-    wayback: WaybackStandIn,
     prefect_harness: str,
     flow: str,
 ) -> None:
     # archive: the capture job stays pending and the run polls it; refresh: the page it checks stalls.
+    root, wayback = archive_root.root, archive_root.wayback
     page = "/ok.md" if flow == "archive" else "/pm0.md"
-    Store(root).write_draft(new_draft(SourceEntry(url=slow_site.url(page))))
+    archive_root.store.write_draft(new_draft(SourceEntry(url=slow_site.url(page))))
     wayback.job_seconds = 3600
     env = settings_env(archive_settings(root, wayback, poll_timeout_s=3600))
     process = command(flow, api_url=prefect_harness, settings=env)
