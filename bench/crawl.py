@@ -34,7 +34,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from pipeline.crawl import CrawlReport, crawl, host_groups, registry_entries, share_concurrency
+from pipeline.crawl import CrawlReport, crawl, plan_crawl
 from pipeline.settings import Settings
 from pipeline.store import Store
 
@@ -103,11 +103,9 @@ def register(root: Path, urls: list[str]) -> None:
 
 def crawl_in_shares(store: Store, settings: Settings) -> CrawlReport:
     """The crawl as the flow's tasks split it: the registry in shares of whole hosts, one thread a share."""
-    entries, _ = registry_entries(store)
-    groups = host_groups(entries, settings.crawl_task_groups)
-    concurrency = share_concurrency(settings, len(groups))
-    with ThreadPoolExecutor(len(groups)) as pool:
-        reports = list(pool.map(lambda g: crawl(store, settings, g, concurrency=concurrency), groups))
+    plan = plan_crawl(store, settings)
+    with ThreadPoolExecutor(len(plan.shares)) as pool:
+        reports = list(pool.map(lambda g: crawl(store, settings, g, concurrency=plan.concurrency), plan.shares))
     report = CrawlReport()
     for part in reports:
         report = report.merge(part)

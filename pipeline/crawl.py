@@ -41,14 +41,18 @@ if TYPE_CHECKING:  # a crawl run archives its new drafts (and may ask the assist
     from pipeline.duplicates import DuplicateReport
 
 __all__ = [
+    "AfterCrawl",
+    "CrawlPlan",
     "CrawlReport",
     "CrawlRun",
     "Outcome",
     "SourceReport",
+    "after_crawl",
     "crawl",
     "crawl_async",
     "extract_one",
     "host_groups",
+    "plan_crawl",
     "registry_entries",
     "share_concurrency",
     "write_feed_text",
@@ -445,6 +449,47 @@ def registry_entries(store: Store) -> tuple[list[SourceEntry], list[Fault]]:
 def share_concurrency(settings: Settings, groups: int) -> int:
     """Each of `groups` concurrent crawls gets its share of the global bound (never more in all)."""
     return max(1, settings.concurrency // max(1, groups))
+
+
+@dataclass(frozen=True)
+class CrawlPlan:
+    """How a crawl run goes: the registry's sources in shares (each host wholly in one), how many requests
+    each share makes at once, and the registry's faults (entries not crawled)."""
+
+    entries: list[SourceEntry]
+    shares: list[list[SourceEntry]]
+    concurrency: int
+    faults: list[Fault]
+
+
+def plan_crawl(store: Store, settings: Settings) -> CrawlPlan:
+    """The registry read and split for a run (`crawl_task_groups` shares, `concurrency` between them)."""
+    entries, faults = registry_entries(store)
+    shares = host_groups(entries, settings.crawl_task_groups)
+    return CrawlPlan(entries, shares, share_concurrency(settings, len(shares)), faults)
+
+
+@dataclass(frozen=True)
+class AfterCrawl:
+    """What a crawl run does next with the drafts it wrote (each part of a split document included): the new
+    ones' sources captured, the new and updated ones checked for duplicates and, when the settings ask, put
+    to the writer assist; `warning`: a setting asks for the assist that has no model to ask."""
+
+    archive: list[str]
+    duplicates: list[str]
+    assist: list[str]
+    warning: str | None = None
+
+
+def after_crawl(report: CrawlReport, settings: Settings, *, archive_new: bool = True) -> AfterCrawl:
+    """The follow-ups of a crawl (`AfterCrawl`), from its report and the settings."""
+    new = [d for s in report.sources if s.outcome == "new" for d in (s.draft_id, *s.parts)]
+    changed = [d for s in report.sources if s.outcome in ("new", "updated") for d in (s.draft_id, *s.parts)]
+    warning = None
+    if settings.assist_after_crawl and not settings.assist_configured:
+        warning = "INCIDENTLIB_ASSIST_AFTER_CRAWL is set, but no model: set INCIDENTLIB_LLM_URL and _MODEL"
+    ask = changed if settings.assist_after_crawl and settings.assist_configured else []
+    return AfterCrawl(new if archive_new else [], changed, ask, warning)
 
 
 def extract_one(

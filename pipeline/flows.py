@@ -192,19 +192,16 @@ def crawl(root: str | None = None, archive_new: bool = True) -> crawling.CrawlRu
     logger = get_run_logger()
     settings, store = _open_root(root)
     with _recorded(store, "crawl") as counts:
-        entries, faults = crawling.registry_entries(store)
-        for fault in faults:
+        plan = crawling.plan_crawl(store, settings)
+        for fault in plan.faults:
             logger.warning("registry: %s", fault)
-        groups = crawling.host_groups(entries, settings.crawl_task_groups)
-        concurrency = crawling.share_concurrency(settings, len(groups))
-
         key = f"crawl-{uuid.uuid4().hex}"  # this run's alone, whatever else runs in this process
         progress = _progress[key] = Progress("crawl", "crawl-progress")
-        progress.plan(len(entries))
+        progress.plan(len(plan.entries))
         try:
             futures = [
-                crawl_hosts.submit(str(store.root), [e.model_dump(mode="json") for e in group], concurrency, key)
-                for group in groups
+                crawl_hosts.submit(str(store.root), [e.model_dump(mode="json") for e in share], plan.concurrency, key)
+                for share in plan.shares
             ]
             report = crawling.CrawlReport()
             for share in _results(futures):
@@ -217,17 +214,16 @@ def crawl(root: str | None = None, archive_new: bool = True) -> crawling.CrawlRu
         logger.info("crawl: %s", ", ".join(f"{n} {name}" for name, n in report.counts().items()))
         # Every other source is done and the summary is published: now the bugs are shown.
         raise_unexpected(report.errors, "sources")
-        run = crawling.CrawlRun(report, faults)
-        new_drafts = [d for s in report.sources if s.outcome == "new" for d in (s.draft_id, *s.parts)]
-        if new_drafts and archive_new:
-            run.archive = archive_sources(str(store.root), new_drafts)
-        changed = [d for s in report.sources if s.outcome in ("new", "updated") for d in (s.draft_id, *s.parts)]
-        if changed:
-            run.duplicates = check_duplicates(str(store.root), changed)
-        if settings.assist_after_crawl and not settings.assist_configured:
-            logger.warning("INCIDENTLIB_ASSIST_AFTER_CRAWL is set, but no model: set INCIDENTLIB_LLM_URL and _MODEL")
-        elif changed and settings.assist_after_crawl:
-            run.assist = assist_drafts(str(store.root), changed)
+        run = crawling.CrawlRun(report, plan.faults)
+        then = crawling.after_crawl(report, settings, archive_new=archive_new)
+        if then.archive:
+            run.archive = archive_sources(str(store.root), then.archive)
+        if then.duplicates:
+            run.duplicates = check_duplicates(str(store.root), then.duplicates)
+        if then.warning:
+            logger.warning(then.warning)
+        if then.assist:
+            run.assist = assist_drafts(str(store.root), then.assist)
             raise_unexpected(run.assist.errors, "drafts")  # bugs, raised once every draft has had its turn
         return run
 

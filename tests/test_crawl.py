@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from documents import POSTMORTEM_MD
 
-from pipeline.crawl import crawl, extract_one, host_groups
+from pipeline.crawl import CrawlReport, SourceReport, after_crawl, crawl, extract_one, host_groups
 from pipeline.draft import new_draft
 from pipeline.errors import FetchError
 from pipeline.ids import draft_id_for
@@ -409,3 +409,27 @@ def test_a_page_whose_headings_separate_incidents_gets_one_draft_for_each(
     assert report.sources[0].outcome == "unchanged" and store.exists("draft", parts[0])
     whole = store.read_draft(page_id).text or ""
     assert store.read_draft(parts[0]).text == whole[page.incidents[0].start : page.incidents[1].start].strip()
+
+
+def test_after_a_crawl_new_drafts_are_captured_and_new_or_updated_ones_checked_and_asked_about() -> None:
+    report = CrawlReport(
+        [
+            SourceReport("https://example.org/a", "a-1", "new", parts=["a-2"]),
+            SourceReport("https://example.org/b", "b-1", "updated"),
+            SourceReport("https://example.org/c", "c-1", "unchanged"),
+            SourceReport("https://example.org/d", "d-1", "failed"),
+        ]
+    )
+    plain = Settings(root=Path("/nowhere"))
+    then = after_crawl(report, plain)
+    assert (then.archive, then.duplicates, then.assist, then.warning) == (
+        ["a-1", "a-2"],
+        ["a-1", "a-2", "b-1"],
+        [],
+        None,
+    )
+    assert after_crawl(report, plain, archive_new=False).archive == []
+    asking = plain.model_copy(update={"assist_after_crawl": True})
+    assert after_crawl(report, asking).assist == [] and "no model" in (after_crawl(report, asking).warning or "")
+    model = asking.model_copy(update={"llm_url": "http://127.0.0.1:9/v1", "llm_model": "m"})
+    assert after_crawl(report, model).assist == ["a-1", "a-2", "b-1"] and after_crawl(report, model).warning is None
