@@ -53,7 +53,7 @@ from pipeline.errors import (
 from pipeline.models import ArchiveState, ArchiveStatus, utc_now
 from pipeline.reasons import Reason
 from pipeline.settings import Settings
-from pipeline.wayback import CdxResult, CdxRow, JobState, WaybackClient, snapshot_url
+from pipeline.wayback import CdxResult, CdxRow, JobState, WaybackClient, snapshot_timestamp, snapshot_url
 
 __all__ = [
     "HOST_PAUSES",
@@ -474,8 +474,8 @@ class Archiver:
             return _waiting(state, state.reason or Reason.NOT_TRIED)  # the run's deadline: the next run
         # 1. captured, not yet seen in the index: confirm that very capture, not another.
         if state.status == ArchiveStatus.CAPTURED and recorded:
-            stamp = recorded.split("/web/", 1)[1].split("/", 1)[0] if "/web/" in recorded else ""
-            row = await self.at(state.captured_url or url, stamp) if stamp.isdigit() else None
+            stamp = snapshot_timestamp(recorded)
+            row = await self.at(state.captured_url or url, stamp) if stamp else None
             if row is not None:
                 return _from_row(state, row, outcome="confirmed", url=url)
             return Step(state, recorded, "unconfirmed")

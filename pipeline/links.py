@@ -45,7 +45,7 @@ from pipeline.models import ArchiveState, ArchiveStatus, Case, Draft, LinkState,
 from pipeline.reasons import Reason
 from pipeline.settings import Settings
 from pipeline.store import Store
-from pipeline.wayback import CdxRow, WaybackClient, snapshot_timestamp
+from pipeline.wayback import ArchivedUrl, CdxRow, WaybackClient, snapshot_timestamp
 
 __all__ = ["LinkReport", "RefreshReport", "links", "refresh"]
 
@@ -169,9 +169,10 @@ class _Compared:
     @classmethod
     def of_link(cls, link: str) -> _Compared | None:
         """A recorded `<base>/web/<timestamp>/<url>` link's capture; None for a link of another shape."""
-        stamp = snapshot_timestamp(link)
-        original = link.split("/web/", 1)[1].partition("/")[2] if stamp else ""
-        return cls(stamp, original, link) if stamp and original else None
+        archived = ArchivedUrl.parse(link)
+        if archived is None or archived.flags or not archived.original:
+            return None
+        return cls(archived.stamp, archived.original, link)
 
 
 class _Refresher:

@@ -2,6 +2,7 @@
 
     client.py   Save Page Now 2 (captures and their jobs), playback, one request's rules
     cdx.py      the index: every capture of a URL or a folder, page after page
+    urls.py     a capture's link, parsed: `<base>/web/<stamp><flags>/<original>`
     limits.py   the rates and the breaker every call of the process shares
 
 waybackpy's save no longer works (it uses the anonymous capture that is gone) and its
@@ -21,8 +22,10 @@ from pipeline.wayback.client import (
     spn_reason,
 )
 from pipeline.wayback.limits import Breaker, RateLimiter
+from pipeline.wayback.urls import ArchivedUrl
 
 __all__ = [
+    "ArchivedUrl",
     "Breaker",
     "CdxResult",
     "CdxRow",

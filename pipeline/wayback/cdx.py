@@ -41,6 +41,7 @@ from pipeline.errors import WaybackError, WaybackUnavailable
 from pipeline.models import check_url
 from pipeline.surt import surt_key
 from pipeline.wayback.limits import Limits, RateLimiter
+from pipeline.wayback.urls import ArchivedUrl
 
 
 class _Caller(Protocol):
@@ -88,15 +89,13 @@ PUBLIC_WAYBACK = "https://web.archive.org"
 
 def snapshot_url(timestamp: str, url: str, base: str = PUBLIC_WAYBACK) -> str:
     """The link a reader follows: https://web.archive.org/web/<timestamp>/<url> (`base` for another)."""
-    return f"{base}/web/{timestamp}/{url}"
+    return str(ArchivedUrl(base, timestamp, "", url))
 
 
 def snapshot_timestamp(link: str | None) -> str | None:
-    """The timestamp of a link `snapshot_url` made; None for anything else."""
-    if not link or "/web/" not in link:
-        return None
-    stamp = link.split("/web/", 1)[1].split("/", 1)[0]
-    return stamp if stamp.isdigit() else None
+    """The timestamp of a link `snapshot_url` made (no flags after it); None for anything else."""
+    archived = ArchivedUrl.parse(link) if link else None
+    return archived.stamp if archived is not None and not archived.flags else None
 
 
 @dataclass(frozen=True)

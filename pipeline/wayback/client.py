@@ -61,6 +61,7 @@ from pipeline.retry_after import retry_after_seconds
 from pipeline.settings import Settings
 from pipeline.wayback.cdx import CdxResult, read_index, snapshot_timestamp, snapshot_url
 from pipeline.wayback.limits import RateLimiter, limits_for
+from pipeline.wayback.urls import ArchivedUrl
 
 __all__ = [
     "CONNECTIONS",
@@ -560,7 +561,9 @@ class WaybackClient:
         A memento (an answer with `Memento-Datetime`) is a capture whatever its archived status;
         the archive's redirect to the nearest capture leads to one; its exclusion page, a 404 or
         another page of its own does not. When the archive cannot say now, the link is kept."""
-        path = "/web/" + link.split("/web/", 1)[-1]
+        archived = ArchivedUrl.parse(link)
+        # A link of another shape is asked for as it always was: what follows its `/web/`, or it whole.
+        path = archived.path if archived is not None else "/web/" + link.split("/web/", 1)[-1]
         try:
             response = await self.call("web", "GET", path, None, accept="*/*")
         except WaybackError:
@@ -579,7 +582,8 @@ class WaybackClient:
         the archive's own WaybackError. With `exact`, the capture at `timestamp` or nothing: the
         archive's own redirect to another capture (it does not serve that one, or not yet) raises
         WaybackError."""
-        path = f"/web/{timestamp}id_/{original}"
+        asked = ArchivedUrl("", timestamp, "id_", original).path
+        path = asked
         seen = {path}
         for hop in range(_PLAYBACK_HOPS):
             response = await self.call("web", "GET", path, None, accept="*/*")
@@ -605,7 +609,7 @@ class WaybackClient:
                 raise WaybackError(f"{path}: the archived redirects lead in a loop", url=original)
             seen.add(target)
             path = target
-        raise WaybackError(f"/web/{timestamp}id_/{original}: more than {_PLAYBACK_HOPS} redirects", url=original)
+        raise WaybackError(f"{asked}: more than {_PLAYBACK_HOPS} redirects", url=original)
 
 
 # Redirects `capture_bytes` follows at most: the archive's own to the nearest capture, then the
@@ -632,14 +636,13 @@ def _playback_target(path: str, location: str | None, archive_hosts: Collection[
     parts = urlsplit(location)
     if parts.netloc.lower() in archive_hosts or not (parts.scheme or parts.netloc):
         rest = location.split(parts.netloc, 1)[1] if parts.netloc else location
-        if _ARCHIVE_PATH.match(rest):
+        into_archive = ArchivedUrl.parse(rest)
+        if into_archive is not None and not into_archive.base:  # `/web/`, a stamp, a mode, `/`: a path of its own
             return rest
-    stamp, _, original = path.removeprefix("/web/").partition("/")
-    target = urljoin(original, location)
+    redirected = ArchivedUrl.parse(path)
+    if redirected is None:  # not a path into the archive (`capture_bytes` asks for none other)
+        return None
+    target = urljoin(redirected.original, location)
     if urlsplit(target).scheme not in ("http", "https"):
         return None
-    return f"/web/{stamp}/{target}"
-
-
-# A path into the archive: `/web/`, a timestamp (14 digits at most), a mode (`id_`, `im_`, …), `/`.
-_ARCHIVE_PATH = re.compile(r"/web/\d{1,14}[a-z_]*/")
+    return ArchivedUrl("", redirected.stamp, redirected.flags, target).path
