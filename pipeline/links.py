@@ -36,7 +36,7 @@ from urllib.parse import urlsplit
 
 from pipeline import interrupt
 from pipeline.batch import each, raise_unexpected, tally
-from pipeline.capture import Archiver, Step
+from pipeline.capture import Archiver, CaptureOutcome, Step
 from pipeline.errors import ArchivedErrorPage, ExtractError, InvalidRecord, WaybackError, WaybackExcluded
 from pipeline.extract import decode_text, extract
 from pipeline.fetch import Fetcher, FetchResult, fetch_url_for
@@ -347,7 +347,7 @@ class _Refresher:
         step = await self.archiver.capture(None, url, ArchiveState(), not_within_s=None, newer_than=known_stamp)
         if step.archived is None:
             reason = step.state.reason or Reason.CAPTURE_FAILED
-            outcome = "failed" if step.outcome == "failed" else "waiting"
+            outcome = "failed" if step.outcome == CaptureOutcome.FAILED else "waiting"
             # Keep the old validators: a 304 next time must not hide a change still not captured.
             kept = {"etag": previous.etag, "last_modified": previous.last_modified} if previous else {}
             state = state.model_copy(update={"etag": None, "last_modified": None, **kept})
