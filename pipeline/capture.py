@@ -54,7 +54,7 @@ from pipeline.errors import (
 from pipeline.models import ArchiveState, ArchiveStatus, utc_now
 from pipeline.reasons import Reason
 from pipeline.settings import Settings
-from pipeline.wayback import CdxResult, CdxRow, JobState, WaybackClient, snapshot_timestamp, snapshot_url
+from pipeline.wayback import ArchivedUrl, CdxResult, CdxRow, JobState, WaybackClient, snapshot_timestamp
 
 __all__ = [
     "HOST_PAUSES",
@@ -201,9 +201,8 @@ class Step:
     outcome: CaptureOutcome
 
 
-def _captured(
-    state: ArchiveState, link: str, original: str, *, outcome: CaptureOutcome, confirmed: bool, url: str
-) -> Step:
+def _captured(state: ArchiveState, capture: ArchivedUrl, *, outcome: CaptureOutcome, confirmed: bool, url: str) -> Step:
+    original = capture.original
     confirming = outcome == CaptureOutcome.CONFIRMED
     new = state.model_copy(
         update={
@@ -219,11 +218,11 @@ def _captured(
             "captured_url": original if original != url else None,
         }
     )
-    return Step(new, link, outcome)
+    return Step(new, str(capture), outcome)
 
 
 def _from_row(state: ArchiveState, row: CdxRow, *, outcome: CaptureOutcome, url: str) -> Step:
-    return _captured(state, row.link, row.original, outcome=outcome, confirmed=True, url=url)
+    return _captured(state, row.archived_url, outcome=outcome, confirmed=True, url=url)
 
 
 def _waiting(state: ArchiveState, reason: Reason, detail: str | None = None, **update: object) -> Step:
@@ -497,7 +496,7 @@ class Archiver:
         # 2. a job an earlier run left: poll it while the service remembers it; after, look in the index.
         if state.job_submitted_at:
             if state.job_id and utc_now() - state.job_submitted_at < _JOB_MEMORY:
-                return await self.poll(draft_id, url, state, state.job_id, state.job_submitted_at)
+                return await self.poll(draft_id, url, state)
             row = await self.newest(url, state.job_submitted_at - timedelta(minutes=1))
             if row is not None:
                 return _from_row(state, row, outcome=CaptureOutcome.CAPTURED, url=url)
@@ -609,7 +608,7 @@ class Archiver:
         )
         await self.save(draft_id, url, Step(submitted, None, CaptureOutcome.WAITING))
         try:
-            step = await self.poll(draft_id, url, submitted, answer.job_id, submitted_at, newer_than=newer_than)
+            step = await self.poll(draft_id, url, submitted, newer_than=newer_than)
         finally:
             self.sessions.give_back(job_ended=True)
         if answer.earlier and step.outcome == CaptureOutcome.CAPTURED:
@@ -648,18 +647,13 @@ class Archiver:
             _log.warning("archive: captures of %s are paused by the archive; its sources wait", _host(url))
         return _waiting(state, reason, detail, job_id=None, job_submitted_at=None)
 
-    async def poll(
-        self,
-        draft_id: str | None,
-        url: str,
-        state: ArchiveState,
-        job_id: str,
-        submitted_at: datetime,
-        *,
-        newer_than: str | None = None,
-    ) -> Step:
-        """Look at a job until it ends, more seldom as it ages; still pending at the run's patience,
-        it is kept for the next run (`submitted`)."""
+    async def poll(self, draft_id: str | None, url: str, state: ArchiveState, *, newer_than: str | None = None) -> Step:
+        """Look at the source's job (`state.job_id`, submitted at `state.job_submitted_at`) until it
+        ends, more seldom as it ages; still pending at the run's patience, it is kept for the next
+        run (`submitted`)."""
+        job_id, submitted_at = state.job_id, state.job_submitted_at
+        if job_id is None or submitted_at is None:
+            raise ValueError(f"{url}: no job to poll")  # a bug: a job is polled only once its state keeps it
         s = self.settings
         loop = asyncio.get_running_loop()
         deadline = loop.time() + min(s.poll_timeout_s, self.client.left())  # no later than the run's own
@@ -687,8 +681,8 @@ class Archiver:
                     # The archive answered with a capture no newer than the recorded one.
                     return _waiting(state, Reason.CAPTURE_NOT_NEWER, job.timestamp, job_id=None, job_submitted_at=None)
                 # Recorded now; the index may show it only later, when a pass confirms it.
-                link = snapshot_url(job.timestamp, original, self.settings.wayback_public_url)
-                return _captured(state, link, original, outcome=CaptureOutcome.CAPTURED, confirmed=False, url=url)
+                capture = ArchivedUrl(self.settings.wayback_public_url, job.timestamp, "", original)
+                return _captured(state, capture, outcome=CaptureOutcome.CAPTURED, confirmed=False, url=url)
             if job is not None and job.status == "error":
                 return self._judged(url, state, job.error or Reason.SERVICE_ERROR, job.detail)
             expired = utc_now() - submitted_at >= _JOB_MEMORY

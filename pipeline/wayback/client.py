@@ -59,8 +59,9 @@ from pipeline.errors import (
 from pipeline.reasons import Reason
 from pipeline.retry_after import retry_after_seconds
 from pipeline.settings import Settings
-from pipeline.wayback.cdx import CdxResult, read_index, snapshot_timestamp, snapshot_url
+from pipeline.wayback.cdx import CdxQuery, CdxResult, read_index, snapshot_timestamp, snapshot_url
 from pipeline.wayback.limits import RateLimiter, limits_for
+from pipeline.wayback.request import ArchiveRequest
 from pipeline.wayback.urls import ArchivedUrl
 
 __all__ = [
@@ -426,18 +427,7 @@ class WaybackClient:
             return False
         return await self.sleep(pause)
 
-    async def call(
-        self,
-        kind: str,
-        method: str,
-        path: str,
-        limiter: RateLimiter | None,
-        *,
-        auth: bool = False,
-        params: list[tuple[str, str]] | None = None,
-        data: dict[str, str] | None = None,
-        accept: str = "application/json",
-    ) -> httpx.Response:
+    async def call(self, request: ArchiveRequest) -> httpx.Response:
         """One request: the breaker and the rate first, then 429, 401, 5xx and refusals sorted out.
 
         A playback answer with `Memento-Datetime` is returned as it is, whatever its status: it is
@@ -449,15 +439,16 @@ class WaybackClient:
         again after a pause (`_again`), each try behind the breaker and the rate; what is still
         trouble after the last raises WaybackUnavailable, the archive not taken for out.
         """
+        method, path = request.method, request.path
         attempt = 0
         while True:
-            await self.pace(limiter, path)
-            self.requests[kind] += 1
-            headers = {"Accept": accept, **(self._auth() if auth else {})}
+            await self.pace(request.limiter, path)
+            self.requests[request.kind] += 1
+            headers = {"Accept": request.accept, **(self._auth() if request.auth else {})}
             try:
-                query = httpx.QueryParams(tuple(params)) if params else None
+                query = httpx.QueryParams(tuple(request.params)) if request.params else None
                 response = await self._send(
-                    method, path, paced=limiter is not None, headers=headers, params=query, data=data
+                    method, path, paced=request.limiter is not None, headers=headers, params=query, data=request.data
                 )
             except httpx.PoolTimeout:
                 # A wait for a connection of the client's own pool: its congestion, not the service's answer.
@@ -507,7 +498,9 @@ class WaybackClient:
         # `_t`: "To avoid getting a stale cache response" (the SPN2 document, "User status"): a
         # cached count of free sessions would start jobs the account has no session for.
         params = [("_t", str(time.time_ns() // 1_000_000))]
-        response = await self.call("user", "GET", "/save/status/user", self.limits.polls, auth=True, params=params)
+        response = await self.call(
+            ArchiveRequest("user", "GET", "/save/status/user", self.limits.polls, auth=True, params=params)
+        )
         data = _json(response, "/save/status/user")
         try:
             return UserStatus(
@@ -528,11 +521,13 @@ class WaybackClient:
             form["if_not_archived_within"] = str(int(not_within_s))
         if self.settings.capture_limit:
             await _global_capture_slot(self.settings.capture_limit)
-        response = await self.call("save", "POST", "/save", self.limits.captures, auth=True, data=form)
+        response = await self.call(ArchiveRequest("save", "POST", "/save", self.limits.captures, auth=True, data=form))
         return read_answer(_json(response, "/save"))
 
     async def job(self, job_id: str) -> JobState:
-        response = await self.call("status", "GET", f"/save/status/{job_id}", self.limits.polls, auth=True)
+        response = await self.call(
+            ArchiveRequest("status", "GET", f"/save/status/{job_id}", self.limits.polls, auth=True)
+        )
         return read_job(_json(response, "/save/status/<job>"))
 
     # ------------------------------------------------------------ the index (CDX)
@@ -549,9 +544,8 @@ class WaybackClient:
         """Every capture of `url` (or of every URL under it, with `prefix`; of those payloads only,
         with `digests`) the index holds, revisits included, in as many pages as it takes, each
         behind the breaker and the index's rate."""
-        return await read_index(
-            self, url, prefix=prefix, since=since, until=until, digests=digests, base=self.settings.wayback_public_url
-        )
+        query = CdxQuery(url, prefix=prefix, since=since, until=until, digests=frozenset(digests))
+        return await read_index(self, query, base=self.settings.wayback_public_url)
 
     # ------------------------------------------------------------ playback
 
@@ -565,7 +559,7 @@ class WaybackClient:
         # A link of another shape is asked for as it always was: what follows its `/web/`, or it whole.
         path = archived.path if archived is not None else "/web/" + link.split("/web/", 1)[-1]
         try:
-            response = await self.call("web", "GET", path, None, accept="*/*")
+            response = await self.call(ArchiveRequest("web", "GET", path, accept="*/*"))
         except WaybackError:
             return True  # cannot tell now: keep the link
         if "Memento-Datetime" in response.headers:
@@ -586,7 +580,7 @@ class WaybackClient:
         path = asked
         seen = {path}
         for hop in range(_PLAYBACK_HOPS):
-            response = await self.call("web", "GET", path, None, accept="*/*")
+            response = await self.call(ArchiveRequest("web", "GET", path, accept="*/*"))
             memento = "Memento-Datetime" in response.headers
             if 200 <= response.status_code < 300 and memento:  # a 203 or 206 is the page too
                 return response.content
