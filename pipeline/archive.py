@@ -27,7 +27,7 @@ from typing import Any
 
 from pipeline import interrupt
 from pipeline.batch import each, raise_unexpected, tally, tally_reasons
-from pipeline.capture import SOURCE_TROUBLE, Archiver, Outcome, Step, waits_for_service
+from pipeline.capture import SOURCE_TROUBLE, Archiver, CaptureOutcome, Step, waits_for_service
 from pipeline.errors import InvalidRecord, LockBusy, RecordNotFound
 from pipeline.models import ArchiveState, ArchiveStatus, Draft
 from pipeline.reasons import Reason
@@ -47,7 +47,7 @@ _TRIED_AGAIN = SOURCE_TROUBLE | {Reason.SERVICE_ERROR}
 class SourceArchive:
     draft_id: str
     url: str
-    outcome: Outcome
+    outcome: CaptureOutcome
     reason: Reason | None = None
     archived: str | None = None
 
@@ -66,13 +66,13 @@ class ArchiveReport:
         return self.problem not in (Reason.NO_KEYS, Reason.BAD_KEYS)
 
     def counts(self) -> dict[str, int]:
-        return tally((s.outcome for s in self.sources), Outcome)
+        return tally((s.outcome for s in self.sources), CaptureOutcome)
 
     def failures(self) -> dict[str, int]:
-        return tally_reasons(((s.outcome, s.reason) for s in self.sources), "failed")
+        return tally_reasons(((s.outcome, s.reason) for s in self.sources), CaptureOutcome.FAILED)
 
     def waiting(self) -> dict[str, int]:
-        return tally_reasons(((s.outcome, s.reason) for s in self.sources), "waiting")
+        return tally_reasons(((s.outcome, s.reason) for s in self.sources), CaptureOutcome.WAITING)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -172,7 +172,7 @@ async def archive_async(
             # The source's server misbehaving, or the service's passing trouble (a submit's answer cut
             # off, a 5xx), is tried again in this run too, after a doubling pause with jitter.
             for retry in range(settings.in_run_retries):
-                if step.outcome != "waiting" or step.state.reason not in _TRIED_AGAIN:
+                if step.outcome != CaptureOutcome.WAITING or step.state.reason not in _TRIED_AGAIN:
                     break
                 pause = min(settings.poll_interval_s * 2**retry, 60.0) * random.uniform(0.5, 1.5)
                 if pause >= client.left() or not await client.sleep(pause):
@@ -183,7 +183,7 @@ async def archive_async(
             return SourceArchive(draft_ids[0], url, step.outcome, step.state.reason, step.archived)
 
         def failed(url: str, exc: Exception) -> SourceArchive:
-            return SourceArchive(work[url][0][0], url, "failed", Reason.INTERNAL_ERROR)
+            return SourceArchive(work[url][0][0], url, CaptureOutcome.FAILED, Reason.INTERNAL_ERROR)
 
         report.sources, report.errors = await each(work, one, failed, on_source)
         report.requests = dict(client.requests)

@@ -21,6 +21,7 @@ from prefect.artifacts import (
 )
 
 from pipeline.archive import ArchiveReport
+from pipeline.capture import CaptureOutcome
 from pipeline.crawl import CrawlReport
 from pipeline.discover import DiscoverReport
 from pipeline.links import RefreshReport
@@ -132,10 +133,11 @@ def publish_archive_summary(report: ArchiveReport) -> None:
         lines += ["Another archive run of this data root was capturing: nothing done, the sources wait.", ""]
     elif report.problem is not None:
         lines += [f"Captures stopped ({report.problem}): existing captures were looked up, new ones wait.", ""]
-    captured = [s for s in report.sources if s.archived and s.outcome in ("captured", "reused", "confirmed")]
+    kept = (CaptureOutcome.CAPTURED, CaptureOutcome.REUSED, CaptureOutcome.CONFIRMED)
+    captured = [s for s in report.sources if s.archived and s.outcome in kept]
     if captured:
         lines += ["## Captures", ""] + [f"- [{s.url}]({s.archived}) ({s.outcome})" for s in captured]
-    failed = [s for s in report.sources if s.outcome == "failed"]
+    failed = [s for s in report.sources if s.outcome == CaptureOutcome.FAILED]
     if failed:
         lines += ["", "## Failures", ""] + [f"- **{s.reason}** {s.url}" for s in failed]
     create_markdown_artifact(key="archive-report", markdown="\n".join(lines), description="Captures and failures")

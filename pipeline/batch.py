@@ -9,8 +9,8 @@ result. An unexpected one is a bug: the item gets its `failed` result (reason
 `internal-error`), the others go on, and once every item has had its turn the bugs are
 raised together as one ExceptionGroup, so Prefect shows the run failed, with tracebacks.
 
-A report's counts are tallied from the Literal of its outcomes, so that every outcome
-has its line, zero or not, in the order the Literal gives.
+A report's counts are tallied from the Literal (or the StrEnum) of its outcomes, so that
+every outcome has its line, zero or not, in the order the Literal or the enum gives.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import asyncio
 import logging
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable
+from enum import EnumType
 from typing import Any, TypeVar, get_args
 
 __all__ = ["each", "raise_unexpected", "tally", "tally_reasons"]
@@ -66,9 +67,10 @@ def raise_unexpected(errors: list[Exception], what: str) -> None:
 
 
 def tally(outcomes: Iterable[str], literal: Any) -> dict[str, int]:
-    """How many of each outcome of `literal` (a typing.Literal), every one of them listed."""
+    """How many of each outcome of `literal` (a typing.Literal, or a StrEnum), every one of them listed."""
     counted = Counter(outcomes)
-    return {name: counted.get(name, 0) for name in get_args(literal)}
+    names = list(map(str, literal)) if isinstance(literal, EnumType) else get_args(literal)
+    return {name: counted.get(name, 0) for name in names}
 
 
 def tally_reasons(pairs: Iterable[tuple[str, str | None]], outcome: str) -> dict[str, int]:

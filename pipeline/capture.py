@@ -38,6 +38,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from enum import StrEnum
 from typing import Literal
 from urllib.parse import urlsplit
 
@@ -53,7 +54,7 @@ from pipeline.errors import (
 from pipeline.models import ArchiveState, ArchiveStatus, utc_now
 from pipeline.reasons import Reason
 from pipeline.settings import Settings
-from pipeline.wayback import CdxResult, CdxRow, JobState, WaybackClient, snapshot_url
+from pipeline.wayback import ArchivedUrl, CdxResult, CdxRow, JobState, WaybackClient, snapshot_timestamp
 
 __all__ = [
     "HOST_PAUSES",
@@ -61,8 +62,8 @@ __all__ = [
     "SOURCE_FAILS",
     "SOURCE_TROUBLE",
     "Archiver",
+    "CaptureOutcome",
     "Judgement",
-    "Outcome",
     "Step",
     "archived_status_reason",
     "judgement",
@@ -71,7 +72,18 @@ __all__ = [
 
 _log = logging.getLogger("incidentlib.archive")
 
-Outcome = Literal["captured", "reused", "confirmed", "submitted", "unconfirmed", "waiting", "failed"]
+
+class CaptureOutcome(StrEnum):
+    """What one step of a source's way to a capture came to; a report counts them in this order."""
+
+    CAPTURED = "captured"  # a new capture, made by a job this run or an earlier one submitted
+    REUSED = "reused"  # a capture the archive already held, young enough, kept instead of a new one
+    CONFIRMED = "confirmed"  # the capture recorded earlier, seen in the index at last
+    SUBMITTED = "submitted"  # a job still running when the run stopped waiting: the next run polls it
+    UNCONFIRMED = "unconfirmed"  # the capture recorded earlier, not in the index yet: looked for next run
+    WAITING = "waiting"  # no capture now (the archive's trouble, or attempts left): a later run tries again
+    FAILED = "failed"  # the source's own answer for good, or its last attempt used: not tried again
+
 
 # The rule, in one place (the manual's table of every code, docs/archive.md, is checked against it):
 # only a source's own answer fails it or counts against it; anything else waits.
@@ -186,10 +198,12 @@ class Step:
 
     state: ArchiveState
     archived: str | None
-    outcome: Outcome
+    outcome: CaptureOutcome
 
 
-def _captured(state: ArchiveState, link: str, original: str, *, outcome: Outcome, confirmed: bool, url: str) -> Step:
+def _captured(state: ArchiveState, capture: ArchivedUrl, *, outcome: CaptureOutcome, confirmed: bool, url: str) -> Step:
+    original = capture.original
+    confirming = outcome == CaptureOutcome.CONFIRMED
     new = state.model_copy(
         update={
             "status": ArchiveStatus.CAPTURED,
@@ -197,18 +211,18 @@ def _captured(state: ArchiveState, link: str, original: str, *, outcome: Outcome
             "detail": None,
             "job_id": None,
             "job_submitted_at": None,
-            "captured_at": state.captured_at if outcome == "confirmed" and state.captured_at else utc_now(),
-            "reused": outcome == "reused" or (state.reused and outcome == "confirmed"),
+            "captured_at": state.captured_at if confirming and state.captured_at else utc_now(),
+            "reused": outcome == CaptureOutcome.REUSED or (state.reused and confirming),
             "confirmed": confirmed,
             # A redirect made the capture's URL differ from the source's: keep both.
             "captured_url": original if original != url else None,
         }
     )
-    return Step(new, link, outcome)
+    return Step(new, str(capture), outcome)
 
 
-def _from_row(state: ArchiveState, row: CdxRow, *, outcome: Outcome, url: str) -> Step:
-    return _captured(state, row.link, row.original, outcome=outcome, confirmed=True, url=url)
+def _from_row(state: ArchiveState, row: CdxRow, *, outcome: CaptureOutcome, url: str) -> Step:
+    return _captured(state, row.archived_url, outcome=outcome, confirmed=True, url=url)
 
 
 def _waiting(state: ArchiveState, reason: Reason, detail: str | None = None, **update: object) -> Step:
@@ -216,7 +230,7 @@ def _waiting(state: ArchiveState, reason: Reason, detail: str | None = None, **u
     return Step(
         state.model_copy(update={"status": ArchiveStatus.PENDING, "reason": reason, "detail": detail, **update}),
         None,
-        "waiting",
+        CaptureOutcome.WAITING,
     )
 
 
@@ -228,7 +242,7 @@ def _failed(state: ArchiveState, reason: Reason, detail: str | None = None) -> S
         "job_id": None,
         "job_submitted_at": None,
     }
-    return Step(state.model_copy(update=update), None, "failed")
+    return Step(state.model_copy(update=update), None, CaptureOutcome.FAILED)
 
 
 def _attempted(state: ArchiveState, reason: Reason, detail: str | None, max_attempts: int) -> Step:
@@ -468,30 +482,30 @@ class Archiver:
             if self.client.out is not None:
                 self._unreachable(self.client.out)
             if recorded and state.status == ArchiveStatus.CAPTURED:
-                return Step(state, recorded, "unconfirmed")
+                return Step(state, recorded, CaptureOutcome.UNCONFIRMED)
             if self.unreachable:
                 return _waiting(state, Reason.SERVICE_UNREACHABLE)
             return _waiting(state, state.reason or Reason.NOT_TRIED)  # the run's deadline: the next run
         # 1. captured, not yet seen in the index: confirm that very capture, not another.
         if state.status == ArchiveStatus.CAPTURED and recorded:
-            stamp = recorded.split("/web/", 1)[1].split("/", 1)[0] if "/web/" in recorded else ""
-            row = await self.at(state.captured_url or url, stamp) if stamp.isdigit() else None
+            stamp = snapshot_timestamp(recorded)
+            row = await self.at(state.captured_url or url, stamp) if stamp else None
             if row is not None:
-                return _from_row(state, row, outcome="confirmed", url=url)
-            return Step(state, recorded, "unconfirmed")
+                return _from_row(state, row, outcome=CaptureOutcome.CONFIRMED, url=url)
+            return Step(state, recorded, CaptureOutcome.UNCONFIRMED)
         # 2. a job an earlier run left: poll it while the service remembers it; after, look in the index.
         if state.job_submitted_at:
             if state.job_id and utc_now() - state.job_submitted_at < _JOB_MEMORY:
-                return await self.poll(draft_id, url, state, state.job_id, state.job_submitted_at)
+                return await self.poll(draft_id, url, state)
             row = await self.newest(url, state.job_submitted_at - timedelta(minutes=1))
             if row is not None:
-                return _from_row(state, row, outcome="captured", url=url)
+                return _from_row(state, row, outcome=CaptureOutcome.CAPTURED, url=url)
             state = state.model_copy(update={"job_id": None, "job_submitted_at": None})
         # 3. an existing capture young enough: reuse it.
         if s.reuse_capture_within_s:
             row, held = await self._since(url, utc_now() - timedelta(seconds=s.reuse_capture_within_s))
             if row is not None:
-                return _from_row(state, row, outcome="reused", url=url)
+                return _from_row(state, row, outcome=CaptureOutcome.REUSED, url=url)
             if held:
                 # The window holds captures of the URL but none of a page (a redirect's, a revisit of
                 # one): `if_not_archived_within` would count them and capture nothing, so the source
@@ -557,7 +571,7 @@ class Archiver:
         state = state.model_copy(
             update={"job_id": None, "job_submitted_at": submitted_at, "reason": Reason.SUBMITTING, "detail": None}
         )
-        await self.save(draft_id, url, Step(state, None, "waiting"))
+        await self.save(draft_id, url, Step(state, None, CaptureOutcome.WAITING))
         try:
             try:
                 answer = await self.client.submit(url, not_within_s=not_within_s)
@@ -575,7 +589,7 @@ class Archiver:
             # Ambiguous: the capture may have gone through. Look before anything else.
             row = await self.newest(url, submitted_at - timedelta(minutes=1))
             if row is not None:
-                return _from_row(state, row, outcome="captured", url=url)
+                return _from_row(state, row, outcome=CaptureOutcome.CAPTURED, url=url)
             return _waiting(state, reason, str(exc)[:300])
         if answer.error is not None:
             return await self._refused(url, state, answer.error, answer.detail, submitted_at)
@@ -585,21 +599,21 @@ class Archiver:
             window = not_within_s or self.settings.reuse_capture_within_s or 86400
             row = await self.newest(url, submitted_at - timedelta(seconds=window))
             if row is not None:
-                return _from_row(state, row, outcome="reused", url=url)
+                return _from_row(state, row, outcome=CaptureOutcome.REUSED, url=url)
             return _waiting(state, Reason.CAPTURE_NOT_YET_VISIBLE, job_submitted_at=None)
         # Durable before anything else: a run killed now polls this job next time.
         reason = Reason.CAPTURE_DELAYED if answer.delayed else Reason.JOB_SUBMITTED
         submitted = state.model_copy(
             update={"job_id": answer.job_id, "job_submitted_at": submitted_at, "reason": reason, "detail": None}
         )
-        await self.save(draft_id, url, Step(submitted, None, "waiting"))
+        await self.save(draft_id, url, Step(submitted, None, CaptureOutcome.WAITING))
         try:
-            step = await self.poll(draft_id, url, submitted, answer.job_id, submitted_at, newer_than=newer_than)
+            step = await self.poll(draft_id, url, submitted, newer_than=newer_than)
         finally:
             self.sessions.give_back(job_ended=True)
-        if answer.earlier and step.outcome == "captured":
+        if answer.earlier and step.outcome == CaptureOutcome.CAPTURED:
             # The service answered with its capture of the last hour instead of making one.
-            step.outcome = "reused"
+            step.outcome = CaptureOutcome.REUSED
             step.state = step.state.model_copy(update={"reused": True})
         return step
 
@@ -614,7 +628,7 @@ class Archiver:
         if reason == Reason.TOO_MANY_DAILY_CAPTURES:  # "already captured today": find today's capture
             row = await self.newest(url, submitted_at.replace(hour=0, minute=0, second=0, microsecond=0))
             if row is not None:
-                return _from_row(state, row, outcome="reused", url=url)
+                return _from_row(state, row, outcome=CaptureOutcome.REUSED, url=url)
             return _waiting(state, Reason.CAPTURED_TODAY_NOT_YET_VISIBLE, job_submitted_at=None)
         return self._judged(url, state, reason, detail)
 
@@ -633,18 +647,13 @@ class Archiver:
             _log.warning("archive: captures of %s are paused by the archive; its sources wait", _host(url))
         return _waiting(state, reason, detail, job_id=None, job_submitted_at=None)
 
-    async def poll(
-        self,
-        draft_id: str | None,
-        url: str,
-        state: ArchiveState,
-        job_id: str,
-        submitted_at: datetime,
-        *,
-        newer_than: str | None = None,
-    ) -> Step:
-        """Look at a job until it ends, more seldom as it ages; still pending at the run's patience,
-        it is kept for the next run (`submitted`)."""
+    async def poll(self, draft_id: str | None, url: str, state: ArchiveState, *, newer_than: str | None = None) -> Step:
+        """Look at the source's job (`state.job_id`, submitted at `state.job_submitted_at`) until it
+        ends, more seldom as it ages; still pending at the run's patience, it is kept for the next
+        run (`submitted`)."""
+        job_id, submitted_at = state.job_id, state.job_submitted_at
+        if job_id is None or submitted_at is None:
+            raise ValueError(f"{url}: no job to poll")  # a bug: a job is polled only once its state keeps it
         s = self.settings
         loop = asyncio.get_running_loop()
         deadline = loop.time() + min(s.poll_timeout_s, self.client.left())  # no later than the run's own
@@ -652,7 +661,7 @@ class Archiver:
         while True:
             if not await self.client.sleep(min(wait, max(0.0, deadline - loop.time()))) or self.ended:
                 # The archive out, or the run's deadline: the job is kept, the next run polls it.
-                return Step(state.model_copy(update={"reason": Reason.JOB_PENDING}), None, "submitted")
+                return Step(state.model_copy(update={"reason": Reason.JOB_PENDING}), None, CaptureOutcome.SUBMITTED)
             wait = min(wait * 1.5, s.poll_max_interval_s)
             job: JobState | None
             try:
@@ -660,7 +669,7 @@ class Archiver:
                 self._service_answered()
             except WaybackAuthError as exc:
                 self.stop_submitting(Reason.BAD_KEYS, str(exc))
-                return Step(state, None, "submitted")
+                return Step(state, None, CaptureOutcome.SUBMITTED)
             except WaybackError as exc:  # throttled, unavailable or unreadable: look again after a pause
                 self._service_trouble(exc)
                 job = None
@@ -672,8 +681,8 @@ class Archiver:
                     # The archive answered with a capture no newer than the recorded one.
                     return _waiting(state, Reason.CAPTURE_NOT_NEWER, job.timestamp, job_id=None, job_submitted_at=None)
                 # Recorded now; the index may show it only later, when a pass confirms it.
-                link = snapshot_url(job.timestamp, original, self.settings.wayback_public_url)
-                return _captured(state, link, original, outcome="captured", confirmed=False, url=url)
+                capture = ArchivedUrl(self.settings.wayback_public_url, job.timestamp, "", original)
+                return _captured(state, capture, outcome=CaptureOutcome.CAPTURED, confirmed=False, url=url)
             if job is not None and job.status == "error":
                 return self._judged(url, state, job.error or Reason.SERVICE_ERROR, job.detail)
             expired = utc_now() - submitted_at >= _JOB_MEMORY
@@ -681,6 +690,6 @@ class Archiver:
                 if expired:  # the service forgot the job: did it capture?
                     row = await self.newest(url, submitted_at - timedelta(minutes=1))
                     if row is not None:
-                        return _from_row(state, row, outcome="captured", url=url)
+                        return _from_row(state, row, outcome=CaptureOutcome.CAPTURED, url=url)
                     return _waiting(state, Reason.JOB_EXPIRED, job_id=None, job_submitted_at=None)
-                return Step(state.model_copy(update={"reason": Reason.JOB_PENDING}), None, "submitted")
+                return Step(state.model_copy(update={"reason": Reason.JOB_PENDING}), None, CaptureOutcome.SUBMITTED)

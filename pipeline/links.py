@@ -36,7 +36,7 @@ from urllib.parse import urlsplit
 
 from pipeline import interrupt
 from pipeline.batch import each, raise_unexpected, tally
-from pipeline.capture import Archiver, Step
+from pipeline.capture import Archiver, CaptureOutcome, Step
 from pipeline.errors import ArchivedErrorPage, ExtractError, InvalidRecord, WaybackError, WaybackExcluded
 from pipeline.extract import decode_text, extract
 from pipeline.fetch import Fetcher, FetchResult, fetch_url_for
@@ -45,7 +45,7 @@ from pipeline.models import ArchiveState, ArchiveStatus, Case, Draft, LinkState,
 from pipeline.reasons import Reason
 from pipeline.settings import Settings
 from pipeline.store import Store
-from pipeline.wayback import CdxRow, WaybackClient, snapshot_timestamp
+from pipeline.wayback import ArchivedUrl, CdxRow, WaybackClient, snapshot_timestamp
 
 __all__ = ["LinkReport", "RefreshReport", "links", "refresh"]
 
@@ -169,9 +169,10 @@ class _Compared:
     @classmethod
     def of_link(cls, link: str) -> _Compared | None:
         """A recorded `<base>/web/<timestamp>/<url>` link's capture; None for a link of another shape."""
-        stamp = snapshot_timestamp(link)
-        original = link.split("/web/", 1)[1].partition("/")[2] if stamp else ""
-        return cls(stamp, original, link) if stamp and original else None
+        archived = ArchivedUrl.parse(link)
+        if archived is None or archived.flags or not archived.original:
+            return None
+        return cls(archived.stamp, archived.original, link)
 
 
 class _Refresher:
@@ -346,7 +347,7 @@ class _Refresher:
         step = await self.archiver.capture(None, url, ArchiveState(), not_within_s=None, newer_than=known_stamp)
         if step.archived is None:
             reason = step.state.reason or Reason.CAPTURE_FAILED
-            outcome = "failed" if step.outcome == "failed" else "waiting"
+            outcome = "failed" if step.outcome == CaptureOutcome.FAILED else "waiting"
             # Keep the old validators: a 304 next time must not hide a change still not captured.
             kept = {"etag": previous.etag, "last_modified": previous.last_modified} if previous else {}
             state = state.model_copy(update={"etag": None, "last_modified": None, **kept})

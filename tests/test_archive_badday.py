@@ -26,7 +26,7 @@ from pipeline.standins.server import QuietServer
 from pipeline.standins.sitefarm import Page, Site, SiteFarm
 from pipeline.standins.wayback import WaybackStandIn
 from pipeline.store import Store
-from pipeline.wayback import WaybackClient
+from pipeline.wayback import ArchiveRequest, WaybackClient
 from pipeline.wayback.client import CONNECTIONS
 
 HTML = "<html><body><h1>Outage {n}</h1><p>The queue backed up for {n} hours after a config push.</p></body></html>"
@@ -84,7 +84,7 @@ def test_a_pool_exhausted_by_slow_answers_trips_no_breaker(root: Path) -> None:
         async def many() -> tuple[list[int], int]:
             async with WaybackClient(settings) as client:
                 answers = await asyncio.gather(
-                    *(client.call("web", "GET", f"/web/{n}/x", None) for n in range(3 * CONNECTIONS))
+                    *(client.call(ArchiveRequest("web", "GET", f"/web/{n}/x")) for n in range(3 * CONNECTIONS))
                 )
                 return [a.status_code for a in answers], client.breaker.trips
 

@@ -23,7 +23,7 @@ from pipeline.errors import ArchivedErrorPage, WaybackError, WaybackExcluded, Wa
 from pipeline.reasons import Reason
 from pipeline.settings import Settings
 from pipeline.surt import surt_key
-from pipeline.wayback import CdxResult, CdxRow, JobState, UserStatus, WaybackClient
+from pipeline.wayback import ArchiveRequest, CdxResult, CdxRow, JobState, UserStatus, WaybackClient
 
 T = TypeVar("T")
 
@@ -66,8 +66,8 @@ def test_the_replay_answers_only_the_request_expected_next(root: Path) -> None:
     async def ask_twice_for_the_first_page(replay: Replay) -> list[int]:
         async with WaybackClient(replay_settings(root, replay)) as client:
             params = [("url", "https://status.example/"), ("showResumeKey", "true")]
-            first = await client.call("cdx", "GET", "/cdx/search/cdx", None, params=params)
-            again = await client.call("cdx", "GET", "/cdx/search/cdx", None, params=params)
+            first = await client.call(ArchiveRequest("cdx", "GET", "/cdx/search/cdx", params=params))
+            again = await client.call(ArchiveRequest("cdx", "GET", "/cdx/search/cdx", params=params))
             return [first.status_code, again.status_code]
 
     with Replay(fixture) as replay:

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
@@ -40,7 +39,9 @@ from waybackpy.cdx_snapshot import CDXSnapshot
 from pipeline.errors import WaybackError, WaybackUnavailable
 from pipeline.models import check_url
 from pipeline.surt import surt_key
-from pipeline.wayback.limits import Limits, RateLimiter
+from pipeline.wayback.limits import Limits
+from pipeline.wayback.request import ArchiveRequest
+from pipeline.wayback.urls import ArchivedUrl
 
 
 class _Caller(Protocol):
@@ -48,19 +49,12 @@ class _Caller(Protocol):
 
     limits: Limits
 
-    async def call(
-        self,
-        kind: str,
-        method: str,
-        path: str,
-        limiter: RateLimiter | None,
-        *,
-        params: list[tuple[str, str]] | None = ...,
-    ) -> httpx.Response: ...
+    async def call(self, request: ArchiveRequest) -> httpx.Response: ...
 
 
 __all__ = [
     "PUBLIC_WAYBACK",
+    "CdxQuery",
     "CdxResult",
     "CdxRow",
     "Unreadable",
@@ -88,15 +82,13 @@ PUBLIC_WAYBACK = "https://web.archive.org"
 
 def snapshot_url(timestamp: str, url: str, base: str = PUBLIC_WAYBACK) -> str:
     """The link a reader follows: https://web.archive.org/web/<timestamp>/<url> (`base` for another)."""
-    return f"{base}/web/{timestamp}/{url}"
+    return str(ArchivedUrl(base, timestamp, "", url))
 
 
 def snapshot_timestamp(link: str | None) -> str | None:
-    """The timestamp of a link `snapshot_url` made; None for anything else."""
-    if not link or "/web/" not in link:
-        return None
-    stamp = link.split("/web/", 1)[1].split("/", 1)[0]
-    return stamp if stamp.isdigit() else None
+    """The timestamp of a link `snapshot_url` made (no flags after it); None for anything else."""
+    archived = ArchivedUrl.parse(link) if link else None
+    return archived.stamp if archived is not None and not archived.flags else None
 
 
 @dataclass(frozen=True)
@@ -110,8 +102,13 @@ class CdxRow:
     base: str = PUBLIC_WAYBACK  # of the link a reader follows (`wayback_public_url`)
 
     @property
+    def archived_url(self) -> ArchivedUrl:
+        """The capture's link, as a reader follows it."""
+        return ArchivedUrl(self.base, self.timestamp, "", self.original)
+
+    @property
     def link(self) -> str:
-        return snapshot_url(self.timestamp, self.original, self.base)
+        return str(self.archived_url)
 
     @property
     def revisit(self) -> bool:
@@ -322,38 +319,46 @@ def _unreadable(result: CdxResult, key: str, values: dict[str, str]) -> None:
     result.unreadable_rows.setdefault(key, []).append(Unreadable(legible(values.get("timestamp", "")), legible_status))
 
 
-async def read_index(
-    client: _Caller,
-    url: str,
-    *,
-    prefix: bool = False,
-    since: str | None = None,
-    until: str | None = None,
-    digests: Collection[str] = (),
-    base: str = PUBLIC_WAYBACK,
-) -> CdxResult:
-    """Every readable capture the index holds for `url` (or under it), page after page; with
-    `digests`, only the rows of those payloads; `base`: of the rows' links."""
-    params = [
-        ("url", url),
-        ("matchType", "prefix" if prefix else "exact"),
-        ("output", "json"),
-        ("fl", ",".join(FIELDS)),
-        ("filter", _GOOD),
-        ("limit", str(PAGE_ROWS)),
-        ("showResumeKey", "true"),
-    ]
-    if since:
-        params.append(("from", since))
-    if until:
-        params.append(("to", until))
-    if digests:  # base32: no character a regular expression reads
-        params.append(("filter", f"digest:({'|'.join(sorted(digests))})"))
+@dataclass(frozen=True)
+class CdxQuery:
+    """What one lookup asks of the index: the captures of `url` (of every URL under it, with
+    `prefix`), made from `since` until `until` (timestamps; None leaves that end open), of those
+    payloads only when `digests` names some."""
+
+    url: str
+    prefix: bool = False
+    since: str | None = None
+    until: str | None = None
+    digests: frozenset[str] = frozenset()
+
+    def params(self) -> list[tuple[str, str]]:
+        """The lookup as the CDX server's parameters: every page's, but for its resume key."""
+        params = [
+            ("url", self.url),
+            ("matchType", "prefix" if self.prefix else "exact"),
+            ("output", "json"),
+            ("fl", ",".join(FIELDS)),
+            ("filter", _GOOD),
+            ("limit", str(PAGE_ROWS)),
+            ("showResumeKey", "true"),
+        ]
+        if self.since:
+            params.append(("from", self.since))
+        if self.until:
+            params.append(("to", self.until))
+        if self.digests:  # base32: no character a regular expression reads
+            params.append(("filter", f"digest:({'|'.join(sorted(self.digests))})"))
+        return params
+
+
+async def read_index(client: _Caller, query: CdxQuery, *, base: str = PUBLIC_WAYBACK) -> CdxResult:
+    """Every readable capture the index holds for the query, page after page; `base`: of the rows' links."""
+    params = query.params()
     result = CdxResult()
     resume: str | None = None
     for _ in range(MAX_PAGES):
         page = params + ([("resumeKey", resume)] if resume else [])
-        response = await client.call("cdx", "GET", "/cdx/search/cdx", client.limits.cdx, params=page)
+        response = await client.call(ArchiveRequest("cdx", "GET", "/cdx/search/cdx", client.limits.cdx, params=page))
         if response.status_code == 403 and "Blocked Site Error" in (
             response.text + response.headers.get("X-Archive-Wayback-Runtime-Error", "")
         ):

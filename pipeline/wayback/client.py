@@ -59,8 +59,10 @@ from pipeline.errors import (
 from pipeline.reasons import Reason
 from pipeline.retry_after import retry_after_seconds
 from pipeline.settings import Settings
-from pipeline.wayback.cdx import CdxResult, read_index, snapshot_timestamp, snapshot_url
+from pipeline.wayback.cdx import CdxQuery, CdxResult, read_index, snapshot_timestamp, snapshot_url
 from pipeline.wayback.limits import RateLimiter, limits_for
+from pipeline.wayback.request import ArchiveRequest
+from pipeline.wayback.urls import ArchivedUrl
 
 __all__ = [
     "CONNECTIONS",
@@ -425,18 +427,7 @@ class WaybackClient:
             return False
         return await self.sleep(pause)
 
-    async def call(
-        self,
-        kind: str,
-        method: str,
-        path: str,
-        limiter: RateLimiter | None,
-        *,
-        auth: bool = False,
-        params: list[tuple[str, str]] | None = None,
-        data: dict[str, str] | None = None,
-        accept: str = "application/json",
-    ) -> httpx.Response:
+    async def call(self, request: ArchiveRequest) -> httpx.Response:
         """One request: the breaker and the rate first, then 429, 401, 5xx and refusals sorted out.
 
         A playback answer with `Memento-Datetime` is returned as it is, whatever its status: it is
@@ -448,15 +439,16 @@ class WaybackClient:
         again after a pause (`_again`), each try behind the breaker and the rate; what is still
         trouble after the last raises WaybackUnavailable, the archive not taken for out.
         """
+        method, path = request.method, request.path
         attempt = 0
         while True:
-            await self.pace(limiter, path)
-            self.requests[kind] += 1
-            headers = {"Accept": accept, **(self._auth() if auth else {})}
+            await self.pace(request.limiter, path)
+            self.requests[request.kind] += 1
+            headers = {"Accept": request.accept, **(self._auth() if request.auth else {})}
             try:
-                query = httpx.QueryParams(tuple(params)) if params else None
+                query = httpx.QueryParams(tuple(request.params)) if request.params else None
                 response = await self._send(
-                    method, path, paced=limiter is not None, headers=headers, params=query, data=data
+                    method, path, paced=request.limiter is not None, headers=headers, params=query, data=request.data
                 )
             except httpx.PoolTimeout:
                 # A wait for a connection of the client's own pool: its congestion, not the service's answer.
@@ -506,7 +498,9 @@ class WaybackClient:
         # `_t`: "To avoid getting a stale cache response" (the SPN2 document, "User status"): a
         # cached count of free sessions would start jobs the account has no session for.
         params = [("_t", str(time.time_ns() // 1_000_000))]
-        response = await self.call("user", "GET", "/save/status/user", self.limits.polls, auth=True, params=params)
+        response = await self.call(
+            ArchiveRequest("user", "GET", "/save/status/user", self.limits.polls, auth=True, params=params)
+        )
         data = _json(response, "/save/status/user")
         try:
             return UserStatus(
@@ -527,11 +521,13 @@ class WaybackClient:
             form["if_not_archived_within"] = str(int(not_within_s))
         if self.settings.capture_limit:
             await _global_capture_slot(self.settings.capture_limit)
-        response = await self.call("save", "POST", "/save", self.limits.captures, auth=True, data=form)
+        response = await self.call(ArchiveRequest("save", "POST", "/save", self.limits.captures, auth=True, data=form))
         return read_answer(_json(response, "/save"))
 
     async def job(self, job_id: str) -> JobState:
-        response = await self.call("status", "GET", f"/save/status/{job_id}", self.limits.polls, auth=True)
+        response = await self.call(
+            ArchiveRequest("status", "GET", f"/save/status/{job_id}", self.limits.polls, auth=True)
+        )
         return read_job(_json(response, "/save/status/<job>"))
 
     # ------------------------------------------------------------ the index (CDX)
@@ -548,9 +544,8 @@ class WaybackClient:
         """Every capture of `url` (or of every URL under it, with `prefix`; of those payloads only,
         with `digests`) the index holds, revisits included, in as many pages as it takes, each
         behind the breaker and the index's rate."""
-        return await read_index(
-            self, url, prefix=prefix, since=since, until=until, digests=digests, base=self.settings.wayback_public_url
-        )
+        query = CdxQuery(url, prefix=prefix, since=since, until=until, digests=frozenset(digests))
+        return await read_index(self, query, base=self.settings.wayback_public_url)
 
     # ------------------------------------------------------------ playback
 
@@ -560,9 +555,11 @@ class WaybackClient:
         A memento (an answer with `Memento-Datetime`) is a capture whatever its archived status;
         the archive's redirect to the nearest capture leads to one; its exclusion page, a 404 or
         another page of its own does not. When the archive cannot say now, the link is kept."""
-        path = "/web/" + link.split("/web/", 1)[-1]
+        archived = ArchivedUrl.parse(link)
+        # A link of another shape is asked for as it always was: what follows its `/web/`, or it whole.
+        path = archived.path if archived is not None else "/web/" + link.split("/web/", 1)[-1]
         try:
-            response = await self.call("web", "GET", path, None, accept="*/*")
+            response = await self.call(ArchiveRequest("web", "GET", path, accept="*/*"))
         except WaybackError:
             return True  # cannot tell now: keep the link
         if "Memento-Datetime" in response.headers:
@@ -579,10 +576,11 @@ class WaybackClient:
         the archive's own WaybackError. With `exact`, the capture at `timestamp` or nothing: the
         archive's own redirect to another capture (it does not serve that one, or not yet) raises
         WaybackError."""
-        path = f"/web/{timestamp}id_/{original}"
+        asked = ArchivedUrl("", timestamp, "id_", original).path
+        path = asked
         seen = {path}
         for hop in range(_PLAYBACK_HOPS):
-            response = await self.call("web", "GET", path, None, accept="*/*")
+            response = await self.call(ArchiveRequest("web", "GET", path, accept="*/*"))
             memento = "Memento-Datetime" in response.headers
             if 200 <= response.status_code < 300 and memento:  # a 203 or 206 is the page too
                 return response.content
@@ -605,7 +603,7 @@ class WaybackClient:
                 raise WaybackError(f"{path}: the archived redirects lead in a loop", url=original)
             seen.add(target)
             path = target
-        raise WaybackError(f"/web/{timestamp}id_/{original}: more than {_PLAYBACK_HOPS} redirects", url=original)
+        raise WaybackError(f"{asked}: more than {_PLAYBACK_HOPS} redirects", url=original)
 
 
 # Redirects `capture_bytes` follows at most: the archive's own to the nearest capture, then the
@@ -632,14 +630,13 @@ def _playback_target(path: str, location: str | None, archive_hosts: Collection[
     parts = urlsplit(location)
     if parts.netloc.lower() in archive_hosts or not (parts.scheme or parts.netloc):
         rest = location.split(parts.netloc, 1)[1] if parts.netloc else location
-        if _ARCHIVE_PATH.match(rest):
+        into_archive = ArchivedUrl.parse(rest)
+        if into_archive is not None and not into_archive.base:  # `/web/`, a stamp, a mode, `/`: a path of its own
             return rest
-    stamp, _, original = path.removeprefix("/web/").partition("/")
-    target = urljoin(original, location)
+    redirected = ArchivedUrl.parse(path)
+    if redirected is None:  # not a path into the archive (`capture_bytes` asks for none other)
+        return None
+    target = urljoin(redirected.original, location)
     if urlsplit(target).scheme not in ("http", "https"):
         return None
-    return f"/web/{stamp}/{target}"
-
-
-# A path into the archive: `/web/`, a timestamp (14 digits at most), a mode (`id_`, `im_`, …), `/`.
-_ARCHIVE_PATH = re.compile(r"/web/\d{1,14}[a-z_]*/")
+    return ArchivedUrl("", redirected.stamp, redirected.flags, target).path
