@@ -22,11 +22,10 @@ import random
 import time
 from collections.abc import Callable
 from contextlib import ExitStack
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import dataclass, field
 
 from pipeline import interrupt
-from pipeline.batch import each, raise_unexpected, tally, tally_reasons
+from pipeline.batch import Report, each, raise_unexpected, tally_reasons
 from pipeline.capture import SOURCE_TROUBLE, Archiver, CaptureOutcome, Step, waits_for_service
 from pipeline.errors import InvalidRecord, LockBusy, RecordNotFound
 from pipeline.models import ArchiveState, ArchiveStatus, Draft
@@ -53,7 +52,10 @@ class SourceArchive:
 
 
 @dataclass
-class ArchiveReport:
+class ArchiveReport(Report):
+    ITEMS, OUTCOMES = "sources", CaptureOutcome
+    SHOWN = ("counts", "failures", "waiting", "keys", "problem", "busy", "seconds", "requests", "sources")
+
     sources: list[SourceArchive] = field(default_factory=list)
     requests: dict[str, int] = field(default_factory=dict)
     problem: Reason | None = None  # why captures stopped: no-keys, bad-keys, account-quota, service-unreachable...
@@ -65,27 +67,11 @@ class ArchiveReport:
     def keys(self) -> bool:
         return self.problem not in (Reason.NO_KEYS, Reason.BAD_KEYS)
 
-    def counts(self) -> dict[str, int]:
-        return tally((s.outcome for s in self.sources), CaptureOutcome)
-
     def failures(self) -> dict[str, int]:
         return tally_reasons(((s.outcome, s.reason) for s in self.sources), CaptureOutcome.FAILED)
 
     def waiting(self) -> dict[str, int]:
         return tally_reasons(((s.outcome, s.reason) for s in self.sources), CaptureOutcome.WAITING)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "counts": self.counts(),
-            "failures": self.failures(),
-            "waiting": self.waiting(),
-            "keys": self.keys,
-            "problem": self.problem,
-            "busy": self.busy,
-            "seconds": round(self.seconds, 3),
-            "requests": self.requests,
-            "sources": [asdict(s) for s in self.sources],
-        }
 
 
 def sources_to_archive(draft: Draft) -> list[str]:

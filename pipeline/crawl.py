@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import traceback
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from pipeline import interrupt
-from pipeline.batch import each, raise_unexpected, tally, tally_reasons
+from pipeline.batch import Report, each, raise_unexpected, tally_reasons
 from pipeline.draft import apply_extraction, new_draft, new_part_draft, part_entry, record_failure
 from pipeline.errors import ExtractError, Fault, FetchError, InvalidRecord
 from pipeline.extract import Extraction, extract
@@ -77,7 +76,10 @@ class SourceReport:
 
 
 @dataclass
-class CrawlReport:
+class CrawlReport(Report):
+    ITEMS, OUTCOMES = "sources", Outcome
+    SHOWN = ("counts", "failures", "requests", "bodies", "writes", "sources", "errors")
+
     sources: list[SourceReport] = field(default_factory=list)
     requests: int = 0  # HTTP requests sent, robots.txt included
     bodies: int = 0  # response bodies downloaded
@@ -85,9 +87,6 @@ class CrawlReport:
     # unchanged page's new validators, is a write of its file but no draft written).
     writes: int = 0
     errors: list[Exception] = field(default_factory=list)  # unexpected: bugs to raise once reported
-
-    def counts(self) -> dict[str, int]:
-        return tally((s.outcome for s in self.sources), Outcome)
 
     def failures(self) -> dict[str, int]:
         return tally_reasons(((s.outcome, s.reason) for s in self.sources), "failed")
@@ -100,17 +99,6 @@ class CrawlReport:
             self.writes + other.writes,
             self.errors + other.errors,
         )
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "counts": self.counts(),
-            "failures": self.failures(),
-            "requests": self.requests,
-            "bodies": self.bodies,
-            "writes": self.writes,
-            "sources": [asdict(s) for s in self.sources],
-            "errors": ["".join(traceback.format_exception(e)) for e in self.errors],
-        }
 
 
 @dataclass

@@ -24,14 +24,13 @@ import asyncio
 import functools
 import hashlib
 import re
-import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal
 
 from pipeline import interrupt
-from pipeline.batch import each, raise_unexpected, tally, tally_reasons
+from pipeline.batch import Report, each, raise_unexpected, tally, tally_reasons
 from pipeline.crawl import CrawlReport, SourceReport, write_feed_text
 from pipeline.errors import Fault, RecordError, StoreError
 from pipeline.feeds import FEED_TYPES, FeedItem, FeedReading, NotAFeed, read_feed
@@ -96,7 +95,23 @@ class FeedReport:
 
 
 @dataclass
-class DiscoverReport:
+class DiscoverReport(Report):
+    SHOWN = (
+        "started_at",
+        "counts",
+        "failures",
+        "requests",
+        "bytes_read",
+        "candidates_written",
+        "writes",
+        "feeds",
+        "recrawl",
+        "drafts",
+        "faults",
+        "errors",
+        "stopped",
+    )
+
     started_at: datetime = field(default_factory=utc_now)
     feeds: list[FeedReport] = field(default_factory=list)
     faults: list[Fault] = field(default_factory=list)  # of feeds.yaml
@@ -123,21 +138,9 @@ class DiscoverReport:
         return tally_reasons(((f.outcome, f.reason) for f in self.feeds), "failed")
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "started_at": self.started_at.isoformat(),
-            "counts": self.counts(),
-            "failures": self.failures(),
-            "requests": self.requests,
-            "bytes_read": self.bytes_read,
-            "candidates_written": self.candidates_written,
-            "writes": self.writes,
-            "feeds": [asdict(f) for f in self.feeds],
-            "recrawl": [e.url for e in self.recrawl],
-            "drafts": [asdict(d) for d in self.drafts],
-            "faults": [str(f) for f in self.faults],
-            "errors": ["".join(traceback.format_exception(e)) for e in self.errors],
-            "stopped": self.stopped,
-        }
+        found = super().to_dict()
+        found["recrawl"] = [e.url for e in self.recrawl]  # the sources by their URL alone
+        return found
 
 
 @dataclass

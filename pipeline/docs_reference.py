@@ -355,7 +355,21 @@ def settings_markdown(model: type[BaseSettings] | None = None) -> str:
 
 # ---------------------------------------------------------------------------- the pages
 
-PAGES = {"docs/commands.md": commands_markdown, "docs/settings.md": settings_markdown}
+
+def state_markdown() -> str:
+    """The table of the state folder's files, from `pipeline.store.state.LAYOUT`."""
+    from pipeline.store.state import LAYOUT, STATE_DIR
+
+    lines = ["| path | what it holds |", "| --- | --- |"]
+    lines += [f"| `{STATE_DIR}/{name}` | {meaning} |" for name, meaning in LAYOUT.items()]
+    return "\n".join(lines) + "\n"
+
+
+PAGES = {
+    "docs/commands.md": commands_markdown,
+    "docs/settings.md": settings_markdown,
+    "docs/operations.md": state_markdown,
+}
 
 
 def main(argv: list[str] | None = None) -> int:

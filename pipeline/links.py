@@ -30,12 +30,12 @@ import logging
 import time
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass, field
+from typing import Literal
 from urllib.parse import urlsplit
 
 from pipeline import interrupt
-from pipeline.batch import each, raise_unexpected, tally
+from pipeline.batch import Report, each, raise_unexpected, tally
 from pipeline.capture import Archiver, CaptureOutcome, Step
 from pipeline.errors import ArchivedErrorPage, ExtractError, InvalidRecord, WaybackError, WaybackExcluded
 from pipeline.extract import decode_text, extract
@@ -68,7 +68,9 @@ class LinkReport:
 
 
 @dataclass
-class RefreshReport:
+class RefreshReport(Report):
+    SHOWN = ("counts", "requests", "records_updated", "seconds", "archive_out", "sources")
+
     sources: list[LinkReport] = field(default_factory=list)
     requests: dict[str, int] = field(default_factory=dict)
     records_updated: int = 0
@@ -78,16 +80,6 @@ class RefreshReport:
 
     def counts(self) -> dict[str, int]:
         return {"checked": len(self.sources), **tally((s.outcome for s in self.sources), Outcome)}
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "counts": self.counts(),
-            "requests": self.requests,
-            "records_updated": self.records_updated,
-            "seconds": round(self.seconds, 3),
-            "archive_out": self.archive_out,
-            "sources": [asdict(s) for s in self.sources],
-        }
 
 
 def _normalised_sha(body: bytes, url: str, content_type: str | None) -> str:

@@ -15,11 +15,11 @@ case ids are allocated under the cases lock (pipeline.store).
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pipeline import interrupt
-from pipeline.batch import tally
+from pipeline.batch import Report
 from pipeline.errors import InvalidRecord
 from pipeline.fields import PUBLISHED, WITHDRAWAL
 from pipeline.ids import case_base_url
@@ -52,14 +52,11 @@ class Promotion:
 
 
 @dataclass
-class PromoteReport:
+class PromoteReport(Report):
+    ITEMS, OUTCOMES = "drafts", Outcome
+    SHOWN = ("counts", "drafts")
+
     drafts: list[Promotion] = field(default_factory=list)
-
-    def counts(self) -> dict[str, int]:
-        return tally((d.outcome for d in self.drafts), Outcome)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"counts": self.counts(), "drafts": [asdict(d) for d in self.drafts]}
 
 
 # What a case copies from its draft: every field but those publication writes itself (marked `Published`).

@@ -17,9 +17,8 @@ from __future__ import annotations
 import json
 import logging
 import re
-import traceback
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
@@ -37,7 +36,7 @@ from pipeline.assist.propose import (
     untranslated,
     with_proposals,
 )
-from pipeline.batch import tally
+from pipeline.batch import Report
 from pipeline.errors import AssistError, RecordError, ReviewError, SettingsError
 from pipeline.models import AssistFailure, AssistRun, Draft, DraftState, DroppedProposal, Proposal, utc_now
 from pipeline.reasons import Reason
@@ -88,23 +87,14 @@ class DraftAssist:
 
 
 @dataclass
-class AssistReport:
+class AssistReport(Report):
+    ITEMS, OUTCOMES = "drafts", Outcome
+    SHOWN = ("counts", "tokens", "requests", "drafts", "errors")
+
     drafts: list[DraftAssist] = field(default_factory=list)
     tokens: int = 0
     requests: int = 0
     errors: list[Exception] = field(default_factory=list, repr=False)  # the bugs met: raise_unexpected
-
-    def counts(self) -> dict[str, int]:
-        return tally((d.outcome for d in self.drafts), Outcome)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "counts": self.counts(),
-            "tokens": self.tokens,
-            "requests": self.requests,
-            "drafts": [asdict(d) for d in self.drafts],
-            "errors": ["".join(traceback.format_exception(e)) for e in self.errors],
-        }
 
 
 @dataclass

@@ -35,7 +35,7 @@ import time
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 from functools import cache
 from importlib import resources
@@ -43,6 +43,7 @@ from itertools import chain
 from pathlib import Path
 from typing import Any
 
+from pipeline.batch import Report
 from pipeline.models import Case, utc_now
 from pipeline.settings import Settings
 from pipeline.site import api, context, feeds, pages, search
@@ -95,7 +96,9 @@ def build_files(ctx: SiteContext, stems: search.Stems | None = None) -> dict[str
 
 
 @dataclass
-class BuildReport:
+class BuildReport(Report):
+    SHOWN = ("folder", "cases", "written", "unchanged", "removed", "rendered", "read", "search", "seconds", "counts")
+
     folder: str
     cases: int
     written: list[str] = field(default_factory=list)
@@ -108,9 +111,6 @@ class BuildReport:
 
     def counts(self) -> dict[str, int]:
         return {"written": len(self.written), "unchanged": self.unchanged, "removed": len(self.removed)}
-
-    def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "counts": self.counts()}
 
 
 # ---------------------------------------------------------------- the cases, known by their cards
