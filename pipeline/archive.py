@@ -161,7 +161,7 @@ async def archive_async(
                 if step.outcome != CaptureOutcome.WAITING or step.state.reason not in _TRIED_AGAIN:
                     break
                 pause = min(settings.poll_interval_s * 2**retry, 60.0) * random.uniform(0.5, 1.5)
-                if pause >= client.left() or not await client.sleep(pause):
+                if pause >= client.seconds_left() or not await client.sleep(pause):
                     break  # the run's deadline or the archive out: the next run tries again
                 step = await archiver.capture_source(draft_ids[0], url, step.state, recorded)
             for draft_id in draft_ids:

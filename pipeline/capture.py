@@ -402,7 +402,7 @@ class Archiver:
     @property
     def ended(self) -> bool:
         """Whether this run asks the archive no more: it is out, or the run's deadline has come."""
-        return self.unreachable or self.client.out is not None or self.client.left() <= 0
+        return self.unreachable or self.client.out is not None or self.client.seconds_left() <= 0
 
     def _service_answered(self) -> None:
         self._trouble = 0
@@ -453,12 +453,12 @@ class Archiver:
             earlier = await self._index(url, since=None, until=unresolved[-1].timestamp, digests=digests)
             if earlier is not None:
                 found.resolve(earlier)
-        return found.newest_readable(url), bool(found.of(url))
+        return found.newest_readable(url), bool(found.rows_for(url))
 
-    async def at(self, url: str, timestamp: str) -> CdxRow | None:
+    async def capture_at(self, url: str, timestamp: str) -> CdxRow | None:
         """The capture of `url` at `timestamp`, if the index shows it yet."""
         found = await self._index(url, since=timestamp, until=timestamp)
-        return next((row for row in found.of(url) if row.timestamp == timestamp), None) if found else None
+        return next((row for row in found.rows_for(url) if row.timestamp == timestamp), None) if found else None
 
     async def _index(
         self, url: str, *, since: str | None, until: str | None = None, digests: frozenset[str] | set[str] = frozenset()
@@ -489,7 +489,7 @@ class Archiver:
         # 1. captured, not yet seen in the index: confirm that very capture, not another.
         if state.status == ArchiveStatus.CAPTURED and recorded:
             stamp = snapshot_timestamp(recorded)
-            row = await self.at(state.captured_url or url, stamp) if stamp else None
+            row = await self.capture_at(state.captured_url or url, stamp) if stamp else None
             if row is not None:
                 return _from_row(state, row, outcome=CaptureOutcome.CONFIRMED, url=url)
             return Step(state, recorded, CaptureOutcome.UNCONFIRMED)
@@ -656,7 +656,7 @@ class Archiver:
             raise ValueError(f"{url}: no job to poll")  # a bug: a job is polled only once its state keeps it
         s = self.settings
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + min(s.poll_timeout_s, self.client.left())  # no later than the run's own
+        deadline = loop.time() + min(s.poll_timeout_s, self.client.seconds_left())  # no later than the run's own
         wait = s.poll_interval_s
         while True:
             if not await self.client.sleep(min(wait, max(0.0, deadline - loop.time()))) or self.ended:

@@ -214,7 +214,7 @@ class _Refresher:
                 if found.blocked:
                     self.rows[url] = Reason.BLOCKED_SITE
                     continue
-                rows = found.of(url)
+                rows = found.rows_for(url)
                 no_pages = frozenset(r.link for r in rows if not found.is_page(r))
                 # A row that could not be read may be newer than the newest readable page: the page
                 # is still compared with that one, and the report says so (docs/archive.md).

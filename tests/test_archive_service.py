@@ -196,7 +196,7 @@ def test_the_index_knows_a_url_by_any_spelling(root: Path, wayback: WaybackStand
     wayback.add_capture("http://www.example.org/pm/1", stamp(1), b"<html>one</html>")
     wayback.add_capture("https://example.org/pm/1", stamp(2), b"<html>two</html>")
     found = index_of(wayback, root, "https://Example.org/pm/1")
-    assert [r.timestamp for r in found.of("https://example.org/pm/1")] == [stamp(1), stamp(2)]
+    assert [r.timestamp for r in found.rows_for("https://example.org/pm/1")] == [stamp(1), stamp(2)]
     assert found.newest("http://www.example.org/pm/1").original == "https://example.org/pm/1"  # type: ignore[union-attr]
 
 
@@ -216,10 +216,10 @@ def test_a_revisit_is_a_capture_and_a_bad_row_spoils_only_its_url(root: Path, wa
     # A bad row newer, by what can be read of it, than b's capture: b's newest cannot be told.
     wayback.failures.bad_rows = {"https://example.org/pm/b": "newer-timestamp"}
     found = index_of(wayback, root, "https://example.org/pm/", prefix=True)
-    rows = found.of("https://example.org/pm/a")
+    rows = found.rows_for("https://example.org/pm/a")
     assert [r.timestamp for r in rows] == [stamp(1), stamp(2)] and rows[-1].revisit
     assert found.readable("https://example.org/pm/a") and not found.readable("https://example.org/pm/b")
-    assert found.newest("https://example.org/pm/b") is None and len(found.of("https://example.org/pm/b")) == 1
+    assert found.newest("https://example.org/pm/b") is None and len(found.rows_for("https://example.org/pm/b")) == 1
     # One older than its capture (a month of 00 in 2000) changes nothing.
     wayback.failures.bad_rows = {"https://example.org/pm/b": "timestamp"}
     found = index_of(wayback, root, "https://example.org/pm/", prefix=True)

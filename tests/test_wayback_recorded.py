@@ -84,8 +84,8 @@ def test_every_page_is_read_and_each_resume_key_goes_back_as_the_service_gave_it
     fixture = load("cdx-resume-pages")
     result, replay = index(root, fixture)
     url = fixture.expect["url"]
-    assert len(result.of(url)) == fixture.expect["rows"]
-    assert sum(row.revisit for row in result.of(url)) == fixture.expect["revisits"]
+    assert len(result.rows_for(url)) == fixture.expect["rows"]
+    assert sum(row.revisit for row in result.rows_for(url)) == fixture.expect["revisits"]
     newest = result.newest(url)
     assert newest is not None and newest.timestamp == fixture.expect["newest"]
     # The key travels percent-encoded once more, as edgi's client sends it: %2C goes as %252C.
@@ -146,8 +146,8 @@ def test_the_newest_capture_is_the_newest_page_not_a_redirect(root: Path) -> Non
     fixture = load("cdx-newest-redirect")
     result, _ = index(root, fixture)
     url = fixture.expect["url"]
-    assert len(result.of(url)) == fixture.expect["rows"]
-    assert [result.status_of(row) for row in result.of(url)] == ["200", "200", "301", "301"]
+    assert len(result.rows_for(url)) == fixture.expect["rows"]
+    assert [result.status_of(row) for row in result.rows_for(url)] == ["200", "200", "301", "301"]
     newest = result.newest(url)
     assert newest is not None and newest.timestamp == fixture.expect["newest"]
 
@@ -187,8 +187,8 @@ def test_rows_whose_original_is_no_url_are_dropped(root: Path) -> None:
     fixture = load("cdx-not-urls")
     result, _ = index(root, fixture)
     url = fixture.expect["url"]
-    assert len(result.of(url)) == fixture.expect["rows"] and result.dropped == fixture.expect["dropped"]
-    assert all(row.original.startswith("https://www.agency.example/") for row in result.of(url))
+    assert len(result.rows_for(url)) == fixture.expect["rows"] and result.dropped == fixture.expect["dropped"]
+    assert all(row.original.startswith("https://www.agency.example/") for row in result.rows_for(url))
     newest = result.newest(url)
     assert newest is not None and newest.timestamp == fixture.expect["newest"] and "mailto" not in newest.link
 
@@ -202,7 +202,7 @@ def test_newer_unreadable_rows_keep_an_older_one_from_being_called_the_newest(ro
     result, _, _ = played(root, fixture, folder)
     unsure, sure = fixture.expect["unsure"], fixture.expect["sure"]
     assert not result.readable(unsure) and result.newest(unsure) is None
-    assert len(result.of(unsure)) == 2, "its readable rows stand"
+    assert len(result.rows_for(unsure)) == 2, "its readable rows stand"
     assert sorted(row.stamp for row in result.unreadable_rows[surt_key(unsure)]) == fixture.expect["legible"]
     # An unreadable row older than every readable one changes nothing.
     newest = result.newest(sure)

@@ -216,7 +216,7 @@ def _failure(exc: Exception, settings: Settings) -> AssistError:
             return AssistError(Reason.LLM_SERVER_ERROR, f"answered HTTP {status}, after the retries allowed")
         if status in (401, 403):  # its message may quote the key (api.openai.com's does, masked)
             return AssistError(Reason.LLM_REFUSED, f"answered HTTP {status}: the key was refused")
-        said = _said(exc)
+        said = _error_message(exc)
         if settings.llm_api_key is not None:
             said = said.replace(settings.llm_api_key.get_secret_value(), "<key>")
         return AssistError(Reason.LLM_REFUSED, f"answered HTTP {status}: {said}")
@@ -224,11 +224,11 @@ def _failure(exc: Exception, settings: Settings) -> AssistError:
 
 
 def _names_the_format(exc: Any) -> bool:
-    said = _said(exc).lower()
+    said = _error_message(exc).lower()
     return any(word in said for word in ("response_format", "json_schema", "json schema", "structured"))
 
 
-def _said(exc: Any) -> str:
+def _error_message(exc: Any) -> str:
     """What an error body says, its message only (never the request)."""
     body = exc.body if isinstance(getattr(exc, "body", None), dict) else {}
     message = body.get("message") or (body.get("error") or {}).get("message") if isinstance(body, dict) else None

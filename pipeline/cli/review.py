@@ -63,7 +63,7 @@ def who(by: str | None) -> str:
     return name
 
 
-def _said(draft: Draft, what: str) -> None:
+def _say_done(draft: Draft, what: str) -> None:
     echo(f"{draft.id}: {what}, now {draft.state.value}")
 
 
@@ -72,7 +72,7 @@ def _move(action: ReviewAction, draft_id: str, act: Act, root: Path | None) -> S
     the settings read, for what follows it."""
     settings = load_settings(root)
     draft = changes.move(Store.from_settings(settings), draft_id, action, act, settings.required_languages)
-    _said(draft, f"{_DONE[action]} by {act.by}")
+    _say_done(draft, f"{_DONE[action]} by {act.by}")
     return settings
 
 
@@ -183,7 +183,7 @@ def set_(
         parsed = value
     name = who(by)
     draft = changes.set_value(open_store(root), draft_id, field, parsed, Act(name))
-    _said(draft, f"{field} set")
+    _say_done(draft, f"{field} set")
 
 
 @app.command("take-suggestion")
@@ -199,7 +199,7 @@ def take_suggestion(
     other passage) into its field as your edit: a text gets it as a paragraph, a list of steps as an
     item; the passage stays marked as the field's evidence."""
     taken = changes.take_suggestion(open_store(root), draft_id, number, Act(who(by)))
-    _said(taken.draft, f"took suggestion {number} into {taken.path}: \u201c{taken.quote[:80]}\u201d")
+    _say_done(taken.draft, f"took suggestion {number} into {taken.path}: \u201c{taken.quote[:80]}\u201d")
 
 
 @app.command("dismiss-suggestion")
@@ -215,7 +215,7 @@ def dismiss_suggestion(
     """Dismiss a suggestion: the passage is wrong for its field. It leaves the draft's suggestions, a
     re-crawl does not offer it again, and `incidentlib learn` counts it as wrong for that field."""
     draft = changes.dismiss_suggestion(open_store(root), draft_id, number, Act(who(by), comment))
-    _said(draft, f"dismissed suggestion {number}")
+    _say_done(draft, f"dismissed suggestion {number}")
 
 
 @app.command()
@@ -262,7 +262,7 @@ def edit(draft_id: DraftArgument, by: ByOption = None, root: RootOption = None) 
             except ConflictError as exc:
                 raise ReviewError(f"{exc}; nothing saved, your text is kept in {path}") from None
             saved = True
-            _said(result, "saved")
+            _say_done(result, "saved")
             return
     finally:
         # The working file goes only when it holds nothing of the person's: saved, or as it began.
@@ -484,7 +484,7 @@ def relate(
     name = who(by)
     draft = merging.relate(open_store(root), record_id, other, kind.value, Act(name, comment))
     now = f"related {', '.join(draft.related)}" if kind == Relation.RELATED else f"recurrence_of {draft.recurrence_of}"
-    _said(draft, f"{now} (by {name})")
+    _say_done(draft, f"{now} (by {name})")
 
 
 @app.command()
@@ -502,7 +502,7 @@ def dismiss(
     never suggested again. A note in the history, not an edit: it makes nobody a writer of the draft."""
     draft = merging.dismiss(open_store(root), record_id, other, kind.value, Act(who(by), comment))
     kept = next(d for d in draft.dismissed if (d.kind, d.id) == (kind.value, other))
-    _said(draft, f"{kind.value} {other} dismissed by {kept.by} at {kept.at:%Y-%m-%d %H:%M}")
+    _say_done(draft, f"{kind.value} {other} dismissed by {kept.by} at {kept.at:%Y-%m-%d %H:%M}")
 
 
 @app.command()

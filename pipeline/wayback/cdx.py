@@ -154,7 +154,7 @@ class CdxResult:
             self._keyed, self._keyed_rows = keyed, len(self.rows)
         return self._keyed
 
-    def of(self, url: str) -> list[CdxRow]:
+    def rows_for(self, url: str) -> list[CdxRow]:
         """The captures of one URL (any spelling), oldest first, redirects and revisits included."""
         return list(self._by_key().get(surt_key(url), []))
 
@@ -185,7 +185,7 @@ class CdxResult:
         newest = self.newest_readable(url)
         return [
             r
-            for r in self.of(url)
+            for r in self.rows_for(url)
             if r.revisit and self.status_of(r) is None and (newest is None or r.timestamp > newest.timestamp)
         ]
 
@@ -208,7 +208,7 @@ class CdxResult:
     def newest_readable(self, url: str) -> CdxRow | None:
         """The newest readable capture of a page of `url`, whatever the unreadable rows: for a
         lookup that needs a capture made since a moment, not the newest one."""
-        return next((r for r in reversed(self.of(url)) if self.is_page(r)), None)
+        return next((r for r in reversed(self.rows_for(url)) if self.is_page(r)), None)
 
     def newest(self, url: str) -> CdxRow | None:
         """The newest capture of a page of `url`; None when there is none, or when a row that could

@@ -330,7 +330,7 @@ class WaybackClient:
             "Authorization": f"LOW {s.wayback_access_key.get_secret_value()}:{s.wayback_secret_key.get_secret_value()}"
         }
 
-    def left(self) -> float:
+    def seconds_left(self) -> float:
         """Seconds left of the run's deadline."""
         return self.deadline - time.monotonic()
 
@@ -350,7 +350,7 @@ class WaybackClient:
         return self.out is None
 
     def _not_asked(self, path: str, wait: float, what: str) -> WaybackNotAsked:
-        left = max(0.0, self.left())
+        left = max(0.0, self.seconds_left())
         return WaybackNotAsked(
             f"{path}: not asked: {what} of {wait:.0f} s passes the run's deadline ({left:.0f} s left)"
         )
@@ -363,14 +363,14 @@ class WaybackClient:
             if self.out is not None:
                 raise WaybackNotAsked(f"{path}: not asked: {self.out}")
             pause = self.breaker.wait()
-            if pause >= self.left():
+            if pause >= self.seconds_left():
                 raise self._not_asked(path, pause, "the breaker's pause")
             if not await self.sleep(pause):
                 continue
             if limiter is None:
                 return
             slot = limiter.reserve()
-            if slot >= self.left():
+            if slot >= self.seconds_left():
                 raise self._not_asked(path, slot, "the wait for a slot of the rate")
             if not await self.sleep(slot):
                 continue
@@ -387,7 +387,7 @@ class WaybackClient:
         held: list[asyncio.Semaphore] = []
         try:
             for semaphore in (self._in_flight,) if paced else (self._unpaced, self._in_flight):
-                await asyncio.wait_for(semaphore.acquire(), timeout=max(0.0, self.left()))
+                await asyncio.wait_for(semaphore.acquire(), timeout=max(0.0, self.seconds_left()))
                 held.append(semaphore)
         except TimeoutError:
             for semaphore in held:
@@ -423,7 +423,7 @@ class WaybackClient:
             return False
         base = min(self.settings.breaker_backoff_s, _PASSING_RETRY_S) * 2**attempt
         pause = base * random.uniform(0.5, 1.5)
-        if pause >= self.left():
+        if pause >= self.seconds_left():
             return False
         return await self.sleep(pause)
 

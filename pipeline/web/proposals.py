@@ -164,7 +164,8 @@ def _int(value: str | None) -> int:
     return int(value) if value and value.isdigit() and len(value) < 6 else 0
 
 
-def _said(query: Mapping[str, str]) -> Said | None:
+def _asked(query: Mapping[str, str]) -> Said | None:
+    """What the page was sent back with after an ask (`?asked=proposed&ask=summary&n=2`), or None."""
     outcome = query.get("asked")
     if outcome not in OUTCOMES:
         return None
@@ -185,12 +186,12 @@ def assist_view(draft: Draft, model: str, query: Mapping[str, str] | None = None
         model=model,
         askable=draft.state not in (DraftState.PUBLISHED, DraftState.REJECTED, DraftState.MERGED) and bool(text),
     )
-    view.said = _said(query)
+    view.said = _asked(query)
     accepted = query.get("accepted") or ""
     view.accepted = accepted if _PATH.match(accepted) and len(accepted) <= 60 else None
     view.runs = sorted(draft.assist.items())
 
-    def at(path: str) -> FieldAssist:
+    def field_view(path: str) -> FieldAssist:
         return view.fields.setdefault(form_path(path), FieldAssist())
 
     english = english_texts(draft)
@@ -209,18 +210,18 @@ def assist_view(draft: Draft, model: str, query: Mapping[str, str] | None = None
             span = locate(text, passage) if not shown.outdated else None
             if span:
                 view._found.append((shown, index, *span))
-        at(proposal.path).proposals.append(shown)
+        field_view(proposal.path).proposals.append(shown)
         if not shown.outdated:
             waiting.add(proposal.path)
     stale = set(stale_translations(draft))
     for path, made in draft.machine_translated.items():
-        at(path).machine.append(MachineNote(path, made, path in stale))
+        field_view(path).machine.append(MachineNote(path, made, path in stale))
     if view.askable:
         for name in lacking(draft):
             if ENGLISH_FIELDS[name] not in waiting:
-                at(ENGLISH_FIELDS[name]).asks.append(Ask(f"{name}:en", "Ask the model"))
+                field_view(ENGLISH_FIELDS[name]).asks.append(Ask(f"{name}:en", "Ask the model"))
         for name in TRANSLATED:
             if set(untranslated(draft, "ko", [name])) - waiting:
-                at(name).asks.append(Ask(f"{name}:ko", "Ask the model for Korean"))
+                field_view(name).asks.append(Ask(f"{name}:ko", "Ask the model for Korean"))
         view.everything = any(f.asks for f in view.fields.values())
     return view
