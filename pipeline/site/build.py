@@ -17,10 +17,10 @@ docs/site.md for the figures):
 - **Search.** The index (`pipeline.site.search`, the site's own) is updated with the changed cases'
   documents only, rewriting the few shards their terms live in.
 
-What a build knows between builds lives in the data root's state (`Store.site_cache_dir`), never in the
-published folder. A rebuild removes the files no longer made, but never a case's page (a published id
-always resolves). A crash leaves each file old or new (atomic writes), and a cache that disagrees with
-the files is not trusted: an assembled file is copied from only when its bytes hash as recorded.
+What a build knows between builds lives in the data root's state (`SiteTree.cache_dir`, pipeline.site.tree),
+never in the published folder. A rebuild removes the files no longer made, but never a case's page (a
+published id always resolves). A crash leaves each file old or new (atomic writes), and a cache that disagrees
+with the files is not trusted: an assembled file is copied from only when its bytes hash as recorded.
 """
 
 from __future__ import annotations
@@ -434,7 +434,7 @@ def _build_site(store: Store, settings: Settings, out: Path | None, workers: int
     present: list[str] = []
     grouped: dict[str, list[str]] = dict(carried or {})
     for keys in grouped.values():
-        present += keys  # sync_tree checks that they are still there
+        present += keys  # SiteTree.sync checks that they are still there
         inputs.update((key, before[key]) for key in keys)
     to_make: list[str] = []
     for key, item in planned.items():
@@ -445,7 +445,7 @@ def _build_site(store: Store, settings: Settings, out: Path | None, workers: int
         if item.inputs is not None:
             inputs[key] = _hash(item.inputs)
             if before.get(key) == inputs[key]:
-                present.append(key)  # sync_tree checks that it is still there
+                present.append(key)  # SiteTree.sync checks that it is still there
                 continue
         to_make.append(key)
     files.update(_make_files(store, ctx, planned, to_make, workers or os.cpu_count() or 1))

@@ -41,7 +41,7 @@ def write_atomic(path: Path, data: bytes, *, mode: int | None = None, durable: b
     The file keeps its mode (a new one gets what any new file would), unless `mode` is given: a
     file of secrets passes 0o600 and has it from its first byte, never readable by others meanwhile.
     `durable=False` skips the fsyncs, for a caller writing thousands of files that syncs once at the end
-    (`pipeline.site.tree.sync_tree`): readers still see whole files only.
+    (`pipeline.site.tree.SiteTree.sync`): readers still see whole files only.
     """
     if mode is None:
         try:
