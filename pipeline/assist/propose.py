@@ -12,6 +12,7 @@ import hashlib
 import json
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -25,6 +26,7 @@ from pipeline.vocabulary import vocabulary
 
 __all__ = [
     "ASSIST_FIELDS",
+    "Asked",
     "accept_proposal",
     "check_fields",
     "checked_proposals",
@@ -248,10 +250,20 @@ def _claim_fault(draft: Draft, item: FieldAnswer, path: str, text: str) -> str |
     return None
 
 
+@dataclass(frozen=True)
+class Asked:
+    """Who answered, to which prompt, when: what every proposal of one answer carries."""
+
+    model: str
+    prompt: Prompt
+    made_at: datetime
+
+
 def checked_proposals(
-    draft: Draft, answer: ProposeAnswer, fields: Sequence[str], *, model: str, prompt: Prompt, made_at: datetime
+    draft: Draft, answer: ProposeAnswer, fields: Sequence[str], asked: Asked
 ) -> tuple[list[Proposal], list[DroppedProposal]]:
     """The proposals that stand, and the ones dropped with why (see the module's text)."""
+    model, prompt, made_at = asked.model, asked.prompt, asked.made_at
     text = draft.text or ""
     kept: dict[str, Proposal] = {}
     dropped = []
@@ -281,8 +293,9 @@ def checked_proposals(
 
 
 def checked_translations(
-    draft: Draft, answer: TranslateAnswer, english: dict[str, str], *, model: str, prompt: Prompt, made_at: datetime
+    draft: Draft, answer: TranslateAnswer, english: dict[str, str], asked: Asked
 ) -> tuple[list[Proposal], list[DroppedProposal]]:
+    model, prompt, made_at = asked.model, asked.prompt, asked.made_at
     kept: dict[str, Proposal] = {}
     dropped = []
     for item in answer.translations:

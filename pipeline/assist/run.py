@@ -25,6 +25,7 @@ from typing import Any, Literal
 from pipeline.assist.answers import Prompt, ProposeAnswer, TranslateAnswer, load_prompt
 from pipeline.assist.client import ChatClient
 from pipeline.assist.propose import (
+    Asked,
     check_fields,
     checked_proposals,
     checked_translations,
@@ -256,9 +257,7 @@ class _Asker:
             wanted,
             text_sha,
             ProposeAnswer,
-            lambda current, answer, made_at: checked_proposals(
-                current, answer, wanted, model=model, prompt=prompt, made_at=made_at
-            ),
+            lambda current, answer, made_at: checked_proposals(current, answer, wanted, Asked(model, prompt, made_at)),
             still_same=lambda current: sha(current.text or "") == text_sha,
         )
         return self.ask(draft, question, done, draft_left)
@@ -284,7 +283,7 @@ class _Asker:
             sha(json.dumps(english, sort_keys=True, ensure_ascii=False)),
             TranslateAnswer,
             lambda current, answer, made_at: checked_translations(
-                current, answer, english, model=model, prompt=prompt, made_at=made_at
+                current, answer, english, Asked(model, prompt, made_at)
             ),
             still_same=lambda current: all(
                 english_texts(current).get(path.rsplit(".", 1)[0]) == text for path, text in english.items()

@@ -214,24 +214,30 @@ def _place_heading(level: list[Mark], start: int, end: int) -> bool:
     return True
 
 
-def _walk(
-    text: str, marks: list[Mark], start: int, end: int, flat: Sequence[tuple[int, int]], out: list[Piece]
-) -> None:
-    at = start
-    for mark in marks:
-        _text(text, at, mark.start, flat, out)
-        out.append(Piece(opens=mark))
-        _walk(text, mark.children, mark.start, mark.end, flat, out)
-        out.append(Piece(closes=mark))
-        at = mark.end
-    _text(text, at, end, flat, out)
+@dataclass
+class _Pane:
+    """The text pane as it is laid out: the text, the headings that are no element (`flat`), the pieces so far."""
 
+    text: str
+    flat: Sequence[tuple[int, int]]
+    out: list[Piece] = field(default_factory=list)
 
-def _text(text: str, start: int, end: int, flat: Sequence[tuple[int, int]], out: list[Piece]) -> None:
-    """The text from `start` to `end`, cut where a heading that is no element starts or ends."""
-    cuts = sorted({start, end, *(c for span in flat for c in span if start < c < end)})
-    for a, b in pairwise(cuts):
-        out.append(Piece(text[a:b], heading=any(s <= a and b <= e for s, e in flat)))
+    def walk(self, marks: list[Mark], start: int, end: int) -> None:
+        """The text from `start` to `end` with `marks` (and the marks they hold) opened and closed in it."""
+        at = start
+        for mark in marks:
+            self.plain(at, mark.start)
+            self.out.append(Piece(opens=mark))
+            self.walk(mark.children, mark.start, mark.end)
+            self.out.append(Piece(closes=mark))
+            at = mark.end
+        self.plain(at, end)
+
+    def plain(self, start: int, end: int) -> None:
+        """The text from `start` to `end`, cut where a heading that is no element starts or ends."""
+        cuts = sorted({start, end, *(c for span in self.flat for c in span if start < c < end)})
+        for a, b in pairwise(cuts):
+            self.out.append(Piece(self.text[a:b], heading=any(s <= a and b <= e for s, e in self.flat)))
 
 
 def text_pane(text: str, passages: Iterable[Passage], headings: Sequence[tuple[int, int]] = ()) -> list[Piece]:
@@ -239,6 +245,6 @@ def text_pane(text: str, passages: Iterable[Passage], headings: Sequence[tuple[i
     marks = nest(passages)
     # Headings that could not be elements (a passage crosses them): their pieces are styled alone.
     flat = [(start, end) for start, end in headings if not _place_heading(marks, start, end)]
-    out: list[Piece] = []
-    _walk(text, marks, 0, len(text), flat, out)
-    return [piece for piece in out if piece.text or piece.opens is not None or piece.closes is not None]
+    pane = _Pane(text, flat)
+    pane.walk(marks, 0, len(text))
+    return [piece for piece in pane.out if piece.text or piece.opens is not None or piece.closes is not None]
