@@ -29,7 +29,7 @@ from pipeline.finder import Finder, load
 from pipeline.ids import canonical_url, draft_id_for, part_draft_id
 from pipeline.learn import finder_in_use
 from pipeline.models import Draft, DraftState, Origin, SourceEntry, utc_now
-from pipeline.precedence import feed_said
+from pipeline.precedence import source_hints
 from pipeline.reasons import Reason
 from pipeline.registry import find_duplicates
 from pipeline.settings import Settings
@@ -168,10 +168,7 @@ def _read(entry: SourceEntry, result: FetchResult, settings: Settings) -> Extrac
             result.body or b"",
             result.final_url or entry.url,
             result.content_type,
-            org=entry.org,
-            title=entry.title,
-            date=entry.date,
-            feed=feed_said(entry),
+            hints=source_hints(entry),
             favor=settings.extract_favor,
         )
     except ExtractError as exc:
