@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pipeline import interrupt
 from pipeline.batch import each, raise_unexpected, tally, tally_reasons
-from pipeline.draft import apply_extraction, new_draft, new_part_draft, part_entry, record_failure
+from pipeline.draft import DraftRules, apply_extraction, new_draft, new_part_draft, part_entry, record_failure
 from pipeline.errors import ExtractError, Fault, FetchError, InvalidRecord
 from pipeline.extract import Extraction, extract
 from pipeline.fetch import Fetcher, FetchResult, fetch_url_for, host_key
@@ -207,8 +207,8 @@ def _updated_draft(
     if isinstance(reading, ExtractError):
         return record_failure(draft, reading.reason, str(reading)), "failed", reading.reason, str(reading)
     origin = origin.model_copy(update={"format": reading.format})
-    threshold = settings.draft_confidence_threshold
-    return apply_extraction(draft, entry, reading, origin, threshold, finder), "updated", None, None
+    rules = DraftRules(settings.draft_confidence_threshold, finder)
+    return apply_extraction(draft, entry, reading, origin, rules), "updated", None, None
 
 
 async def crawl_async(
@@ -376,7 +376,7 @@ def _apply_parts(
         def change(draft: Draft, part: Extraction = part, origin: Origin = origin) -> Draft | None:
             if draft.state in _LEFT_ALONE:
                 return None
-            updated = apply_extraction(draft, as_part, part, origin, threshold, finder)
+            updated = apply_extraction(draft, as_part, part, origin, DraftRules(threshold, finder))
             return updated if updated != draft else None
 
         def create(number: int = number) -> Draft:
