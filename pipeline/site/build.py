@@ -35,7 +35,7 @@ import time
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from datetime import datetime
 from functools import cache
 from importlib import resources
@@ -242,13 +242,13 @@ def _make_files(
     parts = [keys[i::workers] for i in range(workers)]
     # What a worker needs of the settings, and no more: the settings hold the archive's keys, and a job
     # file is a file.
-    job = (store.root, ctx.base_url, dict(ctx.note), list(ctx.cases), ctx.built_at)
+    job = WorkerJob(store.root, ctx.base_url, dict(ctx.note), list(ctx.cases), ctx.built_at, keys=[])
     # In the data root's state, named by this process: a build killed here leaves its folder to the next.
     with store.state.scratch("site") as scratch:
         started = []
         for n, part in enumerate(parts[1:]):
             given, result = scratch / f"job-{n}.pickle", scratch / f"made-{n}.pickle"
-            given.write_bytes(pickle.dumps((*job, part), protocol=pickle.HIGHEST_PROTOCOL))
+            given.write_bytes(pickle.dumps(replace(job, keys=part), protocol=pickle.HIGHEST_PROTOCOL))
             process = subprocess.Popen([sys.executable, "-m", "pipeline.site.worker", str(given), str(result)])
             started.append((process, result, part))
         made = {key: planned[key].make() for key in parts[0]}
@@ -260,24 +260,34 @@ def _make_files(
     return made
 
 
-def _make_part(
-    root: Path, base_url: str, note: dict[str, str], cards: list[Card], built_at: datetime, keys: list[str]
-) -> dict[str, bytes]:
-    """A worker's share of a build (`_make_files`)."""
-    store = Store(root)
-    with _no_collections():
-        cases = _Cases(store)
-        ctx = SiteContext.of_cards(
-            cards,
-            load=cases.read,
-            raw=cases.raw,
-            base_url=base_url,
-            built_at=built_at,
-            links=store.state.read_links(),
-            note=note,
-        )
-        planned = plan(ctx)
-        return {key: planned[key].make() for key in keys}
+@dataclass(frozen=True)
+class WorkerJob:
+    """A worker's share of a build (`_make_files`), as its job file holds it: the data root, the site's
+    base and note, the cards, the build's time, and the keys of the files it makes."""
+
+    root: Path
+    base_url: str
+    note: dict[str, str]
+    cards: list[Card]
+    built_at: datetime
+    keys: list[str]
+
+    def make(self) -> dict[str, bytes]:
+        """The files at `keys`, by their key."""
+        store = Store(self.root)
+        with _no_collections():
+            cases = _Cases(store)
+            ctx = SiteContext.of_cards(
+                self.cards,
+                load=cases.read,
+                raw=cases.raw,
+                base_url=self.base_url,
+                built_at=self.built_at,
+                links=store.state.read_links(),
+                note=self.note,
+            )
+            planned = plan(ctx)
+            return {key: planned[key].make() for key in self.keys}
 
 
 # ---------------------------------------------------------------- the build
