@@ -47,7 +47,7 @@ from pipeline.models import Case, utc_now
 from pipeline.settings import Settings
 from pipeline.site import api, context, feeds, pages, search
 from pipeline.site.assemble import Previous
-from pipeline.site.context import EVERY, Card, Planned, SiteContext, everything
+from pipeline.site.context import EVERY, Card, Planned, SiteContext, SiteEdition, everything
 from pipeline.site.tree import SiteTree, Wanted, site_dir, tree_hash
 from pipeline.store import Store
 
@@ -213,15 +213,8 @@ def site_context(store: Store, settings: Settings) -> SiteContext:
 def _context(
     store: Store, settings: Settings, cards: Iterable[Card], cases: _Cases, built_at: datetime | None = None
 ) -> SiteContext:
-    return SiteContext.of_cards(
-        cards,
-        load=cases.read,
-        raw=cases.raw,
-        base_url=settings.public_base_url,
-        built_at=built_at or utc_now(),
-        links=store.state.read_links(),
-        note=settings.site_note,
-    )
+    edition = SiteEdition(settings.public_base_url, built_at or utc_now(), store.state.read_links(), settings.site_note)
+    return SiteContext.of_cards(cards, load=cases.read, raw=cases.raw, edition=edition)
 
 
 # ---------------------------------------------------------------- making many files on every core
@@ -277,15 +270,8 @@ class WorkerJob:
         store = Store(self.root)
         with _no_collections():
             cases = _Cases(store)
-            ctx = SiteContext.of_cards(
-                self.cards,
-                load=cases.read,
-                raw=cases.raw,
-                base_url=self.base_url,
-                built_at=self.built_at,
-                links=store.state.read_links(),
-                note=self.note,
-            )
+            edition = SiteEdition(self.base_url, self.built_at, store.state.read_links(), self.note)
+            ctx = SiteContext.of_cards(self.cards, load=cases.read, raw=cases.raw, edition=edition)
             planned = plan(ctx)
             return {key: planned[key].make() for key in self.keys}
 
