@@ -46,6 +46,7 @@ import json
 import tempfile
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -56,7 +57,7 @@ from pipeline.models import SourceEntry
 from pipeline.reasons import Reason
 from pipeline.settings import Settings
 from pipeline.standins.sitefarm import Page, SiteFarm
-from pipeline.standins.wayback import WaybackStandIn
+from pipeline.standins.wayback import WaybackRules, WaybackStandIn
 from pipeline.store import Store
 
 PAGE = "<html><body><h1>Incident {n}</h1><p>The API was down for {n} minutes after a bad deploy.</p></body></html>"
@@ -152,14 +153,14 @@ def main() -> None:
 def standin(args: argparse.Namespace, **changes: Any) -> WaybackStandIn:
     """The scenarios' Wayback stand-in: the bench's keys, `args.rate` captures a minute (twice that of
     CDX), ten sessions; `changes` override any of them."""
-    options: dict[str, Any] = {
-        "access_key": "bench-access",
-        "secret_key": "bench-secret",
-        "captures_per_minute": args.rate,
-        "cdx_per_minute": args.rate * 2,
-        "sessions": 10,
-    }
-    return WaybackStandIn(**(options | changes))
+    rules = WaybackRules(
+        access_key="bench-access",
+        secret_key="bench-secret",
+        captures_per_minute=args.rate,
+        cdx_per_minute=args.rate * 2,
+        sessions=10,
+    )
+    return WaybackStandIn(replace(rules, **changes))
 
 
 def rate_scenario(args: argparse.Namespace, farm: SiteFarm, tmp: Path, clock: Clock) -> dict[str, object]:

@@ -82,7 +82,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from pipeline.draft import apply_extraction, new_draft
+from pipeline.draft import DraftRules, apply_extraction, new_draft
 from pipeline.errors import ExtractError
 from pipeline.extract import extract
 from pipeline.finder import Finder
@@ -187,7 +187,7 @@ def draft_for(document: Document, finder: Finder | None = None) -> tuple[Draft, 
     origin = Origin(
         url=document.url, canonical_url=canonical_url(document.url), final_url=document.url, format=extraction.format
     )
-    return apply_extraction(draft, entry, extraction, origin, finder=finder), None
+    return apply_extraction(draft, entry, extraction, origin, DraftRules(finder=finder)), None
 
 
 # ---------------------------------------------------------------- text helpers

@@ -42,7 +42,7 @@ from pipeline.links import refresh
 from pipeline.models import ArchiveState, ArchiveStatus, SourceEntry
 from pipeline.settings import Settings
 from pipeline.standins.sitefarm import Page, SiteFarm
-from pipeline.standins.wayback import WaybackStandIn
+from pipeline.standins.wayback import WaybackRules, WaybackStandIn
 from pipeline.store import Store
 from pipeline.wayback import snapshot_url
 
@@ -81,10 +81,12 @@ def main() -> None:
         tempfile.TemporaryDirectory() as tmp,
         SiteFarm() as farm,
         WaybackStandIn(
-            access_key="bench-access",
-            secret_key="bench-secret",
-            captures_per_minute=args.capture_rate,
-            cdx_per_minute=args.cdx_rate,
+            WaybackRules(
+                access_key="bench-access",
+                secret_key="bench-secret",
+                captures_per_minute=args.capture_rate,
+                cdx_per_minute=args.cdx_rate,
+            )
         ) as wayback,
     ):
         root = Path(tmp)

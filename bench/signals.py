@@ -32,7 +32,7 @@ import psutil
 from pipeline.draft import new_draft
 from pipeline.models import ArchiveState, Draft, DraftSource, Origin, SourceEntry
 from pipeline.standins.sitefarm import Page, Site, SiteFarm
-from pipeline.standins.wayback import WaybackStandIn
+from pipeline.standins.wayback import WaybackRules, WaybackStandIn
 from pipeline.store import Store, init_data_root
 from pipeline.validate import validate
 
@@ -140,7 +140,7 @@ def main() -> None:
         init_data_root(root)
         store = Store(root)
         with WaybackStandIn(
-            access_key="bench-access", secret_key="bench-secret", captures_per_minute=600, job_seconds=0.5
+            WaybackRules(access_key="bench-access", secret_key="bench-secret", captures_per_minute=600, job_seconds=0.5)
         ) as wayback:
             env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "INCIDENTLIB_"))}
             env |= {

@@ -48,6 +48,7 @@ from pipeline.draft import apply_extraction, new_draft
 from pipeline.extract import extract
 from pipeline.ids import canonical_url
 from pipeline.models import Case, Draft, Origin, SourceEntry
+from pipeline.precedence import Hints, Said
 from pipeline.similar import Doc, SimilarIndex, doc_of_case, doc_of_draft, library_index
 from pipeline.store import Store
 from pipeline.vocabulary import vocabulary
@@ -206,7 +207,12 @@ def _post(rng: random.Random, incident: Incident, lang: str, paragraphs: tuple[i
 def drafted(url: str, body: bytes, content_type: str, incident: Incident, day: date) -> Draft:
     """The draft the crawl makes of a page: the real extractor's reading, the org and date as the registry hints."""
     entry = SourceEntry(url=url, org=incident.org.name)
-    extraction = extract(body, url, content_type, org=incident.org.name, date=day.isoformat())
+    extraction = extract(
+        body,
+        url,
+        content_type,
+        hints=Hints(registry=Said.hint(org=incident.org.name, date=day.isoformat())),
+    )
     origin = Origin(url=url, canonical_url=canonical_url(url), final_url=url, format=extraction.format)
     return apply_extraction(new_draft(entry), entry, extraction, origin)
 

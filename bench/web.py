@@ -50,6 +50,7 @@ from pipeline.draft import apply_extraction, new_draft
 from pipeline.extract import extract
 from pipeline.ids import canonical_url, slugify
 from pipeline.models import ArchiveState, Draft, DraftSource, Origin, SourceEntry
+from pipeline.precedence import Hints, Said
 from pipeline.records import dump_record
 from pipeline.reviewers import add_reviewer
 from pipeline.store import Store
@@ -69,7 +70,9 @@ def drafted_samples() -> list[Draft]:
     for sample in entries:
         url, text = sample["url"], folder.joinpath(sample["file"]).read_text(encoding="utf-8")
         entry = SourceEntry(url=url, org=sample["org"], kind=sample["kind"])
-        extraction = extract(text.encode(), url, "text/markdown; charset=utf-8", org=sample["org"])
+        extraction = extract(
+            text.encode(), url, "text/markdown; charset=utf-8", hints=Hints(registry=Said.hint(org=sample["org"]))
+        )
         origin = Origin(url=url, canonical_url=canonical_url(url), final_url=url, format=extraction.format)
         drafts.append(apply_extraction(new_draft(entry), entry, extraction, origin))
     return drafts

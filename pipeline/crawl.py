@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pipeline import interrupt
 from pipeline.batch import Report, each, raise_unexpected, tally_reasons
-from pipeline.draft import apply_extraction, new_draft, new_part_draft, part_entry, record_failure
+from pipeline.draft import DraftRules, apply_extraction, new_draft, new_part_draft, part_entry, record_failure
 from pipeline.errors import ExtractError, Fault, FetchError, InvalidRecord
 from pipeline.extract import Extraction, extract
 from pipeline.fetch import Fetcher, FetchResult, fetch_url_for, host_key
@@ -28,7 +28,7 @@ from pipeline.finder import Finder, load
 from pipeline.ids import canonical_url, draft_id_for, part_draft_id
 from pipeline.learn import finder_in_use
 from pipeline.models import Draft, DraftState, Origin, SourceEntry, utc_now
-from pipeline.precedence import feed_said
+from pipeline.precedence import source_hints
 from pipeline.reasons import Reason
 from pipeline.registry import find_duplicates
 from pipeline.settings import Settings
@@ -160,10 +160,7 @@ def _read(entry: SourceEntry, result: FetchResult, settings: Settings) -> Extrac
             result.body or b"",
             result.final_url or entry.url,
             result.content_type,
-            org=entry.org,
-            title=entry.title,
-            date=entry.date,
-            feed=feed_said(entry),
+            hints=source_hints(entry),
             favor=settings.extract_favor,
         )
     except ExtractError as exc:
@@ -202,8 +199,8 @@ def _updated_draft(
     if isinstance(reading, ExtractError):
         return record_failure(draft, reading.reason, str(reading)), "failed", reading.reason, str(reading)
     origin = origin.model_copy(update={"format": reading.format})
-    threshold = settings.draft_confidence_threshold
-    return apply_extraction(draft, entry, reading, origin, threshold, finder), "updated", None, None
+    rules = DraftRules(settings.draft_confidence_threshold, finder)
+    return apply_extraction(draft, entry, reading, origin, rules), "updated", None, None
 
 
 async def crawl_async(
@@ -371,7 +368,7 @@ def _apply_parts(
         def change(draft: Draft, part: Extraction = part, origin: Origin = origin) -> Draft | None:
             if draft.state in _LEFT_ALONE:
                 return None
-            updated = apply_extraction(draft, as_part, part, origin, threshold, finder)
+            updated = apply_extraction(draft, as_part, part, origin, DraftRules(threshold, finder))
             return updated if updated != draft else None
 
         def create(number: int = number) -> Draft:

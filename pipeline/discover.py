@@ -33,7 +33,7 @@ from pipeline import interrupt
 from pipeline.batch import Report, each, raise_unexpected, tally, tally_reasons
 from pipeline.crawl import CrawlReport, SourceReport, write_feed_text
 from pipeline.errors import Fault, RecordError, StoreError
-from pipeline.feeds import FEED_TYPES, FeedItem, FeedReading, NotAFeed, read_feed
+from pipeline.feeds import FEED_TYPES, FeedFormat, FeedItem, FeedReading, NotAFeed, read_feed
 from pipeline.fetch import Fetcher
 from pipeline.ids import candidate_id, canonical_url, draft_id_for, same_page_key
 from pipeline.models import (
@@ -272,11 +272,10 @@ async def discover_async(
         try:
             reading = await asyncio.to_thread(
                 read_feed,
-                feed.kind,
+                FeedFormat(feed.kind, feed.selector),
                 body,
                 result.content_type,
                 result.final_url or feed.url,
-                selector=feed.selector,
                 limit=settings.max_feed_entries,
             )
         except NotAFeed as exc:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
@@ -47,6 +48,7 @@ from pipeline.suggestions import takeable, undismissed
 
 __all__ = [
     "DEFAULT_THRESHOLD",
+    "DraftRules",
     "apply_extraction",
     "field_proposals",
     "field_suggestions",
@@ -171,24 +173,28 @@ def field_suggestions(extraction: Extraction, threshold: float = DEFAULT_THRESHO
     return propose(extraction, threshold).suggestions()
 
 
+@dataclass(frozen=True)
+class DraftRules:
+    """How the drafter writes a draft's fields (`pipeline.propose`): a passage at or above `threshold`
+    is written, one below it offered as a suggestion; the `finder`, when given, proposes beside the rules."""
+
+    threshold: float = DEFAULT_THRESHOLD
+    finder: Finder | None = None
+
+
 def apply_extraction(
-    draft: Draft,
-    entry: SourceEntry,
-    extraction: Extraction,
-    origin: Origin,
-    threshold: float = DEFAULT_THRESHOLD,
-    finder: Finder | None = None,
+    draft: Draft, entry: SourceEntry, extraction: Extraction, origin: Origin, rules: DraftRules = DraftRules()
 ) -> Draft:
     """The draft after a successful fetch: machine fields refreshed, a person's edits kept; of the
-    passages the rules (and the `finder`, when given) found, those below `threshold` kept as
-    suggestions, best first, not written (`pipeline.propose`).
+    passages the rules (and the finder, when `rules` give one) found, those below the threshold kept
+    as suggestions, best first, not written (`pipeline.propose`).
 
     Once a writer has taken the draft (any state after `extracted`), its case fields
     are theirs and the reviewer's: only the text, the sections and the origin follow
     the source, so the reviewer can see what changed. When the gate removed characters from a text
     that is new to the draft, its history says which (a note of the crawl's, `cleaned`).
     """
-    updated = _applied(draft, entry, extraction, origin, threshold, finder)
+    updated = _applied(draft, entry, extraction, origin, rules)
     if not extraction.removed or draft.text == extraction.text:
         return updated
     note = Transition(
@@ -202,10 +208,8 @@ def apply_extraction(
     return updated.model_copy(update={"history": [*updated.history, note]})
 
 
-def _applied(
-    draft: Draft, entry: SourceEntry, extraction: Extraction, origin: Origin, threshold: float, finder: Finder | None
-) -> Draft:
-    found = propose(extraction, threshold, finder) if draft.state == DraftState.EXTRACTED else None
+def _applied(draft: Draft, entry: SourceEntry, extraction: Extraction, origin: Origin, rules: DraftRules) -> Draft:
+    found = propose(extraction, rules.threshold, rules.finder) if draft.state == DraftState.EXTRACTED else None
     proposals: dict[str, Any] = (
         {**found.values(), **{k: v for k, v in _hint_proposals(entry).items() if v}} if found is not None else {}
     )

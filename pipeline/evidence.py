@@ -1,7 +1,7 @@
 """Evidence, pure: the passage of a draft's text each drafted field came from.
 
-    entry = evidence_for("trigger", draft.text, "cue.trigger", quote="after deploying 2.3")
-    entry = evidence_for("action_items.2", draft.text, "list-item", start=410, end=466)
+    entry = evidence_for("trigger", draft.text, "cue.trigger", Span("after deploying 2.3"))
+    entry = evidence_for("action_items.2", draft.text, "list-item", Span(start=410, end=466))
     draft = without_evidence(draft, ["remediation.0.text.en"])   # what a person's edit does
 
 A field path (`pipeline.fieldpath.FieldPath`) names a case field (`trigger`), a part of one
@@ -13,30 +13,32 @@ history does (`action_items.2.text.en`). A draft written when the drafter spelt 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from pipeline.fieldpath import FieldPath
 from pipeline.models import Draft, Evidence
 
-__all__ = ["evidence_for", "field_parts", "holds", "overlaps", "without_evidence"]
+__all__ = ["Span", "evidence_for", "field_parts", "holds", "overlaps", "without_evidence"]
 
 
-def evidence_for(
-    field: str,
-    text: str,
-    rule: str,
-    *,
-    quote: str | None = None,
-    start: int | None = None,
-    end: int | None = None,
-    confidence: float | None = None,
-) -> Evidence:
+@dataclass(frozen=True)
+class Span:
+    """A passage of a text as a caller gives it: its quote, its offsets, or both (`evidence_for`)."""
+
+    quote: str | None = None
+    start: int | None = None
+    end: int | None = None
+
+
+def evidence_for(field: str, text: str, rule: str, span: Span, *, confidence: float | None = None) -> Evidence:
     """The evidence that `field` came from a passage of `text`, chosen by `rule`.
 
-    Give the quote, its offsets, or both. A quote alone is looked up in the text (its first
+    Give the span's quote, its offsets, or both. A quote alone is looked up in the text (its first
     occurrence; give `start` too for a later one); offsets alone take the quote from the text;
     both must agree. `confidence`: how sure the rule is (0 to 1), when it says. Raises ValueError
     when the passage is not in the text as given.
     """
+    quote, start, end = span.quote, span.start, span.end
     if quote is None:
         if start is None or end is None:
             raise ValueError("give the quote, or both its start and end")

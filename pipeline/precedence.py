@@ -29,7 +29,17 @@ from pipeline.ids import GITHUB_HOSTS, slugify
 from pipeline.models import SourceEntry
 from pipeline.orgs import Org, guessed_org, is_status_host
 
-__all__ = ["PARTIES", "Said", "address_said", "decide", "feed_said", "guess_source_kind", "registry_said"]
+__all__ = [
+    "PARTIES",
+    "Hints",
+    "Said",
+    "address_said",
+    "decide",
+    "feed_said",
+    "guess_source_kind",
+    "registry_said",
+    "source_hints",
+]
 
 PARTIES = ("registry", "page", "feed", "address")
 _ORG_LIMIT = 200
@@ -47,8 +57,24 @@ class Said:
     kind: str | None = None  # the source's kind (blog, github, status-page, ...)
 
     @classmethod
+    def hint(
+        cls, org: str | None = None, title: str | None = None, date: str | None = None, kind: str | None = None
+    ) -> Said:
+        """What a hint says, the registry's or a feed entry's: its date is when the source was published."""
+        return cls(org=org, title=title, date=date, date_kind="published" if date else None, kind=kind)
+
+    @classmethod
     def of_org(cls, org: Org | None, **fields: str | None) -> Said:
         return cls(org=org.name if org else None, org_slug=org.slug if org else None, **fields)
+
+
+@dataclass(frozen=True)
+class Hints:
+    """What is said of a source before its page is read: the registry's hints, which outrank the
+    page, and the word of the feed entry that proposed it, which the page outranks."""
+
+    registry: Said = Said()
+    feed: Said = Said()
 
 
 def _text(value: str | None) -> str | None:
@@ -73,19 +99,18 @@ def decide(registry: Said, page: Said, feed: Said, address: Said) -> Said:
 
 def registry_said(entry: SourceEntry) -> Said:
     """The registry's hints: what the operator wrote on the source's entry."""
-    return Said(
-        org=entry.org,
-        title=entry.title,
-        date=entry.date,
-        date_kind="published" if entry.date else None,
-        kind=entry.kind,
-    )
+    return Said.hint(entry.org, entry.title, entry.date, entry.kind)
 
 
 def feed_said(entry: SourceEntry) -> Said:
     """What the feed entry that proposed the source said of it (a posting date is a `published` one)."""
     said = entry.feed_entry
-    return Said(org=said.org, title=said.title, date=said.date, date_kind="published" if said.date else None)
+    return Said.hint(said.org, said.title, said.date)
+
+
+def source_hints(entry: SourceEntry) -> Hints:
+    """What the registry and the feed said of a registered source, for reading its page."""
+    return Hints(registry=registry_said(entry), feed=feed_said(entry))
 
 
 def guess_source_kind(url: str) -> str:

@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
-from pipeline.evidence import evidence_for, field_parts
+from pipeline.evidence import Span, evidence_for, field_parts
 from pipeline.extract import Extraction
 from pipeline.extract.durations import Durations, durations_in
 from pipeline.extract.prose import (
@@ -244,9 +244,7 @@ class _Reading:
         be joined differently from the page's text: then there is no passage to point at)."""
         quote = quote.strip()
         try:
-            return (
-                evidence_for(field, self.text, rule, quote=quote, start=start, confidence=confidence) if quote else None
-            )
+            return evidence_for(field, self.text, rule, Span(quote, start), confidence=confidence) if quote else None
         except ValueError:
             return None
 

@@ -22,7 +22,7 @@ from pipeline.cli import app
 from pipeline.draft import new_draft
 from pipeline.models import Case, Draft, SourceEntry
 from pipeline.standins.sitefarm import SiteFarm
-from pipeline.standins.wayback import WaybackStandIn
+from pipeline.standins.wayback import WaybackRules, WaybackStandIn
 from pipeline.store import Store
 
 
@@ -157,7 +157,7 @@ def farm() -> Iterator[SiteFarm]:
 def wayback() -> Iterator[WaybackStandIn]:
     """The Wayback Machine stand-in on 127.0.0.1, with limits far above what a test reaches."""
     with WaybackStandIn(
-        access_key="test-access", secret_key="test-secret", captures_per_minute=6000, cdx_per_minute=6000
+        WaybackRules(access_key="test-access", secret_key="test-secret", captures_per_minute=6000, cdx_per_minute=6000)
     ) as stand_in:
         yield stand_in
 

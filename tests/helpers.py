@@ -181,12 +181,18 @@ def sample_drafts() -> list[Draft]:
     from pipeline.draft import apply_extraction
     from pipeline.extract import extract
     from pipeline.ids import canonical_url
+    from pipeline.precedence import Hints, Said
 
     drafts = []
     for sample in _samples()[:3]:
         url = sample["url"]
         entry = SourceEntry(url=url, org=sample["org"], kind=sample["kind"])
-        extraction = extract(sample["text"].encode(), url, "text/markdown; charset=utf-8", org=sample["org"])
+        extraction = extract(
+            sample["text"].encode(),
+            url,
+            "text/markdown; charset=utf-8",
+            hints=Hints(registry=Said.hint(org=sample["org"])),
+        )
         origin = Origin(url=url, canonical_url=canonical_url(url), final_url=url, format=extraction.format)
         draft = apply_extraction(new_draft(entry), entry, extraction, origin)
         source = DraftSource.model_validate({**captured_source(url), "kind": sample["kind"]})

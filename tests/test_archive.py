@@ -17,7 +17,7 @@ from pipeline.archive import archive
 from pipeline.draft import new_draft
 from pipeline.models import ArchiveState, SourceEntry, utc_now
 from pipeline.standins.sitefarm import Page, Site, SiteFarm
-from pipeline.standins.wayback import WaybackStandIn
+from pipeline.standins.wayback import WaybackRules, WaybackStandIn
 from pipeline.store import Store
 
 HTML = "<html><body><h1>Outage</h1><p>The gateway failed for an hour after a deploy.</p></body></html>"
@@ -294,7 +294,9 @@ def test_one_session_on_the_account_is_shared_in_turn_without_a_refused_submit(
 ) -> None:
     urls = distinct_pages(farm, "turns", 4)
     drafts_for(store, *urls)
-    with WaybackStandIn(sessions=1, job_seconds=0.2, captures_per_minute=6000, cdx_per_minute=6000) as wayback:
+    with WaybackStandIn(
+        WaybackRules(sessions=1, job_seconds=0.2, captures_per_minute=6000, cdx_per_minute=6000)
+    ) as wayback:
         report = archive(store, archive_settings(root, wayback, capture_sessions=3))
         assert nonzero(report.counts()) == {"captured": 4}
         assert wayback.counts["save"] == 4, "the account's one session was read, not found out by refusals"

@@ -24,7 +24,7 @@ from pipeline.reasons import Reason
 from pipeline.settings import Settings
 from pipeline.standins.server import QuietServer
 from pipeline.standins.sitefarm import Page, Site, SiteFarm
-from pipeline.standins.wayback import WaybackStandIn
+from pipeline.standins.wayback import WaybackRules, WaybackStandIn
 from pipeline.store import Store
 from pipeline.wayback import ArchiveRequest, WaybackClient
 from pipeline.wayback.client import CONNECTIONS
@@ -137,7 +137,9 @@ def test_an_outage_then_a_429_burst_end_each_run_by_its_deadline_and_later_runs_
     drafts_for(store, *urls)
     deadline = 2.0
     with WaybackStandIn(
-        access_key="test-access", secret_key="test-secret", sessions=1, job_seconds=(0.1, 0.3), cdx_per_minute=6000
+        WaybackRules(
+            access_key="test-access", secret_key="test-secret", sessions=1, job_seconds=(0.1, 0.3), cdx_per_minute=6000
+        )
     ) as wayback:
         wayback.captures_per_minute = 600
         settings = archive_settings(
@@ -175,7 +177,9 @@ def test_an_outage_then_a_429_burst_end_each_run_by_its_deadline_and_later_runs_
 def test_a_breaker_pause_longer_than_the_run_is_not_waited_out(store: Store, root: Path, site: Site) -> None:
     urls = [site.url(f"/pm/{n}") for n in range(3)]
     drafts_for(store, *urls)
-    with WaybackStandIn(access_key="test-access", secret_key="test-secret", cdx_per_minute=6000) as wayback:
+    with WaybackStandIn(
+        WaybackRules(access_key="test-access", secret_key="test-secret", cdx_per_minute=6000)
+    ) as wayback:
         wayback.captures_per_minute = 600
         wayback.failures.storm_429 = 1
         short = archive_settings(root, wayback, breaker_backoff_s=2.0, archive_run_s=0.5, wayback_timeout_s=1.0)
@@ -193,7 +197,9 @@ def test_a_refresh_with_the_archive_out_ends_at_once_and_the_next_one_re_archive
 ) -> None:
     urls = [site.url(f"/pm/{n}") for n in range(4)]
     drafts_for(store, *urls)
-    with WaybackStandIn(access_key="test-access", secret_key="test-secret", cdx_per_minute=6000) as wayback:
+    with WaybackStandIn(
+        WaybackRules(access_key="test-access", secret_key="test-secret", cdx_per_minute=6000)
+    ) as wayback:
         wayback.captures_per_minute = 600
         settings = archive_settings(root, wayback, archive_run_s=5.0, wayback_timeout_s=1.0)
         wayback.down_for(3600)

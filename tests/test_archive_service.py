@@ -28,7 +28,7 @@ from pipeline.links import refresh
 from pipeline.models import ArchiveState, ArchiveStatus
 from pipeline.reasons import Reason
 from pipeline.standins.sitefarm import Page, Site, SiteFarm
-from pipeline.standins.wayback import WaybackStandIn
+from pipeline.standins.wayback import WaybackRules, WaybackStandIn
 from pipeline.store import Store
 from pipeline.wayback import CdxResult, WaybackClient
 from pipeline.wayback.client import read_answer
@@ -144,12 +144,14 @@ def test_captures_at_the_services_own_rate_meet_no_429(store: Store, root: Path,
     drafts_for(store, *urls)
     # A one-second window of 5 captures: the client's own 300 a minute is the same rate.
     with WaybackStandIn(
-        access_key="test-access",
-        secret_key="test-secret",
-        captures_per_minute=5,
-        cdx_per_minute=6000,
-        rate_window_s=1.0,
-        sessions=12,
+        WaybackRules(
+            access_key="test-access",
+            secret_key="test-secret",
+            captures_per_minute=5,
+            cdx_per_minute=6000,
+            rate_window_s=1.0,
+            sessions=12,
+        )
     ) as wayback:
         report = archive(store, archive_settings(root, wayback, captures_per_minute=300, capture_sessions=12))
         assert report.counts()["captured"] == 12

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from pipeline.draft import apply_extraction, new_draft
+from pipeline.draft import DraftRules, apply_extraction, new_draft
 from pipeline.extract import extract
 from pipeline.ids import canonical_url
 from pipeline.models import Draft, Origin, SourceEntry
@@ -224,9 +224,9 @@ def test_the_threshold_decides_what_is_written() -> None:
     entry = SourceEntry(url=URL)
     extraction = extract(GATED, URL, None)
     origin = Origin(url=URL, canonical_url=canonical_url(URL), final_url=URL, format=extraction.format)
-    everything = apply_extraction(new_draft(entry), entry, extraction, origin, threshold=0.0)
+    everything = apply_extraction(new_draft(entry), entry, extraction, origin, DraftRules(threshold=0.0))
     assert everything.detection is not None and not everything.suggestions
-    sure_only = apply_extraction(new_draft(entry), entry, extraction, origin, threshold=0.9)
+    sure_only = apply_extraction(new_draft(entry), entry, extraction, origin, DraftRules(threshold=0.9))
     assert sure_only.trigger is None
     assert "trigger" in {s.field for s in sure_only.suggestions}
 
@@ -302,7 +302,10 @@ def test_one_common_word_suggests_a_root_cause_but_does_not_set_it() -> None:
     entry = SourceEntry(url=URL)
     extraction = extract(body, URL, None)
     origin = Origin(url=URL, canonical_url=canonical_url(URL), final_url=URL, format=extraction.format)
-    assert apply_extraction(new_draft(entry), entry, extraction, origin, threshold=0.3).root_cause == "software-bug"
+    assert (
+        apply_extraction(new_draft(entry), entry, extraction, origin, DraftRules(threshold=0.3)).root_cause
+        == "software-bug"
+    )
 
 
 def test_the_drafts_default_threshold_is_the_settings_default() -> None:

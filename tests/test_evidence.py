@@ -11,7 +11,7 @@ from helpers import complete_draft
 from pydantic import ValidationError
 
 from pipeline import review
-from pipeline.evidence import evidence_for, field_parts, holds, overlaps, without_evidence
+from pipeline.evidence import Span, evidence_for, field_parts, holds, overlaps, without_evidence
 from pipeline.models import Draft, DraftState, Evidence, Review, json_schema
 from pipeline.publish import case_from_draft
 from pipeline.records import dump_record, load_record
@@ -34,29 +34,29 @@ def drafted(case_json: dict[str, Any]) -> Draft:
         update={"state": DraftState.EXTRACTED, "review": Review(), "text": TEXT}
     )
     evidence = [
-        evidence_for("trigger", TEXT, "heading", quote="A storage maintenance window throttled the metadata servers."),
-        evidence_for("detection", TEXT, "cue.detection", quote="We were paged at 09:12"),
-        evidence_for("action_items.1", TEXT, "list-item", quote="Alert when no training step completes"),
-        evidence_for("timeline.detected_after", TEXT, "timeline", quote="09:12"),
+        evidence_for("trigger", TEXT, "heading", Span("A storage maintenance window throttled the metadata servers.")),
+        evidence_for("detection", TEXT, "cue.detection", Span("We were paged at 09:12")),
+        evidence_for("action_items.1", TEXT, "list-item", Span("Alert when no training step completes")),
+        evidence_for("timeline.detected_after", TEXT, "timeline", Span("09:12")),
     ]
     return Draft.model_validate({**draft.model_dump(mode="json"), "evidence": [e.model_dump() for e in evidence]})
 
 
 def test_evidence_is_made_from_a_quote_or_offsets_and_both_must_agree() -> None:
-    by_quote = evidence_for("detection", TEXT, "cue.detection", quote="paged at 09:12")
+    by_quote = evidence_for("detection", TEXT, "cue.detection", Span("paged at 09:12"))
     assert TEXT[by_quote.start : by_quote.end] == "paged at 09:12"
-    by_offsets = evidence_for("detection", TEXT, "cue.detection", start=by_quote.start, end=by_quote.end)
+    by_offsets = evidence_for("detection", TEXT, "cue.detection", Span(start=by_quote.start, end=by_quote.end))
     assert by_offsets == by_quote
     later = TEXT.index("checkpoints", TEXT.index("checkpoints") + 1)
-    assert evidence_for("action_items.2", TEXT, "list-item", quote="checkpoints", start=later).start == later
+    assert evidence_for("action_items.2", TEXT, "list-item", Span("checkpoints", start=later)).start == later
     with pytest.raises(ValueError, match="not the quote"):
-        evidence_for("detection", TEXT, "cue.detection", quote="paged at 09:12", start=0)
+        evidence_for("detection", TEXT, "cue.detection", Span("paged at 09:12", start=0))
     with pytest.raises(ValueError, match="not in the text"):
-        evidence_for("detection", TEXT, "cue.detection", quote="we noticed")
+        evidence_for("detection", TEXT, "cue.detection", Span("we noticed"))
     with pytest.raises(ValueError, match="not a passage"):
-        evidence_for("detection", TEXT, "cue.detection", start=10, end=len(TEXT) + 1)
+        evidence_for("detection", TEXT, "cue.detection", Span(start=10, end=len(TEXT) + 1))
     with pytest.raises(ValueError, match="give the quote"):
-        evidence_for("detection", TEXT, "cue.detection", start=10)
+        evidence_for("detection", TEXT, "cue.detection", Span(start=10))
 
 
 def test_the_model_refuses_offsets_that_cannot_hold_the_quote_and_fields_a_case_lacks() -> None:

@@ -16,6 +16,7 @@ from pipeline.errors import EmptyDocument, UnsupportedContent
 from pipeline.extract import decode_text, detect_format, extract, org_for_url
 from pipeline.extract.headings import field_for_heading
 from pipeline.models import SectionField
+from pipeline.precedence import Hints, Said
 
 POSTMORTEMS = SHARED / "corpus" / "postmortems"
 
@@ -250,9 +251,8 @@ def test_org_comes_from_the_github_owner_or_the_domain() -> None:
 
 
 def test_registry_hints_win_over_the_page() -> None:
-    x = extract(
-        POSTMORTEM_MD.encode(), "https://example.org/pm.md", org="Acme Corp", title="Cache stampede", date="2024-03"
-    )
+    hints = Hints(registry=Said.hint(org="Acme Corp", title="Cache stampede", date="2024-03"))
+    x = extract(POSTMORTEM_MD.encode(), "https://example.org/pm.md", hints=hints)
     assert (x.org, x.org_slug, x.title, x.date, x.date_kind) == (
         "Acme Corp",
         "acme-corp",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pipeline.extract.dates import machine_date
-from pipeline.extract.html import choose_title, read_html
+from pipeline.extract.html import TitleMetadata, choose_title, read_html
 
 PROSE = " ".join(
     f"Paragraph {n} of the story explains what the team saw, what they tried first and why "
@@ -29,42 +29,53 @@ def article(headline: str, byline: str = "", extra: str = "") -> str:
 
 def test_h1_matching_a_title_part_wins_even_when_the_site_name_is_the_longest_part() -> None:
     title = "Managing dependencies - The Go Programming Language"
-    assert choose_title(["Managing dependencies"], title, title, None) == "Managing dependencies"
+    assert (
+        choose_title(["Managing dependencies"], TitleMetadata(og_title=title, page_title=title))
+        == "Managing dependencies"
+    )
 
 
 def test_site_logo_h1_is_passed_over_for_the_first_part_of_the_title() -> None:
     # No og:title or og:site_name: the last part of "Page - Site" names the site.
     title = "What is Ownership? - The Rust Programming Language"
-    assert choose_title(["The Rust Programming Language"], None, title, None) == "What is Ownership?"
+    assert choose_title(["The Rust Programming Language"], TitleMetadata(page_title=title)) == "What is Ownership?"
 
 
 def test_h1_that_is_the_host_name_is_not_the_headline() -> None:
     assert (
-        choose_title(["davidbau.com"], None, "Vibe Coding", None, url="https://davidbau.com/archives/x.html")
+        choose_title(
+            ["davidbau.com"], TitleMetadata(page_title="Vibe Coding"), url="https://davidbau.com/archives/x.html"
+        )
         == "Vibe Coding"
     )
 
 
 def test_call_to_action_h1_loses_to_the_metadata_title() -> None:
     assert (
-        choose_title(["Subscribe to our newsletter"], "Quarterly results | Acme", None, "Acme") == "Quarterly results"
+        choose_title(
+            ["Subscribe to our newsletter"], TitleMetadata(og_title="Quarterly results | Acme", site_name="Acme")
+        )
+        == "Quarterly results"
     )
 
 
 def test_site_name_is_cut_from_the_h1() -> None:
     h1 = "Critics’ Choice: Best UK Art Exhibitions 2025 – Artlyst"
-    assert choose_title([h1], f"{h1} - Artlyst", None, "Artlyst") == "Critics’ Choice: Best UK Art Exhibitions 2025"
+    assert (
+        choose_title([h1], TitleMetadata(og_title=f"{h1} - Artlyst", site_name="Artlyst"))
+        == "Critics’ Choice: Best UK Art Exhibitions 2025"
+    )
 
 
 def test_site_name_equal_to_the_whole_title_is_not_a_site_name() -> None:
     title = "How to Design a Website: a Complete Guide"
-    assert choose_title([title], title, title, title) == title
+    assert choose_title([title], TitleMetadata(og_title=title, page_title=title, site_name=title)) == title
 
 
 def test_json_ld_headline_is_a_reference_and_a_fallback() -> None:
-    assert choose_title([], None, None, None, headline="Grid failure report") == "Grid failure report"
+    assert choose_title([], TitleMetadata(headline="Grid failure report")) == "Grid failure report"
     assert (
-        choose_title(["Grid failure report", "Related posts"], None, None, None, headline="Grid failure report")
+        choose_title(["Grid failure report", "Related posts"], TitleMetadata(headline="Grid failure report"))
         == "Grid failure report"
     )
 

@@ -26,7 +26,7 @@ from feedsamples import (
 from helpers import REPO
 
 from pipeline.discover import match
-from pipeline.feeds import FeedItem, FeedReading, NotAFeed, read_feed
+from pipeline.feeds import FeedFormat, FeedItem, FeedReading, NotAFeed, read_feed
 from pipeline.models import Feed, FeedKind
 from pipeline.store import Store
 
@@ -34,8 +34,10 @@ RUST_INDEX = "https://blog.rust-lang.org/inside-rust/index.html"
 DANLUU = "https://raw.githubusercontent.com/danluu/post-mortems/master/README.md"
 
 
-def read(kind: FeedKind, name: str, base_url: str = "https://example.org/feed", **kwargs: object) -> FeedReading:
-    return read_feed(kind, sample(name), CONTENT_TYPES[name], base_url, **kwargs)  # type: ignore[arg-type]
+def read(
+    kind: FeedKind, name: str, base_url: str = "https://example.org/feed", selector: str | None = None
+) -> FeedReading:
+    return read_feed(FeedFormat(kind, selector), sample(name), CONTENT_TYPES[name], base_url)
 
 
 def by_url(reading: FeedReading) -> dict[str, FeedItem]:
@@ -97,7 +99,9 @@ def test_the_same_rss_read_as_a_plain_feed_carries_no_text() -> None:
 
 
 def test_an_rss_item_whose_postmortem_came_later_changes_its_fingerprint_not_its_date() -> None:
-    before = by_url(read_feed(FeedKind.STATUSPAGE, parse_without_postmortem(), "application/rss+xml", "http://x/"))
+    before = by_url(
+        read_feed(FeedFormat(FeedKind.STATUSPAGE), parse_without_postmortem(), "application/rss+xml", "http://x/")
+    )
     after = by_url(read(FeedKind.STATUSPAGE, "rss2.xml"))
 
     assert before[PARSE_POSTMORTEM_URL].text is None
@@ -120,7 +124,7 @@ def test_a_statuspage_atom_history_without_postmortems_gives_no_text() -> None:
 def test_a_postmortem_added_to_a_statuspage_atom_entry_becomes_its_text() -> None:
     before = by_url(read(FeedKind.STATUSPAGE, "statuspage-history.atom"))
     body = sauce_with_postmortem("# Tunnel start failures\n\nA certificate expired on the tunnel proxies.\n\n* Alert")
-    after = by_url(read_feed(FeedKind.STATUSPAGE, body, "application/atom+xml", "https://x/"))
+    after = by_url(read_feed(FeedFormat(FeedKind.STATUSPAGE), body, "application/atom+xml", "https://x/"))
 
     edited = after[SAUCE_EDITED_URL]
     assert edited.text == (
@@ -148,7 +152,7 @@ def test_a_statuspage_incidents_json_links_the_incident_page_and_waits_for_a_pos
         incident_updates=[postmortem_update("## What happened<br />An SSH host ran out of file handles."), *updates],
         updated_at="2024-09-20T10:00:00.000Z",
     )
-    (later,) = read_feed(FeedKind.STATUSPAGE, body, "application/json", "https://x/").items
+    (later,) = read_feed(FeedFormat(FeedKind.STATUSPAGE), body, "application/json", "https://x/").items
     assert later.text == "# Disruption with Git SSH\n\n## What happened\nAn SSH host ran out of file handles.\n"
     assert later.fingerprint != incident.fingerprint and later.url == incident.url
 
@@ -163,7 +167,7 @@ def test_the_older_statuspage_index_json_gives_its_postmortem_body() -> None:
         postmortem_body="The mail relay's credentials had expired.<br /><br />We now alert before they do.",
         postmortem_published_at="2016-06-10T12:00:00.000-04:00",
     )
-    (later,) = read_feed(FeedKind.STATUSPAGE, body, "application/json", "https://x/").items
+    (later,) = read_feed(FeedFormat(FeedKind.STATUSPAGE), body, "application/json", "https://x/").items
     assert later.text == (
         "# Investigating issue sending email\n\n"
         "The mail relay's credentials had expired.\n\nWe now alert before they do.\n"
@@ -194,10 +198,12 @@ def test_a_google_cloud_incident_report_becomes_the_text() -> None:
 
 
 def test_a_google_cloud_incident_without_its_report_has_no_text_until_it_comes() -> None:
-    (before,) = read_feed(FeedKind.GCP_INCIDENTS, gcp_incidents(report=None), "application/json", "https://x/").items
-    (after,) = read_feed(FeedKind.GCP_INCIDENTS, gcp_incidents(), "application/json", "https://x/").items
+    (before,) = read_feed(
+        FeedFormat(FeedKind.GCP_INCIDENTS), gcp_incidents(report=None), "application/json", "https://x/"
+    ).items
+    (after,) = read_feed(FeedFormat(FeedKind.GCP_INCIDENTS), gcp_incidents(), "application/json", "https://x/").items
     mini = gcp_incidents(report="# Mini Incident Report\nA zonal control plane dropped routes for 10 hours.")
-    (short,) = read_feed(FeedKind.GCP_INCIDENTS, mini, "application/json", "https://x/").items
+    (short,) = read_feed(FeedFormat(FeedKind.GCP_INCIDENTS), mini, "application/json", "https://x/").items
 
     assert before.text is None and after.text is not None
     assert before.fingerprint != after.fingerprint, "the report moved `modified`"
@@ -254,7 +260,7 @@ def test_a_markdown_list_item_and_a_relative_link_are_read_as_the_list_writes_th
         b"- [Acme again](https://ACME.example/pm/1#top). The same page.\n"
         b"- plain words, no link\n"
     )
-    reading = read_feed(FeedKind.MARKDOWN_LIST, body, "text/markdown", "https://x/README.md")
+    reading = read_feed(FeedFormat(FeedKind.MARKDOWN_LIST), body, "text/markdown", "https://x/README.md")
     assert [(i.url, i.org, i.title) for i in reading.items] == [
         ("https://acme.example/pm/1", "Acme", "The queue stalled.")
     ]
@@ -289,7 +295,7 @@ def test_an_html_index_s_base_element_and_a_selector_of_containers_are_honoured(
         b'<ul class="posts"><li><a href="one/">One</a> <a href="one/#comments">3 comments</a></li>'
         b'<li><a href="/two.html">Two</a></li></ul><a href="elsewhere/">Not a post</a></body></html>'
     )
-    reading = read_feed(FeedKind.HTML_LINKS, body, "text/html", "https://mirror.example/", selector="ul.posts li")
+    reading = read_feed(FeedFormat(FeedKind.HTML_LINKS, "ul.posts li"), body, "text/html", "https://mirror.example/")
     assert [(i.url, i.title) for i in reading.items] == [
         ("https://blog.example/posts/one/", "One"),
         ("https://blog.example/two.html", "Two"),
@@ -315,7 +321,7 @@ def test_the_same_bytes_give_the_same_fingerprints() -> None:
 
 def test_broken_xml_that_still_gives_entries_is_read_with_a_warning() -> None:
     broken = sample_text("atom.xml").replace("<title>1.69.0 pre-release testing</title>", "<title>1.69 & up</title>")
-    reading = read_feed(FeedKind.ATOM, broken.encode(), "application/atom+xml", "https://x/")
+    reading = read_feed(FeedFormat(FeedKind.ATOM), broken.encode(), "application/atom+xml", "https://x/")
 
     assert [i.title for i in reading.items] == ["Postmortem Analysis in Cargo", "1.69 & up"]
     (warning,) = reading.warnings
@@ -325,7 +331,7 @@ def test_broken_xml_that_still_gives_entries_is_read_with_a_warning() -> None:
 def test_a_feed_cut_off_after_its_first_entry_gives_that_entry() -> None:
     text = sample_text("atom.xml")
     cut = text[: text.index("<entry>", text.index("</entry>"))]
-    reading = read_feed(FeedKind.ATOM, cut.encode(), "application/atom+xml", "https://x/")
+    reading = read_feed(FeedFormat(FeedKind.ATOM), cut.encode(), "application/atom+xml", "https://x/")
     assert [i.url for i in reading.items] == [CARGO_POSTMORTEM]
     assert reading.warnings and reading.warnings[0].startswith("malformed: ")
 
@@ -334,13 +340,13 @@ def test_broken_xml_with_no_entries_is_not_a_feed() -> None:
     text = sample_text("atom.xml")
     cut = text[: text.index("<entry>") - 20]
     with pytest.raises(NotAFeed, match=r"^not an Atom or RSS feed \(SAXParseException: .*\)$"):
-        read_feed(FeedKind.ATOM, cut.encode(), "application/atom+xml", "https://x/")
+        read_feed(FeedFormat(FeedKind.ATOM), cut.encode(), "application/atom+xml", "https://x/")
 
 
 def test_cp1252_bytes_declared_utf8_are_read_with_a_warning() -> None:
     text = sample_text("atom.xml").replace("Postmortem Analysis in Cargo", "Café outage – a naïve retry")
     body = text.encode("cp1252")
-    reading = read_feed(FeedKind.ATOM, body, "application/atom+xml; charset=utf-8", "https://x/")
+    reading = read_feed(FeedFormat(FeedKind.ATOM), body, "application/atom+xml; charset=utf-8", "https://x/")
 
     assert reading.items[0].title == "Café outage – a naïve retry"
     (warning,) = reading.warnings
@@ -350,7 +356,7 @@ def test_cp1252_bytes_declared_utf8_are_read_with_a_warning() -> None:
 @pytest.mark.parametrize("kind", [FeedKind.ATOM, FeedKind.RSS, FeedKind.STATUSPAGE])
 def test_an_html_page_where_a_feed_should_be_is_not_a_feed(kind: FeedKind) -> None:
     with pytest.raises(NotAFeed) as raised:
-        read_feed(kind, sample("html-index.html"), "application/xml", RUST_INDEX)
+        read_feed(FeedFormat(kind), sample("html-index.html"), "application/xml", RUST_INDEX)
     assert str(raised.value).startswith("not an Atom or RSS feed (") and "\n" not in str(raised.value)
 
 
@@ -376,7 +382,7 @@ def test_an_html_page_where_a_feed_should_be_is_not_a_feed(kind: FeedKind) -> No
 )
 def test_broken_json_is_not_a_feed(kind: FeedKind, body: bytes, message: str) -> None:
     with pytest.raises(NotAFeed) as raised:
-        read_feed(kind, body, "application/json", "https://x/incidents.json")
+        read_feed(FeedFormat(kind), body, "application/json", "https://x/incidents.json")
     assert str(raised.value).startswith(message) and "\n" not in str(raised.value)
 
 
@@ -384,7 +390,7 @@ def test_broken_json_is_not_a_feed(kind: FeedKind, body: bytes, message: str) ->
 
 
 def test_a_feed_of_ten_thousand_entries_keeps_the_first_max_feed_entries() -> None:
-    reading = read_feed(FeedKind.ATOM, big_atom(10_000), "application/atom+xml", "https://x/", limit=50)
+    reading = read_feed(FeedFormat(FeedKind.ATOM), big_atom(10_000), "application/atom+xml", "https://x/", limit=50)
 
     assert (len(reading.items), reading.total) == (50, 10_000)
     assert [i.url for i in reading.items[:2]] == ["https://example.org/posts/0", "https://example.org/posts/1"]
@@ -393,7 +399,7 @@ def test_a_feed_of_ten_thousand_entries_keeps_the_first_max_feed_entries() -> No
 
 def test_a_list_of_ten_thousand_links_keeps_the_default_thousand() -> None:
     body = "\n\n".join(f"[Org {n}](https://example.org/pm/{n}). Outage {n}." for n in range(10_000)).encode()
-    reading = read_feed(FeedKind.MARKDOWN_LIST, body, "text/plain", "https://x/README.md")
+    reading = read_feed(FeedFormat(FeedKind.MARKDOWN_LIST), body, "text/plain", "https://x/README.md")
 
     assert (len(reading.items), reading.total) == (1000, 10_000)
     assert reading.items[-1].url == "https://example.org/pm/999"
@@ -452,5 +458,5 @@ def test_the_starter_feeds_validate_and_each_of_their_kinds_reads_a_saved_copy_o
     for registered in feeds:
         feed = registered.feed
         name = copies[feed.kind]
-        reading = read_feed(feed.kind, sample(name), CONTENT_TYPES[name], feed.url, selector=feed.selector)
+        reading = read_feed(FeedFormat(feed.kind, feed.selector), sample(name), CONTENT_TYPES[name], feed.url)
         assert reading.items, f"{registered.where}: its kind reads no entry of {name}"

@@ -14,7 +14,7 @@ from helpers import artifact_text, seed_prefect_db
 from pipeline.ids import draft_id_for
 from pipeline.settings import Settings
 from pipeline.standins.sitefarm import Page, SiteFarm
-from pipeline.standins.wayback import WaybackStandIn
+from pipeline.standins.wayback import WaybackRules, WaybackStandIn
 from pipeline.store import Store
 
 pytestmark = pytest.mark.usefixtures("prefect_api")
@@ -237,7 +237,8 @@ def test_a_crawl_with_no_keys_and_the_archive_port_closed_ends_in_seconds_said_o
     assert not [line for line in warned if any(u in line for u in urls)], "said once, not per source"
 
     with WaybackStandIn(
-        access_key="test-access", secret_key="test-secret", captures_per_minute=6000, cdx_per_minute=6000, port=port
+        WaybackRules(access_key="test-access", secret_key="test-secret", captures_per_minute=6000, cdx_per_minute=6000),
+        port=port,
     ) as wayback:
         for name, value in settings_env(archive_settings(root, wayback)).items():
             monkeypatch.setenv(name, value)

@@ -13,6 +13,7 @@ from pipeline.extract.incidents import incidents_in
 from pipeline.extract.markdown import read_markdown
 from pipeline.ids import canonical_url
 from pipeline.models import Draft, Origin, SourceEntry
+from pipeline.precedence import Hints, Said
 from pipeline.queue import queue, show
 from pipeline.store import Store
 
@@ -130,7 +131,7 @@ def test_show_says_nothing_of_incidents_for_one(store: Store) -> None:
 
 
 def test_each_incident_is_read_on_its_own_from_the_blocks_under_its_heading() -> None:
-    extraction = extract(MONTHLY, URL, None, date="2024-04-01")
+    extraction = extract(MONTHLY, URL, None, hints=Hints(registry=Said.hint(date="2024-04-01")))
     first, second = extraction.parts
     assert first.title == "Operations report, March 2024: Cache outage - March 3, 2024"
     assert (first.date, first.date_kind, second.date) == ("2024-03-03", "incident", "2024-03-17")

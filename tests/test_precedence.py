@@ -14,7 +14,7 @@ from pipeline.draft import new_draft
 from pipeline.extract import extract
 from pipeline.ids import draft_id_for
 from pipeline.models import FeedEntry, SourceEntry
-from pipeline.precedence import Said, decide, guess_source_kind
+from pipeline.precedence import Hints, Said, decide, guess_source_kind
 from pipeline.settings import Settings
 from pipeline.standins.sitefarm import Page, SiteFarm
 from pipeline.store import Store
@@ -44,10 +44,7 @@ def test_each_field_comes_from_the_first_party_that_says_anything(hinted: bool, 
         text.encode(),
         url,
         "text/plain; charset=utf-8",  # front matter makes it Markdown source, served as text or not
-        org=hint.org,
-        title=hint.title,
-        date=hint.date,
-        feed=FEED if listed else None,
+        hints=Hints(registry=hint, feed=FEED if listed else Said()),
     )
     parties = [p for p, on in ((HINT, hinted), (PAGE, stated), (FEED, listed)) if on]
     first = parties[0] if parties else None
@@ -61,7 +58,7 @@ def test_a_feed_s_date_only_fills_what_the_page_leaves_empty() -> None:
     dated = (
         "# CoreDNS upgrade issue\n\n## Timeline\n\n| Time | Event |\n| --- | --- |\n| 2020-02-03 11:21 | pods crash |\n"
     )
-    x = extract(dated.encode(), "https://blog.example.org/pm.md", feed=FEED)
+    x = extract(dated.encode(), "https://blog.example.org/pm.md", hints=Hints(feed=FEED))
     assert (x.title, x.date, x.date_kind, x.org) == ("CoreDNS upgrade issue", "2020-02-03", "timeline", "Feed Org")
 
 

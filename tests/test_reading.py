@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from helpers import captured_source
 
-from pipeline.evidence import evidence_for
+from pipeline.evidence import Span, evidence_for
 from pipeline.fields import WITHDRAWAL
 from pipeline.models import Case, Draft, Origin, RunRecord, Section, Transition
 from pipeline.store import Store
@@ -235,7 +235,7 @@ def evidenced_draft(case_json: dict, archived: bool = True) -> Draft:
         at = EVIDENCED.index(quote)
         for _ in range(occurrence):
             at = EVIDENCED.index(quote, at + 1)
-        return evidence_for(field, EVIDENCED, rule, quote=quote, start=at).model_dump()
+        return evidence_for(field, EVIDENCED, rule, Span(quote, start=at)).model_dump()
 
     draft = full_draft(
         case_json,
@@ -310,7 +310,7 @@ def test_show_prints_a_suggestion_beside_its_field_with_its_confidence(
     draft = evidenced_draft(case_json)
     quote = "when checkpoints stalled"
     offered = evidence_for(
-        "detection", EVIDENCED, "cue.detection+modal", quote=quote, start=EVIDENCED.index(quote), confidence=0.35
+        "detection", EVIDENCED, "cue.detection+modal", Span(quote, start=EVIDENCED.index(quote)), confidence=0.35
     )
     store.write_draft(draft.model_copy(update={"detection": None, "suggestions": [offered]}))
     out = cli("show", DRAFT_ID, "--root", str(root)).stdout

@@ -16,6 +16,7 @@ from pipeline.errors import RecordNotFound
 from pipeline.extract import extract
 from pipeline.ids import canonical_url
 from pipeline.models import Case, Draft, DraftState, IncidentStart, Origin, SourceEntry
+from pipeline.precedence import Hints, Said
 from pipeline.similar import Doc, SimilarIndex, doc_of_case, doc_of_draft, load_library, suggestions
 from pipeline.similar.library import CACHE_FILE
 from pipeline.similar.text import PASSAGE_CHARS, passage, shingles
@@ -92,7 +93,7 @@ def html(post: list[str], around: tuple[str, str] = ("", "")) -> bytes:
 def drafted(url: str, body: bytes, content_type: str, date: str = "2024-03-02", org: str = "Acme") -> Draft:
     """The draft the crawl makes of the page: the real extractor's reading, the registry's hints."""
     entry = SourceEntry(url=url, org=org)
-    extraction = extract(body, url, content_type, org=org, date=date)
+    extraction = extract(body, url, content_type, hints=Hints(registry=Said.hint(org=org, date=date)))
     origin = Origin(url=url, canonical_url=canonical_url(url), final_url=url, format=extraction.format)
     return apply_extraction(new_draft(entry), entry, extraction, origin)
 

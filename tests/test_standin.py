@@ -23,7 +23,7 @@ from helpers import ago
 
 from pipeline.standins import spn
 from pipeline.standins.sitefarm import Page, Site, SiteFarm
-from pipeline.standins.wayback import WaybackStandIn
+from pipeline.standins.wayback import WaybackRules, WaybackStandIn
 from pipeline.surt import surt_key
 
 AUTH = {"Authorization": "LOW test-access:test-secret"}
@@ -62,7 +62,7 @@ def make() -> Iterator[Callable[..., WaybackStandIn]]:
 
     def start(**settings: Any) -> WaybackStandIn:
         settings = {"captures_per_minute": 600, "cdx_per_minute": 600, **settings}
-        standin = WaybackStandIn(**settings)
+        standin = WaybackStandIn(WaybackRules(**settings))
         standin.start()
         started.append(standin)
         return standin

@@ -10,7 +10,7 @@ from test_drafting import GATED, URL, draft_of
 
 from pipeline.draft import apply_extraction
 from pipeline.errors import ReviewError
-from pipeline.evidence import evidence_for
+from pipeline.evidence import Span, evidence_for
 from pipeline.extract import extract
 from pipeline.models import Draft, SourceEntry
 from pipeline.store import Store
@@ -39,7 +39,7 @@ def test_a_text_that_holds_something_gets_the_passage_as_a_paragraph_and_keeps_i
     draft = draft_of(GATED)
     trigger = [e for e in draft.evidence if e.field == "trigger"]
     quote = "A synthetic probe would have detected the broken route within a minute."
-    moved = evidence_for("trigger", draft.text or "", "cue.trigger+modal", quote=quote, confidence=0.4)
+    moved = evidence_for("trigger", draft.text or "", "cue.trigger+modal", Span(quote), confidence=0.4)
     taken = take_suggestion(draft.model_copy(update={"suggestions": [moved]}), 0, "dana")
     assert draft.trigger is not None
     assert taken.trigger == {"en": f"{draft.trigger['en']}\n\n{quote}"}
@@ -75,7 +75,7 @@ def test_what_cannot_be_taken_is_refused_in_one_line() -> None:
     draft = draft_of(GATED)
     with pytest.raises(ReviewError, match="no suggestion 5: the draft has 2 \\(0 to 1\\)"):
         take_suggestion(draft, 5, "dana")
-    cause = evidence_for("root_cause", draft.text or "", "cue.root_cause+modal", quote="a change", confidence=0.3)
+    cause = evidence_for("root_cause", draft.text or "", "cue.root_cause+modal", Span("a change"), confidence=0.3)
     assert not takeable(cause)
     with pytest.raises(ReviewError, match="root_cause holds a class of the vocabulary"):
         take_suggestion(draft.model_copy(update={"suggestions": [cause]}), 0, "dana")

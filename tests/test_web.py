@@ -16,7 +16,7 @@ from helpers import CASE_FIXTURE, HOSTILE, case_fields, case_page_lacks, reviewa
 from pipeline.candidates import candidates
 from pipeline.case_view import case_rows
 from pipeline.errors import SettingsError
-from pipeline.evidence import evidence_for
+from pipeline.evidence import Span, evidence_for
 from pipeline.ids import candidate_id, draft_id_for, same_page_key
 from pipeline.models import (
     Candidate,
@@ -991,7 +991,7 @@ SUGGESTED_TEXT = "The cache emptied at noon.\n\nA probe would have detected the 
 def a_suggested_draft(case_json: dict[str, Any]) -> Draft:
     """The suite's draft with its detection empty and one passage suggested for it."""
     quote = "A probe would have detected the empty cache within a minute."
-    offered = evidence_for("detection", SUGGESTED_TEXT, "cue.detection+modal", quote=quote, confidence=0.35)
+    offered = evidence_for("detection", SUGGESTED_TEXT, "cue.detection+modal", Span(quote), confidence=0.35)
     return a_draft(case_json, text=SUGGESTED_TEXT, detection=None, suggestions=[offered.model_dump(mode="json")])
 
 

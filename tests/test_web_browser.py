@@ -36,7 +36,7 @@ from pipeline import claims, review
 from pipeline.candidates import candidates
 from pipeline.demo import run_demo
 from pipeline.discover import discover
-from pipeline.draft import apply_extraction, new_draft
+from pipeline.draft import DraftRules, apply_extraction, new_draft
 from pipeline.extract import extract
 from pipeline.finder import Finder
 from pipeline.finder.model import fit
@@ -757,7 +757,7 @@ def test_a_writer_reads_the_finders_ranking_and_dismisses_a_suggestion_with_one_
     entry = SourceEntry(url=url)
     extraction = extract(f"# Billing outage\n\n## What happened\n\n{text}\n".encode(), url, None)
     origin = Origin(url=url, canonical_url=url, final_url=url, format="markdown")
-    draft = apply_extraction(new_draft(entry), entry, extraction, origin, finder=Finder(model))
+    draft = apply_extraction(new_draft(entry), entry, extraction, origin, DraftRules(finder=Finder(model)))
     by_finder = [s for s in draft.suggestions if s.rule.startswith("finder.")]
     assert by_finder and all(s.model == "library-test" for s in by_finder)
     store.write_draft(draft)

@@ -243,13 +243,15 @@ def stand_in(
     secret_key: Annotated[str, typer.Option(help="The secret key it accepts.")] = "stand-in-secret",
 ) -> None:
     """Run the local Wayback Machine stand-in in the foreground, to try the pipeline by hand (Ctrl-C stops)."""
-    from pipeline.standins.wayback import WaybackStandIn
+    from pipeline.standins.wayback import WaybackRules, WaybackStandIn
 
     server = WaybackStandIn(
-        access_key=access_key,
-        secret_key=secret_key,
-        captures_per_minute=captures_per_minute,
-        cdx_per_minute=cdx_per_minute,
+        WaybackRules(
+            access_key=access_key,
+            secret_key=secret_key,
+            captures_per_minute=captures_per_minute,
+            cdx_per_minute=cdx_per_minute,
+        ),
         port=port,
     )
     try:

@@ -42,7 +42,7 @@ from pipeline.server import command_server
 from pipeline.settings import Settings
 from pipeline.site.build import BuildReport
 from pipeline.standins.sitefarm import Page, Site, SiteFarm
-from pipeline.standins.wayback import WaybackStandIn
+from pipeline.standins.wayback import WaybackRules, WaybackStandIn
 from pipeline.store import Store
 from pipeline.validate import validate
 
@@ -155,11 +155,13 @@ def run_demo(
             # capture within the hour with the old one (and the refresh would wait), so its
             # dedupe hour is off here. Everything else is as strict as the service.
             with WaybackStandIn(
-                access_key="demo-access",
-                secret_key="demo-secret",
-                captures_per_minute=600,
-                cdx_per_minute=600,
-                dedupe_s=0,
+                WaybackRules(
+                    access_key="demo-access",
+                    secret_key="demo-secret",
+                    captures_per_minute=600,
+                    cdx_per_minute=600,
+                    dedupe_s=0,
+                ),
                 stand_in_hosts=hosts,
             ) as wayback:
                 Store(root).write_feeds(

@@ -38,7 +38,7 @@ from pipeline.fields import TERM_LISTS
 from pipeline.ids import GITHUB_HOSTS
 from pipeline.models import Section, SectionField
 from pipeline.orgs import PageSays, known_org
-from pipeline.precedence import Said, address_said, decide
+from pipeline.precedence import Hints, Said, address_said, decide
 from pipeline.vocabulary import Kind
 
 __all__ = ["Extraction", "decode_text", "detect_format", "extract", "org_for_url"]
@@ -283,15 +283,12 @@ def extract(
     url: str,
     content_type: str | None = None,
     *,
-    org: str | None = None,
-    title: str | None = None,
-    date: str | None = None,
-    feed: Said | None = None,
+    hints: Hints | None = None,
     favor: str = "balanced",
 ) -> Extraction:
-    """Read one fetched document. `org`, `title`, `date` are the registry's hints and win; `feed`
-    is what the feed entry that proposed it said, which the page's own word outranks
-    (pipeline.precedence decides each).
+    """Read one fetched document. `hints`: what was said of it before: the registry's hints (its
+    org, title, date), which win, and what the feed entry that proposed it said, which the page's
+    own word outranks (pipeline.precedence decides each).
 
     Raises UnsupportedContent, UnreadableDocument or EmptyDocument with the reason.
     """
@@ -350,8 +347,8 @@ def extract(
     address = replace(address_said(url, site_name), title=first_line)
     if address.org is None:
         address = replace(address, org=org_for_url(url))  # no host at all: what the URL's text gives
-    hints = Said(org=org, title=title, date=date, date_kind="published" if date else None)
-    decided = decide(hints, stated, feed or Said(), address)
+    told = hints or Hints()
+    decided = decide(told.registry, stated, told.feed, address)
     whole = Extraction(
         url=url,
         format=kind,

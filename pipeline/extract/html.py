@@ -33,7 +33,7 @@ from trafilatura.utils import DOCTYPE_TAG, FAULTY_HTML, INVALID_XML_CHARS, is_du
 from pipeline.extract.blocks import Block, Link
 from pipeline.extract.dates import dates_in, machine_date
 
-__all__ = ["HtmlDocument", "choose_title", "read_html"]
+__all__ = ["HtmlDocument", "TitleMetadata", "choose_title", "read_html"]
 
 # "Title | Site", "Site - Title", "Title :: Site", "Title — Site", "Title / Section"
 _TITLE_SEPARATOR = re.compile(r"\s+(?:[|\-–—·•»:/]{1,2})\s+")
@@ -122,6 +122,17 @@ _PARSER.set_element_class_lookup(
 )
 
 
+@dataclass(frozen=True)
+class TitleMetadata:
+    """What a page's metadata calls it, beside its h1s: og:title (or twitter:title), its <title>, its
+    JSON-LD headline; and the site's own name (og:site_name), which is not the page's title."""
+
+    og_title: str | None = None
+    page_title: str | None = None
+    headline: str | None = None
+    site_name: str | None = None
+
+
 @dataclass
 class HtmlDocument:
     blocks: list[Block]
@@ -179,15 +190,7 @@ def _strip_site(heading: str, sites: list[str], host: str) -> str:
     return heading
 
 
-def choose_title(
-    h1s: list[str],
-    og_title: str | None,
-    page_title: str | None,
-    site_name: str | None,
-    *,
-    headline: str | None = None,
-    url: str | None = None,
-) -> str | None:
+def choose_title(h1s: list[str], metadata: TitleMetadata, url: str | None = None) -> str | None:
     """The headline of a page.
 
     The first-level heading is the headline on most pages, but many pages also give
@@ -198,7 +201,8 @@ def choose_title(
     (those inside <article> or <main> first): the first of equally good ones wins.
     """
     host = (urlsplit(url).hostname or "").lower() if url else ""
-    references = [r for r in (og_title, page_title, headline) if r]
+    references = [r for r in (metadata.og_title, metadata.page_title, metadata.headline) if r]
+    site_name = metadata.site_name
     # A "site name" that is the whole title names nothing.
     sites = [site_name] if site_name and not any(_same(site_name, r) for r in references) else []
     parts: list[str] = []
@@ -581,14 +585,13 @@ def read_html(markup: str, url: str | None = None, *, favor: str = "balanced") -
     # h1s in the article or main part first: on a tie they are the headline.
     h1s = sorted(tree.iter("h1"), key=lambda h: not any(a.tag in ("article", "main") for a in h.iterancestors()))[:8]
     texts = [_heading_text(h) for h in h1s]
-    title = choose_title(
-        texts,
-        metas.get("og:title") or metas.get("twitter:title"),
-        page_title,
-        site_name,
+    metadata = TitleMetadata(
+        og_title=metas.get("og:title") or metas.get("twitter:title"),
+        page_title=page_title,
         headline=_ld_text(objects, "headline"),
-        url=url,
+        site_name=site_name,
     )
+    title = choose_title(texts, metadata, url)
     headline = next((h for h, text in zip(h1s, texts, strict=False) if title and title in text), None)
     date = _published(tree, headline, metas, objects, url)
     _keep_preformatted(tree)

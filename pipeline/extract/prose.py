@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from pipeline.extract.blocks import Block
 from pipeline.extract.durations import TimelineEntry, reports_problem, starts_problem, timeline_entries
@@ -288,10 +289,20 @@ def _misread(name: str, sentence: str, cue: re.Match[str] | None) -> list[str]:
     return why
 
 
-def scored(name: str, text: str, rule: str, base: float, *, background: bool = False, quoted: bool = False) -> Passage:
+class Sentence(NamedTuple):
+    """A sentence of the prose (or a timeline entry's event), and where it stands: in a section of
+    background (a heading such as "Background" or "How the queue works"), in a blockquote."""
+
+    text: str
+    background: bool = False
+    quoted: bool = False
+
+
+def scored(name: str, sentence: Sentence, rule: str, base: float) -> Passage:
     """A passage of field `name` with its confidence: `base` for the rule, raised when the sentence
     names the field plainly, lowered by each reading that says it is not what happened (the rule's
-    name gains each reason: "cue.detection+modal"). `quoted`: the sentence stands in a blockquote."""
+    name gains each reason: "cue.detection+modal"), its standing in background or a blockquote among them."""
+    text, background, quoted = sentence
     pattern = _CUES.get(name)
     cue = (
         (pattern.search(text) or (_PLAIN_FIX.search(text.lower()) if name == "remediation" else None))
@@ -346,14 +357,12 @@ def _is_noise(paragraph: str) -> bool:
 _LINK_FIRST = re.compile(r"^\W*https?://")
 
 
-def _units(
-    sections: Sequence[Section], skip: frozenset[SectionField | None] = _NOT_PROSE | _NAMED
-) -> list[tuple[str, bool, bool]]:
+def _units(sections: Sequence[Section], skip: frozenset[SectionField | None] = _NOT_PROSE | _NAMED) -> list[Sentence]:
     """The prose's sentences outside the sections of `skip` (by default those named for a field or
     holding lists), a "This means" joined to the one before it when they are one span of the text;
     only those of paragraphs with a cue in them. Each with whether its section is background
     (a heading such as "Background" or "How the queue works"), and whether it stands in a blockquote."""
-    units: list[tuple[str, bool, bool]] = []
+    units: list[Sentence] = []
     for section in sections:
         if section.field in skip:
             continue
@@ -370,10 +379,10 @@ def _units(
                     continue  # a reference, not a sentence of the narrative
                 if previous is not None and _CONTINUATION.match(sentence):
                     joined = paragraph[paragraph.index(previous) : paragraph.index(sentence) + len(sentence)]
-                    units[-1] = (joined, background, quoted)
+                    units[-1] = Sentence(joined, background, quoted)
                     previous = joined
                 else:
-                    units.append((sentence, background, quoted))
+                    units.append(Sentence(sentence, background, quoted))
                     previous = sentence
     return units
 
@@ -388,19 +397,11 @@ def prose_passages(sections: Sequence[Section]) -> dict[str, list[Passage]]:
     """The passages each prose field could be drafted from, best first."""
     found: dict[str, list[Passage]] = {name: [] for name in (*FIELDS, "root_cause")}
 
-    def add(
-        name: str,
-        text: str,
-        rule: str,
-        limit: int,
-        base: float = _CUE_CONFIDENCE,
-        background: bool = False,
-        quoted: bool = False,
-    ) -> None:
+    def add(name: str, sentence: Sentence, rule: str, limit: int, base: float = _CUE_CONFIDENCE) -> None:
         # A passage the draft would not write does not take a written one's place (at most as many again).
         counted = sum(p.confidence >= _COUNTED for p in found[name])
-        if counted < limit and len(found[name]) < 2 * limit and all(text != p.text for p in found[name]):
-            found[name].append(scored(name, text, rule, base, background=background, quoted=quoted))
+        if counted < limit and len(found[name]) < 2 * limit and all(sentence.text != p.text for p in found[name]):
+            found[name].append(scored(name, sentence, rule, base))
 
     entries = timeline_entries(sections)
     _timeline_passages(entries, add)
@@ -410,24 +411,17 @@ def prose_passages(sections: Sequence[Section]) -> dict[str, list[Passage]]:
         # No sentence tells what users saw; a timeline entry may ("User reports the site does not launch").
         hit = next((e for e in entries if _CUES["impact"].search(_event(e.text))), None)
         if hit is not None:
-            add("impact", _event(hit.text), "timeline.impact", _LIMIT["impact"], _TIMELINE_CONFIDENCE)
+            add("impact", Sentence(_event(hit.text)), "timeline.impact", _LIMIT["impact"], _TIMELINE_CONFIDENCE)
     _more_root_causes(sections, entries, candidates)
     best = sorted(candidates)[: _LIMIT["root_cause"]]
     for tier, _, text, rule in sorted(best, key=lambda c: c[1]):
         base, *marks = rule.split("+")
-        add(
-            "root_cause",
-            text,
-            base,
-            _LIMIT["root_cause"],
-            _TIER_CONFIDENCE[tier],
-            "background" in marks,
-            "quoted" in marks,
-        )
+        sentence = Sentence(text, "background" in marks, "quoted" in marks)
+        add("root_cause", sentence, base, _LIMIT["root_cause"], _TIER_CONFIDENCE[tier])
     return found
 
 
-# prose_passages's own: a passage added to a field (name, text, rule, limit, base confidence, background)
+# prose_passages's own: a passage added to a field (name, sentence, rule, limit, base confidence)
 # unless that field holds `limit` already.
 _Add = Callable[..., None]
 # How sure a root-cause sentence is by its tier: "the root cause was" is stated, "probably" is a guess.
@@ -445,16 +439,16 @@ def _timeline_passages(entries: Sequence[TimelineEntry], add: _Add) -> None:
     )
     if start is None:
         return
-    add("trigger", _event(start.text), "timeline.trigger", _LIMIT["trigger"], _TIMELINE_CONFIDENCE)
+    add("trigger", Sentence(_event(start.text)), "timeline.trigger", _LIMIT["trigger"], _TIMELINE_CONFIDENCE)
     later = [e for e in entries if e.at >= start.at and e is not start]
     report = next((e for e in later if reports_problem(_event(e.text))), None)
     if report is not None:
-        add("detection", _event(report.text), "timeline.detection", _LIMIT["detection"], _TIMELINE_CONFIDENCE)
+        add("detection", Sentence(_event(report.text)), "timeline.detection", _LIMIT["detection"], _TIMELINE_CONFIDENCE)
     for entry in later:
         if _CUES["remediation"].search(_event(entry.text)) or _plain_fix(_event(entry.text), entry=True):
             add(
                 "remediation",
-                _event(entry.text),
+                Sentence(_event(entry.text)),
                 "timeline.remediation",
                 _TIMELINE_REMEDIATION_LIMIT,
                 _TIMELINE_CONFIDENCE,
@@ -465,7 +459,8 @@ def _cue_passages(sections: Sequence[Section], found: dict[str, list[Passage]], 
     """From the prose's sentences with a cue: up to two fields each (those not full yet); and the
     sentences that may name the cause, for the root cause to be chosen from."""
     candidates: list[_Candidate] = []
-    for position, (sentence, background, quoted) in enumerate(_units(sections)):
+    for position, unit in enumerate(_units(sections)):
+        sentence, background, quoted = unit
         low = sentence.lower()
         if not _ANY_CUE.search(low):
             continue  # one scan instead of eight
@@ -477,7 +472,7 @@ def _cue_passages(sections: Sequence[Section], found: dict[str, list[Passage]], 
         if "remediation" not in matched and found["detection"] and _plain_fix(sentence):
             matched.append("remediation")  # a plain verb: once the problem is known, not before
         for name in matched[:2]:
-            add(name, sentence, f"cue.{name}", _LIMIT[name], background=background, quoted=quoted)
+            add(name, unit, f"cue.{name}", _LIMIT[name])
         tier = _root_cause_tier(sentence)
         if tier is not None:
             marks = "+background" * background + "+quoted" * quoted
@@ -490,9 +485,9 @@ def _stated_triggers(sections: Sequence[Section], add: _Add) -> None:
     trigger plainly ("This was triggered by a configuration change"): trigger passages, after the
     prose's own, lowered by the same readings (modal, negated, quoted)."""
     skip = frozenset(f for f in SectionField if f not in _STATED_ALSO) | {None}
-    for sentence, background, quoted in _units(sections, skip=skip):
-        if _TRIGGER_STATED.search(sentence):
-            add("trigger", sentence, "cue.trigger", _LIMIT["trigger"], background=background, quoted=quoted)
+    for unit in _units(sections, skip=skip):
+        if _TRIGGER_STATED.search(unit.text):
+            add("trigger", unit, "cue.trigger", _LIMIT["trigger"])
 
 
 def _more_root_causes(

@@ -244,8 +244,9 @@ def _cut(paragraphs: list[str], limit: int, keep: tuple[str, ...] = (), answers:
         ranked = list(dict.fromkeys([0, *pinned, *telling, *range(len(found))]))
         _fill(chosen, ranked, sizes, limit)
         marks = [tuple(fact(s) for fact in answers.key_facts) for _, s in found]
+        ranking = _Ranking(ranked, sizes, limit, marks, cues, {0, *pinned})
         for which in range(len(answers.key_facts)):
-            _name_fact(chosen, ranked, sizes, limit, marks, which, cues, {0, *pinned})
+            _name_fact(chosen, ranking, which)
     by_paragraph: dict[int, list[str]] = {}
     for k in sorted(chosen):
         by_paragraph.setdefault(found[k][0], []).append(found[k][1])
@@ -261,31 +262,37 @@ def _fill(chosen: set[int], ranked: list[int], sizes: list[int], limit: int) -> 
             budget -= sizes[k]
 
 
-def _name_fact(
-    chosen: set[int],
-    ranked: list[int],
-    sizes: list[int],
-    limit: int,
-    marks: list[tuple[bool, ...]],
-    which: int,
-    cues: list[int],
-    fixed: set[int],
-) -> None:
+@dataclass(frozen=True)
+class _Ranking:
+    """A summary's sentences (by their index) as they are chosen: `ranked`, best first; each one's
+    size in words, the key facts it states (`marks`) and its words that tell the incident (`cues`);
+    the summary's `limit` in words; the sentences that stay whatever (`fixed`)."""
+
+    ranked: list[int]
+    sizes: list[int]
+    limit: int
+    marks: list[tuple[bool, ...]]
+    cues: list[int]
+    fixed: set[int]
+
+
+def _name_fact(chosen: set[int], ranking: _Ranking, which: int) -> None:
     """Where no chosen sentence states key fact `which` (`marks[k][which]`) and a left-out one does,
     the best-ranked such sentence that can be made room for takes the place of chosen sentences
     that state no key fact and tell no more of the incident (`cues`, its words) than it does, the
     last-ranked first; never the first sentence or one of `fixed` (what a reader asks next). A sentence
     that tells more stays: a fact is never bought with a richer one."""
+    ranked, sizes, marks, cues = ranking.ranked, ranking.sizes, ranking.marks, ranking.cues
     if any(marks[k][which] for k in chosen):
         return
-    free = limit - sum(sizes[k] for k in chosen)
+    free = ranking.limit - sum(sizes[k] for k in chosen)
     for wanted in ranked:
         if wanted in chosen or not marks[wanted][which]:
             continue
         below = [
             k
             for k in reversed(ranked)
-            if k in chosen and k not in fixed and not any(marks[k]) and cues[k] <= cues[wanted]
+            if k in chosen and k not in ranking.fixed and not any(marks[k]) and cues[k] <= cues[wanted]
         ]
         dropped = []
         room = free
@@ -297,7 +304,7 @@ def _name_fact(
         if room >= sizes[wanted]:
             chosen.difference_update(dropped)
             chosen.add(wanted)
-            _fill(chosen, [k for k in ranked if k not in dropped], sizes, limit)
+            _fill(chosen, [k for k in ranked if k not in dropped], sizes, ranking.limit)
             return
 
 

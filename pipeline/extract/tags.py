@@ -171,16 +171,21 @@ def _lower(text: str) -> str:
     return "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
 
 
+@dataclass(frozen=True)
+class _SuggestionRules:
+    """What a caller counts as a suggestion: `min_hits` mentions of a term (a term phrase counts twice),
+    at most `limit` terms, and with `one_word` the terms one word alone suggests too."""
+
+    min_hits: int
+    limit: int
+    one_word: bool = False
+
+
 def _suggestions(
-    kind: Kind,
-    text: str,
-    matches: list[tuple[str, int, int]],
-    min_hits: int,
-    limit: int,
-    ml: bool | None,
-    one_word: bool = False,
+    kind: Kind, text: str, matches: list[tuple[str, int, int]], rules: _SuggestionRules, ml: bool | None
 ) -> list[Suggestion]:
-    """The terms of `kind` that (word, start, end) matches suggest, most mentioned first."""
+    """The terms of `kind` that (word, start, end) matches suggest, most mentioned first; `ml`: whether
+    the text is about machine learning, None when not read yet."""
     spans: dict[str, list[tuple[int, int]]] = {}
     _, terms_of_word = _matcher(kind)
     for word, start, end in matches:
@@ -190,14 +195,14 @@ def _suggestions(
     if gated and spans.keys() & gated and not (about_ml(text) if ml is None else ml):
         spans = {name: found for name, found in spans.items() if name not in gated}
     lowered = _lower(text)
-    reasons = {name: _reason(name, [lowered[a:b] for a, b in found], one_word) for name, found in spans.items()}
+    reasons = {name: _reason(name, [lowered[a:b] for a, b in found], rules.one_word) for name, found in spans.items()}
     ranked = sorted(
         (-len(found), name)
         for name, found in spans.items()
-        if reasons[name][0] and len(found) + reasons[name][1] >= min_hits
+        if reasons[name][0] and len(found) + reasons[name][1] >= rules.min_hits
     )
     out: list[Suggestion] = []
-    for _, name in ranked[:limit]:
+    for _, name in ranked[: rules.limit]:
         found = spans[name]
         words = tuple(dict.fromkeys(text[a:b] for a, b in found))
         out.append(Suggestion(name, words, tuple(found), reasons[name][0]))
@@ -246,7 +251,7 @@ def suggest_term_reasons(
     caller offers as suggestions, never as tags (pipeline.draft)."""
     pattern, _ = _matcher(kind)
     matches = [(m.group(), m.start(), m.end()) for m in pattern.finditer(_lower(text))]
-    return _suggestions(kind, text, matches, min_hits, limit, None, one_word)
+    return _suggestions(kind, text, matches, _SuggestionRules(min_hits, limit, one_word), None)
 
 
 def suggest_terms(kind: Kind, text: str, *, min_hits: int = 2, limit: int = 6) -> list[str]:
@@ -284,7 +289,7 @@ def suggest_tag_reasons(
             and any(name in ML_ONLY[kind] for word, _, _ in matches for name in _matcher(kind)[1][word])
         ):
             ml = about_ml(text)
-        suggested[kind] = _suggestions(kind, text, matches, min_hits, limit, ml)
+        suggested[kind] = _suggestions(kind, text, matches, _SuggestionRules(min_hits, limit), ml)
     return suggested
 
 

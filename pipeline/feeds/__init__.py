@@ -1,6 +1,6 @@
 """Feeds read: bytes in, the entries they list out. No I/O (pipeline.discover fetches them).
 
-    reading = read_feed(FeedKind.ATOM, body, content_type, base_url, limit=1000)
+    reading = read_feed(FeedFormat(FeedKind.ATOM), body, content_type, base_url, limit=1000)
     for item in reading.items: item.url, item.title, item.fingerprint, ...
 
 One reader per kind of feed, each with the library that reads it best:
@@ -16,6 +16,6 @@ but still gives entries is read, with a warning.
 from __future__ import annotations
 
 from pipeline.feeds.items import FEED_TYPES, FeedItem, FeedReading, NotAFeed
-from pipeline.feeds.read import read_feed
+from pipeline.feeds.read import FeedFormat, read_feed
 
-__all__ = ["FEED_TYPES", "FeedItem", "FeedReading", "NotAFeed", "read_feed"]
+__all__ = ["FEED_TYPES", "FeedFormat", "FeedItem", "FeedReading", "NotAFeed", "read_feed"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from pipeline import gate
 from pipeline.feeds.gcp import read_gcp_incidents
@@ -12,24 +12,27 @@ from pipeline.feeds.statuspage import read_statuspage_json
 from pipeline.feeds.syndication import read_syndication
 from pipeline.models import FeedKind
 
-__all__ = ["read_feed"]
+__all__ = ["FeedFormat", "read_feed"]
+
+
+@dataclass(frozen=True)
+class FeedFormat:
+    """How a feed's document is read, as its entry in `sources/feeds.yaml` says: its kind and, for an
+    html-links feed, the CSS selector of the links to take (`models.Feed`)."""
+
+    kind: FeedKind
+    selector: str | None = None
 
 
 def read_feed(
-    kind: FeedKind,
-    body: bytes,
-    content_type: str | None,
-    base_url: str,
-    *,
-    selector: str | None = None,
-    limit: int = 1000,
+    feed_format: FeedFormat, body: bytes, content_type: str | None, base_url: str, *, limit: int = 1000
 ) -> FeedReading:
     """The entries of one feed document (at most `limit`, the first ones: feeds list the newest first).
 
-    Raises NotAFeed when the bytes are not a feed of `kind`. CPU-bound (a 10,000-entry Atom feed
+    Raises NotAFeed when the bytes are not a feed of its kind. CPU-bound (a 10,000-entry Atom feed
     takes seconds): call it in a worker thread. Every entry's texts have passed the gate (pipeline.gate).
     """
-    reading = _read(kind, body, content_type, base_url, selector=selector, limit=limit)
+    reading = _read(feed_format, body, content_type, base_url, limit=limit)
     reading.items = [_gated(item) for item in reading.items]
     return reading
 
@@ -41,9 +44,8 @@ def _gated(item: FeedItem) -> FeedItem:
     return item if all(cleaned[n] == texts[n] for n in cleaned) else replace(item, **cleaned)
 
 
-def _read(
-    kind: FeedKind, body: bytes, content_type: str | None, base_url: str, *, selector: str | None, limit: int
-) -> FeedReading:
+def _read(feed_format: FeedFormat, body: bytes, content_type: str | None, base_url: str, *, limit: int) -> FeedReading:
+    kind, selector = feed_format.kind, feed_format.selector
     if kind == FeedKind.GCP_INCIDENTS:
         return read_gcp_incidents(body, base_url, limit=limit)
     if kind == FeedKind.MARKDOWN_LIST:

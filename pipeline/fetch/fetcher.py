@@ -127,6 +127,24 @@ class _Robots:
     refusal: FetchError | None = None
 
 
+@dataclass(frozen=True)
+class _BodyRules:
+    """How a response's body is read: at most `limit` bytes, what fits kept (`truncate`, robots.txt)
+    or a larger body refused; and only if its media type is one `accept`ed (None: any)."""
+
+    limit: int
+    truncate: bool = False
+    accept: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class _Validators:
+    """What a conditional request sends: the ETag and the Last-Modified of the copy held."""
+
+    etag: str | None = None
+    last_modified: str | None = None
+
+
 @dataclass
 class _Response:
     status: int
@@ -234,7 +252,8 @@ class Fetcher:
         try:
             async with Deadline(self.settings.total_timeout_s) as deadline:
                 for _ in range(_ROBOTS_REDIRECTS + 1):
-                    response = await self._exchange_with_retries(url, {}, _ROBOTS_MAX_BYTES, deadline, truncate=True)
+                    robots_body = _BodyRules(_ROBOTS_MAX_BYTES, truncate=True)
+                    response = await self._exchange_with_retries(url, {}, robots_body, deadline)
                     if response.location is None:
                         break
                     url = response.location
@@ -293,7 +312,8 @@ class Fetcher:
         deadline = Deadline(self.settings.total_timeout_s)
         try:
             async with deadline:
-                await self._fetch_following_redirects(fetch_url_for(url), result, etag, last_modified, deadline, accept)
+                validators = _Validators(etag, last_modified)
+                await self._fetch_following_redirects(fetch_url_for(url), result, validators, deadline, accept)
         except FetchError as exc:
             result.outcome, result.reason, result.status, result.body = "failed", exc.reason, exc.status, None
             # The guard names the connection it refused (host:port); the message names the source.
@@ -310,17 +330,16 @@ class Fetcher:
         self,
         url: str,
         result: FetchResult,
-        etag: str | None,
-        last_modified: str | None,
+        validators: _Validators,
         deadline: Deadline,
         accept: tuple[str, ...],
     ) -> None:
         seen: list[str] = []
         headers = {} if accept == ACCEPTED_TYPES else {"Accept": _accept_header(accept)}
-        if etag:
-            headers["If-None-Match"] = etag
-        if last_modified:
-            headers["If-Modified-Since"] = last_modified
+        if validators.etag:
+            headers["If-None-Match"] = validators.etag
+        if validators.last_modified:
+            headers["If-Modified-Since"] = validators.last_modified
         while True:
             url = with_written_address(url)
             if urlsplit(url).scheme not in ("http", "https"):
@@ -336,17 +355,16 @@ class Fetcher:
                 refusal = await self._robots_refusal(url)
             if refusal:
                 raise refusal
-            response = await self._exchange_with_retries(
-                url, headers, self.settings.max_body_bytes, deadline, result=result, accept=accept
-            )
+            body = _BodyRules(self.settings.max_body_bytes, accept=accept)
+            response = await self._exchange_with_retries(url, headers, body, deadline, result=result)
             result.status, result.final_url = response.status, url
             if response.location is None:
                 break
             url = response.location
         if response.status == 304:
             result.outcome = "not_modified"
-            result.etag = response.headers.get("etag") or etag
-            result.last_modified = response.headers.get("last-modified") or last_modified
+            result.etag = response.headers.get("etag") or validators.etag
+            result.last_modified = response.headers.get("last-modified") or validators.last_modified
             return
         result.outcome = "fetched"
         result.body = response.body
@@ -359,12 +377,10 @@ class Fetcher:
         self,
         url: str,
         headers: dict[str, str],
-        limit: int,
+        body: _BodyRules,
         deadline: Deadline,
         *,
         result: FetchResult | None = None,
-        truncate: bool = False,
-        accept: tuple[str, ...] | None = None,
     ) -> _Response:
         """One URL, retried after 429, 5xx and dropped connections as the settings say, within `deadline`.
 
@@ -377,7 +393,7 @@ class Fetcher:
                 result.attempts += 1
             retry_after: float | None = None
             try:
-                response = await self._exchange(url, headers, limit, deadline, truncate=truncate, accept=accept)
+                response = await self._exchange(url, headers, body, deadline)
                 if response.status not in _RETRY_STATUSES:
                     return response
                 retry_after = retry_after_seconds(response.headers.get("Retry-After"))
@@ -417,16 +433,7 @@ class Fetcher:
             await asyncio.sleep(wait)
         raise AssertionError("unreachable")
 
-    async def _exchange(
-        self,
-        url: str,
-        headers: dict[str, str],
-        limit: int,
-        deadline: Deadline,
-        *,
-        truncate: bool,
-        accept: tuple[str, ...] | None,
-    ) -> _Response:
+    async def _exchange(self, url: str, headers: dict[str, str], body: _BodyRules, deadline: Deadline) -> _Response:
         """One request and its response, within the host's politeness and the global bound."""
         assert self._client is not None
         host = self._host(url)
@@ -443,7 +450,7 @@ class Fetcher:
                 request = self._client.build_request("GET", url, headers=headers)
                 response = await self._client.send(request, stream=True)
                 try:
-                    return await self._read(url, response, limit, truncate=truncate, accept=accept)
+                    return await self._read(url, response, body)
                 finally:
                     await response.aclose()
             except (httpx.TooManyRedirects, httpx.UnsupportedProtocol) as exc:
@@ -452,9 +459,8 @@ class Fetcher:
                 raise FetchError(url, Reason.INVALID_URL, f"not a URL that can be fetched: {exc}") from None
         raise AssertionError("unreachable")  # mypy: the exit stack could swallow an exception
 
-    async def _read(
-        self, url: str, response: httpx.Response, limit: int, *, truncate: bool, accept: tuple[str, ...] | None
-    ) -> _Response:
+    async def _read(self, url: str, response: httpx.Response, rules: _BodyRules) -> _Response:
+        limit, truncate, accept = rules.limit, rules.truncate, rules.accept
         status = response.status_code
         if status in _REDIRECTS and "location" in response.headers:
             return _Response(status, response.headers, location=urljoin(url, response.headers["location"]))

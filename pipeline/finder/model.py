@@ -266,11 +266,12 @@ def fit(
     name: str,
     c: float = C,
     prior: FinderModel | None = None,
-    trained: dict[str, Any] | None = None,
     write: Callable[[str], bool] = lambda _: False,
 ) -> FinderModel:
     """A model trained on `docs` (with `prior`'s scores as a feature, when given), each field's
-    confidence calibrated on out-of-fold scores of the same documents, grouped by publisher."""
+    confidence calibrated on out-of-fold scores of the same documents, grouped by publisher; `write`
+    says which fields it writes, not only offers. What it was trained from is the caller's to record
+    (`FinderModel.trained`)."""
     weights: dict[str, _Weights] = {}
     for field_name in FIELDS:
         found = _fit_field(docs, field_name, c, prior)
@@ -296,7 +297,7 @@ def fit(
             p = prior.weights.get(field_name) if prior else None
             scale, shift = (p.scale, p.shift) if p else (1.0, 0.0)
         weights[field_name] = found.model_copy(update={"scale": scale, "shift": shift, "write": write(field_name)})
-    return FinderModel(name, weights, trained or {}, {})
+    return FinderModel(name, weights, {}, {})
 
 
 def written(scores: np.ndarray, name: str, threshold: float) -> list[int]:

@@ -35,7 +35,7 @@ import time
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 from functools import cache
 from importlib import resources
@@ -48,7 +48,7 @@ from pipeline.models import Case, utc_now
 from pipeline.settings import Settings
 from pipeline.site import api, context, feeds, pages, search
 from pipeline.site.assemble import Previous
-from pipeline.site.context import EVERY, Card, Planned, SiteContext, everything
+from pipeline.site.context import EVERY, Card, Planned, SiteContext, SiteEdition, everything
 from pipeline.site.tree import SiteTree, Wanted, site_dir, tree_hash
 from pipeline.store import Store
 
@@ -213,15 +213,8 @@ def site_context(store: Store, settings: Settings) -> SiteContext:
 def _context(
     store: Store, settings: Settings, cards: Iterable[Card], cases: _Cases, built_at: datetime | None = None
 ) -> SiteContext:
-    return SiteContext.of_cards(
-        cards,
-        load=cases.read,
-        raw=cases.raw,
-        base_url=settings.public_base_url,
-        built_at=built_at or utc_now(),
-        links=store.state.read_links(),
-        note=settings.site_note,
-    )
+    edition = SiteEdition(settings.public_base_url, built_at or utc_now(), store.state.read_links(), settings.site_note)
+    return SiteContext.of_cards(cards, load=cases.read, raw=cases.raw, edition=edition)
 
 
 # ---------------------------------------------------------------- making many files on every core
@@ -242,13 +235,13 @@ def _make_files(
     parts = [keys[i::workers] for i in range(workers)]
     # What a worker needs of the settings, and no more: the settings hold the archive's keys, and a job
     # file is a file.
-    job = (store.root, ctx.base_url, dict(ctx.note), list(ctx.cases), ctx.built_at)
+    job = WorkerJob(store.root, ctx.base_url, dict(ctx.note), list(ctx.cases), ctx.built_at, keys=[])
     # In the data root's state, named by this process: a build killed here leaves its folder to the next.
     with store.state.scratch("site") as scratch:
         started = []
         for n, part in enumerate(parts[1:]):
             given, result = scratch / f"job-{n}.pickle", scratch / f"made-{n}.pickle"
-            given.write_bytes(pickle.dumps((*job, part), protocol=pickle.HIGHEST_PROTOCOL))
+            given.write_bytes(pickle.dumps(replace(job, keys=part), protocol=pickle.HIGHEST_PROTOCOL))
             process = subprocess.Popen([sys.executable, "-m", "pipeline.site.worker", str(given), str(result)])
             started.append((process, result, part))
         made = {key: planned[key].make() for key in parts[0]}
@@ -260,24 +253,27 @@ def _make_files(
     return made
 
 
-def _make_part(
-    root: Path, base_url: str, note: dict[str, str], cards: list[Card], built_at: datetime, keys: list[str]
-) -> dict[str, bytes]:
-    """A worker's share of a build (`_make_files`)."""
-    store = Store(root)
-    with _no_collections():
-        cases = _Cases(store)
-        ctx = SiteContext.of_cards(
-            cards,
-            load=cases.read,
-            raw=cases.raw,
-            base_url=base_url,
-            built_at=built_at,
-            links=store.state.read_links(),
-            note=note,
-        )
-        planned = plan(ctx)
-        return {key: planned[key].make() for key in keys}
+@dataclass(frozen=True)
+class WorkerJob:
+    """A worker's share of a build (`_make_files`), as its job file holds it: the data root, the site's
+    base and note, the cards, the build's time, and the keys of the files it makes."""
+
+    root: Path
+    base_url: str
+    note: dict[str, str]
+    cards: list[Card]
+    built_at: datetime
+    keys: list[str]
+
+    def make(self) -> dict[str, bytes]:
+        """The files at `keys`, by their key."""
+        store = Store(self.root)
+        with _no_collections():
+            cases = _Cases(store)
+            edition = SiteEdition(self.base_url, self.built_at, store.state.read_links(), self.note)
+            ctx = SiteContext.of_cards(self.cards, load=cases.read, raw=cases.raw, edition=edition)
+            planned = plan(ctx)
+            return {key: planned[key].make() for key in self.keys}
 
 
 # ---------------------------------------------------------------- the build

@@ -34,7 +34,7 @@ from pipeline.models import Case, LinkState
 from pipeline.records import dump_json
 from pipeline.site.labels import LANGS, Lang
 
-__all__ = ["EVERY", "Card", "Planned", "SiteContext", "case_group", "everything", "text_in"]
+__all__ = ["EVERY", "Card", "Planned", "SiteContext", "SiteEdition", "case_group", "everything", "text_in"]
 
 
 # The group of files showing the whole library (the listings, the facets' indexes, the library's feeds
@@ -189,6 +189,18 @@ def _case_file(case: Case) -> bytes:
 
 
 @dataclass(frozen=True)
+class SiteEdition:
+    """One build of the site, besides its cases: the public base URL its pages stand under, when it is
+    built, what the last link refresh found (by source URL) and the line each listing ends with (by
+    language)."""
+
+    base_url: str
+    built_at: datetime
+    links: Mapping[str, LinkState] | None = None
+    note: Mapping[str, str] | None = None
+
+
+@dataclass(frozen=True)
 class SiteContext:
     cases: tuple[Card, ...]  # newest first
     base_url: str  # no trailing slash: https://host/incidentlib/app
@@ -215,32 +227,19 @@ class SiteContext:
         by_id = {case.id: case for case in cases}
         files = {case_id: _case_file(case) for case_id, case in by_id.items()}
         cards = [Card.of(case, files[case.id]) for case in by_id.values()]
-        return cls.of_cards(
-            cards,
-            load=by_id.__getitem__,
-            raw=files.__getitem__,
-            base_url=base_url,
-            built_at=built_at,
-            links=links,
-            note=note,
-        )
+        edition = SiteEdition(base_url, built_at, links, note)
+        return cls.of_cards(cards, load=by_id.__getitem__, raw=files.__getitem__, edition=edition)
 
     @classmethod
     def of_cards(
-        cls,
-        cards: Iterable[Card],
-        *,
-        load: Callable[[str], Case],
-        raw: Callable[[str], bytes],
-        base_url: str,
-        built_at: datetime,
-        links: Mapping[str, LinkState] | None = None,
-        note: Mapping[str, str] | None = None,
+        cls, cards: Iterable[Card], *, load: Callable[[str], Case], raw: Callable[[str], bytes], edition: SiteEdition
     ) -> SiteContext:
+        """A context over cards, whose cases `load` reads whole and `raw` byte for byte."""
         ordered = sorted(cards, key=lambda c: c.id)
         ordered.sort(key=lambda c: c.date, reverse=True)
-        base = case_base_url(base_url)
-        return cls(tuple(ordered), base, built_at, load, raw, links=dict(links or {}), note=dict(note or {}))
+        base = case_base_url(edition.base_url)
+        links, note = dict(edition.links or {}), dict(edition.note or {})
+        return cls(tuple(ordered), base, edition.built_at, load, raw, links=links, note=note)
 
     def case(self, case_id: str) -> Case:
         """The whole case (the loader's; the build's shell reads each case once)."""

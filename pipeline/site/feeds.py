@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from functools import cache, partial
 from importlib import resources
 
@@ -143,21 +144,31 @@ def _marked(data: bytes, foreign: Mapping[str, dict[str, str]]) -> bytes:
     return marked
 
 
+@dataclass(frozen=True)
+class _Feed:
+    """One feed in one language: its site-relative path, its title, the page it follows, its cases
+    (newest first) and its group (`EVERY`, or `feed:` and where it stands)."""
+
+    path: str
+    title: str
+    page: str
+    cards: list[Card]
+    group: str
+
+
 def _feed(
     ctx: SiteContext,
-    path: str,
-    title: str,
-    page: str,
+    which: _Feed,
     entries: list[FeedEntry],
     lang: Lang,
     foreign: Mapping[str, dict[str, str]] | None = None,
 ) -> bytes:
     feed = FeedGenerator()
-    feed.id(f"{ctx.base_url}/{path}")
-    feed.title(title)
+    feed.id(f"{ctx.base_url}/{which.path}")
+    feed.title(which.title)
     feed.language(lang)
-    feed.link(href=f"{ctx.base_url}/{path}", rel="self", type=_ATOM)
-    feed.link(href=f"{ctx.base_url}/{page}", rel="alternate", type="text/html", hreflang=lang)
+    feed.link(href=f"{ctx.base_url}/{which.path}", rel="self", type=_ATOM)
+    feed.link(href=f"{ctx.base_url}/{which.page}", rel="alternate", type="text/html", hreflang=lang)
     feed.generator("incidentlib", version=__version__)
     feed.updated(max((e.updated() for e in entries), default=ctx.built_at))
     for entry in entries:
@@ -248,29 +259,28 @@ def plan(ctx: SiteContext, wanted: Callable[[str], bool] = everything) -> dict[s
     for lang in ctx.langs:
         entries = _Entries(ctx, lang)
         site = ui("site_title", lang)
-        feeds = [(f"{lang}/feed.xml", site, f"{lang}/", ordered, EVERY)]
+        feeds = [_Feed(f"{lang}/feed.xml", site, f"{lang}/", ordered, EVERY)]
         for where, (kind, name, cards) in groups.items():
             if not wanted(group := _feed_group(where)):
                 continue
             label = vocabulary().terms["components"][name].label_in(lang) if kind == "component" else name
             # A term or org whose every case was withdrawn has no page left: its feed leads to the listing.
             page = f"{lang}/{where}/" if any(_listed(card) for card in cards) else f"{lang}/"
-            feeds.append((f"{lang}/{where}/feed.xml", f"{site}: {label}", page, cards, group))
-        for path, title, page, cards, group in feeds:
-            newest = cards[:FEED_ENTRIES]
+            feeds.append(_Feed(f"{lang}/{where}/feed.xml", f"{site}: {label}", page, cards, group))
+        for feed in feeds:
+            newest = replace(feed, cards=feed.cards[:FEED_ENTRIES])
             inputs = "\x00".join(
-                [_code_mark(), ctx.base_url, path, title, page, *(f"{c.id}:{c.digest}" for c in newest)]
-                + ([] if newest else [ctx.built_at.isoformat()])
+                [_code_mark(), ctx.base_url, feed.path, feed.title, feed.page]
+                + [f"{c.id}:{c.digest}" for c in newest.cards]
+                + ([] if newest.cards else [ctx.built_at.isoformat()])
             )
-            planned[path] = Planned(inputs, partial(_made_feed, ctx, path, title, page, newest, entries, lang), group)
+            planned[feed.path] = Planned(inputs, partial(_made_feed, newest, entries), feed.group)
     return planned
 
 
-def _made_feed(
-    ctx: SiteContext, path: str, title: str, page: str, newest: list[Card], entries: _Entries, lang: Lang
-) -> bytes:
-    made = entries(newest)
-    return _feed(ctx, path, title, page, made, lang, entries.foreign)
+def _made_feed(feed: _Feed, entries: _Entries) -> bytes:
+    """`feed`, its entries made (or taken) from `entries`, which holds the context and the language."""
+    return _feed(entries.ctx, feed, entries(feed.cards), entries.lang, entries.foreign)
 
 
 def render(ctx: SiteContext) -> dict[str, bytes]:

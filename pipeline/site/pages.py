@@ -367,20 +367,23 @@ class _Items:
         return self._done[key]
 
 
-def _listing(
-    ctx: SiteContext,
-    lang: Lang,
-    folder: str,
-    cases: Sequence[Card],
-    heading: str,
-    items: _Items,
-    crumbs: Sequence[tuple[str, str]] = (),
-    full: bool = True,
-    group: str = EVERY,
-) -> dict[str, Planned]:
-    """A listing of `cases` under `folder` ("ko/", "ko/components/nccl/"): its first page and the rest.
-    Each case with its sections (`full`), or, on a facet value's pages, with its components only: a value's
-    pages hold a case each time it is listed there (ten or more times over), the listing once.
+@dataclass(frozen=True)
+class _Placed:
+    """Where a listing stands and how it shows its cases: its folder ("ko/", "ko/components/nccl/"), its
+    heading, the crumbs that lead to it, each case with its sections (`full`) or its components only, and
+    the group its pages are made in."""
+
+    folder: str
+    heading: str
+    crumbs: Sequence[tuple[str, str]] = ()
+    full: bool = True
+    group: str = EVERY
+
+
+def _listing(ctx: SiteContext, lang: Lang, cases: Sequence[Card], placed: _Placed, items: _Items) -> dict[str, Planned]:
+    """A listing of `cases` under its folder: its first page and the rest. Each case with its sections
+    (`full`), or, on a facet value's pages, with its components only: a value's pages hold a case each
+    time it is listed there (ten or more times over), the listing once.
 
     A page's inputs are what its bytes are made of besides the code: where it is, its heading, the
     listing's size and summing-up line, its cases' digests (a site of 10,000 cases has 12,000 listing pages:
@@ -389,13 +392,16 @@ def _listing(
     # The summing-up line is of the listing's cases (the listing or the filter), the same on each of its
     # pages: a reader of page 3 learns about the whole listing, as facets.js says it for a filter.
     summary = summing_up(cases, lang, items.top(cases))
-    listing = _ListingOf(ctx, lang, folder, len(cases), heading, summary, tuple(crumbs), full, items)
+    folder = placed.folder
+    listing = _ListingOf(
+        ctx, lang, folder, len(cases), placed.heading, summary, tuple(placed.crumbs), placed.full, items
+    )
     common = f"{_code_mark()}\x00{listing.common()}"
     for number in range(1, listing.total_pages + 1):
         shown = cases[(number - 1) * PAGE_SIZE : number * PAGE_SIZE]
         key = f"{folder}index.html" if number == 1 else f"{folder}page/{number}/index.html"
         inputs = "\x00".join([common, str(number), *map(_digest, shown)])
-        pages[key] = Planned(inputs, partial(listing.page, number, shown), group)
+        pages[key] = Planned(inputs, partial(listing.page, number, shown), placed.group)
     return pages
 
 
@@ -491,14 +497,14 @@ def _year(card: Card) -> str:
 def _facet_pages(
     ctx: SiteContext,
     lang: Lang,
-    cases: Sequence[Card],
     items: _Items,
     by_value: dict[str, dict[str, list[Card]]],
     wanted: Callable[[str], bool],
 ) -> dict[str, Planned]:
-    """Per facet: an index of its values with their counts, and one listing a value (those `wanted`)."""
+    """Per facet: an index of its values with their counts, and one listing a value (those `wanted`);
+    `by_value`: the listed cases of each facet's values (`_by_value`)."""
     pages: dict[str, Planned] = {}
-    orgs = _orgs(cases)
+    orgs = _orgs(card for found in by_value["org"].values() for card in found[:1])
     template = _env().get_template("facet.html")
     for facet in FACETS:
         name = _facet_name(facet, lang)
@@ -516,7 +522,8 @@ def _facet_pages(
             if not wanted(group := _facet_group(facet, value)):
                 continue
             heading = ui("cases_of", lang, label=name, value=_value_label(facet, value, lang, orgs))
-            pages.update(_listing(ctx, lang, f"{folder}{value}/", found, heading, items, crumbs, False, group))
+            placed = _Placed(f"{folder}{value}/", heading, crumbs, full=False, group=group)
+            pages.update(_listing(ctx, lang, found, placed, items))
     return pages
 
 
@@ -867,8 +874,8 @@ def plan(ctx: SiteContext, wanted: Callable[[str], bool] = everything) -> dict[s
     default = ctx.langs[0]
     planned["index.html"] = _ready(_redirect("index.html", f"{default}/", default))
     for lang in ctx.langs:
-        planned.update(_listing(ctx, lang, f"{lang}/", cases, ui("site_title", lang), items))
-        planned.update(_facet_pages(ctx, lang, cases, items, by_value, wanted))
+        planned.update(_listing(ctx, lang, cases, _Placed(f"{lang}/", ui("site_title", lang)), items))
+        planned.update(_facet_pages(ctx, lang, items, by_value, wanted))
     planned["api/v1/facets.json"] = Planned(None, partial(facets_json, ctx, by_value))
     planned["api/v1/facet-counts.json"] = Planned(None, partial(facet_counts_json, ctx, by_value))
     planned.update(case_pages(ctx, wanted))

@@ -18,10 +18,11 @@ from pathlib import Path
 
 
 def main(argv: list[str]) -> int:
-    from pipeline.site.build import _make_part
+    from pipeline.site.build import WorkerJob
 
-    root, base_url, note, cards, built_at, keys = pickle.loads(Path(argv[0]).read_bytes())
-    made = _make_part(root, base_url, note, cards, built_at, keys)
+    job = pickle.loads(Path(argv[0]).read_bytes())
+    assert isinstance(job, WorkerJob)
+    made = job.make()
     Path(argv[1]).write_bytes(pickle.dumps(made, protocol=pickle.HIGHEST_PROTOCOL))
     return 0
 

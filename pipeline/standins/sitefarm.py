@@ -323,41 +323,49 @@ def add_hostile_sites(
     (one request at a time to a host: the 429 is asked first, and the good page is never asked)."""
     hostile: list[Hostile] = []
 
-    def add(
-        site: Site, path: str, page: Page, kind: str, outcome: str, reason: str | None = None, words: str = ""
-    ) -> None:
+    def at(site: Site, path: str, page: Page) -> str:
         site.pages[path] = page
-        hostile.append(Hostile(site.url(path), kind, outcome, reason, words or None))
+        return site.url(path)
+
+    # By the crawl's outcome for the page: a new draft holding `words`, a failure for `reason`, deferred.
+    def drafted(site: Site, path: str, page: Page, kind: str, words: str) -> None:
+        hostile.append(Hostile(at(site, path, page), kind, "new", words=words))
+
+    def failed(site: Site, path: str, page: Page, kind: str, reason: str) -> None:
+        hostile.append(Hostile(at(site, path, page), kind, "failed", reason))
+
+    def deferred(site: Site, path: str, page: Page, kind: str) -> None:
+        hostile.append(Hostile(at(site, path, page), kind, "deferred", "deferred"))
 
     site = farm.add_site("hostile")
     site.robots = "User-agent: *\nDisallow: /private/\n"
-    add(site, "/good.html", Page.html(_GOOD_HTML), "a good postmortem (HTML)", "new", words="worker pool")
-    add(site, "/good.md", Page.markdown(_GOOD_MARKDOWN), "a good postmortem (Markdown)", "new", words="certificate")
+    drafted(site, "/good.html", Page.html(_GOOD_HTML), "a good postmortem (HTML)", "worker pool")
+    drafted(site, "/good.md", Page.markdown(_GOOD_MARKDOWN), "a good postmortem (Markdown)", "certificate")
     cafe = f"<html><body><h1>Café</h1><p>{CAFE}</p></body></html>".encode("cp1252")
-    add(site, "/cafe.html", Page(cafe), "windows-1252 declared as UTF-8", "new", words=CAFE)
+    drafted(site, "/cafe.html", Page(cafe), "windows-1252 declared as UTF-8", CAFE)
     tokyo = Page.html(f"<html><body><h1>東京</h1><p>{TOKYO}</p></body></html>")
     tokyo.content_type = "text/html; charset=iso-8859-1"
-    add(site, "/tokyo.html", tokyo, "UTF-8 declared as ISO-8859-1", "new", words=TOKYO)
+    drafted(site, "/tokyo.html", tokyo, "UTF-8 declared as ISO-8859-1", TOKYO)
     bomb = Page.gzip_bomb(bomb_bytes)
-    add(site, "/bomb", bomb, f"a gzip bomb ({bomb_bytes >> 20} MB decoded)", "failed", "too-large")
+    failed(site, "/bomb", bomb, f"a gzip bomb ({bomb_bytes >> 20} MB decoded)", "too-large")
     stall = Page.html("<p>" + "words " * 5000 + "</p>", behavior="stall")
-    add(site, "/stall", stall, "a stalled body", "failed", "timeout")
+    failed(site, "/stall", stall, "a stalled body", "timeout")
     drip = Page.html("<p>" + "slow " * 20000 + "</p>", behavior="drip", drip_interval_s=drip_interval_s)
-    add(site, "/drip", drip, f"a body fed a byte every {drip_interval_s:g} s", "failed", "timeout")
-    add(site, "/endless", Page(behavior="endless"), "a body that never ends", "failed", "too-large")
+    failed(site, "/drip", drip, f"a body fed a byte every {drip_interval_s:g} s", "timeout")
+    failed(site, "/endless", Page(behavior="endless"), "a body that never ends", "too-large")
     site.pages["/loop-b"] = Page.redirect("/loop-a")
-    add(site, "/loop-a", Page.redirect("/loop-b"), "a redirect loop", "failed", "redirect-loop")
+    failed(site, "/loop-a", Page.redirect("/loop-b"), "a redirect loop", "redirect-loop")
     huge = Page(b"<p>" + b"x" * huge_bytes + b"</p>", conditional=False)
-    add(site, "/huge.html", huge, f"a {huge_bytes >> 20} MB page", "failed", "too-large")
-    add(site, "/unavailable", Page(status=503), "503 Service Unavailable", "failed", "http-503")
-    add(site, "/gone", Page(status=410), "410 Gone", "failed", "http-410")
-    add(site, "/forbidden", Page(status=403), "403 Forbidden", "failed", "http-403")
-    add(site, "/private/pm.html", Page.html(_GOOD_HTML), "banned by robots.txt", "failed", "robots")
+    failed(site, "/huge.html", huge, f"a {huge_bytes >> 20} MB page", "too-large")
+    failed(site, "/unavailable", Page(status=503), "503 Service Unavailable", "http-503")
+    failed(site, "/gone", Page(status=410), "410 Gone", "http-410")
+    failed(site, "/forbidden", Page(status=403), "403 Forbidden", "http-403")
+    failed(site, "/private/pm.html", Page.html(_GOOD_HTML), "banned by robots.txt", "robots")
     binary = Page(bytes(range(256)) * 64, content_type="text/html")
-    add(site, "/binary.html", binary, "binary served as HTML", "failed", "extract-unsupported")
+    failed(site, "/binary.html", binary, "binary served as HTML", "extract-unsupported")
 
     busy = farm.add_site("busy")
     wait = Page(status=429, headers={"Retry-After": "3600"}, conditional=False)
-    add(busy, "/busy", wait, "429 asking to wait an hour", "deferred", "deferred")
-    add(busy, "/after", Page.html(_GOOD_HTML), "a good page on the host that said 429", "deferred", "deferred")
+    deferred(busy, "/busy", wait, "429 asking to wait an hour")
+    deferred(busy, "/after", Page.html(_GOOD_HTML), "a good page on the host that said 429")
     return hostile

@@ -42,14 +42,14 @@ Save Page Now, as the service does it:
 - `delay_wb_availability=1`: the capture reaches the index ~12 hours later (the document: "All
   API responses remain exactly the same").
 
-Limits (constructor arguments; the defaults are the service's today): `captures_per_minute` 7
-(POST /save, a sliding window of `rate_window_s`, 60 s), `cdx_per_minute` 30, `sessions` 3,
-`per_url_daily` 5, `daily_quota` 30,000, `dedupe_s` 3600, `job_memory_s` 3600, `job_seconds` 0
-(fast for tests; the real service takes seconds to two minutes), `cdx_max_rows` 150,000. Over a
-rate: 429 as an HTML page without Retry-After; a client that keeps going into 429s for more than
-`ban_after_s` (60) finds its connections refused for `ban_s` (3600), doubling at each later ban,
-on every endpoint (the service blocks per IP; on loopback there is one client). Status polls and
-`/web/` have no limit here: the service documents none, and no recorded answer shows one.
+Limits (a `WaybackRules`, the constructor's first argument; the defaults are the service's today):
+`captures_per_minute` 7 (POST /save, a sliding window of `rate_window_s`, 60 s), `cdx_per_minute` 30,
+`sessions` 3, `per_url_daily` 5, `daily_quota` 30,000, `dedupe_s` 3600, `job_memory_s` 3600,
+`job_seconds` 0 (fast for tests; the real service takes seconds to two minutes), `cdx_max_rows`
+150,000. Over a rate: 429 as an HTML page without Retry-After; a client that keeps going into 429s
+for more than `ban_after_s` (60) finds its connections refused for `ban_s` (3600), doubling at each
+later ban, on every endpoint (the service blocks per IP; on loopback there is one client). Status
+polls and `/web/` have no limit here: the service documents none, and no recorded answer shows one.
 
 Switches in `failures` turn on each failure mode the client must survive:
 
@@ -90,13 +90,13 @@ Bad keys need no switch: any keys but the configured ones answer 401.
 
 From Python: `url`; `failures`; `captures` (every capture, in the order made) and
 `captures_of(url)` (by SURT key, or the URL submitted; oldest first); `add_capture(url,
-timestamp, body, statuscode=200, mimetype="text/html", location=None)` (a capture held already,
-with a finished job, for older histories; `statuscode=301, location=target` holds an archived
-redirect, listed in CDX with its 3xx and replayed as one); `jobs`;
+timestamp, body, statuscode=200, location=None)` (a capture held already, with a finished job,
+for older histories; `statuscode=301, location=target` holds an archived redirect, listed in CDX
+with its 3xx and replayed as one); `jobs`;
 `counts` (requests by kind: save, status, user, cdx, available, web, other; then 429, refused and
 dropped: answers cut off mid-way);
 `firewall.bans` (the length of each ban so far); `set_limits(...)`; `down_for(seconds)`;
-`start`/`stop`/`serve_forever`, or `with WaybackStandIn(...) as wayback`.
+`start`/`stop`/`serve_forever`, or `with WaybackStandIn(WaybackRules(...)) as wayback`.
 """
 
 from __future__ import annotations
@@ -122,7 +122,16 @@ from pipeline.standins.cdx import Capture, Reply, digest_of
 from pipeline.standins.server import QuietServer
 from pipeline.surt import surt_key
 
-__all__ = ["EXCLUDED_PAGE", "HOST_PAUSED_END", "NO_STATUS_EXT", "Capture", "Failures", "Job", "WaybackStandIn"]
+__all__ = [
+    "EXCLUDED_PAGE",
+    "HOST_PAUSED_END",
+    "NO_STATUS_EXT",
+    "Capture",
+    "Failures",
+    "Job",
+    "WaybackRules",
+    "WaybackStandIn",
+]
 
 # `failures.job_errors` values for job ends that are no documented code (docs/archive.md, "Where the
 # stand-in's words come from").
@@ -304,35 +313,51 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(reply.body)
 
 
+@dataclass(frozen=True)
+class _Fetched:
+    """What a capture fetched: the final URL (after redirects), its status, its bytes and their type."""
+
+    url: str
+    status: int
+    body: bytes
+    mimetype: str
+
+
+@dataclass(frozen=True)
+class WaybackRules:
+    """The service's rules as the stand-in enforces them (see "Limits" above; the defaults are the
+    service's today, but `job_seconds`): the keys it accepts, its rates and quotas, how long a job
+    takes and its status is kept, the firewall's bans, the CDX server's row limit. A running
+    stand-in's attributes of the same names may be changed (`set_limits`, `ban_s`, ...)."""
+
+    access_key: str = "test-access"
+    secret_key: str = "test-secret"
+    captures_per_minute: float = 7
+    cdx_per_minute: float = 30
+    sessions: int = 3
+    per_url_daily: int = 5
+    daily_quota: int = 30_000
+    job_seconds: float | tuple[float, float] = 0.0
+    ban_after_s: float = 60.0
+    ban_s: float = 3600.0
+    dedupe_s: float = 3600.0
+    job_memory_s: float = 3600.0
+    rate_window_s: float = 60.0
+    cdx_max_rows: int = 150_000
+
+
 class WaybackStandIn:
-    """Start with `with WaybackStandIn(...) as wayback:`; `wayback.url` is its base URL."""
+    """Start with `with WaybackStandIn(WaybackRules(...)) as wayback:`; `wayback.url` is its base URL."""
 
     def __init__(
-        self,
-        *,
-        access_key: str = "test-access",
-        secret_key: str = "test-secret",
-        captures_per_minute: float = 7,
-        cdx_per_minute: float = 30,
-        sessions: int = 3,
-        per_url_daily: int = 5,
-        daily_quota: int = 30_000,
-        job_seconds: float | tuple[float, float] = 0.0,
-        ban_after_s: float = 60.0,
-        ban_s: float = 3600.0,
-        dedupe_s: float = 3600.0,
-        job_memory_s: float = 3600.0,
-        rate_window_s: float = 60.0,
-        cdx_max_rows: int = 150_000,
-        port: int = 0,
-        stand_in_hosts: dict[str, str] | None = None,
+        self, rules: WaybackRules = WaybackRules(), *, port: int = 0, stand_in_hosts: dict[str, str] | None = None
     ) -> None:
-        self.access_key, self.secret_key = access_key, secret_key
-        self.captures_per_minute, self.cdx_per_minute = captures_per_minute, cdx_per_minute
-        self.sessions, self.per_url_daily, self.daily_quota = sessions, per_url_daily, daily_quota
-        self.job_seconds = job_seconds
-        self.dedupe_s, self.job_memory_s = dedupe_s, job_memory_s
-        self.rate_window_s, self.cdx_max_rows = rate_window_s, cdx_max_rows
+        self.access_key, self.secret_key = rules.access_key, rules.secret_key
+        self.captures_per_minute, self.cdx_per_minute = rules.captures_per_minute, rules.cdx_per_minute
+        self.sessions, self.per_url_daily, self.daily_quota = rules.sessions, rules.per_url_daily, rules.daily_quota
+        self.job_seconds = rules.job_seconds
+        self.dedupe_s, self.job_memory_s = rules.dedupe_s, rules.job_memory_s
+        self.rate_window_s, self.cdx_max_rows = rules.rate_window_s, rules.cdx_max_rows
         self.failures = Failures()
         self.jobs: dict[str, Job] = {}
         self.counts: dict[str, int] = {
@@ -348,11 +373,11 @@ class WaybackStandIn:
             "dropped": 0,
         }
         self._drops: random.Random | None = None  # drawn from for `drop_share`, seeded at the first draw
-        self.firewall = _Firewall(ban_after_s, ban_s)
+        self.firewall = _Firewall(rules.ban_after_s, rules.ban_s)
         self._captures: list[Capture] = []
         self._running: set[str] = set()  # ids of jobs not yet ended
         self._daily: dict[str, int] = {}  # accepted submits by UTC day
-        self._capture_window, self._cdx_window = _Window(rate_window_s), _Window(rate_window_s)
+        self._capture_window, self._cdx_window = _Window(rules.rate_window_s), _Window(rules.rate_window_s)
         self._lock = threading.RLock()
         # SPN's connect timeout is 10 s. `stand_in_hosts`: pages it captures from local stand-ins of
         # their hosts, as the crawler fetched them (pipeline.fetch.standins; the demo's).
@@ -439,7 +464,6 @@ class WaybackStandIn:
         body: bytes = b"<html><body>archived</body></html>",
         *,
         statuscode: int = 200,
-        mimetype: str = "text/html",
         location: str | None = None,
     ) -> Capture:
         """A capture the archive holds already, made at `timestamp` (YYYYMMDDhhmmss, UTC), with a
@@ -447,7 +471,7 @@ class WaybackStandIn:
 
         `statuscode` is the page's archived status, which `/web/` replays and the index lists; a
         redirect (3xx) is held with its `location` (absolute, or relative to `url`), which playback
-        rewrites into the archive as the service does."""
+        rewrites into the archive as the service does. The body is held as text/html."""
         if location is not None:
             location = urljoin(url, location)
         made = datetime.strptime(timestamp, "%Y%m%d%H%M%S").replace(tzinfo=UTC)
@@ -455,7 +479,7 @@ class WaybackStandIn:
             now = time.monotonic()
             made_at = now - (datetime.now(UTC) - made).total_seconds()
             job = Job(job_id=_job_id(), url=url, created=made_at, status="success", started=made)
-            capture = self._record(job, url, statuscode, body, mimetype, made_at, timestamp)
+            capture = self._record(job, _Fetched(url, statuscode, body, "text/html"), made_at, timestamp)
             capture.location = location
             job.capture = capture
             self.jobs[job.job_id] = job
@@ -557,14 +581,14 @@ class WaybackStandIn:
             return
         mimetype = response.headers.get("content-type", "text/html").split(";")[0].strip()
         stamp_at = job.started + timedelta(seconds=job.ends_at - job.created)
-        job.capture = self._record(job, url, status, response.content, mimetype, job.ends_at, _timestamp(stamp_at))
+        fetched = _Fetched(url, status, response.content, mimetype)
+        job.capture = self._record(job, fetched, job.ends_at, _timestamp(stamp_at))
         job.status = "success"
 
-    def _record(
-        self, job: Job, url: str, status: int, body: bytes, mimetype: str, made_at: float, stamp: str
-    ) -> Capture:
-        """A capture into the index; a re-capture of unchanged bytes is a revisit."""
-        urlkey = surt_key(url)
+    def _record(self, job: Job, fetched: _Fetched, made_at: float, stamp: str) -> Capture:
+        """A capture of what `job` fetched into the index, made at `made_at` (time.monotonic()) and
+        stamped `stamp` or the next free second; a re-capture of unchanged bytes is a revisit."""
+        urlkey = surt_key(fetched.url)
         same_key = [c for c in self._captures if c.urlkey == urlkey]
         taken = {c.timestamp for c in same_key}
         moment = datetime.strptime(stamp, "%Y%m%d%H%M%S")
@@ -573,15 +597,15 @@ class WaybackStandIn:
         stamp = _timestamp(moment)
         earlier = [c for c in same_key if c.timestamp < stamp]
         previous = max(earlier, key=lambda c: c.timestamp) if earlier else None
-        digest = digest_of(body)
+        digest = digest_of(fetched.body)
         capture = Capture(
             timestamp=stamp,
-            original=url,
+            original=fetched.url,
             requested=job.url,
-            statuscode=status,
+            statuscode=fetched.status,
             digest=digest,
-            mimetype=mimetype,
-            body=body,
+            mimetype=fetched.mimetype,
+            body=fetched.body,
             made_at=made_at,
             urlkey=urlkey,
             revisit=previous is not None and previous.digest == digest,
