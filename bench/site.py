@@ -15,10 +15,17 @@ library), then through the library calls `incidentlib site` makes:
 - `listing_bytes`: the Korean listing's first page with everything it loads (HTML, CSS, scripts,
   the facet data), in the same browser.
 
+With `hugo` installed (Debian: `apt-get install hugo`), the same cases are built by Hugo in the same
+runs, each Hugo build right after incidentlib's (`bench/hugo_site.py`: a page per case and language,
+the listings, a page and a feed per term): `hugo_full_build_s`, `hugo_bytes`, `hugo_files`, and the
+ratios `full_build_over_hugo`, `rebuild_over_hugo` (Hugo rebuilds whole), `bytes_over_hugo` and
+`files_over_hugo`. Issue 38's targets: a full build within 1.5 times Hugo's, the output within twice
+its bytes. `--no-hugo` leaves it out.
+
 Medians of `--runs` builds where timed. Prints one JSON line with the targets beside the figures:
 full build ≤ 60 s, rebuild ≤ 2 s, a search ≤ 300 KB, a listing page ≤ 100 KB.
 
-    python bench/site.py [--cases N] [--runs K] [--keep DIR]
+    python bench/site.py [--cases N] [--runs K] [--keep DIR] [--no-hugo]
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ import os
 import random
 import re
 import statistics
+import subprocess
 import tempfile
 import threading
 import time
@@ -39,6 +47,8 @@ from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
+
+import hugo_site
 
 from pipeline.models import Case
 from pipeline.records import dump_record
@@ -194,7 +204,9 @@ def main() -> None:
     parser.add_argument("--cases", type=int, default=10_000)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--keep", type=Path, help="build in this folder and keep it")
+    parser.add_argument("--no-hugo", action="store_true", help="do not build the same cases with Hugo")
     args = parser.parse_args()
+    hugo = None if args.no_hugo else hugo_site.hugo_available()
     with tempfile.TemporaryDirectory() as scratch:
         root = args.keep or Path(scratch)
         make_library(root, args.cases)
@@ -202,7 +214,9 @@ def main() -> None:
         store = Store(root)
         settings = Settings(root=root, public_base_url="https://example.org/incidentlib/app")
         full: list[float] = []
+        hugo_full: list[float] = []
         rebuild: list[float] = []
+        project = hugo_site.write_project(root / "hugo", store.cases()) if hugo else None
         written: list[int] = []
         read: list[int] = []
         for run in range(args.runs):
@@ -210,6 +224,8 @@ def main() -> None:
             began = time.perf_counter()
             build_site(store, settings, out)
             full.append(time.perf_counter() - began)
+            if project is not None:  # side by side: Hugo's build of the same cases, right after
+                hugo_full.append(hugo_site.build(project, root / f"hugo-site-{run}"))
             # One case's summary changes: the rebuild rewrites only what that changes.
             case = store.read_case("IL-00001")
             summary = {**case.summary, "en": case.summary["en"] + f" Edited {run}."}
@@ -221,6 +237,7 @@ def main() -> None:
             read.append(report.read)
         size, files = folder_size(root / "site-0")
         weights = browser_weights(root / "site-0")
+        hugo_size, hugo_files = folder_size(root / "hugo-site-0") if project is not None else (0, 0)
     figures = {
         "cases": args.cases,
         "runs": args.runs,
@@ -233,6 +250,20 @@ def main() -> None:
         **weights,
         "targets": TARGETS,
     }
+    if hugo_full:
+        hugo_s = statistics.median(hugo_full)
+        figures.update(
+            {
+                "hugo": subprocess.run(["hugo", "version"], capture_output=True, text=True).stdout.split()[1],
+                "hugo_full_build_s": round(hugo_s, 2),
+                "hugo_bytes": hugo_size,
+                "hugo_files": hugo_files,
+                "full_build_over_hugo": round(statistics.median(full) / hugo_s, 2),
+                "rebuild_over_hugo": round(statistics.median(rebuild) / hugo_s, 3),
+                "bytes_over_hugo": round(size / hugo_size, 2),
+                "files_over_hugo": round(files / hugo_files, 2),
+            }
+        )
     figures["full_build_over_target"] = round(figures["full_build_s"] / TARGETS["full_build_s"], 3)
     figures["rebuild_over_target"] = round(figures["rebuild_s"] / TARGETS["rebuild_s"], 3)
     print(json.dumps(figures, ensure_ascii=False))
