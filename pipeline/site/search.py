@@ -723,7 +723,17 @@ def search_box_html(lang: Lang, root_rel: str) -> str:
 # Each facet of `api/v1/facets.json`, and the field (or phrase) whose label names its group: the facets'
 # own fields (labels.FACET_FIELDS), but the year, which is named by its phrase, not by the date's label.
 FACET_FIELDS: dict[str, str] = {**LABELLED_FACETS, "year": "year"}
-_FACET_PHRASES = ("count", "count_one", "range", "summing_up", "summing_up_one", "summing_up_none")
+_FACET_PHRASES = (
+    "count",
+    "count_one",
+    "range",
+    "summing_up",
+    "summing_up_one",
+    "summing_up_none",
+    "summing_up_tie",
+    "summing_up_tie_once",
+    "summing_up_tie_one",
+)
 _FACET_UI = ("filters", "clear_filters")
 
 
@@ -738,7 +748,7 @@ def facet_words() -> dict[str, dict[str, Any]]:
             for facet, name in FACET_FIELDS.items()
         }
         # each phrase with its placeholders kept as they are, for the browser to fill
-        kept = {name: "{" + name + "}" for name in ("n", "first", "last", "terms")}
+        kept = {name: "{" + name + "}" for name in ("n", "first", "last", "terms", "tied", "times")}
         phrases = {key: ui(key, lang, **kept) for key in (*_FACET_PHRASES, *_FACET_UI)}
         words[lang] = {"titles": titles, **phrases}
     return words

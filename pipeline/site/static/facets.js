@@ -10,9 +10,9 @@
 (function () {
   "use strict";
   // BEGIN WORDS: pipeline.site.search.facet_words() (from labels.py); tests/test_site_search.py keeps it equal.
-  var WORDS = {"en": {"clear_filters": "Clear filters", "count": "{n} cases", "count_one": "{n} case", "filters": "Filters", "range": "{first}–{last} of {n}", "summing_up": "Components most frequent in these {n} cases: {terms}", "summing_up_none": "These {n} cases name no component.", "summing_up_one": "Components most frequent in this case: {terms}", "titles": {"component": "Components", "contributing": "Contributing factors", "domain": "Domain", "org": "Organisation", "root_cause": "Root cause", "severity": "Severity", "symptom": "Symptom classes", "year": "Year"}}, "ko": {"clear_filters": "거르기 지우기", "count": "사례 {n}건", "count_one": "사례 {n}건", "filters": "거르기", "range": "{n}건 중 {first}~{last}번째", "summing_up": "이 {n}건에서 가장 많이 나오는 구성 요소: {terms}", "summing_up_none": "이 {n}건에는 구성 요소가 없습니다.", "summing_up_one": "이 {n}건에서 가장 많이 나오는 구성 요소: {terms}", "titles": {"component": "구성 요소", "contributing": "기여 요인", "domain": "분야", "org": "조직", "root_cause": "원인", "severity": "심각도", "symptom": "증상 분류", "year": "연도"}}};
+  var WORDS = {"en": {"clear_filters": "Clear filters", "count": "{n} cases", "count_one": "{n} case", "filters": "Filters", "range": "{first}–{last} of {n}", "summing_up": "Components most frequent in these {n} cases: {terms}", "summing_up_none": "These {n} cases name no component.", "summing_up_one": "Components most frequent in this case: {terms}", "summing_up_tie": "No component stands out in these {n} cases: {tied} appear in {times} cases each.", "summing_up_tie_once": "No component stands out in these {n} cases: {tied} appear in one case each.", "summing_up_tie_one": "No component stands out in this case: it names {tied}.", "titles": {"component": "Components", "contributing": "Contributing factors", "domain": "Domain", "org": "Organisation", "root_cause": "Root cause", "severity": "Severity", "symptom": "Symptom classes", "year": "Year"}}, "ko": {"clear_filters": "거르기 지우기", "count": "사례 {n}건", "count_one": "사례 {n}건", "filters": "거르기", "range": "{n}건 중 {first}~{last}번째", "summing_up": "이 {n}건에서 가장 많이 나오는 구성 요소: {terms}", "summing_up_none": "이 {n}건에는 구성 요소가 없습니다.", "summing_up_one": "이 {n}건에서 가장 많이 나오는 구성 요소: {terms}", "summing_up_tie": "이 {n}건에서 두드러지는 구성 요소는 없습니다: {tied}개가 각각 {times}건에 나옵니다.", "summing_up_tie_once": "이 {n}건에서 두드러지는 구성 요소는 없습니다: {tied}개가 각각 {times}건에 나옵니다.", "summing_up_tie_one": "이 {n}건에서 두드러지는 구성 요소는 없습니다: {tied}개가 각각 {times}건에 나옵니다.", "titles": {"component": "구성 요소", "contributing": "기여 요인", "domain": "분야", "org": "조직", "root_cause": "원인", "severity": "심각도", "symptom": "증상 분류", "year": "연도"}}};
   // END WORDS
-  var TOP_COMPONENTS = 3; // the summing-up line names the most frequent components, at most this many
+  var TOP_COMPONENTS = 3; // the summing-up line names the components standing above the rest, at most this many
   var SHOWN = 500; // cases listed at most, the range line saying which
 
   var script = document.currentScript;
@@ -126,20 +126,39 @@
     return el("fieldset", { class: "facet", "data-facet": facet }, [el("legend", { text: title }), list]);
   }
 
+  // The components that stand above the rest: the first k by count (then by name), k at most TOP_COMPONENTS
+  // and as large as it can be while the k-th is more frequent than the next; when even the first ties beyond
+  // TOP_COMPONENTS, the tie (how many, in how many cases), never some of the tied picked by name. As the
+  // static pages count (pages.standing).
+  function standing(found) {
+    var names = Object.keys(found).sort(function (a, b) {
+      return found[b] - found[a] || (a < b ? -1 : a > b ? 1 : 0);
+    });
+    for (var k = Math.min(TOP_COMPONENTS, names.length); k > 0; k--) {
+      if (k === names.length || found[names[k - 1]] > found[names[k]]) return { named: names.slice(0, k) };
+    }
+    if (!names.length) return { named: [] };
+    var times = found[names[0]];
+    return { named: [], tied: names.filter(function (v) { return found[v] === times; }).length, times: times };
+  }
+
   function summingUp(data, lang, kept) {
     var found = {};
     kept.forEach(function (item) {
       valuesOf(item, "component").forEach(function (v) { found[v] = (found[v] || 0) + 1; });
     });
-    var names = Object.keys(found).sort(function (a, b) {
-      // Most first, ties by the term's name: as the static pages count (pages.summing_up).
-      return found[b] - found[a] || (a < b ? -1 : a > b ? 1 : 0);
-    });
+    var top = standing(found);
     var words = WORDS[lang];
     var n = kept.length;
-    if (!names.length) return fill(words.summing_up_none, { n: n });
-    var terms = names.slice(0, TOP_COMPONENTS).map(function (v) { return labelOf(data, lang, "component", v); }).join(", ");
-    return fill(n === 1 ? words.summing_up_one : words.summing_up, { n: n, terms: terms });
+    if (top.named.length) {
+      var terms = top.named.map(function (v) { return labelOf(data, lang, "component", v); }).join(", ");
+      return fill(n === 1 ? words.summing_up_one : words.summing_up, { n: n, terms: terms });
+    }
+    if (top.tied) {
+      var tie = n === 1 ? words.summing_up_tie_one : top.times === 1 ? words.summing_up_tie_once : words.summing_up_tie;
+      return fill(tie, { n: n, tied: top.tied, times: top.times });
+    }
+    return fill(words.summing_up_none, { n: n });
   }
 
   function caseItem(data, lang, item) {
