@@ -122,6 +122,7 @@ _UI: dict[str, dict[Lang, str]] = {
     "search_failed": {"ko": "검색할 수 없습니다", "en": "Search is unavailable"},
     "filters": {"ko": "거르기", "en": "Filters"},
     "clear_filters": {"ko": "거르기 지우기", "en": "Clear filters"},
+    "more_cases": {"ko": "사례 더 보기", "en": "More cases"},
     "previous": {"ko": "이전", "en": "Previous"},
     "next": {"ko": "다음", "en": "Next"},
     "withdrawn": {"ko": "철회된 사례", "en": "Withdrawn case"},

@@ -409,6 +409,7 @@ class _Placed:
     crumbs: Sequence[tuple[str, str]] = ()
     full: bool = True
     group: str = EVERY
+    term: tuple[str, str] | None = None  # a facet value's own listing: (facet, value), ticked by facets.js
 
 
 def _listing(ctx: SiteContext, lang: Lang, cases: Sequence[Card], placed: _Placed, items: _Items) -> dict[str, Planned]:
@@ -425,7 +426,7 @@ def _listing(ctx: SiteContext, lang: Lang, cases: Sequence[Card], placed: _Place
     summary = summing_up(cases, lang, items.top(cases))
     folder = placed.folder
     listing = _ListingOf(
-        ctx, lang, folder, len(cases), placed.heading, summary, tuple(placed.crumbs), placed.full, items
+        ctx, lang, folder, len(cases), placed.heading, summary, tuple(placed.crumbs), placed.full, items, placed.term
     )
     common = f"{_code_mark()}\x00{listing.common()}"
     for number in range(1, listing.total_pages + 1):
@@ -452,6 +453,7 @@ class _ListingOf:
     crumbs: tuple[tuple[str, str], ...]
     full: bool
     items: _Items
+    term: tuple[str, str] | None = None
 
     @property
     def total_pages(self) -> int:
@@ -460,7 +462,9 @@ class _ListingOf:
     def common(self) -> str:
         """What every page of the listing is made of (its inputs but its number and cases)."""
         note = self.ctx.note.get(self.lang, "")
-        return repr((self.lang, self.folder, self.size, self.heading, self.summary, self.crumbs, self.full, note))
+        return repr(
+            (self.lang, self.folder, self.size, self.heading, self.summary, self.crumbs, self.full, note, self.term)
+        )
 
     def page(self, number: int, shown: Sequence[Card]) -> bytes:
         lang, folder, total_pages = self.lang, self.folder, self.total_pages
@@ -484,6 +488,7 @@ class _ListingOf:
             "next": f"{to_folder}page/{number + 1}/" if number < total_pages else None,
             "lang_root": lang_root,
             "facet_folders": [(FACET_FOLDERS[f], _facet_name(f, lang)) for f in FACETS],
+            "term": self.term,
         }
         listed_items = [self.items(card, lang, lang_root, self.full) for card in shown]
         return _env().get_template("listing.html").render(items=listed_items, **values).encode()
@@ -553,7 +558,7 @@ def _facet_pages(
             if not wanted(group := _facet_group(facet, value)):
                 continue
             heading = ui("cases_of", lang, label=name, value=_value_label(facet, value, lang, orgs))
-            placed = _Placed(f"{folder}{value}/", heading, crumbs, full=False, group=group)
+            placed = _Placed(f"{folder}{value}/", heading, crumbs, full=False, group=group, term=(facet, value))
             pages.update(_listing(ctx, lang, found, placed, items))
     return pages
 
