@@ -88,6 +88,18 @@ CASES = [
         withdrawn="2026-11-01T00:00:00Z",
         withdrawn_reason="Not an incident.",
     ),
+    # more cases of one component than a filtered listing shows at once
+    *(
+        case(
+            100 + n,
+            f"2019-01-{n + 1:02d}",
+            org="Gamma",
+            org_slug="gamma",
+            title={"ko": f"캐시 사례 {n}", "en": f"Cache case {n}"},
+            components=["cache"],
+        )
+        for n in range(21)
+    ),
 ]
 
 
@@ -201,9 +213,25 @@ def test_the_summing_up_line_of_a_filter_says_a_tie(page: Page, site: str) -> No
     expect(page.locator(".summing-up")).to_have_text(
         "No component stands out in these 2 cases: 4 appear in one case each."
     )
-    # the whole listing: DNS in two cases, every other component in one: DNS alone stands out
-    page.goto(f"{site}en/index.html")
+    # DNS in two cases, every other component in one: DNS alone stands out
+    page.goto(f"{site}en/index.html?year=2022&year=2023&year=2024")
     expect(page.locator(".summing-up")).to_have_text("Components most frequent in these 3 cases: DNS")
+
+
+def test_a_filtered_listing_shows_twenty_cards_and_more_on_asking(page: Page, site: str) -> None:
+    page.goto(f"{site}ko/index.html?component=cache")
+    cards = page.locator("ol.cases li.case")
+    expect(cards).to_have_count(20)
+    expect(page.locator(".count")).to_have_text("사례 21건")
+    expect(page.locator(".range")).to_have_text("21건 중 1~20번째")
+    expect(page.locator("nav.pages")).to_be_hidden()  # the static pages' links are of the whole listing
+    more = page.get_by_role("button", name="사례 더 보기")
+    more.click()
+    expect(cards).to_have_count(21)
+    expect(more).to_be_hidden()
+    expect(page.locator(".range")).to_have_text("21건 중 1~21번째")
+    expect(page.locator("ol.cases li.case#IL-0100 h2 a")).to_be_focused()
+    expect(page.locator("ol.cases li.case#IL-0100 dl.sections dd ul.terms a")).to_contain_text(["캐시"])
 
 
 def test_a_terms_page_starts_with_its_term_ticked_and_its_cases_counts(page: Page, site: str) -> None:
@@ -215,6 +243,7 @@ def test_a_terms_page_starts_with_its_term_ticked_and_its_cases_counts(page: Pag
     expect(_box(page, "component", "slurm")).to_have_count(0)
     expect(_box(page, "year", "2022")).to_have_count(0)
     assert _count(page, "org", "beta") == "(1)"
+    shoot(page, "ko-term")
     # the page stays as written (its term is not written into the address, the clear button has nothing to do)
     expect(page.locator("ol.cases li.case")).to_have_count(2)
     expect(page).to_have_url(f"{site}ko/components/dns/")
@@ -239,6 +268,7 @@ def test_a_terms_page_starts_with_its_term_ticked_and_its_cases_counts(page: Pag
     expect(_box(page, "org", "beta")).to_be_checked()
     assert _count(page, "component", "nccl") == "(1)"
     expect(_box(page, "component", "database")).to_have_count(0)
+    shoot(page, "en-org")
     assert axe_violations(page) == []
 
 

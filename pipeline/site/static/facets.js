@@ -360,7 +360,8 @@
       section.setAttribute("aria-labelledby", "facets-title");
       section.hidden = false;
       document.documentElement.classList.toggle("filtered", active);
-      if (pages) pages.hidden = active; // the static pages' links are of the listing as written
+      // the static pages' links are of the listing as written (the style sheet sets their display)
+      if (pages) pages.style.display = active ? "none" : "";
       if (!active) {
         list.innerHTML = kept.list;
         more.hidden = true;
