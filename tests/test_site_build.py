@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import http.server
 import json
+import pickle
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -18,8 +19,8 @@ from test_site_search import axe_violations
 from pipeline.models import Case
 from pipeline.records import dump_record
 from pipeline.settings import Settings
-from pipeline.site.build import build_files, build_site, site_context
-from pipeline.site.tree import SiteTree, Wanted
+from pipeline.site.build import BuildReport, build_files, build_site, site_context
+from pipeline.site.tree import TREE_CACHE, SiteTree, Wanted
 from pipeline.store import Store
 
 
@@ -61,6 +62,29 @@ def test_the_command_builds_the_site_into_the_data_root_and_says_how_to_open_it(
     table = cli("site", "--root", str(library.root))  # the table, on a rebuild that updates the index
     assert table.exit_code == 0, table.output
     assert "search: pages indexed" in table.stdout and "search: documents updated" in table.stdout
+
+
+def test_an_index_made_by_other_code_is_made_whole_again(library: Store, tmp_path: Path) -> None:
+    """A document holds its terms' labels: an index kept from a build by another version of the site's code
+    or vocabulary (here: the last build's record says so, as a build before the labels were indexed left
+    none) is made whole, not updated; and a rebuild by the same code updates it in place."""
+    settings = Settings(root=library.root)
+    out = tmp_path / "out"
+    build_site(library, settings, out)
+    made = {path: path.read_bytes() for path in (out / "search").rglob("*.json")}
+    assert _index_update(build_site(library, settings, out)) == "changed"
+    tree = SiteTree(library.state, out)
+    last = tree.last()
+    last["plan"]["code"] = "the code of another version"
+    tree.write_cache(TREE_CACHE, pickle.dumps(last))
+    assert _index_update(build_site(library, settings, out)) == "whole"
+    assert {path: path.read_bytes() for path in (out / "search").rglob("*.json")} == made
+    assert _index_update(build_site(library, settings, out)) == "changed"
+
+
+def _index_update(report: BuildReport) -> str:
+    assert report.search is not None
+    return str(report.search["update"])
 
 
 def test_init_ignores_the_site(cli: Callable[..., Any], tmp_path: Path) -> None:

@@ -115,6 +115,38 @@ def test_text_missing_in_the_pages_language_is_the_others_marked_not_translated(
     assert not html(two, "en/index.html").cssselect("li#IL-0001 .not-translated")
 
 
+def test_the_summing_up_line_names_only_components_above_the_rest_and_says_a_tie() -> None:
+    # Three cases of two components each, all six different: none stands out, and none is picked by name.
+    tied = render(
+        case(1, "2024-01-01", components=["dns", "database"]),
+        case(2, "2023-01-01", components=["nccl", "pytorch"]),
+        case(3, "2022-01-01", components=["slurm", "storage"]),
+    )
+    assert text(html(tied, "ko/index.html").cssselect("p.summing-up")[0]) == (
+        "이 3건에서 두드러지는 구성 요소는 없습니다: 6개가 각각 1건에 나옵니다."
+    )
+    assert text(html(tied, "en/index.html").cssselect("p.summing-up")[0]) == (
+        "No component stands out in these 3 cases: 6 appear in one case each."
+    )
+    # One case naming four: a tie in it too; DNS named twice and three others once: DNS alone stands out.
+    one = render(case(1, "2024-01-01", components=["dns", "database", "nccl", "slurm"]))
+    assert text(html(one, "en/index.html").cssselect("p.summing-up")[0]) == (
+        "No component stands out in this case: it names 4."
+    )
+    above = render(
+        case(1, "2024-01-01", components=["dns", "database"]),
+        case(2, "2023-01-01", components=["dns", "nccl"]),
+        case(3, "2022-01-01", components=["slurm"]),
+    )
+    assert text(html(above, "en/index.html").cssselect("p.summing-up")[0]) == (
+        "Components most frequent in these 3 cases: DNS"
+    )
+    # Two at the top, then a tie below them: the two named; a tie of two in two cases each, said so.
+    assert pages.standing({"dns": 3, "nccl": 3, "slurm": 1, "storage": 1}) == pages.Standing(("dns", "nccl"))
+    assert pages.standing({"a": 2, "b": 2, "c": 2, "d": 2}) == pages.Standing((), tied=4, times=2)
+    assert pages.standing({}) == pages.Standing(())
+
+
 def test_twenty_a_page_with_the_range_and_links_between_pages() -> None:
     files = render(*(case(n, f"2020-01-{n:02d}") for n in range(1, 26)))
     first, second = html(files, "en/index.html"), html(files, "en/page/2/index.html")

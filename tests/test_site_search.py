@@ -46,6 +46,7 @@ from pipeline.site.search import (
     strip_particles,
     update_index,
 )
+from pipeline.vocabulary import vocabulary
 
 STATIC = Path(search.__file__).parent / "static"
 TIMEOUT_MS = 15_000
@@ -128,6 +129,9 @@ def case_model(case: dict[str, Any], **changes: Any) -> Case:
         "related": [],
         "recurrence_of": None,
         **{name: None for name in ("symptoms_text", "detection", "lessons")},
+        # its own components, and no other term: their labels are searched as the page's words
+        "components": [c for c in case["component"] if c in vocabulary().terms["components"]],
+        **{name: [] for name in ("domain", "symptoms", "contributing")},
         "remediation": [],
         "action_items": [],
     }
@@ -167,7 +171,7 @@ def _listing(lang: str) -> str:
         f'<p class="count">{words["count"].format(n=n)}</p>'
         f'<p class="range">{words["range"].format(n=n, first=1, last=n)}</p>'
         f'<section id="facets" hidden></section><ol class="cases">{items}</ol>'
-        f'<p class="summing-up">{words["summing_up"].format(n=n, terms="NCCL, PyTorch")}</p>'
+        f'<p class="summing-up">{words["summing_up"].format(n=n, terms="NCCL")}</p>'
         f"<p>{ONLY_ON_THE_LISTING}</p>"
     )
     return _document(lang, "listing", "../", body, '<script src="../assets/facets.js"></script>')
@@ -321,6 +325,17 @@ def test_a_page_offers_its_text_as_shown_and_a_withdrawn_case_nothing() -> None:
     assert excerpt is not None and len(excerpt.excerpt) <= 201 and excerpt.excerpt.endswith("…")
 
 
+def test_a_page_offers_its_terms_labels_and_a_merged_case_nothing() -> None:
+    both = case_model(CASES[0], components=["database", "nccl"], contributing=["missing-monitoring"])
+    korean, english = search_doc(both, "ko", stems()), search_doc(both, "en", stems())
+    # each term's label in the page's language: 데이터베이스 on the Korean page, Database on the English one
+    assert {"데이터베이스", "모니터링"} <= _terms(korean).keys() and "database" not in _terms(korean)
+    assert {"database", "monitoring"} <= _terms(english).keys() and "데이터베이스" not in _terms(english)
+    gone = datetime(2025, 1, 1, tzinfo=UTC)
+    merged = case_model(CASES[0], withdrawn=gone, withdrawn_reason="duplicate", merged_into="IL-0002")
+    assert search_doc(merged, "ko", stems()) is None and search_docs([merged], stems()) == []
+
+
 def test_the_query_side_strips_particles_as_search_js_does() -> None:
     assert [strip_particles(w) for w in ("서울은", "서울에서", "회사가", "아이", "NCCL")] == [
         "서울",
@@ -347,7 +362,7 @@ def test_the_search_box_links_only_into_the_site() -> None:
     assert 'data-index="../../search/ko/"' in box and 'src="../../assets/search.js"' in box
     # the index is not loaded with the page, only when the reader reaches for the search
     assert "<link" not in box and box.count("<script") == 1
-    assert '<input type="search"' in box and '<label class="visually-hidden" for="search-input">검색</label>' in box
+    assert '<input type="search"' in box and '<label class="search-label" for="search-input">검색</label>' in box
     assert 'aria-live="polite"' in box and 'data-results="검색 결과 {n}건"' in box
     assert "http" not in box
 
@@ -575,7 +590,7 @@ def test_a_facet_combination_filters_and_is_kept_in_the_url(visit: Visit, site: 
     _facet(page, "year", "2022").check()
     expect(page).to_have_url(re.compile(r"\?component=nccl&year=2022$"))
     expect(page.locator("ol.cases li.case")).to_have_count(1)
-    expect(page.locator("ol.cases li.case#IL-0003 a")).to_have_attribute("href", f"{site.url}ko/cases/IL-0003/")
+    expect(page.locator("ol.cases li.case#IL-0003 h2 a")).to_have_attribute("href", f"{site.url}ko/cases/IL-0003/")
     expect(page.locator(".summing-up")).to_have_text("이 1건에서 가장 많이 나오는 구성 요소: NCCL, PyTorch")
     expect(page.locator(".count")).to_have_text("사례 1건")
     expect(page.locator(".range")).to_have_text("1건 중 1~1번째")
@@ -592,7 +607,7 @@ def test_a_facet_combination_filters_and_is_kept_in_the_url(visit: Visit, site: 
     page.get_by_role("button", name="Clear filters").click()
     expect(page).to_have_url(f"{site.url}en/index.html")
     expect(page.locator("ol.cases li.case")).to_have_count(3)
-    expect(page.locator(".summing-up")).to_have_text("Components most frequent in these 3 cases: NCCL, PyTorch")
+    expect(page.locator(".summing-up")).to_have_text("Components most frequent in these 3 cases: NCCL")
     assert visit.outside == []
 
 

@@ -376,7 +376,7 @@ def _search_index(
 
 def _searchable(ctx: SiteContext) -> dict[str, int]:
     """The case pages the index holds, by language: every case's but a withdrawn one's (search.search_doc)."""
-    count = sum(card.withdrawn is None for card in ctx.cases)
+    count = sum(search.searchable(card) for card in ctx.cases)
     return {lang: count for lang in ctx.langs}
 
 
@@ -449,10 +449,14 @@ def _build_site(store: Store, settings: Settings, out: Path | None, workers: int
     files.update({key: made.data for key, made in assembled.items()})
     tree.write_cache(_BUILDING, b"a build of this folder began and has not finished\n")
     stems = search.Stems.load(tree.read_cache(_STEMS))
-    index, indexed = _search_index(ctx, stems, set(changed), last_sync.get("files", {}), tree.read_file)
+    # The index is updated in place only when it was made by the same code and vocabulary (its documents
+    # hold the terms' labels): else it is made whole.
+    same_code = last.get("code") == _site_code()
+    known = last_sync.get("files", {}) if same_code else {}
+    index, indexed = _search_index(ctx, stems, set(changed), known, tree.read_file)
     files.update(index.files)
     present += index.kept
-    kept = {"mark": mark, "groups": grouped}
+    kept = {"mark": mark, "code": _site_code(), "groups": grouped}
     synced = tree.sync(
         Wanted(files, present=present, protect=KEEP, inputs=inputs, plan=kept), trusted=not unfinished, last=last_sync
     )

@@ -94,6 +94,19 @@ _UI: dict[str, dict[Lang, str]] = {
         "ko": "이 {n}건에는 구성 요소가 없습니다.",
         "en": "These {n} cases name no component.",
     },
+    # No component stands above the rest (the top ones tie beyond SUMMING_UP_TERMS): the tie said as one.
+    "summing_up_tie": {
+        "ko": "이 {n}건에서 두드러지는 구성 요소는 없습니다: {tied}개가 각각 {times}건에 나옵니다.",
+        "en": "No component stands out in these {n} cases: {tied} appear in {times} cases each.",
+    },
+    "summing_up_tie_once": {
+        "ko": "이 {n}건에서 두드러지는 구성 요소는 없습니다: {tied}개가 각각 {times}건에 나옵니다.",
+        "en": "No component stands out in these {n} cases: {tied} appear in one case each.",
+    },
+    "summing_up_tie_one": {
+        "ko": "이 {n}건에서 두드러지는 구성 요소는 없습니다: {tied}개가 각각 {times}건에 나옵니다.",
+        "en": "No component stands out in this case: it names {tied}.",
+    },
     "not_translated": {"ko": "아직 번역되지 않음", "en": "Not yet translated"},
     "machine_translated": {"ko": "기계 번역", "en": "Machine-translated"},
     "read_in_english": {"ko": "영어 원문", "en": "English original"},
@@ -109,6 +122,7 @@ _UI: dict[str, dict[Lang, str]] = {
     "search_failed": {"ko": "검색할 수 없습니다", "en": "Search is unavailable"},
     "filters": {"ko": "거르기", "en": "Filters"},
     "clear_filters": {"ko": "거르기 지우기", "en": "Clear filters"},
+    "more_cases": {"ko": "사례 더 보기", "en": "More cases"},
     "previous": {"ko": "이전", "en": "Previous"},
     "next": {"ko": "다음", "en": "Next"},
     "withdrawn": {"ko": "철회된 사례", "en": "Withdrawn case"},

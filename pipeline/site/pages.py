@@ -27,13 +27,13 @@ import hashlib
 import json
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from functools import cache, cached_property, partial
 from itertools import chain
 from operator import attrgetter
-from typing import Any
+from typing import Any, NamedTuple
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
@@ -54,17 +54,23 @@ __all__ = [
     "FACETS",
     "PAGE_SIZE",
     "SUMMING_UP_TERMS",
+    "Standing",
     "facet_counts_json",
     "facet_values",
     "groups",
     "listed",
     "render",
+    "standing",
     "summing_up",
 ]
 
 PAGE_SIZE = 20
-# The summing-up line names the components most frequent in the cases of a listing, at most this many:
-# by count, most first, ties by the term's name (facets.js counts the same way under its filter).
+# The summing-up line names the components that stand above the rest in the cases of a listing, at most
+# this many: the most frequent, as many as are each more frequent than every component left unnamed (by
+# count, most first, then by name). With the fourth as frequent as the third, the third is not named, nor
+# the second if it ties with it too: when even the most frequent ties beyond this many, the line says the
+# tie ("no component stands out: 6 appear in one case each"), never picking some of the tied by their
+# name. facets.js counts the same way under its filter.
 SUMMING_UP_TERMS = 3
 FACETS: tuple[str, ...] = tuple(FACET_FIELDS)
 _FACET_VOCABULARY: dict[str, Kind] = {
@@ -159,21 +165,46 @@ def _value_label(facet: str, value: str, lang: Lang, orgs: dict[str, str]) -> st
     return term.label_in(lang) if term else value
 
 
-def summing_up(cases: Sequence[Card], lang: Lang, top: list[str] | None = None) -> str:
-    """The line under a listing: the components most frequent in `cases` (see SUMMING_UP_TERMS; `top`:
-    those components, when worked out already for the listing in another language)."""
+class Standing(NamedTuple):
+    """The components a listing's summing-up line is about: those that stand above the rest (`named`, most
+    frequent first), or, when none does, how many tie at the top (`tied`) and in how many cases (`times`)."""
+
+    named: tuple[str, ...]
+    tied: int = 0
+    times: int = 0
+
+
+def summing_up(cases: Sequence[Card], lang: Lang, top: Standing | None = None) -> str:
+    """The line under a listing: the components that stand above the rest in `cases` (see SUMMING_UP_TERMS;
+    `top`: those components, when worked out already for the listing in another language)."""
     top = _top_components(cases) if top is None else top
-    if not top:
-        return ui("summing_up_none", lang, n=len(cases))
-    terms = ", ".join(_value_label("component", name, lang, {}) for name in top)
-    return ui("summing_up_one" if len(cases) == 1 else "summing_up", lang, n=len(cases), terms=terms)
+    n = len(cases)
+    if top.named:
+        terms = ", ".join(_value_label("component", name, lang, {}) for name in top.named)
+        return ui("summing_up_one" if n == 1 else "summing_up", lang, n=n, terms=terms)
+    if top.tied:
+        key = "summing_up_tie_one" if n == 1 else "summing_up_tie_once" if top.times == 1 else "summing_up_tie"
+        return ui(key, lang, n=n, tied=top.tied, times=top.times)
+    return ui("summing_up_none", lang, n=n)
 
 
-def _top_components(cases: Sequence[Card]) -> list[str]:
+def standing(counts: Mapping[str, int], most: int = SUMMING_UP_TERMS) -> Standing:
+    """Of components' counts, those that stand above the rest: the first k (by count, then name), k at most
+    `most` and as large as it can be while the k-th is more frequent than the next; else the tie at the top."""
+    ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    for k in range(min(most, len(ranked)), 0, -1):
+        if k == len(ranked) or ranked[k - 1][1] > ranked[k][1]:
+            return Standing(tuple(name for name, _ in ranked[:k]))
+    if not ranked:
+        return Standing(())
+    times = ranked[0][1]
+    return Standing((), sum(1 for _, count in ranked if count == times), times)
+
+
+def _top_components(cases: Sequence[Card]) -> Standing:
     # A card's components are each named once (Card.of); a Case's may not be.
     cards = set(map(type, cases)) <= {Card}  # then each term is named once: read off in C, not a call a case
-    counts = Counter(chain.from_iterable(map(_COMPONENTS if cards else _components, cases)))
-    return [name for name, _ in sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:SUMMING_UP_TERMS]]
+    return standing(Counter(chain.from_iterable(map(_COMPONENTS if cards else _components, cases))))
 
 
 def _components(case: Case | Card) -> list[str]:
@@ -330,9 +361,9 @@ class _Items:
     def __init__(self, ctx: SiteContext) -> None:
         self._ctx = ctx
         self._done: dict[tuple[str, Lang, str, bool], Markup] = {}
-        self._tops: dict[int, tuple[Sequence[Card], list[str]]] = {}
+        self._tops: dict[int, tuple[Sequence[Card], Standing]] = {}
 
-    def top(self, cases: Sequence[Card]) -> list[str]:
+    def top(self, cases: Sequence[Card]) -> Standing:
         """A listing's most frequent components, counted once for both its languages (a listing's cases are
         one list, shared by its pages in each language)."""
         key = id(cases)
@@ -378,6 +409,7 @@ class _Placed:
     crumbs: Sequence[tuple[str, str]] = ()
     full: bool = True
     group: str = EVERY
+    term: tuple[str, str] | None = None  # a facet value's own listing: (facet, value), ticked by facets.js
 
 
 def _listing(ctx: SiteContext, lang: Lang, cases: Sequence[Card], placed: _Placed, items: _Items) -> dict[str, Planned]:
@@ -394,7 +426,7 @@ def _listing(ctx: SiteContext, lang: Lang, cases: Sequence[Card], placed: _Place
     summary = summing_up(cases, lang, items.top(cases))
     folder = placed.folder
     listing = _ListingOf(
-        ctx, lang, folder, len(cases), placed.heading, summary, tuple(placed.crumbs), placed.full, items
+        ctx, lang, folder, len(cases), placed.heading, summary, tuple(placed.crumbs), placed.full, items, placed.term
     )
     common = f"{_code_mark()}\x00{listing.common()}"
     for number in range(1, listing.total_pages + 1):
@@ -421,6 +453,7 @@ class _ListingOf:
     crumbs: tuple[tuple[str, str], ...]
     full: bool
     items: _Items
+    term: tuple[str, str] | None = None
 
     @property
     def total_pages(self) -> int:
@@ -429,7 +462,9 @@ class _ListingOf:
     def common(self) -> str:
         """What every page of the listing is made of (its inputs but its number and cases)."""
         note = self.ctx.note.get(self.lang, "")
-        return repr((self.lang, self.folder, self.size, self.heading, self.summary, self.crumbs, self.full, note))
+        return repr(
+            (self.lang, self.folder, self.size, self.heading, self.summary, self.crumbs, self.full, note, self.term)
+        )
 
     def page(self, number: int, shown: Sequence[Card]) -> bytes:
         lang, folder, total_pages = self.lang, self.folder, self.total_pages
@@ -453,6 +488,7 @@ class _ListingOf:
             "next": f"{to_folder}page/{number + 1}/" if number < total_pages else None,
             "lang_root": lang_root,
             "facet_folders": [(FACET_FOLDERS[f], _facet_name(f, lang)) for f in FACETS],
+            "term": self.term,
         }
         listed_items = [self.items(card, lang, lang_root, self.full) for card in shown]
         return _env().get_template("listing.html").render(items=listed_items, **values).encode()
@@ -522,7 +558,7 @@ def _facet_pages(
             if not wanted(group := _facet_group(facet, value)):
                 continue
             heading = ui("cases_of", lang, label=name, value=_value_label(facet, value, lang, orgs))
-            placed = _Placed(f"{folder}{value}/", heading, crumbs, full=False, group=group)
+            placed = _Placed(f"{folder}{value}/", heading, crumbs, full=False, group=group, term=(facet, value))
             pages.update(_listing(ctx, lang, found, placed, items))
     return pages
 

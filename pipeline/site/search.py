@@ -13,7 +13,8 @@ megabytes at 10,000 cases, far over the 300 KB a first search may cost. So the s
 
 What is searched: a case page's title, summary and every narrative field and action list (`SEARCHABLE`),
 in the text the page shows (the other language's text when the page's is missing, without the "not yet
-translated" note). A withdrawn (or merged) case's page is not searchable.
+translated" note), and the labels of its vocabulary terms in the page's language (`LABELLED`: 데이터베이스
+finds a case of the component `database`). A withdrawn (or merged) case's page is not searchable.
 
 The index, per language (`search/ko/`, `search/en/`):
 
@@ -62,7 +63,8 @@ from typing import Any
 from pipeline.fields import ACTION_LISTS, NARRATIVE
 from pipeline.models import Case
 from pipeline.site.labels import FACET_FIELDS as LABELLED_FACETS
-from pipeline.site.labels import LANGS, Lang, field_label, ui
+from pipeline.site.labels import LANGS, LISTING_SECTIONS, Lang, field_label, ui
+from pipeline.vocabulary import Kind, vocabulary
 
 __all__ = [
     "FORMAT",
@@ -78,13 +80,14 @@ __all__ = [
     "search_box_html",
     "search_doc",
     "search_docs",
+    "searchable",
     "shard_key",
     "strip_particles",
     "terms_of",
     "update_index",
 ]
 
-FORMAT = 2  # the index's format version (in each manifest); another version is rebuilt from scratch
+FORMAT = 3  # the index's format version (in each manifest); another version is rebuilt from scratch
 ROOT = "search"
 # The fields a search looks in: the record's texts (narrative fields and lists of actions).
 SEARCHABLE: tuple[str, ...] = (*NARRATIVE, *ACTION_LISTS)
@@ -295,6 +298,30 @@ def _texts(case: Case, lang: str) -> list[str]:
     return [text for text in out if text]
 
 
+# The case's vocabulary terms whose labels a page's search finds (the facets a case page shows by label):
+# the field, and the vocabulary it names terms of.
+LABELLED: tuple[tuple[str, Kind], ...] = (
+    ("domain", "domains"),
+    ("components", "components"),
+    ("symptoms", "symptoms"),
+    ("contributing", "contributing"),
+    ("root_cause", "root_causes"),
+)  # not the severity: its labels say what it means ("데이터 손실"), which is not what a case tells
+
+
+def _labels(case: Case, lang: str) -> list[str]:
+    """The labels of the case's vocabulary terms in the page's language (데이터베이스 for `database` on a
+    Korean page), as the page shows them: what a reader searching by a facet's word types."""
+    terms = vocabulary().terms
+    out: list[str] = []
+    for name, kind in LABELLED:
+        value = getattr(case, name, None)
+        for term in value if isinstance(value, list) else [value] if value else []:
+            known = terms[kind].get(str(term))
+            out.append(known.label_in(lang) if known else str(term))
+    return out
+
+
 def _words(text: str) -> list[str]:
     """The text's words as the index and the search box see them: runs of letters and digits, lower case,
     a Latin word of one letter left out."""
@@ -331,8 +358,9 @@ def _excerpt(text: str) -> str:
 
 
 def search_doc(case: Case, lang: Lang, stems: Stems) -> SearchDoc | None:
-    """What the case's page in `lang` offers the search; None for a withdrawn case. Pure given `stems`."""
-    if getattr(case, "withdrawn", None) is not None:
+    """What the case's page in `lang` offers the search: its title, its texts and its vocabulary terms'
+    labels; None for a withdrawn or merged case. Pure given `stems`."""
+    if not searchable(case):
         return None
     title = _shown(case.title, lang)
     return SearchDoc(
@@ -341,8 +369,13 @@ def search_doc(case: Case, lang: Lang, stems: Stems) -> SearchDoc | None:
         href=f"{lang}/cases/{case.id}/",
         title=title,
         excerpt=_excerpt(_shown(case.summary, lang)),
-        terms=terms_of(title, _texts(case, lang), stems),
+        terms=terms_of(title, [*_texts(case, lang), *_labels(case, lang)], stems),
     )
+
+
+def searchable(case: Any) -> bool:
+    """A case (or card) whose pages the index holds: one not withdrawn (a merged case is withdrawn too)."""
+    return getattr(case, "withdrawn", None) is None
 
 
 def search_docs(cases: Iterable[Case], stems: Stems, langs: Iterable[Lang] = LANGS) -> list[SearchDoc]:
@@ -351,9 +384,9 @@ def search_docs(cases: Iterable[Case], stems: Stems, langs: Iterable[Lang] = LAN
     langs = tuple(langs)
     words: set[str] = set()
     for case in cases:
-        if getattr(case, "withdrawn", None) is None:
+        if searchable(case):
             for lang in langs:
-                for text in (_shown(case.title, lang), *_texts(case, lang)):
+                for text in (_shown(case.title, lang), *_texts(case, lang), *_labels(case, lang)):
                     words.update(_korean(_words(text)))
     stems.analyse(words)
     return [doc for case in cases for lang in langs if (doc := search_doc(case, lang, stems)) is not None]
@@ -691,10 +724,12 @@ def _rooted(root_rel: str) -> str:
 
 
 def search_box_html(lang: Lang, root_rel: str) -> str:
-    """The search box a page includes: a labelled search input, a live region for the count, the results'
-    list, and the site's glue (search.js), every link relative (`root_rel` leads from the page to the
-    site's root: "", "../", "../../../"). The index (`search/{lang}/`) is fetched only when the reader
-    focuses the input or types in it; the phrases the results need come in the box's data attributes."""
+    """The search box a page includes: a search input under a visible label, a live region for the count,
+    the results' list, and the site's glue (search.js: it keeps the query in the address, `?q=`, so that
+    a search can be shared and bookmarked, and runs the address's query on opening). Every link is
+    relative (`root_rel` leads from the page to the site's root: "", "../", "../../../"). The index
+    (`search/{lang}/`) is fetched only when the reader focuses the input or types in it, or the address
+    holds a query; the phrases the results need come in the box's data attributes."""
     root = html.escape(_rooted(root_rel), quote=True)
     label = html.escape(ui("search", lang), quote=True)
 
@@ -706,8 +741,8 @@ def search_box_html(lang: Lang, root_rel: str) -> str:
         f'<div id="search" data-root="{root}" data-lang="{lang}" data-index="{root}{ROOT}/{lang}/"'
         f' data-results="{phrase("search_results")}" data-results-one="{phrase("search_results_one")}"'
         f' data-failed="{phrase("search_failed")}">'
-        f'<label class="visually-hidden" for="search-input">{label}</label>'
-        f'<input type="search" id="search-input" class="search-input" placeholder="{label}"'
+        f'<label class="search-label" for="search-input">{label}</label> '
+        '<input type="search" id="search-input" class="search-input" name="q"'
         ' autocomplete="off" aria-controls="search-results">'
         '<p class="search-status" role="status" aria-live="polite"></p>'
         f'<ol class="search-results" id="search-results" hidden></ol>'
@@ -723,14 +758,25 @@ def search_box_html(lang: Lang, root_rel: str) -> str:
 # Each facet of `api/v1/facets.json`, and the field (or phrase) whose label names its group: the facets'
 # own fields (labels.FACET_FIELDS), but the year, which is named by its phrase, not by the date's label.
 FACET_FIELDS: dict[str, str] = {**LABELLED_FACETS, "year": "year"}
-_FACET_PHRASES = ("count", "count_one", "range", "summing_up", "summing_up_one", "summing_up_none")
-_FACET_UI = ("filters", "clear_filters")
+_FACET_PHRASES = (
+    "count",
+    "count_one",
+    "range",
+    "summing_up",
+    "summing_up_one",
+    "summing_up_none",
+    "summing_up_tie",
+    "summing_up_tie_once",
+    "summing_up_tie_one",
+)
+_FACET_UI = ("filters", "clear_filters", "more_cases", "not_translated", "machine_translated", "read_in_english")
 
 
 def facet_words() -> dict[str, dict[str, Any]]:
-    """The words static/facets.js writes, per language, from labels.py: each facet's title, the phrases
-    of the count, range and summing-up lines (`{n}`, `{first}`, `{last}`, `{terms}` filled in the
-    browser), and the filter box's own. facets.js holds a copy; a test keeps the two equal."""
+    """The words static/facets.js writes, per language, from labels.py: each facet's title, the listing's
+    sections' headings (a filtered listing's cards), the phrases of the count, range and summing-up lines
+    (`{n}`, `{first}`, `{last}`, `{terms}`, `{tied}`, `{times}` filled in the browser), and the filter
+    box's own. facets.js holds a copy; a test keeps the two equal."""
     words: dict[str, dict[str, Any]] = {}
     for lang in LANGS:
         titles = {
@@ -738,7 +784,9 @@ def facet_words() -> dict[str, dict[str, Any]]:
             for facet, name in FACET_FIELDS.items()
         }
         # each phrase with its placeholders kept as they are, for the browser to fill
-        kept = {name: "{" + name + "}" for name in ("n", "first", "last", "terms")}
+        kept = {name: "{" + name + "}" for name in ("n", "first", "last", "terms", "tied", "times")}
         phrases = {key: ui(key, lang, **kept) for key in (*_FACET_PHRASES, *_FACET_UI)}
-        words[lang] = {"titles": titles, **phrases}
+        # a filtered listing's cards: each section's heading, in the listing's order
+        sections = [[name, field_label(name, lang)] for name in LISTING_SECTIONS]
+        words[lang] = {"titles": titles, "sections": sections, **phrases}
     return words

@@ -6,14 +6,17 @@
    small at 10,000 cases as at 100); api/v1/facets.json (every case's facet values) is fetched when a
    filter is chosen, or at once when the URL holds one (or when facet-counts.json is missing).
    The filter lives in the URL query: ?component=nccl&year=2022. Values of one facet are ORed, facets ANDed.
+   The filtered cases are listed as the static listing lists them, each a full card (its title linking
+   to its page, its org and year, its sections from api/v1/cases/{id}.json), twenty at a time.
+   A term's own page (ko/components/nccl/) starts with its term ticked and the counts of its cases.
    Without a filter the page stays as written (its static list, its pages). No request leaves the site. */
 (function () {
   "use strict";
   // BEGIN WORDS: pipeline.site.search.facet_words() (from labels.py); tests/test_site_search.py keeps it equal.
-  var WORDS = {"en": {"clear_filters": "Clear filters", "count": "{n} cases", "count_one": "{n} case", "filters": "Filters", "range": "{first}–{last} of {n}", "summing_up": "Components most frequent in these {n} cases: {terms}", "summing_up_none": "These {n} cases name no component.", "summing_up_one": "Components most frequent in this case: {terms}", "titles": {"component": "Components", "contributing": "Contributing factors", "domain": "Domain", "org": "Organisation", "root_cause": "Root cause", "severity": "Severity", "symptom": "Symptom classes", "year": "Year"}}, "ko": {"clear_filters": "거르기 지우기", "count": "사례 {n}건", "count_one": "사례 {n}건", "filters": "거르기", "range": "{n}건 중 {first}~{last}번째", "summing_up": "이 {n}건에서 가장 많이 나오는 구성 요소: {terms}", "summing_up_none": "이 {n}건에는 구성 요소가 없습니다.", "summing_up_one": "이 {n}건에서 가장 많이 나오는 구성 요소: {terms}", "titles": {"component": "구성 요소", "contributing": "기여 요인", "domain": "분야", "org": "조직", "root_cause": "원인", "severity": "심각도", "symptom": "증상 분류", "year": "연도"}}};
+  var WORDS = {"en": {"clear_filters": "Clear filters", "count": "{n} cases", "count_one": "{n} case", "filters": "Filters", "machine_translated": "Machine-translated", "more_cases": "More cases", "not_translated": "Not yet translated", "range": "{first}–{last} of {n}", "read_in_english": "English original", "sections": [["symptoms_text", "Symptoms"], ["trigger", "Trigger"], ["root_cause", "Root cause"], ["components", "Components"], ["contributing", "Contributing factors"], ["detection", "Detection"], ["remediation", "Remediation"], ["action_items", "Action items"], ["lessons", "Lessons"]], "summing_up": "Components most frequent in these {n} cases: {terms}", "summing_up_none": "These {n} cases name no component.", "summing_up_one": "Components most frequent in this case: {terms}", "summing_up_tie": "No component stands out in these {n} cases: {tied} appear in {times} cases each.", "summing_up_tie_once": "No component stands out in these {n} cases: {tied} appear in one case each.", "summing_up_tie_one": "No component stands out in this case: it names {tied}.", "titles": {"component": "Components", "contributing": "Contributing factors", "domain": "Domain", "org": "Organisation", "root_cause": "Root cause", "severity": "Severity", "symptom": "Symptom classes", "year": "Year"}}, "ko": {"clear_filters": "거르기 지우기", "count": "사례 {n}건", "count_one": "사례 {n}건", "filters": "거르기", "machine_translated": "기계 번역", "more_cases": "사례 더 보기", "not_translated": "아직 번역되지 않음", "range": "{n}건 중 {first}~{last}번째", "read_in_english": "영어 원문", "sections": [["symptoms_text", "증상"], ["trigger", "촉발"], ["root_cause", "원인"], ["components", "구성 요소"], ["contributing", "기여 요인"], ["detection", "감지"], ["remediation", "조치"], ["action_items", "후속 조치"], ["lessons", "교훈"]], "summing_up": "이 {n}건에서 가장 많이 나오는 구성 요소: {terms}", "summing_up_none": "이 {n}건에는 구성 요소가 없습니다.", "summing_up_one": "이 {n}건에서 가장 많이 나오는 구성 요소: {terms}", "summing_up_tie": "이 {n}건에서 두드러지는 구성 요소는 없습니다: {tied}개가 각각 {times}건에 나옵니다.", "summing_up_tie_once": "이 {n}건에서 두드러지는 구성 요소는 없습니다: {tied}개가 각각 {times}건에 나옵니다.", "summing_up_tie_one": "이 {n}건에서 두드러지는 구성 요소는 없습니다: {tied}개가 각각 {times}건에 나옵니다.", "titles": {"component": "구성 요소", "contributing": "기여 요인", "domain": "분야", "org": "조직", "root_cause": "원인", "severity": "심각도", "symptom": "증상 분류", "year": "연도"}}};
   // END WORDS
-  var TOP_COMPONENTS = 3; // the summing-up line names the most frequent components, at most this many
-  var SHOWN = 500; // cases listed at most, the range line saying which
+  var TOP_COMPONENTS = 3; // the summing-up line names the components standing above the rest, at most this many
+  var SHOWN = 20; // cards listed at a time, as a page of the static listing; "more cases" shows the next
 
   var script = document.currentScript;
   var root = new URL("../", script ? script.src : document.baseURI);
@@ -55,7 +58,10 @@
     history.replaceState(null, "", window.location.pathname + (query ? "?" + query : "") + window.location.hash);
   }
 
-  function matches(item, filter, except) {
+  // Whether a case is kept by the filter (but the facet `except`, whose own values are alternatives) and
+  // carries the page's own term (a term's page: its cases only, whatever else is ticked).
+  function matches(item, filter, except, term) {
+    if (term && valuesOf(item, term.facet).indexOf(term.value) < 0) return false;
     for (var facet in filter) {
       if (facet === except) continue;
       var have = valuesOf(item, facet);
@@ -87,7 +93,7 @@
     return node;
   }
 
-  function counts(data, facet, filter) {
+  function counts(data, facet, filter, term) {
     var found = {};
     if (!data.cases) {
       // facet-counts.json: the counts without a filter, as they are
@@ -96,15 +102,15 @@
       return found;
     }
     data.cases.forEach(function (item) {
-      if (!matches(item, filter, facet)) return;
+      if (!matches(item, filter, facet, term)) return;
       valuesOf(item, facet).forEach(function (v) { found[v] = (found[v] || 0) + 1; });
     });
     return found;
   }
 
-  function facetGroup(data, lang, facet, filter) {
-    var found = counts(data, facet, filter);
-    var chosen = filter[facet] || [];
+  function facetGroup(data, lang, facet, filter, term) {
+    var found = counts(data, facet, filter, term);
+    var chosen = (filter[facet] || []).concat(term && term.facet === facet ? [term.value] : []);
     chosen.forEach(function (v) { if (!(v in found)) found[v] = 0; });
     var values = Object.keys(found).sort(function (a, b) {
       if (facet === "year") return b.localeCompare(a);
@@ -126,33 +132,133 @@
     return el("fieldset", { class: "facet", "data-facet": facet }, [el("legend", { text: title }), list]);
   }
 
+  // The components that stand above the rest: the first k by count (then by name), k at most TOP_COMPONENTS
+  // and as large as it can be while the k-th is more frequent than the next; when even the first ties beyond
+  // TOP_COMPONENTS, the tie (how many, in how many cases), never some of the tied picked by name. As the
+  // static pages count (pages.standing).
+  function standing(found) {
+    var names = Object.keys(found).sort(function (a, b) {
+      return found[b] - found[a] || (a < b ? -1 : a > b ? 1 : 0);
+    });
+    for (var k = Math.min(TOP_COMPONENTS, names.length); k > 0; k--) {
+      if (k === names.length || found[names[k - 1]] > found[names[k]]) return { named: names.slice(0, k) };
+    }
+    if (!names.length) return { named: [] };
+    var times = found[names[0]];
+    return { named: [], tied: names.filter(function (v) { return found[v] === times; }).length, times: times };
+  }
+
   function summingUp(data, lang, kept) {
     var found = {};
     kept.forEach(function (item) {
       valuesOf(item, "component").forEach(function (v) { found[v] = (found[v] || 0) + 1; });
     });
-    var names = Object.keys(found).sort(function (a, b) {
-      // Most first, ties by the term's name: as the static pages count (pages.summing_up).
-      return found[b] - found[a] || (a < b ? -1 : a > b ? 1 : 0);
-    });
+    var top = standing(found);
     var words = WORDS[lang];
     var n = kept.length;
-    if (!names.length) return fill(words.summing_up_none, { n: n });
-    var terms = names.slice(0, TOP_COMPONENTS).map(function (v) { return labelOf(data, lang, "component", v); }).join(", ");
-    return fill(n === 1 ? words.summing_up_one : words.summing_up, { n: n, terms: terms });
+    if (top.named.length) {
+      var terms = top.named.map(function (v) { return labelOf(data, lang, "component", v); }).join(", ");
+      return fill(n === 1 ? words.summing_up_one : words.summing_up, { n: n, terms: terms });
+    }
+    if (top.tied) {
+      var tie = n === 1 ? words.summing_up_tie_one : top.times === 1 ? words.summing_up_tie_once : words.summing_up_tie;
+      return fill(tie, { n: n, tied: top.tied, times: top.times });
+    }
+    return fill(words.summing_up_none, { n: n });
+  }
+
+  // A case's card as the static listing writes it (templates/item.html): its id and title linking to its
+  // page, its org and year, then its sections (WORDS.sections, the listing's order) from its record
+  // (api/v1/cases/{id}.json), fetched for the cards shown: a text missing in the page's language is the
+  // other's, marked; the vocabulary's sections keep their heading when empty, as on the static pages.
+  var SECTION_FACETS = { components: "component", contributing: "contributing", root_cause: "root_cause" };
+  var FOLDERS = { component: "components", contributing: "contributing", root_cause: "root-causes" };
+
+  function cardText(texts, lang, path, record) {
+    var shown = textIn(texts, lang);
+    if (!shown.text) return null;
+    var span = el("span", { class: "text", text: shown.text });
+    var parts = [span];
+    if (shown.lang !== lang) {
+      span.setAttribute("lang", shown.lang);
+      parts.push(document.createTextNode(" "), el("small", { class: "not-translated", text: WORDS[lang].not_translated }));
+    } else if ((record.machine_translations || []).indexOf(path + "." + lang) >= 0) {
+      var english = new URL("en/cases/" + encodeURIComponent(record.id) + "/#f-" + path.split(".")[0], root).href;
+      parts.push(document.createTextNode(" "), el("small", { class: "machine-translated" }, [
+        document.createTextNode(WORDS[lang].machine_translated + " · "),
+        el("a", { href: english, hreflang: "en", text: WORDS[lang].read_in_english })
+      ]));
+    }
+    var holder = document.createDocumentFragment();
+    parts.forEach(function (part) { holder.appendChild(part); });
+    return holder;
+  }
+
+  function sectionOf(data, lang, record, name) {
+    var value = record[name];
+    var facet = SECTION_FACETS[name];
+    if (facet) {
+      var names = valuesOf(record, name);
+      if (!names.length) return el("span", {});
+      return el("ul", { class: "terms" }, names.map(function (term) {
+        var href = new URL(lang + "/" + FOLDERS[facet] + "/" + encodeURIComponent(term) + "/", root).href;
+        return el("li", {}, [el("a", { href: href, "data-term": term, text: labelOf(data, lang, facet, term) })]);
+      }));
+    }
+    if (Array.isArray(value)) {
+      var items = value.map(function (action, i) { return cardText(action && action.text, lang, name + "." + i + ".text", record); })
+        .filter(Boolean);
+      return items.length ? el("ul", { class: "actions" }, items.map(function (item) { return el("li", {}, [item]); })) : null;
+    }
+    return cardText(value, lang, name, record);
+  }
+
+  function fillCard(data, lang, item, record) {
+    var title = item.querySelector(".title");
+    var shown = cardText(record.title, lang, "title", record);
+    if (title && shown) title.replaceChildren(shown);
+    var sections = el("dl", { class: "sections" });
+    WORDS[lang].sections.forEach(function (pair) {
+      var html = sectionOf(data, lang, record, pair[0]);
+      if (!html) return;
+      sections.appendChild(el("dt", { text: pair[1] }));
+      sections.appendChild(el("dd", {}, [html]));
+    });
+    if (sections.childNodes.length) item.appendChild(sections);
+    item.setAttribute("aria-busy", "false");
   }
 
   function caseItem(data, lang, item) {
     var title = textIn(item.title, lang);
-    var href = new URL(lang + "/cases/" + encodeURIComponent(item.id) + "/", root).href;
-    var heading = el("span", { class: "case-title", text: title.text });
-    if (title.lang !== lang) heading.setAttribute("lang", title.lang);
-    return el("li", { class: "case", id: item.id }, [
-      el("a", { href: href, class: "case-id", text: item.id }), document.createTextNode(" "),
-      heading, document.createTextNode(" "),
-      el("span", { class: "case-org", text: item.org || "" }), document.createTextNode(" "),
-      el("span", { class: "case-year", text: item.year === undefined || item.year === null ? "" : String(item.year) })
+    var base = lang + "/";
+    var link = function (path) { return new URL(base + path, root).href; };
+    var year = item.year === undefined || item.year === null ? "" : String(item.year);
+    var org = labelOf(data, lang, "org", item.org || "");
+    return el("li", { class: "case", id: item.id, "aria-busy": "true" }, [
+      el("h2", {}, [
+        el("a", { href: link("cases/" + encodeURIComponent(item.id) + "/") }, [
+          el("span", { class: "case-id", text: item.id }), document.createTextNode(" "),
+          el("span", { class: "title", text: title.text })
+        ])
+      ]),
+      el("p", { class: "meta" }, [
+        el("a", { class: "org", href: link("orgs/" + encodeURIComponent(item.org || "") + "/"), text: org }),
+        document.createTextNode(" "),
+        el("a", { class: "year", href: link("years/" + encodeURIComponent(year) + "/"), text: year })
+      ])
     ]);
+  }
+
+  // Each record fetched once a page view (a card shown again, after a filter changed back, is not fetched again).
+  var records = {};
+  function record(id) {
+    if (!records[id]) {
+      records[id] = fetchJson("cases/" + encodeURIComponent(id) + ".json").catch(function (error) {
+        delete records[id];
+        throw error;
+      });
+    }
+    return records[id];
   }
 
   function fetchJson(name) {
@@ -166,6 +272,15 @@
     if (window.console) console.warn("facets unavailable:", error);
   }
 
+  // A term's or an org's or a year's own page (<section id="facets" data-facet="component" data-value="nccl">):
+  // its facet is ticked from the start, not written in the address; unticking it leads to the whole
+  // listing, the other filters kept.
+  function pageTerm(section) {
+    var facet = section && section.getAttribute("data-facet");
+    var value = section && section.getAttribute("data-value");
+    return facet && value ? { facet: facet, value: value } : null;
+  }
+
   function start(data) {
     var main = document.querySelector("main[data-lang]");
     var section = document.getElementById("facets");
@@ -174,14 +289,32 @@
     var lang = WORDS[main.getAttribute("data-lang")] ? main.getAttribute("data-lang") : "en";
     var words = WORDS[lang];
     var facets = data.facets || Object.keys(words.titles);
+    var term = pageTerm(section);
+    var pages = document.querySelector("nav.pages");
     var kept = {
       list: list.innerHTML,
       lines: Array.prototype.map.call(document.querySelectorAll(".summing-up, .count, .range"), function (n) {
         return [n, n.textContent];
       })
     };
-    var filter = readFilter(facets);
+    var more = el("button", { type: "button", class: "cases-more", text: words.more_cases });
+    more.hidden = true;
+    list.parentNode.insertBefore(more, list.nextSibling);
+
+    // The filter beyond the page's own term: what makes the listing other than the page as written.
+    function beyond(filter) {
+      var rest = {};
+      for (var facet in filter) {
+        var values = filter[facet].filter(function (v) { return !term || facet !== term.facet || v !== term.value; });
+        if (values.length) rest[facet] = values;
+      }
+      return rest;
+    }
+
+    var filter = beyond(readFilter(facets)); // the page's own term apart: always held
     var fetching = null;
+    var shown = [];
+    var listed = 0;
 
     // The cases' values (facets.json), fetched once, the first time a filter needs them.
     function withCases(then) {
@@ -197,11 +330,28 @@
       });
     }
 
+    // The next SHOWN cards of the filtered cases, each filled from its record once fetched.
+    function showMore() {
+      var next = shown.slice(listed, listed + SHOWN);
+      next.forEach(function (item) {
+        var card = caseItem(data, lang, item);
+        list.appendChild(card);
+        record(item.id).then(function (found) { fillCard(data, lang, card, found); }).catch(warn);
+      });
+      listed += next.length;
+      more.hidden = listed >= shown.length;
+      var n = shown.length;
+      document.querySelectorAll(".range").forEach(function (node) {
+        node.textContent = fill(words.range, { n: n, first: n ? 1 : 0, last: listed });
+      });
+      return next;
+    }
+
     function render(focusId) {
       var active = Object.keys(filter).length > 0;
       var groups = el("div", { class: "facet-groups" });
       facets.forEach(function (facet) {
-        var group = facetGroup(data, lang, facet, filter);
+        var group = facetGroup(data, lang, facet, filter, term);
         if (group) groups.appendChild(group);
       });
       var clear = el("button", { type: "button", class: "facets-clear", text: words.clear_filters });
@@ -210,18 +360,20 @@
       section.setAttribute("aria-labelledby", "facets-title");
       section.hidden = false;
       document.documentElement.classList.toggle("filtered", active);
+      // the static pages' links are of the listing as written (the style sheet sets their display)
+      if (pages) pages.style.display = active ? "none" : "";
       if (!active) {
         list.innerHTML = kept.list;
+        more.hidden = true;
         kept.lines.forEach(function (pair) { pair[0].textContent = pair[1]; });
       } else {
-        var shown = data.cases.filter(function (item) { return matches(item, filter, null); });
-        list.replaceChildren.apply(list, shown.slice(0, SHOWN).map(function (item) { return caseItem(data, lang, item); }));
+        shown = data.cases.filter(function (item) { return matches(item, filter, null, term); });
+        listed = 0;
+        list.replaceChildren();
+        showMore();
         var n = shown.length;
         document.querySelectorAll(".count").forEach(function (node) {
           node.textContent = fill(n === 1 ? words.count_one : words.count, { n: n });
-        });
-        document.querySelectorAll(".range").forEach(function (node) {
-          node.textContent = fill(words.range, { n: n, first: n ? 1 : 0, last: Math.min(n, SHOWN) });
         });
         document.querySelectorAll(".summing-up").forEach(function (node) { node.textContent = summingUp(data, lang, shown); });
       }
@@ -231,9 +383,21 @@
       }
     }
 
+    function leave(rest) {
+      // the page's own term unticked: the whole listing, under the other filters (and the search's ?q=)
+      var params = new URLSearchParams(window.location.search);
+      facets.forEach(function (facet) {
+        params.delete(facet);
+        (rest[facet] || []).forEach(function (v) { params.append(facet, v); });
+      });
+      var query = params.toString();
+      window.location.assign(new URL(lang + "/" + (query ? "?" + query : ""), root).href);
+    }
+
     section.addEventListener("change", function (event) {
       var box = event.target;
       if (!box || box.type !== "checkbox") return;
+      if (term && box.name === term.facet && box.value === term.value) return leave(filter);
       var chosen = (filter[box.name] || []).filter(function (v) { return v !== box.value; });
       if (box.checked) chosen.push(box.value);
       if (chosen.length) filter[box.name] = chosen;
@@ -245,21 +409,30 @@
       if (!event.target.classList || !event.target.classList.contains("facets-clear")) return;
       filter = {};
       writeFilter(facets, filter);
-      render(null);
+      withCases(function () { render(null); });
       var first = section.querySelector("input[type=checkbox]");
       if (first) first.focus();
     });
+    more.addEventListener("click", function () {
+      var added = showMore();
+      var first = added.length ? document.getElementById(added[0].id) : null;
+      if (first) {
+        var link = first.querySelector("a");
+        if (link) link.focus();
+      }
+    });
     window.addEventListener("popstate", function () {
-      filter = readFilter(facets);
-      if (Object.keys(filter).length) withCases(function () { render(null); });
+      filter = beyond(readFilter(facets));
+      if (Object.keys(filter).length || term) withCases(function () { render(null); });
       else render(null);
     });
-    render(null);
+    if (Object.keys(filter).length || term) withCases(function () { render(null); });
+    else render(null);
   }
 
   function load() {
     var facets = Object.keys(WORDS.en.titles);
-    var filtered = Object.keys(readFilter(facets)).length > 0;
+    var filtered = Object.keys(readFilter(facets)).length > 0 || pageTerm(document.getElementById("facets")) !== null;
     var first = filtered
       ? fetchJson("facets.json")
       : fetchJson("facet-counts.json").catch(function () { return fetchJson("facets.json"); });

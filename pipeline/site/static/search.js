@@ -6,7 +6,10 @@
    of its first character (heads/) and the shards it needs, and the docs/ files of the results shown (ten at a time, "more" for the next ten).
    A query: its words (letters and digits), lower case, a Korean word's particle stripped (서울에서 → 서울),
    an English word's plural s dropped; each word matches the index terms it begins; all words must match;
-   ranked by summed weights (a title's words weigh more). Every URL is relative to the page. */
+   ranked by summed weights (a title's words weigh more). Every URL is relative to the page.
+   The query is kept in the address (?q=, beside a listing's filters), replaced as the reader types
+   (history.replaceState: no history entry a keystroke), so that a search can be shared and bookmarked;
+   opening an address with ?q= runs its search. */
 (function () {
   "use strict";
   // The same list as PARTICLES in pipeline/site/search.py (a test keeps the two in step), longest first.
@@ -222,9 +225,20 @@
       });
     }
 
+    // The query in the address (?q=), the page's other parameters (a listing's filters) kept.
+    function keep(query) {
+      var params = new URLSearchParams(window.location.search);
+      if (queryWords(query).length) params.set("q", query);
+      else params.delete("q");
+      var search = params.toString();
+      if (("?" + search) === window.location.search || (!search && !window.location.search)) return;
+      history.replaceState(history.state, "", window.location.pathname + (search ? "?" + search : "") + window.location.hash);
+    }
+
     function run() {
       var query = input.value;
       var number = ++asked;
+      keep(query);
       if (!queryWords(query).length) {
         current = null;
         list.replaceChildren();
@@ -252,6 +266,8 @@
       if (current) show(current, current.shown || 0, asked);
     });
     window.incidentlibSearch = { queryWords: queryWords, stripParticles: stripParticles, shardKey: shardKey };
+    var given = new URLSearchParams(window.location.search).get("q");
+    if (given) input.value = given;
     if (input.value) run();
   }
 
