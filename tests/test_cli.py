@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -583,3 +584,59 @@ def test_the_review_page_with_no_account_says_how_to_add_one(root: Path) -> None
         f"no reviewer account yet, so nobody can sign in: add one with `incidentlib reviewer add NAME --root {root}` "
         "(it asks for a password)\n"
     )
+
+
+def _early_breaks(lines: list[str], start: int, end: int) -> list[str]:
+    """The lines of one wrapped paragraph (its text in columns start..end of each line) that end before
+    they had to: a line may end early only where the next line's first word would not have fitted on it
+    (a greedy wrap, as the terminal's own). The paragraph's last line ends where it likes."""
+    texts = [line[start:end].rstrip() for line in lines]
+    return [
+        f"{text!r} | {after.split()[0]}"
+        for text, after in itertools.pairwise(texts)
+        if after.strip() and len(text) + 1 + len(after.split()[0]) <= end - start
+    ]
+
+
+def _help_breaks(shown: str, columns: int) -> list[str]:
+    """Every early break in a help screen's description (its paragraphs under the usage line, `end` one
+    space short of the width) and in the description column of its Commands panel (one command's rows:
+    its name, then rows whose name cell is blank; `end` one space short of the panel's right border)."""
+    lines = shown.splitlines()
+    breaks: list[str] = []
+    usage = next(i for i, line in enumerate(lines) if "Usage:" in line)
+    top = list(itertools.takewhile(lambda line: not line.startswith("╭"), lines[usage + 1 :]))
+    paragraph: list[str] = []
+    for line in [*top, ""]:
+        if line.strip():
+            paragraph.append(line)
+        elif paragraph:
+            breaks += _early_breaks(paragraph, 1, columns - 1)
+            paragraph = []
+    panel = "\n".join(lines).split("─ Commands ─")[1:]
+    rows: list[list[str]] = []
+    for line in panel[0].splitlines()[1:] if panel else []:
+        if not line.startswith("│"):
+            break
+        if re.match(r"│ \S", line):
+            rows.append([line])
+        else:
+            rows[-1].append(line)
+    for row in rows:
+        found = re.match(r"│ \S+\s+", row[0])
+        assert found is not None
+        breaks += _early_breaks(row, found.end(), row[0].rindex("│") - 1)
+    return breaks
+
+
+@pytest.mark.parametrize("columns", [80, 120])
+def test_no_help_breaks_a_line_before_the_terminal_must(cli: Callable, columns: int) -> None:
+    """typer's rich mode kept the docstrings' hard line breaks in the commands' list: "each drafted field's"
+    ended a line half way across an 80-column terminal, "evidence (the quote..." began the next."""
+    for path, command in _every_command():
+        shown = cli(*path, "--help", env={"COLUMNS": str(columns)}).stdout
+        assert max(len(line) for line in shown.splitlines()) <= columns, path
+        assert _help_breaks(shown, columns) == [], path
+        help_text = getattr(command, "help", None) or ""
+        first = " ".join(help_text.split("\n\n")[0].split())
+        assert first in _flat(shown), path  # the description whole, re-flowed
