@@ -10,15 +10,17 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import typer
-from helpers import REPO
+from helpers import REPO, reviewable_draft
 from manual import section
 from typer.core import TyperGroup
 
 from pipeline.cli import app
-from pipeline.models import Case, Draft, RunRecord
+from pipeline.draft import new_draft
+from pipeline.models import Case, Draft, RunRecord, SourceEntry
 from pipeline.store import Store
 
 
@@ -640,3 +642,52 @@ def test_no_help_breaks_a_line_before_the_terminal_must(cli: Callable, columns: 
         help_text = getattr(command, "help", None) or ""
         first = " ".join(help_text.split("\n\n")[0].split())
         assert first in _flat(shown), path  # the description whole, re-flowed
+
+
+def _queue_root(root: Path, case_json: dict[str, Any]) -> tuple[Draft, Draft]:
+    """A complete draft still awaiting its writer, and one with the longest id a source's URL gives
+    (70 characters), a long org and a long title, lacking most of its fields."""
+    store = Store(root)
+    complete = reviewable_draft(case_json)
+    url = "https://status.some-very-long-organisation-name.example.com/incidents/2024-03-17-a-very-long-path"
+    sparse = new_draft(SourceEntry(url=url + "-of-an-outage-in-three-regions"))
+    sparse = sparse.model_copy(
+        update={
+            "org": "Some Very Long Organisation Name Incorporated",
+            "title": {"en": "A very long title of an outage that took down everything in three regions for hours"},
+        }
+    )
+    for draft in (complete, sparse):
+        store.write_draft(draft)
+    return complete, sparse
+
+
+@pytest.mark.parametrize("columns", [80, 120, 200])
+def test_the_queue_fits_the_terminal_and_never_cuts_an_id(
+    cli: Callable, root: Path, case_json: dict[str, Any], columns: int
+) -> None:
+    """The queue drew a 145-column table at any width (rich told a width of 200)."""
+    complete, sparse = _queue_root(root, case_json)
+    assert len(sparse.id) == 70
+    shown = cli("queue", "--root", str(root), env={"COLUMNS": str(columns)}).stdout
+    lines = shown.splitlines()
+    assert max(len(line) for line in lines) <= columns, shown
+    for draft in (complete, sparse):
+        assert any(re.search(rf"(^|[│ ]){draft.id}($|[│ ])", line) for line in lines), (draft.id, shown)
+    assert "…" in shown, "the long title is cut with an ellipsis"
+    if columns == 200:  # room for the table: its header, one row a draft
+        assert re.search(r"┃ id +┃ state +┃ org +┃ age +┃ title +┃ lacks +┃", shown)
+        assert sum(1 for line in lines if line.startswith("│ ")) == 2
+    else:  # an id of 70 leaves no room beside it: each draft on lines of its own, the id on the first
+        assert f"\n{sparse.id}\n" in shown and "  lacks: summary, " in shown
+        assert "  lacks: the writer's sign-off, a reviewer's approval" in shown
+
+
+def test_the_queue_fits_short_ids_in_a_table_at_100_columns(
+    cli: Callable, root: Path, case_json: dict[str, Any]
+) -> None:
+    Store(root).write_draft(reviewable_draft(case_json))
+    shown = cli("queue", "--root", str(root), env={"COLUMNS": "100"}).stdout
+    assert max(len(line) for line in shown.splitlines()) <= 100, shown
+    row = next(line for line in shown.splitlines() if line.startswith("│ example-org-outage-00000001 │"))
+    assert "│ extracted │" in row and "the writer's" in row and row.rstrip().endswith("│")
