@@ -691,3 +691,38 @@ def test_the_queue_fits_short_ids_in_a_table_at_100_columns(
     assert max(len(line) for line in shown.splitlines()) <= 100, shown
     row = next(line for line in shown.splitlines() if line.startswith("│ example-org-outage-00000001 │"))
     assert "│ extracted │" in row and "the writer's" in row and row.rstrip().endswith("│")
+
+
+def _served_ports(text: str) -> dict[str, set[int]]:
+    """The ports a text's hints serve each thing on: `python -m http.server -d DIR PORT` (8000 when
+    left out) the reader's site, `mkdocs serve [-a HOST:PORT]` (8000 when left out) the manual, and
+    `incidentlib web` the review page, at the address its line names after it."""
+    ports: dict[str, set[int]] = {"site": set(), "manual": set(), "web": set()}
+    for found in re.finditer(r"python -m http\.server -d \S+?(?: (\d+))?[`\s]", text):
+        ports["site"].add(int(found.group(1) or 8000))
+    for found in re.finditer(r"mkdocs serve(?: -a [\w.]+:(\d+))?", text):
+        ports["manual"].add(int(found.group(1) or 8000))
+    for found in re.finditer(r"incidentlib web[^\n]*?127\.0\.0\.1:(\d+)", text):
+        ports["web"].add(int(found.group(1)))
+    return ports
+
+
+def test_the_hints_to_serve_the_site_and_the_manual_leave_the_review_pages_port(cli: Callable, root: Path) -> None:
+    """The README's `python -m http.server` and `mkdocs serve` took 8000, the port `incidentlib web`
+    listens on by default: following the README, the second one failed to start."""
+    web = typer.main.get_command(app).commands["web"]  # type: ignore[attr-defined]
+    default = next(param.default for param in web.params if param.name == "port")
+    assert default == 8000
+    built = cli("site", "--root", str(root), env={"COLUMNS": "200"})
+    texts = {
+        "README.md": (REPO / "README.md").read_text(encoding="utf-8"),
+        "docs": "\n".join(p.read_text(encoding="utf-8") for p in sorted((REPO / "docs").glob("*.md"))),
+        "incidentlib site": built.stdout,
+    }
+    for name, text in texts.items():
+        ports = _served_ports(text)
+        assert ports["web"] <= {default}, name
+        assert default not in ports["site"] | ports["manual"], (name, ports)
+    readme = _served_ports(texts["README.md"])
+    assert readme == {"site": {8001}, "manual": {8002}, "web": {8000}}
+    assert "python -m http.server -d " in built.stdout and "http://localhost:8001/" in built.stdout
