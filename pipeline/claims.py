@@ -23,12 +23,21 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from pipeline.errors import ReviewError
-from pipeline.models import Draft, utc_now
+from pipeline.models import Draft, DraftState, utc_now
 from pipeline.store import Store
 
-__all__ = ["STALE_AFTER", "Claim", "claim", "claims", "handed_on", "holding", "unclaim"]
+__all__ = ["STALE_AFTER", "UNCLAIMABLE", "Claim", "claim", "claimable", "claims", "handed_on", "holding", "unclaim"]
 
 STALE_AFTER = timedelta(days=2)
+# A claim is for a draft still on its way through review: a published or merged one is no one's to work
+# on (an edit sends a published draft back to review, and anyone may make it).
+UNCLAIMABLE = frozenset({DraftState.PUBLISHED.value, DraftState.MERGED.value})
+
+
+def claimable(state: str) -> bool:
+    """Whether a draft in `state` (its value: `written`) may be claimed: not published or merged, nor
+    an unreadable file (the queue's `unreadable`, no draft state)."""
+    return state in {s.value for s in DraftState} and state not in UNCLAIMABLE
 
 
 @dataclass(frozen=True)
@@ -81,8 +90,11 @@ def _write(store: Store, found: dict[str, Claim]) -> None:
 
 
 def claim(store: Store, draft_id: str, by: str) -> Claim:
-    """`by` is on the draft now. Refused while someone else's claim holds (`holding`)."""
+    """`by` is on the draft now. Refused while someone else's claim holds (`holding`), and for a draft
+    that is not `claimable` (published or merged)."""
     draft = store.read_draft(draft_id)  # RecordNotFound for a draft that is not there
+    if not claimable(draft.state.value):
+        raise ReviewError(f"a {draft.state.value} draft is no one's to claim", draft_id=draft_id)
     with store.state.lock("claims"):
         found = claims(store)
         held = holding(found.get(draft_id), draft)

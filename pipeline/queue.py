@@ -23,7 +23,7 @@ from pipeline.fragments import fragment_link
 from pipeline.ids import is_case_id
 from pipeline.merge import resolve
 from pipeline.models import Case, Draft, DraftState, Evidence, utc_now
-from pipeline.review import missing_for_publication
+from pipeline.review import TRANSITIONS, ReviewAction, missing_for_publication
 from pipeline.store import Store
 
 __all__ = [
@@ -33,8 +33,10 @@ __all__ = [
     "QueueEntry",
     "QueueFilter",
     "Unreadable",
+    "awaits",
     "entry_for",
     "evidence_url",
+    "lacks",
     "queue",
     "queue_of",
     "read_drafts",
@@ -216,6 +218,45 @@ def read_drafts(store: Store) -> tuple[list[Draft], list[Unreadable]]:
     return drafts, unreadable
 
 
+# The moves a draft awaits from people on its way to publication, as the queue says each: a rejected one
+# reopened, the writer's sign-off (`write`), a reviewer's approval. An edit, a request for changes, a
+# rejection or a merge leads elsewhere; `promote` is the pipeline's, awaited from no one.
+_AWAITED = {
+    ReviewAction.REOPEN: "reopening",
+    ReviewAction.WRITE: "the writer's sign-off",
+    ReviewAction.APPROVE: "a reviewer's approval",
+}
+_FORWARD = {
+    step.from_state: step
+    for step in TRANSITIONS
+    if step.to_state != step.from_state and step.action in (*_AWAITED, ReviewAction.PROMOTE)
+}
+assert len(_FORWARD) == sum(
+    1 for s in TRANSITIONS if s.to_state != s.from_state and s.action in (*_AWAITED, ReviewAction.PROMOTE)
+), "one way forward from each state"
+
+
+@functools.cache
+def awaits(state: DraftState) -> tuple[str, ...]:
+    """What a draft in `state` awaits from people before `incidentlib promote` publishes it, in order,
+    read off TRANSITIONS: () for an approved, published or merged draft."""
+    said: list[str] = []
+    while state in _FORWARD:
+        step = _FORWARD[state]
+        if step.action in _AWAITED:
+            said.append(_AWAITED[step.action])
+        state = step.to_state
+    return tuple(said)
+
+
+def lacks(draft: Draft, languages: Sequence[str]) -> list[str]:
+    """Everything the draft lacks before it can be published: its content's gaps
+    (pipeline.review.missing_for_publication), then the sign-offs it awaits (`awaits`). A draft whose
+    text is complete but is still `extracted` lacks its writer's sign-off and a reviewer's approval, not
+    nothing."""
+    return [*missing_for_publication(draft, languages), *awaits(draft.state)]
+
+
 def entry_for(draft: Draft, languages: Sequence[str], now: datetime | None = None) -> QueueEntry:
     """The draft's line in the queue: what it is, how old, who wrote it and what it still lacks."""
     now = now or utc_now()
@@ -229,7 +270,7 @@ def entry_for(draft: Draft, languages: Sequence[str], now: datetime | None = Non
         age_days=round((now - created).total_seconds() / 86400, 2),
         written_by=draft.review.written_by,
         components=list(draft.components),
-        missing=missing_for_publication(draft, languages),
+        missing=lacks(draft, languages),
         fetch_failure=draft.origin.failure.reason if draft.origin.failure else None,
         incidents=len(draft.incidents),
         duplicates=len(draft.possible_duplicates),
@@ -405,9 +446,7 @@ def show(store: Store, record_id: str, languages: Sequence[str], *, full: bool =
         ("merged_into", None),
     ):
         data.setdefault(name, empty)
-    blocks = _blocks(
-        draft, data, header, None if draft.merged_into else missing_for_publication(draft, languages), full
-    )
+    blocks = _blocks(draft, data, header, None if draft.merged_into else lacks(draft, languages), full)
     if draft.merged_into:
         blocks[0].lines.insert(0, _merged_line(store, draft.merged_into))
     return blocks

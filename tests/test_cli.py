@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -9,15 +10,17 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import typer
-from helpers import REPO
+from helpers import REPO, reviewable_draft
 from manual import section
 from typer.core import TyperGroup
 
 from pipeline.cli import app
-from pipeline.models import Case, Draft, RunRecord
+from pipeline.draft import new_draft
+from pipeline.models import Case, Draft, RunRecord, SourceEntry
 from pipeline.store import Store
 
 
@@ -583,3 +586,143 @@ def test_the_review_page_with_no_account_says_how_to_add_one(root: Path) -> None
         f"no reviewer account yet, so nobody can sign in: add one with `incidentlib reviewer add NAME --root {root}` "
         "(it asks for a password)\n"
     )
+
+
+def _early_breaks(lines: list[str], start: int, end: int) -> list[str]:
+    """The lines of one wrapped paragraph (its text in columns start..end of each line) that end before
+    they had to: a line may end early only where the next line's first word would not have fitted on it
+    (a greedy wrap, as the terminal's own). The paragraph's last line ends where it likes."""
+    texts = [line[start:end].rstrip() for line in lines]
+    return [
+        f"{text!r} | {after.split()[0]}"
+        for text, after in itertools.pairwise(texts)
+        if after.strip() and len(text) + 1 + len(after.split()[0]) <= end - start
+    ]
+
+
+def _help_breaks(shown: str, columns: int) -> list[str]:
+    """Every early break in a help screen's description (its paragraphs under the usage line, `end` one
+    space short of the width) and in the description column of its Commands panel (one command's rows:
+    its name, then rows whose name cell is blank; `end` one space short of the panel's right border)."""
+    lines = shown.splitlines()
+    breaks: list[str] = []
+    usage = next(i for i, line in enumerate(lines) if "Usage:" in line)
+    top = list(itertools.takewhile(lambda line: not line.startswith("╭"), lines[usage + 1 :]))
+    paragraph: list[str] = []
+    for line in [*top, ""]:
+        if line.strip():
+            paragraph.append(line)
+        elif paragraph:
+            breaks += _early_breaks(paragraph, 1, columns - 1)
+            paragraph = []
+    panel = "\n".join(lines).split("─ Commands ─")[1:]
+    rows: list[list[str]] = []
+    for line in panel[0].splitlines()[1:] if panel else []:
+        if not line.startswith("│"):
+            break
+        if re.match(r"│ \S", line):
+            rows.append([line])
+        else:
+            rows[-1].append(line)
+    for row in rows:
+        found = re.match(r"│ \S+\s+", row[0])
+        assert found is not None
+        breaks += _early_breaks(row, found.end(), row[0].rindex("│") - 1)
+    return breaks
+
+
+@pytest.mark.parametrize("columns", [80, 120])
+def test_no_help_breaks_a_line_before_the_terminal_must(cli: Callable, columns: int) -> None:
+    """typer's rich mode kept the docstrings' hard line breaks in the commands' list: "each drafted field's"
+    ended a line half way across an 80-column terminal, "evidence (the quote..." began the next."""
+    for path, command in _every_command():
+        shown = cli(*path, "--help", env={"COLUMNS": str(columns)}).stdout
+        assert max(len(line) for line in shown.splitlines()) <= columns, path
+        assert _help_breaks(shown, columns) == [], path
+        help_text = getattr(command, "help", None) or ""
+        first = " ".join(help_text.split("\n\n")[0].split())
+        assert first in _flat(shown), path  # the description whole, re-flowed
+
+
+def _queue_root(root: Path, case_json: dict[str, Any]) -> tuple[Draft, Draft]:
+    """A complete draft still awaiting its writer, and one with the longest id a source's URL gives
+    (70 characters), a long org and a long title, lacking most of its fields."""
+    store = Store(root)
+    complete = reviewable_draft(case_json)
+    url = "https://status.some-very-long-organisation-name.example.com/incidents/2024-03-17-a-very-long-path"
+    sparse = new_draft(SourceEntry(url=url + "-of-an-outage-in-three-regions"))
+    sparse = sparse.model_copy(
+        update={
+            "org": "Some Very Long Organisation Name Incorporated",
+            "title": {"en": "A very long title of an outage that took down everything in three regions for hours"},
+        }
+    )
+    for draft in (complete, sparse):
+        store.write_draft(draft)
+    return complete, sparse
+
+
+@pytest.mark.parametrize("columns", [80, 120, 200])
+def test_the_queue_fits_the_terminal_and_never_cuts_an_id(
+    cli: Callable, root: Path, case_json: dict[str, Any], columns: int
+) -> None:
+    """The queue drew a 145-column table at any width (rich told a width of 200)."""
+    complete, sparse = _queue_root(root, case_json)
+    assert len(sparse.id) == 70
+    shown = cli("queue", "--root", str(root), env={"COLUMNS": str(columns)}).stdout
+    lines = shown.splitlines()
+    assert max(len(line) for line in lines) <= columns, shown
+    for draft in (complete, sparse):
+        assert any(re.search(rf"(^|[│ ]){draft.id}($|[│ ])", line) for line in lines), (draft.id, shown)
+    assert "…" in shown, "the long title is cut with an ellipsis"
+    if columns == 200:  # room for the table: its header, one row a draft
+        assert re.search(r"┃ id +┃ state +┃ org +┃ age +┃ title +┃ lacks +┃", shown)
+        assert sum(1 for line in lines if line.startswith("│ ")) == 2
+    else:  # an id of 70 leaves no room beside it: each draft on lines of its own, the id on the first
+        assert f"\n{sparse.id}\n" in shown and "  lacks: summary, " in shown
+        assert "  lacks: the writer's sign-off, a reviewer's approval" in shown
+
+
+def test_the_queue_fits_short_ids_in_a_table_at_100_columns(
+    cli: Callable, root: Path, case_json: dict[str, Any]
+) -> None:
+    Store(root).write_draft(reviewable_draft(case_json))
+    shown = cli("queue", "--root", str(root), env={"COLUMNS": "100"}).stdout
+    assert max(len(line) for line in shown.splitlines()) <= 100, shown
+    row = next(line for line in shown.splitlines() if line.startswith("│ example-org-outage-00000001 │"))
+    assert "│ extracted │" in row and "the writer's" in row and row.rstrip().endswith("│")
+
+
+def _served_ports(text: str) -> dict[str, set[int]]:
+    """The ports a text's hints serve each thing on: `python -m http.server -d DIR PORT` (8000 when
+    left out) the reader's site, `mkdocs serve [-a HOST:PORT]` (8000 when left out) the manual, and
+    `incidentlib web` the review page, at the address its line names after it."""
+    ports: dict[str, set[int]] = {"site": set(), "manual": set(), "web": set()}
+    for found in re.finditer(r"python -m http\.server -d \S+?(?: (\d+))?[`\s]", text):
+        ports["site"].add(int(found.group(1) or 8000))
+    for found in re.finditer(r"mkdocs serve(?: -a [\w.]+:(\d+))?", text):
+        ports["manual"].add(int(found.group(1) or 8000))
+    for found in re.finditer(r"incidentlib web[^\n]*?127\.0\.0\.1:(\d+)", text):
+        ports["web"].add(int(found.group(1)))
+    return ports
+
+
+def test_the_hints_to_serve_the_site_and_the_manual_leave_the_review_pages_port(cli: Callable, root: Path) -> None:
+    """The README's `python -m http.server` and `mkdocs serve` took 8000, the port `incidentlib web`
+    listens on by default: following the README, the second one failed to start."""
+    web = typer.main.get_command(app).commands["web"]  # type: ignore[attr-defined]
+    default = next(param.default for param in web.params if param.name == "port")
+    assert default == 8000
+    built = cli("site", "--root", str(root), env={"COLUMNS": "200"})
+    texts = {
+        "README.md": (REPO / "README.md").read_text(encoding="utf-8"),
+        "docs": "\n".join(p.read_text(encoding="utf-8") for p in sorted((REPO / "docs").glob("*.md"))),
+        "incidentlib site": built.stdout,
+    }
+    for name, text in texts.items():
+        ports = _served_ports(text)
+        assert ports["web"] <= {default}, name
+        assert default not in ports["site"] | ports["manual"], (name, ports)
+    readme = _served_ports(texts["README.md"])
+    assert readme == {"site": {8001}, "manual": {8002}, "web": {8000}}
+    assert "python -m http.server -d " in built.stdout and "http://localhost:8001/" in built.stdout

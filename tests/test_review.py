@@ -475,3 +475,32 @@ def test_a_queue_filter_is_read_from_a_query_string_and_written_back() -> None:
         QueueFilter(sort="size")
     with pytest.raises(ValueError, match="could not convert string to float: 'soon'"):
         QueueFilter.from_query({"older_than": "soon"})
+
+
+def test_a_complete_draft_lacks_the_sign_offs_it_still_awaits(root: Path, case_json: dict[str, Any]) -> None:
+    """The queue said "nothing" for a draft whose text was complete but whose writer had not signed it:
+    what a draft lacks is its content's gaps and then the moves of people it awaits, read off the
+    review's table, until it is approved (then only `promote`, the pipeline's, is left)."""
+    from helpers import reviewable_draft
+
+    from pipeline import review
+    from pipeline.queue import entry_for, show
+
+    languages = ["en", "ko"]
+    extracted = reviewable_draft(case_json)
+    assert review.missing_for_publication(extracted, languages) == [], "the content is complete"
+    awaiting_both = ["the writer's sign-off", "a reviewer's approval"]
+    assert entry_for(extracted, languages).missing == awaiting_both
+    written = review.write(extracted, "ann", languages)
+    assert entry_for(written, languages).missing == ["a reviewer's approval"]
+    sent_back = review.request_changes(written, "bob", "say when it began")
+    assert entry_for(sent_back, languages).missing == awaiting_both
+    approved = review.approve(written, "bob", languages)
+    assert entry_for(approved, languages).missing == []
+    rejected = review.reject(extracted, "bob", "not an incident")
+    assert entry_for(rejected, languages).missing == ["reopening", *awaiting_both]
+    gappy = extracted.model_copy(update={"summary": None})
+    assert entry_for(gappy, languages).missing == ["summary", *awaiting_both], "the content's gaps first"
+    Store(root).write_draft(extracted)
+    header = show(Store(root), extracted.id, languages)[0].lines[0]
+    assert header == "lacks: the writer's sign-off, a reviewer's approval"

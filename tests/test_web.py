@@ -1034,3 +1034,30 @@ def test_a_take_of_a_stale_page_is_refused_and_shows_the_other_change(
     assert store.read_draft(DRAFT_ID).detection is None
     wrong = site.post(f"/drafts/{DRAFT_ID}/take", data={**take_form(site)[0], "index": "7"})
     assert wrong.status_code == 409 and f"take: {DRAFT_ID}: no suggestion 7: the draft has 1 (0 to 0)" in wrong.text
+
+
+def test_a_published_draft_offers_no_claim_and_the_others_keep_theirs(
+    site: TestClient, store: Store, case_json: dict[str, Any]
+) -> None:
+    """A claim is for a draft on its way through review: the published one's page and queue row offered
+    a claim button all the same, and a claim was taken."""
+    other = "example-org-other-00000002"
+    store.write_draft(reviewable_draft(case_json, other))
+    store.update_draft(DRAFT_ID, lambda d: d.model_copy(update={"state": DraftState.PUBLISHED, "case_id": "IL-0001"}))
+    sign_in(site, "ann")
+    claim_of = 'hx-post="/drafts/{}/claim"'.format
+    published = site.get(f"/drafts/{DRAFT_ID}").text
+    assert "<b>Next:</b> nobody: it is published" in published
+    assert claim_of(DRAFT_ID) not in published and f'id="claim-{DRAFT_ID}"' not in published
+    assert claim_of(other) in site.get(f"/drafts/{other}").text
+    queue = site.get("/", params={"sort": "id"}).text
+    rows = {draft_id: queue[queue.index(f"<small>{draft_id}") :].split("</tr>")[0] for draft_id in (DRAFT_ID, other)}
+    assert claim_of(DRAFT_ID) not in rows[DRAFT_ID] and "published" in rows[DRAFT_ID]
+    assert claim_of(other) in rows[other]
+    token = csrf(site, "/")
+    refused = site.post(f"/drafts/{DRAFT_ID}/claim", headers={"X-CSRF-Token": token})
+    assert refused.status_code == 200 and "a published draft is no one&#39;s to claim" in refused.text
+    assert "on it:" not in refused.text
+    taken = site.post(f"/drafts/{other}/claim", headers={"X-CSRF-Token": token})
+    assert "on it: <b>ann</b>" in taken.text
+    assert list(json.loads((store.state.path("claims.json")).read_text(encoding="utf-8"))) == [other]

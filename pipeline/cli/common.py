@@ -6,6 +6,7 @@ everywhere (`--root`, `--json`, `--by`).
 
 from __future__ import annotations
 
+import inspect
 import logging
 import os
 import shlex
@@ -53,6 +54,7 @@ __all__ = [
     "print_faults",
     "print_table",
     "read_settings",
+    "reflowed",
     "use_known_server",
     "verbosity",
 ]
@@ -126,9 +128,25 @@ def _usage_pieces(command: Any, ctx: Any) -> list[str]:
     return pieces
 
 
+def reflowed(text: str | None) -> str | None:
+    """A help text as the terminal should wrap it: each paragraph (blank-line separated) one line, its
+    docstring's hard line breaks made spaces. typer 0.29's rich mode keeps them in the commands' list of a
+    group's help and in every paragraph after a command's first, so a line broke where the source did
+    ("each drafted field's / evidence"), mid-sentence, before the terminal's width. A paragraph that
+    begins with click's `\\b` keeps its lines."""
+    if not text:
+        return text
+    paragraphs = inspect.cleandoc(text).split("\n\n")
+    return "\n\n".join(p if p.startswith("\b") else " ".join(p.split()) for p in paragraphs)
+
+
 class Command(TyperCommand):
     """A command: its help names its arguments and flags as the manual does (`_usage_pieces`,
-    `_plain_metavar`)."""
+    `_plain_metavar`), re-flowed whole (`reflowed`)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.help, self.short_help = reflowed(self.help), reflowed(self.short_help)
 
     def get_params(self, ctx: Any) -> list[Any]:  # click's Context and Parameter, which typer vendors privately
         params = super().get_params(ctx)
@@ -143,6 +161,10 @@ class Command(TyperCommand):
 class Commands(TyperGroup):
     """A group of commands: help as `Command`'s, the commands in COMMAND_ORDER, and an error incidentlib
     raises on purpose is one line on stderr and exit 1."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.help, self.short_help = reflowed(self.help), reflowed(self.short_help)
 
     def get_params(self, ctx: Any) -> list[Any]:
         params = super().get_params(ctx)

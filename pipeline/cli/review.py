@@ -19,10 +19,11 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
+from rich.console import Console, Group
 from rich.table import Table
+from rich.text import Text
 
-from pipeline import changes, interrupt, review
+from pipeline import changes, gate, interrupt, review
 from pipeline import merge as merging
 from pipeline import queue as review_queue
 from pipeline.changes import Act
@@ -355,23 +356,69 @@ def queue(
     if not entries:
         echo(_empty_queue(Store.from_settings(settings)))
         return
+    console = Console()
+    console.print(_queue_table(entries, console.width))
+
+
+# The queue's table: its columns, those shown whole, the room its borders and padding take (a border
+# each side of each column and one space of padding on each side), and the least room the org, title and
+# lacks together need to say anything (below it, each draft is printed on lines of its own).
+_QUEUE_COLUMNS = ("id", "state", "org", "age", "title", "lacks")
+_QUEUE_WHOLE = ("id", "state", "age")
+_QUEUE_CHROME = 1 + 3 * len(_QUEUE_COLUMNS)
+_QUEUE_LEAST = 30
+
+
+def _queue_table(entries: list[review_queue.QueueEntry], width: int) -> Table | Group:
+    """The queue fitted to `width` (the terminal's: COLUMNS, else its own, else 80): one line a draft,
+    the id, state and age whole, the org, title and lacks cut with an ellipsis where the width runs out
+    (the org to a sixth of what is left, the lacks to two fifths of the rest, the title the remainder).
+    When the ids leave too little room (a draft id may take 77 characters), each draft gets its own
+    lines instead: the id whole, then its state, age, org and title, then what it lacks."""
+    rows = [_queue_cells(e) for e in entries]
+    natural = {name: max(len(name), *(len(row[i]) for row in rows)) for i, name in enumerate(_QUEUE_COLUMNS)}
+    room = width - _QUEUE_CHROME - sum(natural[name] for name in _QUEUE_WHOLE)
+    if room < _QUEUE_LEAST:
+        return _queue_lines(rows, width)
+    fitted = dict(natural)
+    fitted["org"] = min(natural["org"], room // 6)
+    fitted["lacks"] = min(natural["lacks"], (room - fitted["org"]) * 2 // 5)
+    fitted["title"] = min(natural["title"], room - fitted["org"] - fitted["lacks"])
+    fitted["lacks"] = min(natural["lacks"], room - fitted["org"] - fitted["title"])  # what the title left over
     table = Table(title=f"queue ({len(entries)} drafts)")
-    for column in ("id", "state", "org", "age", "title", "lacks"):
-        table.add_column(column)
-    for e in entries:
-        lacks = ", ".join(e.missing[:3]) + (f" (+{len(e.missing) - 3})" if len(e.missing) > 3 else "")
-        cells = (
-            e.id,
-            e.state,
-            e.org or "",
-            f"{e.age_days:.0f} d",
-            (f"[{e.incidents} incidents] " if e.incidents else "")
-            + (f"[{count(e.duplicates, 'possible duplicates')}] " if e.duplicates else "")
-            + (e.title or "")[:50],
-            e.problem or lacks or "nothing",
+    for name in _QUEUE_COLUMNS:
+        table.add_column(
+            name, width=fitted[name], no_wrap=True, overflow="ellipsis", justify="right" if name == "age" else "left"
         )
-        table.add_row(*(cell(text) for text in cells))  # page and person text: escaped, never read as markup
-    Console(width=200).print(table)
+    for row in rows:
+        table.add_row(*(cell(text) for text in row))  # page and person text: escaped, never read as markup
+    return table
+
+
+def _queue_cells(e: review_queue.QueueEntry) -> tuple[str, ...]:
+    """A draft's cells, in _QUEUE_COLUMNS' order."""
+    lacks = ", ".join(e.missing[:3]) + (f" (+{len(e.missing) - 3})" if len(e.missing) > 3 else "")
+    title = (
+        (f"[{e.incidents} incidents] " if e.incidents else "")
+        + (f"[{count(e.duplicates, 'possible duplicates')}] " if e.duplicates else "")
+        + (e.title or "")
+    )
+    return (e.id, e.state, e.org or "", f"{e.age_days:.0f} d", title, e.problem or lacks or "nothing")
+
+
+def _queue_lines(rows: list[tuple[str, ...]], width: int) -> Group:
+    """The queue on a narrow terminal: each draft's id whole on a line of its own (folded, never cut, on
+    a terminal narrower than it), then its state, age, org and title, then what it lacks, each cut to
+    the width with an ellipsis."""
+    lines: list[Text] = [Text(f"queue ({len(rows)} drafts)", style="italic")]
+    for draft_id, state, org, age, title, lacks in rows:
+        lines.append(Text(gate.for_terminal(draft_id), style="bold", overflow="fold"))
+        said = " · ".join(part for part in (state, age, org, title) if part)
+        for line in (said, f"lacks: {lacks}"):
+            text = cell("  " + line)
+            text.truncate(width, overflow="ellipsis")
+            lines.append(text)
+    return Group(*lines)
 
 
 def _empty_queue(store: Store) -> str:

@@ -161,7 +161,8 @@ def site(
     """Build the reader's site from cases/: static pages in Korean and English, served by any static host.
 
     Writes only the files whose bytes changed, and says how many it wrote, left unchanged and removed
-    (a case's pages are never removed). Open it with `python -m http.server -d DIR`.
+    (a case's pages are never removed). Open it with `python -m http.server -d DIR 8001` (8000 is `incidentlib
+    web`'s).
     """
     from pipeline.site.build import build_site
 
@@ -181,7 +182,7 @@ def site(
         )
     print_table("site", rows, unit="files")
     echo(f"built {report.folder} in {report.seconds:.1f} s; to open it:")
-    echo(f"  python -m http.server -d {report.folder}   # then http://localhost:8000/")
+    echo(f"  python -m http.server -d {report.folder} 8001   # then http://localhost:8001/")
 
 
 @app.command()

@@ -28,6 +28,7 @@ from jinja2 import Environment, FileSystemLoader
 from starlette.exceptions import HTTPException
 
 from pipeline import gate
+from pipeline.claims import claimable
 from pipeline.errors import RecordError, RecordNotFound, StoreError
 from pipeline.settings import Settings
 from pipeline.store import Store
@@ -53,7 +54,7 @@ def create_app(settings: Settings) -> FastAPI:
     # And every printed string through the gate (pipeline.gate), the page's last line against a control character.
     env = Environment(loader=FileSystemLoader(_HERE / "templates"), autoescape=True, finalize=gate.finalize)
     templates = Jinja2Templates(env=env)
-    templates.env.globals.update(word_diff=word_diff, quote=quote)
+    templates.env.globals.update(word_diff=word_diff, quote=quote, claimable=claimable)
     stamps = Stamps(store)
 
     app = FastAPI(title="incidentlib", docs_url=None, redoc_url=None, openapi_url=None)
