@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import http.server
+import json
 import threading
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
@@ -28,7 +29,11 @@ WITHDRAWN_WHY = "사고가 아니라 계획된 이전"
 def library(store: Store, make_case: Callable[..., Case]) -> Store:
     """IL-0002 and IL-0004 merged into IL-0001 (IL-0004 into IL-0002 first, then sent on), IL-0003 withdrawn."""
     for n in (1, 2, 3, 4):
-        store.write_case(make_case(f"IL-000{n}", date=f"2024-0{n}-01", updated_at="2026-11-01T08:00:00Z"))
+        store.write_case(
+            make_case(
+                f"IL-000{n}", date=f"2024-0{n}-01", updated_at="2026-11-01T08:00:00Z", published="2026-10-01T08:00:00Z"
+            )
+        )
     at = datetime(2026, 11, 20, 12, tzinfo=UTC)
     withdraw(store, "IL-0004", why="dup", by="carol", into="IL-0002", now=at)
     withdraw(store, "IL-0002", why=MERGED_WHY, by="carol", into="IL-0001", now=at)
@@ -73,6 +78,21 @@ def test_the_survivor_is_also_known_by_the_ids_merged_into_it(site: Path) -> Non
                 _page(site, f"{lang}/cases/{gone}/index.html").cssselect("a.survivor")[0].get("href") == "../IL-0001/"
             )
         assert not _page(site, f"{lang}/cases/IL-0003/index.html").cssselect("p.aliases")
+
+
+def test_the_built_index_says_each_cases_dates_aliases_and_survivor(site: Path, library: Store) -> None:
+    index = {entry["id"]: entry for entry in json.loads((site / "api/v1/index.json").read_bytes())}
+    said = {
+        case_id: (entry["published"], entry["modified"], entry["withdrawn"], entry["aliases"], entry["merged_into"])
+        for case_id, entry in index.items()
+    }
+    at = "2026-11-20T12:00:00Z"
+    assert said == {
+        "IL-0001": ("2026-10-01T08:00:00Z", at, None, ["IL-0002", "IL-0004"], None),
+        "IL-0002": ("2026-10-01T08:00:00Z", at, at, [], "IL-0001"),
+        "IL-0003": ("2026-10-01T08:00:00Z", at, at, [], None),
+        "IL-0004": ("2026-10-01T08:00:00Z", at, at, [], "IL-0001"),
+    }
 
 
 @pytest.fixture
