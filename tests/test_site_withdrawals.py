@@ -95,6 +95,29 @@ def test_the_built_index_says_each_cases_dates_aliases_and_survivor(site: Path, 
     }
 
 
+def _files(folder: Path) -> dict[str, bytes]:
+    return {path.relative_to(folder).as_posix(): path.read_bytes() for path in folder.rglob("*") if path.is_file()}
+
+
+def test_a_rebuild_removes_the_feeds_of_a_term_and_an_org_whose_pages_went(
+    store: Store, make_case: Callable[..., Case], tmp_path: Path
+) -> None:
+    store.write_case(make_case("IL-0001", components=["storage"]))
+    store.write_case(make_case("IL-0002", components=["nccl"], org="Solo", org_slug="solo"))
+    settings, out = Settings(root=store.root), tmp_path / "site"
+    build_site(store, settings, out)
+    stale = [f"{lang}/{where}/feed.xml" for lang in ("ko", "en") for where in ("components/nccl", "orgs/solo")]
+    assert all((out / path).is_file() for path in stale)
+    withdraw(store, "IL-0002", why="not an incident", by="carol")
+    report = build_site(store, settings, out)
+    assert not [path for path in stale if (out / path).exists()], "no feed follows a page that is gone"
+    assert set(stale) <= set(report.removed)
+    assert (out / "ko/cases/IL-0002/index.html").is_file(), "the case's own pages stay"
+    clean = tmp_path / "clean"
+    build_site(store, Settings(root=store.root), clean)
+    assert _files(out) == _files(clean), "the rebuild is a clean build, byte for byte"
+
+
 @pytest.fixture
 def served(site: Path) -> Iterator[str]:
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
