@@ -14,6 +14,7 @@ from pathlib import Path
 import lxml.html
 import pytest
 from playwright.sync_api import Browser
+from test_site_search import axe_violations
 
 from pipeline.models import Case
 from pipeline.settings import Settings
@@ -145,4 +146,8 @@ def test_a_withdrawn_cases_term_chips_keep_their_style_in_chromium(browser: Brow
     assert chip.evaluate(_CHIP) == standing
     assert standing[1] == "solid" and standing[3] != "0px", "a chip: bordered and rounded"
     assert page.locator(".notice .withdrawn-reason").inner_text() == f"이유: {WITHDRAWN_WHY}."
+    page.set_viewport_size({"width": 1280, "height": 900})  # at 390 the BibTeX block scrolls: not this part's
+    for key in ("ko/cases/IL-0003/", "en/cases/IL-0002/", "ko/cases/IL-0001/", "en/cases/IL-0001/"):
+        page.goto(f"{served}/{key}")
+        assert axe_violations(page) == [], key
     context.close()
