@@ -198,6 +198,10 @@ def unfinished_merges(drafts: dict[str, Draft], cases: dict[str, Case]) -> list[
         case = cases.get(draft.case_id)
         if case is not None and case.withdrawn is None:
             found.append(Unfinished(draft.id, draft.merged_into, f"merged, but its case {case.id} is not withdrawn"))
+        elif case is not None and case.merged_into in cases and case.id not in cases[case.merged_into].aliases:
+            found.append(
+                Unfinished(draft.id, draft.merged_into, f"merged, but {case.merged_into} does not list {case.id}")
+            )
     return found
 
 
@@ -245,11 +249,15 @@ def _survivor(store: Store, draft: Draft, into: str) -> Draft:
 
 
 def _withdraw_case(store: Store, draft: Draft, survivor: Draft, by: str, comment: str | None) -> str | None:
-    """The merged draft's case, withdrawn into the survivor's, unless it had none or is withdrawn already."""
+    """The merged draft's case, withdrawn into the survivor's (which lists it among its aliases), unless it had
+    none or is withdrawn already; a withdrawal cut short before the survivor named it is finished."""
     if not draft.case_id or not survivor.case_id or not _exists(store, draft.case_id):
         return None
-    if store.read_case(draft.case_id).withdrawn is not None:
-        return None
+    case = store.read_case(draft.case_id)
+    if case.withdrawn is not None and not (
+        case.merged_into == survivor.case_id and draft.case_id not in store.read_case(survivor.case_id).aliases
+    ):
+        return None  # withdrawn already, and named in its survivor's aliases when it was merged into it
     why = f"a duplicate of {survivor.case_id}: its draft {draft.id} was merged into {survivor.id}"
     withdraw(
         store,

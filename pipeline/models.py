@@ -479,6 +479,31 @@ class Case(CaseContent):
         description="The texts a person accepted from the writer assist's model, by path (summary.ko, "
         "remediation.0.text.ko): the reader's site marks them machine-translated, beside the English.",
     )
+    # When the case was first published: OSV's `published`, beside `updated_at` (its `modified`). Written by
+    # the first promotion and kept by every later one; a case published before the field has none, since
+    # nothing records when it was (its `updated_at` may be any later change).
+    published: Annotated[Timestamp | None, Published()] = Field(
+        default=None,
+        exclude_if=lambda v: v is None,
+        description="When the case was first published; unset for a case published before the field existed.",
+    )
+    # The ids merged into this case, OSV's `aliases`: a reader or a tool holding an old id finds its case.
+    # Written by a merge (`incidentlib merge`, `incidentlib withdraw --into`) and kept by republication.
+    aliases: Annotated[list[CaseId], Published()] = Field(
+        default=[],
+        exclude_if=lambda v: not v,  # a case nothing was merged into is written as before the field existed
+        description="The cases merged into this one (each withdrawn, its `merged_into` naming this case), "
+        "sorted: the ids this case is also known by.",
+    )
+
+    @field_validator("aliases")
+    @classmethod
+    def _aliases_in_order(cls, value: list[str], info: ValidationInfo) -> list[str]:
+        if value != sorted(set(value)):
+            raise ValueError("sorted and each once: write them as incidentlib merge does")
+        if info.data.get("id") in value:
+            raise ValueError(f"a case is not an alias of itself ({info.data['id']})")
+        return value
 
 
 # ---------------------------------------------------------------- draft parts
@@ -1089,8 +1114,9 @@ class FeedState(Record):
 # refuses a text holding a character the gate removes (pipeline.gate: a control character, a non-character, a
 # bidirectional control), which a record could hold before, and adds the history note `cleaned`; 2.1.0 adds
 # an evidence's `model` and `reasons` (the finder's) and a draft's `dismissed_passages`, and writes field paths
-# dotted (`remediation.2`; the bracketed `remediation[2]` is still read).
-SCHEMA_VERSION = "2.1.0"
+# dotted (`remediation.2`; the bracketed `remediation[2]` is still read); 2.2.0 adds a case's `published` and
+# `aliases` (the cases merged into it).
+SCHEMA_VERSION = "2.2.0"
 
 SCHEMA_MODELS: dict[str, type[BaseModel]] = {
     "case": Case,

@@ -94,6 +94,7 @@ def promoted_unmarked(draft: Draft, cases_by_sources: dict[tuple[str, ...], str]
 def case_from_draft(draft: Draft, case_id: str, base_url: str) -> Case:
     """The published record of a complete draft: the case fields only, in the published shape."""
     data = draft.model_dump(mode="json", include=set(_CASE_FIELDS))
+    now = utc_now().isoformat()
     return Case.model_validate(
         {
             **data,
@@ -101,7 +102,8 @@ def case_from_draft(draft: Draft, case_id: str, base_url: str) -> Case:
             "sources": [
                 Source(url=s.url, kind=s.kind, archived=s.archived).model_dump(mode="json") for s in draft.sources
             ],
-            "updated_at": utc_now().isoformat(),
+            "updated_at": now,
+            "published": now,  # a republication keeps the case's own (`_kept`)
             "url": case_url(base_url, case_id),
             # The draft keeps each accepted translation's model and English; the case, which texts they are.
             "machine_translations": sorted(draft.machine_translated),
@@ -109,9 +111,11 @@ def case_from_draft(draft: Draft, case_id: str, base_url: str) -> Case:
     )
 
 
-def _withdrawal(case: Case) -> dict[str, Any]:
-    """A case's withdrawal (`incidentlib withdraw`), which no draft carries: a republication keeps it."""
-    return {name: getattr(case, name) for name in WITHDRAWAL}
+def _kept(case: Case) -> dict[str, Any]:
+    """What no draft carries and a republication keeps: the case's withdrawal (`incidentlib withdraw`), the
+    ids merged into it (`aliases`) and when it was first published (none for a case published before that
+    was recorded: the republication's time would be wrong)."""
+    return {**{name: getattr(case, name) for name in WITHDRAWAL}, "aliases": case.aliases, "published": case.published}
 
 
 def _case_of(store: Store, draft: Draft) -> str | None:
@@ -146,7 +150,7 @@ def _promote_one(store: Store, settings: Settings, draft_id: str) -> Promotion:
         if case_id and store.exists("case", case_id):
             case = case_from_draft(draft, case_id, settings.public_base_url)
             try:
-                store.update_case(case_id, lambda old: case.model_copy(update=_withdrawal(old)))
+                store.update_case(case_id, lambda old: case.model_copy(update=_kept(old)))
             except InvalidRecord:  # a broken file is replaced by the draft's case, as before withdrawals existed
                 store.write_case(case)
             what: Outcome = "updated"

@@ -125,6 +125,8 @@ def _links(loaded: dict[RecordKind, dict[str, tuple[Draft | Case, str]]]) -> lis
                 faults.append(Fault(label, "recurrence_of", f"{record.recurrence_of} is not a case in cases/"))
             if isinstance(record, Case) and record.merged_into:
                 faults += _survivor_faults(record.merged_into, label, cases)
+            if isinstance(record, Case):
+                faults += _alias_faults(record, label, cases)
             if isinstance(record, Draft) and record.state == DraftState.PUBLISHED:
                 if record.case_id is None:
                     faults.append(Fault(label, "case_id", "a published draft must name its case"))
@@ -182,3 +184,16 @@ def _survivor_faults(survivor_id: str, label: str, cases: dict[str, tuple[Draft 
         )
         return [Fault(label, "merged_into", f"{survivor_id} is withdrawn itself{onward}")]
     return []
+
+
+def _alias_faults(case: Case, label: str, cases: dict[str, tuple[Draft | Case, str]]) -> list[Fault]:
+    """A case's aliases are the ids merged into it (pipeline.withdraw): each a case withdrawn into this one."""
+    faults = []
+    for index, alias in enumerate(case.aliases):
+        other = cases.get(alias, (None, ""))[0]
+        if not isinstance(other, Case):
+            faults.append(Fault(label, f"aliases.{index}", f"{alias} is not a case in cases/"))
+        elif other.merged_into != case.id:
+            onward = f"it was merged into {other.merged_into}" if other.merged_into else "it was not merged into it"
+            faults.append(Fault(label, f"aliases.{index}", f"{alias} is no alias of {case.id}: {onward}"))
+    return faults

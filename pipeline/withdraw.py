@@ -8,12 +8,13 @@ is never deleted; its file stays in cases/ with `withdrawn` (when), `withdrawn_r
 reader on. Its `updated_at` moves too, so the feeds and `modified_id.csv` carry the change to whoever
 syncs the library.
 
-Refused: an unknown case, a case already withdrawn (but by the same merge cut short before it sent the
-cases merged into it on: running it again sends them on), a survivor that is unknown, withdrawn itself or
-the case itself. Cases merged earlier into the one withdrawn now are sent on to its survivor in the same
-step (one hop, never a chain); with no survivor to send them to, the withdrawal is refused. Each case
-is written atomically under its own lock (`Store.update_case`); the whole step holds the cases lock, so
-two withdrawals (or a withdrawal and a publication) do not interleave.
+The survivor lists the ids merged into it, the case's and those sent on, as its `aliases` (OSV's), written
+last. Refused: an unknown case, a case already withdrawn (but by the same merge cut short before it sent
+the cases merged into it on or the survivor listed them: running it again finishes it), a survivor that
+is unknown, withdrawn itself or the case itself. Cases merged earlier into the one withdrawn now are sent
+on to its survivor in the same step (one hop, never a chain); with no survivor to send them to, the
+withdrawal is refused. Each case is written atomically under its own lock (`Store.update_case`); the
+whole step holds the cases lock, so two withdrawals (or a withdrawal and a publication) do not interleave.
 """
 
 from __future__ import annotations
@@ -77,11 +78,17 @@ def withdraw(
     with store.state.lock("cases"):
         case = store.read_case(case_id)
         earlier = _merged_into(store, case_id)
-        if into is not None and case.withdrawn is not None and case.merged_into == into and earlier:
-            # The same merge cut short after the case was written: the cases merged into it are sent on now
-            # (the withdrawal keeps its time and reason as written).
+        if (
+            into is not None
+            and case.withdrawn is not None
+            and case.merged_into == into
+            and (earlier or _unaliased(store, case_id, into))
+        ):
+            # The same merge cut short after the case was written: the cases merged into it are sent on now,
+            # and the survivor takes their ids (the withdrawal keeps its time and reason as written).
             for other in earlier:
                 store.update_case(other, lambda c: c.model_copy(update={"merged_into": into, "updated_at": at}))
+            _alias(store, case_id, into, earlier, at)
             return Withdrawal(case_id, case.withdrawn, into, earlier)
         _check(store, case, into)
         if earlier and into is None:
@@ -89,7 +96,29 @@ def withdraw(
                 f"{', '.join(earlier)} merged into {case_id}: withdraw it --into a survivor, so that they point at one"
             )
         stamp = {"withdrawn": at, "withdrawn_reason": why, "withdrawn_by": by, "merged_into": into, "updated_at": at}
-        store.update_case(case_id, lambda case: case.model_copy(update=stamp))
+        # Its aliases go with the cases they name, to the survivor: a withdrawn case is known by no other id.
+        store.update_case(case_id, lambda case: case.model_copy(update={**stamp, "aliases": []}))
         for other in earlier:
             store.update_case(other, lambda case: case.model_copy(update={"merged_into": into, "updated_at": at}))
+        if into is not None:
+            _alias(store, case_id, into, earlier, at)
     return Withdrawal(case_id, at, into, earlier)
+
+
+def _unaliased(store: Store, case_id: str, into: str) -> bool:
+    """Whether the survivor `into` does not list `case_id`, merged into it, among its aliases yet."""
+    return store.exists("case", into) and case_id not in store.read_case(into).aliases
+
+
+def _alias(store: Store, case_id: str, into: str, earlier: list[str], at: datetime) -> None:
+    """The survivor `into` known by the ids merged into it now (`case_id`, and those merged into that one
+    earlier): its `aliases`, OSV's. Written after the withdrawals, so that each alias names a withdrawn case;
+    a merge cut short before it is finished by the same merge again."""
+
+    def add(survivor: Case) -> Case | None:
+        aliases = sorted({*survivor.aliases, case_id, *earlier})
+        if aliases == survivor.aliases:
+            return None
+        return survivor.model_copy(update={"aliases": aliases, "updated_at": at})
+
+    store.update_case(into, add)

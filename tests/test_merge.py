@@ -357,9 +357,11 @@ def test_a_published_draft_merged_into_a_case_withdraws_its_case_there(
     assert [s.url for s in store.read_case("IL-0001").sources] != [s.url for s in store.read_draft(survivor_id).sources]
     approved = store.update_draft(survivor_id, lambda d: review.approve(d, "erin", ["en"]))
     assert approved.state == DraftState.APPROVED
+    assert store.read_case("IL-0001").aliases == ["IL-0002"], "the survivor is known by the merged id"
     promote(store, Settings(root=root))
     assert moved.url in [s.url for s in store.read_case("IL-0001").sources]
     assert store.read_case("IL-0001").withdrawn is None
+    assert store.read_case("IL-0001").aliases == ["IL-0002"], "kept by the promotion"
 
 
 def test_a_published_draft_goes_only_into_a_published_one(
@@ -384,9 +386,33 @@ def test_a_merge_cut_short_before_the_withdrawal_is_finished_by_running_it_again
     done = merge(store, gone.id, "IL-0001", Act("dave"))
 
     assert (done.withdrawn, store.read_case("IL-0002").merged_into) == ("IL-0002", "IL-0001")
+    assert store.read_case("IL-0001").aliases == ["IL-0002"]
     for into in ("IL-0001", survivor.id):  # done now: nothing is left to do, said so
         with pytest.raises(RecordError, match=f"^{gone.id} was merged into IL-0001 already$"):
             merge(store, gone.id, into, Act("dave"))
+
+
+def test_a_merge_cut_short_before_the_survivor_named_its_case_is_finished_by_running_it_again(
+    cli: Callable[..., Any], store: Store, published: dict[str, str], root: Path
+) -> None:
+    """As a crash leaves it: the merged draft's case withdrawn into the survivor's, which does not list it yet."""
+    survivor, gone = store.read_draft(published["IL-0001"]), store.read_draft(published["IL-0002"])
+    store.write_draft(review.take_sources(survivor, gone, "dave"))
+    store.write_draft(review.merge(gone, "IL-0001", "dave"))
+    at = store.read_case("IL-0002").updated_at
+    store.update_case(
+        "IL-0002",
+        lambda c: c.model_copy(update={"withdrawn": at, "withdrawn_reason": "dup", "merged_into": "IL-0001"}),
+    )
+    found = cli("validate", "--root", str(root))
+    assert "a merge into IL-0001 cut short (merged, but IL-0001 does not list IL-0002)" in found.stdout
+
+    done = merge(store, gone.id, "IL-0001", Act("dave"))
+
+    assert done.withdrawn == "IL-0002" and store.read_case("IL-0001").aliases == ["IL-0002"]
+    assert "cut short" not in cli("validate", "--root", str(root)).stdout
+    with pytest.raises(RecordError, match=f"^{gone.id} was merged into IL-0001 already$"):
+        merge(store, gone.id, "IL-0001", Act("dave"))
 
 
 # ---------------------------------------------------------------- dismissals and relations

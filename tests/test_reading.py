@@ -105,7 +105,9 @@ def test_show_prints_every_field_of_a_draft(cli: Callable, store: Store, root: P
 
 
 def test_show_prints_a_published_case(cli: Callable, store: Store, root: Path, make_case: Callable[..., Case]) -> None:
-    store.write_case(make_case("IL-0001", machine_translations=["summary.ko"]))  # left out when empty: filled here
+    store.write_case(  # left out when empty: filled here
+        make_case("IL-0001", machine_translations=["summary.ko"], published="2026-12-01T09:00:00Z", aliases=["IL-0009"])
+    )
     shown = cli("show", "IL-0001", "--root", str(root))
     assert shown.exit_code == 0, shown.output
     assert shown.stdout.startswith("IL-0001  published case\n")

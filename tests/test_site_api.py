@@ -26,7 +26,11 @@ BUILT = datetime(2026, 12, 1, tzinfo=UTC)
 def library(store: Store, make_case: Callable[..., Case]) -> Store:
     """Three cases in a data root, the third merged into the first by the command's library call."""
     store.write_case(make_case("IL-0001", date="2024-03-01", updated_at="2026-11-01T08:00:00Z"))
-    store.write_case(make_case("IL-0002", date="2025-01-10", updated_at="2026-10-01T08:00:00.123456Z"))
+    store.write_case(
+        make_case(
+            "IL-0002", date="2025-01-10", updated_at="2026-10-01T08:00:00.123456Z", published="2026-09-15T08:00:00Z"
+        )
+    )
     store.write_case(make_case("IL-0003", date="2023-07", updated_at="2026-09-01T08:00:00Z"))
     withdraw(store, "IL-0003", why="the same outage as IL-0001", by="carol", into="IL-0001",
              now=datetime(2026, 11, 20, 12, tzinfo=UTC))  # fmt: skip
@@ -50,7 +54,11 @@ def test_the_index_lists_every_case_withdrawn_ones_too(library: Store) -> None:
     index = json.loads(_render(library)["api/v1/index.json"])
     assert [entry["id"] for entry in index] == ["IL-0002", "IL-0001", "IL-0003"], "newest first, by date"
     by_id = {entry["id"]: entry for entry in index}
-    assert set(by_id["IL-0001"]) == {"id", "modified", "title", "org", "date", "withdrawn"}
+    keys = ["id", "published", "modified", "title", "org", "date", "withdrawn", "aliases", "merged_into"]
+    assert all(list(entry) == keys for entry in index), "OSV's fields and the merge's, on every entry"
+    assert (by_id["IL-0001"]["aliases"], by_id["IL-0001"]["merged_into"]) == (["IL-0003"], None)
+    assert (by_id["IL-0003"]["aliases"], by_id["IL-0003"]["merged_into"]) == ([], "IL-0001")
+    assert by_id["IL-0002"]["published"] == "2026-09-15T08:00:00Z" and by_id["IL-0001"]["published"] is None
     assert by_id["IL-0002"]["modified"] == "2026-10-01T08:00:00.123456Z"
     assert by_id["IL-0001"]["withdrawn"] is None
     assert by_id["IL-0003"]["withdrawn"] == by_id["IL-0003"]["modified"] == "2026-11-20T12:00:00Z"
@@ -60,9 +68,9 @@ def test_the_index_lists_every_case_withdrawn_ones_too(library: Store) -> None:
 
 def test_modified_id_csv_is_osvs_newest_change_first(library: Store) -> None:
     lines = _render(library)["api/v1/modified_id.csv"].decode().splitlines()
-    assert lines == [
+    assert lines == [  # the merge changed both the merged case and its survivor (its aliases)
+        "2026-11-20T12:00:00Z,IL-0001",
         "2026-11-20T12:00:00Z,IL-0003",
-        "2026-11-01T08:00:00Z,IL-0001",
         "2026-10-01T08:00:00.123456Z,IL-0002",
     ]
 

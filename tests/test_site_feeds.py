@@ -79,19 +79,42 @@ def test_a_withdrawal_is_news_in_the_feed(store: Store, make_case: Callable[...,
     assert top.summary.startswith("Withdrawn case: a duplicate. This case was merged into IL-0002. ")
 
 
-def test_a_feed_whose_cases_were_all_withdrawn_leads_to_the_listing(
-    store: Store, make_case: Callable[..., Case]
-) -> None:
-    """The feed stays (the withdrawal is news), but its term's page went with its last listed case."""
+def test_a_feed_whose_cases_were_all_withdrawn_goes_with_its_page(store: Store, make_case: Callable[..., Case]) -> None:
+    """A term's or org's page goes with its last listed case: so does its feed, in every language."""
     store.write_case(make_case("IL-0001", components=["nccl"], org="Solo", org_slug="solo"))
     store.write_case(make_case("IL-0002", components=["storage"]))
     withdraw(store, "IL-0001", why="a duplicate", by="carol", now=datetime(2026, 11, 5, tzinfo=UTC))
-    files = feeds.render(_ctx(store.cases()))
-    for path in ("ko/components/nccl/feed.xml", "ko/orgs/solo/feed.xml"):
-        page = [link.href for link in _parse(files[path]).feed.links if link.rel == "alternate"]
-        assert page == [f"{BASE}/ko/"], path
-    kept = _parse(files["ko/components/storage/feed.xml"]).feed.links
-    assert [link.href for link in kept if link.rel == "alternate"] == [f"{BASE}/ko/components/storage/"]
+    ctx = _ctx(store.cases())
+    files = feeds.render(ctx)
+    for lang in ("ko", "en"):
+        assert f"{lang}/components/nccl/feed.xml" not in files and f"{lang}/orgs/solo/feed.xml" not in files
+        kept = _parse(files[f"{lang}/components/storage/feed.xml"]).feed.links
+        assert [link.href for link in kept if link.rel == "alternate"] == [f"{BASE}/{lang}/components/storage/"]
+    assert set(files) == set(feeds.feed_paths(ctx))
+    assert f"{BASE}/cases/IL-0001" in [e.id for e in _parse(files["ko/feed.xml"]).entries], "the library's keeps it"
+
+
+def test_each_entry_says_the_language_it_is_written_in_and_when_it_was_published(
+    store: Store, make_case: Callable[..., Case]
+) -> None:
+    english = {"en": "Only English."}
+    store.write_case(make_case("IL-0001", updated_at="2026-11-01T08:00:00Z", published="2026-10-01T08:00:00Z"))
+    store.write_case(make_case("IL-0002", title=english, summary=english, updated_at="2026-11-02T08:00:00Z"))
+    store.write_case(make_case("IL-0003", summary=english, updated_at="2026-11-03T08:00:00Z"))
+    withdraw(store, "IL-0003", why="not an incident", by="carol", now=datetime(2026, 11, 5, tzinfo=UTC))
+    ko = {e.id.rsplit("/", 1)[1]: e for e in _parse(feeds.render(_ctx(store.cases()))["ko/feed.xml"]).entries}
+
+    korean, fallen_back, withdrawn = ko["IL-0001"], ko["IL-0002"], ko["IL-0003"]
+    assert (korean.title_detail.language, korean.summary_detail.language) == ("ko", "ko")
+    assert (korean.published, korean.updated) == ("2026-10-01T08:00:00+00:00", "2026-11-01T08:00:00+00:00")
+    assert (fallen_back.title_detail.language, fallen_back.summary_detail.language) == ("en", "en"), "no Korean"
+    assert "published" not in fallen_back, "a case published before the record said when has none"
+    # The withdrawn case's title is Korean; its summary, with no Korean, says the withdrawal in English too.
+    assert withdrawn.title_detail.language == "ko" and withdrawn.title.startswith("철회된 사례: IL-0003: ")
+    assert withdrawn.summary_detail.language == "en"
+    assert withdrawn.summary == "Withdrawn case: not an incident. Only English."
+    en = _parse(feeds.render(_ctx(store.cases()))["en/feed.xml"]).entries
+    assert {(e.title_detail.language, e.summary_detail.language) for e in en} == {("en", "en")}
 
 
 def test_a_feed_holds_the_newest_fifty_and_renders_the_same_bytes_twice(make_case: Callable[..., Case]) -> None:

@@ -68,7 +68,7 @@ def test_a_merge_needs_the_withdrawal_and_another_case(case_json: dict) -> None:
 
 def test_the_schema_has_its_version_and_takes_a_withdrawn_case(case_json: dict) -> None:
     schema = json_schema("case")
-    assert schema["schema_version"] == SCHEMA_VERSION == "2.1.0"
+    assert schema["schema_version"] == SCHEMA_VERSION == "2.2.0"
     assert set(WITHDRAWAL) <= set(schema["properties"])
     assert not set(WITHDRAWAL) & set(schema["required"])
     merged = {
@@ -108,7 +108,12 @@ def test_withdraw_merges_a_case_into_its_survivor(cli: Callable, store: Store, m
         "IL-0001",
     )
     assert merged.url == "https://example.org/lib/cases/IL-0002", "its permanent address stays"
-    assert store.path("case", "IL-0001").read_bytes() == before["IL-0001"], "the survivor is not touched"
+    survivor = store.read_case("IL-0001")
+    assert survivor.aliases == ["IL-0002"] and survivor.updated_at == merged.withdrawn, "known by the merged id"
+    unchanged = Case.model_validate_json(before["IL-0001"]).model_copy(
+        update={"aliases": ["IL-0002"], "updated_at": survivor.updated_at}
+    )
+    assert survivor == unchanged, "the survivor is otherwise untouched"
     assert cli("validate", "--root", str(store.root)).exit_code == 0
 
 
@@ -169,7 +174,72 @@ def test_a_merge_into_a_case_merged_earlier_sends_its_cases_on(
     assert result.exit_code == 0, result.output
     assert "IL-0003 now points at IL-0001 (it was merged into IL-0002)\n" in result.stdout
     assert store.read_case("IL-0003").merged_into == "IL-0001"
+    assert store.read_case("IL-0001").aliases == ["IL-0002", "IL-0003"], "the survivor takes both ids"
+    assert "aliases" not in json.loads(store.path("case", "IL-0002").read_bytes()), "a withdrawn case has none"
     assert cli("validate", "--root", str(store.root)).exit_code == 0
+
+
+def test_a_merge_cut_short_before_the_survivor_named_it_is_finished_by_the_same_withdrawal(
+    cli: Callable, store: Store, make_case: Callable[..., Case]
+) -> None:
+    _library(store, make_case, "IL-0001", "IL-0002")
+    # A withdrawal into IL-0001 written, the survivor's aliases not yet (the process died between the writes).
+    store.write_case(
+        make_case(
+            "IL-0002",
+            url="https://example.org/lib/cases/IL-0002",
+            withdrawn=WHEN,
+            withdrawn_reason="dup",
+            merged_into="IL-0001",
+        )
+    )
+    again = cli("withdraw", "IL-0002", "--why", "dup", "--into", "IL-0001", "--by", "bob", "--root", str(store.root))
+    assert again.exit_code == 0, again.output
+    assert store.read_case("IL-0001").aliases == ["IL-0002"]
+    assert store.read_case("IL-0002").withdrawn_reason == "dup", "the withdrawal keeps its reason as written"
+    refused = cli("withdraw", "IL-0002", "--why", "dup", "--into", "IL-0001", "--by", "bob", "--root", str(store.root))
+    assert refused.exit_code == 1 and "withdrawn already" in refused.stderr, "once finished, it is done"
+
+
+def test_aliases_round_trip_sorted_and_never_the_cases_own(case_json: dict) -> None:
+    case = Case.model_validate({**case_json, "id": "IL-0001", "aliases": ["IL-0002", "IL-0010"], "published": WHEN})
+    data = dump_record(case)
+    assert Case.model_validate_json(data) == case and dump_record(Case.model_validate_json(data)) == data
+    assert list(json.loads(data))[-2:] == ["published", "aliases"]
+    assert "aliases" not in json.loads(dump_record(Case.model_validate({**case_json, "id": "IL-0001"})))
+    for bad, problem in (
+        (["IL-0010", "IL-0002"], "sorted"),
+        (["IL-0002", "IL-0002"], "sorted"),
+        (["IL-0001"], "itself"),
+    ):
+        with pytest.raises(ValidationError, match=problem):
+            Case.model_validate({**case_json, "id": "IL-0001", "aliases": bad})
+    schema = json_schema("case")
+    jsonschema.validate(json.loads(data), schema)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({**json.loads(data), "aliases": ["not-an-id"]}, schema)
+
+
+def test_validate_names_an_alias_that_was_not_merged_into_its_case(cli: Callable, root: Path, case_json: dict) -> None:
+    cases = root / "cases"
+    withdrawn = {"withdrawn": WHEN, "withdrawn_reason": "dup"}
+    (cases / "IL-0001.json").write_text(
+        json.dumps({**case_json, "id": "IL-0001", "aliases": ["IL-0002", "IL-0003", "IL-0004", "IL-0009"]})
+    )
+    (cases / "IL-0002.json").write_text(
+        json.dumps({**case_json, "id": "IL-0002", **withdrawn, "merged_into": "IL-0001"})
+    )
+    (cases / "IL-0003.json").write_text(json.dumps({**case_json, "id": "IL-0003"}))
+    (cases / "IL-0004.json").write_text(
+        json.dumps({**case_json, "id": "IL-0004", **withdrawn, "merged_into": "IL-0003"})
+    )
+    result = cli("validate", "--root", str(root))
+    assert result.exit_code == 1
+    assert result.stdout.splitlines() == [
+        "cases/IL-0001.json: aliases.1: IL-0003 is no alias of IL-0001: it was not merged into it",
+        "cases/IL-0001.json: aliases.2: IL-0004 is no alias of IL-0001: it was merged into IL-0003",
+        "cases/IL-0001.json: aliases.3: IL-0009 is not a case in cases/",
+    ]
 
 
 def test_validate_names_a_merge_that_points_nowhere_or_at_a_withdrawn_case(
@@ -222,3 +292,35 @@ def test_a_republication_keeps_the_withdrawal(
     again = store.read_case("IL-0001")
     assert again.updated_at > datetime(2026, 12, 1, 9, tzinfo=UTC), "republished now"
     assert (again.withdrawn, again.withdrawn_reason, again.withdrawn_by) == (case.withdrawn, "not an incident", "bob")
+
+
+def test_a_republication_keeps_the_aliases_and_the_first_publication(
+    store: Store, make_case: Callable[..., Case], make_draft: Callable[..., Draft], root: Path
+) -> None:
+    survivor = make_case("IL-0001", updated_at=WHEN, published=WHEN, aliases=["IL-0002"])
+    merged = make_case("IL-0002", withdrawn=WHEN, withdrawn_reason="dup", merged_into="IL-0001", updated_at=WHEN)
+    fields = ("org", "org_slug", "date", "date_kind", "title", "summary")
+    draft = Draft.model_validate(
+        {
+            **make_draft().model_dump(mode="json"),
+            **survivor.model_dump(mode="json", include=set(fields)),
+            "sources": [
+                {**source.model_dump(mode="json"), "archive": {"status": "captured"}} for source in survivor.sources
+            ],
+            "state": "approved",
+            "case_id": "IL-0001",
+        }
+    )
+    new = draft.model_copy(update={"id": "d-" + "1" * 16, "case_id": None, "sources": draft.sources[:1]})
+    new.sources[0] = new.sources[0].model_copy(update={"url": "https://example.net/another-postmortem"})
+    store.write_case(survivor)
+    store.write_case(merged)
+    store.write_draft(draft)
+    store.write_draft(new)
+    report = promote(store, Settings(root=root, public_base_url="https://example.org/lib"))
+    assert sorted(p.outcome for p in report.drafts) == ["published", "updated"]
+    again = store.read_case("IL-0001")
+    assert again.updated_at > datetime(2026, 12, 1, 9, tzinfo=UTC), "republished now"
+    assert (again.aliases, again.published) == (["IL-0002"], survivor.published)
+    first = store.read_case("IL-0003")
+    assert first.published == first.updated_at, "a first publication is dated by itself"

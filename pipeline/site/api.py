@@ -2,7 +2,8 @@
 
     files = render(ctx)     # {"api/v1/index.json": b"...", "api/v1/cases/IL-0001.json": b"...", ...}
 
-    api/v1/index.json         every case, withdrawn ones too: id, modified, title, org, date, withdrawn
+    api/v1/index.json         every case, withdrawn ones too: id, published, modified, title, org, date,
+                              withdrawn, aliases, merged_into
     api/v1/cases/{id}.json    the case exactly as cases/ holds it (the store's own serialisation, byte for byte)
     api/v1/all.zip            every case's file, as `{id}.json`
     api/v1/modified_id.csv    `modified,id` a line, newest first, no header: what changed since a sync

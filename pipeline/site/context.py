@@ -92,6 +92,8 @@ class Card:
     sources: list[str]  # the sources' URLs
     withdrawn: datetime | None
     merged_into: str | None
+    published: datetime | None
+    aliases: list[str]
 
     @classmethod
     def of(cls, case: Case, data: bytes) -> Card:
@@ -118,6 +120,8 @@ class Card:
             sources=[source.url for source in case.sources],
             withdrawn=case.withdrawn,
             merged_into=case.merged_into,
+            published=case.published,
+            aliases=list(case.aliases),
         )
 
     # What the whole-library files say of the case, worked out once a version of the card: kept with the
@@ -151,14 +155,19 @@ class Card:
 
     @cached_property
     def index_entry(self) -> str:
-        """The case's entry in api/v1/index.json, as compact JSON (times as the record spells them)."""
+        """The case's entry in api/v1/index.json, as compact JSON (times as the record spells them): OSV's
+        `published`, `modified`, `withdrawn` and `aliases`, and the survivor of a merge (`merged_into`);
+        each key always there, null (or []) when the record has none."""
         entry = {
             "id": self.id,
+            "published": _json_time(self.published) if self.published else None,
             "modified": self.modified,
             "title": self.title,
             "org": self.org,
             "date": self.date,
             "withdrawn": _json_time(self.withdrawn) if self.withdrawn else None,
+            "aliases": self.aliases,
+            "merged_into": self.merged_into,
         }
         return json.dumps(entry, ensure_ascii=False, separators=(",", ":"))
 

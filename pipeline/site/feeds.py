@@ -10,7 +10,13 @@ Each feed holds the newest `FEED_ENTRIES` changes, newest first by `updated_at`.
 permanent URL (`ctx.case_url`), never changing however the site moves; its `updated` is the case's
 `updated_at`, its title and summary are in the feed's language (the other's where that one is missing), and
 it links to the case's page in that language. A withdrawn case stays in its feeds, its withdrawal being
-news: its title says so and its summary gives the reason and the survivor.
+news: its title says so and its summary gives the reason and the survivor. A term's or an org's feed goes
+with its page, once its every case is withdrawn: the build removes it.
+
+Each entry says the language it is written in (`xml:lang`): its title's, the feed's or, where the case lacks
+it, the one its text falls back to, a withdrawal's words said in that same language; its summary and its
+categories are marked where theirs differ. Its `published` is the case's first publication where the record
+has it, its `updated` the case's `updated_at`.
 
 Pure and deterministic: a feed's own `updated` is its newest entry's `updated_at` (the build time only for
 a feed with no entry), so an unchanged library gives the same bytes and the build rewrites nothing.
@@ -32,7 +38,7 @@ from lxml import etree
 from pipeline import __version__, gate
 from pipeline.models import Case
 from pipeline.site.context import EVERY, Card, Planned, SiteContext, everything
-from pipeline.site.labels import Lang, ui
+from pipeline.site.labels import LANGS, Lang, ui
 from pipeline.vocabulary import vocabulary
 
 __all__ = ["FEED_ENTRIES", "feed_paths", "groups", "plan", "render"]
@@ -64,10 +70,20 @@ def _lang_of(texts: dict[str, str] | None, lang: Lang) -> str | None:
     return "en" if texts.get("en") else next(iter(texts), None)
 
 
+def _written_in(texts: dict[str, str] | None, lang: Lang) -> Lang:
+    """The language a text is shown in on `lang`'s feed: `lang`, or the one `_in` falls back to (English, or
+    the feed's own for a language the site has no words for)."""
+    other = _lang_of(texts, lang)
+    return next((known for known in LANGS if known == other), lang)
+
+
 def _summary(case: Case, lang: Lang) -> str:
+    """The summary, after what a withdrawal says, in the summary's own language: a Korean feed's entry whose
+    summary falls back to English says "Withdrawn case" in English too, so its text is in one language."""
     summary = _in(case.summary, lang)
     if case.withdrawn is None:
         return summary
+    lang = _written_in(case.summary, lang)
     why = f": {case.withdrawn_reason.rstrip('.')}." if case.withdrawn_reason else "."
     said = [ui("withdrawn", lang) + why]
     if case.merged_into:
@@ -93,7 +109,7 @@ def _xml(value: str) -> str:
 
 def _title(case: Case, lang: Lang) -> str:
     title = f"{case.id}: {_in(case.title, lang)}"
-    return f"{ui('withdrawn', lang)}: {title}" if case.withdrawn is not None else title
+    return f"{ui('withdrawn', _written_in(case.title, lang))}: {title}" if case.withdrawn is not None else title
 
 
 def _entry(ctx: SiteContext, case: Case, lang: Lang) -> FeedEntry:
@@ -103,6 +119,8 @@ def _entry(ctx: SiteContext, case: Case, lang: Lang) -> FeedEntry:
     steps: list[tuple[str, Callable[[], object]]] = [
         ("title", lambda: entry.title(_xml(_title(case, lang)))),
         ("updated_at", lambda: entry.updated(case.updated_at)),
+        # When first published (Atom's `published`), where the record says: a case published before it did has none.
+        ("published", lambda: entry.published(case.published) if case.published else None),
         ("summary", lambda: entry.summary(_xml(_summary(case, lang)))),
         (
             "url",
@@ -131,14 +149,17 @@ _XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
 _ATOM_NS = "{http://www.w3.org/2005/Atom}"
 
 
-def _marked(data: bytes, foreign: Mapping[str, dict[str, str]]) -> bytes:
-    """The feed with each entry's title or summary in another language than the feed's marked with its
-    `xml:lang` (feedgen sets no attribute on an entry's elements; Atom allows it on any)."""
+def _marked(data: bytes, langs: Mapping[str, dict[str, str]]) -> bytes:
+    """The feed with each entry's `xml:lang` the language its title is really in, and its summary or
+    categories marked with theirs where they differ (feedgen sets no attribute on an entry or its elements;
+    Atom allows it on any, and an element's holds for what it contains)."""
     root = etree.fromstring(data)
     for entry in root.iter(f"{_ATOM_NS}entry"):
-        for name, lang in foreign.get(entry.findtext(f"{_ATOM_NS}id") or "", {}).items():
-            element = entry.find(f"{_ATOM_NS}{name}")
-            if element is not None:
+        marks = langs.get(entry.findtext(f"{_ATOM_NS}id") or "", {})
+        if "" in marks:
+            entry.set(_XML_LANG, marks[""])
+        for name, lang in marks.items():
+            for element in entry.findall(f"{_ATOM_NS}{name}") if name else []:
                 element.set(_XML_LANG, lang)
     marked: bytes = etree.tostring(root, xml_declaration=True, encoding="UTF-8", pretty_print=True)
     return marked
@@ -161,7 +182,7 @@ def _feed(
     which: _Feed,
     entries: list[FeedEntry],
     lang: Lang,
-    foreign: Mapping[str, dict[str, str]] | None = None,
+    langs: Mapping[str, dict[str, str]] | None = None,
 ) -> bytes:
     feed = FeedGenerator()
     feed.id(f"{ctx.base_url}/{which.path}")
@@ -174,7 +195,7 @@ def _feed(
     for entry in entries:
         feed.add_entry(entry, order="append")
     data: bytes = feed.atom_str(pretty=True)
-    return _marked(data, foreign) if foreign else data
+    return _marked(data, langs) if langs else data
 
 
 def _listed(card: Card) -> bool:
@@ -193,9 +214,16 @@ def _groups(ctx: SiteContext, cards: Iterable[Card] | None = None) -> dict[str, 
     return dict(sorted(groups.items()))
 
 
+def _standing(groups: dict[str, tuple[str, str, list[Card]]]) -> dict[str, tuple[str, str, list[Card]]]:
+    """The groups whose page stands: a term or org with a listed case (pages.listed). A feed goes with its
+    page: once its every case is withdrawn or merged, no feed follows a page that is gone."""
+    return {where: group for where, group in groups.items() if any(_listed(card) for card in group[2])}
+
+
 def feed_paths(ctx: SiteContext) -> list[str]:
     """Every feed's site-relative path, for the pages to link (`<link rel="alternate">`)."""
-    return [f"{lang}/{where}feed.xml" for lang in ctx.langs for where in ["", *(f"{g}/" for g in _groups(ctx))]]
+    standing = _standing(_groups(ctx))
+    return [f"{lang}/{where}feed.xml" for lang in ctx.langs for where in ["", *(f"{g}/" for g in standing)]]
 
 
 @cache
@@ -211,6 +239,14 @@ def _code_mark() -> str:
     return digest.hexdigest()
 
 
+def _entry_langs(case: Case, lang: Lang) -> dict[str, str]:
+    """A case's entry's `xml:lang` on `lang`'s feed (key ""): its title's; then its summary's, and its
+    categories' (labelled in the feed's language), where they differ from the entry's."""
+    entry = _written_in(case.title, lang)
+    marks = {"": entry, "summary": _written_in(case.summary, lang), "category": lang}
+    return {name: said for name, said in marks.items() if not name or said != entry}
+
+
 class _Entries:
     """Each case's entry in one language, made once and shared by every feed that lists it."""
 
@@ -218,8 +254,8 @@ class _Entries:
         self.ctx, self.lang = ctx, lang
         self._made: dict[str, FeedEntry] = {}
         self._faulty: set[str] = set()
-        # By entry id (the case's URL): the entry's texts in another language than the feed's, and which.
-        self.foreign: dict[str, dict[str, str]] = {}
+        # By entry id (the case's URL): the entry's language (key ""), and its elements' that differ from it.
+        self.langs: dict[str, dict[str, str]] = {}
 
     def __call__(self, cards: Sequence[Card]) -> list[FeedEntry]:
         made = []
@@ -232,9 +268,7 @@ class _Entries:
                     _log.warning("site: feeds: %s; the case's entry is left out of its feeds", fault)
                     self._faulty.add(card.id)
                     continue
-                texts = {"title": _lang_of(case.title, self.lang), "summary": _lang_of(case.summary, self.lang)}
-                if any(texts.values()):
-                    self.foreign[self.ctx.case_url(card.id)] = {k: v for k, v in texts.items() if v}
+                self.langs[self.ctx.case_url(card.id)] = _entry_langs(case, self.lang)
             if card.id in self._made:
                 made.append(self._made[card.id])
         return made
@@ -255,7 +289,7 @@ def plan(ctx: SiteContext, wanted: Callable[[str], bool] = everything) -> dict[s
     inputs (its entries' cases, the base, the code)."""
     planned: dict[str, Planned] = {}
     ordered = _newest_first(ctx.cases)  # sorted once: each group, taken from it, is newest first already
-    groups = _groups(ctx, ordered)
+    groups = _standing(_groups(ctx, ordered))  # a group planned no more: its feeds removed (SiteTree.sync)
     for lang in ctx.langs:
         entries = _Entries(ctx, lang)
         site = ui("site_title", lang)
@@ -264,9 +298,7 @@ def plan(ctx: SiteContext, wanted: Callable[[str], bool] = everything) -> dict[s
             if not wanted(group := _feed_group(where)):
                 continue
             label = vocabulary().terms["components"][name].label_in(lang) if kind == "component" else name
-            # A term or org whose every case was withdrawn has no page left: its feed leads to the listing.
-            page = f"{lang}/{where}/" if any(_listed(card) for card in cards) else f"{lang}/"
-            feeds.append(_Feed(f"{lang}/{where}/feed.xml", f"{site}: {label}", page, cards, group))
+            feeds.append(_Feed(f"{lang}/{where}/feed.xml", f"{site}: {label}", f"{lang}/{where}/", cards, group))
         for feed in feeds:
             newest = replace(feed, cards=feed.cards[:FEED_ENTRIES])
             inputs = "\x00".join(
@@ -280,7 +312,7 @@ def plan(ctx: SiteContext, wanted: Callable[[str], bool] = everything) -> dict[s
 
 def _made_feed(feed: _Feed, entries: _Entries) -> bytes:
     """`feed`, its entries made (or taken) from `entries`, which holds the context and the language."""
-    return _feed(entries.ctx, feed, entries(feed.cards), entries.lang, entries.foreign)
+    return _feed(entries.ctx, feed, entries(feed.cards), entries.lang, entries.langs)
 
 
 def render(ctx: SiteContext) -> dict[str, bytes]:

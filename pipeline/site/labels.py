@@ -61,6 +61,8 @@ FIELD_LABELS: dict[str, dict[Lang, str]] = {
     "withdrawn_by": {"ko": "철회한 사람", "en": "Withdrawn by"},
     "merged_into": {"ko": "합쳐진 사례", "en": "Merged into"},
     "machine_translations": {"ko": "기계 번역된 글", "en": "Machine-translated texts"},
+    "published": {"ko": "처음 공개한 시각", "en": "First published"},
+    "aliases": {"ko": "다른 번호", "en": "Also known as"},
 }
 
 # The listing's sections under each case, in the seed's order: (field, as the listing shows it).
@@ -145,6 +147,8 @@ _UI: dict[str, dict[Lang, str]] = {
     "link_blocked": {"ko": "막힘", "en": "blocked"},
     "link_error": {"ko": "확인 못 함", "en": "could not be checked"},
     "withdrawn_note": {"ko": "이 사례는 {date} 에 철회되었습니다.", "en": "This case was withdrawn on {date}."},
+    "withdrawn_reason": {"ko": "이유", "en": "Why"},
+    "aliases": {"ko": "다른 번호", "en": "Also known as"},
     "see_survivor": {"ko": "{id} 로 가기", "en": "Go to {id}"},
     "cases_of": {"ko": "{label}: {value}", "en": "{label}: {value}"},
     "all_values": {"ko": "{label} 전체", "en": "All {label}"},

@@ -626,6 +626,17 @@ def _row_html(case: Case, row: Row, marks: _Marks, lang_root: str) -> Markup:
 _HANGUL = re.compile(r"[\uac00-\ud7a3]")
 
 
+def _sentence(said: str) -> str:
+    """An operator's words ended as a sentence, so that the banner's next sentence does not run on."""
+    said = said.strip()
+    return said if said.endswith((".", "!", "?", "。")) else f"{said}."
+
+
+def _words_lang(said: str) -> Lang:
+    """The language of an operator's words, which no record tags: Korean when they hold Hangul."""
+    return "ko" if _HANGUL.search(said) else "en"
+
+
 def _impact_part(said: str, lang: Lang) -> Markup:
     """One part of the impact (scope, users, region): free text with no language of its own in the record.
     "unknown" is shown in the page's words; text without Hangul on a Korean page is English, marked so."""
@@ -758,7 +769,11 @@ def _case_page(
             bibtex=bibtex,
             json_href=f"{page.root}api/v1/cases/{case.id}.json",
             withdrawn=f"{gone:%Y-%m-%d}" if gone else None,
+            # The reason in the banner, in the words of whoever withdrew it: its language told by its script.
+            reason=_sentence(case.withdrawn_reason) if gone and case.withdrawn_reason else None,
+            reason_lang=_words_lang(case.withdrawn_reason or ""),
             survivor=survivor,
+            aliases=case.aliases,
             lang_root=lang_root,
         )
         .encode()
