@@ -1,0 +1,104 @@
+"""The case texts as a reader meets them: their Markdown rendered on the built site and on the review page."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import lxml.html
+import pytest
+from fastapi.testclient import TestClient
+
+from pipeline.models import Case
+from pipeline.reviewers import add_reviewer
+from pipeline.settings import Settings
+from pipeline.site.build import build_site
+from pipeline.store import Store
+from pipeline.web.app import create_app
+
+LESSON_EN = "Set `CUDA_LAUNCH_BLOCKING=1` before a rerun, to see the kernel that failed.\n- a\n- b"
+LESSON_KO = "재실행 전에 `CUDA_LAUNCH_BLOCKING=1` 을 설정하자.\n- 가\n- 나"
+REMEDIATION = "Followed the runbook at https://example.com/runbooks/nccl <script>alert(1)</script>"
+# A long Korean sentence of long words: at 390 pixels it takes several lines, and each must end at a space.
+LONG_KO = (
+    "분산학습클러스터의 체크포인트저장소가 유지보수작업으로 느려지자 학습랭크들의 임계경로에 놓인 "
+    "동기식쓰기호출이 차례차례 막혔고 결국 전체작업이 멈춰서 운영자들은 모니터링대시보드와 스토리지로그를 "
+    "번갈아 확인하면서 원인을 찾아야 했다"
+)
+
+
+@pytest.fixture
+def library(store: Store, make_case: Callable[..., Case]) -> Store:
+    store.write_case(
+        make_case(
+            "IL-0001",
+            date="2024-01-05",
+            title={"en": "The `train_step` *hang*", "ko": "`train_step` 멈춤"},
+            lessons={"en": LESSON_EN, "ko": LESSON_KO},
+            summary={"en": "The job stopped.", "ko": LONG_KO},
+            remediation=[{"text": {"en": REMEDIATION, "ko": REMEDIATION}}],
+        )
+    )
+    return store
+
+
+@pytest.fixture
+def site(library: Store) -> Path:
+    build_site(library, Settings(root=library.root))
+    return library.root / "site"
+
+
+def _page(site: Path, key: str) -> Any:
+    return lxml.html.fromstring((site / key).read_bytes())
+
+
+@pytest.mark.parametrize("lang", ["ko", "en"])
+def test_the_built_case_page_and_listing_render_the_lessons_markdown(site: Path, lang: str) -> None:
+    for key in (f"{lang}/cases/IL-0001/index.html", f"{lang}/index.html"):
+        doc = _page(site, key)
+        lessons = doc.xpath("//*[@data-field='lessons']") or [
+            dt.getnext() for dt in doc.xpath("//dl[@class='sections']/dt") if dt.getnext().find(".//code") is not None
+        ]
+        assert lessons, key
+        (text,) = lessons[0].find_class("md")
+        assert [code.text for code in text.iter("code")] == ["CUDA_LAUNCH_BLOCKING=1"], key
+        assert [li.text_content() for li in text.xpath(".//ul/li")] == (["a", "b"] if lang == "en" else ["가", "나"])
+        assert "`" not in text.text_content() and "- a" not in text.text_content()
+
+
+def test_a_remediations_url_is_a_link_and_its_html_is_text(site: Path) -> None:
+    doc = _page(site, "en/cases/IL-0001/index.html")
+    (item,) = doc.xpath("//*[@data-field='remediation']")
+    assert [(a.get("href"), a.get("rel")) for a in item.iter("a")] == [
+        ("https://example.com/runbooks/nccl", "nofollow noopener")
+    ]
+    assert doc.xpath("//script[contains(., 'alert')]") == []
+    assert "<script>alert(1)</script>" in item.text_content()
+
+
+def test_the_title_is_shown_as_written(site: Path) -> None:
+    doc = _page(site, "en/cases/IL-0001/index.html")
+    assert doc.find(".//h1").text_content().endswith("The `train_step` *hang*")
+    assert doc.xpath("//h1//code") == [] and doc.xpath("//*[@data-field='title']//code") == []
+
+
+def test_the_review_pages_case_view_renders_the_texts_too(library: Store) -> None:
+    add_reviewer(library, "ann", "correct horse battery staple")
+    client = TestClient(create_app(Settings(root=library.root)), follow_redirects=False)
+    token = client.get("/login").text.split('name="csrf_token" value="', 1)[1].split('"', 1)[0]
+    signed = client.post(
+        "/login", data={"name": "ann", "password": "correct horse battery staple", "csrf_token": token}
+    )
+    assert signed.status_code == 303, signed.text
+    doc = lxml.html.fromstring(client.get("/cases/IL-0001").text)
+    (lessons,) = doc.xpath("//*[@data-field='lessons']")
+    assert [code.text for code in lessons.iter("code") if code.text.startswith("CUDA")] == [
+        "CUDA_LAUNCH_BLOCKING=1"
+    ] * 2
+    assert [li.text_content() for li in lessons.xpath(".//ul/li")] == ["a", "b", "가", "나"]
+    (remediation,) = doc.xpath("//*[@data-field='remediation']")
+    assert {a.get("href") for a in remediation.iter("a")} == {"https://example.com/runbooks/nccl"}
+    assert doc.xpath("//script[contains(., 'alert')]") == []
+    (title,) = doc.xpath("//*[@data-field='title']/dd")
+    assert title.xpath(".//code") == [] and "The `train_step` *hang*" in title.text_content()
