@@ -1,14 +1,21 @@
-"""The case texts as a reader meets them: their Markdown rendered on the built site and on the review page."""
+"""The case texts as a reader meets them: their Markdown rendered on the built site and on the review page,
+and Korean set by words in Chromium at a phone's width."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import functools
+import http.server
+import os
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import lxml.html
 import pytest
 from fastapi.testclient import TestClient
+from playwright.sync_api import Browser, Page
+from test_site_search import axe_violations
 
 from pipeline.models import Case
 from pipeline.reviewers import add_reviewer
@@ -20,6 +27,8 @@ from pipeline.web.app import create_app
 LESSON_EN = "Set `CUDA_LAUNCH_BLOCKING=1` before a rerun, to see the kernel that failed.\n- a\n- b"
 LESSON_KO = "재실행 전에 `CUDA_LAUNCH_BLOCKING=1` 을 설정하자.\n- 가\n- 나"
 REMEDIATION = "Followed the runbook at https://example.com/runbooks/nccl <script>alert(1)</script>"
+# With INCIDENTLIB_SCREENSHOTS=DIR the Chromium test saves the site's pages there at both widths.
+SCREENSHOTS = os.environ.get("INCIDENTLIB_SCREENSHOTS")
 # A long Korean sentence of long words: at 390 pixels it takes several lines, and each must end at a space.
 LONG_KO = (
     "분산학습클러스터의 체크포인트저장소가 유지보수작업으로 느려지자 학습랭크들의 임계경로에 놓인 "
@@ -102,3 +111,79 @@ def test_the_review_pages_case_view_renders_the_texts_too(library: Store) -> Non
     assert doc.xpath("//script[contains(., 'alert')]") == []
     (title,) = doc.xpath("//*[@data-field='title']/dd")
     assert title.xpath(".//code") == [] and "The `train_step` *hang*" in title.text_content()
+
+
+# ---------------------------------------------------------------- in Chromium
+
+
+@pytest.fixture
+def served(site: Path) -> Iterator[str]:
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+    thread.join()
+
+
+# Each character of the element's text with the top of its line box; a character that begins a new line
+# whose previous one was not a space is a break inside a word.
+_BREAKS_IN_WORDS = """element => {
+  const walker = document.createTreeWalker(element, NodeFilter.SHOW_TEXT);
+  const chars = [];
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    for (let i = 0; i < node.data.length; i++) {
+      const range = document.createRange();
+      range.setStart(node, i);
+      range.setEnd(node, i + 1);
+      const box = range.getClientRects()[0];
+      if (box) chars.push([node.data[i], box.top]);
+    }
+  }
+  let lines = 1;
+  const inside = [];
+  for (let i = 1; i < chars.length; i++) {
+    if (chars[i][1] > chars[i - 1][1] + 2) {
+      lines++;
+      if (!/\\s/.test(chars[i - 1][0]) && !/\\s/.test(chars[i][0])) inside.push(chars[i - 1][0] + "/" + chars[i][0]);
+    }
+  }
+  return {lines, inside};
+}"""
+
+
+def _summary(page: Page) -> Any:
+    return page.locator("[data-field='summary'] .md").element_handle()
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+def test_a_long_korean_sentence_breaks_only_between_words(browser: Browser, served: str, width: int) -> None:
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    context.set_default_timeout(10_000)
+    page = context.new_page()
+    page.goto(f"{served}/ko/cases/IL-0001/")
+    summary = _summary(page)
+    style = page.evaluate("e => [getComputedStyle(e).wordBreak, getComputedStyle(e).lineBreak]", summary)
+    assert style == ["keep-all", "strict"]
+    family = page.evaluate("e => getComputedStyle(e).fontFamily", summary)
+    assert family.startswith('"Noto Sans KR"'), family
+    set_by_words = page.evaluate(_BREAKS_IN_WORDS, summary)
+    assert set_by_words["lines"] >= (4 if width == 390 else 2), set_by_words
+    assert set_by_words["inside"] == [], set_by_words
+    # The measure sees a split word when there is one: Chromium's default rule splits Korean anywhere.
+    page.evaluate("e => { e.style.wordBreak = 'normal'; }", summary)
+    assert page.evaluate(_BREAKS_IN_WORDS, summary)["inside"] != []
+    # Code keeps its own face on a Korean page; the rendered code, lists and links pass axe.
+    code = page.locator("[data-field='lessons'] code").first
+    assert "monospace" in code.evaluate("e => getComputedStyle(e).fontFamily")
+    page.reload()
+    assert axe_violations(page) == []
+    if SCREENSHOTS:  # every kind of page, each language, for a person to look at
+        for lang in ("ko", "en"):
+            for key in (f"{lang}/", f"{lang}/cases/IL-0001/", f"{lang}/components/", f"{lang}/years/2024/"):
+                page.goto(f"{served}/{key}")
+                name = "site-" + key.strip("/").replace("/", "-")
+                page.screenshot(path=str(Path(SCREENSHOTS) / f"{name}-{width}.png"), full_page=True)
+    context.close()
