@@ -16,6 +16,9 @@ import pytest
 from fastapi.testclient import TestClient
 from playwright.sync_api import Browser, Page
 from test_site_search import axe_violations
+from test_web_browser import PASSWORD as WEB_PASSWORD
+from test_web_browser import served as serve_web
+from test_web_browser import sign_in_here
 
 from pipeline.models import Case
 from pipeline.reviewers import add_reviewer
@@ -186,4 +189,24 @@ def test_a_long_korean_sentence_breaks_only_between_words(browser: Browser, serv
                 page.goto(f"{served}/{key}")
                 name = "site-" + key.strip("/").replace("/", "-")
                 page.screenshot(path=str(Path(SCREENSHOTS) / f"{name}-{width}.png"), full_page=True)
+    context.close()
+
+
+def test_the_review_pages_case_view_sets_korean_by_words_on_a_phone(browser: Browser, library: Store) -> None:
+    add_reviewer(library, "ann", WEB_PASSWORD)
+    context = browser.new_context(viewport={"width": 390, "height": 900})
+    context.set_default_timeout(10_000)
+    page = context.new_page()
+    with serve_web(Settings(root=library.root)) as url:
+        page.goto(f"{url}/login")
+        sign_in_here(page, "ann")
+        page.goto(f"{url}/cases/IL-0001")
+        summary = page.locator("[data-field='summary'] .text[lang='ko']").element_handle()
+        set_by_words = page.evaluate(_BREAKS_IN_WORDS, summary)
+        assert set_by_words["lines"] >= 4 and set_by_words["inside"] == [], set_by_words
+        # The label stands above the text, which has the page's width, not a column beside the label.
+        row = page.locator("[data-field='summary']")
+        assert (
+            page.evaluate("e => getComputedStyle(e).gridTemplateColumns.split(' ').length", row.element_handle()) == 1
+        )
     context.close()
