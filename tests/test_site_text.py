@@ -41,11 +41,12 @@ LONG_KO = (
 
 
 @pytest.fixture
-def library(store: Store, make_case: Callable[..., Case]) -> Store:
+def library(store: Store, make_case: Callable[..., Case], case_json: dict[str, Any]) -> Store:
     store.write_case(
         make_case(
             "IL-0001",
             date="2024-01-05",
+            impact={**case_json["impact"], "scope": "All of `eu-west`, as https://example.com/status said"},
             title={"en": "The `train_step` *hang*", "ko": "`train_step` 멈춤"},
             lessons={"en": LESSON_EN, "ko": LESSON_KO},
             summary={"en": "The job stopped.", "ko": LONG_KO},
@@ -89,6 +90,13 @@ def test_a_remediations_url_is_a_link_and_its_html_is_text(site: Path) -> None:
     assert "<script>alert(1)</script>" in item.text_content()
 
 
+@pytest.mark.parametrize("lang", ["ko", "en"])
+def test_the_impacts_free_text_is_rendered_too(site: Path, lang: str) -> None:
+    (scope,) = _page(site, f"{lang}/cases/IL-0001/index.html").xpath("//*[@data-field='impact.scope']")
+    assert [code.text for code in scope.iter("code")] == ["eu-west"]
+    assert [a.get("href") for a in scope.iter("a")] == ["https://example.com/status"]
+
+
 def test_the_title_is_shown_as_written(site: Path) -> None:
     doc = _page(site, "en/cases/IL-0001/index.html")
     assert doc.find(".//h1").text_content().endswith("The `train_step` *hang*")
@@ -112,6 +120,8 @@ def test_the_review_pages_case_view_renders_the_texts_too(library: Store) -> Non
     (remediation,) = doc.xpath("//*[@data-field='remediation']")
     assert {a.get("href") for a in remediation.iter("a")} == {"https://example.com/runbooks/nccl"}
     assert doc.xpath("//script[contains(., 'alert')]") == []
+    (scope,) = doc.xpath("//*[@data-field='impact.scope']/dd")
+    assert [a.get("href") for a in scope.iter("a")] == ["https://example.com/status"]
     (title,) = doc.xpath("//*[@data-field='title']/dd")
     assert title.xpath(".//code") == [] and "The `train_step` *hang*" in title.text_content()
 

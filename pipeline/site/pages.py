@@ -602,15 +602,18 @@ _HANGUL = re.compile(r"[\uac00-\ud7a3]")
 
 def _impact_part(said: str, lang: Lang) -> Markup:
     """One part of the impact (scope, users, region): free text with no language of its own in the record.
-    "unknown" is shown in the page's words; text without Hangul on a Korean page is English, marked so."""
+    "unknown" is shown in the page's words; text without Hangul on a Korean page is English, marked so.
+    Its Markdown is rendered, as a narrative's is."""
     if said == "unknown":
         return Markup(f'<span class="unknown">{_e(ui("unknown", lang))}</span>')
+    body = markdown(said)
+    tag = "div" if body.startswith(_BLOCKS) else "span"
     if lang == "ko" and not _HANGUL.search(said):
         note = ui("not_translated", lang)
         return Markup(
-            f'<span class="text" lang="en">{_e(said)}</span> <small class="not-translated">{_e(note)}</small>'
+            f'<{tag} class="text md" lang="en">{body}</{tag}> <small class="not-translated">{_e(note)}</small>'
         )
-    return _e(said)
+    return Markup(f'<{tag} class="text md">{body}</{tag}>') if tag == "div" else body
 
 
 def _duration_in(value: timedelta, lang: Lang) -> str:
