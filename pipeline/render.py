@@ -24,7 +24,7 @@ A text of one paragraph comes out inline, without `<p>`, so it sits in a line as
 from __future__ import annotations
 
 import re
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -99,6 +99,7 @@ def markdown(text: str) -> Markup:
     return Markup(escapeHtml(text)) if _plain(text) else _parsed(text)
 
 
+@lru_cache(maxsize=8192)  # a text is shown on its case page and in listings, in one language or both
 def _parsed(text: str) -> Markup:
     md = _parser()
     tokens = md.parse(text)
