@@ -251,8 +251,21 @@ def case_page_lacks(html: str, case: Any) -> list[str]:
             lacks.append(f"{path}: labelled {label!r}")
         shown = " ".join(rows[0].text_content().split())
         times = {t.get("datetime") for t in rows[0].cssselect("time")}
-        lacks += [f"{path}: {v!r}" for v in values if " ".join(v.split()) not in shown and v not in times]
+        lacks += [
+            f"{path}: {v!r}"
+            for v in values
+            if " ".join(v.split()) not in shown and _rendered(v) not in shown and v not in times
+        ]
     return lacks
+
+
+def _rendered(text: str) -> str:
+    """A text as its Markdown shows it (pipeline.render): its words without the marks, spaced as read."""
+    import lxml.html
+
+    from pipeline.render import markdown
+
+    return " ".join(lxml.html.fragment_fromstring(str(markdown(text)), create_parent="div").text_content().split())
 
 
 def make_prefect_db(folder: Path, into: Path) -> None:

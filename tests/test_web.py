@@ -866,7 +866,7 @@ def test_the_case_page_shows_every_field_of_the_record_labelled(site: TestClient
     assert row.index("Failure of a dependency") < row.index("<code>dependency-failure</code>") < row.index("</div>")
     assert '<a href="/cases/IL-0427">IL-0427</a>' in page, "a case it names is a link to that case"
     assert '<time datetime="PT41M">41 minutes</time>' in page
-    assert '<p class="text" lang="ko"><b class="lang">ko</b> 노드 64대에서' in page
+    assert '<div class="text md" lang="ko"><b class="lang">ko</b> 노드 64대에서' in page
 
 
 def test_the_case_page_follows_the_model_not_a_list(make_case: Any) -> None:

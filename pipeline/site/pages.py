@@ -44,6 +44,7 @@ from pipeline.case_view import Row, Value, case_rows
 from pipeline.fieldpath import FieldPath
 from pipeline.fields import kind_of
 from pipeline.models import Case
+from pipeline.render import markdown
 from pipeline.site.context import EVERY, Card, Planned, SiteContext, case_group, everything
 from pipeline.site.context import text_in as _in
 from pipeline.site.labels import FACET_FIELDS, FACET_FOLDERS, FIELD_LABELS, LISTING_SECTIONS, Lang, field_label, ui
@@ -266,14 +267,20 @@ class _Marks:
     linked: bool = True  # terms link to their pages; not on a withdrawn case's page, whose terms may have none
 
 
-def _text(texts: dict[str, str] | None, path: str, marks: _Marks) -> Markup:
+def _text(texts: dict[str, str] | None, path: str, marks: _Marks, rich: bool = False) -> Markup:
+    """A text in the page's language, marked when it is in the other or machine-translated. `rich`: a
+    narrative or an action's text, its Markdown rendered (pipeline.render); a title is shown as written."""
     text, other = _in(texts, marks.lang)
+    body = markdown(text) if rich else _e(text)
+    # A rendered text of paragraphs or a list is a block (`div`); one line of it stays inline (`span`).
+    tag = "div" if body.startswith(_BLOCKS) else "span"
+    kind = "text md" if rich else "text"
     if other is not None:
         note = ui("not_translated", marks.lang)
         return Markup(
-            f'<span class="text" lang="{_e(other)}">{_e(text)}</span> <small class="not-translated">{_e(note)}</small>'
+            f'<{tag} class="{kind}" lang="{_e(other)}">{body}</{tag}> <small class="not-translated">{_e(note)}</small>'
         )
-    html = f'<span class="text">{_e(text)}</span>'
+    html = f'<{tag} class="{kind}">{body}</{tag}>'
     if f"{path}.{marks.lang}" in marks.machine and marks.english:
         field = FieldPath.parse(path).root
         html += (
@@ -282,6 +289,9 @@ def _text(texts: dict[str, str] | None, path: str, marks: _Marks) -> Markup:
             "</small>"
         )
     return Markup(html)
+
+
+_BLOCKS = ("<p>", "<ul>", "<ol>")
 
 
 def _machine(case: Case) -> frozenset[str]:
@@ -344,9 +354,9 @@ def _section(case: Case, name: str, marks: _Marks, lang_root: str) -> Markup:
         return _terms_html(_SECTION_FACETS[name], value if isinstance(value, list) else [value], marks.lang, lang_root)
     held = _held(name)
     if held and held[0] == "actions":
-        items = [f"<li>{_text(action.text, f'{name}.{i}.text', marks)}</li>" for i, action in enumerate(value)]
+        items = [f"<li>{_text(action.text, f'{name}.{i}.text', marks, True)}</li>" for i, action in enumerate(value)]
         return Markup(f'<ul class="actions">{"".join(items)}</ul>') if items else Markup("")
-    return _text(value, name, marks) if value else Markup("")
+    return _text(value, name, marks, True) if value else Markup("")
 
 
 # ---------------------------------------------------------------- the listings
@@ -603,10 +613,10 @@ def _row_html(case: Case, row: Row, marks: _Marks, lang_root: str) -> Markup:
     held = _held(name)
     if row.kind == "narrative":
         texts = getattr(case, name)
-        return _text(texts, name, marks) if texts else _list([])
+        return _text(texts, name, marks, name != "title") if texts else _list([])
     if row.kind == "actions":
         actions = getattr(case, name)
-        return _list([_text(a.text, f"{name}.{i}.text", marks) for i, a in enumerate(actions)])
+        return _list([_text(a.text, f"{name}.{i}.text", marks, True) for i, a in enumerate(actions)])
     if row.kind in ("choice", "multiple") and held is not None and "." not in row.path:
         _, vocab = held
         facet = next((f for f, k in _FACET_VOCABULARY.items() if k == vocab), None)
@@ -639,15 +649,18 @@ def _words_lang(said: str) -> Lang:
 
 def _impact_part(said: str, lang: Lang) -> Markup:
     """One part of the impact (scope, users, region): free text with no language of its own in the record.
-    "unknown" is shown in the page's words; text without Hangul on a Korean page is English, marked so."""
+    "unknown" is shown in the page's words; text without Hangul on a Korean page is English, marked so.
+    Its Markdown is rendered, as a narrative's is."""
     if said == "unknown":
         return Markup(f'<span class="unknown">{_e(ui("unknown", lang))}</span>')
+    body = markdown(said)
+    tag = "div" if body.startswith(_BLOCKS) else "span"
     if lang == "ko" and not _HANGUL.search(said):
         note = ui("not_translated", lang)
         return Markup(
-            f'<span class="text" lang="en">{_e(said)}</span> <small class="not-translated">{_e(note)}</small>'
+            f'<{tag} class="text md" lang="en">{body}</{tag}> <small class="not-translated">{_e(note)}</small>'
         )
-    return _e(said)
+    return Markup(f'<{tag} class="text md">{body}</{tag}>') if tag == "div" else body
 
 
 def _duration_in(value: timedelta, lang: Lang) -> str:
@@ -893,6 +906,7 @@ def _code_mark() -> str:
     digest = hashlib.sha256()
     for module in ("pages.py", "labels.py", "search.py", "context.py"):
         digest.update(resources.files("pipeline.site").joinpath(module).read_bytes())
+    digest.update(resources.files("pipeline").joinpath("render.py").read_bytes())  # the texts' Markdown
     digest.update(resources.files("pipeline").joinpath("vocabulary.yaml").read_bytes())  # the terms' labels
     for name in sorted(p.name for p in resources.files("pipeline.site").joinpath("templates").iterdir()):
         digest.update(resources.files("pipeline.site").joinpath("templates", name).read_bytes())

@@ -30,6 +30,7 @@ from starlette.exceptions import HTTPException
 from pipeline import gate
 from pipeline.claims import claimable
 from pipeline.errors import RecordError, RecordNotFound, StoreError
+from pipeline.render import markdown
 from pipeline.settings import Settings
 from pipeline.store import Store
 from pipeline.web.cache import DraftCache
@@ -55,6 +56,7 @@ def create_app(settings: Settings) -> FastAPI:
     env = Environment(loader=FileSystemLoader(_HERE / "templates"), autoescape=True, finalize=gate.finalize)
     templates = Jinja2Templates(env=env)
     templates.env.globals.update(word_diff=word_diff, quote=quote, claimable=claimable)
+    templates.env.filters["markdown"] = markdown  # a case's texts as the reader's site shows them
     stamps = Stamps(store)
 
     app = FastAPI(title="incidentlib", docs_url=None, redoc_url=None, openapi_url=None)

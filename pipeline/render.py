@@ -1,0 +1,109 @@
+"""A case's texts as HTML, pure: the small Markdown its writers use, text in and safe `Markup` out.
+
+    markdown("Set `CUDA_LAUNCH_BLOCKING=1`.\\n\\n- a\\n- b")
+    # Markup('<p>Set <code>CUDA_LAUNCH_BLOCKING=1</code>.</p>\\n<ul>\\n<li>a</li>\\n<li>b</li>\\n</ul>')
+    markdown("one line, `code`")    # Markup('one line, <code>code</code>'): a lone paragraph inline
+
+The subset is what the narratives hold (a lesson as a "- " list, a command in backticks, a link in an
+action item): inline code, emphasis, lists, links and bare URLs linked. It is rendered by markdown-it-py,
+a CommonMark parser already used to read Markdown postmortems (pipeline/extract/markdown.py), kept up and
+safe by default (it validates link targets; its HTML escapes every text), with linkify-it-py for bare URLs.
+Not a hand-written regex pass: nested emphasis, code spans holding `*` and lists are where those fail.
+
+Every text comes from a crawled page or a person, so the limits are strict:
+- raw HTML is text (`html=False`): `<script>` is shown, never run;
+- a link is a link only to http, https or mailto; any other target (`javascript:`, `data:`, a relative
+  path) is shown as the text it was written as; each link is `rel="nofollow noopener"`;
+- headings, images, block quotes, code blocks, tables and rules are not part of the subset: a text's "#"
+  or "![...](...)" is shown as written (a case's text is a passage of a page, not a page);
+- control and bidirectional characters are removed first (pipeline.gate), as from every text a page prints;
+- a single newline is a line break (`breaks`), as the texts were shown before they were rendered.
+A text of one paragraph comes out inline, without `<p>`, so it sits in a line as plain text did.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache, lru_cache
+from typing import Any
+from urllib.parse import urlsplit
+
+from markdown_it import MarkdownIt
+from markdown_it.common.utils import escapeHtml
+from markdown_it.token import Token
+from markupsafe import Markup, escape
+
+from pipeline.gate import clean
+
+__all__ = ["SCHEMES", "markdown"]
+
+SCHEMES = frozenset({"http", "https", "mailto"})
+# The block rules kept: paragraphs and lists (and what lists need to end). Every other block rule of
+# CommonMark is off, so its syntax is text.
+_BLOCK = ["paragraph", "list"]
+# The inline rules: an image is parsed (so that its "[...](...)" is not taken for a link) and written back
+# as the text it was (`_image_as_text`).
+_INLINE = ["backticks", "emphasis", "link", "image", "linkify", "newline", "escape", "entity", "autolink"]
+_CORE = ["linkify"]
+
+
+def _validate(url: str) -> bool:
+    """A link target markdown-it may link: http, https and mailto only (what it does not link stays text)."""
+    return urlsplit(url.strip()).scheme.lower() in SCHEMES
+
+
+@cache
+def _parser() -> MarkdownIt:
+    md = MarkdownIt(
+        "zero",  # nothing enabled; what follows is the whole subset
+        {"html": False, "linkify": True, "breaks": True, "typographer": False},
+    )
+    md.enable(_BLOCK + _INLINE + _CORE)
+    md.validateLink = _validate  # type: ignore[method-assign]
+    md.add_render_rule("link_open", _link_open)
+    md.add_render_rule("image", _image_as_text)
+    # linkify-it's fuzzy matching ("example.com" without a scheme) would link words that are not links.
+    md.linkify.set({"fuzzy_link": False, "fuzzy_email": False})  # type: ignore[union-attr]
+    return md
+
+
+def _link_open(self: Any, tokens: list[Token], idx: int, options: Any, env: Any) -> str:
+    token = tokens[idx]
+    token.attrSet("rel", "nofollow noopener")
+    return str(self.renderToken(tokens, idx, options, env))
+
+
+def _image_as_text(self: Any, tokens: list[Token], idx: int, options: Any, env: Any) -> str:
+    token = tokens[idx]
+    title = token.attrGet("title")
+    titled = f' "{title}"' if title else ""
+    said = f"![{token.content}]({token.attrGet('src') or ''}{titled})"
+    return str(escape(said))
+
+
+# A text with none of these, no list marker at its start and no space at its ends is rendered as markdown-it
+# renders it: its HTML escaped. Most narratives are such, and a parse costs a hundred times this look.
+_SYNTAX = re.compile(r"[`*_\[\]<>&\\!\n\r]|://|www\.|mailto:")
+_LIST_START = re.compile(r"(?:[-+*]|\d+[.)])(?:\s|$)")
+
+
+def _plain(text: str) -> bool:
+    return not (_SYNTAX.search(text.lower()) or _LIST_START.match(text) or text != text.strip())
+
+
+def markdown(text: str) -> Markup:
+    """`text` as safe HTML: the subset above rendered, everything else escaped. The text passes the gate
+    first (pipeline.gate), as every string a page prints does: what comes out is Markup, which the pages'
+    `finalize` leaves as it is."""
+    text = clean(text).text
+    return Markup(escapeHtml(text)) if _plain(text) else _parsed(text)
+
+
+@lru_cache(maxsize=8192)  # a text is shown on its case page and in listings, in one language or both
+def _parsed(text: str) -> Markup:
+    md = _parser()
+    tokens = md.parse(text)
+    if [t.type for t in tokens] == ["paragraph_open", "inline", "paragraph_close"]:
+        return Markup(md.renderer.render(tokens[1].children or [], md.options, {}))
+    html = md.renderer.render(tokens, md.options, {})
+    return Markup(html.rstrip("\n"))

@@ -1,0 +1,114 @@
+"""The texts' Markdown (pipeline/render.py): the subset rendered, everything else shown as written."""
+
+from __future__ import annotations
+
+import random
+
+import lxml.html
+import pytest
+from markupsafe import Markup
+
+from pipeline.render import _parsed, _plain, markdown
+
+
+def tree(html: str) -> lxml.html.HtmlElement:
+    return lxml.html.fragment_fromstring(html, create_parent="div")
+
+
+def test_inline_code_is_code_and_a_lone_paragraph_stays_inline() -> None:
+    html = markdown("`CUDA_LAUNCH_BLOCKING=1` 을 설정하자, *한 번만*")
+    assert isinstance(html, Markup)
+    assert html == "<code>CUDA_LAUNCH_BLOCKING=1</code> 을 설정하자, <em>한 번만</em>"
+
+
+def test_a_dash_list_is_a_list_and_may_follow_a_line() -> None:
+    html = markdown("Two lessons:\n- a\n- b `c`")
+    doc = tree(html)
+    assert [p.text_content() for p in doc.findall("p")] == ["Two lessons:"]
+    assert [li.text_content() for li in doc.findall("ul/li")] == ["a", "b c"]
+    assert doc.find("ul/li/code").text == "c"
+
+
+def test_a_bare_url_is_a_link_that_says_nofollow_and_leaves_the_full_stop() -> None:
+    html = markdown("See https://example.com/runbook?a=1&b=2. Or [the log](https://example.com/log).")
+    links = tree(html).findall(".//a")
+    assert [(a.get("href"), a.text, a.get("rel")) for a in links] == [
+        ("https://example.com/runbook?a=1&b=2", "https://example.com/runbook?a=1&b=2", "nofollow noopener"),
+        ("https://example.com/log", "the log", "nofollow noopener"),
+    ]
+    assert "&amp;b=2" in html  # escaped in the attribute and the text
+    assert markdown("mail <mailto:oncall@example.com>").count('href="mailto:oncall@example.com"') == 1
+
+
+def test_a_word_that_looks_like_a_host_is_not_linked() -> None:
+    assert "<a" not in markdown("example.com and node-1.internal failed")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<script>alert(1)</script>",
+        '<img src=x onerror="alert(1)">',
+        "<b>bold</b> &lt;i&gt;",
+    ],
+)
+def test_raw_html_is_shown_as_text(text: str) -> None:
+    doc = tree(markdown(text))
+    assert [element.tag for element in doc.iter()] == ["div"], "no element of the text's own"
+    assert doc.text_content() == text.replace("&lt;", "<").replace("&gt;", ">")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[click](javascript:alert(1))",
+        "[click](JAVASCRIPT:alert(1))",
+        "[click](data:text/html,<script>alert(1)</script>)",
+        "[click](vbscript:x)",
+        "[click](/relative/path)",
+        "<javascript:alert(1)>",
+    ],
+)
+def test_a_link_to_anything_but_http_https_or_mailto_is_not_a_link(text: str) -> None:
+    html = markdown(text)
+    assert tree(html).findall(".//a") == []
+    assert "click" in html or "javascript" in html
+
+
+def test_headings_images_quotes_and_code_blocks_are_text() -> None:
+    html = markdown("# Not a heading\n\n![a chart](https://example.com/c.png)\n\n> quoted\n\n    indented")
+    doc = tree(html)
+    assert doc.findall(".//h1") == [] and doc.findall(".//img") == [] and doc.findall(".//blockquote") == []
+    assert doc.findall(".//pre") == []
+    shown = [p.text_content() for p in doc.findall("p")]
+    assert shown == ["# Not a heading", "![a chart](https://example.com/c.png)", "> quoted", "indented"]
+
+
+def test_korean_is_untouched_and_a_newline_is_a_line_break() -> None:
+    text = "체크포인트 쓰기가 학습 랭크의 임계 경로 위에 있어서, 파일 시스템 호출 하나가 느려지자 작업 전체가 멈췄다."
+    assert markdown(text) == text
+    assert markdown("첫 줄\n둘째 줄") == "첫 줄<br>\n둘째 줄"
+
+
+def test_a_control_or_bidirectional_character_does_not_pass() -> None:
+    assert markdown("a\x1b[2Jb \u202eevil") == "a[2Jb evil"
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_a_text_taken_for_plain_renders_as_the_parser_renders_it(seed: int) -> None:
+    rng = random.Random(seed)
+    pieces = [
+        *"가나다 시스템이 abc XYZ 09 .,;:'\"()%#=~|/-+*`_[]<>&!\\\n\t",
+        " 1. ",
+        "- ",
+        "http://a.b",
+        "WWW.",
+        "Mailto:",
+    ]
+    plain = 0
+    for _ in range(3000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 12)))
+        if _plain(text):
+            plain += 1
+            assert markdown(text) == _parsed(text), repr(text)
+    assert plain > 300, "the test tries enough plain texts"
