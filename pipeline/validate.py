@@ -116,6 +116,9 @@ def _links(loaded: dict[RecordKind, dict[str, tuple[Draft | Case, str]]]) -> lis
     """References between records must point at records that exist: a reader follows them."""
     cases = loaded["case"]
     faults = []
+    # Merges cut short are named once, by `_cut_short` and the survivor's fault, with the command that
+    # finishes them: an alias written before the rest of its merge is not a second fault.
+    pending = _merges_cut_short(loaded)
     for records in loaded.values():
         for record, label in records.values():
             for index, other in enumerate(record.related):
@@ -126,7 +129,7 @@ def _links(loaded: dict[RecordKind, dict[str, tuple[Draft | Case, str]]]) -> lis
             if isinstance(record, Case) and record.merged_into:
                 faults += _survivor_faults(record.merged_into, label, cases)
             if isinstance(record, Case):
-                faults += _alias_faults(record, label, cases)
+                faults += _alias_faults(record, label, cases, pending)
             if isinstance(record, Draft) and record.state == DraftState.PUBLISHED:
                 if record.case_id is None:
                     faults.append(Fault(label, "case_id", "a published draft must name its case"))
@@ -186,14 +189,36 @@ def _survivor_faults(survivor_id: str, label: str, cases: dict[str, tuple[Draft 
     return []
 
 
-def _alias_faults(case: Case, label: str, cases: dict[str, tuple[Draft | Case, str]]) -> list[Fault]:
-    """A case's aliases are the ids merged into it (pipeline.withdraw): each a case withdrawn into this one."""
+def _merges_cut_short(loaded: dict[RecordKind, dict[str, tuple[Draft | Case, str]]]) -> set[tuple[str, str]]:
+    """(case, survivor) of each merge a crash stopped before the case was withdrawn or sent on: a merged
+    draft's case not withdrawn yet, or a case merged into one that was merged on since."""
+    drafts = {i: r for i, (r, _) in loaded["draft"].items() if isinstance(r, Draft)}
+    cases = {i: r for i, (r, _) in loaded["case"].items() if isinstance(r, Case)}
+    pending = {
+        (drafts[left.draft].case_id or "", left.into)
+        for left in unfinished_merges(drafts, cases)
+        if left.draft in drafts
+    }
+    for case_id, case in cases.items():
+        hop, seen = case.merged_into, {case_id}
+        while hop in cases and hop not in seen and cases[hop].merged_into:
+            seen.add(hop)
+            hop = cases[hop].merged_into
+            pending.add((case_id, hop or ""))
+    return pending
+
+
+def _alias_faults(
+    case: Case, label: str, cases: dict[str, tuple[Draft | Case, str]], pending: set[tuple[str, str]]
+) -> list[Fault]:
+    """A case's aliases are the ids merged into it (pipeline.withdraw): each a case withdrawn into this one,
+    or one whose merge into it was cut short (`pending`: named once, elsewhere)."""
     faults = []
     for index, alias in enumerate(case.aliases):
         other = cases.get(alias, (None, ""))[0]
         if not isinstance(other, Case):
             faults.append(Fault(label, f"aliases.{index}", f"{alias} is not a case in cases/"))
-        elif other.merged_into != case.id:
+        elif other.merged_into != case.id and (alias, case.id) not in pending:
             onward = f"it was merged into {other.merged_into}" if other.merged_into else "it was not merged into it"
             faults.append(Fault(label, f"aliases.{index}", f"{alias} is no alias of {case.id}: {onward}"))
     return faults

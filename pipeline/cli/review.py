@@ -357,7 +357,7 @@ def queue(
         echo(_empty_queue(Store.from_settings(settings)))
         return
     console = Console()
-    console.print(_queue_table(entries, console.width))
+    console.print(_queue_table(entries, console.width), crop=False)  # a fault line is never cut
 
 
 # The queue's table: its columns, those shown whole, the room its borders and padding take (a border
@@ -372,7 +372,8 @@ _QUEUE_LEAST = 30
 def _queue_table(entries: list[review_queue.QueueEntry], width: int) -> Table | Group:
     """The queue fitted to `width` (the terminal's: COLUMNS, else its own, else 80): one line a draft,
     the id, state and age whole, the org, title and lacks cut with an ellipsis where the width runs out
-    (the org to a sixth of what is left, the lacks to two fifths of the rest, the title the remainder).
+    (the org to a sixth of what is left, the lacks to two fifths of the rest, the title the remainder); an
+    unreadable draft's problem, when cut, is said whole under the table (it names the file and field).
     When the ids leave too little room (a draft id may take 77 characters), each draft gets its own
     lines instead: the id whole, then its state, age, org and title, then what it lacks."""
     rows = [_queue_cells(e) for e in entries]
@@ -392,7 +393,11 @@ def _queue_table(entries: list[review_queue.QueueEntry], width: int) -> Table | 
         )
     for row in rows:
         table.add_row(*(cell(text) for text in row))  # page and person text: escaped, never read as markup
-    return table
+    # An unreadable draft's problem names its file and field: said whole under the table, never cut.
+    problems = [cell(f"{e.id}: {e.problem}") for e in entries if e.problem and len(e.problem) > fitted["lacks"]]
+    for problem in problems:
+        problem.no_wrap, problem.overflow = True, "ignore"  # the one line of a fault, as `validate` prints it
+    return Group(table, *problems) if problems else table
 
 
 def _queue_cells(e: review_queue.QueueEntry) -> tuple[str, ...]:
@@ -408,16 +413,16 @@ def _queue_cells(e: review_queue.QueueEntry) -> tuple[str, ...]:
 
 def _queue_lines(rows: list[tuple[str, ...]], width: int) -> Group:
     """The queue on a narrow terminal: each draft's id whole on a line of its own (folded, never cut, on
-    a terminal narrower than it), then its state, age, org and title, then what it lacks, each cut to
-    the width with an ellipsis."""
+    a terminal narrower than it), then its state, age, org and title cut to the width with an ellipsis,
+    then what it lacks, on one line however long (it may name a broken file's field)."""
     lines: list[Text] = [Text(f"queue ({len(rows)} drafts)", style="italic")]
     for draft_id, state, org, age, title, lacks in rows:
         lines.append(Text(gate.for_terminal(draft_id), style="bold", overflow="fold"))
-        said = " · ".join(part for part in (state, age, org, title) if part)
-        for line in (said, f"lacks: {lacks}"):
-            text = cell("  " + line)
-            text.truncate(width, overflow="ellipsis")
-            lines.append(text)
+        said = cell("  " + " · ".join(part for part in (state, age, org, title) if part))
+        said.truncate(width, overflow="ellipsis")
+        lacked = cell(f"  lacks: {lacks}")
+        lacked.no_wrap, lacked.overflow = True, "ignore"  # one line, never cut: it may name a broken file's field
+        lines += [said, lacked]
     return Group(*lines)
 
 
