@@ -1061,3 +1061,16 @@ def test_a_published_draft_offers_no_claim_and_the_others_keep_theirs(
     taken = site.post(f"/drafts/{other}/claim", headers={"X-CSRF-Token": token})
     assert "on it: <b>ann</b>" in taken.text
     assert list(json.loads((store.state.path("claims.json")).read_text(encoding="utf-8"))) == [other]
+
+
+def test_a_complete_draft_s_page_says_the_sign_offs_it_awaits_not_that_nothing_lacks(
+    root: Path, store: Store, case_json: dict[str, Any]
+) -> None:
+    """The break: an extracted draft with every field filled said "Complete: nothing lacks for publication"."""
+    store.write_draft(reviewable_draft(case_json, "example-org-whole-00000001"))
+    add_reviewer(store, "ann", PASSWORD)
+    client = TestClient(create_app(Settings(root=root)), follow_redirects=False)
+    sign_in(client, "ann")
+    page = client.get("/drafts/example-org-whole-00000001").text
+    assert "Still lacks for publication:</b> the writer&#39;s sign-off, a reviewer&#39;s approval" in page
+    assert "nothing lacks" not in page

@@ -122,7 +122,7 @@ def draft_page(
         pieces=text_pane(text, passages, headings_of(text, draft.sections)),
         marks=marks,
         links=links,
-        lacks=review.missing_for_publication(shown, languages),
+        lacks=review_queue.lacks(shown, languages),  # the queue's words: content, then sign-offs awaited
         link_states=web.store.state.read_links(),
         claim=claiming.holding(claiming.claims(web.store).get(draft.id), draft),
         next_turn=review.next_turn(draft),

@@ -19,6 +19,7 @@ from markupsafe import escape
 
 from pipeline import changes, gate, review
 from pipeline import merge as merging
+from pipeline import queue as review_queue
 from pipeline.changes import Act
 from pipeline.errors import IncidentlibError, RecordError, RecordNotFound
 from pipeline.fieldpath import FieldPath
@@ -51,7 +52,7 @@ async def lacks(request: Request, draft_id: str, web: Web) -> HTMLResponse:
     draft = await asyncio.to_thread(web.store.read_draft, draft_id)
     form = await request.form()
     typed, problems = apply_form(draft, form_values(form), languages_for(draft, web.languages))
-    missing = review.missing_for_publication(typed, web.languages) if typed else []
+    missing = review_queue.lacks(typed, web.languages) if typed else []
     return page(request, "_lacks.html", lacks=missing, problems=problems)
 
 
