@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from pipeline.errors import Fault, InvalidRecord
 from pipeline.ids import draft_id_for
-from pipeline.merge import unfinished_merges
+from pipeline.merge import Unfinished, unfinished_merges
 from pipeline.models import Case, Draft, DraftState
 from pipeline.publish import foreign_url, promoted_unmarked, source_key
 from pipeline.records import file_name_fault, load_record
@@ -86,8 +86,11 @@ def validate(
                 faults.append(Fault(label, "url", foreign))
         loaded[kind][path.stem] = (record, label)
 
-    faults += _links(loaded)
-    faults += _cut_short(loaded)
+    drafts = {i: r for i, (r, _) in loaded["draft"].items() if isinstance(r, Draft)}
+    cases = {i: r for i, (r, _) in loaded["case"].items() if isinstance(r, Case)}
+    unfinished = unfinished_merges(drafts, cases)  # read once: both checks below name what it finds
+    faults += _links(loaded, _merges_cut_short(drafts, cases, unfinished))
+    faults += _cut_short(loaded, drafts, cases, unfinished)
     report.warnings = _moved_ids(loaded["draft"])
     return report
 
@@ -112,13 +115,12 @@ def _moved_ids(drafts: dict[str, tuple[Draft | Case, str]]) -> list[Fault]:
     return warnings
 
 
-def _links(loaded: dict[RecordKind, dict[str, tuple[Draft | Case, str]]]) -> list[Fault]:
-    """References between records must point at records that exist: a reader follows them."""
+def _links(loaded: dict[RecordKind, dict[str, tuple[Draft | Case, str]]], pending: set[tuple[str, str]]) -> list[Fault]:
+    """References between records must point at records that exist: a reader follows them. Merges cut
+    short (`pending`) are named once, by `_cut_short` and the survivor's fault, with the command that
+    finishes them: an alias written before the rest of its merge is not a second fault."""
     cases = loaded["case"]
     faults = []
-    # Merges cut short are named once, by `_cut_short` and the survivor's fault, with the command that
-    # finishes them: an alias written before the rest of its merge is not a second fault.
-    pending = _merges_cut_short(loaded)
     for records in loaded.values():
         for record, label in records.values():
             for index, other in enumerate(record.related):
@@ -142,11 +144,14 @@ def _links(loaded: dict[RecordKind, dict[str, tuple[Draft | Case, str]]]) -> lis
     return faults
 
 
-def _cut_short(loaded: dict[RecordKind, dict[str, tuple[Draft | Case, str]]]) -> list[Fault]:
+def _cut_short(
+    loaded: dict[RecordKind, dict[str, tuple[Draft | Case, str]]],
+    drafts: dict[str, Draft],
+    cases: dict[str, Case],
+    unfinished: list[Unfinished],
+) -> list[Fault]:
     """A promotion or a merge a crash stopped between two of its writes, each named with the command that
     finishes it: every record is whole, but the records disagree."""
-    drafts = {i: r for i, (r, _) in loaded["draft"].items() if isinstance(r, Draft)}
-    cases = {i: r for i, (r, _) in loaded["case"].items() if isinstance(r, Case)}
     by_sources = {source_key(case): case_id for case_id, case in sorted(cases.items(), reverse=True)}
     faults = []
     for draft_id, draft in drafts.items():
@@ -156,7 +161,7 @@ def _cut_short(loaded: dict[RecordKind, dict[str, tuple[Draft | Case, str]]]) ->
                 f"published as {case_id}, but not marked published (a promotion cut short): rerun `incidentlib promote`"
             )
             faults.append(Fault(loaded["draft"][draft_id][1], "state", problem))
-    for left in unfinished_merges(drafts, cases):
+    for left in unfinished:
         problem = f"a merge into {left.into} cut short ({left.state}): rerun `{left.command}`"
         faults.append(Fault(loaded["draft"][left.draft][1], "merged_into", problem))
     return faults
@@ -189,16 +194,12 @@ def _survivor_faults(survivor_id: str, label: str, cases: dict[str, tuple[Draft 
     return []
 
 
-def _merges_cut_short(loaded: dict[RecordKind, dict[str, tuple[Draft | Case, str]]]) -> set[tuple[str, str]]:
+def _merges_cut_short(
+    drafts: dict[str, Draft], cases: dict[str, Case], unfinished: list[Unfinished]
+) -> set[tuple[str, str]]:
     """(case, survivor) of each merge a crash stopped before the case was withdrawn or sent on: a merged
     draft's case not withdrawn yet, or a case merged into one that was merged on since."""
-    drafts = {i: r for i, (r, _) in loaded["draft"].items() if isinstance(r, Draft)}
-    cases = {i: r for i, (r, _) in loaded["case"].items() if isinstance(r, Case)}
-    pending = {
-        (drafts[left.draft].case_id or "", left.into)
-        for left in unfinished_merges(drafts, cases)
-        if left.draft in drafts
-    }
+    pending = {(drafts[left.draft].case_id or "", left.into) for left in unfinished if left.draft in drafts}
     for case_id, case in cases.items():
         hop, seen = case.merged_into, {case_id}
         while hop in cases and hop not in seen and cases[hop].merged_into:
