@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import http.server
 import importlib.util
 import json
 import os
@@ -9,7 +11,9 @@ import shutil
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -332,3 +336,23 @@ def related_case(make_case: Callable[..., Case], case_id: str = "IL-0900", **ter
         action_items=[],
         **terms,
     )
+
+
+class _QuietFiles(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@contextmanager
+def serving(folder: Path) -> Iterator[str]:
+    """`folder` served over loopback while the block runs, as a static host serves a built site; its
+    address, `http://127.0.0.1:PORT` (no trailing slash)."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_QuietFiles, directory=str(folder)))
+    thread = threading.Thread(target=server.serve_forever, name="site-server", daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        thread.join(10)
+        server.server_close()

@@ -3,16 +3,14 @@ Prefect flow, and the site served on loopback and read in Chromium."""
 
 from __future__ import annotations
 
-import functools
-import http.server
 import json
 import pickle
-import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import serving
 from playwright.sync_api import Browser, Request
 from test_site_search import axe_violations
 
@@ -143,14 +141,8 @@ def test_the_site_flow_runs_and_promotion_builds_the_site(library: Store) -> Non
 @pytest.fixture
 def served(library: Store) -> Iterator[str]:
     build_site(library, Settings(root=library.root))
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(library.root / "site"))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
-    thread.join()
+    with serving(library.root / "site") as url:
+        yield url
 
 
 def test_the_served_site_in_chromium_counts_the_cases_and_shows_every_field(

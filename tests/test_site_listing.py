@@ -11,18 +11,16 @@ it), the tests save there the screenshots of the Korean and English listing, fil
 
 from __future__ import annotations
 
-import functools
 import os
 import re
-import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 import pytest
+from helpers import serving
 from playwright.sync_api import Browser, Page, Route, expect
 from test_site_search import axe_violations
 
@@ -103,11 +101,6 @@ CASES = [
 ]
 
 
-class _Quiet(SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     served = tmp_path_factory.mktemp("served")
@@ -116,15 +109,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     for key, data in build_files(ctx).items():
         (folder / key).parent.mkdir(parents=True, exist_ok=True)
         (folder / key).write_bytes(data)
-    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(served)))
-    thread = threading.Thread(target=server.serve_forever, name="site-server", daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}{BASE}"
-    finally:
-        server.shutdown()
-        thread.join(10)
-        server.server_close()
+    with serving(served) as url:
+        yield f"{url}{BASE}"
 
 
 @pytest.fixture

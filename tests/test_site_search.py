@@ -18,17 +18,15 @@ import random
 import re
 import shutil
 import subprocess
-import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import CASE_FIXTURE
+from helpers import CASE_FIXTURE, serving
 from playwright.sync_api import Browser, Page, Route, expect
 
 from pipeline.models import Case
@@ -219,27 +217,14 @@ class Served:
     folder: Path
 
 
-class _Quiet(SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     served_root = tmp_path_factory.mktemp("served")
     folder = served_root / BASE.strip("/")
     folder.mkdir(parents=True)
     write_site(folder)
-    handler = functools.partial(_Quiet, directory=str(served_root))
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, name="site-server", daemon=True)
-    thread.start()
-    try:
-        yield Served(f"http://127.0.0.1:{server.server_address[1]}{BASE}", folder)
-    finally:
-        server.shutdown()
-        thread.join(10)
-        server.server_close()
+    with serving(served_root) as url:
+        yield Served(f"{url}{BASE}", folder)
 
 
 @dataclass

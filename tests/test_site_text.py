@@ -3,10 +3,7 @@ and Korean set by words in Chromium at a phone's width."""
 
 from __future__ import annotations
 
-import functools
-import http.server
 import os
-import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -14,6 +11,7 @@ from typing import Any
 import lxml.html
 import pytest
 from fastapi.testclient import TestClient
+from helpers import serving
 from playwright.sync_api import Browser, Page
 from test_site_search import axe_violations
 from test_web_browser import PASSWORD as WEB_PASSWORD
@@ -131,14 +129,8 @@ def test_the_review_pages_case_view_renders_the_texts_too(library: Store) -> Non
 
 @pytest.fixture
 def served(site: Path) -> Iterator[str]:
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
-    thread.join()
+    with serving(site) as url:
+        yield url
 
 
 # Each character of the element's text with the top of its line box; a character that begins a new line

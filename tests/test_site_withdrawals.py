@@ -3,16 +3,14 @@ aliases, the withdrawn page's term chips styled as any, read in Chromium."""
 
 from __future__ import annotations
 
-import functools
-import http.server
 import json
-import threading
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
 import lxml.html
 import pytest
+from helpers import serving
 from playwright.sync_api import Browser
 from test_site_search import axe_violations
 
@@ -121,14 +119,8 @@ def test_a_rebuild_removes_the_feeds_of_a_term_and_an_org_whose_pages_went(
 
 @pytest.fixture
 def served(site: Path) -> Iterator[str]:
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
-    thread.join()
+    with serving(site) as url:
+        yield url
 
 
 _CHIP = """el => { const s = getComputedStyle(el);
