@@ -268,23 +268,28 @@ def test_validate_names_a_merge_that_points_nowhere_or_at_a_withdrawn_case(
     ]
 
 
-def test_a_republication_keeps_the_withdrawal(
-    store: Store, make_case: Callable[..., Case], make_draft: Callable[..., Draft], root: Path
-) -> None:
-    """A reviewer who corrects a withdrawn case's draft and promotes it again does not bring it back."""
-    case = make_case("IL-0001", withdrawn=WHEN, withdrawn_reason="not an incident", withdrawn_by="bob", updated_at=WHEN)
+def _approved_draft_of(case: Case, draft: Draft) -> Draft:
+    """`draft` as the approved draft of `case`, with its facts and its sources captured: ready to promote again."""
     fields = ("org", "org_slug", "date", "date_kind", "title", "summary")
-    draft = Draft.model_validate(
+    return Draft.model_validate(
         {
-            **make_draft().model_dump(mode="json"),
+            **draft.model_dump(mode="json"),
             **case.model_dump(mode="json", include=set(fields)),
             "sources": [
                 {**source.model_dump(mode="json"), "archive": {"status": "captured"}} for source in case.sources
             ],
             "state": "approved",
-            "case_id": "IL-0001",
+            "case_id": case.id,
         }
     )
+
+
+def test_a_republication_keeps_the_withdrawal(
+    store: Store, make_case: Callable[..., Case], make_draft: Callable[..., Draft], root: Path
+) -> None:
+    """A reviewer who corrects a withdrawn case's draft and promotes it again does not bring it back."""
+    case = make_case("IL-0001", withdrawn=WHEN, withdrawn_reason="not an incident", withdrawn_by="bob", updated_at=WHEN)
+    draft = _approved_draft_of(case, make_draft())
     store.write_case(case)
     store.write_draft(draft)
     report = promote(store, Settings(root=root, public_base_url="https://example.org/lib"))
@@ -299,18 +304,7 @@ def test_a_republication_keeps_the_aliases_and_the_first_publication(
 ) -> None:
     survivor = make_case("IL-0001", updated_at=WHEN, published=WHEN, aliases=["IL-0002"])
     merged = make_case("IL-0002", withdrawn=WHEN, withdrawn_reason="dup", merged_into="IL-0001", updated_at=WHEN)
-    fields = ("org", "org_slug", "date", "date_kind", "title", "summary")
-    draft = Draft.model_validate(
-        {
-            **make_draft().model_dump(mode="json"),
-            **survivor.model_dump(mode="json", include=set(fields)),
-            "sources": [
-                {**source.model_dump(mode="json"), "archive": {"status": "captured"}} for source in survivor.sources
-            ],
-            "state": "approved",
-            "case_id": "IL-0001",
-        }
-    )
+    draft = _approved_draft_of(survivor, make_draft())
     new = draft.model_copy(update={"id": "d-" + "1" * 16, "case_id": None, "sources": draft.sources[:1]})
     new.sources[0] = new.sources[0].model_copy(update={"url": "https://example.net/another-postmortem"})
     store.write_case(survivor)
