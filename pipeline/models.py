@@ -967,6 +967,11 @@ class SourceEntry(Record):
     title: str | None = None
     date: PartialDate | None = None
     tags: list[str] = []
+    licence: str | None = Field(
+        default=None,
+        description="The licence of the page's text, when known (`CC BY 4.0`, `MIT`): the reader's site's "
+        "sources page names it beside the source.",
+    )
     discovered_from: Url | None = Field(
         default=None, description="The feed (sources/feeds.yaml) that proposed it, when `discover` found it."
     )

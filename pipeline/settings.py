@@ -136,6 +136,15 @@ class Settings(BaseSettings):
         '(JSON: `{"ko": "…", "en": "…"}`): who else reads the library, say, as the seed listing names the '
         "checker whose checks rest on such reports. A language left out has none.",
     )
+    site_licence: str = Field(
+        default="CC BY 4.0",
+        description="The licence of the library's own texts, as the reader's site's footer and its sources page "
+        "name it (the sources' texts keep their own, which that page lists).",
+    )
+    site_licence_url: str = Field(
+        default="https://creativecommons.org/licenses/by/4.0/",
+        description="Where the licence of `site_licence` is read: an http(s) address the footer links to.",
+    )
     required_languages: list[str] = Field(
         default=["en"],
         description="Languages every narrative field of a published case must have.",
@@ -445,6 +454,16 @@ class Settings(BaseSettings):
                 raise ValueError(f"{host}: {base!r} is not a base URL such as http://127.0.0.1:8001")
             hosts[host.strip().lower().rstrip(".")] = base.rstrip("/")
         return hosts
+
+    @field_validator("site_licence_url")
+    @classmethod
+    def _licence_url(cls, value: str) -> str:
+        value = value.strip()
+        if not value.startswith(("http://", "https://")) or any(c.isspace() for c in value):
+            raise ValueError(
+                f"{value!r} is not an http(s) address such as https://creativecommons.org/licenses/by/4.0/"
+            )
+        return value
 
     @field_validator("wayback_public_url")
     @classmethod

@@ -213,8 +213,22 @@ def site_context(store: Store, settings: Settings) -> SiteContext:
 def _context(
     store: Store, settings: Settings, cards: Iterable[Card], cases: _Cases, built_at: datetime | None = None
 ) -> SiteContext:
-    edition = SiteEdition(settings.public_base_url, built_at or utc_now(), store.state.read_links(), settings.site_note)
+    edition = SiteEdition(
+        settings.public_base_url,
+        built_at or utc_now(),
+        store.state.read_links(),
+        settings.site_note,
+        (settings.site_licence, settings.site_licence_url),
+        source_licences(store),
+    )
     return SiteContext.of_cards(cards, load=cases.read, raw=cases.raw, edition=edition)
+
+
+def source_licences(store: Store) -> dict[str, str]:
+    """What the registry says of its sources' licences (SourceEntry.licence), by URL; an entry that fails to
+    parse says nothing (`validate` reports it)."""
+    registered, _ = store.read_sources()
+    return {source.entry.url: source.entry.licence for source in registered if source.entry.licence}
 
 
 # ---------------------------------------------------------------- making many files on every core
@@ -235,7 +249,9 @@ def _make_files(
     parts = [keys[i::workers] for i in range(workers)]
     # What a worker needs of the settings, and no more: the settings hold the archive's keys, and a job
     # file is a file.
-    job = WorkerJob(store.root, ctx.base_url, dict(ctx.note), list(ctx.cases), ctx.built_at, keys=[])
+    job = WorkerJob(
+        store.root, ctx.base_url, dict(ctx.note), list(ctx.cases), ctx.built_at, ctx.licence, dict(ctx.licences), []
+    )
     # In the data root's state, named by this process: a build killed here leaves its folder to the next.
     with store.state.scratch("site") as scratch:
         started = []
@@ -263,6 +279,8 @@ class WorkerJob:
     note: dict[str, str]
     cards: list[Card]
     built_at: datetime
+    licence: tuple[str, str]
+    licences: dict[str, str]
     keys: list[str]
 
     def make(self) -> dict[str, bytes]:
@@ -270,7 +288,8 @@ class WorkerJob:
         store = Store(self.root)
         with _no_collections():
             cases = _Cases(store)
-            edition = SiteEdition(self.base_url, self.built_at, store.state.read_links(), self.note)
+            links = store.state.read_links()
+            edition = SiteEdition(self.base_url, self.built_at, links, self.note, self.licence, self.licences)
             ctx = SiteContext.of_cards(self.cards, load=cases.read, raw=cases.raw, edition=edition)
             planned = plan(ctx)
             return {key: planned[key].make() for key in self.keys}
@@ -302,7 +321,18 @@ def _plan_mark(ctx: SiteContext) -> bytes:
     languages, the links' states. A build whose mark is not the last build's plans every group."""
     links = "\x00".join(f"{url}\x00{state.model_dump_json()}" for url, state in sorted(ctx.links.items()))
     return _hash(
-        "\x00".join([_FORMAT, _site_code(), ctx.base_url, repr(sorted(ctx.note.items())), repr(ctx.langs), links])
+        "\x00".join(
+            [
+                _FORMAT,
+                _site_code(),
+                ctx.base_url,
+                repr(sorted(ctx.note.items())),
+                repr(ctx.langs),
+                links,
+                repr(ctx.licence),
+                repr(sorted(ctx.licences.items())),
+            ]
+        )
     )
 
 

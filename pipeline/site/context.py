@@ -183,6 +183,9 @@ def text_in(texts: Mapping[str, str] | None, lang: str) -> tuple[str, str | None
     return texts[other], other
 
 
+# A new library's licence for its own texts, as the settings' default says it (Settings.site_licence).
+LICENCE: tuple[str, str] = ("CC BY 4.0", "https://creativecommons.org/licenses/by/4.0/")
+
 _TIME: TypeAdapter[datetime] = TypeAdapter(datetime)
 
 
@@ -207,6 +210,10 @@ class SiteEdition:
     built_at: datetime
     links: Mapping[str, LinkState] | None = None
     note: Mapping[str, str] | None = None
+    # The licence of the library's texts, (name, address) (Settings.site_licence, site_licence_url); None: the default.
+    licence: tuple[str, str] | None = None
+    # What the registry (sources/*.yaml) says of each source's licence, by the source's URL.
+    licences: Mapping[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -221,6 +228,10 @@ class SiteContext:
     links: Mapping[str, LinkState] = field(default_factory=dict)
     # The line each listing ends with, by language (Settings.site_note).
     note: Mapping[str, str] = field(default_factory=dict)
+    # The licence of the library's texts, (name, address): every page's footer names it.
+    licence: tuple[str, str] = field(default_factory=lambda: LICENCE)
+    # Each source's licence where the registry says it, by URL: the sources page names it.
+    licences: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
     def of(
@@ -231,12 +242,14 @@ class SiteContext:
         built_at: datetime,
         links: Mapping[str, LinkState] | None = None,
         note: Mapping[str, str] | None = None,
+        licence: tuple[str, str] | None = None,
+        licences: Mapping[str, str] | None = None,
     ) -> SiteContext:
         """A context over cases in memory (their files' bytes are the store's serialisation of them)."""
         by_id = {case.id: case for case in cases}
         files = {case_id: _case_file(case) for case_id, case in by_id.items()}
         cards = [Card.of(case, files[case.id]) for case in by_id.values()]
-        edition = SiteEdition(base_url, built_at, links, note)
+        edition = SiteEdition(base_url, built_at, links, note, licence, licences)
         return cls.of_cards(cards, load=by_id.__getitem__, raw=files.__getitem__, edition=edition)
 
     @classmethod
@@ -248,7 +261,18 @@ class SiteContext:
         ordered.sort(key=lambda c: c.date, reverse=True)
         base = case_base_url(edition.base_url)
         links, note = dict(edition.links or {}), dict(edition.note or {})
-        return cls(tuple(ordered), base, edition.built_at, load, raw, links=links, note=note)
+        licence, licences = edition.licence or LICENCE, dict(sorted((edition.licences or {}).items()))
+        return cls(
+            tuple(ordered),
+            base,
+            edition.built_at,
+            load,
+            raw,
+            links=links,
+            note=note,
+            licence=licence,
+            licences=licences,
+        )
 
     def case(self, case_id: str) -> Case:
         """The whole case (the loader's; the build's shell reads each case once)."""

@@ -156,6 +156,42 @@ _UI: dict[str, dict[Lang, str]] = {
     "goes_to": {"ko": "한국어 페이지로 이동합니다", "en": "This page moved to Korean"},
     "page_n": {"ko": "{n}쪽", "en": "page {n}"},
     "bibtex": {"ko": "BibTeX", "en": "BibTeX"},
+    # every page's footer, the sources page, the 404 page
+    "footer_nav": {"ko": "라이브러리에 대해", "en": "About the library"},
+    "licence_line": {
+        "ko": "이 라이브러리의 글은 다음 라이선스를 따릅니다:",
+        "en": "The library's texts are licensed under",
+    },
+    "about_title": {"ko": "소개와 출처", "en": "About and sources"},
+    "about_link": {"ko": "소개와 출처", "en": "About and sources"},
+    "api": {"ko": "API (JSON)", "en": "API (JSON)"},
+    "about_text": {
+        "ko": "이 라이브러리는 공개된 장애 사후 보고서(포스트모템)를 사람이 검토한 사례 기록으로 모은 것입니다. "
+        "각 사례는 원래 글을 요약하고 그 일부를 인용하며, 원래 주소와 보관본을 함께 적습니다.",
+        "en": "This library gathers public incident postmortems as case records, each reviewed by a person. "
+        "A case summarises its sources and quotes from them, and gives their addresses and archived copies.",
+    },
+    "licence_heading": {"ko": "라이선스", "en": "Licence"},
+    "licence_text": {
+        "ko": "사례의 글(요약, 원인, 교훈 등)은 아래 라이선스로 쓸 수 있습니다. "
+        "인용한 글은 각 출처의 라이선스를 따릅니다.",
+        "en": "The cases' texts (summaries, causes, lessons and the rest) may be used under the licence below. "
+        "What they quote keeps its source's licence.",
+    },
+    "sources_heading": {"ko": "출처", "en": "Sources"},
+    "sources_count": {"ko": "{cases}이 {sites}곳의 글을 인용합니다.", "en": "{cases} quote {sites} sites."},
+    "site_cases": {"ko": "사례 {n}건", "en": "{n} cases"},
+    "site_cases_one": {"ko": "사례 {n}건", "en": "{n} case"},
+    "attribution": {
+        "ko": "{host} 의 글을 인용함. 라이선스: {licence}",
+        "en": "Quotes text from {host}. Licence: {licence}",
+    },
+    "licence_unknown": {"ko": "기록 없음", "en": "not recorded"},
+    "not_found": {"ko": "페이지를 찾을 수 없습니다", "en": "Page not found"},
+    "not_found_text": {
+        "ko": "이 주소에는 페이지가 없습니다. 사례 목록에서 찾아보세요.",
+        "en": "There is no page at this address. Look for it in the list of cases.",
+    },
 }
 
 # The facets (api/v1/facets.json, the static term pages): each facet's case field and folder under a language.

@@ -26,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -34,6 +35,7 @@ from functools import cache, cached_property, partial
 from itertools import chain
 from operator import attrgetter
 from typing import Any, NamedTuple
+from urllib.parse import unquote, urlsplit
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
@@ -45,7 +47,7 @@ from pipeline.fieldpath import FieldPath
 from pipeline.fields import kind_of
 from pipeline.models import Case
 from pipeline.render import markdown
-from pipeline.site.context import EVERY, Card, Planned, SiteContext, case_group, everything
+from pipeline.site.context import EVERY, LICENCE, Card, Planned, SiteContext, case_group, everything
 from pipeline.site.context import text_in as _in
 from pipeline.site.labels import FACET_FIELDS, FACET_FOLDERS, FIELD_LABELS, LISTING_SECTIONS, Lang, field_label, ui
 from pipeline.site.search import search_box_html
@@ -61,6 +63,7 @@ __all__ = [
     "groups",
     "listed",
     "render",
+    "shown_url",
     "standing",
     "summing_up",
 ]
@@ -96,7 +99,23 @@ def _env() -> Environment:
         finalize=gate.finalize,  # every printed string through the gate: the pages' last line (pipeline.gate)
     )
     env.globals.update(ui=ui, label=_label, search_box=lambda lang, root: Markup(search_box_html(lang, root)))
+    env.filters["shown_url"] = shown_url
     return env
+
+
+def shown_url(url: str) -> str:
+    """A URL as a reader reads it: its percent-escapes decoded (`PM2019-009%20-%20Kubernetes` shows as
+    `PM2019-009 - Kubernetes`, `%ED%95%9C` as `한`). For display only: an `href` keeps the URL as it is, and
+    the text shown is still escaped for HTML where it is printed (decoding `%3Cb%3E` gives the text `<b>`,
+    never a tag). A URL whose escapes decode to a control or format character (a line break, a
+    right-to-left override that would make it read as another address) or to bytes that are not UTF-8 is
+    shown as it is."""
+    if "%" not in url:
+        return url
+    decoded = unquote(url, errors="replace")
+    if any(c == "\ufffd" or (c != " " and unicodedata.category(c)[0] in "CZ") for c in decoded):
+        return url
+    return decoded
 
 
 def _label(path: str, lang: Lang) -> str:
@@ -316,19 +335,25 @@ def _other_lang(ctx: SiteContext, lang: Lang) -> Lang:
 
 @dataclass(frozen=True)
 class _Page:
-    """What base.html needs of any page."""
+    """What base.html needs of any page: where it is, its language and title, the other language, the
+    licence its footer names; `rooted`: the site's root as an absolute path, for the 404 page, which a host
+    serves at any depth, where no relative link would lead home."""
 
     key: str
     lang: Lang
     title: str
     other: Lang
+    licence: tuple[str, str] = LICENCE
+    rooted: str | None = None
 
     @cached_property  # asked for a dozen times a page
     def root(self) -> str:
-        return _up(self.key)
+        return self.rooted if self.rooted is not None else _up(self.key)
 
     @cached_property
     def other_href(self) -> str:
+        if self.rooted is not None:  # the 404 page: the other language's listing
+            return f"{self.root}{self.other}/"
         rest = _folder_of(self.key).removeprefix(f"{self.lang}/")
         return f"{self.root}{self.other}/{rest}"
 
@@ -472,15 +497,14 @@ class _ListingOf:
     def common(self) -> str:
         """What every page of the listing is made of (its inputs but its number and cases)."""
         note = self.ctx.note.get(self.lang, "")
-        return repr(
-            (self.lang, self.folder, self.size, self.heading, self.summary, self.crumbs, self.full, note, self.term)
-        )
+        placed = (self.folder, self.size, self.heading, self.summary, self.crumbs, self.full, self.term)
+        return repr((self.lang, *placed, note, self.ctx.licence))
 
     def page(self, number: int, shown: Sequence[Card]) -> bytes:
         lang, folder, total_pages = self.lang, self.folder, self.total_pages
         key = f"{folder}index.html" if number == 1 else f"{folder}page/{number}/index.html"
         title = self.heading if number == 1 else f"{self.heading} ({ui('page_n', lang, n=number)})"
-        page = _Page(key, lang, title, _other_lang(self.ctx, lang))
+        page = _Page(key, lang, title, _other_lang(self.ctx, lang), self.ctx.licence)
         to_folder = page.root + folder
         first = (number - 1) * PAGE_SIZE + 1
         lang_root = f"{page.root}{lang}/"
@@ -559,7 +583,7 @@ def _facet_pages(
         if facet == "year":
             ordered = sorted(by_value[facet].items(), reverse=True)
         key = f"{folder}index.html"
-        page = _Page(key, lang, name, _other_lang(ctx, lang))
+        page = _Page(key, lang, name, _other_lang(ctx, lang), ctx.licence)
         values = [(value, _value_label(facet, value, lang, orgs), len(found)) for value, found in ordered]
         made = template.render(page=page, lang=lang, heading=name, values=values, listing=f"{page.root}{lang}/")
         pages[key] = _ready(made.encode())
@@ -587,7 +611,8 @@ def _plain(value: Value) -> Markup:
     if value.href and value.href.startswith("/cases/"):
         return Markup(f'<a href="../{_e(value.href.removeprefix("/cases/"))}/">{_e(value.text)}</a>')
     if value.href:
-        return Markup(f'<a href="{_e(value.href)}">{_e(value.text)}</a>')
+        text = shown_url(value.text) if value.text == value.href else value.text
+        return Markup(f'<a href="{_e(value.href)}">{_e(text)}</a>')
     if value.machine:
         return Markup(f'<time datetime="{_e(value.machine)}">{_e(value.text)}</time>')
     return _e(value.text)
@@ -752,7 +777,7 @@ def _case_page(
     ctx: SiteContext, case: Case, lang: Lang, incoming: tuple[list[str], list[str]], rows: list[Row]
 ) -> bytes:
     key = f"{lang}/cases/{case.id}/index.html"
-    page = _Page(key, lang, f"{case.id} {_in(case.title, lang)[0]}", _other_lang(ctx, lang))
+    page = _Page(key, lang, f"{case.id} {_in(case.title, lang)[0]}", _other_lang(ctx, lang), ctx.licence)
     lang_root = f"{page.root}{lang}/"
     marks = _Marks(
         lang, _machine(case), "" if lang == "en" else f"{page.root}en/cases/{case.id}/", linked=case.withdrawn is None
@@ -762,7 +787,9 @@ def _case_page(
     # (a fault of `validate`) is not shown as this case's address.
     address = ctx.case_url(case.id)
     fields = [
-        _Field(f.path, f.label, Markup(f'<a href="{_e(address)}">{_e(address)}</a>')) if f.path == "url" else f
+        _Field(f.path, f.label, Markup(f'<a href="{_e(address)}">{_e(shown_url(address))}</a>'))
+        if f.path == "url"
+        else f
         for f in fields
     ]
     text, bibtex = _citation(ctx, case, lang)
@@ -824,11 +851,12 @@ def _source_html(source: dict[str, Any], lang: Lang) -> str:
         if source["archived"]
         else ""
     )
-    moved = f' → <a href="{_e(source["moved_to"])}">{_e(source["moved_to"])}</a>' if source["moved_to"] else ""
+    moved = source["moved_to"]
+    moved = f' → <a href="{_e(moved)}">{_e(shown_url(moved))}</a>' if moved else ""
     return (
         f'<li class="source" data-status="{_e(source["status"])}">\n{archived}'
         f'<a class="live" href="{_e(source["url"])}">{_e(ui("live_link", lang))}</a> '
-        f'<span class="url">{_e(source["url"])}</span>\n<span class="kind">({_e(source["kind"])})</span>\n'
+        f'<span class="url">{_e(shown_url(source["url"]))}</span>\n<span class="kind">({_e(source["kind"])})</span>\n'
         f'<small class="link-state">{_e(source["state"])}{moved}</small>\n</li>\n'
     )
 
@@ -841,6 +869,70 @@ def _naming_html(name: str, label: str, ids: list[str]) -> str:
 def _redirect(key: str, to: str, lang: Lang) -> bytes:
     """A page that leads to `to` (relative to it): a meta refresh and a link, no JavaScript."""
     return _env().get_template("redirect.html").render(lang=lang, to=to, text=ui("goes_to", lang)).encode()
+
+
+# ---------------------------------------------------------------- the site's own pages: sources, 404
+
+
+@dataclass(frozen=True)
+class _Site:
+    """One source site (a host) on the sources page: its cases, its sources (URL, case id, licence where the
+    registry says it) and the licences known of them."""
+
+    host: str
+    cases: int
+    sources: list[tuple[str, str, str | None]]
+    licences: list[str]
+
+
+def _source_sites(ctx: SiteContext) -> list[_Site]:
+    """Every site the listed cases quote, most cases first, then by name; each source of each case once."""
+    found: dict[str, list[tuple[str, str, str | None]]] = {}
+    for card in listed(ctx):
+        for url in dict.fromkeys(card.sources):
+            host = (urlsplit(url).hostname or url).removeprefix("www.")
+            found.setdefault(host, []).append((url, card.id, ctx.licences.get(url)))
+    sites = [
+        _Site(
+            host,
+            len({case_id for _, case_id, _ in sources}),
+            sorted(sources),
+            sorted({licence for _, _, licence in sources if licence}),
+        )
+        for host, sources in found.items()
+    ]
+    return sorted(sites, key=lambda site: (-site.cases, site.host))
+
+
+def sources_page(ctx: SiteContext, lang: Lang, sites: list[_Site]) -> bytes:
+    """{lang}/sources/index.html: what the library is, the licence of its texts, and every site its listed
+    cases quote, with the count of its cases, each source with its licence where known, an attribution line."""
+    key = f"{lang}/sources/index.html"
+    page = _Page(key, lang, ui("about_title", lang), _other_lang(ctx, lang), ctx.licence)
+    listed_n = len(listed(ctx))
+    return (
+        _env()
+        .get_template("sources.html")
+        .render(
+            page=page,
+            lang=lang,
+            lang_root=f"{page.root}{lang}/",
+            sites=sites,
+            cases=ui("count_one" if listed_n == 1 else "count", lang, n=listed_n),
+            site_count=len(sites),
+        )
+        .encode()
+    )
+
+
+def not_found_page(ctx: SiteContext) -> bytes:
+    """404.html at the site's root, in both languages: what most static hosts serve for a missing page, at
+    that page's address, so its links stand on the site's own path (of the public base), not relative."""
+    path = urlsplit(ctx.base_url).path.rstrip("/")
+    lang = ctx.langs[0]
+    other = _other_lang(ctx, lang)
+    page = _Page("404.html", lang, ui("not_found", lang), other, ctx.licence, rooted=f"{path}/")
+    return _env().get_template("404.html").render(page=page, lang=lang, other=other, langs=ctx.langs).encode()
 
 
 # ---------------------------------------------------------------- the whole site
@@ -859,7 +951,7 @@ def case_pages(ctx: SiteContext, wanted: Callable[[str], bool] = everything) -> 
     related, recurrences = _incoming(ctx)
     made: dict[str, Planned] = {}
     default = ctx.langs[0]
-    shared = f"{_code_mark()}\x00{ctx.base_url}"
+    shared = f"{_code_mark()}\x00{ctx.base_url}\x00{ctx.licence!r}"
     nobody: tuple[list[str], list[str]] = ([], [])
     for card in ctx.cases:
         if not wanted(group := case_group(card.id)):
@@ -941,6 +1033,10 @@ def plan(ctx: SiteContext, wanted: Callable[[str], bool] = everything) -> dict[s
     for lang in ctx.langs:
         planned.update(_listing(ctx, lang, cases, _Placed(f"{lang}/", ui("site_title", lang)), items))
         planned.update(_facet_pages(ctx, lang, items, by_value, wanted))
+    sites = _source_sites(ctx)
+    for lang in ctx.langs:
+        planned[f"{lang}/sources/index.html"] = Planned(None, partial(sources_page, ctx, lang, sites))
+    planned["404.html"] = Planned(None, partial(not_found_page, ctx))
     planned["api/v1/facets.json"] = Planned(None, partial(facets_json, ctx, by_value))
     planned["api/v1/facet-counts.json"] = Planned(None, partial(facet_counts_json, ctx, by_value))
     planned.update(case_pages(ctx, wanted))
