@@ -220,4 +220,10 @@ def test_the_case_page_lays_its_facts_beside_or_below_the_text(browser: Browser,
         assert href is not None
         answer = page.request.get(f"{served}/{lang}/cases/IL-0001/{href}")
         assert answer.ok and answer.json()["id"] == "IL-0001"
+        # The merged case's page: its banner first, the same layout below it.
+        page.goto(f"{served}/{lang}/cases/IL-0002/")
+        assert page.locator(".notice").evaluate(_BOX)[3] <= page.locator("h1").evaluate(_BOX)[1]
+        assert axe_violations(page) == [], (lang, width, "IL-0002")
+        if SCREENSHOTS:
+            page.screenshot(path=str(Path(SCREENSHOTS) / f"case-merged-{lang}-{width}.png"), full_page=True)
     context.close()
