@@ -19,6 +19,12 @@ Every text comes from a crawled page or a person, so the limits are strict:
 - control and bidirectional characters are removed first (pipeline.gate), as from every text a page prints;
 - a single newline is a line break (`breaks`), as the texts were shown before they were rendered.
 A text of one paragraph comes out inline, without `<p>`, so it sits in a line as plain text did.
+
+A title is a line, often inside a link: `inline` renders only its inline code and emphasis (no links, no
+lists), and `inline_text` gives the same line as plain text, for a page's `<title>`:
+
+    inline("`train_step` 멈춤")         # Markup('<code>train_step</code> 멈춤')
+    inline_text("`train_step` 멈춤")    # 'train_step 멈춤'
 """
 
 from __future__ import annotations
@@ -35,7 +41,7 @@ from markupsafe import Markup, escape
 
 from pipeline.gate import clean
 
-__all__ = ["SCHEMES", "markdown"]
+__all__ = ["SCHEMES", "inline", "inline_text", "markdown"]
 
 SCHEMES = frozenset({"http", "https", "mailto"})
 # The block rules kept: paragraphs and lists (and what lists need to end). Every other block rule of
@@ -107,3 +113,38 @@ def _parsed(text: str) -> Markup:
         return Markup(md.renderer.render(tokens[1].children or [], md.options, {}))
     html = md.renderer.render(tokens, md.options, {})
     return Markup(html.rstrip("\n"))
+
+
+# A title's subset: code spans and emphasis, with backslash escapes and entities as CommonMark reads them.
+_TITLE_RULES = ["backticks", "emphasis", "escape", "entity"]
+_TITLE_SYNTAX = re.compile(r"[`*_\\&]")
+
+
+@cache
+def _title_parser() -> MarkdownIt:
+    md = MarkdownIt("zero", {"html": False, "linkify": False, "breaks": False, "typographer": False})
+    md.enable(_TITLE_RULES)
+    return md
+
+
+def inline(text: str) -> Markup:
+    """A line (a title) as safe inline HTML: its code spans and emphasis rendered, nothing else; never a
+    link, so it may sit inside one. The text passes the gate first, as `markdown`'s does."""
+    text = clean(text).text
+    return Markup(escapeHtml(text)) if not _TITLE_SYNTAX.search(text) else _inlined(text)
+
+
+@lru_cache(maxsize=8192)
+def _inlined(text: str) -> Markup:
+    return Markup(_title_parser().renderInline(text))
+
+
+def inline_text(text: str) -> str:
+    """The line `inline` renders, as plain text (not escaped): its code's text without backticks, its
+    emphasis without asterisks, for where no markup may go (a page's `<title>`, a feed's title)."""
+    text = clean(text).text
+    if not _TITLE_SYNTAX.search(text):
+        return text
+    tokens = _title_parser().parseInline(text)
+    children = (tokens[0].children or []) if tokens else []
+    return "".join(t.content for t in children if t.type in ("text", "code_inline", "text_special"))

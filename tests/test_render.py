@@ -8,7 +8,7 @@ import lxml.html
 import pytest
 from markupsafe import Markup
 
-from pipeline.render import _parsed, _plain, markdown
+from pipeline.render import _parsed, _plain, inline, inline_text, markdown
 
 
 def tree(html: str) -> lxml.html.HtmlElement:
@@ -112,3 +112,18 @@ def test_a_text_taken_for_plain_renders_as_the_parser_renders_it(seed: int) -> N
             plain += 1
             assert markdown(text) == _parsed(text), repr(text)
     assert plain > 300, "the test tries enough plain texts"
+
+
+def test_a_titles_code_and_emphasis_are_rendered_and_nothing_else() -> None:
+    assert inline("`train_step` 멈춤") == "<code>train_step</code> 멈춤"
+    assert inline("The `x` *hang*") == "The <code>x</code> <em>hang</em>"
+    # never a link (a title sits inside one on the listings), never a list, its HTML text
+    said = "- see [docs](https://example.com) https://example.com <b>&amp;</b>"
+    assert inline(said) == "- see [docs](https://example.com) https://example.com &lt;b&gt;&amp;&lt;/b&gt;"
+    assert inline("a `<script>` b") == "a <code>&lt;script&gt;</code> b"
+
+
+def test_a_titles_plain_text_has_no_backticks_nor_markup() -> None:
+    assert inline_text("`train_step` 멈춤") == "train_step 멈춤"
+    assert inline_text("The *`x`* hang \\*") == "The x hang *"
+    assert inline_text("plain & <b>") == "plain & <b>", "plain text, escaped where it is printed"

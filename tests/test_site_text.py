@@ -95,10 +95,11 @@ def test_the_impacts_free_text_is_rendered_too(site: Path, lang: str) -> None:
     assert [a.get("href") for a in scope.iter("a")] == ["https://example.com/status"]
 
 
-def test_the_title_is_shown_as_written(site: Path) -> None:
+def test_the_title_renders_its_code_and_emphasis_only(site: Path) -> None:
     doc = _page(site, "en/cases/IL-0001/index.html")
-    assert doc.find(".//h1").text_content().endswith("The `train_step` *hang*")
-    assert doc.xpath("//h1//code") == [] and doc.xpath("//*[@data-field='title']//code") == []
+    assert doc.find(".//h1").text_content() == "The train_step hang"
+    assert [e.tag for e in doc.find(".//h1").iter()] == ["h1", "span", "code", "em"]
+    assert doc.find(".//title").text.startswith("The train_step hang · IL-0001")
 
 
 def test_the_review_pages_case_view_renders_the_texts_too(library: Store) -> None:

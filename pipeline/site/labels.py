@@ -12,7 +12,18 @@ from __future__ import annotations
 
 from typing import Literal
 
-__all__ = ["FACET_FIELDS", "FACET_FOLDERS", "LANGS", "LISTING_SECTIONS", "Lang", "field_label", "ui"]
+__all__ = [
+    "CASE_FACTS",
+    "CASE_HEAD",
+    "CASE_RECORD_ONLY",
+    "FACET_FIELDS",
+    "FACET_FOLDERS",
+    "LANGS",
+    "LISTING_SECTIONS",
+    "Lang",
+    "field_label",
+    "ui",
+]
 
 Lang = Literal["ko", "en"]
 # The site's languages, the first its default: `/index.html` and `/cases/{id}/` lead to it.
@@ -78,6 +89,47 @@ LISTING_SECTIONS: tuple[str, ...] = (
     "lessons",
 )
 
+# The case page (pipeline/site/pages.py): its head (the title, then who, when and how bad), the summary as its
+# lead, the listing's text sections (LISTING_SECTIONS without the vocabulary's, which are facts) in the
+# listing's order, and the facts beside them, in this order, each only when the case has it. What none of
+# these shows is the record's own bookkeeping, left to the record's JSON behind the page's "record" link
+# (the id stays, small, beside it; a withdrawal and a merge are said in the banner). A test holds every
+# field of the record to exactly one of these places.
+CASE_HEAD: tuple[str, ...] = ("title", "org", "date", "severity", "summary")
+CASE_FACTS: tuple[str, ...] = (
+    "components",
+    "symptoms",
+    "root_cause",
+    "contributing",
+    "domain",
+    "impact.users",
+    "impact.scope",
+    "impact.region",
+    "timeline.detected_after",
+    "timeline.resolved_after",
+    "sources",
+    "related",
+    "recurrence_of",
+    "docs",
+    "aliases",
+    "published",
+    "updated_at",
+    "review.written_by",
+    "review.reviewed_by",
+)
+CASE_RECORD_ONLY: tuple[str, ...] = (
+    "id",
+    "org_slug",
+    "date_kind",
+    "review.reviewed_at",
+    "url",
+    "withdrawn",
+    "withdrawn_reason",
+    "withdrawn_by",
+    "merged_into",
+    "machine_translations",
+)
+
 # The words around the records. `{n}`, `{first}`, `{last}`, `{terms}` are filled in by the pages.
 _UI: dict[str, dict[Lang, str]] = {
     "site_title": {"ko": "장애 사례 라이브러리", "en": "Incident case library"},
@@ -116,7 +168,8 @@ _UI: dict[str, dict[Lang, str]] = {
     "live_link": {"ko": "원래 주소", "en": "Live page"},
     "cite": {"ko": "인용", "en": "Cite"},
     "retrieved": {"ko": "검색일", "en": "Retrieved"},
-    "json": {"ko": "JSON 으로 보기", "en": "As JSON"},
+    "json": {"ko": "기록 (JSON)", "en": "Record (JSON)"},
+    "facts": {"ko": "한눈에 보기", "en": "At a glance"},
     "search": {"ko": "검색", "en": "Search"},
     "search_results": {"ko": "검색 결과 {n}건", "en": "{n} results"},
     "search_results_one": {"ko": "검색 결과 {n}건", "en": "{n} result"},

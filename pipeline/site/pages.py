@@ -46,10 +46,19 @@ from pipeline.case_view import Row, Value, case_rows
 from pipeline.fieldpath import FieldPath
 from pipeline.fields import kind_of
 from pipeline.models import Case
-from pipeline.render import markdown
+from pipeline.render import inline, inline_text, markdown
 from pipeline.site.context import EVERY, LICENCE, Card, Planned, SiteContext, case_group, everything
 from pipeline.site.context import text_in as _in
-from pipeline.site.labels import FACET_FIELDS, FACET_FOLDERS, FIELD_LABELS, LISTING_SECTIONS, Lang, field_label, ui
+from pipeline.site.labels import (
+    CASE_FACTS,
+    FACET_FIELDS,
+    FACET_FOLDERS,
+    FIELD_LABELS,
+    LISTING_SECTIONS,
+    Lang,
+    field_label,
+    ui,
+)
 from pipeline.site.search import search_box_html
 from pipeline.vocabulary import Kind, vocabulary
 
@@ -286,19 +295,19 @@ class _Marks:
     linked: bool = True  # terms link to their pages; not on a withdrawn case's page, whose terms may have none
 
 
-def _text(texts: dict[str, str] | None, path: str, marks: _Marks, rich: bool = False) -> Markup:
+def _text(texts: dict[str, str] | None, path: str, marks: _Marks, rich: bool = False, note: bool = True) -> Markup:
     """A text in the page's language, marked when it is in the other or machine-translated. `rich`: a
-    narrative or an action's text, its Markdown rendered (pipeline.render); a title is shown as written."""
+    narrative or an action's text, its Markdown rendered (pipeline.render); a title has its inline code and
+    emphasis rendered only (`inline`: it sits in a link on the listings). `note`: the "not yet translated"
+    mark beside the text; the case page says it once for a whole section instead (`_untranslated`)."""
     text, other = _in(texts, marks.lang)
-    body = markdown(text) if rich else _e(text)
+    body = markdown(text) if rich else inline(text)
     # A rendered text of paragraphs or a list is a block (`div`); one line of it stays inline (`span`).
     tag = "div" if body.startswith(_BLOCKS) else "span"
     kind = "text md" if rich else "text"
     if other is not None:
-        note = ui("not_translated", marks.lang)
-        return Markup(
-            f'<{tag} class="{kind}" lang="{_e(other)}">{body}</{tag}> <small class="not-translated">{_e(note)}</small>'
-        )
+        said = f' <small class="not-translated">{_e(ui("not_translated", marks.lang))}</small>' if note else ""
+        return Markup(f'<{tag} class="{kind}" lang="{_e(other)}">{body}</{tag}>{said}')
     html = f'<{tag} class="{kind}">{body}</{tag}>'
     if f"{path}.{marks.lang}" in marks.machine and marks.english:
         field = FieldPath.parse(path).root
@@ -600,13 +609,6 @@ def _facet_pages(
 # ---------------------------------------------------------------- a case's page
 
 
-@dataclass(frozen=True)
-class _Field:
-    path: str
-    label: str
-    html: Markup
-
-
 def _plain(value: Value) -> Markup:
     if value.href and value.href.startswith("/cases/"):
         return Markup(f'<a href="../{_e(value.href.removeprefix("/cases/"))}/">{_e(value.text)}</a>')
@@ -741,7 +743,7 @@ def _citation(ctx: SiteContext, case: Case, lang: Lang) -> tuple[str, str]:
     """The case's citation, in text and as BibTeX. The retrieval date written is the day the case was
     last changed (`updated_at`), so an unchanged case's page stays byte for byte the same across
     builds; `assets/cite.js` puts the reader's own date in its place when the page is read."""
-    title, _ = _in(case.title, lang)
+    title = inline_text(_in(case.title, lang)[0])
     url = ctx.case_url(case.id)
     retrieved = f"{case.updated_at:%Y-%m-%d}"
     site = ui("site_title", lang)
@@ -773,25 +775,69 @@ def _incoming(ctx: SiteContext) -> tuple[dict[str, list[str]], dict[str, list[st
     return related, recurrences
 
 
+# The case page's text sections: the listing's, in its order (LISTING_SECTIONS, the one list), but for the
+# vocabulary's (root cause, components, contributing factors), which the page gives among its facts.
+_CASE_SECTIONS = tuple(name for name in LISTING_SECTIONS if name not in _SECTION_FACETS)
+
+
+def _untranslated(case: Case, name: str, lang: Lang) -> bool:
+    """Whether any text of a section (a narrative, or each action of a list) is shown in the other language."""
+    value = getattr(case, name)
+    texts = [action.text for action in value] if isinstance(value, list) else [value]
+    return any(_in(texts_of, lang)[1] is not None for texts_of in texts if texts_of)
+
+
+def _note(case: Case, name: str, lang: Lang) -> str:
+    """The section's one "not yet translated" mark, when any of its texts is in the other language."""
+    if not _untranslated(case, name, lang):
+        return ""
+    return f' <small class="not-translated">{_e(ui("not_translated", lang))}</small>'
+
+
+def _narrative_html(case: Case, marks: _Marks) -> Markup:
+    """The summary as the page's lead, then each text section the case has, in the listing's order, under
+    its heading; one "not yet translated" mark a section, however many of its texts lack the language."""
+    out: list[str] = []
+    if case.summary:
+        lead = _text(case.summary, "summary", marks, True, note=False)
+        out.append(
+            f'<div class="lead" id="f-summary" data-field="summary">{lead}{_note(case, "summary", marks.lang)}</div>\n'
+        )
+    for name in _CASE_SECTIONS:
+        value = getattr(case, name)
+        if not value:
+            continue
+        if isinstance(value, list):  # a list of actions
+            items = "".join(
+                f"<li>{_text(action.text, f'{name}.{i}.text', marks, True, note=False)}</li>"
+                for i, action in enumerate(value)
+            )
+            body = f'<ul class="actions">{items}</ul>'
+        else:
+            body = str(_text(value, name, marks, True, note=False))
+        out.append(
+            f'<section id="f-{name}" data-field="{name}">\n<h2>{_e(field_label(name, marks.lang))}'
+            f"{_note(case, name, marks.lang)}</h2>\n{body}\n</section>\n"
+        )
+    return Markup("".join(out))
+
+
+def _shown(case: Case, row: Row) -> bool:
+    """Whether a fact is worth its line: not empty, and an impact's part not merely "unknown"."""
+    if row.path.startswith("impact."):
+        return str(getattr(case.impact, row.path[7:], "") or "") not in ("", "unknown")
+    return any(value.text for item in row.items for value in item)
+
+
 def _case_page(
     ctx: SiteContext, case: Case, lang: Lang, incoming: tuple[list[str], list[str]], rows: list[Row]
 ) -> bytes:
     key = f"{lang}/cases/{case.id}/index.html"
-    page = _Page(key, lang, f"{case.id} {_in(case.title, lang)[0]}", _other_lang(ctx, lang), ctx.licence)
+    page = _Page(key, lang, f"{inline_text(_in(case.title, lang)[0])} · {case.id}", _other_lang(ctx, lang), ctx.licence)
     lang_root = f"{page.root}{lang}/"
     marks = _Marks(
         lang, _machine(case), "" if lang == "en" else f"{page.root}en/cases/{case.id}/", linked=case.withdrawn is None
     )
-    fields = [_Field(row.path, _label(row.path, lang), _row_html(case, row, marks, lang_root)) for row in rows]
-    # The permanent address is the site's, never what the file says: a hand-edited `url` on another host
-    # (a fault of `validate`) is not shown as this case's address.
-    address = ctx.case_url(case.id)
-    fields = [
-        _Field(f.path, f.label, Markup(f'<a href="{_e(address)}">{_e(shown_url(address))}</a>'))
-        if f.path == "url"
-        else f
-        for f in fields
-    ]
     text, bibtex = _citation(ctx, case, lang)
     gone = withdrawn(case)
     survivor = merged_into(case)
@@ -803,7 +849,9 @@ def _case_page(
             lang=lang,
             case=case,
             title=_text(case.title, "title", marks),
-            fields_html=_fields_html(fields, _sources(ctx, case, lang), incoming, lang),
+            severity=_value_label("severity", case.severity, lang, {}),
+            narrative_html=_narrative_html(case, marks),
+            facts_html=_facts_html(case, rows, _sources(ctx, case, lang), incoming, marks, lang_root),
             citation=text,
             retrieved=f"{case.updated_at:%Y-%m-%d}",
             bibtex=bibtex,
@@ -813,34 +861,43 @@ def _case_page(
             reason=_sentence(case.withdrawn_reason) if gone and case.withdrawn_reason else None,
             reason_lang=_words_lang(case.withdrawn_reason or ""),
             survivor=survivor,
-            aliases=case.aliases,
             lang_root=lang_root,
         )
         .encode()
     )
 
 
-def _fields_html(
-    fields: list[_Field], sources: list[dict[str, Any]], incoming: tuple[list[str], list[str]], lang: Lang
+def _facts_html(
+    case: Case,
+    rows: list[Row],
+    sources: list[dict[str, Any]],
+    incoming: tuple[list[str], list[str]],
+    marks: _Marks,
+    lang_root: str,
 ) -> Markup:
-    """The case page's list of fields, `<dt>` and `<dd>` a field (the sources as a list of their own; after
-    `related` and `recurrence_of`, the cases naming this one). Written here rather than in case.html: a
-    template's loop over 40 fields was half the time of a build of 10,000 cases."""
+    """The case page's facts (CASE_FACTS, in its order), `<dt>` and `<dd>` a fact the case has: an empty one
+    is left out (the sources as a list of their own; after `related` and `recurrence_of`, the cases naming
+    this one). Written here rather than in case.html: a template's loop over 40 fields was half the time
+    of a build of 10,000 cases."""
     out: list[str] = []
     related_from, recurrences = incoming
-    for field in fields:
-        if field.path == "sources":
-            out.append(f'<dt id="f-sources">{_e(field.label)}</dt>\n<dd>\n<ul class="sources">\n')
+    by_path = {row.path: row for row in rows}
+    lang = marks.lang
+    for path in CASE_FACTS:
+        row = by_path.get(path)
+        if path == "sources" and sources:
+            out.append(f'<dt id="f-sources">{_e(_label(path, lang))}</dt>\n<dd>\n<ul class="sources">\n')
             out += [_source_html(source, lang) for source in sources]
             out.append("</ul>\n</dd>\n")
-        else:
-            anchor = field.path.replace(".", "-")
+        elif row is not None and path != "sources" and _shown(case, row):
+            anchor = path.replace(".", "-")
+            html = _row_html(case, row, marks, lang_root)
             out.append(
-                f'<dt id="f-{_e(anchor)}">{_e(field.label)}</dt>\n<dd data-field="{_e(field.path)}">{field.html}</dd>\n'
+                f'<dt id="f-{_e(anchor)}">{_e(_label(path, lang))}</dt>\n<dd data-field="{_e(path)}">{html}</dd>\n'
             )
-        if field.path == "related" and related_from:
+        if path == "related" and related_from:
             out.append(_naming_html("related-from", ui("related_from", lang), related_from))
-        if field.path == "recurrence_of" and recurrences:
+        if path == "recurrence_of" and recurrences:
             out.append(_naming_html("recurrences", ui("recurrences", lang), recurrences))
     return Markup("".join(out))
 
