@@ -29,6 +29,7 @@ lists), and `inline_text` gives the same line as plain text, for a page's `<titl
 
 from __future__ import annotations
 
+import json
 import re
 from functools import cache, lru_cache
 from typing import Any
@@ -41,9 +42,10 @@ from markupsafe import Markup, escape
 
 from pipeline.gate import clean
 
-__all__ = ["SCHEMES", "inline", "inline_text", "markdown"]
+__all__ = ["SCHEMES", "browser_rules", "inline", "inline_text", "markdown"]
 
 SCHEMES = frozenset({"http", "https", "mailto"})
+REL = "nofollow noopener"  # every link's rel
 # The block rules kept: paragraphs and lists (and what lists need to end). Every other block rule of
 # CommonMark is off, so its syntax is text.
 _BLOCK = ["paragraph", "list"]
@@ -51,6 +53,9 @@ _BLOCK = ["paragraph", "list"]
 # as the text it was (`_image_as_text`).
 _INLINE = ["backticks", "emphasis", "link", "image", "linkify", "newline", "escape", "entity", "autolink"]
 _CORE = ["linkify"]
+# linkify-it's fuzzy matching ("example.com" without a scheme) would link words that are not links.
+_LINKIFY = {"fuzzy_link": False, "fuzzy_email": False}
+_OPTIONS = {"html": False, "linkify": True, "breaks": True, "typographer": False}
 
 
 def _validate(url: str) -> bool:
@@ -62,20 +67,19 @@ def _validate(url: str) -> bool:
 def _parser() -> MarkdownIt:
     md = MarkdownIt(
         "zero",  # nothing enabled; what follows is the whole subset
-        {"html": False, "linkify": True, "breaks": True, "typographer": False},
+        dict(_OPTIONS),
     )
     md.enable(_BLOCK + _INLINE + _CORE)
     md.validateLink = _validate  # type: ignore[method-assign]
     md.add_render_rule("link_open", _link_open)
     md.add_render_rule("image", _image_as_text)
-    # linkify-it's fuzzy matching ("example.com" without a scheme) would link words that are not links.
-    md.linkify.set({"fuzzy_link": False, "fuzzy_email": False})  # type: ignore[union-attr]
+    md.linkify.set(dict(_LINKIFY))  # type: ignore[union-attr]
     return md
 
 
 def _link_open(self: Any, tokens: list[Token], idx: int, options: Any, env: Any) -> str:
     token = tokens[idx]
-    token.attrSet("rel", "nofollow noopener")
+    token.attrSet("rel", REL)
     return str(self.renderToken(tokens, idx, options, env))
 
 
@@ -148,3 +152,20 @@ def inline_text(text: str) -> str:
     tokens = _title_parser().parseInline(text)
     children = (tokens[0].children or []) if tokens else []
     return "".join(t.content for t in children if t.type in ("text", "code_inline", "text_special"))
+
+
+def browser_rules() -> bytes:
+    """The subset as the browser renders it (assets/markdown.json, read by the facet script's cards with
+    markdown-it's own JavaScript, assets/vendor/): the options, the rules enabled, linkify-it's settings
+    (in its JavaScript names), the schemes linked and the links' rel, and a title's rules. Written from
+    the constants above, so that the rule lives here only."""
+    camel = {re.sub(r"_(\w)", lambda m: m.group(1).upper(), name): value for name, value in _LINKIFY.items()}
+    rules = {
+        "options": _OPTIONS,
+        "rules": _BLOCK + _INLINE + _CORE,
+        "linkify": camel,
+        "schemes": sorted(SCHEMES),
+        "rel": REL,
+        "title": _TITLE_RULES,
+    }
+    return json.dumps(rules, sort_keys=True, separators=(",", ":")).encode() + b"\n"

@@ -86,6 +86,29 @@ CASES = [
         withdrawn="2026-11-01T00:00:00Z",
         withdrawn_reason="Not an incident.",
     ),
+    # texts in the Markdown subset, and what it must not link or run
+    case(
+        5,
+        "2025-06-01",
+        org="Delta",
+        org_slug="delta",
+        title={"ko": "`train_step` *전체가* 멈춤", "en": "`train_step` hung *whole*"},
+        trigger={
+            "ko": "`CUDA_LAUNCH_BLOCKING=1` 을 설정하자 <script>window.ran = 1</script> 가 보였다.",
+            "en": "Setting `CUDA_LAUNCH_BLOCKING=1` showed <script>window.ran = 1</script> as text.",
+        },
+        lessons={
+            "ko": "- 작게 *나누어* 배포하자\n- 되돌리기를 연습하자",
+            "en": "- Roll out in *stages*\n- Practise rollback",
+        },
+        remediation=[
+            {"text": {"ko": "https://example.org/fix 를 보라", "en": "See https://example.org/fix"}},
+            {"text": {"ko": "[누르지 말 것](javascript:alert(1))", "en": "[do not click](javascript:alert(1))"}},
+        ],
+        components=["gpu-driver"],
+        root_cause="configuration-error",
+        contributing=["untested-change"],
+    ),
     # more cases of one component than a filtered listing shows at once
     *(
         case(
@@ -186,6 +209,61 @@ def test_a_filtered_listing_keeps_each_cases_full_card(page: Page, site: str) ->
     )
     expect(page.locator("ol.cases li.case#IL-0001 h2 a .title")).to_have_text("A config change stopped name resolution")
     shoot(page, "en-filtered")
+    assert axe_violations(page) == []
+
+
+def _sections(page: Page, card: Any) -> list[str]:
+    """The card's sections' HTML as the browser holds it, each heading and content, every link's address
+    resolved (the static card's links are relative, the script's absolute)."""
+    expect(card.locator("dl.sections")).to_have_count(1)
+    resolved = """nodes => nodes.map(n => {
+        const copy = n.cloneNode(true);
+        copy.querySelectorAll("a[href]").forEach(a =>
+            a.setAttribute("href", new URL(a.getAttribute("href"), document.baseURI).href));
+        return copy.outerHTML;
+    })"""
+    return [str(html) for html in card.locator("dl.sections > *").evaluate_all(resolved)]
+
+
+@pytest.mark.parametrize("lang", ["ko", "en"])
+def test_a_filtered_listings_cards_render_the_texts_as_the_static_ones(page: Page, site: str, lang: str) -> None:
+    # the static card, written by the build (pipeline.render)
+    page.goto(f"{site}{lang}/index.html")
+    static = _sections(page, page.locator("ol.cases li.case#IL-0005"))
+    static_title = page.locator("ol.cases li.case#IL-0005 h2 a .title").inner_html()
+    expect(page.locator('script[src$="markdown-it.min.js"]')).to_have_count(0)  # not loaded without a card to build
+    # the same case's card built in the browser (facets.js, markdown-it's script set up from assets/markdown.json)
+    page.goto(f"{site}{lang}/index.html?component=gpu-driver")
+    card = page.locator('ol.cases li.case#IL-0005[aria-busy="false"]')
+    expect(card).to_have_count(1)
+    assert _sections(page, card) == static
+    dds = card.locator("dl.sections dd")
+    # inline code, a "- " list with emphasis, a bare URL linked (rel nofollow noopener), the javascript: link
+    # not linked, the raw <script> shown as text and never run
+    expect(dds.nth(0).locator("code")).to_have_text("CUDA_LAUNCH_BLOCKING=1")
+    expect(dds.nth(0)).to_contain_text("<script>window.ran = 1</script>")
+    assert page.evaluate("window.ran") is None
+    remedies = dds.locator("ul.actions > li")
+    link = remedies.nth(0).locator("a")
+    expect(link).to_have_attribute("href", "https://example.org/fix")
+    expect(link).to_have_attribute("rel", "nofollow noopener")
+    expect(remedies.nth(1).locator("a")).to_have_count(0)
+    expect(remedies.nth(1)).to_contain_text("javascript:alert(1)")
+    lessons = card.locator("dl.sections dd div.text.md ul li")
+    expect(lessons).to_have_count(2)
+    expect(lessons.first.locator("em")).to_have_count(1)
+    # the title's inline code
+    expect(card.locator("h2 a .title code")).to_have_text("train_step")
+    expect(card.locator("h2 a .title")).not_to_contain_text("`")
+    # the title as the static card renders it: its code and its emphasis, by the one rule of render.py
+    expect(card.locator("h2 a .title em")).to_have_count(1)
+    assert card.locator("h2 a .title").inner_html() == static_title
+    shoot(page, f"{lang}-filtered-markdown")
+    # a case without a root cause: its heading kept over nothing, as on the static card
+    page.goto(f"{site}{lang}/index.html")
+    static = _sections(page, page.locator("ol.cases li.case#IL-0002"))
+    page.goto(f"{site}{lang}/index.html?component=nccl")
+    assert _sections(page, page.locator('ol.cases li.case#IL-0002[aria-busy="false"]')) == static
     assert axe_violations(page) == []
 
 

@@ -30,6 +30,7 @@ from helpers import CASE_FIXTURE, serving
 from playwright.sync_api import Browser, Page, Route, expect
 
 from pipeline.models import Case
+from pipeline.render import browser_rules
 from pipeline.site import search
 from pipeline.site.labels import ui
 from pipeline.site.search import (
@@ -206,9 +207,8 @@ def write_site(folder: Path) -> None:
     for path, data in index_files(search_docs(MODELS, stems())).items():
         (folder / path).parent.mkdir(parents=True, exist_ok=True)
         (folder / path).write_bytes(data)
-    (folder / "assets").mkdir(exist_ok=True)
-    for asset in STATIC.iterdir():
-        shutil.copy(asset, folder / "assets" / asset.name)
+    shutil.copytree(STATIC, folder / "assets", dirs_exist_ok=True)  # vendor/ too, for the cards' Markdown
+    (folder / "assets" / "markdown.json").write_bytes(browser_rules())
 
 
 @dataclass

@@ -948,8 +948,8 @@ def test_marking_a_draft_written_ends_the_writers_claim_and_the_page_says_a_revi
 def test_impact_scope_is_a_box_of_several_lines_the_short_parts_one_line(site: TestClient) -> None:
     sign_in(site, "ann")
     page = site.get(f"/drafts/{DRAFT_ID}").text
-    assert re.search(r'<textarea name="impact.scope" rows="3">One 512-GPU pre-training run lost', page)
-    assert '<input name="impact.users" value="the pre-training team">' in page
+    assert re.search(r'<textarea name="impact.scope" rows="3" aria-label="impact.scope">One 512-GPU pre-training', page)
+    assert '<input name="impact.users" value="the pre-training team" aria-label="impact.users">' in page
 
 
 def test_a_published_draft_shows_its_review_and_no_empty_heading(site: TestClient, store: Store) -> None:

@@ -31,6 +31,7 @@ import uvicorn
 from helpers import HOSTILE, case_page_lacks, related_case, reviewable_draft, sample_drafts
 from playwright.sync_api import Browser, BrowserContext, Dialog, Locator, Page, expect, sync_playwright
 from test_finder import story, training_set
+from test_site_search import axe_script
 
 from pipeline import claims, review
 from pipeline.candidates import candidates
@@ -376,6 +377,72 @@ def test_the_queue_and_a_draft_of_the_demo_library(browsers: Callable[..., Page]
         expect(page.locator("ol.history .diff ins")).to_contain_text(["every team on the shared Kubernetes cluster"])
         if SCREENSHOTS:
             page.screenshot(path=Path(SCREENSHOTS) / "draft.png")
+
+
+def serious_axe(page: Page) -> list[str]:
+    """axe-core's serious and critical violations on the page, each its rule and the elements it found."""
+    page.add_script_tag(content=axe_script())
+    found = page.evaluate(
+        "async () => (await axe.run(document)).violations"
+        ".filter(v => v.impact === 'serious' || v.impact === 'critical').map(v => [v.id, v.nodes.map(n => n.html)])"
+    )
+    return [f"{rule}: {nodes}" for rule, nodes in found]
+
+
+def overflow(page: Page) -> dict[str, Any]:
+    """How wide the page is drawn against the window, and the elements that reach beyond the window's right
+    edge (not inside a region that scrolls on its own)."""
+    return dict(
+        page.evaluate(
+            """() => {
+            const width = document.documentElement.clientWidth;
+            const beyond = [...document.querySelectorAll("body *")].filter(e => {
+                if (e.closest(".scroll")) return false;
+                const box = e.getBoundingClientRect();
+                return box.width > 0 && box.right > width + 1;
+            }).map(e => e.tagName.toLowerCase() + (e.className ? "." + String(e.className).replace(/ /g, ".") : ""));
+            return {scroll: document.documentElement.scrollWidth, width, beyond: beyond.slice(0, 8)};
+        }"""
+        )
+    )
+
+
+def test_the_queue_a_draft_and_a_case_fit_a_phone_and_stay_as_they_were_on_a_screen(
+    browsers: Callable[..., Page], root: Path, store: Store
+) -> None:
+    ids = demo_library(store)
+    case_id = store.read_draft(ids[2]).case_id
+    assert case_id
+    add_reviewer(store, "dana", PASSWORD)
+    with served(Settings(root=root)) as url:
+        # axe-core is put into the page as a script of its own, which the page's policy (script-src self) forbids
+        page = signed_in(browsers, url, "dana", viewport={"width": 390, "height": 844}, bypass_csp=True)
+        for path, name in [("/", "queue"), (f"/drafts/{ids[0]}", "draft"), (f"/cases/{case_id}", "case")]:
+            page.set_viewport_size({"width": 390, "height": 844})
+            page.goto(path)
+            expect(page.get_by_role("heading", level=1)).to_be_visible()
+            # nothing wider than the phone: the header wraps, a table scrolls inside its own labelled region
+            drawn = overflow(page)
+            assert drawn["scroll"] <= 390 and drawn["beyond"] == [], f"{path} at 390 px: {drawn}"
+            found = serious_axe(page)
+            assert found == [], f"{path}: {found}"
+            if SCREENSHOTS:
+                page.screenshot(path=Path(SCREENSHOTS) / f"{name}-390.png", full_page=True)
+            # a screen: the header in one line, the queue's table its own width, the draft's two columns
+            page.set_viewport_size({"width": 1280, "height": 900})
+            header = page.locator("header.top").bounding_box()
+            brand = page.locator("header.top .brand").bounding_box()
+            assert header and brand and header["height"] < 3 * brand["height"], f"{path}: the header wraps at 1280"
+            assert overflow(page)["scroll"] <= 1280
+            if SCREENSHOTS:
+                page.screenshot(path=Path(SCREENSHOTS) / f"{name}-1280.png", full_page=True)
+        page.goto("/")
+        table = page.locator("table.queue").bounding_box()
+        assert table and table["width"] > 1200, "the queue's table spans the screen"
+        page.goto(f"/drafts/{ids[0]}")
+        fields = page.locator("section.fields").bounding_box()
+        source = page.locator(".columns > :nth-child(2)").bounding_box()
+        assert fields and source and source["x"] > fields["x"] + fields["width"] - 1, "the draft's columns side by side"
 
 
 # ---------------------------------------------------------------- candidates the feeds proposed

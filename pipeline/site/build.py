@@ -45,6 +45,7 @@ from typing import Any
 
 from pipeline.batch import Report
 from pipeline.models import Case, utc_now
+from pipeline.render import browser_rules
 from pipeline.settings import Settings
 from pipeline.site import api, context, feeds, pages, search
 from pipeline.site.assemble import Previous
@@ -56,9 +57,17 @@ __all__ = ["KEEP", "BuildReport", "build_files", "build_site", "groups", "plan",
 
 
 def static_assets(ctx: SiteContext) -> dict[str, bytes]:
-    """The package's static files (pipeline/site/static/: the style sheet, the facet script) under assets/."""
+    """The package's static files (pipeline/site/static/: the style sheet, the facet script, the vendored
+    scripts of vendor/ with their licences, not its README) under assets/, and assets/markdown.json: the
+    texts' Markdown subset as pipeline.render keeps it, for the cards the facet script builds."""
     folder = resources.files("pipeline.site").joinpath("static")
-    return {f"assets/{item.name}": item.read_bytes() for item in folder.iterdir() if item.is_file()}
+    found = {f"assets/{item.name}": item.read_bytes() for item in folder.iterdir() if item.is_file()}
+    vendor = folder.joinpath("vendor")
+    found.update(
+        {f"assets/vendor/{item.name}": item.read_bytes() for item in vendor.iterdir() if item.name != "README.md"}
+    )
+    found["assets/markdown.json"] = browser_rules()
+    return dict(sorted(found.items()))
 
 
 # Never removed from a site folder: the case pages (permalinks; a case whose record left cases/ keeps
@@ -313,6 +322,7 @@ def _site_code() -> str:
         if path.is_file():
             digest.update(path.relative_to(here).as_posix().encode() + b"\x00" + path.read_bytes())
     digest.update(here.parent.joinpath("vocabulary.yaml").read_bytes())
+    digest.update(here.parent.joinpath("render.py").read_bytes())  # the texts' HTML and assets/markdown.json
     return digest.hexdigest()
 
 

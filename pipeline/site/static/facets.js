@@ -7,7 +7,8 @@
    filter is chosen, or at once when the URL holds one (or when facet-counts.json is missing).
    The filter lives in the URL query: ?component=nccl&year=2022. Values of one facet are ORed, facets ANDed.
    The filtered cases are listed as the static listing lists them, each a full card (its title linking
-   to its page, its org and year, its sections from api/v1/cases/{id}.json), twenty at a time.
+   to its page, its org and year, its sections from api/v1/cases/{id}.json), twenty at a time, its texts'
+   Markdown rendered as the static cards' (assets/markdown.json, from pipeline/render.py).
    A term's own page (ko/components/nccl/) starts with its term ticked and the counts of its cases.
    Without a filter the page stays as written (its static list, its pages). No request leaves the site. */
 (function () {
@@ -174,10 +175,82 @@
   var SECTION_FACETS = { components: "component", contributing: "contributing", root_cause: "root_cause" };
   var FOLDERS = { component: "components", contributing: "contributing", root_cause: "root-causes" };
 
-  function cardText(texts, lang, path, record) {
+  // The texts' Markdown subset, rendered as the static pages render it (pipeline/render.py): markdown-it's
+  // own script (assets/vendor/markdown-it.min.js, loaded with the first card built) set up from
+  // assets/markdown.json, which the build writes from render.py: the rules, the schemes linked and the
+  // links' rel live there only. Without them (a script that failed to load), the texts are shown plain.
+  var renderers = null;
+  function markdownRenderers() {
+    if (!renderers) {
+      var loaded = new Promise(function (resolve, reject) {
+        if (window.markdownit) return resolve();
+        var tag = document.createElement("script");
+        tag.src = new URL("assets/vendor/markdown-it.min.js", root).href;
+        tag.onload = resolve;
+        tag.onerror = function () { reject(new Error("assets/vendor/markdown-it.min.js")); };
+        document.head.appendChild(tag);
+      });
+      var rules = fetch(new URL("assets/markdown.json", root).href, { credentials: "same-origin" }).then(function (answer) {
+        if (!answer.ok) throw new Error("assets/markdown.json: " + answer.status);
+        return answer.json();
+      });
+      renderers = Promise.all([rules, loaded]).then(function (both) {
+        return { text: parser(both[0], both[0].rules), title: parser(both[0], both[0].title) };
+      }).catch(function (error) {
+        renderers = null;
+        warn(error);
+        return null;
+      });
+    }
+    return renderers;
+  }
+
+  function parser(rules, enabled) {
+    var md = window.markdownit("zero", Object.assign({}, rules.options));
+    md.enable(enabled);
+    md.validateLink = function (url) {
+      var scheme = /^\s*([A-Za-z][A-Za-z0-9+.-]*):/.exec(url);
+      return scheme !== null && rules.schemes.indexOf(scheme[1].toLowerCase()) >= 0;
+    };
+    md.linkify.set(rules.linkify);
+    md.renderer.rules.link_open = function (tokens, idx, options, env, self) {
+      tokens[idx].attrSet("rel", rules.rel);
+      return self.renderToken(tokens, idx, options);
+    };
+    // an image is not of the subset: shown as the text it was written as
+    md.renderer.rules.image = function (tokens, idx) {
+      var token = tokens[idx];
+      var title = token.attrGet("title");
+      var said = "![" + token.content + "](" + (token.attrGet("src") || "") + (title ? ' "' + title + '"' : "") + ")";
+      return md.utils.escapeHtml(said);
+    };
+    return md;
+  }
+
+  // A text's HTML as render.markdown makes it: a text of one paragraph inline, without <p>.
+  function rendered(md, text) {
+    var tokens = md.parse(text, {});
+    if (tokens.length === 3 && tokens[0].type === "paragraph_open" && tokens[1].type === "inline" && tokens[2].type === "paragraph_close") {
+      return md.renderer.render(tokens[1].children || [], md.options, {});
+    }
+    return md.renderer.render(tokens, md.options, {}).replace(/\n+$/, "");
+  }
+
+  // A text as pages._text writes it: a narrative's (`rich`) a block (<div>) when it renders to paragraphs
+  // or a list, else inline (<span>); a title only its code spans and emphasis (never a link: it sits in one).
+  function textNode(text, rich, md) {
+    if (!md) return el("span", { class: "text", text: text });
+    var html = rich ? rendered(md.text, text) : md.title.renderInline(text);
+    var block = rich && /^<(p|ul|ol)>/.test(html);
+    var node = el(block ? "div" : "span", { class: rich ? "text md" : "text" });
+    node.innerHTML = html; // markdown-it's HTML: every text escaped, raw HTML off, links validated
+    return node;
+  }
+
+  function cardText(texts, lang, path, record, md) {
     var shown = textIn(texts, lang);
     if (!shown.text) return null;
-    var span = el("span", { class: "text", text: shown.text });
+    var span = textNode(shown.text, path !== "title", md);
     var parts = [span];
     if (shown.lang !== lang) {
       span.setAttribute("lang", shown.lang);
@@ -194,32 +267,32 @@
     return holder;
   }
 
-  function sectionOf(data, lang, record, name) {
+  function sectionOf(data, lang, record, name, md) {
     var value = record[name];
     var facet = SECTION_FACETS[name];
     if (facet) {
       var names = valuesOf(record, name);
-      if (!names.length) return el("span", {});
+      if (!names.length) return document.createDocumentFragment(); // its heading kept, nothing under it, as on the static card
       return el("ul", { class: "terms" }, names.map(function (term) {
         var href = new URL(lang + "/" + FOLDERS[facet] + "/" + encodeURIComponent(term) + "/", root).href;
         return el("li", {}, [el("a", { href: href, "data-term": term, text: labelOf(data, lang, facet, term) })]);
       }));
     }
     if (Array.isArray(value)) {
-      var items = value.map(function (action, i) { return cardText(action && action.text, lang, name + "." + i + ".text", record); })
+      var items = value.map(function (action, i) { return cardText(action && action.text, lang, name + "." + i + ".text", record, md); })
         .filter(Boolean);
       return items.length ? el("ul", { class: "actions" }, items.map(function (item) { return el("li", {}, [item]); })) : null;
     }
-    return cardText(value, lang, name, record);
+    return cardText(value, lang, name, record, md);
   }
 
-  function fillCard(data, lang, item, record) {
+  function fillCard(data, lang, item, record, md) {
     var title = item.querySelector(".title");
-    var shown = cardText(record.title, lang, "title", record);
+    var shown = cardText(record.title, lang, "title", record, md);
     if (title && shown) title.replaceChildren(shown);
     var sections = el("dl", { class: "sections" });
     WORDS[lang].sections.forEach(function (pair) {
-      var html = sectionOf(data, lang, record, pair[0]);
+      var html = sectionOf(data, lang, record, pair[0], md);
       if (!html) return;
       sections.appendChild(el("dt", { text: pair[1] }));
       sections.appendChild(el("dd", {}, [html]));
@@ -336,7 +409,9 @@
       next.forEach(function (item) {
         var card = caseItem(data, lang, item);
         list.appendChild(card);
-        record(item.id).then(function (found) { fillCard(data, lang, card, found); }).catch(warn);
+        Promise.all([record(item.id), markdownRenderers()]).then(function (both) {
+          fillCard(data, lang, card, both[0], both[1]);
+        }).catch(warn);
       });
       listed += next.length;
       more.hidden = listed >= shown.length;
