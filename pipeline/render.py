@@ -31,9 +31,10 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from functools import cache, lru_cache
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from markdown_it import MarkdownIt
 from markdown_it.common.utils import escapeHtml
@@ -42,7 +43,7 @@ from markupsafe import Markup, escape
 
 from pipeline.gate import clean
 
-__all__ = ["SCHEMES", "browser_rules", "inline", "inline_text", "markdown"]
+__all__ = ["SCHEMES", "browser_rules", "inline", "inline_text", "markdown", "shown_url"]
 
 SCHEMES = frozenset({"http", "https", "mailto"})
 REL = "nofollow noopener"  # every link's rel
@@ -169,3 +170,18 @@ def browser_rules() -> bytes:
         "title": _TITLE_RULES,
     }
     return json.dumps(rules, sort_keys=True, separators=(",", ":")).encode() + b"\n"
+
+
+def shown_url(url: str) -> str:
+    """A URL as a reader reads it: its percent-escapes decoded (`PM2019-009%20-%20Kubernetes` shows as
+    `PM2019-009 - Kubernetes`, `%ED%95%9C` as `한`). For display only: an `href` keeps the URL as it is, and
+    the text shown is still escaped for HTML where it is printed (decoding `%3Cb%3E` gives the text `<b>`,
+    never a tag). A URL whose escapes decode to a control or format character (a line break, a
+    right-to-left override that would make it read as another address) or to bytes that are not UTF-8 is
+    shown as it is."""
+    if "%" not in url:
+        return url
+    decoded = unquote(url, errors="replace")
+    if any(c == "\ufffd" or (c != " " and unicodedata.category(c)[0] in "CZ") for c in decoded):
+        return url
+    return decoded

@@ -22,9 +22,9 @@ from playwright.sync_api import Browser, expect
 from test_site_search import axe_violations
 
 from pipeline.models import Case
+from pipeline.render import shown_url
 from pipeline.settings import Settings
 from pipeline.site.build import build_site
-from pipeline.site.pages import shown_url
 from pipeline.store import Store
 
 SCREENSHOTS = os.environ.get("INCIDENTLIB_SCREENSHOTS")

@@ -1074,3 +1074,17 @@ def test_a_complete_draft_s_page_says_the_sign_offs_it_awaits_not_that_nothing_l
     page = client.get("/drafts/example-org-whole-00000001").text
     assert "Still lacks for publication:</b> the writer&#39;s sign-off, a reviewer&#39;s approval" in page
     assert "nothing lacks" not in page
+
+
+def test_the_review_page_shows_a_title_rendered_and_a_source_url_decoded_but_linked_as_written(
+    site: TestClient, store: Store, make_case: Any, case_json: dict[str, Any]
+) -> None:
+    encoded = "https://example.org/pm/PM2019-009%20-%20%ED%95%9C%20IP.md"
+    sources = [{**case_json["sources"][0], "url": encoded}, *case_json["sources"][1:]]
+    case = make_case("IL-0431", sources=sources, title={"en": "`train_step` hung", "ko": "`train_step` 멈춤"})
+    store.write_case(case)
+    sign_in(site, "ann")
+    page = site.get(f"/cases/{case.id}").text
+    assert "<code>train_step</code> hung" in page and "`train_step`" not in page  # the title as the site shows it
+    assert f'href="{encoded}"' in page
+    assert ">https://example.org/pm/PM2019-009 - 한 IP.md</a>" in page

@@ -26,7 +26,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -35,7 +34,7 @@ from functools import cache, cached_property, partial
 from itertools import chain
 from operator import attrgetter
 from typing import Any, NamedTuple
-from urllib.parse import unquote, urlsplit
+from urllib.parse import urlsplit
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
@@ -46,7 +45,7 @@ from pipeline.case_view import Row, Value, case_rows
 from pipeline.fieldpath import FieldPath
 from pipeline.fields import kind_of
 from pipeline.models import Case
-from pipeline.render import inline, inline_text, markdown
+from pipeline.render import inline, inline_text, markdown, shown_url
 from pipeline.site.context import EVERY, LICENCE, Card, Planned, SiteContext, case_group, everything
 from pipeline.site.context import text_in as _in
 from pipeline.site.labels import (
@@ -110,21 +109,6 @@ def _env() -> Environment:
     env.globals.update(ui=ui, label=_label, search_box=lambda lang, root: Markup(search_box_html(lang, root)))
     env.filters["shown_url"] = shown_url
     return env
-
-
-def shown_url(url: str) -> str:
-    """A URL as a reader reads it: its percent-escapes decoded (`PM2019-009%20-%20Kubernetes` shows as
-    `PM2019-009 - Kubernetes`, `%ED%95%9C` as `한`). For display only: an `href` keeps the URL as it is, and
-    the text shown is still escaped for HTML where it is printed (decoding `%3Cb%3E` gives the text `<b>`,
-    never a tag). A URL whose escapes decode to a control or format character (a line break, a
-    right-to-left override that would make it read as another address) or to bytes that are not UTF-8 is
-    shown as it is."""
-    if "%" not in url:
-        return url
-    decoded = unquote(url, errors="replace")
-    if any(c == "\ufffd" or (c != " " and unicodedata.category(c)[0] in "CZ") for c in decoded):
-        return url
-    return decoded
 
 
 def _label(path: str, lang: Lang) -> str:

@@ -30,7 +30,7 @@ from starlette.exceptions import HTTPException
 from pipeline import gate
 from pipeline.claims import claimable
 from pipeline.errors import RecordError, RecordNotFound, StoreError
-from pipeline.render import markdown
+from pipeline.render import inline, markdown, shown_url
 from pipeline.settings import Settings
 from pipeline.store import Store
 from pipeline.web.cache import DraftCache
@@ -57,6 +57,8 @@ def create_app(settings: Settings) -> FastAPI:
     templates = Jinja2Templates(env=env)
     templates.env.globals.update(word_diff=word_diff, quote=quote, claimable=claimable)
     templates.env.filters["markdown"] = markdown  # a case's texts as the reader's site shows them
+    templates.env.filters["inline"] = inline  # a title's code spans and emphasis
+    templates.env.filters["shown_url"] = shown_url  # a URL decoded for the eye; its href stays as it is
     stamps = Stamps(store)
 
     app = FastAPI(title="incidentlib", docs_url=None, redoc_url=None, openapi_url=None)
