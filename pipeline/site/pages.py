@@ -918,12 +918,14 @@ def _redirect(key: str, to: str, lang: Lang) -> bytes:
 @dataclass(frozen=True)
 class _Site:
     """One source site (a host) on the sources page: its cases, its sources (URL, case id, licence where the
-    registry says it) and the licences known of them."""
+    registry says it), the licences known of them and whether some source's licence is not recorded (so
+    that one source's licence is never said of the whole site)."""
 
     host: str
     cases: int
     sources: list[tuple[str, str, str | None]]
     licences: list[str]
+    unrecorded: bool
 
 
 def _source_sites(ctx: SiteContext) -> list[_Site]:
@@ -939,6 +941,7 @@ def _source_sites(ctx: SiteContext) -> list[_Site]:
             len({case_id for _, case_id, _ in sources}),
             sorted(sources),
             sorted({licence for _, _, licence in sources if licence}),
+            any(licence is None for _, _, licence in sources),
         )
         for host, sources in found.items()
     ]
