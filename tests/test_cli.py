@@ -242,12 +242,14 @@ def test_add_appends_to_the_registry_and_refuses_a_duplicate(cli: Callable, root
         "blog",
         "--date",
         "2024-05-01",
+        "--licence",
+        "CC BY 4.0",
         "--root",
         str(root),
     )
     assert added.exit_code == 0 and added.stdout == "added https://example.org/pm/2 to sources/added.yaml\n"
     assert (root / "sources" / "added.yaml").read_text() == (
-        "- url: https://example.org/pm/2\n  org: Example\n  kind: blog\n  date: '2024-05-01'\n"
+        "- url: https://example.org/pm/2\n  org: Example\n  kind: blog\n  date: '2024-05-01'\n  licence: CC BY 4.0\n"
     )
     again = run_installed("add", "https://EXAMPLE.org/pm/1#summary", "--root", str(root))
     assert again.returncode == 1

@@ -146,6 +146,9 @@ def add(
     ] = None,
     title: Annotated[str | None, typer.Option(help="Title, when the page's own is poor.")] = None,
     date: Annotated[str | None, typer.Option(help="Date as YYYY, YYYY-MM or YYYY-MM-DD.")] = None,
+    licence: Annotated[
+        str | None, typer.Option(help="The licence of the page's text, when known (the site's sources page says it).")
+    ] = None,
     to: Annotated[str, typer.Option("--to", help="Registry file in sources/ to append to.")] = "added.yaml",
     root: RootOption = None,
 ) -> None:
@@ -159,7 +162,10 @@ def add(
         canonical = url  # a URL the model refuses, and says why, below
     try:
         # An operator's words are text from outside like any other: the gate cleans them (pipeline.gate).
-        entry, _ = intake(SourceEntry, {"url": canonical, "org": org, "kind": kind, "title": title, "date": date})
+        entry, _ = intake(
+            SourceEntry,
+            {"url": canonical, "org": org, "kind": kind, "title": title, "date": date, "licence": licence},
+        )
     except ValidationError as exc:
         raise InvalidRecord(faults_from(exc, "add")) from None
     try:
