@@ -185,7 +185,7 @@ def test_the_basics_in_chromium(browser: Browser, served: str, width: int) -> No
         # the favicon is served, as the page names it
         icon = page.evaluate("document.querySelector('link[rel=icon]').href")
         assert page.request.get(icon).headers["content-type"] == "image/svg+xml"
-        # the filters: folded on a phone, the count on the first screen; open on a wide screen
+        # the filters: folded on a phone, the count on the first screen; open on a wide screen, beside the cases
         fold = page.locator("details#filters")
         expect(page.locator("#facets")).not_to_be_empty()
         count = page.locator("p.count").bounding_box()
@@ -201,6 +201,10 @@ def test_the_basics_in_chromium(browser: Browser, served: str, width: int) -> No
         else:
             assert fold.evaluate("e => e.open") is True
             expect(page.locator("#facets")).to_be_visible()
+            # a column beside the cases: the count line and the first case on the first screen too
+            filters, case = fold.bounding_box(), page.locator("ol.cases li.case").first.bounding_box()
+            assert filters is not None and case is not None
+            assert filters["x"] + filters["width"] <= count["x"] and count["y"] < case["y"] < 844
         assert axe_violations(page) == []
         page.locator("footer.site a.about").click()
         expect(page.locator("section.source-site")).to_have_count(3)
