@@ -444,15 +444,20 @@ def _build_site(store: Store, settings: Settings, out: Path | None, workers: int
                 present.append(key)  # SiteTree.sync checks that it is still there
                 continue
         to_make.append(key)
-    files.update(_make_files(store, ctx, planned, to_make, workers or os.cpu_count() or 1))
-    assembled = api.assembled(ctx, _previous(tree, _read_spans(tree.read_cache(_SPANS))))
-    files.update({key: made.data for key, made in assembled.items()})
-    tree.write_cache(_BUILDING, b"a build of this folder began and has not finished\n")
     stems = search.Stems.load(tree.read_cache(_STEMS))
     # The index is updated in place only when it was made by the same code and vocabulary (its documents
     # hold the terms' labels): else it is made whole.
     same_code = last.get("code") == _site_code()
     known = last_sync.get("files", {}) if same_code else {}
+    # The Korean words the index's new documents need analysed, aside while the pages are made.
+    ids = [card.id for card in ctx.cases]
+    indexed_now = ids if not known else sorted(set(changed) & set(ids))
+    stemmed = stems.analyse_aside(search.korean_words(map(ctx.case, indexed_now), ctx.langs))
+    files.update(_make_files(store, ctx, planned, to_make, workers or os.cpu_count() or 1))
+    assembled = api.assembled(ctx, _previous(tree, _read_spans(tree.read_cache(_SPANS))))
+    files.update({key: made.data for key, made in assembled.items()})
+    tree.write_cache(_BUILDING, b"a build of this folder began and has not finished\n")
+    stemmed()
     index, indexed = _search_index(ctx, stems, set(changed), known, tree.read_file)
     files.update(index.files)
     present += index.kept
