@@ -647,3 +647,25 @@ def test_a_full_build_analyses_its_korean_words_aside_with_the_same_stems(tmp_pa
     assert any("끊기다" in data.decode() for key, data in expected.items() if "/shards/" in key)
     built = tmp_path / "site"
     assert {key: (built / key).read_bytes() for key in expected} == expected
+
+
+def test_a_build_into_another_folder_analyses_no_word_again(tmp_path: Path) -> None:
+    """A word's stems are the analyser's, whatever the folder: the builds of one data root share one cache
+    of them, so a build into a new folder (`--out`, a benchmark's runs) analyses no word again."""
+    from pipeline.settings import Settings
+    from pipeline.site.build import build_site
+    from pipeline.store import Store
+
+    store = Store(tmp_path / "root")
+    for case in MODELS:
+        store.write_case(case)
+    settings = Settings(root=store.root)
+    build_site(store, settings, tmp_path / "first", workers=1)
+    kept = store.state.stat("site/search-stems.json")
+    assert kept is not None and "끊기다" in (store.state.read("site/search-stems.json") or b"").decode()
+    build_site(store, settings, tmp_path / "second", workers=1)
+    assert store.state.stat("site/search-stems.json") == kept, "no word analysed, the cache not written again"
+    first, second = tmp_path / "first" / "search", tmp_path / "second" / "search"
+    assert {p.relative_to(first): p.read_bytes() for p in first.rglob("*.json")} == {
+        p.relative_to(second): p.read_bytes() for p in second.rglob("*.json")
+    }
