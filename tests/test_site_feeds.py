@@ -129,6 +129,9 @@ def test_a_feed_holds_the_newest_fifty_and_renders_the_same_bytes_twice(make_cas
         assert len(entries) == feeds.FEED_ENTRIES == 50
         assert entries[0].id == f"{BASE}/cases/IL-0060" and entries[-1].id == f"{BASE}/cases/IL-0011"
     assert feeds.render(_ctx(reversed(cases))) == files, "the same cases give the same bytes, whatever their order"
+    # No indentation between elements: a reader parses the same feed, the site carries 8% fewer bytes
+    # (444 feeds of 1,000 cases: 3.44 MB pretty, 3.16 MB without).
+    assert all(b">\n " not in data and data.count(b"\n") == 1 for data in files.values())
 
 
 def test_an_empty_library_has_a_feed_dated_by_the_build() -> None:

@@ -613,3 +613,59 @@ def test_a_words_stems_do_not_depend_on_the_words_analysed_with_it() -> None:
         alone = search.Stems()
         alone.analyse([word])
         assert alone.of(word) == together.of(word), word
+
+
+_BUILD_ALONE = """
+import json, sys
+from pathlib import Path
+from pipeline.models import Case
+from pipeline.settings import Settings
+from pipeline.site import search
+from pipeline.site.build import build_site
+from pipeline.store import Store
+
+root = Path(sys.argv[1])
+store = Store(root)
+for line in sys.stdin:
+    store.write_case(Case.model_validate_json(line))
+build_site(store, Settings(root=root), root / "site", workers=1)
+print(json.dumps({"kiwi_loaded": search._kiwi.cache_info().currsize}))
+"""
+
+
+def test_a_full_build_analyses_its_korean_words_aside_with_the_same_stems(tmp_path: Path) -> None:
+    """kiwipiepy's model takes seconds of one core to load, holding Python's lock: a full build has its
+    Korean words analysed in a process of its own (pipeline.site.stemmer) while it makes its pages, and
+    indexes the same stems as an analysis in the building process."""
+    # A process of its own: this one may have loaded kiwipiepy already (a build here then analyses here).
+    given = "".join(case.model_dump_json() + "\n" for case in MODELS)
+    run = subprocess.run(
+        ["python", "-c", _BUILD_ALONE, str(tmp_path)], input=given, capture_output=True, text=True, check=True
+    )
+    assert json.loads(run.stdout.splitlines()[-1]) == {"kiwi_loaded": 0}
+    expected = index_files(search_docs(MODELS, Stems()))
+    assert any("끊기다" in data.decode() for key, data in expected.items() if "/shards/" in key)
+    built = tmp_path / "site"
+    assert {key: (built / key).read_bytes() for key in expected} == expected
+
+
+def test_a_build_into_another_folder_analyses_no_word_again(tmp_path: Path) -> None:
+    """A word's stems are the analyser's, whatever the folder: the builds of one data root share one cache
+    of them, so a build into a new folder (`--out`, a benchmark's runs) analyses no word again."""
+    from pipeline.settings import Settings
+    from pipeline.site.build import build_site
+    from pipeline.store import Store
+
+    store = Store(tmp_path / "root")
+    for case in MODELS:
+        store.write_case(case)
+    settings = Settings(root=store.root)
+    build_site(store, settings, tmp_path / "first", workers=1)
+    kept = store.state.stat("site/search-stems.json")
+    assert kept is not None and "끊기다" in (store.state.read("site/search-stems.json") or b"").decode()
+    build_site(store, settings, tmp_path / "second", workers=1)
+    assert store.state.stat("site/search-stems.json") == kept, "no word analysed, the cache not written again"
+    first, second = tmp_path / "first" / "search", tmp_path / "second" / "search"
+    assert {p.relative_to(first): p.read_bytes() for p in first.rglob("*.json")} == {
+        p.relative_to(second): p.read_bytes() for p in second.rglob("*.json")
+    }

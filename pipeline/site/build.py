@@ -128,7 +128,9 @@ _CARDS = "cards-{:02d}.pickle"  # the cards' cache, in shards by case id
 _CARD_SHARDS = 16
 _SPANS = "spans.pickle"
 _BUILDING = "building"  # there while a build runs: a build that finds it trusts no cache of the folder
-_STEMS = "search-stems.json"  # Korean words' stems (search.Stems): a rebuild analyses only new words
+# Korean words' stems (search.Stems), one cache for every folder a data root's site is built into (a word's
+# stems are the analyser's, whatever the folder): a build analyses only words no build of the root met.
+_STEMS = "site/search-stems.json"
 # The caches' format (and the cards' fields, pickled with them): a cache of another is not read.
 _FORMAT = (
     f"1:{','.join(f.name for f in fields(Card))}:{hashlib.sha256(Path(context.__file__).read_bytes()).hexdigest()}"
@@ -484,15 +486,20 @@ def _build_site(store: Store, settings: Settings, out: Path | None, workers: int
                 present.append(key)  # SiteTree.sync checks that it is still there
                 continue
         to_make.append(key)
-    files.update(_make_files(store, ctx, planned, to_make, workers or os.cpu_count() or 1))
-    assembled = api.assembled(ctx, _previous(tree, _read_spans(tree.read_cache(_SPANS))))
-    files.update({key: made.data for key, made in assembled.items()})
-    tree.write_cache(_BUILDING, b"a build of this folder began and has not finished\n")
-    stems = search.Stems.load(tree.read_cache(_STEMS))
+    stems = search.Stems.load(store.state.read(_STEMS))
     # The index is updated in place only when it was made by the same code and vocabulary (its documents
     # hold the terms' labels): else it is made whole.
     same_code = last.get("code") == _site_code()
     known = last_sync.get("files", {}) if same_code else {}
+    # The Korean words the index's new documents need analysed, aside while the pages are made.
+    ids = [card.id for card in ctx.cases]
+    indexed_now = ids if not known else sorted(set(changed) & set(ids))
+    stemmed = stems.analyse_aside(search.korean_words(map(ctx.case, indexed_now), ctx.langs))
+    files.update(_make_files(store, ctx, planned, to_make, workers or os.cpu_count() or 1))
+    assembled = api.assembled(ctx, _previous(tree, _read_spans(tree.read_cache(_SPANS))))
+    files.update({key: made.data for key, made in assembled.items()})
+    tree.write_cache(_BUILDING, b"a build of this folder began and has not finished\n")
+    stemmed()
     index, indexed = _search_index(ctx, stems, set(changed), known, tree.read_file)
     files.update(index.files)
     present += index.kept
@@ -517,7 +524,7 @@ def _build_site(store: Store, settings: Settings, out: Path | None, workers: int
     spans = {key: {"hash": hashes.get(key), "spans": made.spans} for key, made in assembled.items()}
     tree.write_cache(_SPANS, pickle.dumps({"format": _FORMAT, "files": spans}))
     if stems.changed:
-        tree.write_cache(_STEMS, stems.dump())
+        store.state.write(_STEMS, stems.dump(), durable=False)
     for name, shard in cards_cache.items():
         tree.write_cache(name, pickle.dumps(shard, protocol=pickle.HIGHEST_PROTOCOL))
     tree.remove_cache("cards.pickle")  # what builds before the shards kept

@@ -161,7 +161,7 @@ def _marked(data: bytes, langs: Mapping[str, dict[str, str]]) -> bytes:
         for name, lang in marks.items():
             for element in entry.findall(f"{_ATOM_NS}{name}") if name else []:
                 element.set(_XML_LANG, lang)
-    marked: bytes = etree.tostring(root, xml_declaration=True, encoding="UTF-8", pretty_print=True)
+    marked: bytes = etree.tostring(root, xml_declaration=True, encoding="UTF-8")
     return marked
 
 
@@ -194,7 +194,7 @@ def _feed(
     feed.updated(max((e.updated() for e in entries), default=ctx.built_at))
     for entry in entries:
         feed.add_entry(entry, order="append")
-    data: bytes = feed.atom_str(pretty=True)
+    data: bytes = feed.atom_str(pretty=False)
     return _marked(data, langs) if langs else data
 
 

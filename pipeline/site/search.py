@@ -53,6 +53,9 @@ from __future__ import annotations
 import html
 import json
 import re
+import subprocess
+import sys
+import threading
 import unicodedata
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -245,6 +248,39 @@ class Stems:
             for word, tokens in zip(chunk, kiwi.tokenize(chunk), strict=True):
                 self._known[word] = tuple(_stems_of(tokens))
 
+    def analyse_aside(self, words: Iterable[str]) -> Callable[[], None]:
+        """Start analysing the words not known yet in a process of its own (`pipeline.site.stemmer`), and
+        return what takes its stems in, waiting for it: the caller goes on meanwhile. Loading kiwipiepy's
+        model and its first analysis take four to five seconds of one core, holding Python's lock the
+        while (a thread would stop the build): a full build makes its pages on the other core. The
+        stems are the same as `analyse`'s (each word is analysed on its own); a process that fails leaves
+        its words to `analyse`. Nothing is started when every word is known, kiwipiepy is not installed,
+        or this process loaded it already (an analysis here then costs milliseconds)."""
+        new = sorted({w for w in words if w not in self._known})
+        if not new or analyser() != "kiwipiepy" or _kiwi.cache_info().currsize:
+            return lambda: None
+        command = [sys.executable, "-m", "pipeline.site.stemmer"]
+        process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        answer: list[bytes] = []
+        # One thread talks to it (write the words, read the stems), so that neither pipe fills while the
+        # caller is busy; it waits on the pipes, not holding Python's lock.
+        talk = threading.Thread(
+            target=lambda: answer.append(process.communicate(json.dumps(new).encode())[0]), daemon=True
+        )
+        talk.start()
+
+        def take() -> None:
+            talk.join()
+            try:
+                found = json.loads(answer[0]) if process.returncode == 0 and answer else None
+            except ValueError:
+                found = None
+            if isinstance(found, dict):
+                self._known.update((w, tuple(found[w])) for w in new if isinstance(found.get(w), list))
+                self.changed = True
+
+        return take
+
     def of(self, word: str) -> tuple[str, ...]:
         """The word's stems (analysed now if it is not known)."""
         if word not in self._known:
@@ -378,9 +414,8 @@ def searchable(case: Any) -> bool:
     return getattr(case, "withdrawn", None) is None
 
 
-def search_docs(cases: Iterable[Case], stems: Stems, langs: Iterable[Lang] = LANGS) -> list[SearchDoc]:
-    """Every searchable page's document, the Korean words of all analysed first in one batch."""
-    cases = list(cases)
+def korean_words(cases: Iterable[Case], langs: Iterable[Lang] = LANGS) -> set[str]:
+    """The Korean words of the searchable pages of `cases`: those their documents need the stems of."""
     langs = tuple(langs)
     words: set[str] = set()
     for case in cases:
@@ -388,7 +423,14 @@ def search_docs(cases: Iterable[Case], stems: Stems, langs: Iterable[Lang] = LAN
             for lang in langs:
                 for text in (_shown(case.title, lang), *_texts(case, lang), *_labels(case, lang)):
                     words.update(_korean(_words(text)))
-    stems.analyse(words)
+    return words
+
+
+def search_docs(cases: Iterable[Case], stems: Stems, langs: Iterable[Lang] = LANGS) -> list[SearchDoc]:
+    """Every searchable page's document, the Korean words of all analysed first in one batch."""
+    cases = list(cases)
+    langs = tuple(langs)
+    stems.analyse(korean_words(cases, langs))
     return [doc for case in cases for lang in langs if (doc := search_doc(case, lang, stems)) is not None]
 
 
