@@ -157,8 +157,13 @@ def test_the_facts_hold_terms_durations_sources_aliases_and_dates(site: Path, la
         "f-updated_at",
         "f-review-written_by",
         "f-review-reviewed_by",
+        "f-url",
     ]
     assert [a.get("href") for a in facts.cssselect('dd[data-field="aliases"] a')] == ["../IL-0002/"]
+    # the case's permanent address: the site's, linked
+    assert [a.get("href") for a in facts.cssselect('dd[data-field="url"] a')] == [
+        "https://benchlet.com/incidentlib/app/cases/IL-0001"
+    ]
     assert facts.cssselect('dd[data-field="published"] time')[0].get("datetime") == "2025-07-02T10:00:00Z"
     assert [a.get("class") for a in facts.cssselect("li.source")[0].cssselect("a")][:2] == ["archived", "live"]
 

@@ -116,13 +116,13 @@ CASE_FACTS: tuple[str, ...] = (
     "updated_at",
     "review.written_by",
     "review.reviewed_by",
+    "url",  # the site's own address for the case, never the record's spelling of it
 )
 CASE_RECORD_ONLY: tuple[str, ...] = (
     "id",
     "org_slug",
     "date_kind",
     "review.reviewed_at",
-    "url",
     "withdrawn",
     "withdrawn_reason",
     "withdrawn_by",

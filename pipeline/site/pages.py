@@ -835,7 +835,9 @@ def _case_page(
             title=_text(case.title, "title", marks),
             severity=_value_label("severity", case.severity, lang, {}),
             narrative_html=_narrative_html(case, marks),
-            facts_html=_facts_html(case, rows, _sources(ctx, case, lang), incoming, marks, lang_root),
+            facts_html=_facts_html(
+                case, rows, _sources(ctx, case, lang), incoming, marks, lang_root, ctx.case_url(case.id)
+            ),
             citation=text,
             retrieved=f"{case.updated_at:%Y-%m-%d}",
             bibtex=bibtex,
@@ -858,10 +860,11 @@ def _facts_html(
     incoming: tuple[list[str], list[str]],
     marks: _Marks,
     lang_root: str,
+    address: str,
 ) -> Markup:
     """The case page's facts (CASE_FACTS, in its order), `<dt>` and `<dd>` a fact the case has: an empty one
-    is left out (the sources as a list of their own; after `related` and `recurrence_of`, the cases naming
-    this one). Written here rather than in case.html: a template's loop over 40 fields was half the time
+    is left out (the sources as a list of their own; `url` the site's own address for the case; after
+    `related` and `recurrence_of`, the cases naming this one). Written here rather than in case.html: a template's loop over 40 fields was half the time
     of a build of 10,000 cases."""
     out: list[str] = []
     related_from, recurrences = incoming
@@ -869,7 +872,12 @@ def _facts_html(
     lang = marks.lang
     for path in CASE_FACTS:
         row = by_path.get(path)
-        if path == "sources" and sources:
+        if path == "url":
+            # The permanent address is the site's, never what the file says: a hand-edited `url` on another
+            # host (a fault of `validate`) is not shown as this case's address.
+            link = f'<a href="{_e(address)}">{_e(shown_url(address))}</a>'
+            out.append(f'<dt id="f-url">{_e(_label(path, lang))}</dt>\n<dd data-field="url">{link}</dd>\n')
+        elif path == "sources" and sources:
             out.append(f'<dt id="f-sources">{_e(_label(path, lang))}</dt>\n<dd>\n<ul class="sources">\n')
             out += [_source_html(source, lang) for source in sources]
             out.append("</ul>\n</dd>\n")
