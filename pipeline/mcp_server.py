@@ -1,0 +1,211 @@
+"""`incidentlib mcp`: the library's published cases to agents, by the Model Context Protocol (the official
+`mcp` SDK's MCPServer), over stdio or streamable HTTP. Read-only: four tools, two resource templates, one
+prompt, each a thin shell over pipeline.lookup, whose answers (pydantic models) are the tools' structured
+output.
+
+    server = make_server(Lookup.open(store, settings))
+    server.run()                                       # stdio: what an agent's configuration starts
+    serve_http(server, "127.0.0.1", 8765, ready)       # streamable HTTP at http://127.0.0.1:8765/mcp
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from collections.abc import Callable
+from typing import Annotated, Any
+
+from pydantic import Field
+
+from pipeline.errors import LookupRefused
+from pipeline.lookup import CaseAnswer, Lang, Lookup, SearchAnswer, SimilarAnswer, TermKind, TermsAnswer
+
+__all__ = ["INSTRUCTIONS", "PROMPT", "is_loopback", "make_server", "serve_http"]
+
+INSTRUCTIONS = (
+    "incidentlib: a reviewed library of public incident postmortems (outages, GPU training failures, "
+    "Kubernetes and cloud incidents) as case records in English and Korean. Search it, read a case, or find "
+    "cases like a situation you describe; cite a case by its id, its url and its sources' archived copies."
+)
+
+SEARCH = (
+    "Search the library's published incident cases by words, in English or Korean (a Korean word is matched "
+    "by its stem: 서울에서 finds 서울은), like the reader's site search: every word must match; results are "
+    "ranked by how much of the case the words make up, each with the passage that matched. Narrow by a "
+    "vocabulary term (component, symptom, root_cause: see list_terms for the names), an org (its name or "
+    "slug) or a date (`since`: 2024, 2024-03 or 2024-03-02); an empty query lists the cases the filters keep, "
+    "newest first. `lang` chooses the language of titles and passages (en or ko). Each result carries the "
+    "case's permanent url and its sources with their archived copies: cite those. A withdrawn case comes "
+    "last, with a note. The query is at most a few hundred characters; `limit` is capped."
+)
+GET = (
+    "Read one published case by its id (as IL-0042): its title, summary, permanent url, sources with "
+    "archived copies, and the whole record (both languages: timeline, impact, trigger, root cause, "
+    "remediation, action items, vocabulary terms). An id that was merged into another case answers with "
+    "the surviving case and a note saying so; a withdrawn case answers with a note saying why."
+)
+SIMILAR = (
+    "Find published cases close to a situation or symptom you describe in prose (a log excerpt, an alert, "
+    "what a cluster shows): ranked by how close each case's narrative is to the text (TF-IDF, the "
+    "library's own similarity code), with the vocabulary's components and symptoms the text names that "
+    "each case shares, and the passage behind it. Use it to ground a diagnosis in earlier incidents; "
+    "withdrawn cases are never offered. The text is at most a few thousand characters."
+)
+TERMS = (
+    "List the library's controlled vocabulary of one kind (components, symptoms, root_causes, contributing "
+    "or domains): each term's name (what search_cases' filters take), its English and Korean labels, and "
+    "how many published cases carry it, most first."
+)
+PROMPT = (
+    "Check the following situation against incidentlib, the library of reviewed public postmortems.\n\n"
+    "Situation:\n{situation}\n\n"
+    "1. Call similar_cases with the situation's text, and search_cases with its key words (its components, "
+    "error messages, symptoms); narrow with list_terms' names when useful.\n"
+    "2. Read the closest cases with get_case.\n"
+    "3. Say which earlier incidents match and how (shared components, symptoms, trigger), what their "
+    "root causes and remediations were, and what to check now.\n"
+    "Cite every case by its id and its url, and each source you rely on by its archived copy (the "
+    "`archived` address; the original `url` when there is none). Say so when no case fits."
+)
+
+
+def _refused(error: LookupRefused) -> Exception:
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    return ToolError(str(error))
+
+
+def make_server(lookup: Lookup) -> Any:
+    """The MCP server over `lookup`: tools, resources and the prompt, none of which writes anything."""
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ResourceError
+    from mcp_types import ToolAnnotations
+
+    from pipeline import __version__
+
+    server = MCPServer(name="incidentlib", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
+    read_only = ToolAnnotations(
+        read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+    )
+
+    @server.tool(description=SEARCH, annotations=read_only)
+    def search_cases(
+        query: Annotated[str, Field(description="Words to find, English or Korean; empty with a filter lists.")],
+        component: Annotated[str | None, Field(description="A component's name (list_terms components).")] = None,
+        symptom: Annotated[str | None, Field(description="A symptom's name (list_terms symptoms).")] = None,
+        root_cause: Annotated[str | None, Field(description="A root cause's name (list_terms root_causes).")] = None,
+        org: Annotated[str | None, Field(description="The organisation, by name or slug.")] = None,
+        since: Annotated[str | None, Field(description="Cases dated on or after: 2024, 2024-03, 2024-03-02.")] = None,
+        lang: Annotated[Lang, Field(description="Language of titles and passages.")] = "en",
+        limit: Annotated[int | None, Field(description="Most results wanted (capped by the server).")] = None,
+    ) -> SearchAnswer:
+        try:
+            return lookup.search_cases(
+                query,
+                component=component,
+                symptom=symptom,
+                root_cause=root_cause,
+                org=org,
+                since=since,
+                lang=lang,
+                limit=limit,
+            )
+        except LookupRefused as error:
+            raise _refused(error) from None
+
+    @server.tool(description=GET, annotations=read_only)
+    def get_case(
+        id: Annotated[str, Field(description="A case id, as IL-0042.")],
+        lang: Annotated[Lang, Field(description="Language of the title and summary.")] = "en",
+    ) -> CaseAnswer:
+        try:
+            return lookup.get_case(id, lang=lang)
+        except LookupRefused as error:
+            raise _refused(error) from None
+
+    @server.tool(description=SIMILAR, annotations=read_only)
+    def similar_cases(
+        text: Annotated[str, Field(description="The symptom or situation, in prose, English or Korean.")],
+        lang: Annotated[Lang, Field(description="Language of titles and passages.")] = "en",
+        limit: Annotated[int | None, Field(description="Most results wanted (capped by the server).")] = None,
+    ) -> SimilarAnswer:
+        try:
+            return lookup.similar_cases(text, lang=lang, limit=limit)
+        except LookupRefused as error:
+            raise _refused(error) from None
+
+    @server.tool(description=TERMS, annotations=read_only)
+    def list_terms(
+        kind: Annotated[TermKind, Field(description="Which vocabulary.")],
+    ) -> TermsAnswer:
+        try:
+            return lookup.list_terms(kind)
+        except LookupRefused as error:
+            raise _refused(error) from None
+
+    @server.resource(
+        "incidentlib://cases/{id}",
+        name="case",
+        description="A published case as JSON: get_case's answer (an alias resolves to its survivor).",
+        mime_type="application/json",
+    )
+    def case_json(id: str) -> str:
+        try:
+            return lookup.get_case(id).model_dump_json()
+        except LookupRefused as error:
+            raise ResourceError(str(error)) from None
+
+    @server.resource(
+        "incidentlib://cases/{id}/text",
+        name="case-text",
+        description="A published case as its page reads, in plain text (English, else what it has).",
+        mime_type="text/plain",
+    )
+    def case_text(id: str) -> str:
+        try:
+            return lookup.case_text(id)
+        except LookupRefused as error:
+            raise ResourceError(str(error)) from None
+
+    @server.prompt(
+        name="check_situation",
+        description="Check a situation against the library and cite cases by id and archived source.",
+    )
+    def check_situation(situation: str) -> str:
+        return PROMPT.format(situation=situation.strip())
+
+    return server
+
+
+def is_loopback(host: str) -> bool:
+    """Whether `host` is a loopback address (127.0.0.0/8, ::1) or `localhost`."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def serve_http(server: Any, host: str, port: int, ready: Callable[[str], None]) -> None:
+    """Serve streamable HTTP at http://host:port/mcp until stopped; `ready` is called with the address once
+    the socket listens (port 0: a free one, which the address names)."""
+    import anyio
+    import uvicorn
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(128)
+    bound = sock.getsockname()[1]
+    shown = f"[{host}]" if ":" in host else host
+    app = server.streamable_http_app(host=host)
+    config = uvicorn.Config(app, log_level="warning", lifespan="on")
+    uv = uvicorn.Server(config)
+
+    async def run() -> None:
+        ready(f"http://{shown}:{bound}/mcp")
+        await uv.serve(sockets=[sock])
+
+    anyio.run(run)
