@@ -398,6 +398,21 @@ class Lookup:
                 self._survivor[e.id] = e.merged_into
         self._standing = np.array([not e.withdrawn for e in index.entries], dtype=bool)
         self._numbers = np.array([_search.doc_number(e.id) for e in index.entries], dtype=np.int64)
+        # Each kind's terms counted over the standing cases, once.
+        self._term_counts: dict[str, dict[str, int]] = {kind: {} for kind in TERM_KINDS}
+        for e in index.entries:
+            if e.withdrawn:
+                continue
+            carried: dict[str, Iterable[str]] = {
+                "components": e.components,
+                "symptoms": e.symptoms,
+                "root_causes": (e.root_cause,),
+                "contributing": e.contributing,
+                "domains": e.domains,
+            }
+            for kind, values in carried.items():
+                for value in values:
+                    self._term_counts[kind][value] = self._term_counts[kind].get(value, 0) + 1
 
     def __len__(self) -> int:
         return len(self._index.entries)
@@ -615,11 +630,8 @@ class Lookup:
             for r in top:
                 entry = entries[r]
                 case = self._read(entry.id)
-                quote = passage(_narrative_in(case, lang), text) or passage(_narrative_in(case, "en"), text)
-                found = (
-                    Passage(field="narrative", text=quote)
-                    if quote
-                    else _best_passage(case, lang, [w for w in query_words(text) if len(w) > 3])
+                found = _shared_passage(case, lang, text) or _best_passage(
+                    case, lang, [w for w in query_words(text) if len(w) > 3]
                 )
                 results.append(
                     SimilarHit(
@@ -641,19 +653,7 @@ class Lookup:
         """The vocabulary's terms of `kind` with how many standing cases carry each, most first."""
         if kind not in TERM_KINDS:
             raise LookupRefused(f"unknown kind {kind!r}; known: {', '.join(TERM_KINDS)}")
-        counts: dict[str, int] = {}
-        for e in self._index.entries:
-            if e.withdrawn:
-                continue
-            values: Iterable[str] = {
-                "components": e.components,
-                "symptoms": e.symptoms,
-                "root_causes": (e.root_cause,),
-                "contributing": e.contributing,
-                "domains": e.domains,
-            }[kind]
-            for value in values:
-                counts[value] = counts.get(value, 0) + 1
+        counts = self._term_counts[kind]
         terms = vocabulary().terms[kind]
         listed = [
             TermCount(name=name, label=term.label, label_ko=term.label_in("ko"), count=counts.get(name, 0))
@@ -690,8 +690,19 @@ def _lang(lang: str) -> Lang:
     return lang  # type: ignore[return-value]
 
 
-def _narrative_in(case: Case, lang: str) -> str:
-    return "\n".join(text for _name, text in _fields(case, lang))
+def _shared_passage(case: Case, lang: str, text: str) -> Passage | None:
+    """The sentence of the case holding the longest run of words it shares with `text` (the similarity
+    code's `passage`, at least three words), in the language asked, else in English."""
+    for in_lang in dict.fromkeys((lang, "en")):
+        best: tuple[int, str, str] | None = None
+        for name, field_text in _fields(case, in_lang):
+            for sentence in _SENTENCE.split(field_text):
+                quote = passage(sentence, text)
+                if quote is not None and (best is None or len(quote) > best[0]):
+                    best = (len(quote), name, sentence)
+        if best is not None:
+            return Passage(field=best[1], text=_quote(best[2]))
+    return None
 
 
 # ---------------------------------------------------------------- the cache

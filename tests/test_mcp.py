@@ -182,25 +182,24 @@ def test_stdio_answers_every_tool_resource_and_prompt(library: Path) -> None:
 
 def test_streamable_http_on_a_loopback_port(library: Path) -> None:
     command = [sys.executable, "-m", "pipeline", "mcp", "--http", "--port", "0", "--root", str(library)]
-    server = subprocess.Popen(command, env={**os.environ, **_env()}, stdout=subprocess.PIPE, text=True)
-    try:
-        assert server.stdout is not None
-        line = server.stdout.readline()  # said once the socket listens: the handshake follows it
-        assert "3 cases indexed" in line, line
-        url = line.split("listening on ")[1].split()[0]
-        assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp")
+    with subprocess.Popen(command, env={**os.environ, **_env()}, stdout=subprocess.PIPE, text=True) as server:
+        try:
+            assert server.stdout is not None
+            line = server.stdout.readline()  # said once the socket listens: the handshake follows it
+            assert "3 cases indexed" in line, line
+            url = line.split("listening on ")[1].split()[0]
+            assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp")
 
-        async def run() -> None:
-            async with Client(url) as client:
-                await _check_session(client)
-            async with Client(url) as second:  # another client, the same server
-                found = _data(await second.call_tool("search_cases", {"query": "CoreDNS"}))
-                assert found["results"][0]["id"] == "IL-0001"
+            async def run() -> None:
+                async with Client(url) as client:
+                    await _check_session(client)
+                async with Client(url) as second:  # another client, the same server
+                    found = _data(await second.call_tool("search_cases", {"query": "CoreDNS"}))
+                    assert found["results"][0]["id"] == "IL-0001"
 
-        anyio.run(run)
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
+            anyio.run(run)
+        finally:
+            server.terminate()  # leaving the block closes its pipe and waits for it
 
 
 def test_http_elsewhere_than_loopback_is_refused_unless_allowed(library: Path) -> None:
