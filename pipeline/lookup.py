@@ -23,7 +23,7 @@ Every hit and answer carries the case's permanent address (`publish.case_url` un
 
 The index is made once when the lookup opens and kept in the data root's state (`lookup.pickle`) with each
 case file's inode, size and modification time: a later start reads only the files that changed (a
-10,000-case library opens from it in well under two seconds; made afresh, in about ten: see
+10,000-case library opens from it in 0.4 s; made afresh, in 27 s on a busy shared machine: see
 bench/mcp.py). Korean words' stems come from the reader's site's cache (`site/search-stems.json`, which
 `incidentlib site` keeps); words it lacks are analysed here, once, and kept in this index.
 """
