@@ -17,6 +17,11 @@ from pipeline import interrupt
 def main() -> None:
     interrupt.install()
     try:
+        if sys.argv[1:2] == ["mcp"]:  # an agent's server starts without the other commands' modules
+            from pipeline.mcp_server import quick_start
+
+            if quick_start(sys.argv[2:]):
+                return
         from pipeline.cli import app
 
         app()

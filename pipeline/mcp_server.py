@@ -6,21 +6,43 @@ output.
     server = make_server(Lookup.open(store, settings))
     server.run()                                       # stdio: what an agent's configuration starts
     serve_http(server, "127.0.0.1", 8765, ready)       # streamable HTTP at http://127.0.0.1:8765/mcp
+    serve(settings, http=False, host=None, port=None, say=print_line)   # what `incidentlib mcp` runs
+
+`incidentlib mcp` starts here without loading the rest of the command line (`quick_start`, called by
+pipeline.main): two of the three seconds of CPU its start took were the other commands' modules. Only
+a line of the options `incidentlib mcp` declares, in their plain spellings, over a data root whose
+settings are sound, starts this way; anything else (`--help`, a typo, a bad setting, another host)
+goes through the command line as every command does, and is answered there.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import socket
+import sys
+import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Annotated, Any
 
 from pydantic import Field
 
 from pipeline.errors import LookupRefused
 from pipeline.lookup import CaseAnswer, Lang, Lookup, SearchAnswer, SimilarAnswer, TermKind, TermsAnswer
+from pipeline.settings import Settings
+from pipeline.store import Store
 
-__all__ = ["INSTRUCTIONS", "PROMPT", "is_loopback", "make_server", "serve_http"]
+__all__ = [
+    "INSTRUCTIONS",
+    "OPTIONS",
+    "PROMPT",
+    "is_loopback",
+    "make_server",
+    "quick_start",
+    "refusal",
+    "serve",
+    "serve_http",
+]
 
 INSTRUCTIONS = (
     "incidentlib: a reviewed library of public incident postmortems (outages, GPU training failures, "
@@ -209,3 +231,95 @@ def serve_http(server: Any, host: str, port: int, ready: Callable[[str], None]) 
         await uv.serve(sockets=[sock])
 
     anyio.run(run)
+
+
+def refusal(settings: Settings, *, http: bool, host: str | None) -> str | None:
+    """Why the server must not start as asked (a non-loopback address not allowed), or None."""
+    address = host or settings.mcp_host
+    if http and not is_loopback(address) and not settings.mcp_allow_remote:
+        return (
+            f"mcp: {address} is not a loopback address and the server has no sign-in; "
+            "set mcp_allow_remote (INCIDENTLIB_MCP_ALLOW_REMOTE=true) to listen there"
+        )
+    return None
+
+
+def serve(
+    settings: Settings, *, http: bool, host: str | None, port: int | None, say: Callable[[str, bool], None]
+) -> None:
+    """Index the data root's published cases and serve them until stopped: over stdio, or with `http` over
+    streamable HTTP; `say(line, to_stderr)` tells a person what started (never on stdio's stdout)."""
+    started = time.perf_counter()
+    lookup = Lookup.open(Store.from_settings(settings), settings)
+    server = make_server(lookup)
+    took = time.perf_counter() - started
+    if not http:
+        # stdout is the protocol's: what a person reads goes to stderr
+        say(f"incidentlib mcp: {len(lookup)} cases indexed in {took:.2f} s; stdio", True)
+        server.run("stdio")
+        return
+
+    def ready(url: str) -> None:
+        say(f"incidentlib mcp: {len(lookup)} cases indexed in {took:.2f} s; listening on {url}  (Ctrl-C stops)", False)
+
+    serve_http(server, host or settings.mcp_host, settings.mcp_port if port is None else port, ready)
+
+
+# The options of `incidentlib mcp` (pipeline.cli.tools), as `quick_start` reads them: a flag, or an option
+# taking a value. tests/test_mcp.py checks the command declares exactly these.
+OPTIONS = {"--http": False, "--host": True, "--port": True, "--root": True}
+
+
+def _quick_options(argv: list[str]) -> dict[str, str | bool] | None:
+    """The options of an `incidentlib mcp` line, or None for anything else (then the command line reads it)."""
+    found: dict[str, str | bool] = {}
+    words = iter(argv)
+    for word in words:
+        name, eq, value = word.partition("=")
+        if name not in OPTIONS or name in found:
+            return None
+        if not OPTIONS[name]:
+            if eq:
+                return None
+            found[name] = True
+            continue
+        if not eq:
+            value = next(words, "")
+        if not value or value.startswith("-"):
+            return None
+        found[name] = value
+    port = found.get("--port")
+    if isinstance(port, str) and not port.isdigit():
+        return None
+    return found
+
+
+def quick_start(argv: list[str]) -> bool:
+    """Serve as `incidentlib mcp` would, when `argv` (the words after `mcp`) is a plain line of its options
+    and the data root and its settings are sound; False, having done nothing, otherwise."""
+    from pydantic import ValidationError
+
+    from pipeline.store import data_root_problem
+
+    options = _quick_options(argv)
+    if options is None:
+        return False
+    root = options.get("--root")
+    try:
+        settings = Settings(root=Path(root)) if isinstance(root, str) else Settings()
+    except ValidationError:
+        return False
+    http = bool(options.get("--http"))
+    host = options.get("--host")
+    host = host if isinstance(host, str) else None
+    port = options.get("--port")
+    if data_root_problem(settings.root) or refusal(settings, http=http, host=host):
+        return False
+    if isinstance(port, str) and int(port) > 65535:
+        return False
+
+    def say(line: str, err: bool) -> None:
+        print(line, file=sys.stderr if err else sys.stdout, flush=True)
+
+    serve(settings, http=http, host=host, port=int(port) if isinstance(port, str) else None, say=say)
+    return True

@@ -15,9 +15,13 @@ from typing import Any
 
 import anyio
 import pytest
+import typer
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
+from typer.core import TyperGroup
 
+from pipeline import mcp_server
+from pipeline.cli import app
 from pipeline.lookup import Lookup
 from pipeline.models import Case
 from pipeline.records import dump_record
@@ -227,3 +231,33 @@ def test_the_lookup_follows_the_case_files_through_its_cache(library: Path, make
         lookup.search_cases("checkpoint", limit=0)
     capped = Settings(root=library, mcp_max_results=1, _env_file=None)
     assert len(Lookup.open(store, capped).search_cases("", component="nccl", limit=50).results) == 1
+
+
+def test_the_quick_start_reads_exactly_the_options_the_command_declares() -> None:
+    command = typer.main.get_command(app)
+    assert isinstance(command, TyperGroup)
+    declared = {
+        opt: not getattr(param, "is_flag", False)
+        for param in command.commands["mcp"].params
+        for opt in param.opts
+        if opt.startswith("--")
+    }
+    assert declared == mcp_server.OPTIONS
+    quick = mcp_server._quick_options
+    assert quick(["--http", "--port", "0", "--root=/srv/lib"]) == {"--http": True, "--port": "0", "--root": "/srv/lib"}
+    # anything else is the command line's to answer: help, a typo, a value missing or not a number, twice
+    for line in (["--help"], ["--htp"], ["--root"], ["--port", "eighty"], ["--http", "--http"], ["--http=yes"]):
+        assert quick(line) is None, line
+
+
+def test_a_line_the_quick_start_leaves_is_answered_by_the_command_line(tmp_path: Path) -> None:
+    command = [sys.executable, "-m", "pipeline", "mcp", "--root", str(tmp_path / "nowhere")]
+    done = subprocess.run(command, env={**os.environ, **_env()}, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "no such folder" in done.stderr and done.stderr.count("\n") == 1
+    done = subprocess.run(
+        [sys.executable, "-m", "pipeline", "mcp", "--help"],
+        env={**os.environ, **_env()},
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0 and "--http" in done.stdout and "Model Context Protocol" in done.stdout

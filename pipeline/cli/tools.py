@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import time
 from typing import Annotated
 
 import typer
 
 from pipeline.cli.common import RootOption, app, echo, load_settings
 from pipeline.errors import SettingsError
-from pipeline.store import Store
 
 
 @app.command()
@@ -34,28 +32,10 @@ def mcp(
 ) -> None:
     """Answer agents by the Model Context Protocol: search the published cases, read one, find similar ones,
     list the vocabulary. Read-only; over stdio (for an agent's configuration) or, with --http, streamable HTTP."""
-    from pipeline.lookup import Lookup
-    from pipeline.mcp_server import is_loopback, make_server, serve_http
+    from pipeline.mcp_server import refusal, serve
 
     settings = load_settings(root)
-    address = host or settings.mcp_host
-    if http and not is_loopback(address) and not settings.mcp_allow_remote:
-        raise SettingsError(
-            f"mcp: {address} is not a loopback address and the server has no sign-in; "
-            "set mcp_allow_remote (INCIDENTLIB_MCP_ALLOW_REMOTE=true) to listen there",
-            name="mcp_host",
-        )
-    started = time.perf_counter()
-    lookup = Lookup.open(Store.from_settings(settings), settings)
-    server = make_server(lookup)
-    took = time.perf_counter() - started
-    if not http:
-        # stdout is the protocol's: what a person reads goes to stderr
-        echo(f"incidentlib mcp: {len(lookup)} cases indexed in {took:.2f} s; stdio", err=True)
-        server.run("stdio")
-        return
-
-    def ready(url: str) -> None:
-        echo(f"incidentlib mcp: {len(lookup)} cases indexed in {took:.2f} s; listening on {url}  (Ctrl-C stops)")
-
-    serve_http(server, address, settings.mcp_port if port is None else port, ready)
+    refused = refusal(settings, http=http, host=host)
+    if refused:
+        raise SettingsError(refused, name="mcp_host")
+    serve(settings, http=http, host=host, port=port, say=lambda line, err: echo(line, err=err))
