@@ -54,6 +54,7 @@ _COMMAND_GROUPS = {
     "assist": "The writer assist",
     "service": "Running as a service",
     "web": "The review page",
+    "tools": "For tools",
     "reviewers": "The review page's accounts",
 }
 
@@ -63,6 +64,7 @@ _COMMAND_GROUPS = {
 _SETTING_GROUPS = {
     "root": ("The data root and the records", ""),
     "web_user_header": ("The review page", ""),
+    "mcp_host": ("The tools' server", "See [for tools](tools.md): `incidentlib mcp` and its limits."),
     "user_agent": ("Crawling", "How sources and feeds are fetched: see [the crawl](crawl.md#fetching)."),
     "wayback_url": ("Archiving", "See [archiving](archive.md#how-a-run-meets-the-service)."),
     "llm_url": (
@@ -75,7 +77,7 @@ _SETTING_GROUPS = {
         "See [running on a schedule](schedule.md).",
     ),
 }
-_PREFIX_GROUPS = {"web_": "web_user_header", "llm_": "llm_url"}
+_PREFIX_GROUPS = {"web_": "web_user_header", "mcp_": "mcp_host", "llm_": "llm_url"}
 
 # Variables read outside the settings model, listed until the model holds them.
 _ELSEWHERE = {

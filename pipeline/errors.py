@@ -11,6 +11,7 @@
     ├── StoreError                   the data root could not be read or written (`path`)
     │   └── ConflictError            the record changed since it was read (compare-and-swap lost)
     ├── LockBusy                     another process holds a lock we would not wait for (`path`)
+    ├── LookupRefused                a tool's question over a limit, or of a case the library lacks
     ├── ReviewError                  a review step the rules do not allow (`draft_id`)
     │   └── ReviewerError            a reviewer account refused, or its file unreadable (`field`, `path`)
     ├── WaybackError                 the archive answered something the client cannot use (`url`)
@@ -55,6 +56,7 @@ __all__ = [
     "InvalidId",
     "InvalidRecord",
     "LockBusy",
+    "LookupRefused",
     "PrivateAddressRefused",
     "RecordError",
     "RecordNotFound",
@@ -317,3 +319,9 @@ class LockBusy(IncidentlibError):
     def __init__(self, message: str, *, path: str) -> None:
         super().__init__(message)
         self.path = path
+
+
+class LookupRefused(IncidentlibError):
+    """A question to the library's lookup (pipeline.lookup: the tools' server) that it will not answer: a
+    query or text over its size, a limit out of range, an unknown term, or a case the library does not hold.
+    Its message is one line a tool's user can act on."""

@@ -5,6 +5,10 @@ several under load; a signal in that time took the default action (exit -15, no 
 Taken here, right after the interpreter and the `pipeline` package, a signal at any
 later moment stops the command as it stops any other: one line, exit 130 or 143. This
 is the one place the handlers are put in place for the command line (pipeline.interrupt).
+
+`incidentlib mcp` with a plain line of its own options starts its server here without loading the
+other commands' modules (pipeline.mcp_server.quick_start: an agent starts it often, and waits for it);
+any other line of it goes through the command line.
 """
 
 from __future__ import annotations
@@ -17,6 +21,11 @@ from pipeline import interrupt
 def main() -> None:
     interrupt.install()
     try:
+        if sys.argv[1:2] == ["mcp"]:  # an agent's server starts without the other commands' modules
+            from pipeline.mcp_server import quick_start
+
+            if quick_start(sys.argv[2:]):
+                return
         from pipeline.cli import app
 
         app()

@@ -175,6 +175,32 @@ class Settings(BaseSettings):
         "and kept in the data root's .incidentlib/web-secret.",
     )
 
+    # ------------------------------------------------------------ the tools' server (`incidentlib mcp`)
+    mcp_host: str = Field(
+        default="127.0.0.1",
+        description="Address `incidentlib mcp --http` listens on. The server has no sign-in: an address other "
+        "than a loopback one is refused unless `mcp_allow_remote` is set.",
+    )
+    mcp_port: int = Field(
+        default=8765, ge=0, le=65535, description="Port `incidentlib mcp --http` listens on (0: a free one, printed)."
+    )
+    mcp_allow_remote: bool = Field(
+        default=False,
+        description="Let `incidentlib mcp --http` listen on an address other machines reach (behind a proxy that "
+        "signs people in, say). Off: loopback only.",
+    )
+    mcp_max_results: int = Field(
+        default=20, ge=1, le=200, description="Most results a tool's answer holds, whatever `limit` it asks for."
+    )
+    mcp_max_query_chars: int = Field(
+        default=500, ge=10, description="Longest `search_cases` query, in characters; a longer one is refused."
+    )
+    mcp_max_text_chars: int = Field(
+        default=8000,
+        ge=100,
+        description="Longest `similar_cases` text, in characters (a page of a description); a longer one is refused.",
+    )
+
     # ------------------------------------------------------------ fetching
     user_agent: str = Field(
         default="incidentlib/0.1 (postmortem library crawler; +https://benchlet.com/incidentlib)",

@@ -33,6 +33,7 @@ NEEDS_ROOT: dict[str, list[str]] = {
     "fmt": [],
     "links": [],
     "merge": [DRAFT, "--into", "IL-0001", "--by", "bob"],
+    "mcp": [],
     "promote": [],
     "queue": [],
     "refresh": [],

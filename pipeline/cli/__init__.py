@@ -14,12 +14,13 @@ before this is loaded. The commands are grouped by who uses them:
     assist    assist                                        a language model's proposals for a draft
     service   serve, deploy, status, config                 running it as a service
     web       web                                           the reviewer's web page
+    tools     mcp                                           the published cases to agents and tools
     reviewers reviewer add, password, remove, list          whoever keeps the web page's accounts
 """
 
 from __future__ import annotations
 
-from pipeline.cli import assist, discover, records, review, reviewers, runs, service, web
+from pipeline.cli import assist, discover, records, review, reviewers, runs, service, tools, web
 from pipeline.cli.common import app
 
-__all__ = ["app", "assist", "discover", "records", "review", "reviewers", "runs", "service", "web"]
+__all__ = ["app", "assist", "discover", "records", "review", "reviewers", "runs", "service", "tools", "web"]

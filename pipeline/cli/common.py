@@ -90,6 +90,7 @@ COMMAND_ORDER = (
     "promote",
     "withdraw",
     "site",
+    "mcp",
     "reviewer",
     "web",
     "serve",

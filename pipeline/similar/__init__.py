@@ -11,9 +11,15 @@ I/O shell: `library` (the data root's index and its cache). The rules and their 
 docs/similar.md.
 """
 
-from pipeline.similar.docs import Doc, doc_of_case, doc_of_draft
-from pipeline.similar.index import Match, SimilarIndex
-from pipeline.similar.library import Library, Suggestions, library_index, load_library, suggestions
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pipeline.similar.docs import Doc, doc_of_case, doc_of_draft
+    from pipeline.similar.index import Match, SimilarIndex
+    from pipeline.similar.library import Library, Suggestions, library_index, load_library, suggestions
 
 __all__ = [
     "Doc",
@@ -27,3 +33,24 @@ __all__ = [
     "load_library",
     "suggestions",
 ]
+
+# Each name from its module when first asked for (PEP 562): a process that needs only `text` (the tools'
+# lookup, pipeline.lookup) does not import scikit-learn and datasketch, a second and a half of start-up.
+_FROM = {
+    "Doc": "docs",
+    "doc_of_case": "docs",
+    "doc_of_draft": "docs",
+    "Match": "index",
+    "SimilarIndex": "index",
+    "Library": "library",
+    "Suggestions": "library",
+    "library_index": "library",
+    "load_library": "library",
+    "suggestions": "library",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _FROM:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(f"pipeline.similar.{_FROM[name]}"), name)

@@ -41,6 +41,7 @@ LAYOUT: dict[str, str] = {
     "feed-texts/": "the text a feed carries for each open candidate, a postmortem in itself (`pipeline.discover`)",
     "finder.json": "the finder model `incidentlib learn` trained on the library's reviews (`pipeline.learn`)",
     "similar.pickle": "the similarity index and what it was made of (`pipeline.similar.library`)",
+    "lookup.pickle": "the tools' search and similarity index over the published cases (`pipeline.lookup`)",
     "site/": "what builds of the reader's site keep between builds, a folder per output folder (`pipeline.site.tree`)",
     "claims.json": "who is on which draft (`pipeline.claims`)",
     "reviewers.json": "the review page's reviewers and their argon2id hashes, mode 0600 (`pipeline.reviewers`)",
