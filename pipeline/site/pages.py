@@ -864,8 +864,8 @@ def _facts_html(
 ) -> Markup:
     """The case page's facts (CASE_FACTS, in its order), `<dt>` and `<dd>` a fact the case has: an empty one
     is left out (the sources as a list of their own; `url` the site's own address for the case; after
-    `related` and `recurrence_of`, the cases naming this one). Written here rather than in case.html: a template's loop over 40 fields was half the time
-    of a build of 10,000 cases."""
+    `related` and `recurrence_of`, the cases naming this one). Written here rather than in case.html: a
+    template's loop over 40 fields was half the time of a build of 10,000 cases."""
     out: list[str] = []
     related_from, recurrences = incoming
     by_path = {row.path: row for row in rows}
