@@ -102,7 +102,7 @@ def build_files(ctx: SiteContext, stems: search.Stems | None = None) -> dict[str
     files.update({key: made.data for key, made in api.assembled(ctx, lambda key: None).items()})
     stems = stems or search.Stems()
     files.update(search.index_files(_all_docs(ctx, stems)))
-    files[database.KEY] = database.Database(ctx, stems, None).make()
+    files[database.KEY] = database.Database(ctx, stems, lambda: None).make()
     return files
 
 
@@ -503,7 +503,7 @@ def _build_site(store: Store, settings: Settings, out: Path | None, workers: int
     tree.write_cache(_BUILDING, b"a build of this folder began and has not finished\n")
     stemmed()
     # api/v1/cases.db (pipeline.site.database): made with the stems, when a case or its code changed.
-    db = database.Database(ctx, stems, tree.read_cache(database.CACHE))
+    db = database.Database(ctx, stems, lambda: tree.read_cache(database.CACHE))
     planned[database.KEY] = Planned(_site_code() + db.inputs, db.make)
     inputs[database.KEY] = _hash(_site_code() + db.inputs)
     if before.get(database.KEY) == inputs[database.KEY]:

@@ -2,7 +2,7 @@
 
     rows = case_rows(case, stems)              # pure: one case's rows of every table
     data = database_bytes([rows, ...])         # the whole file, the same bytes for the same rows
-    made = Database(ctx, stems, cached)        # in a build: each unchanged case's rows from the last build's
+    made = Database(ctx, stems, read_cache)    # in a build: each unchanged case's rows from the last build's
 
 The schema is read off the record format (`pipeline.models`, through `pipeline.fields.kind_of`), so a field
 added to the format reaches the file with no change here:
@@ -24,8 +24,9 @@ its file: a tool holding its id learns that it was withdrawn and why (the manual
 `withdrawn is null`).
 
 Bytes. The file is made whole each time, in memory: the tables created, the rows inserted in a fixed order
-(by case id), the full-text index built and optimised, then `VACUUM`; SQLite writes the same bytes for the
+(by case id), the full-text index built over them in one statement; SQLite writes the same bytes for the
 same statements on the same version, so a rebuild gives a clean build's bytes (tests/test_site_database.py).
+The build writes the bytes through `SiteTree` like any file (an atomic replace, and only when they changed).
 What costs is reading and turning each case into rows, so a build keeps each case's rows beside their case's
 digest (`CACHE`, in the build's state) and turns only the changed cases again.
 """
@@ -33,10 +34,11 @@ digest (`CACHE`, in the build's state) and turns only the changed cases again.
 from __future__ import annotations
 
 import hashlib
+import html
 import json
 import pickle
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import cache
 from importlib.metadata import version
 from pathlib import Path
@@ -121,7 +123,8 @@ def _case_columns() -> tuple[tuple[Column, str, str | None], ...]:
         elif how in ("multiple", "records"):
             continue  # their own tables: terms, sources
         elif how == "lines":
-            found.append((Column(name, "str", f"{_described(name, _label(name))} A JSON array."), name, None))
+            said = _described(name, _label(name))
+            found.append((Column(name, "str", f"{said.rstrip('.')}: a JSON array"), name, None))
         else:
             found.append((Column(name, "str", _described(name, _label(name))), name, None))
     return tuple(found)
@@ -169,13 +172,18 @@ _RELATIONS = ("related", "recurrence_of", "aliases", "merged_into")  # in this o
 _INDEXES = {"sources": [["case_id"]], "terms": [["kind", "term"], ["case_id"]], "relations": [["other_id"]]}
 
 
+def _markdown(text: str) -> str:
+    """A meaning as text in a Markdown table's cell: `<url>` shown, not taken for HTML; a `|` not a cell's end."""
+    return html.escape(text, quote=False).replace("|", "\\|")
+
+
 def schema_markdown() -> str:
     """The manual's table of the file's tables and columns (docs/sqlite.md, by pipeline.docs_reference)."""
     lines: list[str] = []
     for table, columns in schema().items():
         lines += [f"### {table}", "", "| column | type | what it holds |", "| --- | --- | --- |"]
         types = {"str": "text", "int": "integer"}
-        lines += [f"| `{c.name}` | {types[c.type]} | {c.meaning} |" for c in columns]
+        lines += [f"| `{c.name}` | {types[c.type]} | {_markdown(c.meaning)} |" for c in columns]
         lines.append("")
     lines += [
         "### cases_fts",
@@ -259,8 +267,8 @@ def case_rows(case: Case, stems: Stems) -> Rows:
 
 
 def database_bytes(rows: Sequence[Rows]) -> bytes:
-    """The database of `rows` (in their order) as a file's bytes: made in memory, its full-text index
-    optimised, vacuumed. Equal rows, equal bytes (on one SQLite version)."""
+    """The database of `rows` (in their order) as a file's bytes, made in memory. Equal rows, equal bytes
+    (on one SQLite version): the same statements in the same order."""
     connection = sqlite3.connect(":memory:")
     try:
         db = sqlite_utils.Database(connection)
@@ -288,11 +296,11 @@ def database_bytes(rows: Sequence[Rows]) -> bytes:
             for index in indexes:
                 db[table].create_index(index)  # type: ignore[union-attr]
         # The FTS5 table reads its text from `cases` (external content): no second copy of the texts.
-        # Built once over every row, then optimised: its segments then depend on the rows alone.
+        # Built once over every row, in one statement: its segments depend on the rows alone.
         db["cases"].enable_fts(FTS_COLUMNS, fts_version="FTS5", tokenize="unicode61", replace=True)  # type: ignore[union-attr]
-        connection.execute("insert into cases_fts(cases_fts) values ('optimize')")
         connection.commit()
-        connection.execute("vacuum")
+        # No VACUUM, no FTS 'optimize': a database written once, in order, is compact already (they made
+        # it 3% smaller at 10,000 cases, for 0.5 s of every build that makes it).
         return connection.serialize()
     finally:
         connection.close()
@@ -314,14 +322,14 @@ def _format() -> str:
 
 class Database:
     """cases.db in a build: its inputs (every case's digest and `_format`) and how it is made, each case's
-    rows taken from `cached` (the last build's `cache()`) when its digest is the same."""
+    rows taken from what `cached()` reads (the last build's `cache()`) when its digest is the same."""
 
-    def __init__(self, ctx: SiteContext, stems: Stems, cached: bytes | None) -> None:
+    def __init__(self, ctx: SiteContext, stems: Stems, cached: Callable[[], bytes | None]) -> None:
         self.ctx = ctx
         self.stems = stems
         self.cards = sorted(ctx.cases, key=lambda card: card.id)
         self.inputs = "\x00".join([_format(), *(f"{card.id}:{card.digest}" for card in self.cards)])
-        self.last = self._load(cached)
+        self.cached = cached  # read only when the file is made: a build with no case changed never reads it
         self.kept: dict[str, tuple[str, Rows]] = {}
         self.made = 0  # cases turned into rows this time
 
@@ -336,9 +344,10 @@ class Database:
             return {}
 
     def make(self) -> bytes:
+        last = self._load(self.cached())
         rows: list[Rows] = []
         for card in self.cards:
-            old = self.last.get(card.id)
+            old = last.get(card.id)
             if old is not None and old[0] == card.digest:
                 made = old[1]
             else:
