@@ -6,6 +6,7 @@ datasette serves it and answers queries over its JSON API."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -17,6 +18,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import manual
 import pytest
 
 from pipeline.fields import ACTION_LISTS, NARRATIVE, PARTS, TERM_LISTS, choices
@@ -174,6 +176,23 @@ def test_a_rebuild_gives_the_bytes_of_a_clean_build(library: Store, tmp_path: Pa
     (library.root / "cases" / "IL-0004.json").unlink()
     assert _build(library, out).read_bytes() == _build(library, tmp_path / "clean-2").read_bytes()
     assert [row["id"] for row in _rows(out / database.KEY, "select id from cases")] == ["IL-0001", "IL-0002"]
+
+
+def test_the_manuals_three_queries_find_what_they_say(library: Store, tmp_path: Path) -> None:
+    db = _build(library, tmp_path / "site")
+    blocks = re.findall(r"```sql\n(.*?)```", manual.page("sqlite.md"), re.S)
+    assert len(blocks) == 3
+    by_year, korean, archived = (_rows(db, sql) for sql in blocks)
+    standing = [library.read_case(i) for i in ("IL-0001", "IL-0002")]  # IL-0004 withdrawn, IL-0003 merged
+    counts: dict[tuple[str, str], int] = {}
+    for case in standing:
+        for component in case.components:
+            counts[(case.date[:4], component)] = counts.get((case.date[:4], component), 0) + 1
+    assert {(r["year"], r["component"]): r["count"] for r in by_year} == counts
+    assert [r["id"] for r in korean] == ["IL-0001"] and "인증서가" in korean[0]["summary_ko"]
+    assert [(r["id"], r["source"], r["archived"]) for r in archived] == [
+        (case.id, s.url, s.archived) for case in standing for s in case.sources
+    ]
 
 
 def test_the_schema_follows_the_record_format() -> None:
