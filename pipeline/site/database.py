@@ -221,10 +221,11 @@ def _value(data: dict[str, Any], path: str, lang: str | None) -> Any:
 def _stems(texts: Iterable[str], stems: Stems) -> str:
     from pipeline.site.search import _korean, _words  # the site search's own words
 
+    words = dict.fromkeys(word for text in texts for word in _korean(_words(text)))  # each once, in order
     found: dict[str, None] = {}
-    for text in texts:
-        for word in _korean(_words(text)):
-            found.update(dict.fromkeys(stem.lower() for stem in stems.of(word)))
+    for word in words:
+        for stem in stems.of(word):
+            found[stem.lower()] = None
     return " ".join(found)
 
 
