@@ -56,6 +56,8 @@ def library(store: Store, make_case: Callable[..., Case], make_draft: Callable[.
     store.write_case(
         make_case(
             "IL-0002",
+            # Text from outside, held as text: bound as a value, never spliced into the SQL.
+            title={"en": "Outage'); drop table cases; -- <script>alert(1)</script>", "ko": '장애 "따옴표" [괄호]'},
             components=["dns"],
             symptoms=["service-unavailable"],
             root_cause="configuration-error",
@@ -113,6 +115,7 @@ def test_its_rows_are_the_records(library: Store, tmp_path: Path) -> None:
         assert json.loads(row["related"]) == data["related"] and json.loads(row["docs"]) == data["docs"]
     assert rows["IL-0004"]["withdrawn"] == WITHDRAWN and rows["IL-0004"]["withdrawn_reason"] == "Not an incident."
     assert rows["IL-0001"]["withdrawn"] is None
+    assert rows["IL-0002"]["title_en"] == "Outage'); drop table cases; -- <script>alert(1)</script>"
 
     sources = _rows(db, "select case_id, position, url, kind, archived from sources order by case_id, position")
     expected_sources = [
