@@ -367,10 +367,18 @@ def state_markdown() -> str:
     return "\n".join(lines) + "\n"
 
 
+def sqlite_markdown() -> str:
+    """The tables and columns of the site's api/v1/cases.db, from `pipeline.site.database.schema`."""
+    from pipeline.site.database import schema_markdown
+
+    return schema_markdown()
+
+
 PAGES = {
     "docs/commands.md": commands_markdown,
     "docs/settings.md": settings_markdown,
     "docs/operations.md": state_markdown,
+    "docs/sqlite.md": sqlite_markdown,
 }
 
 

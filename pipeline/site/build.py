@@ -47,7 +47,7 @@ from pipeline.batch import Report
 from pipeline.models import Case, utc_now
 from pipeline.render import browser_rules
 from pipeline.settings import Settings
-from pipeline.site import api, context, feeds, pages, search
+from pipeline.site import api, context, database, feeds, pages, search
 from pipeline.site.assemble import Previous
 from pipeline.site.context import EVERY, Card, Planned, SiteContext, SiteEdition, everything
 from pipeline.site.tree import SiteTree, Wanted, site_dir, tree_hash
@@ -100,7 +100,9 @@ def build_files(ctx: SiteContext, stems: search.Stems | None = None) -> dict[str
     """Every file of the site, by site-relative path (the search index's Korean stems from `stems`)."""
     files = {key: planned.make() for key, planned in plan(ctx).items()}
     files.update({key: made.data for key, made in api.assembled(ctx, lambda key: None).items()})
-    files.update(search.index_files(_all_docs(ctx, stems or search.Stems())))
+    stems = stems or search.Stems()
+    files.update(search.index_files(_all_docs(ctx, stems)))
+    files[database.KEY] = database.Database(ctx, stems, lambda: None).make()
     return files
 
 
@@ -500,6 +502,14 @@ def _build_site(store: Store, settings: Settings, out: Path | None, workers: int
     files.update({key: made.data for key, made in assembled.items()})
     tree.write_cache(_BUILDING, b"a build of this folder began and has not finished\n")
     stemmed()
+    # api/v1/cases.db (pipeline.site.database): made with the stems, when a case or its code changed.
+    db = database.Database(ctx, stems, lambda: tree.read_cache(database.CACHE))
+    planned[database.KEY] = Planned(_site_code() + db.inputs, db.make)
+    inputs[database.KEY] = _hash(_site_code() + db.inputs)
+    if before.get(database.KEY) == inputs[database.KEY]:
+        present.append(database.KEY)
+    else:
+        files[database.KEY] = db.make()
     index, indexed = _search_index(ctx, stems, set(changed), known, tree.read_file)
     files.update(index.files)
     present += index.kept
@@ -510,7 +520,7 @@ def _build_site(store: Store, settings: Settings, out: Path | None, workers: int
     hashes = synced.hashes  # of every file now (those of the assembled ones, for the next build's copy)
     if synced.missing:  # files of the last build deleted since: made again (the search index whole)
         if carried and any(key not in planned for key in synced.missing if key in inputs):
-            planned = plan(ctx)  # a file of a group not planned this time: every group planned
+            planned = {**plan(ctx), database.KEY: planned[database.KEY]}  # every group planned
         lost = [key for key in synced.missing if key in planned]
         again = {key: planned[key].make() for key in lost}
         if len(lost) < len(synced.missing):
@@ -527,6 +537,8 @@ def _build_site(store: Store, settings: Settings, out: Path | None, workers: int
         store.state.write(_STEMS, stems.dump(), durable=False)
     for name, shard in cards_cache.items():
         tree.write_cache(name, pickle.dumps(shard, protocol=pickle.HIGHEST_PROTOCOL))
+    if db.kept:
+        tree.write_cache(database.CACHE, db.cache())
     tree.remove_cache("cards.pickle")  # what builds before the shards kept
     tree.remove_cache(_BUILDING)  # every cache now says what the folder holds
     return BuildReport(
