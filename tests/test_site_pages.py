@@ -96,7 +96,7 @@ def test_the_korean_listing_is_the_seeds(two: dict[str, bytes]) -> None:
     assert page.cssselect("section#facets[hidden]") and page.cssselect("div#search")
     assert page.cssselect('script[src="../assets/facets.js"][defer]')
     feed = page.cssselect('link[rel="alternate"][type="application/atom+xml"]')[0]
-    assert feed.get("href") == "../ko/feed.xml"
+    assert feed.get("href") == "feed.xml"
     assert page.cssselect('a.other-language[href="../en/"]')
 
 
@@ -293,6 +293,11 @@ def test_withdrawn_and_merged_cases_keep_a_page_that_says_so_and_leave_the_listi
     # The withdrawn case's terms and org are no longer listed anywhere: its page names them without links,
     # so none of its links lead to a page the site does not have.
     assert withdrawn.cssselect("ul.terms span[data-term]") and not withdrawn.cssselect("ul.terms a")
+    # A listed case's chips are links whose address names the term: no data-term repeats it (the site's
+    # bytes), written from the language's folder, not from the site's root.
+    chips = html(files, "ko/cases/IL-0001/index.html").cssselect("ul.terms a")
+    assert chips and not any(chip.get("data-term") for chip in chips)
+    assert all(chip.get("href", "").startswith("../../") and "/ko/" not in chip.get("href", "") for chip in chips)
     for href in (a.get("href") for a in withdrawn.cssselect("a[href]")):
         if href and href.endswith("/") and not href.startswith(("http:", "https:")):  # a page of the site
             target = posixpath.normpath(posixpath.join("en/cases/IL-0002/", href))

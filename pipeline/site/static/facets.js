@@ -275,7 +275,7 @@
       if (!names.length) return document.createDocumentFragment(); // its heading kept, nothing under it, as on the static card
       return el("ul", { class: "terms" }, names.map(function (term) {
         var href = new URL(lang + "/" + FOLDERS[facet] + "/" + encodeURIComponent(term) + "/", root).href;
-        return el("li", {}, [el("a", { href: href, "data-term": term, text: labelOf(data, lang, facet, term) })]);
+        return el("li", {}, [el("a", { href: href, text: labelOf(data, lang, facet, term) })]);
       }));
     }
     if (Array.isArray(value)) {
