@@ -159,6 +159,30 @@ def test_twenty_a_page_with_the_range_and_links_between_pages() -> None:
     assert second.cssselect('link[rel="stylesheet"]')[0].get("href") == "../../../assets/site.css"
 
 
+def test_a_terms_page_holds_a_hundred_compact_rows() -> None:
+    # A facet value's listing shows each case by its id, title, org, year and components: five times as many
+    # a page as the full listing, so a term of many cases has few pages.
+    machine = case(1, "2020-02-01", machine_translations=["title.ko"], components=["nccl", "dns"])
+    files = render(machine, *(case(n, f"2020-{1 + n % 12:02d}-01") for n in range(2, 106)))
+    assert pages.COMPACT_PAGE_SIZE == 100
+    first, second = html(files, "en/years/2020/index.html"), html(files, "en/years/2020/page/2/index.html")
+    assert len(first.cssselect("li.case")) == 100 and len(second.cssselect("li.case")) == 5
+    assert not first.cssselect("dt:not(:first-child)"), "compact rows: the components only"
+    assert (
+        text(first.cssselect(".range")[0]) == "1–100 of 105" and text(second.cssselect(".range")[0]) == "101–105 of 105"
+    )
+    assert first.cssselect('a[rel="next"]')[0].get("href") == "../../../en/years/2020/page/2/"
+    assert "en/years/2020/page/3/index.html" not in files
+    assert len(html(files, "en/index.html").cssselect("li.case")) == 20, "the full listing keeps twenty a page"
+    # A row is made of the case's card (no case file read for it) and says what the full card says of it:
+    # its title machine-translated, its components.
+    row = html(files, "ko/years/2020/index.html").cssselect("li#IL-0001")[0]
+    listing = [key for key in files if key == "ko/index.html" or key.startswith("ko/page/")]
+    (full,) = (li for key in listing for li in html(files, key).cssselect("li#IL-0001"))
+    assert text(row.cssselect("h2")[0]) == text(full.cssselect("h2")[0])
+    assert row.cssselect("h2 .machine-translated") and [a.text for a in row.cssselect("dd a")] == ["NCCL", "DNS"]
+
+
 def test_a_page_per_term_and_org_with_counts_and_a_facet_index(two: dict[str, bytes]) -> None:
     nccl = html(two, "ko/components/nccl/index.html")
     assert text(nccl.cssselect(".count")[0]) == "사례 2건"

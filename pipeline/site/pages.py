@@ -8,7 +8,7 @@ The layout (docs/site.md):
     {lang}/index.html, {lang}/page/{n}/index.html   the listing, PAGE_SIZE cases a page, newest first
     {lang}/cases/{id}/index.html                every field of a case, labelled in the page's language
     {lang}/{folder}/index.html                  a facet's values with their counts (folder: components, orgs, ...)
-    {lang}/{folder}/{value}/index.html          the cases of one value, as the listing (and its own pages)
+    {lang}/{folder}/{value}/index.html          the cases of one value, as compact rows (COMPACT_PAGE_SIZE a page)
     api/v1/facets.json                          every listed case's facet values, for the facet script
     api/v1/facet-counts.json                    each facet value's count and labels: the unfiltered facets
 
@@ -62,6 +62,7 @@ from pipeline.site.search import search_box_html
 from pipeline.vocabulary import Kind, vocabulary
 
 __all__ = [
+    "COMPACT_PAGE_SIZE",
     "FACETS",
     "PAGE_SIZE",
     "SUMMING_UP_TERMS",
@@ -77,6 +78,10 @@ __all__ = [
 ]
 
 PAGE_SIZE = 20
+# A facet value's own listing shows each case as a compact row (its id, title, org, year and components),
+# a fifth of a full card: its pages hold this many, so that a term of 1,000 cases has 10 pages, not 50,
+# each with its head, search box, filters and footer (about 3 KB) written once for 100 rows.
+COMPACT_PAGE_SIZE = 100
 # The summing-up line names the components that stand above the rest in the cases of a listing, at most
 # this many: the most frequent, as many as are each more frequent than every component left unnamed (by
 # count, most first, then by name). With the fourth as frequent as the third, the third is not named, nor
@@ -306,7 +311,7 @@ def _text(texts: dict[str, str] | None, path: str, marks: _Marks, rich: bool = F
 _BLOCKS = ("<p>", "<ul>", "<ol>")
 
 
-def _machine(case: Case) -> frozenset[str]:
+def _machine(case: Case | Card) -> frozenset[str]:
     return frozenset(getattr(case, "machine_translations", None) or ())
 
 
@@ -382,7 +387,7 @@ def _terms_html(facet: str, names: Iterable[str], lang: Lang, lang_root: str, li
 _SECTION_FACETS = {"components": "component", "contributing": "contributing", "root_cause": "root_cause"}
 
 
-def _section(case: Case, name: str, marks: _Marks, lang_root: str) -> Markup:
+def _section(case: Case | Card, name: str, marks: _Marks, lang_root: str) -> Markup:
     """One of the listing's sections of a case, as HTML; empty when the case has nothing there."""
     value = getattr(case, name)
     if name in _SECTION_FACETS:
@@ -419,7 +424,9 @@ class _Items:
     def __call__(self, card: Card, lang: Lang, lang_root: str, full: bool) -> Markup:
         key = (card.id, lang, lang_root, full)
         if key not in self._done:
-            case = self._ctx.case(card.id)
+            # A compact row (a facet value's pages, 100 a page) is all of the card: no case file is read for
+            # it, so a rebuild after one change does not read the hundred cases of each of its terms' pages.
+            case: Case | Card = self._ctx.case(card.id) if full else card
             marks = _Marks(lang, _machine(case), f"{lang_root}../en/cases/{case.id}/")
             sections = [
                 (field_label(name, lang), html)
@@ -474,8 +481,9 @@ def _listing(ctx: SiteContext, lang: Lang, cases: Sequence[Card], placed: _Place
         ctx, lang, folder, len(cases), placed.heading, summary, tuple(placed.crumbs), placed.full, items, placed.term
     )
     common = f"{_code_mark()}\x00{listing.common()}"
+    size = listing.page_size
     for number in range(1, listing.total_pages + 1):
-        shown = cases[(number - 1) * PAGE_SIZE : number * PAGE_SIZE]
+        shown = cases[(number - 1) * size : number * size]
         key = f"{folder}index.html" if number == 1 else f"{folder}page/{number}/index.html"
         inputs = "\x00".join([common, str(number), *map(_digest, shown)])
         pages[key] = Planned(inputs, partial(listing.page, number, shown), placed.group)
@@ -501,8 +509,13 @@ class _ListingOf:
     term: tuple[str, str] | None = None
 
     @property
+    def page_size(self) -> int:
+        """Cases a page: PAGE_SIZE full cards, or COMPACT_PAGE_SIZE compact rows (a facet value's pages)."""
+        return PAGE_SIZE if self.full else COMPACT_PAGE_SIZE
+
+    @property
     def total_pages(self) -> int:
-        return max(1, -(-self.size // PAGE_SIZE))
+        return max(1, -(-self.size // self.page_size))
 
     def common(self) -> str:
         """What every page of the listing is made of (its inputs but its number and cases)."""
@@ -516,7 +529,7 @@ class _ListingOf:
         title = self.heading if number == 1 else f"{self.heading} ({ui('page_n', lang, n=number)})"
         page = _Page(key, lang, title, _other_lang(self.ctx, lang), self.ctx.licence)
         to_folder = page.root + folder
-        first = (number - 1) * PAGE_SIZE + 1
+        first = (number - 1) * self.page_size + 1
         lang_root = page.lang_root
         count = ui("count_one" if self.size == 1 else "count", lang, n=self.size)
         values: dict[str, Any] = {
