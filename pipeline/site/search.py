@@ -766,33 +766,41 @@ def _rooted(root_rel: str) -> str:
 
 
 def search_box_html(lang: Lang, root_rel: str) -> str:
-    """The search box a page includes: a search input under a visible label, a live region for the count,
-    the results' list, and the site's glue (search.js: it keeps the query in the address, `?q=`, so that
-    a search can be shared and bookmarked, and runs the address's query on opening). Every link is
-    relative (`root_rel` leads from the page to the site's root: "", "../", "../../../"). The index
-    (`search/{lang}/`) is fetched only when the reader focuses the input or types in it, or the address
-    holds a query; the phrases the results need come in the box's data attributes."""
+    """The search box a page includes: a search input under a visible label, and the site's glue (search.js:
+    it keeps the query in the address, `?q=`, so that a search can be shared and bookmarked, and runs the
+    address's query on opening). Every link is relative (`root_rel` leads from the page to the site's root:
+    "", "../", "../../../"). The index (`search/{lang}/`) is fetched only when the reader focuses the input
+    or types in it, or the address holds a query.
+
+    Only what a reader sees before searching is written: the label and the input, so nothing moves when the
+    script starts. search.js adds the live region for the count, the results' list and the "more" button,
+    in the words it holds per language (`search_words`, from labels.py): a listing's every page does not
+    carry them (0.9 MB of a site of 1,000 cases)."""
     root = html.escape(_rooted(root_rel), quote=True)
     label = html.escape(ui("search", lang), quote=True)
-
-    def phrase(key: str) -> str:
-        return html.escape(ui(key, lang, n="{n}"), quote=True)
-
     return (
         f'<div class="site-search" role="search" aria-label="{label}">'
-        f'<div id="search" data-root="{root}" data-lang="{lang}" data-index="{root}{ROOT}/{lang}/"'
-        f' data-results="{phrase("search_results")}" data-results-one="{phrase("search_results_one")}"'
-        f' data-failed="{phrase("search_failed")}">'
+        f'<div id="search" data-root="{root}" data-lang="{lang}">'
         f'<label class="search-label" for="search-input">{label}</label> '
-        '<input type="search" id="search-input" class="search-input" name="q"'
-        ' autocomplete="off" aria-controls="search-results">'
-        '<p class="search-status" role="status" aria-live="polite"></p>'
-        f'<ol class="search-results" id="search-results" hidden></ol>'
-        f'<button type="button" class="search-more" hidden>{html.escape(ui("search_more", lang))}</button>'
+        '<input type="search" id="search-input" class="search-input" name="q" autocomplete="off">'
         "</div>"
         "</div>"
         f'<script src="{root}assets/search.js" defer></script>'
     )
+
+
+def search_words() -> dict[str, dict[str, str]]:
+    """The words static/search.js writes, per language, from labels.py: the count of results (`{n}` filled
+    in the browser), the failure and the "more" button. search.js holds a copy; a test keeps the two equal."""
+    return {
+        lang: {
+            "results": ui("search_results", lang, n="{n}"),
+            "results_one": ui("search_results_one", lang, n="{n}"),
+            "failed": ui("search_failed", lang),
+            "more": ui("search_more", lang),
+        }
+        for lang in LANGS
+    }
 
 
 # ---------------------------------------------------------------- the facets' words
