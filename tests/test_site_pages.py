@@ -181,6 +181,9 @@ def test_a_terms_page_holds_a_hundred_compact_rows() -> None:
     (full,) = (li for key in listing for li in html(files, key).cssselect("li#IL-0001"))
     assert text(row.cssselect("h2")[0]) == text(full.cssselect("h2")[0])
     assert row.cssselect("h2 .machine-translated") and [a.text for a in row.cssselect("dd a")] == ["NCCL", "DNS"]
+    # a title in the page's language, unmarked, stands in its .title without a span of its own; marked, it keeps it
+    other = html(files, "ko/years/2020/index.html").cssselect("li#IL-0002 h2 .title")[0]
+    assert text(other) == "사례 2" and len(other) == 0 and row.cssselect("h2 .title > span.text")
 
 
 def test_a_page_per_term_and_org_with_counts_and_a_facet_index(two: dict[str, bytes]) -> None:

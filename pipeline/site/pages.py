@@ -284,11 +284,16 @@ class _Marks:
     linked: bool = True  # terms link to their pages; not on a withdrawn case's page, whose terms may have none
 
 
-def _text(texts: dict[str, str] | None, path: str, marks: _Marks, rich: bool = False, note: bool = True) -> Markup:
+def _text(
+    texts: dict[str, str] | None, path: str, marks: _Marks, rich: bool = False, note: bool = True, bare: bool = False
+) -> Markup:
     """A text in the page's language, marked when it is in the other or machine-translated. `rich`: a
     narrative or an action's text, its Markdown rendered (pipeline.render); a title has its inline code and
     emphasis rendered only (`inline`: it sits in a link on the listings). `note`: the "not yet translated"
-    mark beside the text; the case page says it once for a whole section instead (`_untranslated`)."""
+    mark beside the text; the case page says it once for a whole section instead (`_untranslated`).
+    `bare`: a text that renders inline, in the page's language and unmarked, without the `<span>` around
+    it, where its parent sets it as the span would (a title, a card's section, a case page's section:
+    tens of thousands of spans on a site; facets.js writes its cards the same way)."""
     text, other = _in(texts, marks.lang)
     body = markdown(text) if rich else inline(text)
     # A rendered text of paragraphs or a list is a block (`div`); one line of it stays inline (`span`).
@@ -297,8 +302,11 @@ def _text(texts: dict[str, str] | None, path: str, marks: _Marks, rich: bool = F
     if other is not None:
         said = f' <small class="not-translated">{_e(ui("not_translated", marks.lang))}</small>' if note else ""
         return Markup(f'<{tag} class="{kind}" lang="{_e(other)}">{body}</{tag}>{said}')
+    machine = f"{path}.{marks.lang}" in marks.machine and marks.english
+    if bare and tag == "span" and not machine:
+        return Markup(body)
     html = f'<{tag} class="{kind}">{body}</{tag}>'
-    if f"{path}.{marks.lang}" in marks.machine and marks.english:
+    if machine:
         field = FieldPath.parse(path).root
         html += (
             f' <small class="machine-translated">{_e(ui("machine_translated", marks.lang))} · '
@@ -394,9 +402,12 @@ def _section(case: Case | Card, name: str, marks: _Marks, lang_root: str) -> Mar
         return _terms_html(_SECTION_FACETS[name], value if isinstance(value, list) else [value], marks.lang, lang_root)
     held = _held(name)
     if held and held[0] == "actions":
-        items = [f"<li>{_text(action.text, f'{name}.{i}.text', marks, True)}</li>" for i, action in enumerate(value)]
+        items = [
+            f"<li>{_text(action.text, f'{name}.{i}.text', marks, True, bare=True)}</li>"
+            for i, action in enumerate(value)
+        ]
         return Markup(f'<ul class="actions">{"".join(items)}</ul>') if items else Markup("")
-    return _text(value, name, marks, True) if value else Markup("")
+    return _text(value, name, marks, True, bare=True) if value else Markup("")
 
 
 # ---------------------------------------------------------------- the listings
@@ -442,7 +453,7 @@ class _Items:
                     case=case,
                     lang=lang,
                     lang_root=lang_root,
-                    title=_text(case.title, "title", marks),
+                    title=_text(case.title, "title", marks, bare=True),
                     year=case.date[:4],
                     sections=sections,
                 )
@@ -823,12 +834,12 @@ def _narrative_html(case: Case, marks: _Marks) -> Markup:
             continue
         if isinstance(value, list):  # a list of actions
             items = "".join(
-                f"<li>{_text(action.text, f'{name}.{i}.text', marks, True, note=False)}</li>"
+                f"<li>{_text(action.text, f'{name}.{i}.text', marks, True, note=False, bare=True)}</li>"
                 for i, action in enumerate(value)
             )
             body = f'<ul class="actions">{items}</ul>'
         else:
-            body = str(_text(value, name, marks, True, note=False))
+            body = str(_text(value, name, marks, True, note=False, bare=True))
         out.append(
             f'<section id="f-{name}" data-field="{name}">\n<h2>{_e(field_label(name, marks.lang))}'
             f"{_note(case, name, marks.lang)}</h2>\n{body}\n</section>\n"
@@ -862,7 +873,7 @@ def _case_page(
             page=page,
             lang=lang,
             case=case,
-            title=_text(case.title, "title", marks),
+            title=_text(case.title, "title", marks, bare=True),
             severity=_value_label("severity", case.severity, lang, {}),
             narrative_html=_narrative_html(case, marks),
             facts_html=_facts_html(case, rows, _sources(ctx, case, lang), incoming, marks, lang_root),

@@ -261,6 +261,9 @@
         document.createTextNode(WORDS[lang].machine_translated + " · "),
         el("a", { href: english, hreflang: "en", text: WORDS[lang].read_in_english })
       ]));
+    } else if (md && span.tagName === "SPAN") {
+      // in the page's language, unmarked and inline: without its span, as pages._text writes it (`bare`)
+      parts = Array.prototype.slice.call(span.childNodes);
     }
     var holder = document.createDocumentFragment();
     parts.forEach(function (part) { holder.appendChild(part); });
