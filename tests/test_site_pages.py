@@ -173,6 +173,10 @@ def test_a_terms_page_holds_a_hundred_compact_rows() -> None:
     )
     assert first.cssselect('a[rel="next"]')[0].get("href") == "../../../en/years/2020/page/2/"
     assert "en/years/2020/page/3/index.html" not in files
+    # a case a line: nothing between a row's blocks, nor between the rows
+    listed = files["en/years/2020/index.html"].decode().split('<ol class="cases">\n')[1].split("</ol>")[0]
+    rows = listed.splitlines()
+    assert len(rows) == 100 and all(row.startswith('<li class="case"') and row.endswith("</li>") for row in rows)
     assert len(html(files, "en/index.html").cssselect("li.case")) == 20, "the full listing keeps twenty a page"
     # A row is made of the case's card (no case file read for it) and says what the full card says of it:
     # its title machine-translated, its components.
