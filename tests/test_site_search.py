@@ -447,6 +447,19 @@ def test_an_update_of_another_format_or_of_nothing_asks_for_a_new_index() -> Non
     assert update_index(old.get, {("ko", doc.case_id): None}) is None
 
 
+def test_the_keys_bookkeeping_is_one_string_a_document() -> None:
+    # keys/ is never fetched by a reader: each document's shards and their postings' hashes, one string of
+    # "key" + eight hex digits, a space between, as small as it can be read back
+    docs = [_random_doc(random.Random(n), "ko", n) for n in (3, 5, 9)]
+    files = index_files(docs)
+    held = json.loads(files["search/ko/keys/0.json"])
+    assert sorted(held) == ["3", "5", "9"]
+    for n, doc in zip((3, 5, 9), docs, strict=True):
+        entries = held[str(n)].split(" ")
+        assert all(re.fullmatch(r"[^\s]+[0-9a-f]{8}", entry) for entry in entries), held[str(n)]
+        assert [entry[:-8] for entry in entries] == sorted({search.shard_key(term) for term, _ in doc.terms})
+
+
 def test_a_shard_stays_small_and_one_update_touches_few_files() -> None:
     # 10,000 documents a language, their words drawn as a library's are (a few common, most rare)
     rng = random.Random(428)
