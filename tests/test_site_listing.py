@@ -385,6 +385,37 @@ def test_a_search_is_kept_in_the_address_and_runs_from_it(page: Page, site: str)
     assert axe_violations(page) == []
 
 
+@pytest.mark.parametrize("width", [390, 1280])
+def test_the_search_boxs_parts_come_from_its_script_and_move_nothing(browser: Browser, site: str, width: int) -> None:
+    # A listing writes the search's label and input only; search.js adds the count's live region, the
+    # results' list and the "more" button, empty or hidden until a search: the page under the box stands
+    # where it stands without JavaScript, at either width.
+    tops: dict[bool, float] = {}
+    for script in (False, True):
+        context = browser.new_context(java_script_enabled=script, viewport={"width": width, "height": 900})
+        context.set_default_timeout(TIMEOUT_MS)
+        page = context.new_page()
+        served = page.goto(f"{site}ko/index.html")
+        assert served is not None
+        written = served.text()
+        assert 'id="search-input"' in written and "search-status" not in written and "search-more" not in written
+        status = page.locator("#search p.search-status[role=status][aria-live=polite]")
+        if script:
+            expect(status).to_have_count(1)
+            expect(status).to_have_text("")
+            expect(page.locator("#search ol.search-results#search-results")).to_be_hidden()
+            expect(page.locator("#search button.search-more")).to_be_hidden()
+            expect(page.locator("#search button.search-more")).to_have_text("검색 결과 더 보기")
+            expect(page.locator("#search-input")).to_have_attribute("aria-controls", "search-results")
+        else:
+            expect(status).to_have_count(0)
+        box = page.locator(".listing-body").bounding_box()
+        assert box is not None
+        tops[script] = box["y"]
+        context.close()
+    assert tops[True] == tops[False], tops
+
+
 def test_a_terms_page_keeps_its_search_in_the_address(page: Page, site: str) -> None:
     page.goto(f"{site}en/components/dns/?q=nodes")
     _found(page, "../../../en/cases/IL-0002/")

@@ -96,7 +96,7 @@ def test_the_korean_listing_is_the_seeds(two: dict[str, bytes]) -> None:
     assert page.cssselect("section#facets[hidden]") and page.cssselect("div#search")
     assert page.cssselect('script[src="../assets/facets.js"][defer]')
     feed = page.cssselect('link[rel="alternate"][type="application/atom+xml"]')[0]
-    assert feed.get("href") == "../ko/feed.xml"
+    assert feed.get("href") == "feed.xml"
     assert page.cssselect('a.other-language[href="../en/"]')
 
 
@@ -157,6 +157,37 @@ def test_twenty_a_page_with_the_range_and_links_between_pages() -> None:
     # The summing-up line is of the listing's 25 cases on each of its pages.
     assert "25" in text(second.cssselect(".summing-up")[0])
     assert second.cssselect('link[rel="stylesheet"]')[0].get("href") == "../../../assets/site.css"
+
+
+def test_a_terms_page_holds_a_hundred_compact_rows() -> None:
+    # A facet value's listing shows each case by its id, title, org, year and components: five times as many
+    # a page as the full listing, so a term of many cases has few pages.
+    machine = case(1, "2020-02-01", machine_translations=["title.ko"], components=["nccl", "dns"])
+    files = render(machine, *(case(n, f"2020-{1 + n % 12:02d}-01") for n in range(2, 106)))
+    assert pages.COMPACT_PAGE_SIZE == 100
+    first, second = html(files, "en/years/2020/index.html"), html(files, "en/years/2020/page/2/index.html")
+    assert len(first.cssselect("li.case")) == 100 and len(second.cssselect("li.case")) == 5
+    assert not first.cssselect("dt:not(:first-child)"), "compact rows: the components only"
+    assert (
+        text(first.cssselect(".range")[0]) == "1–100 of 105" and text(second.cssselect(".range")[0]) == "101–105 of 105"
+    )
+    assert first.cssselect('a[rel="next"]')[0].get("href") == "../../../en/years/2020/page/2/"
+    assert "en/years/2020/page/3/index.html" not in files
+    # a case a line: nothing between a row's blocks, nor between the rows
+    listed = files["en/years/2020/index.html"].decode().split('<ol class="cases">\n')[1].split("</ol>")[0]
+    rows = listed.splitlines()
+    assert len(rows) == 100 and all(row.startswith('<li class="case"') and row.endswith("</li>") for row in rows)
+    assert len(html(files, "en/index.html").cssselect("li.case")) == 20, "the full listing keeps twenty a page"
+    # A row is made of the case's card (no case file read for it) and says what the full card says of it:
+    # its title machine-translated, its components.
+    row = html(files, "ko/years/2020/index.html").cssselect("li#IL-0001")[0]
+    listing = [key for key in files if key == "ko/index.html" or key.startswith("ko/page/")]
+    (full,) = (li for key in listing for li in html(files, key).cssselect("li#IL-0001"))
+    assert text(row.cssselect("h2")[0]) == text(full.cssselect("h2")[0])
+    assert row.cssselect("h2 .machine-translated") and [a.text for a in row.cssselect("dd a")] == ["NCCL", "DNS"]
+    # a title in the page's language, unmarked, stands in its .title without a span of its own; marked, it keeps it
+    other = html(files, "ko/years/2020/index.html").cssselect("li#IL-0002 h2 .title")[0]
+    assert text(other) == "사례 2" and len(other) == 0 and row.cssselect("h2 .title > span.text")
 
 
 def test_a_page_per_term_and_org_with_counts_and_a_facet_index(two: dict[str, bytes]) -> None:
@@ -293,6 +324,11 @@ def test_withdrawn_and_merged_cases_keep_a_page_that_says_so_and_leave_the_listi
     # The withdrawn case's terms and org are no longer listed anywhere: its page names them without links,
     # so none of its links lead to a page the site does not have.
     assert withdrawn.cssselect("ul.terms span[data-term]") and not withdrawn.cssselect("ul.terms a")
+    # A listed case's chips are links whose address names the term: no data-term repeats it (the site's
+    # bytes), written from the language's folder, not from the site's root.
+    chips = html(files, "ko/cases/IL-0001/index.html").cssselect("ul.terms a")
+    assert chips and not any(chip.get("data-term") for chip in chips)
+    assert all(chip.get("href", "").startswith("../../") and "/ko/" not in chip.get("href", "") for chip in chips)
     for href in (a.get("href") for a in withdrawn.cssselect("a[href]")):
         if href and href.endswith("/") and not href.startswith(("http:", "https:")):  # a page of the site
             target = posixpath.normpath(posixpath.join("en/cases/IL-0002/", href))

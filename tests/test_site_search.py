@@ -42,6 +42,7 @@ from pipeline.site.search import (
     search_box_html,
     search_doc,
     search_docs,
+    search_words,
     strip_particles,
     update_index,
 )
@@ -342,13 +343,22 @@ def test_facets_js_holds_the_words_of_labels_py() -> None:
     assert json.loads(block.group(1)) == facet_words()
 
 
+def test_search_js_holds_the_words_of_labels_py() -> None:
+    script = (STATIC / "search.js").read_text(encoding="utf-8")
+    block = re.search(r"var WORDS = (\{.*?\});\n\s*// END WORDS", script, re.S)
+    assert block is not None
+    assert json.loads(block.group(1)) == search_words()
+    assert search_words()["ko"]["results"] == "검색 결과 {n}건"
+
+
 def test_the_search_box_links_only_into_the_site() -> None:
     box = search_box_html("ko", "../..")
-    assert 'data-index="../../search/ko/"' in box and 'src="../../assets/search.js"' in box
+    assert 'data-root="../../" data-lang="ko"' in box and 'src="../../assets/search.js"' in box
     # the index is not loaded with the page, only when the reader reaches for the search
     assert "<link" not in box and box.count("<script") == 1
     assert '<input type="search"' in box and '<label class="search-label" for="search-input">검색</label>' in box
-    assert 'aria-live="polite"' in box and 'data-results="검색 결과 {n}건"' in box
+    # what shows only once a search runs is search.js's to add, in its words: no page carries it
+    assert "aria-live" not in box and "search-results" not in box and "{n}" not in box and "<button" not in box
     assert "http" not in box
 
 
@@ -435,6 +445,19 @@ def test_an_update_of_another_format_or_of_nothing_asks_for_a_new_index() -> Non
     assert f'"version":{search.FORMAT}'.encode() in manifest
     old = {**files, "search/ko/index.json": manifest.replace(f'"version":{search.FORMAT}'.encode(), b'"version":0')}
     assert update_index(old.get, {("ko", doc.case_id): None}) is None
+
+
+def test_the_keys_bookkeeping_is_one_string_a_document() -> None:
+    # keys/ is never fetched by a reader: each document's shards and their postings' hashes, one string of
+    # "key" + eight hex digits, a space between, as small as it can be read back
+    docs = [_random_doc(random.Random(n), "ko", n) for n in (3, 5, 9)]
+    files = index_files(docs)
+    held = json.loads(files["search/ko/keys/0.json"])
+    assert sorted(held) == ["3", "5", "9"]
+    for n, doc in zip((3, 5, 9), docs, strict=True):
+        entries = held[str(n)].split(" ")
+        assert all(re.fullmatch(r"[^\s]+[0-9a-f]{8}", entry) for entry in entries), held[str(n)]
+        assert [entry[:-8] for entry in entries] == sorted({search.shard_key(term) for term, _ in doc.terms})
 
 
 def test_a_shard_stays_small_and_one_update_touches_few_files() -> None:

@@ -94,6 +94,7 @@ class Card:
     merged_into: str | None
     published: datetime | None
     aliases: list[str]
+    machine_translations: list[str]  # the paths of its machine-translated texts: a compact row marks its title
 
     @classmethod
     def of(cls, case: Case, data: bytes) -> Card:
@@ -122,6 +123,7 @@ class Card:
             merged_into=case.merged_into,
             published=case.published,
             aliases=list(case.aliases),
+            machine_translations=list(case.machine_translations),
         )
 
     # What the whole-library files say of the case, worked out once a version of the card: kept with the

@@ -8,7 +8,7 @@ The layout (docs/site.md):
     {lang}/index.html, {lang}/page/{n}/index.html   the listing, PAGE_SIZE cases a page, newest first
     {lang}/cases/{id}/index.html                every field of a case, labelled in the page's language
     {lang}/{folder}/index.html                  a facet's values with their counts (folder: components, orgs, ...)
-    {lang}/{folder}/{value}/index.html          the cases of one value, as the listing (and its own pages)
+    {lang}/{folder}/{value}/index.html          the cases of one value, as compact rows (COMPACT_PAGE_SIZE a page)
     api/v1/facets.json                          every listed case's facet values, for the facet script
     api/v1/facet-counts.json                    each facet value's count and labels: the unfiltered facets
 
@@ -62,6 +62,7 @@ from pipeline.site.search import search_box_html
 from pipeline.vocabulary import Kind, vocabulary
 
 __all__ = [
+    "COMPACT_PAGE_SIZE",
     "FACETS",
     "PAGE_SIZE",
     "SUMMING_UP_TERMS",
@@ -77,6 +78,10 @@ __all__ = [
 ]
 
 PAGE_SIZE = 20
+# A facet value's own listing shows each case as a compact row (its id, title, org, year and components),
+# a fifth of a full card: its pages hold this many, so that a term of 1,000 cases has 10 pages, not 50,
+# each with its head, search box, filters and footer (about 3 KB) written once for 100 rows.
+COMPACT_PAGE_SIZE = 100
 # The summing-up line names the components that stand above the rest in the cases of a listing, at most
 # this many: the most frequent, as many as are each more frequent than every component left unnamed (by
 # count, most first, then by name). With the fourth as frequent as the third, the third is not named, nor
@@ -279,11 +284,16 @@ class _Marks:
     linked: bool = True  # terms link to their pages; not on a withdrawn case's page, whose terms may have none
 
 
-def _text(texts: dict[str, str] | None, path: str, marks: _Marks, rich: bool = False, note: bool = True) -> Markup:
+def _text(
+    texts: dict[str, str] | None, path: str, marks: _Marks, rich: bool = False, note: bool = True, bare: bool = False
+) -> Markup:
     """A text in the page's language, marked when it is in the other or machine-translated. `rich`: a
     narrative or an action's text, its Markdown rendered (pipeline.render); a title has its inline code and
     emphasis rendered only (`inline`: it sits in a link on the listings). `note`: the "not yet translated"
-    mark beside the text; the case page says it once for a whole section instead (`_untranslated`)."""
+    mark beside the text; the case page says it once for a whole section instead (`_untranslated`).
+    `bare`: a text that renders inline, in the page's language and unmarked, without the `<span>` around
+    it, where its parent sets it as the span would (a title, a card's section, a case page's section:
+    tens of thousands of spans on a site; facets.js writes its cards the same way)."""
     text, other = _in(texts, marks.lang)
     body = markdown(text) if rich else inline(text)
     # A rendered text of paragraphs or a list is a block (`div`); one line of it stays inline (`span`).
@@ -292,8 +302,11 @@ def _text(texts: dict[str, str] | None, path: str, marks: _Marks, rich: bool = F
     if other is not None:
         said = f' <small class="not-translated">{_e(ui("not_translated", marks.lang))}</small>' if note else ""
         return Markup(f'<{tag} class="{kind}" lang="{_e(other)}">{body}</{tag}>{said}')
+    machine = f"{path}.{marks.lang}" in marks.machine and marks.english
+    if bare and tag == "span" and not machine:
+        return Markup(body)
     html = f'<{tag} class="{kind}">{body}</{tag}>'
-    if f"{path}.{marks.lang}" in marks.machine and marks.english:
+    if machine:
         field = FieldPath.parse(path).root
         html += (
             f' <small class="machine-translated">{_e(ui("machine_translated", marks.lang))} · '
@@ -306,7 +319,7 @@ def _text(texts: dict[str, str] | None, path: str, marks: _Marks, rich: bool = F
 _BLOCKS = ("<p>", "<ul>", "<ol>")
 
 
-def _machine(case: Case) -> frozenset[str]:
+def _machine(case: Case | Card) -> frozenset[str]:
     return frozenset(getattr(case, "machine_translations", None) or ())
 
 
@@ -344,6 +357,15 @@ class _Page:
         return self.rooted if self.rooted is not None else _up(self.key)
 
     @cached_property
+    def lang_root(self) -> str:
+        """From the page up to its language's folder ("ko/cases/IL-0001/index.html" -> "../../"; "" from the
+        folder itself, whose link to itself is "./"): links into the page's own language are written from
+        there, not from the site's root, a few bytes shorter each (ten thousand links a listing's pages)."""
+        if self.rooted is not None or not self.key.startswith(f"{self.lang}/"):
+            return f"{self.root}{self.lang}/"
+        return _up(self.key.removeprefix(f"{self.lang}/"))
+
+    @cached_property
     def other_href(self) -> str:
         if self.rooted is not None:  # the 404 page: the other language's listing
             return f"{self.root}{self.other}/"
@@ -351,9 +373,17 @@ class _Page:
         return f"{self.root}{self.other}/{rest}"
 
 
+def _from_lang(page: _Page, href: str) -> str:
+    """A site-relative folder ("ko/years/") as linked from the page: from its language's folder when in it."""
+    inside = href.removeprefix(f"{page.lang}/")
+    if inside == href:
+        return page.root + href
+    return f"{page.lang_root}{inside}" or "./"
+
+
 def _terms_html(facet: str, names: Iterable[str], lang: Lang, lang_root: str, linked: bool = True) -> Markup:
     items = [
-        f'<li><a href="{_e(lang_root)}{FACET_FOLDERS[facet]}/{_e(name)}/" data-term="{_e(name)}">'
+        f'<li><a href="{_e(lang_root)}{FACET_FOLDERS[facet]}/{_e(name)}/">'
         f"{_e(_value_label(facet, name, lang, {}))}</a></li>"
         if linked
         else f'<li><span data-term="{_e(name)}">{_e(_value_label(facet, name, lang, {}))}</span></li>'
@@ -365,16 +395,19 @@ def _terms_html(facet: str, names: Iterable[str], lang: Lang, lang_root: str, li
 _SECTION_FACETS = {"components": "component", "contributing": "contributing", "root_cause": "root_cause"}
 
 
-def _section(case: Case, name: str, marks: _Marks, lang_root: str) -> Markup:
+def _section(case: Case | Card, name: str, marks: _Marks, lang_root: str) -> Markup:
     """One of the listing's sections of a case, as HTML; empty when the case has nothing there."""
     value = getattr(case, name)
     if name in _SECTION_FACETS:
         return _terms_html(_SECTION_FACETS[name], value if isinstance(value, list) else [value], marks.lang, lang_root)
     held = _held(name)
     if held and held[0] == "actions":
-        items = [f"<li>{_text(action.text, f'{name}.{i}.text', marks, True)}</li>" for i, action in enumerate(value)]
+        items = [
+            f"<li>{_text(action.text, f'{name}.{i}.text', marks, True, bare=True)}</li>"
+            for i, action in enumerate(value)
+        ]
         return Markup(f'<ul class="actions">{"".join(items)}</ul>') if items else Markup("")
-    return _text(value, name, marks, True) if value else Markup("")
+    return _text(value, name, marks, True, bare=True) if value else Markup("")
 
 
 # ---------------------------------------------------------------- the listings
@@ -402,7 +435,9 @@ class _Items:
     def __call__(self, card: Card, lang: Lang, lang_root: str, full: bool) -> Markup:
         key = (card.id, lang, lang_root, full)
         if key not in self._done:
-            case = self._ctx.case(card.id)
+            # A compact row (a facet value's pages, 100 a page) is all of the card: no case file is read for
+            # it, so a rebuild after one change does not read the hundred cases of each of its terms' pages.
+            case: Case | Card = self._ctx.case(card.id) if full else card
             marks = _Marks(lang, _machine(case), f"{lang_root}../en/cases/{case.id}/")
             sections = [
                 (field_label(name, lang), html)
@@ -418,7 +453,7 @@ class _Items:
                     case=case,
                     lang=lang,
                     lang_root=lang_root,
-                    title=_text(case.title, "title", marks),
+                    title=_text(case.title, "title", marks, bare=True),
                     year=case.date[:4],
                     sections=sections,
                 )
@@ -457,8 +492,9 @@ def _listing(ctx: SiteContext, lang: Lang, cases: Sequence[Card], placed: _Place
         ctx, lang, folder, len(cases), placed.heading, summary, tuple(placed.crumbs), placed.full, items, placed.term
     )
     common = f"{_code_mark()}\x00{listing.common()}"
+    size = listing.page_size
     for number in range(1, listing.total_pages + 1):
-        shown = cases[(number - 1) * PAGE_SIZE : number * PAGE_SIZE]
+        shown = cases[(number - 1) * size : number * size]
         key = f"{folder}index.html" if number == 1 else f"{folder}page/{number}/index.html"
         inputs = "\x00".join([common, str(number), *map(_digest, shown)])
         pages[key] = Planned(inputs, partial(listing.page, number, shown), placed.group)
@@ -484,8 +520,13 @@ class _ListingOf:
     term: tuple[str, str] | None = None
 
     @property
+    def page_size(self) -> int:
+        """Cases a page: PAGE_SIZE full cards, or COMPACT_PAGE_SIZE compact rows (a facet value's pages)."""
+        return PAGE_SIZE if self.full else COMPACT_PAGE_SIZE
+
+    @property
     def total_pages(self) -> int:
-        return max(1, -(-self.size // PAGE_SIZE))
+        return max(1, -(-self.size // self.page_size))
 
     def common(self) -> str:
         """What every page of the listing is made of (its inputs but its number and cases)."""
@@ -499,14 +540,14 @@ class _ListingOf:
         title = self.heading if number == 1 else f"{self.heading} ({ui('page_n', lang, n=number)})"
         page = _Page(key, lang, title, _other_lang(self.ctx, lang), self.ctx.licence)
         to_folder = page.root + folder
-        first = (number - 1) * PAGE_SIZE + 1
-        lang_root = f"{page.root}{lang}/"
+        first = (number - 1) * self.page_size + 1
+        lang_root = page.lang_root
         count = ui("count_one" if self.size == 1 else "count", lang, n=self.size)
         values: dict[str, Any] = {
             "page": page,
             "lang": lang,
             "heading": self.heading,
-            "crumbs": [(page.root + href, text) for href, text in self.crumbs],
+            "crumbs": [(_from_lang(page, href), text) for href, text in self.crumbs],
             "count": count,
             "range": ui("range", lang, n=self.size, first=first, last=first + len(shown) - 1) if shown else "",
             "summing_up": self.summary,
@@ -578,7 +619,7 @@ def _facet_pages(
         key = f"{folder}index.html"
         page = _Page(key, lang, name, _other_lang(ctx, lang), ctx.licence)
         values = [(value, _value_label(facet, value, lang, orgs), len(found)) for value, found in ordered]
-        made = template.render(page=page, lang=lang, heading=name, values=values, listing=f"{page.root}{lang}/")
+        made = template.render(page=page, lang=lang, heading=name, values=values, listing=page.lang_root)
         pages[key] = _ready(made.encode())
         crumbs = [(f"{lang}/", ui("listing", lang)), (folder, name)]
         for value, found in ordered:
@@ -793,12 +834,12 @@ def _narrative_html(case: Case, marks: _Marks) -> Markup:
             continue
         if isinstance(value, list):  # a list of actions
             items = "".join(
-                f"<li>{_text(action.text, f'{name}.{i}.text', marks, True, note=False)}</li>"
+                f"<li>{_text(action.text, f'{name}.{i}.text', marks, True, note=False, bare=True)}</li>"
                 for i, action in enumerate(value)
             )
             body = f'<ul class="actions">{items}</ul>'
         else:
-            body = str(_text(value, name, marks, True, note=False))
+            body = str(_text(value, name, marks, True, note=False, bare=True))
         out.append(
             f'<section id="f-{name}" data-field="{name}">\n<h2>{_e(field_label(name, marks.lang))}'
             f"{_note(case, name, marks.lang)}</h2>\n{body}\n</section>\n"
@@ -818,7 +859,7 @@ def _case_page(
 ) -> bytes:
     key = f"{lang}/cases/{case.id}/index.html"
     page = _Page(key, lang, f"{inline_text(_in(case.title, lang)[0])} · {case.id}", _other_lang(ctx, lang), ctx.licence)
-    lang_root = f"{page.root}{lang}/"
+    lang_root = page.lang_root
     marks = _Marks(
         lang, _machine(case), "" if lang == "en" else f"{page.root}en/cases/{case.id}/", linked=case.withdrawn is None
     )
@@ -832,7 +873,7 @@ def _case_page(
             page=page,
             lang=lang,
             case=case,
-            title=_text(case.title, "title", marks),
+            title=_text(case.title, "title", marks, bare=True),
             severity=_value_label("severity", case.severity, lang, {}),
             narrative_html=_narrative_html(case, marks),
             facts_html=_facts_html(
@@ -968,7 +1009,7 @@ def sources_page(ctx: SiteContext, lang: Lang, sites: list[_Site]) -> bytes:
         .render(
             page=page,
             lang=lang,
-            lang_root=f"{page.root}{lang}/",
+            lang_root=page.lang_root,
             sites=sites,
             cases=ui("count_one" if listed_n == 1 else "count", lang, n=listed_n),
             site_count=len(sites),

@@ -31,7 +31,8 @@ The index, per language (`search/ko/`, `search/en/`):
 - `docs/{n // 8}.json`: per document its href, title and excerpt, eight documents a file: fetched only for
   the results shown.
 - `keys/{n // 128}.json` and `live.json`: bookkeeping for `update_index` (never fetched by a browser):
-  each document's shard keys; the documents indexed and the shards that exist.
+  each document's shard keys with their postings' hashes, as one string; the documents indexed and the
+  shards that exist.
 
 A document's number is its case id's number (IL-0042 is 42): stable across updates, never reused (a
 published id is never reused), and the same whether the index is made from scratch or updated, so that
@@ -90,7 +91,7 @@ __all__ = [
     "update_index",
 ]
 
-FORMAT = 3  # the index's format version (in each manifest); another version is rebuilt from scratch
+FORMAT = 4  # the index's format version (in each manifest); another version is rebuilt from scratch
 ROOT = "search"
 # The fields a search looks in: the record's texts (narrative fields and lists of actions).
 SEARCHABLE: tuple[str, ...] = (*NARRATIVE, *ACTION_LISTS)
@@ -566,14 +567,22 @@ def _numbered(docs: Iterable[SearchDoc]) -> dict[str, dict[int, SearchDoc]]:
     return by_lang
 
 
-def _keys_of(doc: SearchDoc) -> list[list[str]]:
+def _keys_of(doc: SearchDoc) -> str:
     """The shards a document has postings in, each with a short hash of those postings: an update rewrites
     only the shards whose hash changed (a case whose summary gained a word touches that word's shard, not
-    the fifty others its terms live in)."""
+    the fifty others its terms live in). One string, each shard's key followed by its hash's eight hex
+    digits, a space between ("ai65c404a6 cud73ddc9d8": a key is letters and digits, never a space): a
+    third of the bytes of a list of pairs, 2 MB of a site of 1,000 cases that no reader fetches."""
     held: dict[str, list[str]] = {}
     for term, weight in doc.terms:
         held.setdefault(shard_key(term), []).append(f"{term}\t{weight}")
-    return [[key, f"{zlib.crc32(chr(10).join(postings).encode()):08x}"] for key, postings in sorted(held.items())]
+    return " ".join(f"{key}{zlib.crc32(chr(10).join(postings).encode()):08x}" for key, postings in sorted(held.items()))
+
+
+def _key_pairs(keys: str) -> Iterator[tuple[str, str]]:
+    """A document's shard keys and their hashes, as `_keys_of` wrote them."""
+    for entry in keys.split():
+        yield entry[:-8], entry[-8:]
 
 
 def index_files(docs: Iterable[SearchDoc]) -> dict[str, bytes]:
@@ -695,8 +704,8 @@ def _update_lang(
     docs_out, _ = _update_chunks(previous, lambda c: _docs_path(lang, c), DOCS_PER_FILE, docs, live)
     out.update(docs_out)
     # The shards whose postings of a changed document differ (its old ones from keys/, with their hashes).
-    before_keys = {(n, key): held for n, keys in old_keys.items() for key, held in keys}
-    after_keys = {(n, key): held for n, keys in new_keys.items() if keys for key, held in keys}
+    before_keys = {(n, key): held for n, keys in old_keys.items() for key, held in _key_pairs(keys)}
+    after_keys = {(n, key): held for n, keys in new_keys.items() if keys for key, held in _key_pairs(keys)}
     touched = {
         key
         for n, key in before_keys.keys() | after_keys.keys()
@@ -766,33 +775,41 @@ def _rooted(root_rel: str) -> str:
 
 
 def search_box_html(lang: Lang, root_rel: str) -> str:
-    """The search box a page includes: a search input under a visible label, a live region for the count,
-    the results' list, and the site's glue (search.js: it keeps the query in the address, `?q=`, so that
-    a search can be shared and bookmarked, and runs the address's query on opening). Every link is
-    relative (`root_rel` leads from the page to the site's root: "", "../", "../../../"). The index
-    (`search/{lang}/`) is fetched only when the reader focuses the input or types in it, or the address
-    holds a query; the phrases the results need come in the box's data attributes."""
+    """The search box a page includes: a search input under a visible label, and the site's glue (search.js:
+    it keeps the query in the address, `?q=`, so that a search can be shared and bookmarked, and runs the
+    address's query on opening). Every link is relative (`root_rel` leads from the page to the site's root:
+    "", "../", "../../../"). The index (`search/{lang}/`) is fetched only when the reader focuses the input
+    or types in it, or the address holds a query.
+
+    Only what a reader sees before searching is written: the label and the input, so nothing moves when the
+    script starts. search.js adds the live region for the count, the results' list and the "more" button,
+    in the words it holds per language (`search_words`, from labels.py): a listing's every page does not
+    carry them (0.9 MB of a site of 1,000 cases)."""
     root = html.escape(_rooted(root_rel), quote=True)
     label = html.escape(ui("search", lang), quote=True)
-
-    def phrase(key: str) -> str:
-        return html.escape(ui(key, lang, n="{n}"), quote=True)
-
     return (
         f'<div class="site-search" role="search" aria-label="{label}">'
-        f'<div id="search" data-root="{root}" data-lang="{lang}" data-index="{root}{ROOT}/{lang}/"'
-        f' data-results="{phrase("search_results")}" data-results-one="{phrase("search_results_one")}"'
-        f' data-failed="{phrase("search_failed")}">'
+        f'<div id="search" data-root="{root}" data-lang="{lang}">'
         f'<label class="search-label" for="search-input">{label}</label> '
-        '<input type="search" id="search-input" class="search-input" name="q"'
-        ' autocomplete="off" aria-controls="search-results">'
-        '<p class="search-status" role="status" aria-live="polite"></p>'
-        f'<ol class="search-results" id="search-results" hidden></ol>'
-        f'<button type="button" class="search-more" hidden>{html.escape(ui("search_more", lang))}</button>'
+        '<input type="search" id="search-input" class="search-input" name="q" autocomplete="off">'
         "</div>"
         "</div>"
         f'<script src="{root}assets/search.js" defer></script>'
     )
+
+
+def search_words() -> dict[str, dict[str, str]]:
+    """The words static/search.js writes, per language, from labels.py: the count of results (`{n}` filled
+    in the browser), the failure and the "more" button. search.js holds a copy; a test keeps the two equal."""
+    return {
+        lang: {
+            "results": ui("search_results", lang, n="{n}"),
+            "results_one": ui("search_results_one", lang, n="{n}"),
+            "failed": ui("search_failed", lang),
+            "more": ui("search_more", lang),
+        }
+        for lang in LANGS
+    }
 
 
 # ---------------------------------------------------------------- the facets' words

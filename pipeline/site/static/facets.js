@@ -261,6 +261,9 @@
         document.createTextNode(WORDS[lang].machine_translated + " · "),
         el("a", { href: english, hreflang: "en", text: WORDS[lang].read_in_english })
       ]));
+    } else if (md && span.tagName === "SPAN") {
+      // in the page's language, unmarked and inline: without its span, as pages._text writes it (`bare`)
+      parts = Array.prototype.slice.call(span.childNodes);
     }
     var holder = document.createDocumentFragment();
     parts.forEach(function (part) { holder.appendChild(part); });
@@ -275,7 +278,7 @@
       if (!names.length) return document.createDocumentFragment(); // its heading kept, nothing under it, as on the static card
       return el("ul", { class: "terms" }, names.map(function (term) {
         var href = new URL(lang + "/" + FOLDERS[facet] + "/" + encodeURIComponent(term) + "/", root).href;
-        return el("li", {}, [el("a", { href: href, "data-term": term, text: labelOf(data, lang, facet, term) })]);
+        return el("li", {}, [el("a", { href: href, text: labelOf(data, lang, facet, term) })]);
       }));
     }
     if (Array.isArray(value)) {

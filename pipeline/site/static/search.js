@@ -1,7 +1,7 @@
 /* The site's search box over its own static index (search/{lang}/; see pipeline/site/search.py).
-   search_box_html() writes the box: <div id="search" data-root="../" data-lang="ko" data-index="../search/ko/"
-   data-results="검색 결과 {n}건" …> with a labelled <input type="search" id="search-input">, a live region
-   (.search-status) for the count and an <ol class="search-results">. Nothing is fetched until the reader
+   search_box_html() writes the box: <div id="search" data-root="../" data-lang="ko"> with a labelled
+   <input type="search" id="search-input">; this script adds a live region (.search-status) for the count,
+   an <ol class="search-results"> and the "more" button, in its words (WORDS). Nothing is fetched until the reader
    focuses the input or types in it; then the manifest (index.json), per query word the list of shards
    of its first character (heads/) and the shards it needs, and the docs/ files of the results shown (ten at a time, "more" for the next ten).
    A query: its words (letters and digits), lower case, a Korean word's particle stripped (서울에서 → 서울),
@@ -19,6 +19,9 @@
   var HANGUL = /[\uac00-\ud7a3]/;
   var WORD = /[\p{L}\p{N}]+/gu;
   var SHOWN = 10;
+  // BEGIN WORDS: pipeline.site.search.search_words() (from labels.py); tests/test_site_search.py keeps it equal.
+  var WORDS = {"en": {"failed": "Search is unavailable", "more": "More results", "results": "{n} results", "results_one": "{n} result"}, "ko": {"failed": "검색할 수 없습니다", "more": "검색 결과 더 보기", "results": "검색 결과 {n}건", "results_one": "검색 결과 {n}건"}};
+  // END WORDS
 
   function stripParticles(word) {
     for (var i = 0; i < PARTICLES.length; i++) {
@@ -173,22 +176,37 @@
     var box = document.getElementById("search");
     if (!box) return;
     var input = box.querySelector("#search-input");
-    var status = box.querySelector(".search-status");
-    var list = box.querySelector(".search-results");
-    var more = box.querySelector(".search-more");
     var rootRel = box.getAttribute("data-root") || "";
+    var lang = box.getAttribute("data-lang") || "en";
+    var words = WORDS[lang] || WORDS.en;
+    // What the page does not write: the count's live region, the results' list, the "more" button (each
+    // empty or hidden until a search, so the page does not move when they are added).
+    var status = document.createElement("p");
+    status.className = "search-status";
+    status.setAttribute("role", "status");
+    status.setAttribute("aria-live", "polite");
+    var list = document.createElement("ol");
+    list.className = "search-results";
+    list.id = "search-results";
+    list.hidden = true;
+    var more = document.createElement("button");
+    more.type = "button";
+    more.className = "search-more";
+    more.hidden = true;
+    more.textContent = words.more;
+    box.append(status, list, more);
+    input.setAttribute("aria-controls", "search-results");
     var index = null;
     var asked = 0; // the latest query's number: an older query's answer is dropped
     var current = null;
 
     function say(n) {
-      var phrase = box.getAttribute(n === 1 ? "data-results-one" : "data-results") || "{n}";
-      status.textContent = phrase.replace("{n}", String(n));
+      status.textContent = (n === 1 ? words.results_one : words.results).replace("{n}", String(n));
     }
 
     function wake() {
       if (!index) {
-        index = new Index(new URL(box.getAttribute("data-index") || "", document.baseURI));
+        index = new Index(new URL(rootRel + "search/" + lang + "/", document.baseURI)); // ROOT in search.py
         var style = document.createElement("style");
         style.textContent = ".search-results{margin:.5em 0;padding-left:1.5em}.search-result{margin:.4em 0}" +
           ".search-result-excerpt{margin:.1em 0 0;font-size:.9em}.search-results mark{background:#ffe58a;color:inherit}";
@@ -254,7 +272,7 @@
         return show(answer, 0, number);
       }).catch(function (error) {
         if (number !== asked) return;
-        status.textContent = box.getAttribute("data-failed") || "Search is unavailable";
+        status.textContent = words.failed;
         if (window.console) console.warn("search:", error);
       });
     }
