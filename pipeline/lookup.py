@@ -56,7 +56,7 @@ from pipeline.settings import Settings
 from pipeline.similar import text as _text
 from pipeline.similar.text import passage
 from pipeline.site import search as _search
-from pipeline.site.search import Stems, search_doc, strip_particles
+from pipeline.site.search import Stems, clipped, search_doc, shown_text, strip_particles
 from pipeline.store import Store
 from pipeline.vocabulary import Kind, vocabulary
 
@@ -330,32 +330,21 @@ def query_words(query: str) -> list[str]:
     return found
 
 
-def _shown(texts: dict[str, str] | None, lang: str) -> str:
-    if not texts:
-        return ""
-    return texts.get(lang) or texts.get("en") or next(iter(texts.values()), "")
-
-
 def _fields(case: Case, lang: str) -> list[tuple[str, str]]:
     """The case's texts a passage is quoted from, in the language (else the other), by field path."""
     out: list[tuple[str, str]] = []
     for name in NARRATIVE:
-        text = _shown(getattr(case, name, None), lang)
+        text = shown_text(getattr(case, name, None), lang)
         if text:
             out.append((name, text))
     for name in ACTION_LISTS:
         for i, action in enumerate(getattr(case, name, None) or ()):
-            out.append((f"{name}.{i}", _shown(action.text, lang)))
+            out.append((f"{name}.{i}", shown_text(action.text, lang)))
     return out
 
 
 def _quote(text: str) -> str:
-    text = " ".join(text.split())
-    if len(text) <= PASSAGE_CHARS:
-        return text
-    cut = text[:PASSAGE_CHARS]
-    space = cut.rfind(" ")
-    return (cut[:space] if space > PASSAGE_CHARS // 2 else cut).rstrip(" ,.;:") + " …"
+    return clipped(text, PASSAGE_CHARS, " …")
 
 
 def _best_passage(case: Case, lang: str, words: Sequence[str]) -> Passage | None:
@@ -539,11 +528,11 @@ class Lookup:
         case = self._read(entry.id)
         found = _best_passage(case, lang, words) if words else None
         if found is None:
-            summary = _shown(case.summary, lang)
+            summary = shown_text(case.summary, lang)
             found = Passage(field="summary", text=_quote(summary)) if summary else None
         return CaseHit(
             id=case.id,
-            title=_shown(case.title, lang),
+            title=shown_text(case.title, lang),
             url=self._url(case.id),
             org=case.org,
             date=case.date,
@@ -583,8 +572,8 @@ class Lookup:
             asked=asked,
             id=case.id,
             url=self._url(case.id),
-            title=_shown(case.title, lang),
-            summary=_shown(case.summary, lang),
+            title=shown_text(case.title, lang),
+            summary=shown_text(case.summary, lang),
             withdrawn=entry.withdrawn,
             note=note,
             sources=_sources(case),
@@ -636,7 +625,7 @@ class Lookup:
                 results.append(
                     SimilarHit(
                         id=case.id,
-                        title=_shown(case.title, lang),
+                        title=shown_text(case.title, lang),
                         url=self._url(case.id),
                         score=round(float(min(cosines[r], 1.0)), 2),
                         shared_components=sorted(entry.components & named_components),

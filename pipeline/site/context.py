@@ -32,6 +32,7 @@ from pydantic import TypeAdapter
 from pipeline.ids import case_base_url
 from pipeline.models import Case, LinkState
 from pipeline.records import dump_json
+from pipeline.settings import Settings
 from pipeline.site.labels import LANGS, Lang
 
 __all__ = ["EVERY", "Card", "Planned", "SiteContext", "SiteEdition", "case_group", "everything", "text_in"]
@@ -185,8 +186,11 @@ def text_in(texts: Mapping[str, str] | None, lang: str) -> tuple[str, str | None
     return texts[other], other
 
 
-# A new library's licence for its own texts, as the settings' default says it (Settings.site_licence).
-LICENCE: tuple[str, str] = ("CC BY 4.0", "https://creativecommons.org/licenses/by/4.0/")
+# A new library's licence for its own texts: the settings' defaults (Settings.site_licence, its URL).
+LICENCE: tuple[str, str] = (
+    Settings.model_fields["site_licence"].default,
+    Settings.model_fields["site_licence_url"].default,
+)
 
 _TIME: TypeAdapter[datetime] = TypeAdapter(datetime)
 

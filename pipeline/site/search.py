@@ -66,6 +66,7 @@ from typing import Any
 
 from pipeline.fields import ACTION_LISTS, NARRATIVE
 from pipeline.models import Case
+from pipeline.site.context import text_in
 from pipeline.site.labels import FACET_FIELDS as LABELLED_FACETS
 from pipeline.site.labels import LANGS, LISTING_SECTIONS, Lang, field_label, ui
 from pipeline.vocabulary import Kind, vocabulary
@@ -78,6 +79,7 @@ __all__ = [
     "SearchDoc",
     "Stems",
     "analyser",
+    "clipped",
     "doc_number",
     "facet_words",
     "index_files",
@@ -86,6 +88,7 @@ __all__ = [
     "search_docs",
     "searchable",
     "shard_key",
+    "shown_text",
     "strip_particles",
     "terms_of",
     "update_index",
@@ -312,13 +315,9 @@ def doc_number(case_id: str) -> int:
     return int(found.group(1))
 
 
-def _shown(texts: dict[str, str] | None, lang: str) -> str:
-    """The text as the page in `lang` shows it: its own, or the other language's (pages._in)."""
-    if not texts:
-        return ""
-    if lang in texts:
-        return texts[lang]
-    return texts["en"] if "en" in texts else next(iter(texts.values()))
+def shown_text(texts: dict[str, str] | None, lang: str) -> str:
+    """The text as the page in `lang` shows it: its own, or the other language's (`context.text_in`)."""
+    return text_in(texts, lang)[0]
 
 
 def _texts(case: Case, lang: str) -> list[str]:
@@ -329,9 +328,9 @@ def _texts(case: Case, lang: str) -> list[str]:
             continue
         value = getattr(case, name, None)
         if name in ACTION_LISTS:
-            out += [_shown(action.text, lang) for action in value or ()]
+            out += [shown_text(action.text, lang) for action in value or ()]
         else:
-            out.append(_shown(value, lang))
+            out.append(shown_text(value, lang))
     return [text for text in out if text]
 
 
@@ -385,13 +384,15 @@ def terms_of(title: str, texts: Iterable[str], stems: Stems) -> tuple[tuple[str,
     return tuple(sorted((term, min(weight, MAX_WEIGHT)) for term, weight in weights.items()))
 
 
-def _excerpt(text: str) -> str:
+def clipped(text: str, chars: int, tail: str = "…") -> str:
+    """The text on one line, cut at a word before `chars` characters (mid-word only when the word would
+    leave less than half) and ended with `tail`: a search result's excerpt, an MCP answer's passage."""
     text = " ".join(text.split())
-    if len(text) <= EXCERPT_CHARS:
+    if len(text) <= chars:
         return text
-    cut = text[:EXCERPT_CHARS]
+    cut = text[:chars]
     space = cut.rfind(" ")
-    return (cut[:space] if space > EXCERPT_CHARS // 2 else cut).rstrip(" ,.;:") + "…"
+    return (cut[:space] if space > chars // 2 else cut).rstrip(" ,.;:") + tail
 
 
 def search_doc(case: Case, lang: Lang, stems: Stems) -> SearchDoc | None:
@@ -399,13 +400,13 @@ def search_doc(case: Case, lang: Lang, stems: Stems) -> SearchDoc | None:
     labels; None for a withdrawn or merged case. Pure given `stems`."""
     if not searchable(case):
         return None
-    title = _shown(case.title, lang)
+    title = shown_text(case.title, lang)
     return SearchDoc(
         case_id=case.id,
         lang=lang,
         href=f"{lang}/cases/{case.id}/",
         title=title,
-        excerpt=_excerpt(_shown(case.summary, lang)),
+        excerpt=clipped(shown_text(case.summary, lang), EXCERPT_CHARS),
         terms=terms_of(title, [*_texts(case, lang), *_labels(case, lang)], stems),
     )
 
@@ -422,7 +423,7 @@ def korean_words(cases: Iterable[Case], langs: Iterable[Lang] = LANGS) -> set[st
     for case in cases:
         if searchable(case):
             for lang in langs:
-                for text in (_shown(case.title, lang), *_texts(case, lang), *_labels(case, lang)):
+                for text in (shown_text(case.title, lang), *_texts(case, lang), *_labels(case, lang)):
                     words.update(_korean(_words(text)))
     return words
 
