@@ -356,3 +356,15 @@ def serving(folder: Path) -> Iterator[str]:
         server.shutdown()
         thread.join(10)
         server.server_close()
+
+
+def site_page(site: Path, key: str) -> Any:
+    """A built site's page, parsed (its bytes read as the UTF-8 every page declares)."""
+    import lxml.html
+
+    return lxml.html.fromstring((site / key).read_bytes().decode())
+
+
+def page_text(element: Any) -> str:
+    """An element's text as a reader reads it: its words, one space between them."""
+    return " ".join(element.text_content().split())

@@ -15,9 +15,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import lxml.html
 import pytest
-from helpers import serving
+from helpers import serving, site_page
 from playwright.sync_api import Browser, expect
 from test_site_search import axe_violations
 
@@ -66,10 +65,6 @@ def site(library: Store) -> Path:
     return library.root / "site"
 
 
-def _page(site: Path, key: str) -> Any:
-    return lxml.html.fromstring((site / key).read_bytes())
-
-
 def test_shown_url_decodes_for_the_eye_only() -> None:
     assert shown_url(ENCODED) == DECODED
     assert shown_url("https://example.org/a%3Cb%3E") == "https://example.org/a<b>"  # Jinja escapes it where shown
@@ -82,7 +77,7 @@ PAGES = ["ko/index.html", "en/index.html", "ko/cases/IL-0001/index.html", "en/co
 
 @pytest.mark.parametrize("key", [*PAGES, "en/components/nccl/index.html", "ko/sources/index.html"])
 def test_every_page_has_the_favicon_and_a_footer_naming_the_licence(site: Path, key: str) -> None:
-    doc = _page(site, key)
+    doc = site_page(site, key)
     (icon,) = doc.xpath("//head/link[@rel='icon']")
     assert icon.get("type") == "image/svg+xml"
     assert (site / key).parent.joinpath(icon.get("href")).resolve() == (site / "assets/favicon.svg").resolve()
@@ -100,7 +95,7 @@ def test_the_licence_is_the_settings_and_a_changed_one_changes_every_page(librar
     before = {key: (site / key).read_bytes() for key in PAGES}
     build_site(library, _settings(library, site_licence="CC0 1.0", site_licence_url="https://example.net/cc0?a=1&b=2"))
     for key in PAGES:
-        (licence,) = _page(site, key).xpath("//footer//a[@rel='license']")
+        (licence,) = site_page(site, key).xpath("//footer//a[@rel='license']")
         assert (licence.text, licence.get("href")) == ("CC0 1.0", "https://example.net/cc0?a=1&b=2"), key
         assert (site / key).read_bytes() != before[key]
     with pytest.raises(ValueError, match="http"):
@@ -109,7 +104,7 @@ def test_the_licence_is_the_settings_and_a_changed_one_changes_every_page(librar
 
 def test_the_sources_page_lists_every_site_with_its_cases_and_licences(site: Path) -> None:
     for lang in ("ko", "en"):
-        doc = _page(site, f"{lang}/sources/index.html")
+        doc = site_page(site, f"{lang}/sources/index.html")
         sites = {s.get("data-host"): s for s in doc.xpath("//section[@class='source-site']")}
         assert list(sites) == ["example.org", "evil.example", "github.com"]  # most cases first, then by name
         counts = [s.find_class("site-cases")[0].text for s in sites.values()]
@@ -135,20 +130,20 @@ def test_the_case_page_shows_its_source_urls_decoded_and_links_them_encoded(site
     for lang in ("ko", "en"):
         (source,) = [
             li
-            for li in _page(site, f"{lang}/cases/IL-0001/index.html").xpath("//li[@class='source']")
+            for li in site_page(site, f"{lang}/cases/IL-0001/index.html").xpath("//li[@class='source']")
             if li.find_class("live")[0].get("href") == ENCODED
         ]
         assert source.find_class("url")[0].text == DECODED
     (tagged,) = [
         li
-        for li in _page(site, "en/cases/IL-0002/index.html").xpath("//li[@class='source']")
+        for li in site_page(site, "en/cases/IL-0002/index.html").xpath("//li[@class='source']")
         if li.find_class("live")[0].get("href") == TAGGED
     ]
     assert tagged.find_class("url")[0].text.endswith("<script>alert(1)</script>")
 
 
 def test_the_404_page_is_at_the_root_in_both_languages_and_leads_to_the_listings(site: Path) -> None:
-    doc = _page(site, "404.html")
+    doc = site_page(site, "404.html")
     assert doc.get("lang") == "ko" and doc.find(".//h1").text == "페이지를 찾을 수 없습니다"
     assert [(a.get("href"), a.getparent().getparent().get("lang")) for a in doc.xpath("//a[@class='listing']")] == [
         ("/ko/", "ko"),

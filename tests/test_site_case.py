@@ -11,9 +11,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import lxml.html
 import pytest
-from helpers import serving
+from helpers import page_text, serving, site_page
 from playwright.sync_api import Browser
 from test_site_search import axe_violations
 
@@ -69,14 +68,6 @@ def site(library: Store) -> Path:
     return library.root / "site"
 
 
-def _page(site: Path, key: str) -> lxml.html.HtmlElement:
-    return lxml.html.fromstring((site / key).read_bytes().decode())
-
-
-def _text(element: lxml.html.HtmlElement) -> str:
-    return " ".join(element.text_content().split())
-
-
 def test_every_field_of_the_record_has_one_place_on_the_page(make_case: Callable[..., Case]) -> None:
     """The head, the text sections, the facts, or the record only: a field added to the format and placed
     nowhere fails here, rather than vanish from the page."""
@@ -90,35 +81,35 @@ def test_every_field_of_the_record_has_one_place_on_the_page(make_case: Callable
 def test_the_head_says_title_org_date_and_severity_and_the_id_only_small(
     site: Path, lang: str, case_json: dict[str, Any]
 ) -> None:
-    doc = _page(site, f"{lang}/cases/IL-0001/index.html")
+    doc = site_page(site, f"{lang}/cases/IL-0001/index.html")
     (head,) = doc.cssselect("header.case-head")
     assert [code.text for code in head.cssselect("h1 code")] == ["train_step"], "the title's code rendered"
-    assert "`" not in _text(head) and "IL-0001" not in _text(head), "no backticks, no id up top"
+    assert "`" not in page_text(head) and "IL-0001" not in page_text(head), "no backticks, no id up top"
     meta = head.cssselect("p.meta")[0]
     assert meta.cssselect("a.org")[0].get("href") == f"../../orgs/{case_json['org_slug']}/"
     assert meta.cssselect("time")[0].get("datetime") == "2025-06-12"
     severity = meta.cssselect(".severity")[0]
     said = vocabulary().terms["severities"]["high"].label_in(lang)
-    assert severity.get("data-term") == "high" and _text(severity) == said
+    assert severity.get("data-term") == "high" and page_text(severity) == said
     assert severity.get("href") == "../../severity/high/"
     # The page's <title> is the plain title: the code's text without its backticks.
     title = doc.find(".//title").text
     assert title.startswith("train_step 멈춤 · IL-0001" if lang == "ko" else "train_step hang on every rank · IL-0001")
     # The listing's card renders the title's code too, inside its link.
-    card = _page(site, f"{lang}/index.html").cssselect("li#IL-0001 h2 a .title")[0]
-    assert [code.text for code in card.cssselect("code")] == ["train_step"] and "`" not in _text(card)
+    card = site_page(site, f"{lang}/index.html").cssselect("li#IL-0001 h2 a .title")[0]
+    assert [code.text for code in card.cssselect("code")] == ["train_step"] and "`" not in page_text(card)
 
 
 @pytest.mark.parametrize("lang", ["ko", "en"])
 def test_the_text_sections_follow_the_listings_order(site: Path, lang: Lang) -> None:
-    doc = _page(site, f"{lang}/cases/IL-0001/index.html")
+    doc = site_page(site, f"{lang}/cases/IL-0001/index.html")
     shown = [
-        _text(h2).replace("아직 번역되지 않음", "").replace("Not yet translated", "").strip()
+        page_text(h2).replace("아직 번역되지 않음", "").replace("Not yet translated", "").strip()
         for h2 in doc.cssselect(".narrative section h2")
     ]
     # The listing's card for the same case, its headings in its order, those the case page has as text.
-    card = _page(site, f"{lang}/index.html").cssselect("li#IL-0001 dl.sections dt")
-    assert shown == [_text(dt) for dt in card if _text(dt) in shown]
+    card = site_page(site, f"{lang}/index.html").cssselect("li#IL-0001 dl.sections dt")
+    assert shown == [page_text(dt) for dt in card if page_text(dt) in shown]
     names = ["symptoms_text", "trigger", "detection", "remediation", "action_items", "lessons"]
     assert shown == [field_label(name, lang) for name in names], "detection before remediation, lessons last"
     assert doc.cssselect(".narrative .lead")[0].get("data-field") == "summary", "the summary leads"
@@ -126,8 +117,8 @@ def test_the_text_sections_follow_the_listings_order(site: Path, lang: Lang) -> 
 
 @pytest.mark.parametrize("lang", ["ko", "en"])
 def test_empty_fields_and_the_records_bookkeeping_are_left_out(site: Path, lang: Lang) -> None:
-    doc = _page(site, f"{lang}/cases/IL-0001/index.html")
-    said = _text(doc.cssselect("main")[0])
+    doc = site_page(site, f"{lang}/cases/IL-0001/index.html")
+    said = page_text(doc.cssselect("main")[0])
     for path in ("impact.users", "impact.region", *CASE_RECORD_ONLY):
         assert not doc.cssselect(f'[data-field="{path}"]'), path
         if path not in ("id",):
@@ -138,7 +129,7 @@ def test_empty_fields_and_the_records_bookkeeping_are_left_out(site: Path, lang:
 
 @pytest.mark.parametrize("lang", ["ko", "en"])
 def test_the_facts_hold_terms_durations_sources_aliases_and_dates(site: Path, lang: str) -> None:
-    doc = _page(site, f"{lang}/cases/IL-0001/index.html")
+    doc = site_page(site, f"{lang}/cases/IL-0001/index.html")
     (facts,) = doc.cssselect("section.facts")
     ids = [dt.get("id") for dt in facts.cssselect("dl.fields > dt")]
     assert ids == [
@@ -169,7 +160,7 @@ def test_the_facts_hold_terms_durations_sources_aliases_and_dates(site: Path, la
 
 
 def test_a_section_says_not_yet_translated_once(site: Path) -> None:
-    doc = _page(site, "ko/cases/IL-0001/index.html")
+    doc = site_page(site, "ko/cases/IL-0001/index.html")
     marks = doc.cssselect(".narrative .not-translated")
     # trigger (one text) and remediation (three actions): a mark each, in its heading; the rest are Korean.
     assert [mark.getparent().getparent().get("data-field") for mark in marks] == ["trigger", "remediation"]
@@ -178,16 +169,16 @@ def test_a_section_says_not_yet_translated_once(site: Path) -> None:
     assert [item.get("lang") for item in remediation.cssselect("li > .text")] == ["en"] * 3, (
         "each text says its language"
     )
-    assert not _page(site, "en/cases/IL-0001/index.html").cssselect(".not-translated")
+    assert not site_page(site, "en/cases/IL-0001/index.html").cssselect(".not-translated")
 
 
 def test_the_record_link_leads_to_its_json(site: Path) -> None:
-    doc = _page(site, "en/cases/IL-0001/index.html")
+    doc = site_page(site, "en/cases/IL-0001/index.html")
     (link,) = doc.cssselect("section.facts p.json a")
-    assert (_text(link), link.get("type")) == ("Record (JSON)", "application/json")
+    assert (page_text(link), link.get("type")) == ("Record (JSON)", "application/json")
     target = (site / "en/cases/IL-0001" / link.get("href")).resolve()
     assert json.loads(target.read_bytes())["id"] == "IL-0001"
-    assert _text(doc.cssselect("section.facts p.json .case-id")[0]) == "IL-0001"
+    assert page_text(doc.cssselect("section.facts p.json .case-id")[0]) == "IL-0001"
 
 
 # ---------------------------------------------------------------- in Chromium

@@ -11,7 +11,7 @@ from typing import Any
 import lxml.html
 import pytest
 from fastapi.testclient import TestClient
-from helpers import serving
+from helpers import serving, site_page
 from playwright.sync_api import Browser, Page
 from test_site_search import axe_violations
 from test_web_browser import PASSWORD as WEB_PASSWORD
@@ -60,14 +60,10 @@ def site(library: Store) -> Path:
     return library.root / "site"
 
 
-def _page(site: Path, key: str) -> Any:
-    return lxml.html.fromstring((site / key).read_bytes())
-
-
 @pytest.mark.parametrize("lang", ["ko", "en"])
 def test_the_built_case_page_and_listing_render_the_lessons_markdown(site: Path, lang: str) -> None:
     for key in (f"{lang}/cases/IL-0001/index.html", f"{lang}/index.html"):
-        doc = _page(site, key)
+        doc = site_page(site, key)
         lessons = doc.xpath("//*[@data-field='lessons']") or [
             dt.getnext() for dt in doc.xpath("//dl[@class='sections']/dt") if dt.getnext().find(".//code") is not None
         ]
@@ -79,7 +75,7 @@ def test_the_built_case_page_and_listing_render_the_lessons_markdown(site: Path,
 
 
 def test_a_remediations_url_is_a_link_and_its_html_is_text(site: Path) -> None:
-    doc = _page(site, "en/cases/IL-0001/index.html")
+    doc = site_page(site, "en/cases/IL-0001/index.html")
     (item,) = doc.xpath("//*[@data-field='remediation']")
     assert [(a.get("href"), a.get("rel")) for a in item.iter("a")] == [
         ("https://example.com/runbooks/nccl", "nofollow noopener")
@@ -90,13 +86,13 @@ def test_a_remediations_url_is_a_link_and_its_html_is_text(site: Path) -> None:
 
 @pytest.mark.parametrize("lang", ["ko", "en"])
 def test_the_impacts_free_text_is_rendered_too(site: Path, lang: str) -> None:
-    (scope,) = _page(site, f"{lang}/cases/IL-0001/index.html").xpath("//*[@data-field='impact.scope']")
+    (scope,) = site_page(site, f"{lang}/cases/IL-0001/index.html").xpath("//*[@data-field='impact.scope']")
     assert [code.text for code in scope.iter("code")] == ["eu-west"]
     assert [a.get("href") for a in scope.iter("a")] == ["https://example.com/status"]
 
 
 def test_the_title_renders_its_code_and_emphasis_only(site: Path) -> None:
-    doc = _page(site, "en/cases/IL-0001/index.html")
+    doc = site_page(site, "en/cases/IL-0001/index.html")
     assert doc.find(".//h1").text_content() == "The train_step hang"
     # in the page's language and unmarked, the title stands in the heading without a span around it
     assert [e.tag for e in doc.find(".//h1").iter()] == ["h1", "code", "em"]

@@ -8,9 +8,8 @@ from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
-import lxml.html
 import pytest
-from helpers import serving
+from helpers import page_text, serving, site_page
 from playwright.sync_api import Browser
 from test_site_search import axe_violations
 
@@ -46,37 +45,30 @@ def site(library: Store) -> Path:
     return library.root / "site"
 
 
-def _page(site: Path, key: str) -> lxml.html.HtmlElement:
-    return lxml.html.fromstring((site / key).read_bytes().decode())
-
-
-def _text(element: lxml.html.HtmlElement) -> str:
-    return " ".join(element.text_content().split())
-
-
 def test_a_withdrawn_cases_banner_says_why_in_both_languages(site: Path) -> None:
     for lang, why in (("ko", "이유"), ("en", "Why")):
-        merged = _page(site, f"{lang}/cases/IL-0002/index.html").cssselect(".notice")[0]
+        merged = site_page(site, f"{lang}/cases/IL-0002/index.html").cssselect(".notice")[0]
         reason = merged.cssselect(".withdrawn-reason")[0]
-        assert _text(reason) == f"{why}: {MERGED_WHY}.", "said as written, its markup as text, a sentence"
+        assert page_text(reason) == f"{why}: {MERGED_WHY}.", "said as written, its markup as text, a sentence"
         assert reason.cssselect("span[lang]")[0].get("lang") == "en", "an English reason is marked so"
         assert merged.cssselect("a.survivor")[0].get("href") == "../IL-0001/"
-        korean = _page(site, f"{lang}/cases/IL-0003/index.html").cssselect(".notice .withdrawn-reason span")[0]
+        korean = site_page(site, f"{lang}/cases/IL-0003/index.html").cssselect(".notice .withdrawn-reason span")[0]
         assert (korean.text, korean.get("lang")) == (f"{WITHDRAWN_WHY}.", "ko")
-        assert not _page(site, f"{lang}/cases/IL-0001/index.html").cssselect(".notice"), "a standing case has none"
+        assert not site_page(site, f"{lang}/cases/IL-0001/index.html").cssselect(".notice"), "a standing case has none"
 
 
 def test_the_survivor_is_also_known_by_the_ids_merged_into_it(site: Path) -> None:
     for lang, said in (("ko", "다른 번호: IL-0002, IL-0004"), ("en", "Also known as: IL-0002, IL-0004")):
-        page = _page(site, f"{lang}/cases/IL-0001/index.html")
+        page = site_page(site, f"{lang}/cases/IL-0001/index.html")
         aliases = page.cssselect('section.facts dd[data-field="aliases"]')[0]
-        assert f"{_text(aliases.getprevious())}: {', '.join(aliases.itertext()).strip()}" == said
+        assert f"{page_text(aliases.getprevious())}: {', '.join(aliases.itertext()).strip()}" == said
         assert [a.get("href") for a in aliases.cssselect("a")] == ["../IL-0002/", "../IL-0004/"]
         for gone in ("IL-0002", "IL-0004"):  # and each alias's page sends its reader to the survivor
             assert (
-                _page(site, f"{lang}/cases/{gone}/index.html").cssselect("a.survivor")[0].get("href") == "../IL-0001/"
+                site_page(site, f"{lang}/cases/{gone}/index.html").cssselect("a.survivor")[0].get("href")
+                == "../IL-0001/"
             )
-        assert not _page(site, f"{lang}/cases/IL-0003/index.html").cssselect('[data-field="aliases"]')
+        assert not site_page(site, f"{lang}/cases/IL-0003/index.html").cssselect('[data-field="aliases"]')
 
 
 def test_the_built_index_says_each_cases_dates_aliases_and_survivor(site: Path, library: Store) -> None:
