@@ -20,7 +20,7 @@ from helpers import serving, site_page
 from playwright.sync_api import Browser, expect
 from test_site_search import axe_violations
 
-from pipeline.models import Case
+from pipeline.models import Case, Source
 from pipeline.render import shown_url
 from pipeline.settings import Settings
 from pipeline.site.build import build_site
@@ -124,6 +124,24 @@ def test_the_sources_page_lists_every_site_with_its_cases_and_licences(site: Pat
         (case,) = github.xpath(".//a[@class='source-case']")
         assert (site / lang / "sources").joinpath(case.get("href")).resolve() == site / lang / "cases/IL-0001"
         assert doc.xpath("//a[@rel='license']/@href")[0] == "https://creativecommons.org/licenses/by/4.0/"
+
+
+def test_the_sources_page_is_made_again_only_when_what_it_lists_changed(library: Store, site: Path) -> None:
+    keys = [f"{lang}/sources/index.html" for lang in ("ko", "en")]
+    case = library.read_case("IL-0003")
+    library.write_case(case.model_copy(update={"summary": {**case.summary, "en": "Only the summary changed."}}))
+    report = build_site(library, _settings(library))
+    assert report.written and not set(keys) & set(report.written)  # a large library's largest page, not made
+    library.write_case(
+        case.model_copy(update={"sources": [*case.sources, Source(url="https://example.com/pm/4", kind="blog")]})
+    )
+    (library.sources_dir / "basics.yaml").write_text("- url: https://example.org/pm/3\n  licence: CC0 1.0\n")
+    report = build_site(library, _settings(library))
+    assert set(keys) <= set(report.written)
+    for key in keys:
+        doc = site_page(site, key)
+        assert "https://example.com/pm/4" in doc.xpath("//a[@class='source-url']/@href")
+        assert doc.xpath("//section[@data-host='example.org']//span[@class='source-licence']/text()") == ["(CC0 1.0)"]
 
 
 def test_the_case_page_shows_its_source_urls_decoded_and_links_them_encoded(site: Path) -> None:

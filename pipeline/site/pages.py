@@ -1018,6 +1018,10 @@ def sources_page(ctx: SiteContext, lang: Lang, sites: list[_Site]) -> bytes:
     )
 
 
+def _sources_made(ctx: SiteContext, lang: Lang, sites: Callable[[], list[_Site]]) -> bytes:
+    return sources_page(ctx, lang, sites())
+
+
 def not_found_page(ctx: SiteContext) -> bytes:
     """404.html at the site's root, in both languages: what most static hosts serve for a missing page, at
     that page's address, so its links stand on the site's own path (of the public base), not relative."""
@@ -1126,9 +1130,13 @@ def plan(ctx: SiteContext, wanted: Callable[[str], bool] = everything) -> dict[s
     for lang in ctx.langs:
         planned.update(_listing(ctx, lang, cases, _Placed(f"{lang}/", ui("site_title", lang)), items))
         planned.update(_facet_pages(ctx, lang, items, by_value, wanted))
-    sites = _source_sites(ctx)
+    # The sources page lists every source of every listed case (a large page for a large library): made
+    # only when they, their licences or the site's languages and licence change, the sites worked out then.
+    sites = cache(partial(_source_sites, ctx))
+    quoted = "\x00".join(f"{card.id} {' '.join(card.sources)}" for card in cases)
+    about = f"{_code_mark()}\x00{ctx.langs!r}\x00{ctx.licence!r}\x00{sorted(ctx.licences.items())!r}\x00{quoted}"
     for lang in ctx.langs:
-        planned[f"{lang}/sources/index.html"] = Planned(None, partial(sources_page, ctx, lang, sites))
+        planned[f"{lang}/sources/index.html"] = Planned(f"{lang}\x00{about}", partial(_sources_made, ctx, lang, sites))
     planned["404.html"] = Planned(None, partial(not_found_page, ctx))
     planned["api/v1/facets.json"] = Planned(None, partial(facets_json, ctx, by_value))
     planned["api/v1/facet-counts.json"] = Planned(None, partial(facet_counts_json, ctx, by_value))
