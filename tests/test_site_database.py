@@ -23,8 +23,8 @@ import pytest
 from pipeline.fields import ACTION_LISTS, NARRATIVE, PARTS, TERM_LISTS, choices
 from pipeline.models import Case, Draft, Source
 from pipeline.settings import Settings
-from pipeline.site import database
-from pipeline.site.build import build_site
+from pipeline.site import database, search
+from pipeline.site.build import build_site, site_context
 from pipeline.store import Store
 from pipeline.vocabulary import vocabulary
 
@@ -178,6 +178,31 @@ def test_a_rebuild_gives_the_bytes_of_a_clean_build(library: Store, tmp_path: Pa
     (library.root / "cases" / "IL-0004.json").unlink()
     assert _build(library, out).read_bytes() == _build(library, tmp_path / "clean-2").read_bytes()
     assert [row["id"] for row in _rows(out / database.KEY, "select id from cases")] == ["IL-0001", "IL-0002"]
+
+
+def test_a_rebuild_copies_the_unchanged_cases_rows_from_the_last_file_it_can_trust(library: Store) -> None:
+    """Only a changed case is turned into rows again; a last file whose bytes are not those the cache speaks
+    of (edited by hand, or half written) is not copied from. Each time, the bytes of a clean build."""
+    stems = search.Stems()
+
+    def made(cached: bytes | None, last: bytes | None) -> tuple[database.Database, bytes]:
+        db = database.Database(site_context(library, Settings(root=library.root)), stems, lambda: cached, lambda: last)
+        return db, db.make()
+
+    clean, first = made(None, None)
+    assert clean.made == 4  # the merged case too: its relations
+    again, data = made(clean.cache(), first)
+    assert again.made == 0 and data == first
+    case = library.read_case("IL-0002")
+    library.write_case(
+        case.model_copy(update={"lessons": {"en": "Stage DNS changes.", "ko": "DNS 변경은 단계적으로."}})
+    )
+    changed, data = made(again.cache(), first)
+    assert changed.made == 1 and data == made(None, None)[1] != first
+    tampered = data.replace(b"Stage DNS changes.", b"Stage DNS changez.")
+    assert tampered != data
+    distrusted, data_again = made(changed.cache(), tampered)
+    assert distrusted.made == 4 and data_again == data
 
 
 def test_the_manuals_three_queries_find_what_they_say(library: Store, tmp_path: Path) -> None:

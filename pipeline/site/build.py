@@ -34,6 +34,7 @@ import sys
 import time
 import zlib
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
@@ -102,7 +103,7 @@ def build_files(ctx: SiteContext, stems: search.Stems | None = None) -> dict[str
     files.update({key: made.data for key, made in api.assembled(ctx, lambda key: None).items()})
     stems = stems or search.Stems()
     files.update(search.index_files(_all_docs(ctx, stems)))
-    files[database.KEY] = database.Database(ctx, stems, lambda: None).make()
+    files[database.KEY] = database.Database(ctx, stems, lambda: None, lambda: None).make()
     return files
 
 
@@ -250,15 +251,44 @@ def source_licences(store: Store) -> dict[str, str]:
 PARALLEL_FROM = 2000
 
 
-def _make_files(
+class _Shares:
+    """The files to make, shared between this process and worker processes (`_pages_aside`)."""
+
+    def __init__(self, planned: dict[str, Planned], mine: list[str]) -> None:
+        self.planned = planned
+        self.mine = mine
+        self.started: list[tuple[subprocess.Popen[bytes], Path, list[str]]] = []
+
+    def own(self) -> dict[str, bytes]:
+        """This process's share, made now."""
+        return {key: self.planned[key].make() for key in self.mine}
+
+    def others(self) -> dict[str, bytes]:
+        """The workers' shares, waited for; a worker that failed (it said why on standard error) leaves its
+        share to be made here."""
+        made: dict[str, bytes] = {}
+        while self.started:
+            process, result, part = self.started.pop(0)
+            if process.wait() == 0 and result.is_file():
+                made.update(pickle.loads(result.read_bytes()))
+            else:
+                made.update({key: self.planned[key].make() for key in part})
+        return made
+
+
+@contextmanager
+def _pages_aside(
     store: Store, ctx: SiteContext, planned: dict[str, Planned], keys: list[str], workers: int
-) -> dict[str, bytes]:
-    """The files at `keys`, made by this process and `workers - 1` others (`pipeline.site.worker`), each
-    given every other key, so that each gets its share of case pages and listings. A worker plans the site
-    again from the cards (what it is sent) and reads the cases its pages show: the same pure functions,
-    so the same bytes. A worker that fails leaves its share to this process."""
+) -> Iterator[_Shares]:
+    """The files at `keys`, shared between this process and `workers - 1` others (`pipeline.site.worker`)
+    started now, each given every other key, so that each gets its share of case pages and listings: the
+    caller makes its own share (`own`), goes on with the build's other work while the workers make theirs,
+    and takes theirs in (`others`) when it needs them. A worker plans the site again from the cards (what it
+    is sent) and reads the cases its pages show: the same pure functions, so the same bytes. Workers still
+    running when the caller stops (an error) are stopped."""
     if workers <= 1 or len(keys) < PARALLEL_FROM:
-        return {key: planned[key].make() for key in keys}
+        yield _Shares(planned, keys)
+        return
     parts = [keys[i::workers] for i in range(workers)]
     # What a worker needs of the settings, and no more: the settings hold the archive's keys, and a job
     # file is a file.
@@ -267,24 +297,23 @@ def _make_files(
     )
     # In the data root's state, named by this process: a build killed here leaves its folder to the next.
     with store.state.scratch("site") as scratch:
-        started = []
-        for n, part in enumerate(parts[1:]):
-            given, result = scratch / f"job-{n}.pickle", scratch / f"made-{n}.pickle"
-            given.write_bytes(pickle.dumps(replace(job, keys=part), protocol=pickle.HIGHEST_PROTOCOL))
-            process = subprocess.Popen([sys.executable, "-m", "pipeline.site.worker", str(given), str(result)])
-            started.append((process, result, part))
-        made = {key: planned[key].make() for key in parts[0]}
-        for process, result, part in started:
-            if process.wait() == 0 and result.is_file():
-                made.update(pickle.loads(result.read_bytes()))
-            else:  # the worker failed (it said why on standard error): its share made here
-                made.update({key: planned[key].make() for key in part})
-    return made
+        shares = _Shares(planned, parts[0])
+        try:
+            for n, part in enumerate(parts[1:]):
+                given, result = scratch / f"job-{n}.pickle", scratch / f"made-{n}.pickle"
+                given.write_bytes(pickle.dumps(replace(job, keys=part), protocol=pickle.HIGHEST_PROTOCOL))
+                process = subprocess.Popen([sys.executable, "-m", "pipeline.site.worker", str(given), str(result)])
+                shares.started.append((process, result, part))
+            yield shares
+        finally:
+            for process, _, _ in shares.started:  # not taken in: the build stopped
+                process.kill()
+                process.wait()
 
 
 @dataclass(frozen=True)
 class WorkerJob:
-    """A worker's share of a build (`_make_files`), as its job file holds it: the data root, the site's
+    """A worker's share of a build (`_pages_aside`), as its job file holds it: the data root, the site's
     base and note, the cards, the build's time, and the keys of the files it makes."""
 
     root: Path
@@ -468,26 +497,6 @@ def _build_site(store: Store, settings: Settings, out: Path | None, workers: int
     last = last_sync.get("plan", {})
     dirty = groups(ctx, chain.from_iterable(changed.values())) if last.get("mark") == mark else None
     carried = _carried(last.get("groups", {}), before, dirty)
-    planned = plan(ctx, everything if carried is None or dirty is None else dirty.__contains__)
-    inputs: dict[str, bytes] = {}
-    files: dict[str, bytes] = {}
-    present: list[str] = []
-    grouped: dict[str, list[str]] = dict(carried or {})
-    for keys in grouped.values():
-        present += keys  # SiteTree.sync checks that they are still there
-        inputs.update((key, before[key]) for key in keys)
-    to_make: list[str] = []
-    for key, item in planned.items():
-        if item.group != EVERY:
-            if item.inputs is None:  # it would be made only when its group is planned, and lost otherwise
-                raise ValueError(f"{key}: a file of the group {item.group!r} is planned with no inputs")
-            grouped.setdefault(item.group, []).append(key)
-        if item.inputs is not None:
-            inputs[key] = _hash(item.inputs)
-            if before.get(key) == inputs[key]:
-                present.append(key)  # SiteTree.sync checks that it is still there
-                continue
-        to_make.append(key)
     stems = search.Stems.load(store.state.read(_STEMS))
     # The index is updated in place only when it was made by the same code and vocabulary (its documents
     # hold the terms' labels): else it is made whole.
@@ -497,26 +506,63 @@ def _build_site(store: Store, settings: Settings, out: Path | None, workers: int
     ids = [card.id for card in ctx.cases]
     indexed_now = ids if not known else sorted(set(changed) & set(ids))
     stemmed = stems.analyse_aside(search.korean_words(map(ctx.case, indexed_now), ctx.langs))
-    files.update(_make_files(store, ctx, planned, to_make, workers or os.cpu_count() or 1))
-    assembled = api.assembled(ctx, _previous(tree, _read_spans(tree.read_cache(_SPANS))))
-    files.update({key: made.data for key, made in assembled.items()})
-    tree.write_cache(_BUILDING, b"a build of this folder began and has not finished\n")
-    stemmed()
-    # api/v1/cases.db (pipeline.site.database): made with the stems, when a case or its code changed.
-    db = database.Database(ctx, stems, lambda: tree.read_cache(database.CACHE))
-    planned[database.KEY] = Planned(_site_code() + db.inputs, db.make)
-    inputs[database.KEY] = _hash(_site_code() + db.inputs)
-    if before.get(database.KEY) == inputs[database.KEY]:
-        present.append(database.KEY)
-    else:
-        files[database.KEY] = db.make()
-    index, indexed = _search_index(ctx, stems, set(changed), known, tree.read_file)
-    files.update(index.files)
-    present += index.kept
-    kept = {"mark": mark, "code": _site_code(), "groups": grouped}
-    synced = tree.sync(
-        Wanted(files, present=present, protect=KEEP, inputs=inputs, plan=kept), trusted=not unfinished, last=last_sync
-    )
+    # api/v1/cases.db (pipeline.site.database), when a case or its code changed: made on a thread of its
+    # own while the pages are, since most of its time is SQLite's, which lets go of Python's lock (copying
+    # the unchanged cases' rows from the last file, the full-text index). Its unchanged cases' rows come
+    # from the file the last build left, when that file is as it made it (an unfinished build's is not).
+    last_db = None if unfinished else lambda: tree.read_file(database.KEY)
+    db = database.Database(ctx, stems, lambda: tree.read_cache(database.CACHE), last_db or (lambda: None))
+    db_inputs = _hash(_site_code() + db.inputs)
+    aside = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cases-db")
+    try:
+        db_made = None if before.get(database.KEY) == db_inputs else aside.submit(lambda: (stemmed(), db.make())[1])
+        planned = plan(ctx, everything if carried is None or dirty is None else dirty.__contains__)
+        inputs: dict[str, bytes] = {}
+        files: dict[str, bytes] = {}
+        present: list[str] = []
+        grouped: dict[str, list[str]] = dict(carried or {})
+        for keys in grouped.values():
+            present += keys  # SiteTree.sync checks that they are still there
+            inputs.update((key, before[key]) for key in keys)
+        to_make: list[str] = []
+        for key, item in planned.items():
+            if item.group != EVERY:
+                if item.inputs is None:  # it would be made only when its group is planned, and lost otherwise
+                    raise ValueError(f"{key}: a file of the group {item.group!r} is planned with no inputs")
+                grouped.setdefault(item.group, []).append(key)
+            if item.inputs is not None:
+                inputs[key] = _hash(item.inputs)
+                if before.get(key) == inputs[key]:
+                    present.append(key)  # SiteTree.sync checks that it is still there
+                    continue
+            to_make.append(key)
+        planned[database.KEY] = Planned(_site_code() + db.inputs, db.make)
+        inputs[database.KEY] = db_inputs
+        if db_made is None:
+            present.append(database.KEY)
+        # The pages: this process's share first; the build's other work while the workers make theirs.
+        with _pages_aside(store, ctx, planned, to_make, workers or os.cpu_count() or 1) as shares:
+            files.update(shares.own())
+            assembled = api.assembled(ctx, _previous(tree, _read_spans(tree.read_cache(_SPANS))))
+            files.update({key: made.data for key, made in assembled.items()})
+            tree.write_cache(_BUILDING, b"a build of this folder began and has not finished\n")
+            stemmed()
+            index, indexed = _search_index(ctx, stems, set(changed), known, tree.read_file)
+            files.update(shares.others())
+        files.update(index.files)
+        present += index.kept
+        kept = {"mark": mark, "code": _site_code(), "groups": grouped}
+        # cases.db written when it is made, the other files meanwhile.
+        later = {database.KEY: db_made.result} if db_made is not None else {}
+        synced = tree.sync(
+            Wanted(files, present=present, later=later, protect=KEEP, inputs=inputs, plan=kept),
+            trusted=not unfinished,
+            last=last_sync,
+        )
+        if db_made is not None:
+            files[database.KEY] = db_made.result()
+    finally:
+        aside.shutdown(wait=True)
     hashes = synced.hashes  # of every file now (those of the assembled ones, for the next build's copy)
     if synced.missing:  # files of the last build deleted since: made again (the search index whole)
         if carried and any(key not in planned for key in synced.missing if key in inputs):
@@ -540,6 +586,7 @@ def _build_site(store: Store, settings: Settings, out: Path | None, workers: int
     if db.kept:
         tree.write_cache(database.CACHE, db.cache())
     tree.remove_cache("cards.pickle")  # what builds before the shards kept
+    tree.remove_cache("database-rows.pickle")  # what builds kept of cases.db before they copied its rows
     tree.remove_cache(_BUILDING)  # every cache now says what the folder holds
     return BuildReport(
         folder=str(tree.folder),

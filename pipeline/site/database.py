@@ -24,11 +24,13 @@ its file: a tool holding its id learns that it was withdrawn and why (the manual
 `withdrawn is null`).
 
 Bytes. The file is made whole each time, in memory: the tables created, the rows inserted in a fixed order
-(by case id), the full-text index built over them in one statement; SQLite writes the same bytes for the
-same statements on the same version, so a rebuild gives a clean build's bytes (tests/test_site_database.py).
-The build writes the bytes through `SiteTree` like any file (an atomic replace, and only when they changed).
-What costs is reading and turning each case into rows, so a build keeps each case's rows beside their case's
-digest (`CACHE`, in the build's state) and turns only the changed cases again.
+(by case id, then by where they stand in their case), the full-text index built over them in one statement;
+SQLite writes the same bytes for the same statements on the same version, so a rebuild gives a clean build's
+bytes (tests/test_site_database.py). The build writes the bytes through `SiteTree` like any file (an atomic
+replace, and only when they changed). What costs is turning each case into rows (and, in Python, moving
+them), so a rebuild copies the rows of every case whose digest is unchanged from the file the last build made
+(attached, table to table inside SQLite), once that file's bytes hash as the build's state (`CACHE`) says,
+and turns only the changed cases into rows again.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ import html
 import json
 import pickle
 import sqlite3
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from functools import cache
 from importlib.metadata import version
 from pathlib import Path
@@ -51,6 +53,7 @@ from pipeline.models import Case, Source
 from pipeline.site.context import SiteContext
 from pipeline.site.labels import FIELD_LABELS
 from pipeline.site.search import Stems, analyser
+from pipeline.site.tree import tree_hash
 
 __all__ = [
     "CACHE",
@@ -67,7 +70,7 @@ __all__ = [
 ]
 
 KEY = "api/v1/cases.db"
-CACHE = "database-rows.pickle"  # each case's rows by its digest, in the build's state (SiteTree.read_cache)
+CACHE = "database.pickle"  # the last file's hash and its cases' digests, in the build's state (SiteTree.read_cache)
 LANGS = ("en", "ko")  # a localized text's columns: what the record format's texts hold
 
 
@@ -267,9 +270,11 @@ def case_rows(case: Case, stems: Stems) -> Rows:
 # ---------------------------------------------------------------- the file
 
 
-def database_bytes(rows: Sequence[Rows]) -> bytes:
-    """The database of `rows` (in their order) as a file's bytes, made in memory. Equal rows, equal bytes
-    (on one SQLite version): the same statements in the same order."""
+def database_bytes(rows: Sequence[Rows], last: bytes | None = None, kept: Collection[str] = ()) -> bytes:
+    """The database of `rows` as a file's bytes, made in memory, with the rows of the cases `kept` copied
+    from `last` (a file this function made, by the same code): every table's rows in the order of their
+    case's id, then of where they stand in their case (a clean build's order, whichever case they come
+    from). Equal rows, equal bytes (on one SQLite version): the same statements in the same order."""
     connection = sqlite3.connect(":memory:")
     try:
         db = sqlite_utils.Database(connection)
@@ -281,6 +286,17 @@ def database_bytes(rows: Sequence[Rows]) -> bytes:
         fks = [("case_id", "cases", "id")]
         for table in ("sources", "terms"):
             db[table].add_foreign_key(*fks[0])  # type: ignore[union-attr]
+        # What is copied comes from `last`, attached as `old`; what is new waits in temporary tables (in
+        # their own database: the file's bytes never see them). Both reach the file's tables through the
+        # same one statement a table, so a rebuild and a clean build write it alike.
+        connection.execute("attach database ':memory:' as old")
+        if last is not None and kept:
+            connection.deserialize(last, name="old")
+        else:
+            for table, columns in tables.items():
+                connection.execute(f"create table old.[{table}] ({', '.join(f'[{c.name}]' for c in columns)})")
+        connection.execute("create temp table kept (id text primary key)")
+        connection.executemany("insert into temp.kept values (?)", ((case_id,) for case_id in kept))
         by_table: dict[str, list[Row]] = {table: [] for table in tables}
         for one in rows:
             if one.case is not None:
@@ -288,11 +304,23 @@ def database_bytes(rows: Sequence[Rows]) -> bytes:
             by_table["sources"] += one.sources
             by_table["terms"] += one.terms
             by_table["relations"] += one.relations
+        for table, columns in tables.items():
+            names = ", ".join(f"[{c.name}]" for c in columns)
+            connection.execute(f"create temp table [new_{table}] ({names})")
+            marks = ", ".join("?" for _ in columns)
+            connection.executemany(f"insert into temp.[new_{table}] values ({marks})", by_table[table])
         with connection:
             for table, columns in tables.items():
-                marks = ", ".join("?" for _ in columns)
                 names = ", ".join(f"[{c.name}]" for c in columns)
-                connection.executemany(f"insert into [{table}] ({names}) values ({marks})", by_table[table])
+                case_id = "id" if table == "cases" else "case_id"
+                connection.execute(
+                    f"insert into main.[{table}] ({names}) select {names} from ("
+                    f"select {names}, [{case_id}] as _case, rowid as _at from old.[{table}]"
+                    f" where [{case_id}] in (select id from temp.kept)"
+                    f" union all select {names}, [{case_id}], rowid from temp.[new_{table}]"
+                    ") order by _case, _at"
+                )
+        connection.execute("detach database old")
         for table, indexes in _INDEXES.items():
             for index in indexes:
                 db[table].create_index(index)  # type: ignore[union-attr]
@@ -312,8 +340,8 @@ def database_bytes(rows: Sequence[Rows]) -> bytes:
 
 @cache
 def _format() -> str:
-    """What the cached rows depend on besides their case: this code, the libraries that make the file, the
-    vocabulary (the terms' labels) and the Korean analyser."""
+    """What a case's rows in the last file depend on besides their case: this code, the libraries that make
+    the file, the vocabulary (the terms' labels) and the Korean analyser."""
     here = Path(__file__)
     digest = hashlib.sha256(here.read_bytes())
     digest.update(here.parent.parent.joinpath("vocabulary.yaml").read_bytes())
@@ -322,42 +350,47 @@ def _format() -> str:
 
 
 class Database:
-    """cases.db in a build: its inputs (every case's digest and `_format`) and how it is made, each case's
-    rows taken from what `cached()` reads (the last build's `cache()`) when its digest is the same."""
+    """cases.db in a build: its inputs (every case's digest and `_format`) and how it is made. The rows of a
+    case whose digest is as when the last file was made are copied from that file (`last()`, the site's
+    copy, used only when its bytes hash as `cached()` says: the last build's `cache()`, its cases' digests);
+    only the other cases are turned into rows again."""
 
-    def __init__(self, ctx: SiteContext, stems: Stems, cached: Callable[[], bytes | None]) -> None:
+    def __init__(
+        self, ctx: SiteContext, stems: Stems, cached: Callable[[], bytes | None], last: Callable[[], bytes | None]
+    ) -> None:
         self.ctx = ctx
         self.stems = stems
         self.cards = sorted(ctx.cases, key=lambda card: card.id)
         self.inputs = "\x00".join([_format(), *(f"{card.id}:{card.digest}" for card in self.cards)])
         self.cached = cached  # read only when the file is made: a build with no case changed never reads it
-        self.kept: dict[str, tuple[str, Rows]] = {}
+        self.last = last
+        self.kept: dict[str, Any] = {}
         self.made = 0  # cases turned into rows this time
 
     @staticmethod
-    def _load(data: bytes | None) -> dict[str, tuple[str, Rows]]:
+    def _load(data: bytes | None) -> dict[str, Any]:
         try:
             found = pickle.loads(data) if data else {}
             if not isinstance(found, dict) or found.get("format") != _format():
                 return {}
-            return dict(found["rows"])
+            return {"hash": bytes(found["hash"]), "digests": dict(found["digests"])}
         except Exception:  # whatever an unreadable cache raises, it is not used
             return {}
 
     def make(self) -> bytes:
-        last = self._load(self.cached())
-        rows: list[Rows] = []
-        for card in self.cards:
-            old = last.get(card.id)
-            if old is not None and old[0] == card.digest:
-                made = old[1]
-            else:
-                made = case_rows(self.ctx.case(card.id), self.stems)
-                self.made += 1
-            self.kept[card.id] = (card.digest, made)
-            rows.append(made)
-        return database_bytes(rows)
+        known = self._load(self.cached())
+        last = self.last() if known else None
+        if last is not None and tree_hash(last) != known["hash"]:
+            last = None  # not the file the cache speaks of: nothing copied from it
+        digests = known.get("digests", {}) if last is not None else {}
+        kept = [card.id for card in self.cards if digests.get(card.id) == card.digest]
+        copied = set(kept)
+        rows = [case_rows(self.ctx.case(card.id), self.stems) for card in self.cards if card.id not in copied]
+        self.made = len(rows)
+        data = database_bytes(rows, last, kept)
+        self.kept = {"hash": tree_hash(data), "digests": {card.id: card.digest for card in self.cards}}
+        return data
 
     def cache(self) -> bytes:
-        """The rows `make` used, for the next build."""
-        return pickle.dumps({"format": _format(), "rows": self.kept}, protocol=pickle.HIGHEST_PROTOCOL)
+        """What the next build needs to copy rows from the file `make` made: its hash and its cases' digests."""
+        return pickle.dumps({"format": _format(), **self.kept}, protocol=pickle.HIGHEST_PROTOCOL)

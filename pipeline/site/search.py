@@ -254,9 +254,10 @@ class Stems:
 
     def analyse_aside(self, words: Iterable[str]) -> Callable[[], None]:
         """Start analysing the words not known yet in a process of its own (`pipeline.site.stemmer`), and
-        return what takes its stems in, waiting for it: the caller goes on meanwhile. Loading kiwipiepy's
-        model and its first analysis take four to five seconds of one core, holding Python's lock the
-        while (a thread would stop the build): a full build makes its pages on the other core. The
+        return what takes its stems in, waiting for it (once, from whichever thread asks first): the caller
+        goes on meanwhile. Loading kiwipiepy's model and its first analysis take four to five seconds of one
+        core, holding Python's lock the while (a thread would stop the build): a full build makes its pages
+        on the other core. The
         stems are the same as `analyse`'s (each word is analysed on its own); a process that fails leaves
         its words to `analyse`. Nothing is started when every word is known, kiwipiepy is not installed,
         or this process loaded it already (an analysis here then costs milliseconds)."""
@@ -273,15 +274,20 @@ class Stems:
         )
         talk.start()
 
+        taking = threading.Lock()  # taken once, whichever of the build's threads asks first (the others wait)
+
         def take() -> None:
-            talk.join()
-            try:
-                found = json.loads(answer[0]) if process.returncode == 0 and answer else None
-            except ValueError:
-                found = None
-            if isinstance(found, dict):
-                self._known.update((w, tuple(found[w])) for w in new if isinstance(found.get(w), list))
-                self.changed = True
+            with taking:
+                talk.join()
+                if not answer:
+                    return  # taken already
+                try:
+                    found = json.loads(answer.pop()) if process.returncode == 0 else None
+                except ValueError:
+                    found = None
+                if isinstance(found, dict):
+                    self._known.update((w, tuple(found[w])) for w in new if isinstance(found.get(w), list))
+                    self.changed = True
 
         return take
 

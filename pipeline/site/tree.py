@@ -45,12 +45,15 @@ class Wanted:
     """What a sync is to leave in the folder.
 
     `files`: site-relative POSIX path -> bytes; `present`: files of the last sync the caller knows to be
-    current (not sent again); `protect`: globs of files never removed (permalinks); `inputs`: the caller's
+    current (not sent again); `later`: files whose bytes are still being made (aside, on another thread),
+    each called for them while the others are written; `protect`: globs of files never removed (permalinks);
+    `inputs`: the caller's
     hash of what each file was made of, and `plan`: what else it keeps of how it planned them, both
     handed back by `SiteTree.last` at the next build."""
 
     files: Mapping[str, bytes]
     present: Collection[str] = ()
+    later: Mapping[str, Callable[[], bytes]] = field(default_factory=dict)
     protect: tuple[str, ...] = ()
     inputs: Mapping[str, bytes] = field(default_factory=dict)
     plan: Mapping[str, Any] = field(default_factory=dict)
@@ -151,13 +154,27 @@ class SiteTree:
                 report.unchanged.append(rel)
                 continue
             report.written.append(rel)
+
+        def later(rel: str) -> tuple[bytes, bool]:  # its bytes when they come, written unless known
+            data = want.later[rel]()
+            digest = tree_hash(data)
+            if known.get(rel) == digest and (folder / rel).is_file():
+                return digest, False
+            return digest, _write_if_changed(folder, rel, data, rel in known)
+
         # The file system's latency, not the CPU, bounds writing thousands of small files: a few at once.
         with ThreadPoolExecutor(max_workers=8) as pool:
+            coming = {rel: pool.submit(later, rel) for rel in sorted(want.later)}
             changed = list(
                 pool.map(lambda rel: _write_if_changed(folder, rel, files[rel], rel in known), report.written)
             )
+            wrote_later = {rel: future.result() for rel, future in coming.items()}
         report.unchanged += [rel for rel, wrote in zip(report.written, changed, strict=True) if not wrote]
         report.written = [rel for rel, wrote in zip(report.written, changed, strict=True) if wrote]
+        for rel, (digest, wrote) in wrote_later.items():
+            hashes[rel] = digest
+            (report.written if wrote else report.unchanged).append(rel)
+        report.written.sort()
         for rel in sorted(on_disk - set(hashes) - {TREE_CACHE}):
             if any(fnmatch.fnmatchcase(rel, glob) for glob in want.protect):
                 if rel in known:
