@@ -50,10 +50,10 @@ def _assert_as_scratch(store: Store, settings: Settings, out: Path, tmp_path: Pa
 def _crash_on(monkeypatch: pytest.MonkeyPatch, cache_name: str) -> None:
     real = SiteTree.write_cache
 
-    def crashing(self: SiteTree, name: str, data: bytes) -> None:
+    def crashing(self: SiteTree, name: str, data: bytes, durable: bool = False) -> None:
         if name.startswith(cache_name):
             raise Crash(name)
-        real(self, name, data)
+        real(self, name, data, durable)
 
     monkeypatch.setattr(SiteTree, "write_cache", crashing)
 

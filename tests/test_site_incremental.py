@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import os
+import shutil
 import time
 import zipfile
 from collections.abc import Callable
@@ -15,11 +16,11 @@ import pytest
 
 from pipeline.models import Case
 from pipeline.settings import Settings
-from pipeline.site import api
+from pipeline.site import api, tree
 from pipeline.site.assemble import assemble
 from pipeline.site.build import build_site
 from pipeline.site.context import SiteContext
-from pipeline.site.tree import SiteTree
+from pipeline.site.tree import SiteTree, Wanted, tree_hash
 from pipeline.store import Store
 
 GONE = ("IL-0030", "IL-0022")
@@ -221,3 +222,29 @@ def test_a_build_on_several_processes_gives_the_same_bytes(
     shared = build_site(library, settings, tmp_path / "shared", workers=2)
     assert alone.counts() == shared.counts() and shared.counts()["written"] > 300
     assert _tree(tmp_path / "alone") == _tree(tmp_path / "shared")
+
+
+@pytest.mark.parametrize("sync_each", [0, 512])  # one sync of the system at the end; each file synced
+def test_a_sync_writes_a_file_whose_bytes_come_later_and_removes_a_file_whose_folder_went(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sync_each: int
+) -> None:
+    monkeypatch.setattr(tree, "SYNC_EACH", sync_each)
+    site = SiteTree(store.state, tmp_path / "out")
+    asked: list[str] = []
+
+    def made_aside() -> bytes:  # as a thread's result is taken
+        asked.append("db")
+        return b"made aside"
+
+    report = site.sync(Wanted({"a/b/c.html": b"1", "x.html": b"2"}, later={"api/v1/cases.db": made_aside}))
+    assert report.written == ["a/b/c.html", "api/v1/cases.db", "x.html"] and asked == ["db"]
+    assert (tmp_path / "out/api/v1/cases.db").read_bytes() == b"made aside"
+    assert site.last()["files"]["api/v1/cases.db"] == tree_hash(b"made aside") == report.hashes["api/v1/cases.db"]
+    shutil.rmtree(tmp_path / "out/a")  # a file's folder gone before the next sync, which no longer wants it
+    again = site.sync(Wanted({"x.html": b"2"}, later={"api/v1/cases.db": made_aside}))
+    assert again.written == [] and sorted(again.unchanged) == ["api/v1/cases.db", "x.html"]
+    assert again.removed == ["a/b/c.html"] and asked == ["db", "db"]
+    assert sorted(p.relative_to(tmp_path / "out").as_posix() for p in (tmp_path / "out").rglob("*") if p.is_file()) == [
+        "api/v1/cases.db",
+        "x.html",
+    ]

@@ -14,17 +14,20 @@ import pickle
 import threading
 from collections.abc import Callable, Collection, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pipeline.store import Store
-from pipeline.store.files import check_rel, inside
+from pipeline.store.files import check_rel, fsync_dir, inside
 from pipeline.store.state import State
 
 __all__ = ["SITE_DIR", "SiteTree", "TreeSync", "Wanted", "site_dir", "tree_hash"]
 
 SITE_DIR = "site"  # the reader's site, built from cases/ (`incidentlib site`); ignored by git
+# Up to this many files written, each is synced with its folders; more, one sync of the system at the end.
+SYNC_EACH = 512
 TREE_CACHE = "tree.pickle"  # the files' and inputs' hashes, in the tree's cache folder
 OLD_TREE_CACHE = ".build-cache.json"  # where earlier builds kept it: in the site folder, published with it
 
@@ -87,8 +90,8 @@ class SiteTree:
     def read_cache(self, name: str) -> bytes | None:
         return self.state.read(f"{self._cache}/{name}")
 
-    def write_cache(self, name: str, data: bytes) -> None:
-        self.state.write(f"{self._cache}/{name}", data, durable=False)
+    def write_cache(self, name: str, data: bytes, durable: bool = False) -> None:
+        self.state.write(f"{self._cache}/{name}", data, durable=durable)
 
     def remove_cache(self, name: str) -> None:
         self.state.remove(f"{self._cache}/{name}")
@@ -124,8 +127,10 @@ class SiteTree:
         known by its hash without reading it; a folder without one is walked once and its files compared byte
         for byte. Not `trusted`: the caller knows the last sync may not have finished (its cache then does not
         say what the folder holds), and the folder is walked too. `last`: the cache as the caller read it
-        already (`last()`, read here when not given). One sync at the end makes it all durable (a fsync a
-        file would take minutes for a large site)."""
+        already (`last()`, read here when not given). Durable when it returns: a few files written are each
+        synced, with their folders, then the cache; many (a fsync a file would take minutes for a large site)
+        by one sync of the system at the end, which also waits for every other program's unwritten data (a
+        rebuild after another large build paid most of a second for it)."""
         folder = self.folder
         folder.mkdir(parents=True, exist_ok=True)
         (folder / OLD_TREE_CACHE).unlink(missing_ok=True)
@@ -155,18 +160,20 @@ class SiteTree:
                 continue
             report.written.append(rel)
 
+        each = len(report.written) + len(want.later) <= SYNC_EACH  # else one sync of the system at the end
+
         def later(rel: str) -> tuple[bytes, bool]:  # its bytes when they come, written unless known
             data = want.later[rel]()
             digest = tree_hash(data)
             if known.get(rel) == digest and (folder / rel).is_file():
                 return digest, False
-            return digest, _write_if_changed(folder, rel, data, rel in known)
+            return digest, _write_if_changed(folder, rel, data, rel in known, each)
 
         # The file system's latency, not the CPU, bounds writing thousands of small files: a few at once.
         with ThreadPoolExecutor(max_workers=8) as pool:
             coming = {rel: pool.submit(later, rel) for rel in sorted(want.later)}
             changed = list(
-                pool.map(lambda rel: _write_if_changed(folder, rel, files[rel], rel in known), report.written)
+                pool.map(lambda rel: _write_if_changed(folder, rel, files[rel], rel in known, each), report.written)
             )
             wrote_later = {rel: future.result() for rel, future in coming.items()}
         report.unchanged += [rel for rel, wrote in zip(report.written, changed, strict=True) if not wrote]
@@ -184,8 +191,15 @@ class SiteTree:
             report.removed.append(rel)
         kept = {"files": hashes, "inputs": dict(want.inputs), "plan": dict(want.plan)}  # pickled: no order
         report.hashes = hashes
-        self.write_cache(TREE_CACHE, pickle.dumps(kept, protocol=pickle.HIGHEST_PROTOCOL))
-        os.sync()
+        if each:  # the files' bytes are synced: their folders' entries (a new folder's in its own), then the
+            # cache that speaks of them
+            for parent in sorted({up for rel in (*report.written, *report.removed) for up in _folders(rel)}):
+                with suppress(FileNotFoundError, NotADirectoryError):  # a removed file's folder, gone too
+                    fsync_dir(folder / parent)
+            self.write_cache(TREE_CACHE, pickle.dumps(kept, protocol=pickle.HIGHEST_PROTOCOL), durable=True)
+        else:
+            self.write_cache(TREE_CACHE, pickle.dumps(kept, protocol=pickle.HIGHEST_PROTOCOL))
+            os.sync()
         return report
 
 
@@ -212,9 +226,16 @@ def _present_files(base: str, present: Collection[str]) -> Callable[[str], bool]
     return there
 
 
-def _write_if_changed(folder: Path, rel: str, data: bytes, known: bool) -> bool:
+def _folders(rel: str) -> list[str]:
+    """The folders holding a tree's file, from its own up to the tree's ("")."""
+    parts = rel.split("/")[:-1]
+    return ["/".join(parts[:n]) for n in range(len(parts), -1, -1)]
+
+
+def _write_if_changed(folder: Path, rel: str, data: bytes, known: bool, durable: bool) -> bool:
     """Write one file of the tree unless it holds `data` already; True when written. A file the tree's
-    cache knows with other bytes is written without reading it."""
+    cache knows with other bytes is written without reading it. `durable`: its bytes synced before it
+    replaces the old (its folder is the caller's to sync)."""
     path = inside(folder, rel)
     if not known:
         try:
@@ -222,11 +243,11 @@ def _write_if_changed(folder: Path, rel: str, data: bytes, known: bool) -> bool:
                 return False
         except (FileNotFoundError, NotADirectoryError):
             pass
-    _write_tree_file(path, data)
+    _write_tree_file(path, data, durable)
     return True
 
 
-def _write_tree_file(path: Path, data: bytes) -> None:
+def _write_tree_file(path: Path, data: bytes, durable: bool = False) -> None:
     """`write_atomic(path, data, durable=False)` for a tree's file, in fewer system calls (a site of
     10,000 cases is 50,000 files): the temporary file is named by the process and thread (each file is
     written by one of them), made with the mode any new file gets, and the folder made on the first miss."""
@@ -240,6 +261,9 @@ def _write_tree_file(path: Path, data: bytes) -> None:
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
+            if durable:
+                handle.flush()
+                os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
