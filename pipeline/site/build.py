@@ -278,14 +278,15 @@ class _Shares:
 
 @contextmanager
 def _pages_aside(
-    store: Store, ctx: SiteContext, planned: dict[str, Planned], keys: list[str], workers: int
+    store: Store, ctx: SiteContext, planned: dict[str, Planned], keys: list[str], workers: int, cases: _Cases
 ) -> Iterator[_Shares]:
     """The files at `keys`, shared between this process and `workers - 1` others (`pipeline.site.worker`)
     started now, each given every other key, so that each gets its share of case pages and listings: the
     caller makes its own share (`own`), goes on with the build's other work while the workers make theirs,
     and takes theirs in (`others`) when it needs them. A worker plans the site again from the cards (what it
-    is sent) and reads the cases its pages show: the same pure functions, so the same bytes. Workers still
-    running when the caller stops (an error) are stopped."""
+    is sent), with the cases this process has read already (`cases`: sent, not read and checked again, half
+    a worker's time before) and reads any other its pages show: the same pure functions, so the same bytes.
+    Workers still running when the caller stops (an error) are stopped."""
     if workers <= 1 or len(keys) < PARALLEL_FROM:
         yield _Shares(planned, keys)
         return
@@ -293,7 +294,16 @@ def _pages_aside(
     # What a worker needs of the settings, and no more: the settings hold the archive's keys, and a job
     # file is a file.
     job = WorkerJob(
-        store.root, ctx.base_url, dict(ctx.note), list(ctx.cases), ctx.built_at, ctx.licence, dict(ctx.licences), []
+        store.root,
+        ctx.base_url,
+        dict(ctx.note),
+        list(ctx.cases),
+        ctx.built_at,
+        ctx.licence,
+        dict(ctx.licences),
+        [],
+        dict(cases.cases),
+        dict(cases.files),
     )
     # In the data root's state, named by this process: a build killed here leaves its folder to the next.
     with store.state.scratch("site") as scratch:
@@ -314,7 +324,8 @@ def _pages_aside(
 @dataclass(frozen=True)
 class WorkerJob:
     """A worker's share of a build (`_pages_aside`), as its job file holds it: the data root, the site's
-    base and note, the cards, the build's time, and the keys of the files it makes."""
+    base and note, the cards, the build's time, the keys of the files it makes, and the cases the build has
+    read already (records and their files' bytes, by id)."""
 
     root: Path
     base_url: str
@@ -324,12 +335,16 @@ class WorkerJob:
     licence: tuple[str, str]
     licences: dict[str, str]
     keys: list[str]
+    read: dict[str, Case] = field(default_factory=dict)
+    raw: dict[str, bytes] = field(default_factory=dict)
 
     def make(self) -> dict[str, bytes]:
         """The files at `keys`, by their key."""
         store = Store(self.root)
         with _no_collections():
             cases = _Cases(store)
+            cases.cases.update(self.read)
+            cases.files.update(self.raw)
             links = store.state.read_links()
             edition = SiteEdition(self.base_url, self.built_at, links, self.note, self.licence, self.licences)
             ctx = SiteContext.of_cards(self.cards, load=cases.read, raw=cases.raw, edition=edition)
@@ -541,7 +556,7 @@ def _build_site(store: Store, settings: Settings, out: Path | None, workers: int
         if db_made is None:
             present.append(database.KEY)
         # The pages: this process's share first; the build's other work while the workers make theirs.
-        with _pages_aside(store, ctx, planned, to_make, workers or os.cpu_count() or 1) as shares:
+        with _pages_aside(store, ctx, planned, to_make, workers or os.cpu_count() or 1, cases) as shares:
             files.update(shares.own())
             assembled = api.assembled(ctx, _previous(tree, _read_spans(tree.read_cache(_SPANS))))
             files.update({key: made.data for key, made in assembled.items()})
