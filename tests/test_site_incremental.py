@@ -213,15 +213,24 @@ def test_a_build_on_several_processes_gives_the_same_bytes(
     library: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A large build makes its files on every core (spawned workers planning the site again from the
-    cards): the same bytes as one process makes. The threshold is lowered so that 45 cases reach it."""
+    cards, each writing its own files): the same bytes as one process makes, on a first build and on a
+    rebuild, where a worker writes only the files whose bytes changed. The threshold is lowered so that 45
+    cases reach it."""
     from pipeline.site import build
 
     monkeypatch.setattr(build, "PARALLEL_FROM", 1)
+    monkeypatch.setattr(build, "WORKER_START", 0)  # an even share: a small library's would all stay here
     settings = Settings(root=library.root)
     alone = build_site(library, settings, tmp_path / "alone", workers=1)
     shared = build_site(library, settings, tmp_path / "shared", workers=2)
     assert alone.counts() == shared.counts() and shared.counts()["written"] > 300
     assert _tree(tmp_path / "alone") == _tree(tmp_path / "shared")
+    _edit(library, "IL-0009", summary={"en": "Edited once, built on two processes.", "ko": "고친 요약."})
+    alone = build_site(library, settings, tmp_path / "alone", workers=1)
+    shared = build_site(library, settings, tmp_path / "shared", workers=2)
+    assert alone.written == shared.written and 0 < len(shared.written) < 150 and shared.rendered == alone.rendered
+    assert _tree(tmp_path / "alone") == _tree(tmp_path / "shared")
+    assert "Edited once, built on two processes." in (tmp_path / "shared/en/cases/IL-0009/index.html").read_text()
 
 
 @pytest.mark.parametrize("sync_each", [0, 512])  # one sync of the system at the end; each file synced
@@ -248,3 +257,14 @@ def test_a_sync_writes_a_file_whose_bytes_come_later_and_removes_a_file_whose_fo
         "api/v1/cases.db",
         "x.html",
     ]
+
+
+def test_a_large_builds_files_are_dealt_out_so_that_its_processes_finish_together() -> None:
+    from pipeline.site.build import _shares
+
+    keys = [f"k{n}" for n in range(46_000)]
+    mine, theirs = _shares(keys, 2, cases=10_000)  # this process also makes the search index and the API
+    assert sorted(mine + theirs) == sorted(keys) and mine == sorted(mine, key=lambda key: int(key[1:]))
+    assert len(theirs) > len(mine) > 0 and mine[:3] == ["k3", "k6", "k9"]  # spread over every kind of file
+    assert [len(part) for part in _shares(keys[:5_900], 2, cases=1_000)] == [2_950, 2_950]
+    assert _shares(keys[:10], 2, cases=45) == [keys[:10], []]  # too few to share: no worker to start

@@ -51,7 +51,7 @@ from pipeline.settings import Settings
 from pipeline.site import api, context, database, feeds, pages, search
 from pipeline.site.assemble import Previous
 from pipeline.site.context import EVERY, Card, Planned, SiteContext, SiteEdition, everything
-from pipeline.site.tree import SiteTree, Wanted, site_dir, tree_hash
+from pipeline.site.tree import SiteTree, Wanted, site_dir, tree_hash, write_if_changed
 from pipeline.store import Store
 
 __all__ = ["KEEP", "BuildReport", "build_files", "build_site", "groups", "plan", "site_context", "static_assets"]
@@ -249,6 +249,29 @@ def source_licences(store: Store) -> dict[str, str]:
 
 # Below this many files to make, a build makes them itself (a worker process takes a second to start).
 PARALLEL_FROM = 2000
+# What the build's processes do besides making pages, in pages' worth (measured with py-spy at 1,000 and
+# 10,000 cases: a page 0.45-0.6 ms made and written): a worker's start (its imports and job, about a second),
+# and this process's search index, API files and the rest while the workers make theirs (about 1 ms a case).
+WORKER_START = 2000
+MAIN_PER_CASE = 2
+
+
+def _shares(keys: list[str], workers: int, cases: int) -> list[list[str]]:
+    """`keys` dealt out to this process (the first list) and `workers - 1` workers, in turn, so that each
+    gets its share of every kind of file, and in proportion, so that all finish together: this process
+    has the build's other work to do (`MAIN_PER_CASE`), a worker its start (`WORKER_START`)."""
+    total = len(keys) + MAIN_PER_CASE * cases + WORKER_START * (workers - 1)
+    mine = min(len(keys), max(0, total // workers - MAIN_PER_CASE * cases))
+    parts: list[list[str]] = [[] for _ in range(workers)]
+    given, turn = 0, 0
+    for n, key in enumerate(keys):
+        if (n + 1) * mine // len(keys) > given:  # this process's share, spread evenly
+            parts[0].append(key)
+            given += 1
+        else:
+            parts[1 + turn % (workers - 1)].append(key)
+            turn += 1
+    return parts
 
 
 class _Shares:
@@ -263,22 +286,31 @@ class _Shares:
         """This process's share, made now."""
         return {key: self.planned[key].make() for key in self.mine}
 
-    def others(self) -> dict[str, bytes]:
-        """The workers' shares, waited for; a worker that failed (it said why on standard error) leaves its
-        share to be made here."""
+    def others(self) -> tuple[dict[str, bytes], dict[str, tuple[bytes, bool]]]:
+        """The workers' shares, waited for: what they wrote into the folder themselves (each file's hash and
+        whether it was written, for `Wanted.aside`), and the bytes of the share of a worker that failed (it
+        said why on standard error), made here for the caller to write."""
         made: dict[str, bytes] = {}
+        wrote: dict[str, tuple[bytes, bool]] = {}
         while self.started:
             process, result, part = self.started.pop(0)
             if process.wait() == 0 and result.is_file():
-                made.update(pickle.loads(result.read_bytes()))
+                wrote.update(pickle.loads(result.read_bytes()))
             else:
                 made.update({key: self.planned[key].make() for key in part})
-        return made
+        return made, wrote
 
 
 @contextmanager
 def _pages_aside(
-    store: Store, ctx: SiteContext, planned: dict[str, Planned], keys: list[str], workers: int, cases: _Cases
+    store: Store,
+    ctx: SiteContext,
+    planned: dict[str, Planned],
+    keys: list[str],
+    workers: int,
+    cases: _Cases,
+    tree: SiteTree,
+    known: dict[str, bytes],
 ) -> Iterator[_Shares]:
     """The files at `keys`, shared between this process and `workers - 1` others (`pipeline.site.worker`)
     started now, each given every other key, so that each gets its share of case pages and listings: the
@@ -286,11 +318,17 @@ def _pages_aside(
     and takes theirs in (`others`) when it needs them. A worker plans the site again from the cards (what it
     is sent), with the cases this process has read already (`cases`: sent, not read and checked again, half
     a worker's time before) and reads any other its pages show: the same pure functions, so the same bytes.
-    Workers still running when the caller stops (an error) are stopped."""
+    A worker writes its files into the tree's folder itself, as `SiteTree.sync` would (only those whose bytes
+    differ from what `known`, the tree's cache, says; each whole), on its own core while this process goes
+    on; the caller marks the build unfinished first. Workers still running when the caller stops (an error)
+    are stopped."""
     if workers <= 1 or len(keys) < PARALLEL_FROM:
         yield _Shares(planned, keys)
         return
-    parts = [keys[i::workers] for i in range(workers)]
+    parts = _shares(keys, workers, len(ctx.cases))
+    if not any(parts[1:]):  # too few to share: a worker would only start
+        yield _Shares(planned, keys)
+        return
     # What a worker needs of the settings, and no more: the settings hold the archive's keys, and a job
     # file is a file.
     job = WorkerJob(
@@ -304,14 +342,18 @@ def _pages_aside(
         [],
         dict(cases.cases),
         dict(cases.files),
+        tree.folder,
     )
     # In the data root's state, named by this process: a build killed here leaves its folder to the next.
     with store.state.scratch("site") as scratch:
         shares = _Shares(planned, parts[0])
         try:
             for n, part in enumerate(parts[1:]):
+                if not part:
+                    continue
                 given, result = scratch / f"job-{n}.pickle", scratch / f"made-{n}.pickle"
-                given.write_bytes(pickle.dumps(replace(job, keys=part), protocol=pickle.HIGHEST_PROTOCOL))
+                mine = replace(job, keys=part, known={key: known[key] for key in part if key in known})
+                given.write_bytes(pickle.dumps(mine, protocol=pickle.HIGHEST_PROTOCOL))
                 process = subprocess.Popen([sys.executable, "-m", "pipeline.site.worker", str(given), str(result)])
                 shares.started.append((process, result, part))
             yield shares
@@ -324,8 +366,9 @@ def _pages_aside(
 @dataclass(frozen=True)
 class WorkerJob:
     """A worker's share of a build (`_pages_aside`), as its job file holds it: the data root, the site's
-    base and note, the cards, the build's time, the keys of the files it makes, and the cases the build has
-    read already (records and their files' bytes, by id)."""
+    base and note, the cards, the build's time, the keys of the files it makes, the cases the build has
+    read already (records and their files' bytes, by id), the folder it writes them into and the hashes the
+    tree's cache knows of them."""
 
     root: Path
     base_url: str
@@ -337,6 +380,8 @@ class WorkerJob:
     keys: list[str]
     read: dict[str, Case] = field(default_factory=dict)
     raw: dict[str, bytes] = field(default_factory=dict)
+    folder: Path | None = None
+    known: dict[str, bytes] = field(default_factory=dict)
 
     def make(self) -> dict[str, bytes]:
         """The files at `keys`, by their key."""
@@ -350,6 +395,20 @@ class WorkerJob:
             ctx = SiteContext.of_cards(self.cards, load=cases.read, raw=cases.raw, edition=edition)
             planned = plan(ctx)
             return {key: planned[key].make() for key in self.keys}
+
+    def write(self) -> dict[str, tuple[bytes, bool]]:
+        """Make the files at `keys` and write each into `folder` unless it holds them already (as
+        `SiteTree.sync` does, not synced: the build syncs once at its end); each file's hash, and whether
+        it was written."""
+        assert self.folder is not None
+        done: dict[str, tuple[bytes, bool]] = {}
+        for key, data in self.make().items():
+            digest = tree_hash(data)
+            if self.known.get(key) == digest and (self.folder / key).is_file():
+                done[key] = (digest, False)
+            else:
+                done[key] = (digest, write_if_changed(self.folder, key, data, key in self.known, False))
+        return done
 
 
 # ---------------------------------------------------------------- the build
@@ -556,21 +615,25 @@ def _build_site(store: Store, settings: Settings, out: Path | None, workers: int
         if db_made is None:
             present.append(database.KEY)
         # The pages: this process's share first; the build's other work while the workers make theirs.
-        with _pages_aside(store, ctx, planned, to_make, workers or os.cpu_count() or 1, cases) as shares:
+        # Marked before any file is written (the workers write theirs as they make them).
+        tree.write_cache(_BUILDING, b"a build of this folder began and has not finished\n")
+        tree_known = last_sync.get("files", {})  # what the folder holds, as the tree's cache says
+        parallel = workers or os.cpu_count() or 1
+        with _pages_aside(store, ctx, planned, to_make, parallel, cases, tree, tree_known) as shares:
             files.update(shares.own())
             assembled = api.assembled(ctx, _previous(tree, _read_spans(tree.read_cache(_SPANS))))
             files.update({key: made.data for key, made in assembled.items()})
-            tree.write_cache(_BUILDING, b"a build of this folder began and has not finished\n")
             stemmed()
             index, indexed = _search_index(ctx, stems, set(changed), known, tree.read_file)
-            files.update(shares.others())
+            made_here, written_aside = shares.others()
+            files.update(made_here)
         files.update(index.files)
         present += index.kept
         kept = {"mark": mark, "code": _site_code(), "groups": grouped}
         # cases.db written when it is made, the other files meanwhile.
         later = {database.KEY: db_made.result} if db_made is not None else {}
         synced = tree.sync(
-            Wanted(files, present=present, later=later, protect=KEEP, inputs=inputs, plan=kept),
+            Wanted(files, present=present, later=later, aside=written_aside, protect=KEEP, inputs=inputs, plan=kept),
             trusted=not unfinished,
             last=last_sync,
         )
@@ -588,7 +651,10 @@ def _build_site(store: Store, settings: Settings, out: Path | None, workers: int
             again.update(search.index_files(_all_docs(ctx, stems)))
             indexed["update"] = "whole"
         rest = [key for key in present if key not in again]
-        redone = tree.sync(Wanted({**files, **again}, present=rest, protect=KEEP, inputs=inputs, plan=kept))
+        already = {key: (digest, False) for key, (digest, _) in written_aside.items()}  # by the first sync
+        redone = tree.sync(
+            Wanted({**files, **again}, present=rest, aside=already, protect=KEEP, inputs=inputs, plan=kept)
+        )
         synced.written += redone.written
         files.update(again)
         hashes = redone.hashes
@@ -609,7 +675,7 @@ def _build_site(store: Store, settings: Settings, out: Path | None, workers: int
         written=synced.written,
         unchanged=len(synced.unchanged),
         removed=synced.removed,
-        rendered=len(files),
+        rendered=len(files) + len(written_aside),
         read=len(cases.files),
         search=indexed,
         seconds=round(time.perf_counter() - started, 3),

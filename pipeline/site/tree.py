@@ -23,7 +23,7 @@ from pipeline.store import Store
 from pipeline.store.files import check_rel, fsync_dir, inside
 from pipeline.store.state import State
 
-__all__ = ["SITE_DIR", "SiteTree", "TreeSync", "Wanted", "site_dir", "tree_hash"]
+__all__ = ["SITE_DIR", "SiteTree", "TreeSync", "Wanted", "site_dir", "tree_hash", "write_if_changed"]
 
 SITE_DIR = "site"  # the reader's site, built from cases/ (`incidentlib site`); ignored by git
 # Up to this many files written, each is synced with its folders; more, one sync of the system at the end.
@@ -49,7 +49,9 @@ class Wanted:
 
     `files`: site-relative POSIX path -> bytes; `present`: files of the last sync the caller knows to be
     current (not sent again); `later`: files whose bytes are still being made (aside, on another thread),
-    each called for them while the others are written; `protect`: globs of files never removed (permalinks);
+    each called for them while the others are written; `aside`: files another process wrote already as a
+    sync would (`write_if_changed`, not synced), each by its hash and whether it was written; `protect`:
+    globs of files never removed (permalinks);
     `inputs`: the caller's
     hash of what each file was made of, and `plan`: what else it keeps of how it planned them, both
     handed back by `SiteTree.last` at the next build."""
@@ -57,6 +59,7 @@ class Wanted:
     files: Mapping[str, bytes]
     present: Collection[str] = ()
     later: Mapping[str, Callable[[], bytes]] = field(default_factory=dict)
+    aside: Mapping[str, tuple[bytes, bool]] = field(default_factory=dict)
     protect: tuple[str, ...] = ()
     inputs: Mapping[str, bytes] = field(default_factory=dict)
     plan: Mapping[str, Any] = field(default_factory=dict)
@@ -160,25 +163,27 @@ class SiteTree:
                 continue
             report.written.append(rel)
 
-        each = len(report.written) + len(want.later) <= SYNC_EACH  # else one sync of the system at the end
+        # Few files written here, each synced; else (or when another process wrote some) one sync at the end.
+        each = len(report.written) + len(want.later) <= SYNC_EACH and not want.aside
 
         def later(rel: str) -> tuple[bytes, bool]:  # its bytes when they come, written unless known
             data = want.later[rel]()
             digest = tree_hash(data)
             if known.get(rel) == digest and (folder / rel).is_file():
                 return digest, False
-            return digest, _write_if_changed(folder, rel, data, rel in known, each)
+            return digest, write_if_changed(folder, rel, data, rel in known, each)
 
         # The file system's latency, not the CPU, bounds writing thousands of small files: a few at once.
         with ThreadPoolExecutor(max_workers=8) as pool:
             coming = {rel: pool.submit(later, rel) for rel in sorted(want.later)}
             changed = list(
-                pool.map(lambda rel: _write_if_changed(folder, rel, files[rel], rel in known, each), report.written)
+                pool.map(lambda rel: write_if_changed(folder, rel, files[rel], rel in known, each), report.written)
             )
             wrote_later = {rel: future.result() for rel, future in coming.items()}
         report.unchanged += [rel for rel, wrote in zip(report.written, changed, strict=True) if not wrote]
         report.written = [rel for rel, wrote in zip(report.written, changed, strict=True) if wrote]
-        for rel, (digest, wrote) in wrote_later.items():
+        for rel, (digest, wrote) in [*wrote_later.items(), *want.aside.items()]:
+            check_rel(folder, rel)
             hashes[rel] = digest
             (report.written if wrote else report.unchanged).append(rel)
         report.written.sort()
@@ -232,7 +237,7 @@ def _folders(rel: str) -> list[str]:
     return ["/".join(parts[:n]) for n in range(len(parts), -1, -1)]
 
 
-def _write_if_changed(folder: Path, rel: str, data: bytes, known: bool, durable: bool) -> bool:
+def write_if_changed(folder: Path, rel: str, data: bytes, known: bool, durable: bool) -> bool:
     """Write one file of the tree unless it holds `data` already; True when written. A file the tree's
     cache knows with other bytes is written without reading it. `durable`: its bytes synced before it
     replaces the old (its folder is the caller's to sync)."""
