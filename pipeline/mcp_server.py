@@ -21,7 +21,8 @@ import ipaddress
 import socket
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -91,16 +92,21 @@ PROMPT = (
 )
 
 
-def _refused(error: LookupRefused) -> Exception:
-    from mcp.server.mcpserver.exceptions import ToolError
-
-    return ToolError(str(error))
+@contextmanager
+def _answering(error: Callable[[str], Exception]) -> Iterator[None]:
+    """A refusal of the query core (`LookupRefused`) said to the client as `error` (the SDK's `ToolError` or
+    `ResourceError`), in one line: a context, not a decorator, so that each tool keeps the signature the SDK
+    makes its JSON schema from."""
+    try:
+        yield
+    except LookupRefused as refused:
+        raise error(str(refused)) from None
 
 
 def make_server(lookup: Lookup) -> Any:
     """The MCP server over `lookup`: tools, resources and the prompt, none of which writes anything."""
     from mcp.server.mcpserver import MCPServer
-    from mcp.server.mcpserver.exceptions import ResourceError
+    from mcp.server.mcpserver.exceptions import ResourceError, ToolError
     from mcp_types import ToolAnnotations
 
     from pipeline import __version__
@@ -121,7 +127,7 @@ def make_server(lookup: Lookup) -> Any:
         lang: Annotated[Lang, Field(description="Language of titles and passages.")] = "en",
         limit: Annotated[int | None, Field(description="Most results wanted (capped by the server).")] = None,
     ) -> SearchAnswer:
-        try:
+        with _answering(ToolError):
             return lookup.search_cases(
                 query,
                 component=component,
@@ -132,18 +138,14 @@ def make_server(lookup: Lookup) -> Any:
                 lang=lang,
                 limit=limit,
             )
-        except LookupRefused as error:
-            raise _refused(error) from None
 
     @server.tool(description=GET, annotations=read_only)
     def get_case(
         id: Annotated[str, Field(description="A case id, as IL-0042.")],
         lang: Annotated[Lang, Field(description="Language of the title and summary.")] = "en",
     ) -> CaseAnswer:
-        try:
+        with _answering(ToolError):
             return lookup.get_case(id, lang=lang)
-        except LookupRefused as error:
-            raise _refused(error) from None
 
     @server.tool(description=SIMILAR, annotations=read_only)
     def similar_cases(
@@ -151,19 +153,15 @@ def make_server(lookup: Lookup) -> Any:
         lang: Annotated[Lang, Field(description="Language of titles and passages.")] = "en",
         limit: Annotated[int | None, Field(description="Most results wanted (capped by the server).")] = None,
     ) -> SimilarAnswer:
-        try:
+        with _answering(ToolError):
             return lookup.similar_cases(text, lang=lang, limit=limit)
-        except LookupRefused as error:
-            raise _refused(error) from None
 
     @server.tool(description=TERMS, annotations=read_only)
     def list_terms(
         kind: Annotated[TermKind, Field(description="Which vocabulary.")],
     ) -> TermsAnswer:
-        try:
+        with _answering(ToolError):
             return lookup.list_terms(kind)
-        except LookupRefused as error:
-            raise _refused(error) from None
 
     @server.resource(
         "incidentlib://cases/{id}",
@@ -172,10 +170,8 @@ def make_server(lookup: Lookup) -> Any:
         mime_type="application/json",
     )
     def case_json(id: str) -> str:
-        try:
+        with _answering(ResourceError):
             return lookup.get_case(id).model_dump_json()
-        except LookupRefused as error:
-            raise ResourceError(str(error)) from None
 
     @server.resource(
         "incidentlib://cases/{id}/text",
@@ -184,10 +180,8 @@ def make_server(lookup: Lookup) -> Any:
         mime_type="text/plain",
     )
     def case_text(id: str) -> str:
-        try:
+        with _answering(ResourceError):
             return lookup.case_text(id)
-        except LookupRefused as error:
-            raise ResourceError(str(error)) from None
 
     @server.prompt(
         name="check_situation",
