@@ -51,7 +51,7 @@ from pipeline.settings import Settings
 from pipeline.site import api, context, database, feeds, pages, search
 from pipeline.site.assemble import Previous
 from pipeline.site.context import EVERY, Card, Planned, SiteContext, SiteEdition, everything
-from pipeline.site.tree import SiteTree, Wanted, site_dir, tree_hash, write_if_changed
+from pipeline.site.tree import SiteTree, Wanted, site_dir, tree_hash, write_unless_known
 from pipeline.store import Store
 
 __all__ = ["KEEP", "BuildReport", "build_files", "build_site", "groups", "plan", "site_context", "static_assets"]
@@ -401,14 +401,8 @@ class WorkerJob:
         `SiteTree.sync` does, not synced: the build syncs once at its end); each file's hash, and whether
         it was written."""
         assert self.folder is not None
-        done: dict[str, tuple[bytes, bool]] = {}
-        for key, data in self.make().items():
-            digest = tree_hash(data)
-            if self.known.get(key) == digest and (self.folder / key).is_file():
-                done[key] = (digest, False)
-            else:
-                done[key] = (digest, write_if_changed(self.folder, key, data, key in self.known, False))
-        return done
+        folder = self.folder
+        return {key: write_unless_known(folder, key, data, self.known, False) for key, data in self.make().items()}
 
 
 # ---------------------------------------------------------------- the build

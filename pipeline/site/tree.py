@@ -23,7 +23,7 @@ from pipeline.store import Store
 from pipeline.store.files import check_rel, fsync_dir, inside
 from pipeline.store.state import State
 
-__all__ = ["SITE_DIR", "SiteTree", "TreeSync", "Wanted", "site_dir", "tree_hash", "write_if_changed"]
+__all__ = ["SITE_DIR", "SiteTree", "TreeSync", "Wanted", "site_dir", "tree_hash", "write_unless_known"]
 
 SITE_DIR = "site"  # the reader's site, built from cases/ (`incidentlib site`); ignored by git
 # Up to this many files written, each is synced with its folders; more, one sync of the system at the end.
@@ -50,7 +50,7 @@ class Wanted:
     `files`: site-relative POSIX path -> bytes; `present`: files of the last sync the caller knows to be
     current (not sent again); `later`: files whose bytes are still being made (aside, on another thread),
     each called for them while the others are written; `aside`: files another process wrote already as a
-    sync would (`write_if_changed`, not synced), each by its hash and whether it was written; `protect`:
+    sync would (`write_unless_known`, not synced), each by its hash and whether it was written; `protect`:
     globs of files never removed (permalinks);
     `inputs`: the caller's
     hash of what each file was made of, and `plan`: what else it keeps of how it planned them, both
@@ -167,17 +167,13 @@ class SiteTree:
         each = len(report.written) + len(want.later) <= SYNC_EACH and not want.aside
 
         def later(rel: str) -> tuple[bytes, bool]:  # its bytes when they come, written unless known
-            data = want.later[rel]()
-            digest = tree_hash(data)
-            if known.get(rel) == digest and (folder / rel).is_file():
-                return digest, False
-            return digest, write_if_changed(folder, rel, data, rel in known, each)
+            return write_unless_known(folder, rel, want.later[rel](), known, each)
 
         # The file system's latency, not the CPU, bounds writing thousands of small files: a few at once.
         with ThreadPoolExecutor(max_workers=8) as pool:
             coming = {rel: pool.submit(later, rel) for rel in sorted(want.later)}
             changed = list(
-                pool.map(lambda rel: write_if_changed(folder, rel, files[rel], rel in known, each), report.written)
+                pool.map(lambda rel: _write_if_changed(folder, rel, files[rel], rel in known, each), report.written)
             )
             wrote_later = {rel: future.result() for rel, future in coming.items()}
         report.unchanged += [rel for rel, wrote in zip(report.written, changed, strict=True) if not wrote]
@@ -237,7 +233,18 @@ def _folders(rel: str) -> list[str]:
     return ["/".join(parts[:n]) for n in range(len(parts), -1, -1)]
 
 
-def write_if_changed(folder: Path, rel: str, data: bytes, known: bool, durable: bool) -> bool:
+def write_unless_known(
+    folder: Path, rel: str, data: bytes, known: Mapping[str, bytes], durable: bool
+) -> tuple[bytes, bool]:
+    """One file of the tree, as a sync writes it: not at all when the tree's cache (`known`) holds its hash and
+    the file is there, else `_write_if_changed`; its hash, and whether it was written."""
+    digest = tree_hash(data)
+    if known.get(rel) == digest and (folder / rel).is_file():
+        return digest, False
+    return digest, _write_if_changed(folder, rel, data, rel in known, durable)
+
+
+def _write_if_changed(folder: Path, rel: str, data: bytes, known: bool, durable: bool) -> bool:
     """Write one file of the tree unless it holds `data` already; True when written. A file the tree's
     cache knows with other bytes is written without reading it. `durable`: its bytes synced before it
     replaces the old (its folder is the caller's to sync)."""
