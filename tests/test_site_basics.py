@@ -224,6 +224,8 @@ def test_the_basics_in_chromium(browser: Browser, served: str, width: int) -> No
         expect(page.locator("a.source-url").filter(has_text="PM2019-009 - 한 IP.md")).to_have_attribute("href", ENCODED)
         _shoot(page, f"sources-{lang}-{width}")
         assert axe_violations(page) == []
+        ids = page.locator("a.source-case").evaluate_all("es => es.map(e => getComputedStyle(e).whiteSpace)")
+        assert ids and set(ids) == {"nowrap"}  # an id on one line, never split at its hyphen
         page.locator("a.source-case").last.click()  # IL-0001's page, its source shown decoded
         expect(page.locator("li.source .url").first).to_have_text(DECODED)
         expect(page.locator("footer.site a[rel=license]")).to_have_text("CC BY 4.0")
