@@ -479,8 +479,8 @@ def _read_spans(data: bytes | None) -> dict[str, Any]:
     return found["files"] if isinstance(found, dict) and found.get("format") == _FORMAT else {}
 
 
-def _all_docs(ctx: SiteContext, stems: search.Stems) -> list[search.SearchDoc]:
-    return search.search_docs((ctx.case(card.id) for card in ctx.cases), stems, ctx.langs)
+def _all_docs(ctx: SiteContext, stems: search.Stems, analysed: bool = False) -> list[search.SearchDoc]:
+    return search.search_docs((ctx.case(card.id) for card in ctx.cases), stems, ctx.langs, analysed)
 
 
 def _search_index(
@@ -507,7 +507,8 @@ def _search_index(
         update = search.update_index(previous, docs)
         if update is not None:
             return update, {"update": "changed", "documents": len(docs), "pages": _searchable(ctx)}
-    whole = _all_docs(ctx, stems)
+    # With no index to update, every case's Korean words were analysed at the build's start.
+    whole = _all_docs(ctx, stems, analysed=not known)
     return search.IndexUpdate(files=search.index_files(whole)), {
         "update": "whole",
         "documents": len(whole),

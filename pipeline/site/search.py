@@ -59,6 +59,7 @@ import sys
 import threading
 import unicodedata
 import zlib
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -212,6 +213,7 @@ class Stems:
 
     def __init__(self, known: dict[str, tuple[str, ...]] | None = None) -> None:
         self._known: dict[str, tuple[str, ...]] = dict(known or {})
+        self._terms: dict[str, tuple[str, ...]] = {}  # `terms`, of the words met
         self.changed = False
 
     @classmethod
@@ -297,6 +299,16 @@ class Stems:
             self.analyse([word])
         return self._known[word]
 
+    def terms(self, word: str) -> tuple[str, ...]:
+        """The index's terms of a word of a page (`terms_of`): the word, and when it is Korean each of its
+        stems it does not begin with, once each; worked out once a word (a build meets a word thousands of
+        times, and its stems never change once analysed)."""
+        found = self._terms.get(word)
+        if found is None:
+            more = [s.lower() for s in self.of(word)] if _HANGUL.search(word) else []
+            found = self._terms[word] = tuple(dict.fromkeys([word, *(s for s in more if not word.startswith(s))]))
+        return found
+
 
 # ---------------------------------------------------------------- a case's document
 
@@ -364,11 +376,15 @@ def _labels(case: Case, lang: str) -> list[str]:
     return out
 
 
-def _words(text: str) -> list[str]:
+# A build reads each text twice (for its Korean words, then for its terms) and the same text on both
+# languages' pages when one lacks it, and the vocabulary's labels on every page: each text's words are
+# found once (the cache holds a few pages' worth; a hundred thousand texts of 10,000 cases pass through).
+@lru_cache(maxsize=1 << 14)
+def _words(text: str) -> tuple[str, ...]:
     """The text's words as the index and the search box see them: runs of letters and digits, lower case,
     a Latin word of one letter left out."""
     words = _WORD.findall(unicodedata.normalize("NFC", text).lower())
-    return [w[:MAX_TERM] for w in words if len(w) > 1 or not w.isascii()]
+    return tuple([w[:MAX_TERM] for w in words if len(w) > 1 or not w.isascii()])
 
 
 def _korean(words: Iterable[str]) -> list[str]:
@@ -378,15 +394,16 @@ def _korean(words: Iterable[str]) -> list[str]:
 def terms_of(title: str, texts: Iterable[str], stems: Stems) -> tuple[tuple[str, int], ...]:
     """The sorted (term, weight) pairs of a page's title and texts: each word, and each Korean word's
     stems it does not begin with, a title's counting `TITLE_WEIGHT` times."""
+    counts: Counter[str] = Counter()  # each word's weight in the page, counted in C
+    for text in texts:
+        counts.update(_words(text))
+    for word in _words(title):
+        counts[word] += TITLE_WEIGHT
     weights: dict[str, int] = {}
-    parts = [(title, TITLE_WEIGHT), *((text, 1) for text in texts)]
-    for text, weight in parts:
-        for word in _words(text):
-            found = [word]
-            if _HANGUL.search(word):
-                found += [s.lower() for s in stems.of(word) if not word.startswith(s.lower())]
-            for term in dict.fromkeys(found):
-                weights[term] = weights.get(term, 0) + weight
+    terms = stems.terms
+    for word, count in counts.items():  # then each distinct word's terms
+        for term in terms(word):
+            weights[term] = weights.get(term, 0) + count
     return tuple(sorted((term, min(weight, MAX_WEIGHT)) for term, weight in weights.items()))
 
 
@@ -430,15 +447,20 @@ def korean_words(cases: Iterable[Case], langs: Iterable[Lang] = LANGS) -> set[st
         if searchable(case):
             for lang in langs:
                 for text in (shown_text(case.title, lang), *_texts(case, lang), *_labels(case, lang)):
-                    words.update(_korean(_words(text)))
+                    if _HANGUL.search(text):  # a text with no Hangul (most of an English page) has none
+                        words.update(_korean(_words(text)))
     return words
 
 
-def search_docs(cases: Iterable[Case], stems: Stems, langs: Iterable[Lang] = LANGS) -> list[SearchDoc]:
-    """Every searchable page's document, the Korean words of all analysed first in one batch."""
+def search_docs(
+    cases: Iterable[Case], stems: Stems, langs: Iterable[Lang] = LANGS, analysed: bool = False
+) -> list[SearchDoc]:
+    """Every searchable page's document, the Korean words of all analysed first in one batch (unless the
+    caller had them analysed already: `analysed`; a word not analysed yet is then analysed alone)."""
     cases = list(cases)
     langs = tuple(langs)
-    stems.analyse(korean_words(cases, langs))
+    if not analysed:
+        stems.analyse(korean_words(cases, langs))
     return [doc for case in cases for lang in langs if (doc := search_doc(case, lang, stems)) is not None]
 
 
@@ -580,10 +602,21 @@ def _keys_of(doc: SearchDoc) -> str:
     the fifty others its terms live in). One string, each shard's key followed by its hash's eight hex
     digits, a space between ("ai65c404a6 cud73ddc9d8": a key is letters and digits, never a space): a
     third of the bytes of a list of pairs, 2 MB of a site of 1,000 cases that no reader fetches."""
-    held: dict[str, list[str]] = {}
+    # A term's shard key is its first two or three characters, so the sorted terms of one shard come
+    # together, and the shards in their keys' order: each run of one key is hashed as it ends.
+    out: list[str] = []
+    run: list[str] = []
+    key = ""
     for term, weight in doc.terms:
-        held.setdefault(shard_key(term), []).append(f"{term}\t{weight}")
-    return " ".join(f"{key}{zlib.crc32(chr(10).join(postings).encode()):08x}" for key, postings in sorted(held.items()))
+        now = term[:2] if not term[:1].isascii() else term[:3]  # shard_key, inline: a million calls a build
+        if now != key:
+            if run:
+                out.append(f"{key}{zlib.crc32(chr(10).join(run).encode()):08x}")
+            key, run = now, []
+        run.append(f"{term}\t{weight}")
+    if run:
+        out.append(f"{key}{zlib.crc32(chr(10).join(run).encode()):08x}")
+    return " ".join(out)
 
 
 def _key_pairs(keys: str) -> Iterator[tuple[str, str]]:
@@ -597,14 +630,20 @@ def index_files(docs: Iterable[SearchDoc]) -> dict[str, bytes]:
     path under search/. The same documents give the same bytes, whatever their order."""
     files: dict[str, bytes] = {}
     for lang, numbered in _numbered(docs).items():
-        shards: dict[str, _Shard] = {}
+        postings: dict[str, dict[int, int]] = {}
         docs_chunks: dict[int, dict[int, Any]] = {}
         keys_chunks: dict[int, dict[int, Any]] = {}
         for number, doc in numbered.items():
             for term, weight in doc.terms:
-                shards.setdefault(shard_key(term), {}).setdefault(term, {})[number] = weight
+                held = postings.get(term)
+                if held is None:
+                    held = postings[term] = {}
+                held[number] = weight
             docs_chunks.setdefault(number // DOCS_PER_FILE, {})[number] = _doc_entry(doc)
             keys_chunks.setdefault(number // KEYS_PER_FILE, {})[number] = _keys_of(doc)
+        shards: dict[str, _Shard] = {}
+        for term, held in postings.items():  # each distinct term's shard, once
+            shards.setdefault(shard_key(term), {})[term] = held
         for key, shard in shards.items():
             files[_shard_path(lang, key)] = _encode_shard(shard)
         for chunk, entries in docs_chunks.items():
