@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from pipeline import review, suggestions
-from pipeline.assist.propose import accept_proposal as accepted_proposal
 from pipeline.models import Draft
 from pipeline.review import ReviewAction
 from pipeline.store import Store
@@ -88,4 +87,8 @@ def dismiss_suggestion(store: Store, draft_id: str, index: int, act: Act) -> Dra
 
 def accept_proposal(store: Store, draft_id: str, path: str, act: Act) -> Draft:
     """The writer assist's proposal for `path` taken as the person's edit (pipeline.assist.propose)."""
+    # Imported here: the assist brings its network client (httpx), which every `import pipeline` (a site
+    # build's worker, the command line's start) would otherwise load for this one call.
+    from pipeline.assist.propose import accept_proposal as accepted_proposal
+
     return change(store, draft_id, lambda d: accepted_proposal(d, path, act.by), act.seen)

@@ -46,8 +46,6 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any, NamedTuple
 
-import sqlite_utils
-
 from pipeline.fields import kind_of, parts
 from pipeline.models import Case, Source
 from pipeline.site.context import SiteContext
@@ -275,6 +273,9 @@ def database_bytes(rows: Sequence[Rows], last: bytes | None = None, kept: Collec
     from `last` (a file this function made, by the same code): every table's rows in the order of their
     case's id, then of where they stand in their case (a clean build's order, whichever case they come
     from). Equal rows, equal bytes (on one SQLite version): the same statements in the same order."""
+    # Imported here: a page worker imports this module (through pipeline.site.build) and never makes the file.
+    import sqlite_utils
+
     connection = sqlite3.connect(":memory:")
     try:
         db = sqlite_utils.Database(connection)
