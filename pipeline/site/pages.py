@@ -414,6 +414,10 @@ def _section(case: Case | Card, name: str, marks: _Marks, lang_root: str) -> Mar
 
 
 _COMPACT_SECTIONS = ("components",)
+# Where a card's links begin, until the card is placed on a page (`_Items`): a control character, which
+# no record's text may hold (pipeline.gate refuses it) and escaping leaves as it is. Markup, so that the
+# gate's `finalize` leaves it to be replaced.
+_ROOT = Markup("\x1a")
 
 
 class _Items:
@@ -434,31 +438,41 @@ class _Items:
 
     def __call__(self, card: Card, lang: Lang, lang_root: str, full: bool) -> Markup:
         key = (card.id, lang, lang_root, full)
-        if key not in self._done:
-            # A compact row (a facet value's pages, 100 a page) is all of the card: no case file is read for
-            # it, so a rebuild after one change does not read the hundred cases of each of its terms' pages.
-            case: Case | Card = self._ctx.case(card.id) if full else card
-            marks = _Marks(lang, _machine(case), f"{lang_root}../en/cases/{case.id}/")
-            sections = [
-                (field_label(name, lang), html)
-                for name in (LISTING_SECTIONS if full else _COMPACT_SECTIONS)
-                # As the seed's listing: the vocabulary's sections (root cause, components, contributing
-                # factors) under their headings even when empty; a text or a list of actions only when given.
-                if (html := _section(case, name, marks, lang_root)) or name in _SECTION_FACETS
-            ]
-            self._done[key] = Markup(
-                _env()
-                .get_template("item.html")
-                .render(
-                    case=case,
-                    lang=lang,
-                    lang_root=lang_root,
-                    title=_text(case.title, "title", marks, bare=True),
-                    year=case.date[:4],
-                    sections=sections,
-                )
+        done = self._done.get(key)
+        if done is None:
+            # Made once a language with `_ROOT` where the listing's language folder goes, then placed at
+            # each depth: a case stands on listings at two or three depths (its language's first page, its
+            # terms' pages), and making it is most of a listing page's time.
+            anywhere = (card.id, lang, _ROOT, full)
+            if anywhere not in self._done:
+                self._done[anywhere] = self._made(card, lang, full)
+            done = self._done[key] = Markup(self._done[anywhere].replace(_ROOT, lang_root))
+        return done
+
+    def _made(self, card: Card, lang: Lang, full: bool) -> Markup:
+        # A compact row (a facet value's pages, 100 a page) is all of the card: no case file is read for
+        # it, so a rebuild after one change does not read the hundred cases of each of its terms' pages.
+        case: Case | Card = self._ctx.case(card.id) if full else card
+        marks = _Marks(lang, _machine(case), f"{_ROOT}../en/cases/{case.id}/")
+        sections = [
+            (field_label(name, lang), html)
+            for name in (LISTING_SECTIONS if full else _COMPACT_SECTIONS)
+            # As the seed's listing: the vocabulary's sections (root cause, components, contributing
+            # factors) under their headings even when empty; a text or a list of actions only when given.
+            if (html := _section(case, name, marks, _ROOT)) or name in _SECTION_FACETS
+        ]
+        return Markup(
+            _env()
+            .get_template("item.html")
+            .render(
+                case=case,
+                lang=lang,
+                lang_root=_ROOT,
+                title=_text(case.title, "title", marks, bare=True),
+                year=case.date[:4],
+                sections=sections,
             )
-        return self._done[key]
+        )
 
 
 @dataclass(frozen=True)
@@ -558,8 +572,8 @@ class _ListingOf:
             "facet_folders": [(FACET_FOLDERS[f], _facet_name(f, lang)) for f in FACETS],
             "term": self.term,
         }
-        listed_items = [self.items(card, lang, lang_root, self.full) for card in shown]
-        return _env().get_template("listing.html").render(items=listed_items, **values).encode()
+        listed = Markup("".join([self.items(card, lang, lang_root, self.full) for card in shown]))
+        return _env().get_template("listing.html").render(items=listed, **values).encode()
 
 
 def _facet_name(facet: str, lang: Lang) -> str:
