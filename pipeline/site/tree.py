@@ -83,6 +83,17 @@ class SiteTree:
         self.state = state
         self.folder = folder.resolve()
         self._cache = f"site/{hashlib.sha256(str(self.folder).encode()).hexdigest()[:16]}"
+        self._found: set[str] | None = None  # what `look` found in the folder
+
+    def look(self) -> None:
+        """Walk the folder now, for a `sync` that has no cache it may trust to say what the folder holds:
+        a build whose workers write their files before it syncs looks first, so that the sync knows the
+        folder as the build found it (not the workers' tens of thousands of files, walked again)."""
+        self._found = self._walk()
+
+    def _walk(self) -> set[str]:
+        folder = self.folder
+        return {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
 
     @property
     def cache_dir(self) -> Path:
@@ -139,11 +150,13 @@ class SiteTree:
         (folder / OLD_TREE_CACHE).unlink(missing_ok=True)
         cache = last if last is not None else self.last()
         known: Mapping[str, bytes] | None = cache.get("files") if trusted else None
-        if known is None:  # no cache: what is there, by its bytes
+        walked = known is None
+        if known is None:  # no cache: what is there, by its bytes (as `look` found it, when it looked)
             known = {}
-            on_disk = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
+            on_disk = self._walk() if self._found is None else self._found - {OLD_TREE_CACHE}
         else:
             on_disk = set(known)
+        self._found = None
         report = TreeSync()
         hashes: dict[str, bytes] = {}
         there = _present_files(str(folder), want.present)
@@ -169,12 +182,15 @@ class SiteTree:
         def later(rel: str) -> tuple[bytes, bool]:  # its bytes when they come, written unless known
             return write_unless_known(folder, rel, want.later[rel](), known, each)
 
-        # The file system's latency, not the CPU, bounds writing thousands of small files: a few at once.
-        with ThreadPoolExecutor(max_workers=8) as pool:
+        def write(rel: str) -> bool:  # a file not there when the folder was walked is not read first
+            return _write_if_changed(folder, rel, files[rel], rel in known or (walked and rel not in on_disk), each)
+
+        # Written here, one after another, but for a few files each synced (then a sync's latency bounds
+        # them: a few at once). Threads writing thousands of files hand Python's lock to each other at each
+        # system call: 5,918 files took 0.70 s of eight threads and 0.17 s of one, on tmpfs and on this disk.
+        with ThreadPoolExecutor(max_workers=8 if each else 1) as pool:
             coming = {rel: pool.submit(later, rel) for rel in sorted(want.later)}
-            changed = list(
-                pool.map(lambda rel: _write_if_changed(folder, rel, files[rel], rel in known, each), report.written)
-            )
+            changed = list(pool.map(write, report.written)) if each else [write(rel) for rel in report.written]
             wrote_later = {rel: future.result() for rel, future in coming.items()}
         report.unchanged += [rel for rel, wrote in zip(report.written, changed, strict=True) if not wrote]
         report.written = [rel for rel, wrote in zip(report.written, changed, strict=True) if wrote]
@@ -245,9 +261,9 @@ def write_unless_known(
 
 
 def _write_if_changed(folder: Path, rel: str, data: bytes, known: bool, durable: bool) -> bool:
-    """Write one file of the tree unless it holds `data` already; True when written. A file the tree's
-    cache knows with other bytes is written without reading it. `durable`: its bytes synced before it
-    replaces the old (its folder is the caller's to sync)."""
+    """Write one file of the tree unless it holds `data` already; True when written. `known`: written
+    without reading it (the tree's cache knows it with other bytes, or it was not there when the folder
+    was walked). `durable`: its bytes synced before it replaces the old (its folder is the caller's to sync)."""
     path = inside(folder, rel)
     if not known:
         try:
@@ -271,11 +287,14 @@ def _write_tree_file(path: Path, data: bytes, durable: bool = False) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(tmp, flags, 0o666)
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+        try:
+            view = memoryview(data)  # os.write, not a file object: no buffer, no look at whether it is a tty
+            while view:
+                view = view[os.write(fd, view) :]
             if durable:
-                handle.flush()
-                os.fsync(handle.fileno())
+                os.fsync(fd)
+        finally:
+            os.close(fd)
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
