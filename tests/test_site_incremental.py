@@ -221,9 +221,13 @@ def test_a_build_on_several_processes_gives_the_same_bytes(
     monkeypatch.setattr(build, "PARALLEL_FROM", 1)
     monkeypatch.setattr(build, "WORKER_START", 0)  # an even share: a small library's would all stay here
     settings = Settings(root=library.root)
+    for folder in ("alone", "shared"):  # a file no build made, in a folder no build knows: walked, removed
+        (tmp_path / folder / "old").mkdir(parents=True)
+        (tmp_path / folder / "old/stray.html").write_text("left by hand")
     alone = build_site(library, settings, tmp_path / "alone", workers=1)
     shared = build_site(library, settings, tmp_path / "shared", workers=2)
     assert alone.counts() == shared.counts() and shared.counts()["written"] > 300
+    assert shared.removed == ["old/stray.html"] == alone.removed
     assert _tree(tmp_path / "alone") == _tree(tmp_path / "shared")
     _edit(library, "IL-0009", summary={"en": "Edited once, built on two processes.", "ko": "고친 요약."})
     alone = build_site(library, settings, tmp_path / "alone", workers=1)
@@ -231,6 +235,35 @@ def test_a_build_on_several_processes_gives_the_same_bytes(
     assert alone.written == shared.written and 0 < len(shared.written) < 150 and shared.rendered == alone.rendered
     assert _tree(tmp_path / "alone") == _tree(tmp_path / "shared")
     assert "Edited once, built on two processes." in (tmp_path / "shared/en/cases/IL-0009/index.html").read_text()
+
+
+def test_a_worker_that_read_other_cases_makes_nothing_and_the_build_makes_its_share(
+    library: Store, tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """A worker reads the cases and plans the site itself while the build does (started first thing). A case
+    written between the build's reading and the worker's would make pages of two versions: the worker
+    compares what it planned from with what the build did, and makes nothing when they differ; the build
+    makes its share itself."""
+    from pipeline.site import build
+
+    settings = Settings(root=library.root)
+    workers = build._Workers(library, settings, tmp_path / "site", build.utc_now(), 2)
+    cases = build._Cases(library)
+    cards = [build.Card.of(cases.read(i), cases.raw(i)) for i in library.ids("case")]
+    ctx = build._context(library, settings, cards, cases, workers.start_job.built_at)  # read by the build
+    _edit(library, "IL-0009", summary={"en": "Written before the worker read.", "ko": "워커가 읽기 전에 고친 요약."})
+    with workers:
+        workers.start(early=True)  # reads the edited case
+        planned = build.plan(ctx)
+        keys = sorted(planned)
+        shares = workers.deal(ctx, planned, keys, {})
+        assert shares.theirs and len(shares.mine) < len(keys)
+        made, wrote = shares.others()
+    theirs = sorted(set(keys) - set(shares.mine))
+    assert wrote == {} and sorted(made) == theirs  # made here, none written by the worker
+    assert made == {key: planned[key].make() for key in theirs}
+    assert not (tmp_path / "site").exists() or not any((tmp_path / "site").rglob("*.html"))
+    assert "the cases or the site's settings changed while the site was built" in capfd.readouterr().err
 
 
 @pytest.mark.parametrize("sync_each", [0, 512])  # one sync of the system at the end; each file synced
@@ -265,6 +298,9 @@ def test_a_large_builds_files_are_dealt_out_so_that_its_processes_finish_togethe
     keys = [f"k{n}" for n in range(46_000)]
     mine, theirs = _shares(keys, 2, cases=10_000)  # this process also makes the search index and the API
     assert sorted(mine + theirs) == sorted(keys) and mine == sorted(mine, key=lambda key: int(key[1:]))
-    assert len(theirs) > len(mine) > 0 and mine[:3] == ["k3", "k6", "k9"]  # spread over every kind of file
-    assert [len(part) for part in _shares(keys[:5_900], 2, cases=1_000)] == [2_950, 2_950]
+    assert len(theirs) > len(mine) > 0 and mine[:3] == ["k2", "k5", "k8"]  # spread over every kind of file
+    # A worker started first thing is ready about when this process has planned (`start` in pages' worth);
+    # one started then reads and plans the site first, and gets less.
+    assert [len(part) for part in _shares(keys[:5_900], 2, cases=1_000, start=500)] == [2_450, 3_450]
+    assert [len(part) for part in _shares(keys[:5_900], 2, cases=1_000, start=1_500)] == [2_950, 2_950]
     assert _shares(keys[:10], 2, cases=45) == [keys[:10], []]  # too few to share: no worker to start

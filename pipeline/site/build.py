@@ -35,8 +35,8 @@ import time
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
-from dataclasses import dataclass, field, fields, replace
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 from functools import cache
 from importlib import resources
@@ -249,19 +249,25 @@ def source_licences(store: Store) -> dict[str, str]:
 
 # Below this many files to make, a build makes them itself (a worker process takes a second to start).
 PARALLEL_FROM = 2000
-# What the build's processes do besides making pages, in pages' worth (measured with py-spy at 1,000 and
-# 10,000 cases: a page 0.45-0.6 ms made and written): a worker's start (its imports and job, about a second),
-# and this process's search index, API files and the rest while the workers make theirs (about 1 ms a case).
-WORKER_START = 2000
-MAIN_PER_CASE = 2
+# A build that will make every file (a new folder, new code) of a library this large starts its workers
+# first thing: each reads and plans the site itself while this process does, and is ready for its share
+# when this process has planned (a case brings at least this many files: its pages, its record, its
+# short address).
+FILES_PER_CASE = 4
+# What the build's processes do besides making pages, in pages' worth (measured at 1,000 and 10,000 cases:
+# a page 0.35-0.45 ms made and written): a worker started first thing is ready a little after this
+# process has planned; one started then reads and plans the site first (about a page's time a case); this
+# process makes the search index, the API files and the rest while the workers make pages (about 1 ms a case).
+WORKER_START = 200
+MAIN_PER_CASE = 1.5
 
 
-def _shares(keys: list[str], workers: int, cases: int) -> list[list[str]]:
+def _shares(keys: list[str], workers: int, cases: int, start: int = WORKER_START) -> list[list[str]]:
     """`keys` dealt out to this process (the first list) and `workers - 1` workers, in turn, so that each
     gets its share of every kind of file, and in proportion, so that all finish together: this process
-    has the build's other work to do (`MAIN_PER_CASE`), a worker its start (`WORKER_START`)."""
-    total = len(keys) + MAIN_PER_CASE * cases + WORKER_START * (workers - 1)
-    mine = min(len(keys), max(0, total // workers - MAIN_PER_CASE * cases))
+    has the build's other work to do (`MAIN_PER_CASE`), a worker its start (`start`, in pages' worth)."""
+    total = len(keys) + int(MAIN_PER_CASE * cases) + start * (workers - 1)
+    mine = min(len(keys), max(0, int(total // workers - MAIN_PER_CASE * cases)))
     parts: list[list[str]] = [[] for _ in range(workers)]
     given, turn = 0, 0
     for n, key in enumerate(keys):
@@ -274,135 +280,216 @@ def _shares(keys: list[str], workers: int, cases: int) -> list[list[str]]:
     return parts
 
 
-class _Shares:
-    """The files to make, shared between this process and worker processes (`_pages_aside`)."""
+@dataclass(frozen=True)
+class WorkerStart:
+    """What a worker reads and plans the site with (its start file): the data root, the settings the pages
+    show (never the settings whole: they hold the archive's keys, and a job file is a file), the build's
+    time and the site's folder. A worker reads the cases and plans the site itself, with the same pure
+    functions as the build, so that it is ready for its share when the build has planned."""
 
-    def __init__(self, planned: dict[str, Planned], mine: list[str]) -> None:
+    root: Path
+    base_url: str
+    note: dict[str, str]
+    built_at: datetime
+    licence: tuple[str, str]
+    folder: Path
+
+    def ready(self) -> tuple[SiteContext, dict[str, Planned]]:
+        """The site as the build sees it: its context (every case read) and every file planned."""
+        store = Store(self.root)
+        cases = _Cases(store)
+        cards = [Card.of(cases.read(i), cases.raw(i)) for i in store.record_stats("case")]
+        edition = SiteEdition(
+            self.base_url, self.built_at, store.state.read_links(), self.note, self.licence, source_licences(store)
+        )
+        ctx = SiteContext.of_cards(cards, load=cases.read, raw=cases.raw, edition=edition)
+        return ctx, plan(ctx)
+
+
+@dataclass(frozen=True)
+class WorkerShare:
+    """A worker's share of a build (its share file, named on its standard input when the build has planned):
+    the keys of the files it makes, the hashes the tree's cache knows of them, and what the build planned
+    from (`_plan_mark`, `_cards_mark`): a worker that read other cases or settings makes nothing."""
+
+    keys: list[str]
+    known: dict[str, bytes]
+    mark: bytes
+    cards: bytes
+
+
+class CasesMoved(Exception):
+    """A worker read other cases or settings than the build planned from (a case written meanwhile)."""
+
+
+def work(start: WorkerStart, share: Callable[[], WorkerShare | None]) -> dict[str, tuple[bytes, bool]]:
+    """A worker's part (`pipeline.site.worker`): read and plan the site, take the share when the build sends
+    it (`share`: None, nothing to make), make those files and write each into the site's folder unless it
+    holds it already (as `SiteTree.sync` does, not synced: the build syncs once at its end); each file's
+    hash, and whether it was written."""
+    with _no_collections():
+        ctx, planned = start.ready()
+        given = share()
+        if given is None or not given.keys:
+            return {}
+        if given.mark != _plan_mark(ctx) or given.cards != _cards_mark(ctx.cases):
+            raise CasesMoved("the cases or the site's settings changed while the site was built")
+        folder, known = start.folder, given.known
+        return {key: write_unless_known(folder, key, planned[key].make(), known, False) for key in given.keys}
+
+
+def _cards_mark(cards: Iterable[Card]) -> bytes:
+    """The cases a site is planned from, as one hash of their ids and digests."""
+    return _hash("\x00".join(f"{card.id}\x00{card.digest}" for card in cards))
+
+
+class _Shares:
+    """The files to make, shared between this process and worker processes (`_Workers.deal`)."""
+
+    def __init__(
+        self,
+        planned: dict[str, Planned],
+        mine: list[str],
+        theirs: list[tuple[_Worker, list[str]]],
+        folder: Path | None = None,
+        known: dict[str, bytes] | None = None,
+    ) -> None:
         self.planned = planned
         self.mine = mine
-        self.started: list[tuple[subprocess.Popen[bytes], Path, list[str]]] = []
+        self.theirs = theirs
+        self.folder = folder
+        self.known = known or {}
+        self.wrote: dict[str, tuple[bytes, bool]] = {}
 
     def own(self) -> dict[str, bytes]:
-        """This process's share, made now."""
-        return {key: self.planned[key].make() for key in self.mine}
+        """This process's share, made now: for the caller to write, or, when workers make theirs, written
+        into the folder now as they do (`write_unless_known`), so that what is left to write when the
+        workers are done is the search index and the assembled files only (taken in by `others`)."""
+        if not self.theirs or self.folder is None:
+            return {key: self.planned[key].make() for key in self.mine}
+        folder, known, planned = self.folder, self.known, self.planned
+        self.wrote = {key: write_unless_known(folder, key, planned[key].make(), known, False) for key in self.mine}
+        return {}
 
     def others(self) -> tuple[dict[str, bytes], dict[str, tuple[bytes, bool]]]:
-        """The workers' shares, waited for: what they wrote into the folder themselves (each file's hash and
-        whether it was written, for `Wanted.aside`), and the bytes of the share of a worker that failed (it
-        said why on standard error), made here for the caller to write."""
+        """The workers' shares, waited for: what they (and `own`) wrote into the folder themselves (each
+        file's hash and whether it was written, for `Wanted.aside`), and the bytes of the share of a worker
+        that failed (it said why on standard error), made here for the caller to write."""
         made: dict[str, bytes] = {}
-        wrote: dict[str, tuple[bytes, bool]] = {}
-        while self.started:
-            process, result, part = self.started.pop(0)
-            if process.wait() == 0 and result.is_file():
-                wrote.update(pickle.loads(result.read_bytes()))
+        wrote: dict[str, tuple[bytes, bool]] = dict(self.wrote)
+        while self.theirs:
+            worker, part = self.theirs.pop(0)
+            done = worker.result()
+            if done is not None:
+                wrote.update(done)
             else:
                 made.update({key: self.planned[key].make() for key in part})
         return made, wrote
 
 
-@contextmanager
-def _pages_aside(
-    store: Store,
-    ctx: SiteContext,
-    planned: dict[str, Planned],
-    keys: list[str],
-    workers: int,
-    cases: _Cases,
-    tree: SiteTree,
-    known: dict[str, bytes],
-) -> Iterator[_Shares]:
-    """The files at `keys`, shared between this process and `workers - 1` others (`pipeline.site.worker`)
-    started now, each given every other key, so that each gets its share of case pages and listings: the
-    caller makes its own share (`own`), goes on with the build's other work while the workers make theirs,
-    and takes theirs in (`others`) when it needs them. A worker plans the site again from the cards (what it
-    is sent), with the cases this process has read already (`cases`: sent, not read and checked again, half
-    a worker's time before) and reads any other its pages show: the same pure functions, so the same bytes.
-    A worker writes its files into the tree's folder itself, as `SiteTree.sync` would (only those whose bytes
-    differ from what `known`, the tree's cache, says; each whole), on its own core while this process goes
-    on; the caller marks the build unfinished first. Workers still running when the caller stops (an error)
-    are stopped."""
-    if workers <= 1 or len(keys) < PARALLEL_FROM:
-        yield _Shares(planned, keys)
-        return
-    parts = _shares(keys, workers, len(ctx.cases))
-    if not any(parts[1:]):  # too few to share: a worker would only start
-        yield _Shares(planned, keys)
-        return
-    # What a worker needs of the settings, and no more: the settings hold the archive's keys, and a job
-    # file is a file.
-    job = WorkerJob(
-        store.root,
-        ctx.base_url,
-        dict(ctx.note),
-        list(ctx.cases),
-        ctx.built_at,
-        ctx.licence,
-        dict(ctx.licences),
-        [],
-        dict(cases.cases),
-        dict(cases.files),
-        tree.folder,
-    )
-    # In the data root's state, named by this process: a build killed here leaves its folder to the next.
-    with store.state.scratch("site") as scratch:
-        shares = _Shares(planned, parts[0])
+@dataclass
+class _Worker:
+    """A worker process (`pipeline.site.worker START RESULT`): its start file read, it waits on its standard
+    input for the name of its share file (an empty line: nothing for it to make)."""
+
+    process: subprocess.Popen[bytes]
+    made: Path  # its RESULT file
+
+    def send(self, share: Path | None) -> bool:
+        """Tell the worker its share (None: none); False when it stopped already."""
+        assert self.process.stdin is not None
         try:
-            for n, part in enumerate(parts[1:]):
-                if not part:
-                    continue
-                given, result = scratch / f"job-{n}.pickle", scratch / f"made-{n}.pickle"
-                mine = replace(job, keys=part, known={key: known[key] for key in part if key in known})
-                given.write_bytes(pickle.dumps(mine, protocol=pickle.HIGHEST_PROTOCOL))
-                process = subprocess.Popen([sys.executable, "-m", "pipeline.site.worker", str(given), str(result)])
-                shares.started.append((process, result, part))
-            yield shares
+            self.process.stdin.write(f"{share or ''}\n".encode())
+            self.process.stdin.close()
+        except (BrokenPipeError, OSError):
+            return False
+        return True
+
+    def result(self) -> dict[str, tuple[bytes, bool]] | None:
+        """What it wrote, waited for; None when it failed."""
+        if self.process.wait() == 0 and self.made.is_file():
+            found: dict[str, tuple[bytes, bool]] = pickle.loads(self.made.read_bytes())
+            return found
+        return None
+
+
+class _Workers:
+    """The worker processes of one build, in a private temporary folder of the data root's state (a build
+    killed leaves it to the next): started first thing (`start`) when the build will make every file of a
+    large library, else when it has planned, if it has enough files to make (`deal`). Workers still running
+    when the build stops (an error) are stopped."""
+
+    def __init__(self, store: Store, settings: Settings, folder: Path, built_at: datetime, count: int) -> None:
+        self.store = store
+        self.start_job = WorkerStart(
+            store.root,
+            settings.public_base_url,
+            dict(settings.site_note),
+            built_at,
+            (settings.site_licence, settings.site_licence_url),
+            folder,
+        )
+        self.count = count
+        self.started: list[_Worker] = []
+        self.early = False
+        self._stack = ExitStack()
+        self._folder: Path | None = None
+
+    def __enter__(self) -> _Workers:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            for worker in self.started:  # not taken in: the build stopped, or the worker had nothing to make
+                if worker.process.poll() is None:
+                    worker.process.kill()
+                worker.process.wait()
         finally:
-            for process, _, _ in shares.started:  # not taken in: the build stopped
-                process.kill()
-                process.wait()
+            self._stack.close()
 
+    def start(self, early: bool = False) -> None:
+        """Start `count - 1` workers now (each reads and plans the site meanwhile); `early`: before this
+        process has read the cases."""
+        self.early = early
+        if self._folder is None:
+            self._folder = self._stack.enter_context(self.store.state.scratch("site"))
+        folder = self._folder
+        given = folder / "start.pickle"
+        given.write_bytes(pickle.dumps(self.start_job, protocol=pickle.HIGHEST_PROTOCOL))
+        for n in range(len(self.started), self.count - 1):
+            result = folder / f"made-{n}.pickle"
+            command = [sys.executable, "-m", "pipeline.site.worker", str(given), str(result)]
+            self.started.append(_Worker(subprocess.Popen(command, stdin=subprocess.PIPE), result))
 
-@dataclass(frozen=True)
-class WorkerJob:
-    """A worker's share of a build (`_pages_aside`), as its job file holds it: the data root, the site's
-    base and note, the cards, the build's time, the keys of the files it makes, the cases the build has
-    read already (records and their files' bytes, by id), the folder it writes them into and the hashes the
-    tree's cache knows of them."""
+    def deal(self, ctx: SiteContext, planned: dict[str, Planned], keys: list[str], known: dict[str, bytes]) -> _Shares:
+        """`keys` shared between this process and the workers (started now when there are enough, and none
+        was), each worker told its share; the tree's cache (`known`) says which of its files it need not
+        write."""
+        if self.count <= 1 or (len(keys) < PARALLEL_FROM and not self.started):
+            return self._nothing(planned, keys)
+        parts = _shares(keys, self.count, len(ctx.cases), WORKER_START if self.early else WORKER_START + len(ctx.cases))
+        if not any(parts[1:]):  # too few to share: a worker would only start
+            return self._nothing(planned, keys)
+        if not self.started:
+            self.start()
+        assert self._folder is not None
+        mark, cards = _plan_mark(ctx), _cards_mark(ctx.cases)
+        theirs: list[tuple[_Worker, list[str]]] = []
+        mine = parts[0]
+        for n, (worker, part) in enumerate(zip(self.started, parts[1:], strict=True)):
+            share = self._folder / f"share-{n}.pickle"
+            job = WorkerShare(part, {key: known[key] for key in part if key in known}, mark, cards)
+            share.write_bytes(pickle.dumps(job, protocol=pickle.HIGHEST_PROTOCOL))
+            if worker.send(share):
+                theirs.append((worker, part))
+            else:
+                mine = mine + part  # a worker that stopped already: its share made here
+        return _Shares(planned, mine, theirs, self.start_job.folder, known)
 
-    root: Path
-    base_url: str
-    note: dict[str, str]
-    cards: list[Card]
-    built_at: datetime
-    licence: tuple[str, str]
-    licences: dict[str, str]
-    keys: list[str]
-    read: dict[str, Case] = field(default_factory=dict)
-    raw: dict[str, bytes] = field(default_factory=dict)
-    folder: Path | None = None
-    known: dict[str, bytes] = field(default_factory=dict)
-
-    def make(self) -> dict[str, bytes]:
-        """The files at `keys`, by their key."""
-        store = Store(self.root)
-        with _no_collections():
-            cases = _Cases(store)
-            cases.cases.update(self.read)
-            cases.files.update(self.raw)
-            links = store.state.read_links()
-            edition = SiteEdition(self.base_url, self.built_at, links, self.note, self.licence, self.licences)
-            ctx = SiteContext.of_cards(self.cards, load=cases.read, raw=cases.raw, edition=edition)
-            planned = plan(ctx)
-            return {key: planned[key].make() for key in self.keys}
-
-    def write(self) -> dict[str, tuple[bytes, bool]]:
-        """Make the files at `keys` and write each into `folder` unless it holds them already (as
-        `SiteTree.sync` does, not synced: the build syncs once at its end); each file's hash, and whether
-        it was written."""
-        assert self.folder is not None
-        folder = self.folder
-        return {key: write_unless_known(folder, key, data, self.known, False) for key, data in self.make().items()}
+    def _nothing(self, planned: dict[str, Planned], keys: list[str]) -> _Shares:
+        for worker in self.started:  # started first thing, and not needed after all: stopped now
+            worker.process.kill()
+        return _Shares(planned, keys, [])
 
 
 # ---------------------------------------------------------------- the build
@@ -547,18 +634,67 @@ def build_site(store: Store, settings: Settings, out: Path | None = None, *, wor
         return _build_site(store, settings, out, workers)
 
 
+def _to_make(
+    planned: dict[str, Planned], before: dict[str, bytes], carried: dict[str, list[str]] | None
+) -> tuple[list[str], dict[str, bytes], list[str], dict[str, list[str]]]:
+    """The files to make: those whose inputs differ from the last build's (`before`); with each file's
+    inputs' hash (none yet when there is no last build to compare with: the caller hashes them later), the
+    files to find as they are (carried over, or their inputs unchanged: `SiteTree.sync` checks that they
+    are still there) and the keys of each group."""
+    inputs: dict[str, bytes] = {}
+    present: list[str] = []
+    grouped: dict[str, list[str]] = dict(carried or {})
+    for keys in grouped.values():
+        present += keys
+        inputs.update((key, before[key]) for key in keys)
+    to_make: list[str] = []
+    for key, item in planned.items():
+        if item.group != EVERY:
+            if item.inputs is None:  # it would be made only when its group is planned, and lost otherwise
+                raise ValueError(f"{key}: a file of the group {item.group!r} is planned with no inputs")
+            grouped.setdefault(item.group, []).append(key)
+        if item.inputs is not None and before:
+            inputs[key] = _hash(item.inputs)
+            if before.get(key) == inputs[key]:
+                present.append(key)
+                continue
+        to_make.append(key)
+    return to_make, inputs, present, grouped
+
+
 def _build_site(store: Store, settings: Settings, out: Path | None, workers: int | None) -> BuildReport:
     started = time.perf_counter()
     store.state.remove_stale_scratch()  # what a build killed before (or any process of this root's) left behind
     tree = SiteTree(store.state, out or site_dir(store))
-    cases = _Cases(store)
-    cards, changed, cards_cache = _cards(store, tree, cases)
-    ctx = _context(store, settings, cards, cases)
     # A build that did not finish (a crash, Ctrl-C) leaves its mark: its files may be newer than every
     # cache says, so the next build trusts none of what they say of the folder (it walks it, compares
     # each file's bytes and makes the search index whole). Cards are checked against cases/ anyway.
     unfinished = tree.read_cache(_BUILDING) is not None
     last_sync = {} if unfinished else tree.last()
+    built_at = utc_now()
+    parallel = workers or os.cpu_count() or 1
+    with _Workers(store, settings, tree.folder, built_at, parallel) as helpers:
+        # A build that will make every file (no last build here, or new code) of a large library starts
+        # its workers first thing: they read and plan the site while this process does.
+        fresh = last_sync.get("plan", {}).get("code") != _site_code()
+        if parallel > 1 and fresh and FILES_PER_CASE * len(store.ids("case")) >= PARALLEL_FROM:
+            helpers.start(early=True)
+        return _build_in(store, settings, tree, helpers, unfinished, last_sync, built_at, started)
+
+
+def _build_in(
+    store: Store,
+    settings: Settings,
+    tree: SiteTree,
+    helpers: _Workers,
+    unfinished: bool,
+    last_sync: dict[str, Any],
+    built_at: datetime,
+    started: float,
+) -> BuildReport:
+    cases = _Cases(store)
+    cards, changed, cards_cache = _cards(store, tree, cases)
+    ctx = _context(store, settings, cards, cases, built_at)
     before = last_sync.get("inputs", {})
     mark = _plan_mark(ctx)
     # The groups of files planned again: those showing a changed case (then or now), when the last build
@@ -571,10 +707,8 @@ def _build_site(store: Store, settings: Settings, out: Path | None, workers: int
     # hold the terms' labels): else it is made whole.
     same_code = last.get("code") == _site_code()
     known = last_sync.get("files", {}) if same_code else {}
-    # The Korean words the index's new documents need analysed, aside while the pages are made.
     ids = [card.id for card in ctx.cases]
     indexed_now = ids if not known else sorted(set(changed) & set(ids))
-    stemmed = stems.analyse_aside(search.korean_words(map(ctx.case, indexed_now), ctx.langs))
     # api/v1/cases.db (pipeline.site.database), when a case or its code changed: made on a thread of its
     # own while the pages are, since most of its time is SQLite's, which lets go of Python's lock (copying
     # the unchanged cases' rows from the last file, the full-text index). Its unchanged cases' rows come
@@ -584,44 +718,32 @@ def _build_site(store: Store, settings: Settings, out: Path | None, workers: int
     db_inputs = _hash(_site_code() + db.inputs)
     aside = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cases-db")
     try:
-        db_made = None if before.get(database.KEY) == db_inputs else aside.submit(lambda: (stemmed(), db.make())[1])
         planned = plan(ctx, everything if carried is None or dirty is None else dirty.__contains__)
-        inputs: dict[str, bytes] = {}
         files: dict[str, bytes] = {}
-        present: list[str] = []
-        grouped: dict[str, list[str]] = dict(carried or {})
-        for keys in grouped.values():
-            present += keys  # SiteTree.sync checks that they are still there
-            inputs.update((key, before[key]) for key in keys)
-        to_make: list[str] = []
-        for key, item in planned.items():
-            if item.group != EVERY:
-                if item.inputs is None:  # it would be made only when its group is planned, and lost otherwise
-                    raise ValueError(f"{key}: a file of the group {item.group!r} is planned with no inputs")
-                grouped.setdefault(item.group, []).append(key)
-            if item.inputs is not None:
-                inputs[key] = _hash(item.inputs)
-                if before.get(key) == inputs[key]:
-                    present.append(key)  # SiteTree.sync checks that it is still there
-                    continue
-            to_make.append(key)
+        to_make, inputs, present, grouped = _to_make(planned, before, carried)
         planned[database.KEY] = Planned(_site_code() + db.inputs, db.make)
         inputs[database.KEY] = db_inputs
-        if db_made is None:
-            present.append(database.KEY)
         # The pages: this process's share first; the build's other work while the workers make theirs.
         # Marked before any file is written (the workers write theirs as they make them).
+        if unfinished or last_sync.get("files") is None:  # the sync will trust no cache: it walks the folder
+            tree.look()  # as found, before any file is written
         tree.write_cache(_BUILDING, b"a build of this folder began and has not finished\n")
-        tree_known = last_sync.get("files", {})  # what the folder holds, as the tree's cache says
-        parallel = workers or os.cpu_count() or 1
-        with _pages_aside(store, ctx, planned, to_make, parallel, cases, tree, tree_known) as shares:
-            files.update(shares.own())
-            assembled = api.assembled(ctx, _previous(tree, _read_spans(tree.read_cache(_SPANS))))
-            files.update({key: made.data for key, made in assembled.items()})
-            stemmed()
-            index, indexed = _search_index(ctx, stems, set(changed), known, tree.read_file)
-            made_here, written_aside = shares.others()
-            files.update(made_here)
+        shares = helpers.deal(ctx, planned, to_make, last_sync.get("files", {}))  # the tree's cache's hashes
+        # Once the workers have their shares: the Korean words the index's new documents need analysed
+        # (aside, while the pages are made), and cases.db when a case or its code changed.
+        stemmed = stems.analyse_aside(search.korean_words(map(ctx.case, indexed_now), ctx.langs))
+        db_made = None if before.get(database.KEY) == db_inputs else aside.submit(lambda: (stemmed(), db.make())[1])
+        if db_made is None:
+            present.append(database.KEY)
+        if not before:  # nothing to compare them with: the inputs hashed for the next build once workers began
+            inputs.update((key, _hash(item.inputs)) for key, item in planned.items() if item.inputs is not None)
+        files.update(shares.own())
+        assembled = api.assembled(ctx, _previous(tree, _read_spans(tree.read_cache(_SPANS))))
+        files.update({key: made.data for key, made in assembled.items()})
+        stemmed()
+        index, indexed = _search_index(ctx, stems, set(changed), known, tree.read_file)
+        made_here, written_aside = shares.others()
+        files.update(made_here)
         files.update(index.files)
         present += index.kept
         kept = {"mark": mark, "code": _site_code(), "groups": grouped}

@@ -1,10 +1,13 @@
-"""A worker of a large site build (`pipeline.site.build`): `python -m pipeline.site.worker JOB RESULT`.
+"""A worker of a large site build (`pipeline.site.build`): `python -m pipeline.site.worker START RESULT`.
 
-Reads its share of the build from the file JOB (pickled by the build, in a private temporary folder:
-the data root, the site's base and note, the cards, the build's time, the keys to make, the cases read
-already, the site's folder and what its cache knows), makes those files with the same pure functions as the
-build, writes each into the site's folder unless it holds it already, and writes to the file RESULT,
-pickled, each file's hash and whether it was written.
+Reads the file START (pickled by the build, in a private temporary folder: the data root, the settings the
+pages show, the build's time, the site's folder), reads the cases and plans the site itself with the same
+pure functions as the build, then reads one line on its standard input: the name of its share file (the
+keys of the files it makes, what the tree's cache knows of them, and what the build planned from), or
+nothing. It makes those files, writes each into the site's folder unless it holds it already, and writes to
+the file RESULT, pickled, each file's hash and whether it was written. A worker that read other cases or
+settings than the build planned from (a case written meanwhile) says so and exits with 3: the build makes
+its share itself.
 
 A process of its own, started with `-m` rather than by `multiprocessing`: spawning through
 multiprocessing runs the parent's main script again in the child, which a script that calls `build_site`
@@ -20,11 +23,24 @@ from pathlib import Path
 
 
 def main(argv: list[str]) -> int:
-    from pipeline.site.build import WorkerJob
+    from pipeline.site.build import CasesMoved, WorkerShare, WorkerStart, work
 
-    job = pickle.loads(Path(argv[0]).read_bytes())
-    assert isinstance(job, WorkerJob)
-    written = job.write()
+    start = pickle.loads(Path(argv[0]).read_bytes())
+    assert isinstance(start, WorkerStart)
+
+    def share() -> WorkerShare | None:
+        named = sys.stdin.readline().strip()  # waits for the build to have planned
+        if not named:
+            return None
+        given = pickle.loads(Path(named).read_bytes())
+        assert isinstance(given, WorkerShare)
+        return given
+
+    try:
+        written = work(start, share)
+    except CasesMoved as error:
+        print(f"incidentlib site worker: {error}; the build makes this share itself", file=sys.stderr)
+        return 3
     Path(argv[1]).write_bytes(pickle.dumps(written, protocol=pickle.HIGHEST_PROTOCOL))
     return 0
 
