@@ -49,6 +49,7 @@ class Row:
     items: list[list[Value]] = field(default_factory=list)  # one a list item (one for a single value)
 
 
+@functools.lru_cache(maxsize=4096)  # a field's path: forty a case page, the same forty on every one
 def label_of(path: str) -> str:
     """A field's label from its name: `symptoms_text` "Symptoms text", `impact.scope` "Impact: scope"."""
     parts = [str(part).replace("_", " ") for part in FieldPath.parse(path).parts]

@@ -373,6 +373,56 @@ class _Page:
         return f"{self.root}{self.other}/{rest}"
 
 
+# ---------------------------------------------------------------- the frame every page shares
+
+# base.html's parts that differ between pages of one frame, as marks while the frame is made: control
+# characters, which no record's text may hold (pipeline.gate refuses them) and escaping leaves as they are.
+_TITLE, _OTHER_HREF, _HEAD, _MAIN = (Markup(mark) for mark in "\x1b\x1c\x1d\x1e")
+_FRAME_MARK = re.compile("([\x1b-\x1e])")
+
+
+@dataclass(frozen=True)
+class _FramePage:
+    """What base.html reads of a page, with its title and the address of its other language as marks."""
+
+    lang: Lang
+    title: str
+    root: str
+    lang_root: str
+    other: Lang
+    other_href: str
+    licence: tuple[str, str]
+
+
+@cache
+def _frame(lang: Lang, root: str, lang_root: str, other: Lang, licence: tuple[str, str], home: bool) -> list[str]:
+    """base.html made once for the pages at one depth in one language: its literal parts, each part at an
+    odd index a mark to fill (`_framed`). A page's frame is two thirds of its template's work, and the same
+    on every case page of a language. `home`: the page's title is the site's (base.html then prints it
+    once)."""
+    title = ui("site_title", lang) if home else _TITLE
+    page = _FramePage(lang, title, root, lang_root, other, _OTHER_HREF, licence)
+    child = "{% extends 'base.html' %}{% block head %}\x1d{% endblock %}{% block main %}\x1e{% endblock %}"
+    return _FRAME_MARK.split(_env().from_string(child).render(page=page, lang=lang))
+
+
+def _framed(name: str, page: _Page, values: dict[str, Any]) -> str:
+    """The template `name` (which extends base.html) rendered for `page`: its blocks rendered, and set in
+    the page's frame (`_frame`), with the same bytes as the template rendered whole."""
+    template = _env().get_template(name)
+    context = template.new_context({**values, "page": page, "lang": page.lang})
+    blocks = template.blocks
+    filled: dict[str, str] = {
+        _TITLE: str(_e(gate.finalize(page.title))),
+        _OTHER_HREF: str(_e(gate.finalize(page.other_href))),
+        _HEAD: "".join(blocks["head"](context)) if "head" in blocks else "",
+        _MAIN: "".join(blocks["main"](context)),
+    }
+    home = page.title == ui("site_title", page.lang)
+    parts = _frame(page.lang, page.root, page.lang_root, page.other, page.licence, home)
+    return "".join(filled[part] if n % 2 else part for n, part in enumerate(parts))
+
+
 def _from_lang(page: _Page, href: str) -> str:
     """A site-relative folder ("ko/years/") as linked from the page: from its language's folder when in it."""
     inside = href.removeprefix(f"{page.lang}/")
@@ -572,8 +622,8 @@ class _ListingOf:
             "facet_folders": [(FACET_FOLDERS[f], _facet_name(f, lang)) for f in FACETS],
             "term": self.term,
         }
-        listed = Markup("".join([self.items(card, lang, lang_root, self.full) for card in shown]))
-        return _env().get_template("listing.html").render(items=listed, **values).encode()
+        values["items"] = Markup("".join([self.items(card, lang, lang_root, self.full) for card in shown]))
+        return _framed("listing.html", page, values).encode()
 
 
 def _facet_name(facet: str, lang: Lang) -> str:
@@ -880,12 +930,10 @@ def _case_page(
     text, bibtex = _citation(ctx, case, lang)
     gone = withdrawn(case)
     survivor = merged_into(case)
-    return (
-        _env()
-        .get_template("case.html")
-        .render(
-            page=page,
-            lang=lang,
+    return _framed(
+        "case.html",
+        page,
+        dict(
             case=case,
             title=_text(case.title, "title", marks, bare=True),
             severity=_value_label("severity", case.severity, lang, {}),
@@ -903,9 +951,8 @@ def _case_page(
             reason_lang=_words_lang(case.withdrawn_reason or ""),
             survivor=survivor,
             lang_root=lang_root,
-        )
-        .encode()
-    )
+        ),
+    ).encode()
 
 
 def _facts_html(
