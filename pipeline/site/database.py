@@ -52,6 +52,7 @@ from pipeline.site.context import SiteContext
 from pipeline.site.labels import FIELD_LABELS
 from pipeline.site.search import Stems, analyser
 from pipeline.site.tree import tree_hash
+from pipeline.vocabulary import Kind
 
 __all__ = [
     "CACHE",
@@ -230,6 +231,17 @@ def _stems(texts: Iterable[str], stems: Stems) -> str:
     return " ".join(found)
 
 
+@cache
+def _term_fields() -> tuple[tuple[str, Kind], ...]:
+    """The record's fields that name vocabulary terms, and the vocabulary each names terms of."""
+    found: list[tuple[str, Kind]] = []
+    for name, info in Case.model_fields.items():
+        how, kind = kind_of(info)
+        if kind is not None and how in ("choice", "multiple"):
+            found.append((name, kind))
+    return tuple(found)
+
+
 def case_rows(case: Case, stems: Stems) -> Rows:
     """The case's rows of every table, pure given `stems` (a merged case: its relations only)."""
     from pipeline.vocabulary import vocabulary
@@ -248,10 +260,7 @@ def case_rows(case: Case, stems: Stems) -> Rows:
     ]
     terms: list[Row] = []
     known = vocabulary().terms
-    for name, info in Case.model_fields.items():
-        how, kind = kind_of(info)
-        if kind is None or how not in ("choice", "multiple") or case.merged_into is not None:
-            continue
+    for name, kind in _term_fields() if case.merged_into is None else ():
         value = data.get(name)
         for term in value if isinstance(value, list) else [value] if value else []:
             entry = known.get(kind, {}).get(str(term))

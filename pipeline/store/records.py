@@ -83,6 +83,7 @@ class Store:
         self.candidates_path = self.sources_dir / CANDIDATES_FILE
         self.state = State(self.root)
         self._folders: dict[RecordKind, Path] = {"draft": self.drafts_dir, "case": self.cases_dir}
+        self._resolved: dict[RecordKind, Path] = {}
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Store:
@@ -100,8 +101,12 @@ class Store:
         (check_draft_id if kind == "draft" else check_case_id)(record_id)
         folder = self._folders[kind]
         path = folder / f"{record_id}.json"
-        # The patterns already forbid separators and dots; this is the belt to those braces.
-        if path.resolve().parent != folder.resolve():
+        # The patterns already forbid separators and dots; this is the belt to those braces (the folder
+        # resolved once: a build reads 10,000 cases).
+        resolved = self._resolved.get(kind)
+        if resolved is None:
+            resolved = self._resolved[kind] = folder.resolve()
+        if path.resolve().parent != resolved:
             raise InvalidId(f"{kind} id {record_id!r} would leave {folder}", value=record_id)
         return path
 
