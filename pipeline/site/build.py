@@ -58,17 +58,30 @@ __all__ = ["KEEP", "BuildReport", "build_files", "build_site", "groups", "plan",
 
 
 def static_assets(ctx: SiteContext) -> dict[str, bytes]:
-    """The package's static files (pipeline/site/static/: the style sheet, the facet script, the vendored
-    scripts of vendor/ with their licences, not its README) under assets/, and assets/markdown.json: the
-    texts' Markdown subset as pipeline.render keeps it, for the cards the facet script builds."""
+    """The package's static files (pipeline/site/static/: the style sheet, the site's scripts minified, the
+    vendored scripts of vendor/ with their licences, not its README) under assets/, and
+    assets/markdown.json: the texts' Markdown subset as pipeline.render keeps it, for the cards the facet
+    script builds."""
     folder = resources.files("pipeline.site").joinpath("static")
-    found = {f"assets/{item.name}": item.read_bytes() for item in folder.iterdir() if item.is_file()}
+    found = {
+        f"assets/{item.name}": _minified(item.name, item.read_bytes()) for item in folder.iterdir() if item.is_file()
+    }
     vendor = folder.joinpath("vendor")
     found.update(
         {f"assets/vendor/{item.name}": item.read_bytes() for item in vendor.iterdir() if item.name != "README.md"}
     )
     found["assets/markdown.json"] = browser_rules()
     return dict(sorted(found.items()))
+
+
+def _minified(name: str, data: bytes) -> bytes:
+    """A script of the site's own without its comments and spaces (rjsmin: what a listing loads is held to
+    100 KB, and the scripts' comments, which explain them in the package, were a third of their bytes)."""
+    if not name.endswith(".js"):
+        return data
+    import rjsmin
+
+    return str(rjsmin.jsmin(data.decode())).encode()
 
 
 # Never removed from a site folder: the case pages (permalinks; a case whose record left cases/ keeps
