@@ -38,6 +38,7 @@ from urllib.parse import unquote, urlsplit
 
 from markdown_it import MarkdownIt
 from markdown_it.common.utils import escapeHtml
+from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
 from markupsafe import Markup, escape
 
@@ -52,11 +53,27 @@ REL = "nofollow noopener"  # every link's rel
 _BLOCK = ["paragraph", "list"]
 # The inline rules: an image is parsed (so that its "[...](...)" is not taken for a link) and written back
 # as the text it was (`_image_as_text`).
-_INLINE = ["backticks", "emphasis", "link", "image", "linkify", "newline", "escape", "entity", "autolink"]
+_INLINE = ["backticks", "times", "emphasis", "link", "image", "linkify", "newline", "escape", "entity", "autolink"]
 _CORE = ["linkify"]
 # linkify-it's fuzzy matching ("example.com" without a scheme) would link words that are not links.
 _LINKIFY = {"fuzzy_link": False, "fuzzy_email": False}
 _OPTIONS = {"html": False, "linkify": True, "breaks": True, "typographer": False}
+
+
+def _times(state: StateInline, silent: bool) -> bool:
+    """markdown-it's inline rule `times`: a `*` between two digits is a multiplication (`1024*14`, a
+    tensor's shape or a count of devices, written so in postmortems), text, never emphasis: CommonMark
+    would read `1024*14 ... 1024*12` as an emphasis from the first to the second. Before `emphasis`; a code
+    span's `*` never reaches it (the span is read whole first). facets.js holds the same rule."""
+    pos, src = state.pos, state.src
+    if src[pos] != "*" or pos == 0 or pos + 1 >= state.posMax:
+        return False
+    if not ("0" <= src[pos - 1] <= "9" and "0" <= src[pos + 1] <= "9"):
+        return False
+    if not silent:
+        state.pending += "*"
+    state.pos = pos + 1
+    return True
 
 
 def _validate(url: str) -> bool:
@@ -70,6 +87,7 @@ def _parser() -> MarkdownIt:
         "zero",  # nothing enabled; what follows is the whole subset
         dict(_OPTIONS),
     )
+    md.inline.ruler.before("emphasis", "times", _times)
     md.enable(_BLOCK + _INLINE + _CORE)
     md.validateLink = _validate  # type: ignore[method-assign]
     md.add_render_rule("link_open", _link_open)
@@ -121,13 +139,14 @@ def _parsed(text: str) -> Markup:
 
 
 # A title's subset: code spans and emphasis, with backslash escapes and entities as CommonMark reads them.
-_TITLE_RULES = ["backticks", "emphasis", "escape", "entity"]
+_TITLE_RULES = ["backticks", "times", "emphasis", "escape", "entity"]
 _TITLE_SYNTAX = re.compile(r"[`*_\\&]")
 
 
 @cache
 def _title_parser() -> MarkdownIt:
     md = MarkdownIt("zero", {"html": False, "linkify": False, "breaks": False, "typographer": False})
+    md.inline.ruler.before("emphasis", "times", _times)
     md.enable(_TITLE_RULES)
     return md
 

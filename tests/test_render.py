@@ -21,6 +21,15 @@ def test_inline_code_is_code_and_a_lone_paragraph_stays_inline() -> None:
     assert html == "<code>CUDA_LAUNCH_BLOCKING=1</code> 을 설정하자, <em>한 번만</em>"
 
 
+def test_a_star_between_digits_is_a_multiplication_not_emphasis() -> None:
+    # CommonMark reads "1024*14 ... 1024*12" as an emphasis from one star to the other
+    said = "Keeping the hidden size at 1024*14 and adding layers, 1024*12 hung; 2*3*4 too"
+    assert markdown(said) == said
+    assert markdown("*stages* at 8*A100, `1024*10` kept") == "<em>stages</em> at 8*A100, <code>1024*10</code> kept"
+    assert inline("`x` at 1024*14 and 1024*12 *whole*") == "<code>x</code> at 1024*14 and 1024*12 <em>whole</em>"
+    assert inline_text("1024*14 and 1024*12 *whole*") == "1024*14 and 1024*12 whole"
+
+
 def test_a_dash_list_is_a_list_and_may_follow_a_line() -> None:
     html = markdown("Two lessons:\n- a\n- b `c`")
     doc = tree(html)

@@ -205,8 +205,19 @@
     return renderers;
   }
 
+  // render.py's rule `times`: a "*" between two digits (1024*14) is a multiplication, text, never emphasis.
+  function times(state, silent) {
+    var pos = state.pos, src = state.src;
+    if (src.charAt(pos) !== "*" || pos === 0 || pos + 1 >= state.posMax) return false;
+    if (!/[0-9]/.test(src.charAt(pos - 1)) || !/[0-9]/.test(src.charAt(pos + 1))) return false;
+    if (!silent) state.pending += "*";
+    state.pos = pos + 1;
+    return true;
+  }
+
   function parser(rules, enabled) {
     var md = window.markdownit("zero", Object.assign({}, rules.options));
+    md.inline.ruler.before("emphasis", "times", times);
     md.enable(enabled);
     md.validateLink = function (url) {
       var scheme = /^\s*([A-Za-z][A-Za-z0-9+.-]*):/.exec(url);
