@@ -209,6 +209,23 @@ def test_a_piece_is_copied_only_when_its_case_is_the_same() -> None:
     assert second.data == b"H<b><a>T" and made == ["a", "b", "a"]
 
 
+def test_new_code_makes_every_file_again_and_writes_only_what_changed(
+    library: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file's inputs say what it shows, not the code that writes it: after an upgrade (a template, a label,
+    the pages' modules: the site's code hash) every file is made again, as a clean build would make it, and
+    only those whose bytes changed are written. Here the code's hash changes and the pages do not."""
+    from pipeline.site import build
+
+    settings = Settings(root=library.root)
+    first = build_site(library, settings, tmp_path / "site")
+    again = build_site(library, settings, tmp_path / "site")
+    assert again.rendered < first.rendered / 4  # the same code: little is made
+    monkeypatch.setattr(build, "_site_code", lambda: "the code of a later version")
+    upgraded = build_site(library, settings, tmp_path / "site")
+    assert upgraded.rendered == first.rendered and upgraded.written == []
+
+
 def test_a_build_on_several_processes_gives_the_same_bytes(
     library: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

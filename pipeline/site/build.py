@@ -708,17 +708,19 @@ def _build_in(
     cases = _Cases(store)
     cards, changed, cards_cache = _cards(store, tree, cases)
     ctx = _context(store, settings, cards, cases, built_at)
-    before = last_sync.get("inputs", {})
+    last = last_sync.get("plan", {})
+    # A file's inputs are compared with the last build's only when that build ran the same code: new code
+    # (a template, a label, the pages' modules) makes every file again, and writes those whose bytes changed.
+    same_code = last.get("code") == _site_code()
+    before = last_sync.get("inputs", {}) if same_code else {}
     mark = _plan_mark(ctx)
     # The groups of files planned again: those showing a changed case (then or now), when the last build
     # planned from the same code and settings; every group otherwise. Any other is as last planned.
-    last = last_sync.get("plan", {})
     dirty = groups(ctx, chain.from_iterable(changed.values())) if last.get("mark") == mark else None
     carried = _carried(last.get("groups", {}), before, dirty)
     stems = search.Stems.load(store.state.read(_STEMS))
     # The index is updated in place only when it was made by the same code and vocabulary (its documents
     # hold the terms' labels): else it is made whole.
-    same_code = last.get("code") == _site_code()
     known = last_sync.get("files", {}) if same_code else {}
     ids = [card.id for card in ctx.cases]
     indexed_now = ids if not known else sorted(set(changed) & set(ids))
