@@ -19,7 +19,7 @@ from pipeline.settings import Settings
 from pipeline.site import api, tree
 from pipeline.site.assemble import assemble
 from pipeline.site.build import build_site
-from pipeline.site.context import SiteContext
+from pipeline.site.context import LICENCE, SiteContext
 from pipeline.site.tree import SiteTree, Wanted, tree_hash
 from pipeline.store import Store
 
@@ -275,11 +275,17 @@ def test_a_worker_that_read_other_cases_makes_nothing_and_the_build_makes_its_sh
         keys = sorted(planned)
         shares = workers.deal(ctx, planned, keys, {})
         assert shares.theirs and len(shares.mine) < len(keys)
+        # as a worker killed mid-write would leave it, in a folder of its share: removed when it failed
+        worker, part = shares.theirs[0]
+        left = tmp_path / "site" / part[0].rpartition("/")[0] / f".index.html.{worker.process.pid}.1.tmp"
+        left.parent.mkdir(parents=True, exist_ok=True)
+        left.write_text("half")
         made, wrote = shares.others()
+    assert not left.exists()
     theirs = sorted(set(keys) - set(shares.mine))
     assert wrote == {} and sorted(made) == theirs  # made here, none written by the worker
     assert made == {key: planned[key].make() for key in theirs}
-    assert not (tmp_path / "site").exists() or not any((tmp_path / "site").rglob("*.html"))
+    assert not any((tmp_path / "site").rglob("*.html"))
     assert "the cases or the site's settings changed while the site was built" in capfd.readouterr().err
 
 
@@ -307,6 +313,42 @@ def test_a_sync_writes_a_file_whose_bytes_come_later_and_removes_a_file_whose_fo
         "api/v1/cases.db",
         "x.html",
     ]
+
+
+def test_a_worker_whose_build_is_gone_stops_before_its_next_file(library: Store, tmp_path: Path) -> None:
+    """A worker writes its share into the site's folder itself; when its build is killed, the folder is the
+    next build's, so the worker asks before each file whether its build is still there (its parent, in
+    pipeline.site.worker) and stops."""
+    from pipeline.site import build
+
+    settings = Settings(root=library.root)
+    site = tmp_path / "site"
+    start = build.WorkerStart(library.root, settings.public_base_url, {}, build.utc_now(), LICENCE, site)
+    ctx, planned = start.ready()
+    keys = sorted(key for key in planned if key.endswith(".html"))[:10]
+    share = build.WorkerShare(keys, {}, build._plan_mark(ctx), build._cards_mark(ctx.cases))
+    asked: list[int] = []
+
+    def alive() -> bool:  # the build is killed after the worker's third file
+        asked.append(1)
+        return len(asked) <= 3
+
+    with pytest.raises(build.BuildGone):
+        build.work(start, lambda: share, alive)
+    assert sorted(p.relative_to(site).as_posix() for p in site.rglob("*") if p.is_file()) == keys[:3]
+    assert build.work(start, lambda: share).keys() == set(keys)  # a build that stays: its whole share
+
+
+def test_a_killed_builds_temporary_file_among_the_kept_pages_is_removed(library: Store, tmp_path: Path) -> None:
+    """The case pages are kept when their case leaves (permalinks), but a write's temporary file a killed
+    build left beside one is not a page: the next build, which walks the folder, removes it."""
+    settings = Settings(root=library.root)
+    left = tmp_path / "site/en/cases/IL-0001/.index.html.4242.17.tmp"
+    left.parent.mkdir(parents=True)
+    left.write_text("half written")
+    report = build_site(library, settings, tmp_path / "site")
+    assert not left.exists() and report.removed == ["en/cases/IL-0001/.index.html.4242.17.tmp"]
+    assert (tmp_path / "site/en/cases/IL-0001/index.html").is_file()
 
 
 def test_a_large_builds_files_are_dealt_out_so_that_its_processes_finish_together() -> None:

@@ -35,7 +35,7 @@ import time
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, field, fields
 from datetime import datetime
 from functools import cache
@@ -51,7 +51,7 @@ from pipeline.settings import Settings
 from pipeline.site import api, context, database, feeds, pages, search
 from pipeline.site.assemble import Previous
 from pipeline.site.context import EVERY, Card, Planned, SiteContext, SiteEdition, everything
-from pipeline.site.tree import SiteTree, Wanted, site_dir, tree_hash, write_unless_known
+from pipeline.site.tree import SiteTree, Wanted, is_temporary, site_dir, tree_hash, write_unless_known
 from pipeline.store import Store
 
 __all__ = ["KEEP", "BuildReport", "build_files", "build_site", "groups", "plan", "site_context", "static_assets"]
@@ -335,11 +335,18 @@ class CasesMoved(Exception):
     """A worker read other cases or settings than the build planned from (a case written meanwhile)."""
 
 
-def work(start: WorkerStart, share: Callable[[], WorkerShare | None]) -> dict[str, tuple[bytes, bool]]:
+class BuildGone(Exception):
+    """A worker's build stopped (killed) while the worker made its share."""
+
+
+def work(
+    start: WorkerStart, share: Callable[[], WorkerShare | None], alive: Callable[[], bool] = lambda: True
+) -> dict[str, tuple[bytes, bool]]:
     """A worker's part (`pipeline.site.worker`): read and plan the site, take the share when the build sends
     it (`share`: None, nothing to make), make those files and write each into the site's folder unless it
     holds it already (as `SiteTree.sync` does, not synced: the build syncs once at its end); each file's
-    hash, and whether it was written."""
+    hash, and whether it was written. Before each file it asks whether the build is still there (`alive`):
+    a build killed meanwhile leaves its folder to the next build, which a worker writing on would race."""
     with _no_collections():
         ctx, planned = start.ready()
         given = share()
@@ -348,7 +355,12 @@ def work(start: WorkerStart, share: Callable[[], WorkerShare | None]) -> dict[st
         if given.mark != _plan_mark(ctx) or given.cards != _cards_mark(ctx.cases):
             raise CasesMoved("the cases or the site's settings changed while the site was built")
         folder, known = start.folder, given.known
-        return {key: write_unless_known(folder, key, planned[key].make(), known, False) for key in given.keys}
+        written: dict[str, tuple[bytes, bool]] = {}
+        for key in given.keys:
+            if not alive():
+                raise BuildGone("the build stopped")
+            written[key] = write_unless_known(folder, key, planned[key].make(), known, False)
+        return written
 
 
 def _cards_mark(cards: Iterable[Card]) -> bytes:
@@ -396,8 +408,22 @@ class _Shares:
             if done is not None:
                 wrote.update(done)
             else:
+                if self.folder is not None:  # killed mid-write, it may have left a temporary file
+                    _remove_temporary(self.folder, part, worker.process.pid)
                 made.update({key: self.planned[key].make() for key in part})
         return made, wrote
+
+
+def _remove_temporary(folder: Path, keys: Iterable[str], pid: int) -> None:
+    """The temporary files a worker (`pid`) left in the folders of its keys."""
+    for parent in sorted({key.rpartition("/")[0] for key in keys}):
+        try:
+            with os.scandir(folder / parent if parent else folder) as entries:
+                names = [entry.name for entry in entries if is_temporary(entry.name, pid)]
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        for name in names:
+            (folder / parent / name).unlink(missing_ok=True)
 
 
 @dataclass
@@ -457,6 +483,7 @@ class _Workers:
                 if worker.process.poll() is None:
                     worker.process.kill()
                 worker.process.wait()
+            self._close()
         finally:
             self._stack.close()
 
@@ -503,6 +530,12 @@ class _Workers:
         for worker in self.started:  # started first thing, and not needed after all: stopped now
             worker.process.kill()
         return _Shares(planned, keys, [])
+
+    def _close(self) -> None:
+        for worker in self.started:
+            if worker.process.stdin is not None and not worker.process.stdin.closed:
+                with suppress(OSError):
+                    worker.process.stdin.close()
 
 
 # ---------------------------------------------------------------- the build

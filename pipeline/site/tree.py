@@ -11,6 +11,7 @@ import fnmatch
 import hashlib
 import os
 import pickle
+import re
 import threading
 from collections.abc import Callable, Collection, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -23,7 +24,16 @@ from pipeline.store import Store
 from pipeline.store.files import check_rel, fsync_dir, inside
 from pipeline.store.state import State
 
-__all__ = ["SITE_DIR", "SiteTree", "TreeSync", "Wanted", "site_dir", "tree_hash", "write_unless_known"]
+__all__ = [
+    "SITE_DIR",
+    "SiteTree",
+    "TreeSync",
+    "Wanted",
+    "is_temporary",
+    "site_dir",
+    "tree_hash",
+    "write_unless_known",
+]
 
 SITE_DIR = "site"  # the reader's site, built from cases/ (`incidentlib site`); ignored by git
 # Up to this many files written, each is synced with its folders; more, one sync of the system at the end.
@@ -200,7 +210,8 @@ class SiteTree:
             (report.written if wrote else report.unchanged).append(rel)
         report.written.sort()
         for rel in sorted(on_disk - set(hashes) - {TREE_CACHE}):
-            if any(fnmatch.fnmatchcase(rel, glob) for glob in want.protect):
+            # A protected file is kept, but not a write's temporary file a killed build left among them.
+            if any(fnmatch.fnmatchcase(rel, glob) for glob in want.protect) and not is_temporary(rel):
                 if rel in known:
                     hashes[rel] = known[rel]  # kept, and still known
                 continue
@@ -273,6 +284,17 @@ def _write_if_changed(folder: Path, rel: str, data: bytes, known: bool, durable:
             pass
     _write_tree_file(path, data, durable)
     return True
+
+
+# A tree's temporary file: ".{name}.{process}.{thread}.tmp" beside the file it becomes (`_write_tree_file`).
+_TEMPORARY = re.compile(r"\.[^/]+\.(\d+)\.\d+\.tmp")
+
+
+def is_temporary(rel: str, pid: int | None = None) -> bool:
+    """Whether a file of the tree is a write's temporary file (of the process `pid`, when given): what a
+    build killed while writing leaves; no site file's name begins with a dot."""
+    found = _TEMPORARY.fullmatch(rel.rpartition("/")[2])
+    return found is not None and (pid is None or found.group(1) == str(pid))
 
 
 def _write_tree_file(path: Path, data: bytes, durable: bool = False) -> None:

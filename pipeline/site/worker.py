@@ -7,7 +7,8 @@ keys of the files it makes, what the tree's cache knows of them, and what the bu
 nothing. It makes those files, writes each into the site's folder unless it holds it already, and writes to
 the file RESULT, pickled, each file's hash and whether it was written. A worker that read other cases or
 settings than the build planned from (a case written meanwhile) says so and exits with 3: the build makes
-its share itself.
+its share itself. A worker whose build is gone (killed: this process's parent is another) stops before its
+next file and exits with 4.
 
 A process of its own, started with `-m` rather than by `multiprocessing`: spawning through
 multiprocessing runs the parent's main script again in the child, which a script that calls `build_site`
@@ -23,7 +24,10 @@ from pathlib import Path
 
 
 def main(argv: list[str]) -> int:
-    from pipeline.site.build import CasesMoved, WorkerShare, WorkerStart, work
+    import os
+
+    build = os.getppid()  # the build that started this worker: when it is gone, this one stops
+    from pipeline.site.build import BuildGone, CasesMoved, WorkerShare, WorkerStart, work
 
     start = pickle.loads(Path(argv[0]).read_bytes())
     assert isinstance(start, WorkerStart)
@@ -37,10 +41,12 @@ def main(argv: list[str]) -> int:
         return given
 
     try:
-        written = work(start, share)
+        written = work(start, share, lambda: os.getppid() == build)
     except CasesMoved as error:
         print(f"incidentlib site worker: {error}; the build makes this share itself", file=sys.stderr)
         return 3
+    except BuildGone:
+        return 4  # nobody to tell
     Path(argv[1]).write_bytes(pickle.dumps(written, protocol=pickle.HIGHEST_PROTOCOL))
     return 0
 
