@@ -32,6 +32,7 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
+from collections.abc import Callable
 from functools import cache, lru_cache
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -76,6 +77,21 @@ def _times(state: StateInline, silent: bool) -> bool:
     return True
 
 
+def _link_text(decode: Callable[[str], str]) -> Callable[[str], str]:
+    """markdown-it's link text, which decodes a link's percent-escapes (`%ED%95%9C` shows as `한`), but kept
+    as written when it would decode to a control or format character or a space other than " " (`%1B`, a
+    right-to-left override): a page never prints those, and the gate let the escaped text through as plain
+    ASCII. facets.js holds the same rule."""
+
+    def shown(url: str) -> str:
+        text = decode(url)
+        if any(c != " " and unicodedata.category(c)[0] in "CZ" for c in text):
+            return url
+        return text
+
+    return shown
+
+
 def _validate(url: str) -> bool:
     """A link target markdown-it may link: http, https and mailto only (what it does not link stays text)."""
     return urlsplit(url.strip()).scheme.lower() in SCHEMES
@@ -90,6 +106,7 @@ def _parser() -> MarkdownIt:
     md.inline.ruler.before("emphasis", "times", _times)
     md.enable(_BLOCK + _INLINE + _CORE)
     md.validateLink = _validate  # type: ignore[method-assign]
+    md.normalizeLinkText = _link_text(md.normalizeLinkText)  # type: ignore[method-assign,assignment]
     md.add_render_rule("link_open", _link_open)
     md.add_render_rule("image", _image_as_text)
     md.linkify.set(dict(_LINKIFY))  # type: ignore[union-attr]

@@ -30,6 +30,12 @@ def test_a_star_between_digits_is_a_multiplication_not_emphasis() -> None:
     assert inline_text("1024*14 and 1024*12 *whole*") == "1024*14 and 1024*12 whole"
 
 
+def test_a_links_text_is_decoded_unless_it_would_hold_a_control_character() -> None:
+    html = markdown("See https://e.org/%ED%95%9C, https://e.org/a%1Bb and [x](https://e.org/%E2%80%AEz)")
+    assert ">https://e.org/한</a>" in html
+    assert ">https://e.org/a%1Bb</a>" in html and "\x1b" not in html and "\u202e" not in html
+
+
 def test_a_dash_list_is_a_list_and_may_follow_a_line() -> None:
     html = markdown("Two lessons:\n- a\n- b `c`")
     doc = tree(html)

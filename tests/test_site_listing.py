@@ -95,9 +95,9 @@ CASES = [
         title={"ko": "`train_step` *전체가* 멈춤", "en": "`train_step` hung *whole*"},
         trigger={
             "ko": "`CUDA_LAUNCH_BLOCKING=1` 을 설정하자 <script>window.ran = 1</script> 가 보였다. "
-            "1024*14 와 1024*12 에서 멈췄다.",
+            "1024*14 와 1024*12 에서 멈췄다. 기록: https://example.org/log%1Bx",
             "en": "Setting `CUDA_LAUNCH_BLOCKING=1` showed <script>window.ran = 1</script> as text. "
-            "It hung at 1024*14 and 1024*12.",
+            "It hung at 1024*14 and 1024*12. Log: https://example.org/log%1Bx",
         },
         lessons={
             "ko": "- 작게 *나누어* 배포하자\n- 되돌리기를 연습하자",
@@ -247,6 +247,8 @@ def test_a_filtered_listings_cards_render_the_texts_as_the_static_ones(page: Pag
     # a "*" between digits is a multiplication, in the browser as on the static page: no emphasis
     expect(dds.nth(0)).to_contain_text("1024*14")
     expect(dds.nth(0).locator("em")).to_have_count(0)
+    # a link's text with an escape that would decode to a control character is shown as written
+    expect(dds.nth(0).locator('a[href="https://example.org/log%1Bx"]')).to_have_text("https://example.org/log%1Bx")
     assert page.evaluate("window.ran") is None
     remedies = dds.locator("ul.actions > li")
     link = remedies.nth(0).locator("a")

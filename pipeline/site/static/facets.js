@@ -223,6 +223,13 @@
       var scheme = /^\s*([A-Za-z][A-Za-z0-9+.-]*):/.exec(url);
       return scheme !== null && rules.schemes.indexOf(scheme[1].toLowerCase()) >= 0;
     };
+    // render.py's _link_text: a link's text decoded, but kept as written when it would decode to a control
+    // or format character or a space other than " "
+    var decode = md.normalizeLinkText;
+    md.normalizeLinkText = function (url) {
+      var text = decode(url);
+      return /[\p{C}\p{Z}]/u.test(text.replace(/ /g, "")) ? url : text;
+    };
     md.linkify.set(rules.linkify);
     md.renderer.rules.link_open = function (tokens, idx, options, env, self) {
       tokens[idx].attrSet("rel", rules.rel);
