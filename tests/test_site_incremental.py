@@ -267,7 +267,7 @@ def test_a_worker_that_read_other_cases_makes_nothing_and_the_build_makes_its_sh
     workers = build._Workers(library, settings, tmp_path / "site", build.utc_now(), 2)
     cases = build._Cases(library)
     cards = [build.Card.of(cases.read(i), cases.raw(i)) for i in library.ids("case")]
-    ctx = build._context(library, settings, cards, cases, workers.start_job.built_at)  # read by the build
+    ctx = build._context(library, settings, cards, cases, workers.start_job.shown.built_at)  # read by the build
     _edit(library, "IL-0009", summary={"en": "Written before the worker read.", "ko": "워커가 읽기 전에 고친 요약."})
     with workers:
         workers.start(early=True)  # reads the edited case
@@ -323,7 +323,7 @@ def test_a_worker_whose_build_is_gone_stops_before_its_next_file(library: Store,
 
     settings = Settings(root=library.root)
     site = tmp_path / "site"
-    start = build.WorkerStart(library.root, settings.public_base_url, {}, build.utc_now(), LICENCE, site)
+    start = build.WorkerStart(library.root, build._Shown(settings.public_base_url, {}, LICENCE, build.utc_now()), site)
     ctx, planned = start.ready()
     keys = sorted(key for key in planned if key.endswith(".html"))[:10]
     share = build.WorkerShare(keys, {}, build._plan_mark(ctx), build._cards_mark(ctx.cases))

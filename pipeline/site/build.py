@@ -233,21 +233,43 @@ def _cards(
 def site_context(store: Store, settings: Settings) -> SiteContext:
     """What the site is built from: the data root's cases (all read), the site's base, its links' states, now."""
     cases = _Cases(store)
-    cards = [Card.of(cases.read(i), cases.raw(i)) for i in store.record_stats("case")]
-    return _context(store, settings, cards, cases)
+    return _context(store, settings, _all_cards(store, cases), cases)
+
+
+def _all_cards(store: Store, cases: _Cases) -> list[Card]:
+    """Every case's card, each case read (and kept by `cases`)."""
+    return [Card.of(cases.read(i), cases.raw(i)) for i in store.record_stats("case")]
+
+
+@dataclass(frozen=True)
+class _Shown:
+    """What the pages show of the settings (never the settings whole: they hold the archive's keys, and a
+    worker's start file is a file), and the build's time."""
+
+    base_url: str
+    note: dict[str, str]
+    licence: tuple[str, str]
+    built_at: datetime
+
+    @classmethod
+    def of(cls, settings: Settings, built_at: datetime) -> _Shown:
+        return cls(
+            settings.public_base_url,
+            dict(settings.site_note),
+            (settings.site_licence, settings.site_licence_url),
+            built_at,
+        )
+
+    def edition(self, store: Store) -> SiteEdition:
+        """The site's edition: these, with the links' states and the sources' licences as the data root has them."""
+        links, licences = store.state.read_links(), source_licences(store)
+        return SiteEdition(self.base_url, self.built_at, links, self.note, self.licence, licences)
 
 
 def _context(
     store: Store, settings: Settings, cards: Iterable[Card], cases: _Cases, built_at: datetime | None = None
 ) -> SiteContext:
-    edition = SiteEdition(
-        settings.public_base_url,
-        built_at or utc_now(),
-        store.state.read_links(),
-        settings.site_note,
-        (settings.site_licence, settings.site_licence_url),
-        source_licences(store),
-    )
+    edition = _Shown.of(settings, built_at or utc_now()).edition(store)
     return SiteContext.of_cards(cards, load=cases.read, raw=cases.raw, edition=edition)
 
 
@@ -295,27 +317,21 @@ def _shares(keys: list[str], workers: int, cases: int, start: int = WORKER_START
 
 @dataclass(frozen=True)
 class WorkerStart:
-    """What a worker reads and plans the site with (its start file): the data root, the settings the pages
-    show (never the settings whole: they hold the archive's keys, and a job file is a file), the build's
-    time and the site's folder. A worker reads the cases and plans the site itself, with the same pure
-    functions as the build, so that it is ready for its share when the build has planned."""
+    """What a worker reads and plans the site with (its start file): the data root, what the pages show of
+    the settings and the build's time, and the site's folder. A worker reads the cases and plans the site
+    itself, with the same pure functions as the build, so that it is ready for its share when the build
+    has planned."""
 
     root: Path
-    base_url: str
-    note: dict[str, str]
-    built_at: datetime
-    licence: tuple[str, str]
+    shown: _Shown
     folder: Path
 
     def ready(self) -> tuple[SiteContext, dict[str, Planned]]:
         """The site as the build sees it: its context (every case read) and every file planned."""
         store = Store(self.root)
         cases = _Cases(store)
-        cards = [Card.of(cases.read(i), cases.raw(i)) for i in store.record_stats("case")]
-        edition = SiteEdition(
-            self.base_url, self.built_at, store.state.read_links(), self.note, self.licence, source_licences(store)
-        )
-        ctx = SiteContext.of_cards(cards, load=cases.read, raw=cases.raw, edition=edition)
+        edition = self.shown.edition(store)
+        ctx = SiteContext.of_cards(_all_cards(store, cases), load=cases.read, raw=cases.raw, edition=edition)
         return ctx, plan(ctx)
 
 
@@ -354,13 +370,25 @@ def work(
             return {}
         if given.mark != _plan_mark(ctx) or given.cards != _cards_mark(ctx.cases):
             raise CasesMoved("the cases or the site's settings changed while the site was built")
-        folder, known = start.folder, given.known
-        written: dict[str, tuple[bytes, bool]] = {}
-        for key in given.keys:
-            if not alive():
-                raise BuildGone("the build stopped")
-            written[key] = write_unless_known(folder, key, planned[key].make(), known, False)
-        return written
+        return _made_and_written(planned, given.keys, start.folder, given.known, alive)
+
+
+def _made_and_written(
+    planned: dict[str, Planned],
+    keys: Iterable[str],
+    folder: Path,
+    known: dict[str, bytes],
+    alive: Callable[[], bool] = lambda: True,
+) -> dict[str, tuple[bytes, bool]]:
+    """The files at `keys` made and each written into `folder` unless it holds them already, as
+    `SiteTree.sync` writes (`write_unless_known`; not synced: the build syncs once at its end): each file's
+    hash and whether it was written. `alive` is asked before each file (BuildGone when it says no)."""
+    written: dict[str, tuple[bytes, bool]] = {}
+    for key in keys:
+        if not alive():
+            raise BuildGone("the build stopped")
+        written[key] = write_unless_known(folder, key, planned[key].make(), known, False)
+    return written
 
 
 def _cards_mark(cards: Iterable[Card]) -> bytes:
@@ -392,8 +420,7 @@ class _Shares:
         workers are done is the search index and the assembled files only (taken in by `others`)."""
         if not self.theirs or self.folder is None:
             return {key: self.planned[key].make() for key in self.mine}
-        folder, known, planned = self.folder, self.known, self.planned
-        self.wrote = {key: write_unless_known(folder, key, planned[key].make(), known, False) for key in self.mine}
+        self.wrote = _made_and_written(self.planned, self.mine, self.folder, self.known)
         return {}
 
     def others(self) -> tuple[dict[str, bytes], dict[str, tuple[bytes, bool]]]:
@@ -429,16 +456,16 @@ def _remove_temporary(folder: Path, keys: Iterable[str], pid: int) -> None:
 @dataclass
 class _Worker:
     """A worker process (`pipeline.site.worker START RESULT`): its start file read, it waits on its standard
-    input for the name of its share file (an empty line: nothing for it to make)."""
+    input for the name of its share file (an empty line or none, its build gone: nothing for it to make)."""
 
     process: subprocess.Popen[bytes]
     made: Path  # its RESULT file
 
-    def send(self, share: Path | None) -> bool:
-        """Tell the worker its share (None: none); False when it stopped already."""
+    def send(self, share: Path) -> bool:
+        """Tell the worker its share file; False when it stopped already."""
         assert self.process.stdin is not None
         try:
-            self.process.stdin.write(f"{share or ''}\n".encode())
+            self.process.stdin.write(f"{share}\n".encode())
             self.process.stdin.close()
         except (BrokenPipeError, OSError):
             return False
@@ -460,14 +487,7 @@ class _Workers:
 
     def __init__(self, store: Store, settings: Settings, folder: Path, built_at: datetime, count: int) -> None:
         self.store = store
-        self.start_job = WorkerStart(
-            store.root,
-            settings.public_base_url,
-            dict(settings.site_note),
-            built_at,
-            (settings.site_licence, settings.site_licence_url),
-            folder,
-        )
+        self.start_job = WorkerStart(store.root, _Shown.of(settings, built_at), folder)
         self.count = count
         self.started: list[_Worker] = []
         self.early = False
@@ -722,10 +742,10 @@ def _build_site(store: Store, settings: Settings, out: Path | None, workers: int
     with _Workers(store, settings, tree.folder, built_at, parallel) as helpers:
         # A build that will make every file (no last build here, or new code) of a large library starts
         # its workers first thing: they read and plan the site while this process does.
-        fresh = last_sync.get("plan", {}).get("code") != _site_code()
-        if parallel > 1 and fresh and FILES_PER_CASE * len(store.ids("case")) >= PARALLEL_FROM:
+        same_code = last_sync.get("plan", {}).get("code") == _site_code()
+        if parallel > 1 and not same_code and FILES_PER_CASE * len(store.ids("case")) >= PARALLEL_FROM:
             helpers.start(early=True)
-        return _build_in(store, settings, tree, helpers, unfinished, last_sync, built_at, started)
+        return _build_in(store, settings, tree, helpers, unfinished, last_sync, same_code, built_at, started)
 
 
 def _build_in(
@@ -735,6 +755,7 @@ def _build_in(
     helpers: _Workers,
     unfinished: bool,
     last_sync: dict[str, Any],
+    same_code: bool,
     built_at: datetime,
     started: float,
 ) -> BuildReport:
@@ -742,9 +763,9 @@ def _build_in(
     cards, changed, cards_cache = _cards(store, tree, cases)
     ctx = _context(store, settings, cards, cases, built_at)
     last = last_sync.get("plan", {})
-    # A file's inputs are compared with the last build's only when that build ran the same code: new code
-    # (a template, a label, the pages' modules) makes every file again, and writes those whose bytes changed.
-    same_code = last.get("code") == _site_code()
+    # A file's inputs are compared with the last build's only when that build ran the same code (`same_code`:
+    # its plan's code is this one's): new code (a template, a label, the pages' modules) makes every file
+    # again, and writes those whose bytes changed.
     before = last_sync.get("inputs", {}) if same_code else {}
     mark = _plan_mark(ctx)
     # The groups of files planned again: those showing a changed case (then or now), when the last build
