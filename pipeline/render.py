@@ -85,11 +85,15 @@ def _link_text(decode: Callable[[str], str]) -> Callable[[str], str]:
 
     def shown(url: str) -> str:
         text = decode(url)
-        if any(c != " " and unicodedata.category(c)[0] in "CZ" for c in text):
-            return url
-        return text
+        return url if _unprintable(text) else text
 
     return shown
+
+
+def _unprintable(text: str) -> bool:
+    """Whether a decoded URL holds a control or format character or a space other than " " (a line break,
+    a right-to-left override that would make it read as another address): then it is shown as written."""
+    return any(c != " " and unicodedata.category(c)[0] in "CZ" for c in text)
 
 
 def _validate(url: str) -> bool:
@@ -218,6 +222,6 @@ def shown_url(url: str) -> str:
     if "%" not in url:
         return url
     decoded = unquote(url, errors="replace")
-    if any(c == "\ufffd" or (c != " " and unicodedata.category(c)[0] in "CZ") for c in decoded):
+    if "\ufffd" in decoded or _unprintable(decoded):
         return url
     return decoded
