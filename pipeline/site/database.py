@@ -46,7 +46,7 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from pipeline.fields import kind_of, parts
+from pipeline.fields import choices, kind_of, parts, term_lists
 from pipeline.models import Case, Source
 from pipeline.site.context import SiteContext
 from pipeline.site.labels import FIELD_LABELS
@@ -234,12 +234,8 @@ def _stems(texts: Iterable[str], stems: Stems) -> str:
 @cache
 def _term_fields() -> tuple[tuple[str, Kind], ...]:
     """The record's fields that name vocabulary terms, and the vocabulary each names terms of."""
-    found: list[tuple[str, Kind]] = []
-    for name, info in Case.model_fields.items():
-        how, kind = kind_of(info)
-        if kind is not None and how in ("choice", "multiple"):
-            found.append((name, kind))
-    return tuple(found)
+    kinds = {**choices(Case), **term_lists(Case)}
+    return tuple((name, kinds[name]) for name in Case.model_fields if name in kinds)  # in the record's order
 
 
 def case_rows(case: Case, stems: Stems) -> Rows:
