@@ -377,8 +377,9 @@ class _Page:
 
 # base.html's parts that differ between pages of one frame, as marks while the frame is made: control
 # characters, which no record's text may hold (pipeline.gate refuses them) and escaping leaves as they are.
-_TITLE, _OTHER_HREF, _HEAD, _MAIN = (Markup(mark) for mark in "\x1b\x1c\x1d\x1e")
-_FRAME_MARK = re.compile("([\x1b-\x1e])")
+_MARKS = "\x1b\x1c\x1d\x1e"
+_TITLE, _OTHER_HREF, _HEAD, _MAIN = (Markup(mark) for mark in _MARKS)
+_FRAME_MARK = re.compile(f"([{_MARKS}])")
 
 
 @dataclass(frozen=True)
@@ -402,7 +403,9 @@ def _frame(lang: Lang, root: str, lang_root: str, other: Lang, licence: tuple[st
     once)."""
     title = ui("site_title", lang) if home else _TITLE
     page = _FramePage(lang, title, root, lang_root, other, _OTHER_HREF, licence)
-    child = "{% extends 'base.html' %}{% block head %}\x1d{% endblock %}{% block main %}\x1e{% endblock %}"
+    child = (
+        f"{{% extends 'base.html' %}}{{% block head %}}{_HEAD}{{% endblock %}}{{% block main %}}{_MAIN}{{% endblock %}}"
+    )
     return _FRAME_MARK.split(_env().from_string(child).render(page=page, lang=lang))
 
 
