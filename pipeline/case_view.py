@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Annotated, Any, get_args, get_origin
@@ -139,16 +140,22 @@ def _items(info: FieldInfo, value: Any, json_value: Any, own_id: str) -> list[li
     return [] if value is None else [[_plain(value, json_value, cases, own_id)]]
 
 
-def case_rows(case: Case) -> list[Row]:
-    """Every field of the case, labelled, in the record's order; a field of parts part by part."""
-    data = case.model_dump(mode="json")
+def case_rows(case: Case, paths: Collection[str] | None = None) -> list[Row]:
+    """Every field of the case, labelled, in the record's order; a field of parts part by part. `paths`:
+    those fields and parts only ("impact.users"), the others not worked out (a case page shows a few)."""
+    names = None if paths is None else {path.partition(".")[0] for path in paths}
+    data = case.model_dump(mode="json", include=names)
     rows: list[Row] = []
     for name, info in type(case).model_fields.items():
+        if names is not None and name not in names:
+            continue
         how, _ = kind_of(info)
         value = getattr(case, name)
         if how == "parts":
             for part, part_info in type(value).model_fields.items():
                 path = f"{name}.{part}"
+                if paths is not None and path not in paths:
+                    continue
                 part_how, _ = kind_of(part_info)
                 items = _items(part_info, getattr(value, part), data[name][part], case.id)
                 rows.append(Row(path, label_of(path), part_how, items))

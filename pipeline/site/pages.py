@@ -1132,6 +1132,9 @@ def case_pages(ctx: SiteContext, wanted: Callable[[str], bool] = everything) -> 
     return made
 
 
+_FACT_PATHS = frozenset(CASE_FACTS)
+
+
 class _CasePages:
     """What a case's pages are made from; the case read, and its rows worked out, once for its languages."""
 
@@ -1145,7 +1148,7 @@ class _CasePages:
     def page(self, lang: Lang) -> bytes:
         if self._case is None:
             self._case = self.ctx.case(self.case_id)
-            self._rows = case_rows(self._case)
+            self._rows = case_rows(self._case, _FACT_PATHS)
         assert self._rows is not None
         return _case_page(self.ctx, self._case, lang, self.incoming, self._rows)
 
