@@ -33,12 +33,12 @@ import subprocess
 import sys
 import time
 import zlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, field, fields
 from datetime import datetime
-from functools import cache
+from functools import cache, partial
 from importlib import resources
 from itertools import chain
 from pathlib import Path
@@ -51,6 +51,7 @@ from pipeline.settings import Settings
 from pipeline.site import api, context, database, feeds, pages, search
 from pipeline.site.assemble import Previous
 from pipeline.site.context import EVERY, Card, Planned, SiteContext, SiteEdition, everything
+from pipeline.site.forked import Answer, Child, Line, fork, single_threaded
 from pipeline.site.tree import SiteTree, Wanted, is_temporary, site_dir, tree_hash, write_unless_known
 from pipeline.store import Store
 
@@ -122,7 +123,19 @@ def build_files(ctx: SiteContext, stems: search.Stems | None = None) -> dict[str
 
 @dataclass
 class BuildReport(Report):
-    SHOWN = ("folder", "cases", "written", "unchanged", "removed", "rendered", "read", "search", "seconds", "counts")
+    SHOWN = (
+        "folder",
+        "cases",
+        "written",
+        "unchanged",
+        "removed",
+        "rendered",
+        "read",
+        "search",
+        "workers",
+        "seconds",
+        "counts",
+    )
 
     folder: str
     cases: int
@@ -132,6 +145,9 @@ class BuildReport(Report):
     rendered: int = 0  # files made this time; the others' inputs were as the last build's
     read: int = 0  # case files read this time; the others were known by their cards
     search: dict[str, Any] | None = None  # the search index, when made anew (a case page changed)
+    # How other processes made files: "forked" (from this one, once it planned), "started" (processes of
+    # their own, `pipeline.site.worker`), or "none" (this process made every file).
+    workers: str = "none"
     seconds: float = 0.0
 
     def counts(self) -> dict[str, int]:
@@ -379,15 +395,17 @@ def _made_and_written(
     folder: Path,
     known: dict[str, bytes],
     alive: Callable[[], bool] = lambda: True,
+    found: Collection[str] | None = None,
 ) -> dict[str, tuple[bytes, bool]]:
     """The files at `keys` made and each written into `folder` unless it holds them already, as
     `SiteTree.sync` writes (`write_unless_known`; not synced: the build syncs once at its end): each file's
-    hash and whether it was written. `alive` is asked before each file (BuildGone when it says no)."""
+    hash and whether it was written. `alive` is asked before each file (BuildGone when it says no); `found`:
+    the files in the folder when the build walked it (`SiteTree.found`)."""
     written: dict[str, tuple[bytes, bool]] = {}
     for key in keys:
         if not alive():
             raise BuildGone("the build stopped")
-        written[key] = write_unless_known(folder, key, planned[key].make(), known, False)
+        written[key] = write_unless_known(folder, key, planned[key].make(), known, False, found)
     return written
 
 
@@ -397,7 +415,9 @@ def _cards_mark(cards: Iterable[Card]) -> bytes:
 
 
 class _Shares:
-    """The files to make, shared between this process and worker processes (`_Workers.deal`)."""
+    """The files to make, shared between this process and worker processes (`_Workers.deal`): dealt out
+    beforehand (`mine`, and each started worker's part), or standing in a `line` that this process and the
+    forked workers take from as they go (each forked worker's part then the files it makes first)."""
 
     def __init__(
         self,
@@ -406,38 +426,67 @@ class _Shares:
         theirs: list[tuple[_Worker, list[str]]],
         folder: Path | None = None,
         known: dict[str, bytes] | None = None,
+        line: Line | None = None,
+        found: Collection[str] | None = None,
+        answer: Answer | None = None,
     ) -> None:
         self.planned = planned
         self.mine = mine
         self.theirs = theirs
         self.folder = folder
         self.known = known or {}
+        self.line = line
+        self.found = found  # the files in the folder when the build walked it
+        self.answer = answer  # to the forked worker offered the files aside
         self.wrote: dict[str, tuple[bytes, bool]] = {}
 
-    def own(self) -> dict[str, bytes]:
+    def settle(self, take: bool) -> bool:
+        """Whether a worker makes the files `deal` was given `aside`: the forked worker offered them is told
+        `take` (the caller makes them when it is not: True only then)."""
+        if self.answer is None or not self.theirs or not self.theirs[0][1]:
+            return False
+        self.answer.give(take)
+        if not take:
+            self.theirs[0] = (self.theirs[0][0], [])
+        return take
+
+    def own(self, more: Callable[[], bool] = lambda: True) -> dict[str, bytes]:
         """This process's share, made now: for the caller to write, or, when workers make theirs, written
         into the folder now as they do (`write_unless_known`), so that what is left to write when the
-        workers are done is the search index and the assembled files only (taken in by `others`)."""
+        workers are done is the search index and the assembled files only (taken in by `others`). From a
+        line: the runs this process takes from its back while `more()` says so and any is left."""
+        if self.line is not None and self.folder is not None:
+            while more() and (keys := self.line.take(front=False)):
+                self.wrote.update(_made_and_written(self.planned, keys, self.folder, self.known, found=self.found))
+            return {}
         if not self.theirs or self.folder is None:
             return {key: self.planned[key].make() for key in self.mine}
-        self.wrote = _made_and_written(self.planned, self.mine, self.folder, self.known)
+        self.wrote = _made_and_written(self.planned, self.mine, self.folder, self.known, found=self.found)
         return {}
 
     def others(self) -> tuple[dict[str, bytes], dict[str, tuple[bytes, bool]]]:
         """The workers' shares, waited for: what they (and `own`) wrote into the folder themselves (each
         file's hash and whether it was written, for `Wanted.aside`), and the bytes of the share of a worker
-        that failed (it said why on standard error), made here for the caller to write."""
+        that failed (it said why on standard error), made here for the caller to write: from a line, every
+        file of the line and of the failed worker's part that no process wrote."""
+        if self.line is not None:
+            self.own()  # what is left of the line
         made: dict[str, bytes] = {}
         wrote: dict[str, tuple[bytes, bool]] = dict(self.wrote)
+        failed: list[tuple[_Worker, list[str]]] = []
         while self.theirs:
             worker, part = self.theirs.pop(0)
             done = worker.result()
             if done is not None:
                 wrote.update(done)
             else:
-                if self.folder is not None:  # killed mid-write, it may have left a temporary file
-                    _remove_temporary(self.folder, part, worker.process.pid)
-                made.update({key: self.planned[key].make() for key in part})
+                failed.append((worker, part))
+        for worker, part in failed:
+            left = [*part, *self.line.keys] if self.line is not None else part
+            left = [key for key in left if key not in wrote and key not in made]
+            if self.folder is not None:  # killed mid-write, it may have left a temporary file
+                _remove_temporary(self.folder, left, worker.process.pid)
+            made.update({key: self.planned[key].make() for key in left})
         return made, wrote
 
 
@@ -453,17 +502,65 @@ def _remove_temporary(folder: Path, keys: Iterable[str], pid: int) -> None:
             (folder / parent / name).unlink(missing_ok=True)
 
 
+def _in_line(keys: list[str], langs: Sequence[str]) -> list[str]:
+    """The files to make in the order they stand in a line: the first language's pages, the files outside
+    the languages' folders, the other languages' pages. A language's pages share much of their making (a
+    listing's cards, its frame, a case's facts), and the processes take from the line's two ends: each
+    makes mostly one language's pages."""
+    blocks: dict[str, list[str]] = {lang: [] for lang in langs}
+    others: list[str] = []
+    for key in keys:
+        blocks.get(key.partition("/")[0], others).append(key)
+    first, *rest = blocks.values() if blocks else [[]]
+    return [*first, *others, *chain.from_iterable(rest)]
+
+
+def _from_the_front(
+    planned: dict[str, Planned],
+    line: Line,
+    first: list[str],
+    answer: Answer,
+    folder: Path,
+    known: dict[str, bytes],
+    build: int,
+    found: Collection[str] | None,
+) -> dict[str, tuple[bytes, bool]]:
+    """A forked worker's part: the runs of the line it takes from the front, and the files at `first`
+    (cases.db) as soon as the build answers that it is to make them (`_Shares.settle`), each written into the
+    folder unless it holds it already; each file's hash and whether it was written. It stops when its build
+    (`build`, its parent) is gone."""
+    answer.forked()
+
+    def alive() -> bool:
+        return os.getppid() == build
+
+    written: dict[str, tuple[bytes, bool]] = {}
+    pending = bool(first)
+    while True:
+        if pending and answer.given() is not None:
+            pending = False
+            if answer.given():
+                written.update(_made_and_written(planned, first, folder, known, alive, found))
+        keys = line.take(front=True)
+        if not keys:
+            break
+        written.update(_made_and_written(planned, keys, folder, known, alive, found))
+    if pending and answer.wait():
+        written.update(_made_and_written(planned, first, folder, known, alive, found))
+    return written
+
+
 @dataclass
 class _Worker:
     """A worker process (`pipeline.site.worker START RESULT`): its start file read, it waits on its standard
     input for the name of its share file (an empty line or none, its build gone: nothing for it to make)."""
 
-    process: subprocess.Popen[bytes]
+    process: subprocess.Popen[bytes] | Child
     made: Path  # its RESULT file
 
     def send(self, share: Path) -> bool:
         """Tell the worker its share file; False when it stopped already."""
-        assert self.process.stdin is not None
+        assert isinstance(self.process, subprocess.Popen) and self.process.stdin is not None
         try:
             self.process.stdin.write(f"{share}\n".encode())
             self.process.stdin.close()
@@ -491,6 +588,7 @@ class _Workers:
         self.count = count
         self.started: list[_Worker] = []
         self.early = False
+        self.how = "none"  # BuildReport.workers
         self._stack = ExitStack()
         self._folder: Path | None = None
 
@@ -521,13 +619,26 @@ class _Workers:
             command = [sys.executable, "-m", "pipeline.site.worker", str(given), str(result)]
             self.started.append(_Worker(subprocess.Popen(command, stdin=subprocess.PIPE), result))
 
-    def deal(self, ctx: SiteContext, planned: dict[str, Planned], keys: list[str], known: dict[str, bytes]) -> _Shares:
+    def deal(
+        self,
+        ctx: SiteContext,
+        planned: dict[str, Planned],
+        keys: list[str],
+        known: dict[str, bytes],
+        aside: Sequence[str] = (),
+        found: Collection[str] | None = None,
+    ) -> _Shares:
         """`keys` shared between this process and the workers (started now when there are enough, and none
         was), each worker told its share; the tree's cache (`known`) says which of its files it need not
-        write."""
+        write. This process runs one thread only: the workers are forked now, with its plan (`_forked`), and
+        the first makes the files `aside` first (cases.db); else they are started (`start`) and `aside` is
+        the caller's to make (`_Shares.settle`)."""
         if self.count <= 1 or (len(keys) < PARALLEL_FROM and not self.started):
             return self._nothing(planned, keys)
-        parts = _shares(keys, self.count, len(ctx.cases), WORKER_START if self.early else WORKER_START + len(ctx.cases))
+        if not self.started and single_threaded():
+            return self._forked(ctx, planned, keys, known, aside, found)
+        start = WORKER_START if self.early else WORKER_START + len(ctx.cases)
+        parts = _shares(keys, self.count, len(ctx.cases), start)
         if not any(parts[1:]):  # too few to share: a worker would only start
             return self._nothing(planned, keys)
         if not self.started:
@@ -544,7 +655,37 @@ class _Workers:
                 theirs.append((worker, part))
             else:
                 mine = mine + part  # a worker that stopped already: its share made here
-        return _Shares(planned, mine, theirs, self.start_job.folder, known)
+        self.how = "started" if theirs else "none"
+        return _Shares(planned, mine, theirs, self.start_job.folder, known, found=found)
+
+    def _forked(
+        self,
+        ctx: SiteContext,
+        planned: dict[str, Planned],
+        keys: list[str],
+        known: dict[str, bytes],
+        aside: Sequence[str],
+        found: Collection[str] | None,
+    ) -> _Shares:
+        """The workers forked now (`pipeline.site.forked`), `keys` standing in a line (`_in_line`) that they
+        take from its front and this process from its back; the first worker makes `aside` first."""
+        if self._folder is None:
+            self._folder = self._stack.enter_context(self.store.state.scratch("site"))
+        line = Line(_in_line(keys, ctx.langs), self._folder / "line.lock")
+        answer = Answer()
+        self._stack.callback(line.close)
+        self._stack.callback(answer.close)
+        folder, build = self.start_job.folder, os.getpid()
+        theirs: list[tuple[_Worker, list[str]]] = []
+        for n in range(self.count - 1):
+            first = list(aside) if n == 0 else []
+            made = self._folder / f"made-{n}.pickle"
+            job = partial(_from_the_front, planned, line, first, answer, folder, known, build, found)
+            worker = _Worker(fork(job, made, quiet=(BuildGone,)), made)
+            self.started.append(worker)
+            theirs.append((worker, first))
+        self.how = "forked"
+        return _Shares(planned, [], theirs, folder, known, line, found, answer)
 
     def _nothing(self, planned: dict[str, Planned], keys: list[str]) -> _Shares:
         for worker in self.started:  # started first thing, and not needed after all: stopped now
@@ -553,6 +694,8 @@ class _Workers:
 
     def _close(self) -> None:
         for worker in self.started:
+            if not isinstance(worker.process, subprocess.Popen):
+                continue
             if worker.process.stdin is not None and not worker.process.stdin.closed:
                 with suppress(OSError):
                     worker.process.stdin.close()
@@ -743,7 +886,12 @@ def _build_site(store: Store, settings: Settings, out: Path | None, workers: int
         # A build that will make every file (no last build here, or new code) of a large library starts
         # its workers first thing: they read and plan the site while this process does.
         same_code = last_sync.get("plan", {}).get("code") == _site_code()
-        if parallel > 1 and not same_code and FILES_PER_CASE * len(store.ids("case")) >= PARALLEL_FROM:
+        if (
+            parallel > 1
+            and not same_code
+            and not single_threaded()
+            and FILES_PER_CASE * len(store.ids("case")) >= PARALLEL_FROM
+        ):
             helpers.start(early=True)
         return _build_in(store, settings, tree, helpers, unfinished, last_sync, same_code, built_at, started)
 
@@ -797,21 +945,41 @@ def _build_in(
         if unfinished or last_sync.get("files") is None:  # the sync will trust no cache: it walks the folder
             tree.look()  # as found, before any file is written
         tree.write_cache(_BUILDING, b"a build of this folder began and has not finished\n")
-        shares = helpers.deal(ctx, planned, to_make, last_sync.get("files", {}))  # the tree's cache's hashes
+        # cases.db, when a case or its code changed: offered to a forked worker, which makes it when this
+        # process has found its cases' Korean words all analysed (the stems it needs are this process's),
+        # else made here, on a thread of its own, once their stems are in. The tree's cache's hashes, and what
+        # the folder held when walked: files a process need not read first.
+        db_needed = before.get(database.KEY) != db_inputs
+        aside_keys = [database.KEY] if db_needed else []
+        shares = helpers.deal(ctx, planned, to_make, last_sync.get("files", {}), aside_keys, tree.found)
         # Once the workers have their shares: the Korean words the index's new documents need analysed
-        # (aside, while the pages are made), and cases.db when a case or its code changed.
-        stemmed = stems.analyse_aside(search.korean_words(map(ctx.case, indexed_now), ctx.langs))
-        db_made = None if before.get(database.KEY) == db_inputs else aside.submit(lambda: (stemmed(), db.make())[1])
-        if db_made is None:
+        # (aside, while the pages are made).
+        words = search.korean_words(map(ctx.case, indexed_now), ctx.langs)
+        db_elsewhere = db_needed and shares.settle(not stems.unknown(words))
+        stemmed = stems.analyse_aside(words)
+
+        def db_here() -> bytes:
+            stemmed()
+            return db.make()
+
+        db_made = aside.submit(db_here) if db_needed and not db_elsewhere else None
+        if not db_needed:
             present.append(database.KEY)
         if not before:  # nothing to compare them with: the inputs hashed for the next build once workers began
             inputs.update((key, _hash(item.inputs)) for key, item in planned.items() if item.inputs is not None)
-        files.update(shares.own())
+        # Dealt out beforehand: this process's share first. From a line: the build's other work first, pages
+        # while the stems are analysed, then pages until the line is empty (`others`).
+        if shares.line is None:
+            files.update(shares.own())
         assembled = api.assembled(ctx, _previous(tree, _read_spans(tree.read_cache(_SPANS))))
         files.update({key: made.data for key, made in assembled.items()})
+        if shares.line is not None:
+            shares.own(more=lambda: not stemmed.ready())
         stemmed()
         index, indexed = _search_index(ctx, stems, set(changed), known, tree.read_file)
         made_here, written_aside = shares.others()
+        if database.KEY in written_aside:  # made by a worker
+            db.made_as(written_aside[database.KEY][0])
         files.update(made_here)
         files.update(index.files)
         present += index.kept
@@ -864,5 +1032,6 @@ def _build_in(
         rendered=len(files) + len(written_aside),
         read=len(cases.files),
         search=indexed,
+        workers=helpers.how,
         seconds=round(time.perf_counter() - started, 3),
     )

@@ -77,6 +77,7 @@ __all__ = [
     "FORMAT",
     "PARTICLES",
     "SEARCHABLE",
+    "Aside",
     "IndexUpdate",
     "SearchDoc",
     "Stems",
@@ -208,6 +209,18 @@ def _chunks(words: list[str], size: int = 20_000) -> Iterator[list[str]]:
         yield chunk
 
 
+@dataclass(frozen=True)
+class Aside:
+    """Stems being analysed in a process of their own (`Stems.analyse_aside`): calling it takes them in,
+    waiting for them; `ready()` says whether they are there to take without waiting."""
+
+    take: Callable[[], None]
+    ready: Callable[[], bool]
+
+    def __call__(self) -> None:
+        self.take()
+
+
 class Stems:
     """Korean words' stems: each distinct word analysed once (kiwipiepy, many words to a call), kept
     between builds as bytes (`dump`, `load`). `changed`: words were analysed since `load`."""
@@ -237,9 +250,13 @@ class Stems:
     def __len__(self) -> int:
         return len(self._known)
 
+    def unknown(self, words: Iterable[str]) -> list[str]:
+        """The words not known yet, each once, sorted."""
+        return sorted({w for w in words if w not in self._known})
+
     def analyse(self, words: Iterable[str]) -> None:
         """Analyse the words not known yet, in few calls (a few seconds for 10,000 cases' words)."""
-        new = sorted({w for w in words if w not in self._known})
+        new = self.unknown(words)
         if not new:
             return
         self.changed = True
@@ -255,7 +272,7 @@ class Stems:
             for word, tokens in zip(chunk, kiwi.tokenize(chunk), strict=True):
                 self._known[word] = tuple(_stems_of(tokens))
 
-    def analyse_aside(self, words: Iterable[str]) -> Callable[[], None]:
+    def analyse_aside(self, words: Iterable[str]) -> Aside:
         """Start analysing the words not known yet in a process of its own (`pipeline.site.stemmer`), and
         return what takes its stems in, waiting for it (once, from whichever thread asks first): the caller
         goes on meanwhile. Loading kiwipiepy's model and its first analysis take four to five seconds of one
@@ -264,9 +281,9 @@ class Stems:
         stems are the same as `analyse`'s (each word is analysed on its own); a process that fails leaves
         its words to `analyse`. Nothing is started when every word is known, kiwipiepy is not installed,
         or this process loaded it already (an analysis here then costs milliseconds)."""
-        new = sorted({w for w in words if w not in self._known})
+        new = self.unknown(words)
         if not new or analyser() != "kiwipiepy" or _kiwi.cache_info().currsize:
-            return lambda: None
+            return Aside(lambda: None, lambda: True)
         command = [sys.executable, "-m", "pipeline.site.stemmer"]
         process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         answer: list[bytes] = []
@@ -292,7 +309,7 @@ class Stems:
                     self._known.update((w, tuple(found[w])) for w in new if isinstance(found.get(w), list))
                     self.changed = True
 
-        return take
+        return Aside(take, lambda: not talk.is_alive())
 
     def of(self, word: str) -> tuple[str, ...]:
         """The word's stems (analysed now if it is not known)."""
@@ -443,14 +460,14 @@ def searchable(case: Any) -> bool:
 def korean_words(cases: Iterable[Case], langs: Iterable[Lang] = LANGS) -> set[str]:
     """The Korean words of the searchable pages of `cases`: those their documents need the stems of."""
     langs = tuple(langs)
-    words: set[str] = set()
+    texts: set[str] = set()  # each once: a text untranslated shows on both languages' pages
     for case in cases:
         if searchable(case):
             for lang in langs:
-                for text in (shown_text(case.title, lang), *_texts(case, lang), *_labels(case, lang)):
-                    if _HANGUL.search(text):  # a text with no Hangul (most of an English page) has none
-                        words.update(_korean(_words(text)))
-    return words
+                texts.update((shown_text(case.title, lang), *_texts(case, lang), *_labels(case, lang)))
+    # A text with no Hangul (most of an English page) has none; the others' words found in one pass, the
+    # texts joined by a line break, which no word holds.
+    return set(_korean(_words("\n".join(text for text in texts if _HANGUL.search(text)))))
 
 
 def search_docs(

@@ -12,8 +12,9 @@ next file and exits with 4.
 
 A process of its own, started with `-m` rather than by `multiprocessing`: spawning through
 multiprocessing runs the parent's main script again in the child, which a script that calls `build_site`
-without an `if __name__ == "__main__"` guard would not survive, and forking a process with threads running
-(a Prefect flow's) can hang.
+without an `if __name__ == "__main__"` guard would not survive. Started only when the build's process runs
+other threads (a Prefect flow's, the web server's), whose locks a forked child could find held for ever;
+a build that runs one thread forks its workers instead (`pipeline.site.forked`).
 """
 
 from __future__ import annotations

@@ -1,0 +1,181 @@
+"""A large build's workers forked from the build (pipeline.site.forked): the line they take files from, the
+answer they wait for, and whole builds, each in a fresh process of its own (a test process may run threads
+of earlier tests, and a build forks only when it runs one)."""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from test_site_incremental import _edit, _tree, write_library
+
+from pipeline.models import Case
+from pipeline.site.build import _in_line
+from pipeline.site.forked import Answer, Line, fork
+from pipeline.store import Store
+
+
+def test_a_line_gives_each_key_once_to_processes_taking_from_its_two_ends(tmp_path: Path) -> None:
+    keys = [f"k{n:03d}" for n in range(500)]
+    line = Line(keys, tmp_path / "line.lock", run=7)
+
+    def front() -> list[str]:
+        taken: list[str] = []
+        while run := line.take(front=True):
+            taken += run
+        return taken
+
+    child = fork(front, tmp_path / "front.json.pickle")
+    back: list[str] = []
+    while run := line.take(front=False):
+        back = run + back
+    assert child.wait() == 0
+    ahead = pickle.loads((tmp_path / "front.json.pickle").read_bytes())
+    assert ahead + back == keys  # the worker's from the front, this process's from the back, none twice
+    assert line.take(front=True) == [] == line.take(front=False)
+    line.close()
+
+
+def test_a_worker_killed_while_it_held_the_lines_lock_does_not_stop_the_build(tmp_path: Path) -> None:
+    import fcntl
+
+    line = Line(["a", "b", "c"], tmp_path / "line.lock")
+
+    def holds_and_dies() -> None:
+        fcntl.lockf(os.open(tmp_path / "line.lock", os.O_RDWR), fcntl.LOCK_EX)
+        os._exit(9)  # killed holding the lock: the kernel lets it go
+
+    assert fork(holds_and_dies, tmp_path / "never").wait() == 9
+    assert line.take(front=False) == ["a", "b", "c"]
+    line.close()
+
+
+def test_a_forked_process_hears_the_answer_given_after_the_fork_and_no_when_nobody_gives_it(tmp_path: Path) -> None:
+    answer = Answer()
+
+    def hears() -> list[bool | None]:
+        answer.forked()
+        return [answer.wait(), answer.given()]
+
+    child = fork(hears, tmp_path / "heard")
+    answer.give(True)
+    assert child.wait() == 0
+    assert pickle.loads((tmp_path / "heard").read_bytes()) == [True, True]
+    answer.close()
+    silent = Answer()
+
+    def waits() -> bool:
+        silent.forked()
+        return silent.wait()
+
+    child = fork(waits, tmp_path / "unanswered")
+    silent.close()  # the build gone without answering: the worker reads the end of the pipe
+    assert child.wait() == 0 and pickle.loads((tmp_path / "unanswered").read_bytes()) is False
+
+
+def test_a_line_holds_a_languages_pages_together() -> None:
+    keys = ["en/a", "api/x", "ko/a", "ko/b", "cases/y", "en/b", "index.html"]
+    assert _in_line(keys, ("ko", "en")) == ["ko/a", "ko/b", "api/x", "cases/y", "index.html", "en/a", "en/b"]
+
+
+# The builds, in a process of their own: `PARALLEL_FROM` lowered so that 45 cases reach it.
+_BUILDS = """
+import json, os, sys, threading
+from pathlib import Path
+from pipeline.settings import Settings
+from pipeline.site import build
+from pipeline.site.context import Planned
+from pipeline.store import Store
+
+build.PARALLEL_FROM = 1
+root, out, how = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
+store = Store(root)
+settings = Settings(root=root)
+main = os.getpid()
+if how == "dies":  # the first file a worker takes kills it: the build makes what it left
+    planned_by = build.plan
+
+    def plan(ctx, wanted=build.everything):
+        planned = planned_by(ctx, wanted)
+        first = next(key for key in planned if key.startswith("ko/"))
+        made = planned[first]
+
+        def deadly():
+            if os.getpid() != main:
+                os._exit(9)
+            return made.make()
+
+        planned[first] = Planned(made.inputs, deadly, made.group)
+        return planned
+
+    build.plan = plan
+held = threading.Event()
+if how == "threads":  # another thread runs: no fork, workers started as processes of their own
+    threading.Thread(target=held.wait).start()
+try:
+    report = build.build_site(store, settings, out, workers=int(sys.argv[4]))
+finally:
+    held.set()
+print(json.dumps({"workers": report.workers, "written": len(report.written), "counts": report.counts()}))
+"""
+
+
+def _build(root: Path, out: Path, how: str, workers: int = 2) -> dict[str, object]:
+    done = subprocess.run(
+        [sys.executable, "-c", _BUILDS, str(root), str(out), how, str(workers)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).parent.parent,
+    )
+    found: dict[str, object] = json.loads(done.stdout)
+    return found
+
+
+def test_a_build_forked_on_two_processes_gives_one_processs_bytes_first_and_after_an_edit(
+    store: Store, make_case: Callable[..., Case], tmp_path: Path
+) -> None:
+    library = write_library(store, make_case, 45)
+    alone = _build(library.root, tmp_path / "alone", "plain", workers=1)
+    forked = _build(library.root, tmp_path / "forked", "plain")
+    started = _build(library.root, tmp_path / "started", "threads")
+    assert (alone["workers"], forked["workers"], started["workers"]) == ("none", "forked", "started")
+    assert alone["counts"] == forked["counts"] == started["counts"]
+    assert _tree(tmp_path / "alone") == _tree(tmp_path / "forked") == _tree(tmp_path / "started")
+    _edit(library, "IL-0009", summary={"en": "Edited, then built again.", "ko": "고친 뒤 다시 지은 요약."})
+    again = [_build(library.root, tmp_path / name, "plain") for name in ("alone", "forked")]
+    assert again[0]["written"] == again[1]["written"] and 0 < int(str(again[1]["written"])) < 150
+    assert _tree(tmp_path / "alone") == _tree(tmp_path / "forked")
+
+
+def test_a_forked_worker_that_dies_leaves_its_files_to_the_build(
+    store: Store, make_case: Callable[..., Case], tmp_path: Path
+) -> None:
+    library = write_library(store, make_case, 45)
+    _build(library.root, tmp_path / "alone", "plain", workers=1)
+    died = _build(library.root, tmp_path / "died", "dies")
+    assert died["workers"] == "forked"
+    site = _tree(tmp_path / "died")
+    assert site == _tree(tmp_path / "alone")
+    assert not [key for key in site if key.endswith(".tmp")]
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="forking is for Linux only")
+def test_this_process_knows_whether_it_runs_one_thread() -> None:
+    from pipeline.site.forked import single_threaded
+
+    held = threading.Event()
+    thread = threading.Thread(target=held.wait)
+    thread.start()
+    try:
+        assert not single_threaded()
+    finally:
+        held.set()
+        thread.join()
