@@ -208,11 +208,16 @@ def _parse(data: object) -> OrgTable:
     return OrgTable(repos, hosts, platforms, frozenset(str(h).lower() for h in data.get("status_hosts") or []))
 
 
+# libyaml's safe loader when PyYAML has it (the package's own file, read at every command's start: a tenth of
+# a second with PyYAML's Python parser), else PyYAML's own; the same values either way.
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 @functools.cache
 def org_table() -> OrgTable:
     """The package's table of hosts and repository owners, loaded once per process."""
     source = resources.files("pipeline").joinpath("orgs.yaml")
-    return _parse(yaml.safe_load(source.read_text(encoding="utf-8")))
+    return _parse(yaml.load(source.read_text(encoding="utf-8"), Loader=_LOADER))
 
 
 @functools.cache

@@ -117,11 +117,16 @@ def _severity_statements(
     return tuple(table)
 
 
+# libyaml's safe loader when PyYAML has it (the package's own file, read at every command's start: a tenth of
+# a second with PyYAML's Python parser), else PyYAML's own; the same values either way.
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 @functools.cache
 def vocabulary() -> Vocabulary:
     """The package's vocabulary, loaded once per process."""
     source = resources.files("pipeline").joinpath("vocabulary.yaml")
-    return _parse(yaml.safe_load(source.read_text(encoding="utf-8")), "pipeline/vocabulary.yaml")
+    return _parse(yaml.load(source.read_text(encoding="utf-8"), Loader=_LOADER), "pipeline/vocabulary.yaml")
 
 
 def check_term(kind: Kind, value: str) -> str:
