@@ -168,7 +168,7 @@
     return fill(words.summing_up_none, { n: n });
   }
 
-  // A case's card as the static listing writes it (templates/item.html): its id and title linking to its
+  // A case's card as the static listing writes it (pages.py, `_item_html`): its id and title linking to its
   // page, its org and year, then its sections (WORDS.sections, the listing's order) from its record
   // (api/v1/cases/{id}.json), fetched for the cards shown: a text missing in the page's language is the
   // other's, marked; the vocabulary's sections keep their heading when empty, as on the static pages.
