@@ -17,8 +17,10 @@ import pytest
 from test_site_incremental import _edit, _tree, write_library
 
 from pipeline.models import Case
-from pipeline.site.build import _in_line
+from pipeline.site.build import _CARD_SHARDS, _CARDS, _in_line, _known_cards
+from pipeline.site.context import Card
 from pipeline.site.forked import Answer, Line, fork
+from pipeline.site.tree import SiteTree
 from pipeline.store import Store
 
 
@@ -128,6 +130,12 @@ print(json.dumps({"workers": report.workers, "written": len(report.written), "co
 """
 
 
+def _cached_cards(store: Store, folder: Path) -> list[Card]:
+    site = SiteTree(store.state, folder)
+    shards = [_known_cards(site.read_cache(_CARDS.format(n)))[1] for n in range(_CARD_SHARDS)]
+    return [card for shard in shards for _, card in shard.values()]
+
+
 def _build(root: Path, out: Path, how: str, workers: int = 2) -> dict[str, object]:
     done = subprocess.run(
         [sys.executable, "-c", _BUILDS, str(root), str(out), how, str(workers)],
@@ -155,6 +163,9 @@ def test_a_build_forked_on_two_processes_gives_one_processs_bytes_whatever_befal
     site = _tree(tmp_path / "alone")
     assert site == _tree(tmp_path / "forked") == _tree(tmp_path / "started") == _tree(tmp_path / "died")
     assert not [key for key in _tree(tmp_path / "died") if key.endswith(".tmp")]
+    # What the cards worked out is in their cache, though a forked worker made the files that asked for it.
+    cached = _cached_cards(library, tmp_path / "forked")
+    assert cached and all(name in card.__dict__ for card in cached for name in Card.CACHED)
     _edit(library, "IL-0009", summary={"en": "Edited, then built again.", "ko": "고친 뒤 다시 지은 요약."})
     again = [_build(library.root, tmp_path / name, "plain") for name in ("alone", "forked")]
     assert again[0]["written"] == again[1]["written"] and 0 < int(str(again[1]["written"])) < 100

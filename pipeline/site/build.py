@@ -896,6 +896,17 @@ def _build_site(store: Store, settings: Settings, out: Path | None, workers: int
         return _build_in(store, settings, tree, helpers, unfinished, last_sync, same_code, built_at, started)
 
 
+def _keep_cards(tree: SiteTree, shards: dict[str, dict[str, Any]]) -> None:
+    """The shards of the cards' cache written, each card with what it works out once (`Card.CACHED`), there
+    to keep whichever process made the files that asked for it (a forked worker's cards are its own):
+    else every later build works it out again."""
+    for name, shard in shards.items():
+        for _, card in shard["cards"].values():
+            for value in Card.CACHED:
+                getattr(card, value)
+        tree.write_cache(name, pickle.dumps(shard, protocol=pickle.HIGHEST_PROTOCOL))
+
+
 def _build_in(
     store: Store,
     settings: Settings,
@@ -1016,8 +1027,7 @@ def _build_in(
     tree.write_cache(_SPANS, pickle.dumps({"format": _FORMAT, "files": spans}))
     if stems.changed:
         store.state.write(_STEMS, stems.dump(), durable=False)
-    for name, shard in cards_cache.items():
-        tree.write_cache(name, pickle.dumps(shard, protocol=pickle.HIGHEST_PROTOCOL))
+    _keep_cards(tree, cards_cache)
     if db.kept:
         tree.write_cache(database.CACHE, db.cache())
     tree.remove_cache("cards.pickle")  # what builds before the shards kept

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
-from typing import NamedTuple
+from typing import ClassVar, NamedTuple
 
 from pydantic import TypeAdapter
 
@@ -72,6 +72,9 @@ class Card:
 
     `digest` (SHA-256) and `crc` (CRC-32, what a zip member records) are of the case file's bytes: equal
     digests, equal case. A card is rebuilt from the case whenever the file changes (`Card.of`)."""
+
+    # What a card works out once and keeps, with itself, in the build's cache of cards (its properties).
+    CACHED: ClassVar[tuple[str, ...]] = ("facet_row", "modified", "index_entry")
 
     id: str
     digest: str
