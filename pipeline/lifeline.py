@@ -22,7 +22,7 @@ import sys
 import threading
 import time
 
-__all__ = ["SERVE_ENV", "follow_serve", "watch_parent"]
+__all__ = ["SERVE_ENV", "die_with_parent", "follow_serve", "watch_parent"]
 
 # Set by `serve` for the flow runs it starts (Prefect's runner hands its environment down).
 SERVE_ENV = "INCIDENTLIB_SERVE_PID"
@@ -37,10 +37,8 @@ def watch_parent(parent: int, *, kernel: bool = False, grace_s: float = 3.0) -> 
     if _watched:
         return
     _watched = True
-    if kernel and sys.platform.startswith("linux"):
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    if kernel:
+        _ask_the_kernel(signal.SIGTERM)
     if os.getppid() != parent:  # the parent died before the watch was armed
         os._exit(1)
 
@@ -52,6 +50,23 @@ def watch_parent(parent: int, *, kernel: bool = False, grace_s: float = 3.0) -> 
         os._exit(1)
 
     threading.Thread(target=watch, name="parent-watchdog", daemon=True).start()
+
+
+def _ask_the_kernel(sig: int) -> None:
+    """Linux: `sig` to this process when the thread that started it ends (PR_SET_PDEATHSIG)."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, sig, 0, 0, 0)
+
+
+def die_with_parent(parent: int) -> None:
+    """A process forked from `parent`'s only thread (a site build's worker): killed by the kernel the
+    moment its parent dies (Linux), mid-write or not, so that it never writes into a folder the next
+    build owns; exit at once if the parent is gone already."""
+    _ask_the_kernel(signal.SIGKILL)
+    if os.getppid() != parent:
+        os._exit(4)
 
 
 def follow_serve() -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import pickle
+import select
 import subprocess
 import sys
 import threading
@@ -20,14 +21,20 @@ from pipeline.models import Case
 from pipeline.settings import Settings
 from pipeline.site.build import _CARD_SHARDS, _CARDS, _in_line, _known_cards, build_site
 from pipeline.site.context import Card
-from pipeline.site.forked import Answer, Line, fork
+from pipeline.site.forked import Answer, Child, Line, fork
 from pipeline.site.tree import SiteTree
 from pipeline.store import Store
 
 
+def _forked(job: Callable[[], object], result: Path) -> Child:
+    children: list[Child] = []
+    fork(job, result, children.append)
+    return children[0]
+
+
 def test_a_line_gives_each_key_once_to_processes_taking_from_its_two_ends(tmp_path: Path) -> None:
     keys = [f"k{n:03d}" for n in range(500)]
-    line = Line(keys, tmp_path / "line.lock", run=7)
+    line = Line(keys, run=7)
 
     def front() -> list[str]:
         taken: list[str] = []
@@ -35,7 +42,7 @@ def test_a_line_gives_each_key_once_to_processes_taking_from_its_two_ends(tmp_pa
             taken += run
         return taken
 
-    child = fork(front, tmp_path / "front.json.pickle")
+    child = _forked(front, tmp_path / "front.json.pickle")
     back: list[str] = []
     while run := line.take(front=False):
         back = run + back
@@ -49,13 +56,13 @@ def test_a_line_gives_each_key_once_to_processes_taking_from_its_two_ends(tmp_pa
 def test_a_worker_killed_while_it_held_the_lines_lock_does_not_stop_the_build(tmp_path: Path) -> None:
     import fcntl
 
-    line = Line(["a", "b", "c"], tmp_path / "line.lock")
+    line = Line(["a", "b", "c"])
 
     def holds_and_dies() -> None:
-        fcntl.lockf(os.open(tmp_path / "line.lock", os.O_RDWR), fcntl.LOCK_EX)
+        fcntl.lockf(line._lock, fcntl.LOCK_EX)
         os._exit(9)  # killed holding the lock: the kernel lets it go
 
-    assert fork(holds_and_dies, tmp_path / "never").wait() == 9
+    assert _forked(holds_and_dies, tmp_path / "never").wait() == 9
     assert line.take(front=False) == ["a", "b", "c"]
     line.close()
 
@@ -67,7 +74,7 @@ def test_a_forked_process_hears_the_answer_given_after_the_fork_and_no_when_nobo
         answer.forked()
         return [answer.wait(), answer.given()]
 
-    child = fork(hears, tmp_path / "heard")
+    child = _forked(hears, tmp_path / "heard")
     answer.give(True)
     assert child.wait() == 0
     assert pickle.loads((tmp_path / "heard").read_bytes()) == [True, True]
@@ -78,7 +85,7 @@ def test_a_forked_process_hears_the_answer_given_after_the_fork_and_no_when_nobo
         silent.forked()
         return silent.wait()
 
-    child = fork(waits, tmp_path / "unanswered")
+    child = _forked(waits, tmp_path / "unanswered")
     silent.close()  # the build gone without answering: the worker reads the end of the pipe
     assert child.wait() == 0 and pickle.loads((tmp_path / "unanswered").read_bytes()) is False
 
@@ -120,6 +127,31 @@ if how == "dies":  # the first file a worker takes kills it: the build makes wha
         return planned
 
     build.plan = plan
+if how == "hangs":  # the worker's first file holds it until the build is killed; the build waits for that
+    planned_by = build.plan
+    go_r, go_w = os.pipe()
+    begun = []
+
+    def plan(ctx, wanted=build.everything):
+        planned = planned_by(ctx, wanted)
+
+        def held(made):
+            def make():
+                if not begun:
+                    begun.append(1)
+                    if os.getpid() != main:  # says it holds a file, lets the build go on, waits for ever
+                        os.write(int(os.environ["READY_FD"]), f"{os.getpid()}\\n".encode())
+                        os.write(go_w, b"x")
+                        os.read(int(os.environ["NEVER_FD"]), 1)
+                    else:
+                        os.read(go_r, 1)
+                return made.make()
+
+            return Planned(made.inputs, make, made.group)
+
+        return {key: held(made) for key, made in planned.items()}
+
+    build.plan = plan
 held = threading.Event()
 if how == "threads":  # another thread runs: no fork, workers started as processes of their own
     threading.Thread(target=held.wait).start()
@@ -135,6 +167,35 @@ def _cached_cards(store: Store, folder: Path) -> list[Card]:
     site = SiteTree(store.state, folder)
     shards = [_known_cards(site.read_cache(_CARDS.format(n)))[1] for n in range(_CARD_SHARDS)]
     return [card for shard in shards for _, card in shard.values()]
+
+
+def test_a_forked_worker_dies_with_its_build(store: Store, make_case: Callable[..., Case], tmp_path: Path) -> None:
+    """A worker making a file when its build is killed (SIGKILL: the build runs no code of its own) is
+    killed with it, by the kernel, so that it never writes into a folder the next build owns."""
+    library = write_library(store, make_case, 12)
+    build_site(library, Settings(root=library.root), tmp_path / "first", workers=1)  # the stems analysed
+    ready_r, ready_w = os.pipe()
+    never_r, never_w = os.pipe()
+    held_r, held_w = os.pipe()  # its writing end held by the build and, once forked, its worker
+    build = subprocess.Popen(
+        [sys.executable, "-c", _BUILDS, str(library.root), str(tmp_path / "site"), "hangs", "2"],
+        pass_fds=(ready_w, never_r, held_w),
+        env={**os.environ, "READY_FD": str(ready_w), "NEVER_FD": str(never_r)},
+        cwd=Path(__file__).parent.parent,
+        stdout=subprocess.DEVNULL,
+    )
+    for end in (ready_w, never_r, held_w):
+        os.close(end)
+    with os.fdopen(ready_r) as ready:
+        worker = int(ready.readline())  # the worker holds its file
+    assert worker != build.pid
+    build.kill()
+    build.wait()
+    # Every process holding the pipe's writing end is gone once it reads as ended: the worker too.
+    assert select.select([held_r], [], [], 30)[0], "the worker outlived its build"
+    assert os.read(held_r, 1) == b""
+    for end in (held_r, never_w):
+        os.close(end)
 
 
 def _build(root: Path, out: Path, how: str, workers: int = 2) -> dict[str, object]:

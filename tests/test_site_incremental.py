@@ -329,14 +329,20 @@ def test_a_worker_whose_build_is_gone_stops_before_its_next_file(library: Store,
     share = build.WorkerShare(keys, {}, build._plan_mark(ctx), build._cards_mark(ctx.cases))
     asked: list[int] = []
 
-    def alive() -> bool:  # the build is killed after the worker's third file
-        asked.append(1)
-        return len(asked) <= 3
+    def alive() -> bool:  # the build is killed after the worker's third file (asked before making each, and
+        asked.append(1)  # again before writing it)
+        return len(asked) <= 6
 
     with pytest.raises(build.BuildGone):
         build.work(start, lambda: share, alive)
     assert sorted(p.relative_to(site).as_posix() for p in site.rglob("*") if p.is_file()) == keys[:3]
     assert build.work(start, lambda: share).keys() == set(keys)  # a build that stays: its whole share
+    # A build gone while a file was being made (cases.db takes seconds): the file is not written.
+    answers = iter([True, False])
+    late = tmp_path / "late"
+    with pytest.raises(build.BuildGone):
+        build._made_and_written(build.plan(ctx), keys[:1], late, {}, lambda: next(answers))
+    assert not late.exists() or not any(late.rglob("*"))
 
 
 def test_a_killed_builds_temporary_file_among_the_kept_pages_is_removed(library: Store, tmp_path: Path) -> None:

@@ -145,8 +145,9 @@ class BuildReport(Report):
     rendered: int = 0  # files made this time; the others' inputs were as the last build's
     read: int = 0  # case files read this time; the others were known by their cards
     search: dict[str, Any] | None = None  # the search index, when made anew (a case page changed)
-    # How other processes made files: "forked" (from this one, once it planned), "started" (processes of
-    # their own, `pipeline.site.worker`), or "none" (this process made every file).
+    # How the build shared its files with other processes: "forked" (from this one, once it planned),
+    # "started" (processes of their own, `pipeline.site.worker`), or "none" (this process made every file).
+    # A worker that failed left its files to this process, which made them.
     workers: str = "none"
     seconds: float = 0.0
 
@@ -405,7 +406,10 @@ def _made_and_written(
     for key in keys:
         if not alive():
             raise BuildGone("the build stopped")
-        written[key] = write_unless_known(folder, key, planned[key].make(), known, False, found)
+        data = planned[key].make()
+        if not alive():  # a file can take seconds to make (cases.db): asked again before it is written
+            raise BuildGone("the build stopped")
+        written[key] = write_unless_known(folder, key, data, known, False, found)
     return written
 
 
@@ -438,13 +442,15 @@ class _Shares:
         self.line = line
         self.found = found  # the files in the folder when the build walked it
         self.answer = answer  # to the forked worker offered the files aside
+        self.settled = False
         self.wrote: dict[str, tuple[bytes, bool]] = {}
 
     def settle(self, take: bool) -> bool:
         """Whether a worker makes the files `deal` was given `aside`: the forked worker offered them is told
         `take` (the caller makes them when it is not: True only then)."""
-        if self.answer is None or not self.theirs or not self.theirs[0][1]:
+        if self.answer is None or not self.theirs or not self.theirs[0][1] or self.settled:
             return False
+        self.settled = True
         self.answer.give(take)
         if not take:
             self.theirs[0] = (self.theirs[0][0], [])
@@ -471,6 +477,8 @@ class _Shares:
         file of the line and of the failed worker's part that no process wrote."""
         if self.line is not None:
             self.own()  # what is left of the line
+        if self.answer is not None and not self.settled:
+            self.settle(False)  # never asked: the worker offered the files aside waits for no answer
         made: dict[str, bytes] = {}
         wrote: dict[str, tuple[bytes, bool]] = dict(self.wrote)
         failed: list[tuple[_Worker, list[str]]] = []
@@ -482,11 +490,11 @@ class _Shares:
             else:
                 failed.append((worker, part))
         for worker, part in failed:
-            left = [*part, *self.line.keys] if self.line is not None else part
-            left = [key for key in left if key not in wrote and key not in made]
+            # From a line, what a failed worker took is not known: any file no process reported.
+            left = [key for key in ([*part, *self.line.keys] if self.line is not None else part) if key not in wrote]
             if self.folder is not None:  # killed mid-write, it may have left a temporary file
                 _remove_temporary(self.folder, left, worker.process.pid)
-            made.update({key: self.planned[key].make() for key in left})
+            made.update({key: self.planned[key].make() for key in left if key not in made})
         return made, wrote
 
 
@@ -552,8 +560,9 @@ def _from_the_front(
 
 @dataclass
 class _Worker:
-    """A worker process (`pipeline.site.worker START RESULT`): its start file read, it waits on its standard
-    input for the name of its share file (an empty line or none, its build gone: nothing for it to make)."""
+    """A worker process and the file it pickles what it wrote into: forked (`pipeline.site.forked`, a `Child`),
+    or started (`pipeline.site.worker START RESULT`: its start file read, it waits on its standard input for
+    the name of its share file; an empty line or none, its build gone: nothing for it to make)."""
 
     process: subprocess.Popen[bytes] | Child
     made: Path  # its RESULT file
@@ -671,7 +680,7 @@ class _Workers:
         take from its front and this process from its back; the first worker makes `aside` first."""
         if self._folder is None:
             self._folder = self._stack.enter_context(self.store.state.scratch("site"))
-        line = Line(_in_line(keys, ctx.langs), self._folder / "line.lock")
+        line = Line(_in_line(keys, ctx.langs))
         answer = Answer()
         self._stack.callback(line.close)
         self._stack.callback(answer.close)
@@ -681,9 +690,13 @@ class _Workers:
             first = list(aside) if n == 0 else []
             made = self._folder / f"made-{n}.pickle"
             job = partial(_from_the_front, planned, line, first, answer, folder, known, build, found)
-            worker = _Worker(fork(job, made, quiet=(BuildGone,)), made)
-            self.started.append(worker)
-            theirs.append((worker, first))
+
+            def keep(child: Child, made: Path = made, first: list[str] = first) -> None:
+                worker = _Worker(child, made)
+                self.started.append(worker)  # killed and waited for, whatever happens next
+                theirs.append((worker, first))
+
+            fork(job, made, keep, quiet=(BuildGone,))
         self.how = "forked"
         return _Shares(planned, [], theirs, folder, known, line, found, answer)
 

@@ -32,11 +32,14 @@ import select
 import signal
 import struct
 import sys
+import tempfile
 import traceback
 from collections.abc import Callable, Sequence
 from contextlib import suppress
 from pathlib import Path
 from typing import Any, NoReturn
+
+from pipeline.lifeline import die_with_parent
 
 __all__ = ["Answer", "Child", "Line", "fork", "single_threaded"]
 
@@ -57,12 +60,15 @@ class Line:
     """`keys` in the order they are made, shared by this process and the processes it forks after making
     it: each takes the next run of them from its end (`take`), none twice."""
 
-    def __init__(self, keys: Sequence[str], lock_file: Path, run: int = 8) -> None:
+    def __init__(self, keys: Sequence[str], run: int = 8) -> None:
         self.keys = list(keys)
         self.run = run
         self._ends = mmap.mmap(-1, _ENDS.size)  # anonymous and shared: the forked processes see its changes
         _ENDS.pack_into(self._ends, 0, 0, len(self.keys))
-        self._lock = os.open(lock_file, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        # The lock's file: unnamed, in the system's temporary folder (local, where a data root on a network
+        # share might not lock), gone when the last process holding it closes it.
+        self._file = tempfile.TemporaryFile()
+        self._lock = self._file.fileno()
 
     def take(self, front: bool) -> list[str]:
         """The next run of keys from the front (a worker) or the back (the build); none when none is left."""
@@ -80,8 +86,7 @@ class Line:
         return [self.keys[n] for n in taken]
 
     def close(self) -> None:
-        with suppress(OSError):
-            os.close(self._lock)
+        self._file.close()
         self._ends.close()
 
 
@@ -146,23 +151,44 @@ class Child:
                 os.kill(self.pid, signal.SIGKILL)
 
 
-def fork(job: Callable[[], Any], result: Path, quiet: tuple[type[BaseException], ...] = ()) -> Child:
+def fork(
+    job: Callable[[], Any],
+    result: Path,
+    keep: Callable[[Child], None],
+    quiet: tuple[type[BaseException], ...] = (),
+) -> None:
     """`job` run in a process forked now, its return value pickled into the file `result`; the process exits
     with 0 then, 1 when the job raised (its traceback on standard error), 4 when it raised one of `quiet`
-    (said nothing), 130 on Ctrl-C. It never returns into the caller's code: no `finally` or `atexit` of the
-    build runs twice."""
+    (said nothing) or its parent is gone, 130 on Ctrl-C. It never returns into the caller's code: no
+    `finally` or `atexit` of the build runs twice. The kernel kills it when this process dies (Linux).
+
+    Ctrl-C and SIGTERM are held from just before the fork until the child is in its `try` and this process
+    has handed it to `keep` (which records it, to be waited for or killed): neither process can be stopped
+    in between, where a child would unwind the build's own stack and a parent would lose its child."""
     for stream in (sys.stdout, sys.stderr):  # what they buffered is written once, not once a process
         with suppress(Exception):
             stream.flush()
-    pid = os.fork()
-    if pid:
-        return Child(pid)
-    _child(job, result, quiet)
+    parent = os.getpid()
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
+    try:
+        pid = os.fork()
+        if pid == 0:
+            _child(job, result, quiet, parent, held)
+        keep(Child(pid))
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
-def _child(job: Callable[[], Any], result: Path, quiet: tuple[type[BaseException], ...]) -> NoReturn:
+_STOPS = {signal.SIGINT, signal.SIGTERM}
+
+
+def _child(
+    job: Callable[[], Any], result: Path, quiet: tuple[type[BaseException], ...], parent: int, held: set[int]
+) -> NoReturn:
     code = 1
     try:
+        die_with_parent(parent)
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
         result.write_bytes(pickle.dumps(job(), protocol=pickle.HIGHEST_PROTOCOL))
         code = 0
     except KeyboardInterrupt:
@@ -173,6 +199,6 @@ def _child(job: Callable[[], Any], result: Path, quiet: tuple[type[BaseException
         else:
             traceback.print_exc()
     finally:
-        with suppress(Exception):
+        with suppress(BaseException):
             sys.stderr.flush()
         os._exit(code)
