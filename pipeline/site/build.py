@@ -477,8 +477,7 @@ class _Shares:
         file of the line and of the failed worker's part that no process wrote."""
         if self.line is not None:
             self.own()  # what is left of the line
-        if self.answer is not None and not self.settled:
-            self.settle(False)  # never asked: the worker offered the files aside waits for no answer
+        self.settle(False)  # when never asked: the worker offered the files aside waits for no answer
         made: dict[str, bytes] = {}
         wrote: dict[str, tuple[bytes, bool]] = dict(self.wrote)
         failed: list[tuple[_Worker, list[str]]] = []
@@ -543,18 +542,22 @@ def _from_the_front(
         return os.getppid() == build
 
     written: dict[str, tuple[bytes, bool]] = {}
+
+    def make(keys: list[str]) -> None:
+        written.update(_made_and_written(planned, keys, folder, known, alive, found))
+
     pending = bool(first)
     while True:
-        if pending and answer.given() is not None:
+        if pending and (take := answer.given()) is not None:
             pending = False
-            if answer.given():
-                written.update(_made_and_written(planned, first, folder, known, alive, found))
+            if take:
+                make(first)
         keys = line.take(front=True)
         if not keys:
             break
-        written.update(_made_and_written(planned, keys, folder, known, alive, found))
+        make(keys)
     if pending and answer.wait():
-        written.update(_made_and_written(planned, first, folder, known, alive, found))
+        make(first)
     return written
 
 

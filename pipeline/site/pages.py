@@ -416,8 +416,8 @@ def _framed(name: str, page: _Page, values: dict[str, Any]) -> str:
     context = template.new_context({**values, "page": page, "lang": page.lang})
     blocks = template.blocks
     filled: dict[str, str] = {
-        _TITLE: str(_e(gate.finalize(page.title))),
-        _OTHER_HREF: str(_e(gate.finalize(page.other_href))),
+        _TITLE: _printed(page.title),
+        _OTHER_HREF: _printed(page.other_href),
         _HEAD: "".join(blocks["head"](context)) if "head" in blocks else "",
         _MAIN: "".join(blocks["main"](context)),
     }
