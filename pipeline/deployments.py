@@ -204,7 +204,7 @@ def served_deployments(root: str, *, stuck_after: timedelta = timedelta(minutes=
     found: dict[str, dict[str, Any]] = {}
     with get_client(sync_client=True) as client:
         for name, deployment in _of_root(client, root):
-            ready = str(getattr(deployment.status, "value", deployment.status) or "").upper() == "READY"
+            ready = _polled(deployment, now)
             scheduled = _runs(client, deployment.id, [StateType.SCHEDULED])  # soonest first
             held = _runs(client, deployment.id, _HELD)
             pending = [r for r in held if r.state_type == StateType.PENDING] if ready else []
@@ -230,6 +230,25 @@ def served_deployments(root: str, *, stuck_after: timedelta = timedelta(minutes=
                 "stuck": stuck,
             }
     return found
+
+
+def _polled(deployment: DeploymentResponse, now: datetime) -> bool:
+    """Whether something serves `deployment`: the server says READY and, for a deployment of `serve`'s
+    (no work pool), it was polled within Prefect's own timeout
+    (PREFECT_SERVER_SERVICES_FOREMAN_DEPLOYMENT_LAST_POLLED_TIMEOUT_SECONDS, 60 s by default).
+
+    Prefect's foreman marks such a deployment NOT_READY by the same rule, but only on its own loop, which
+    on a loaded server was seen to lag by minutes: a `serve` killed that long ago still read as serving.
+    Judged here when asked, the answer is the foreman's without its lag. A worker's deployment is left
+    to the server: its readiness also hangs on its work queue's polls, which the client does not see."""
+    from prefect.settings.context import get_current_settings
+
+    if str(getattr(deployment.status, "value", deployment.status) or "").upper() != "READY":
+        return False
+    if deployment.work_pool_name or deployment.last_polled is None:
+        return True
+    timeout = get_current_settings().server.services.foreman.deployment_last_polled_timeout_seconds
+    return now - deployment.last_polled <= timedelta(seconds=timeout)
 
 
 def clear_stuck_runs(root: str) -> list[str]:
