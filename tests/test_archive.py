@@ -20,6 +20,8 @@ from pipeline.standins.sitefarm import Page, Site, SiteFarm
 from pipeline.standins.wayback import WaybackRules, WaybackStandIn
 from pipeline.store import Store
 
+pytestmark = pytest.mark.runs_long(40)  # seconds in all: such modules start first (conftest.py)
+
 HTML = "<html><body><h1>Outage</h1><p>The gateway failed for an hour after a deploy.</p></body></html>"
 
 

@@ -23,6 +23,8 @@ from pipeline.draft import new_draft
 from pipeline.models import Case, Draft, RunRecord, SourceEntry
 from pipeline.store import Store
 
+pytestmark = pytest.mark.runs_long(50)  # seconds in all: such modules start first (conftest.py)
+
 
 def command_names() -> list[str]:
     group = typer.main.get_command(app)

@@ -17,7 +17,7 @@ from pipeline.standins.sitefarm import Page, SiteFarm
 from pipeline.standins.wayback import WaybackRules, WaybackStandIn
 from pipeline.store import Store
 
-pytestmark = pytest.mark.usefixtures("prefect_api")
+pytestmark = [pytest.mark.usefixtures("prefect_api"), pytest.mark.runs_long(40)]
 
 
 def registry(root: Path, farm: SiteFarm, hosts: int, pages: int) -> list[str]:

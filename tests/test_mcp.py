@@ -28,6 +28,8 @@ from pipeline.records import dump_record
 from pipeline.settings import Settings
 from pipeline.store import Store
 
+pytestmark = pytest.mark.runs_long(40)  # seconds in all: such modules start first (conftest.py)
+
 REPO = Path(__file__).resolve().parent.parent
 DNS_EN = "CoreDNS pods ran out of memory and every name lookup in the cluster failed for 25 minutes"
 DNS_KO = "CoreDNS 파드가 메모리를 다 써서 클러스터의 이름 조회가 25분 동안 모두 실패했다"

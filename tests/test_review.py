@@ -25,6 +25,8 @@ from pipeline.standins.wayback import WaybackStandIn
 from pipeline.store import Store
 from pipeline.validate import validate
 
+pytestmark = pytest.mark.runs_long(35)  # seconds in all: such modules start first (conftest.py)
+
 WORKERS = Path(__file__).with_name("workers.py")
 
 

@@ -37,6 +37,8 @@ from pipeline.standins.sitefarm import Page, SiteFarm
 from pipeline.standins.wayback import WaybackStandIn
 from pipeline.store import Store
 
+pytestmark = pytest.mark.runs_long(220)  # seconds in all: such modules start first (conftest.py)
+
 BIN = Path(sys.executable).parent
 T = TypeVar("T")
 

@@ -26,6 +26,8 @@ from pipeline.standins.sitefarm import Page, Site, SiteFarm
 from pipeline.store import Store
 from pipeline.validate import validate
 
+pytestmark = pytest.mark.runs_long(80)  # seconds in all: such modules start first (conftest.py)
+
 BIN = Path(sys.executable).parent
 T = TypeVar("T")
 

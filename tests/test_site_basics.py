@@ -26,6 +26,8 @@ from pipeline.settings import Settings
 from pipeline.site.build import build_site
 from pipeline.store import Store
 
+pytestmark = pytest.mark.runs_long(50)  # seconds in all: such modules start first (conftest.py)
+
 SCREENSHOTS = os.environ.get("INCIDENTLIB_SCREENSHOTS")
 TIMEOUT_MS = 15_000
 # A source whose address is percent-encoded, as the DFDS postmortems' are: spaces and Hangul.

@@ -48,6 +48,8 @@ from pipeline.site.search import (
 )
 from pipeline.vocabulary import vocabulary
 
+pytestmark = pytest.mark.runs_long(45)  # seconds in all: such modules start first (conftest.py)
+
 STATIC = Path(search.__file__).parent / "static"
 TIMEOUT_MS = 15_000
 BASE = "/lib/app/"

@@ -39,6 +39,8 @@ from pipeline.web import SESSION_COOKIE, create_app
 from pipeline.web.forms import as_text, by_language, word_diff
 from pipeline.web.security import Throttle as _Throttle
 
+pytestmark = pytest.mark.runs_long(45)  # seconds in all: such modules start first (conftest.py)
+
 PASSWORD = "correct horse battery"
 DRAFT_ID = "example-org-outage-00000001"
 

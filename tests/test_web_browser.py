@@ -55,6 +55,8 @@ from pipeline.web import create_app
 from pipeline.web.forms import form_fields
 from pipeline.web.marks import evidence_passages, suggestion_passages
 
+pytestmark = pytest.mark.runs_long(75)  # seconds in all: such modules start first (conftest.py)
+
 PASSWORD = "correct horse battery"
 DRAFT_ID = "example-org-outage-00000001"
 # Read when the module is imported: the suite's autouse fixture takes INCIDENTLIB_* variables away.

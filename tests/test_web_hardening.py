@@ -23,6 +23,8 @@ from pipeline.reviewers import add_reviewer, set_password
 from pipeline.store import Store
 from pipeline.web.security import BODY_MAX, SESSION_COOKIE
 
+pytestmark = pytest.mark.runs_long(45)  # seconds in all: such modules start first (conftest.py)
+
 PASSWORD = "correct horse battery"
 DRAFT_ID = "example-org-outage-00000001"
 
