@@ -75,6 +75,16 @@ def migrated_prefect_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def stems_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The run's file of Korean stems analysed so far, which the page tests' builds share
+    (helpers.shared_stems); every worker's, like `migrated_prefect_db`."""
+    run = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        run = run.parent
+    return run / "search-stems.json"
+
+
+@pytest.fixture(scope="session")
 def prefect_harness(tmp_path_factory: pytest.TempPathFactory, migrated_prefect_db: Path) -> Iterator[str]:
     """One Prefect server (SQLite, the API alone) for the whole session: flows run for real against it.
 

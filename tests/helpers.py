@@ -299,6 +299,40 @@ def seed_prefect_db(root: Path, migrated: Path) -> None:
     shutil.copyfile(migrated, folder / "prefect.db")
 
 
+STEMS_STATE = "site/search-stems.json"  # a data root's cache of Korean stems (pipeline.site.build)
+
+
+@contextmanager
+def shared_stems(root: Path, shared: Path) -> Iterator[None]:
+    """Lend data root `root` the Korean stems other tests' builds analysed (the `stems_cache` fixture's
+    file), and give back what its build analysed. Each build of a fresh data root otherwise starts the
+    analyser anew, 2.4-3.4 s of processor time for its model alone, and the page tests built 26 sites
+    so; with the stems lent, only words no build met before are analysed. For tests of what the pages
+    show; the tests of the analysis itself (test_site_search) start from nothing."""
+    from filelock import FileLock
+
+    from pipeline.site.search import Stems
+
+    lock = FileLock(f"{shared}.lock")
+    with lock:
+        lent = shared.read_bytes() if shared.exists() else None
+    if lent is not None:
+        Store(root).state.write(STEMS_STATE, lent, durable=False)
+    yield
+    made = Store(root).state.read(STEMS_STATE)
+    if made is None or made == lent:
+        return
+    with lock:
+        known = json.loads(shared.read_bytes())["words"] if shared.exists() else {}
+        mine = json.loads(made)
+        if mine["words"].keys() <= known.keys():
+            return
+        merged = Stems.load(json.dumps({"analyser": mine["analyser"], "words": known | mine["words"]}).encode())
+        part = shared.with_name(f"{shared.name}.{os.getpid()}.part")
+        part.write_bytes(merged.dump())
+        part.replace(shared)
+
+
 def archive_states(store: Store) -> dict[str, ArchiveState]:
     """Each source's archive state, by URL, over every draft."""
     return {s.url: s.archive for d in store.drafts() for s in d.sources}

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import serving, site_page
+from helpers import serving, shared_stems, site_page
 from playwright.sync_api import Browser, expect
 from test_site_search import axe_violations
 
@@ -62,8 +62,9 @@ def _settings(store: Store, **given: Any) -> Settings:
 
 
 @pytest.fixture
-def site(library: Store) -> Path:
-    build_site(library, _settings(library))
+def site(library: Store, stems_cache: Path) -> Path:
+    with shared_stems(library.root, stems_cache):
+        build_site(library, _settings(library))
     return library.root / "site"
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import page_text, serving, site_page
+from helpers import page_text, serving, shared_stems, site_page
 from playwright.sync_api import Browser
 from test_site_search import axe_violations
 
@@ -63,8 +63,9 @@ def library(store: Store, make_case: Callable[..., Case], case_json: dict[str, A
 
 
 @pytest.fixture
-def site(library: Store) -> Path:
-    build_site(library, Settings(root=library.root))
+def site(library: Store, stems_cache: Path) -> Path:
+    with shared_stems(library.root, stems_cache):
+        build_site(library, Settings(root=library.root))
     return library.root / "site"
 
 
