@@ -37,6 +37,7 @@ from pipeline.site.search import (
     PARTICLES,
     SearchDoc,
     Stems,
+    bookkeeping,
     facet_words,
     index_files,
     search_box_html,
@@ -46,6 +47,8 @@ from pipeline.site.search import (
     strip_particles,
     update_index,
 )
+from pipeline.site.tree import SiteTree
+from pipeline.store import Store
 from pipeline.vocabulary import vocabulary
 
 pytestmark = pytest.mark.runs_long(45)  # seconds in all: such modules start first (conftest.py)
@@ -671,7 +674,14 @@ def test_a_full_build_analyses_its_korean_words_aside_with_the_same_stems(tmp_pa
     expected = index_files(search_docs(MODELS, Stems()))
     assert any("끊기다" in data.decode() for key, data in expected.items() if "/shards/" in key)
     built = tmp_path / "site"
-    assert {key: (built / key).read_bytes() for key in expected} == expected
+    published = {key: data for key, data in expected.items() if not bookkeeping(key)}
+    assert {key: (built / key).read_bytes() for key in published} == published
+    # The bookkeeping for updates (keys/, live.json) is the build's state, never published.
+    kept = {key: data for key, data in expected.items() if bookkeeping(key)}
+    assert kept and not any((built / key).exists() for key in kept)
+    assert not (built / "search" / "ko" / "keys").exists()
+    tree = SiteTree(Store(tmp_path).state, built)
+    assert {key: tree.read_cache(key) for key in kept} == kept
 
 
 def test_a_build_into_another_folder_analyses_no_word_again(tmp_path: Path) -> None:

@@ -116,7 +116,8 @@ def build_files(ctx: SiteContext, stems: search.Stems | None = None) -> dict[str
     files = {key: planned.make() for key, planned in plan(ctx).items()}
     files.update({key: made.data for key, made in api.assembled(ctx, lambda key: None).items()})
     stems = stems or search.Stems()
-    files.update(search.index_files(_all_docs(ctx, stems)))
+    index = search.index_files(_all_docs(ctx, stems))
+    files.update({key: data for key, data in index.items() if not search.bookkeeping(key)})
     files[database.KEY] = database.Database(ctx, stems, lambda: None, lambda: None).make()
     return files
 
@@ -801,12 +802,17 @@ def _search_index(
     changed: set[str],
     known: dict[str, bytes],
     read: Callable[[str], bytes | None],
+    read_kept: Callable[[str], bytes | None],
 ) -> tuple[search.IndexUpdate, dict[str, Any]]:
     """The search index: the last build's updated with the changed cases' documents (`search.update_index`),
     or made whole when there is none to update. The last index's files are read only when their bytes
-    hash as the last complete build recorded (`known`): an index half written by a crash is made anew."""
+    hash as the last complete build recorded (`known`): an index half written by a crash is made anew.
+    Its bookkeeping comes from the build's state (`read_kept`, `_keep_bookkeeping`), asked only when
+    `known` is the last build's: a build that did not finish, or ran other code, leaves `known` empty."""
 
     def previous(key: str) -> bytes | None:
+        if search.bookkeeping(key):
+            return read_kept(key)
         data = read(key) if key in known else None
         return data if data is not None and tree_hash(data) == known[key] else None
 
@@ -826,6 +832,27 @@ def _search_index(
         "documents": len(whole),
         "pages": _searchable(ctx),
     }
+
+
+def _keep_bookkeeping(
+    tree: SiteTree, files: dict[str, bytes], kept: Iterable[str]
+) -> tuple[dict[str, bytes], list[str]]:
+    """The search index's files to publish (written, or kept as they are), its bookkeeping for updates
+    (`search.bookkeeping`: keys/, live.json, about 2.8 % of the site's bytes) set aside: written among the
+    folder's build state under the same paths, and what of it the index no longer has removed there.
+    No reader fetches it, so it is not published (issue 38: no build state in the site). Written after the
+    build's unfinished mark and before its end, so that a build that dies between leaves the next one
+    trusting none of it (`_search_index`)."""
+    kept = list(kept)
+    wanted = {key for key in chain(files, kept) if search.bookkeeping(key)}
+    for name in tree.cached(search.ROOT):
+        if name not in wanted:
+            tree.remove_cache(name)
+    for key, data in files.items():
+        if search.bookkeeping(key):
+            tree.write_cache(key, data)
+    published = {key: data for key, data in files.items() if not search.bookkeeping(key)}
+    return published, [key for key in kept if not search.bookkeeping(key)]
 
 
 def _searchable(ctx: SiteContext) -> dict[str, int]:
@@ -1003,13 +1030,14 @@ def _build_in(
         if shares.line is not None:
             shares.own(more=lambda: not stemmed.ready())
         stemmed()
-        index, indexed = _search_index(ctx, stems, set(changed), known, tree.read_file)
+        index, indexed = _search_index(ctx, stems, set(changed), known, tree.read_file, tree.read_cache)
         made_here, written_aside = shares.others()
         if database.KEY in written_aside:  # made by a worker
             db.made_as(written_aside[database.KEY][0])
         files.update(made_here)
-        files.update(index.files)
-        present += index.kept
+        index_files, index_kept = _keep_bookkeeping(tree, index.files, index.kept)
+        files.update(index_files)
+        present += index_kept
         kept = {"mark": mark, "code": _site_code(), "groups": grouped}
         # cases.db written when it is made, the other files meanwhile.
         later = {database.KEY: db_made.result} if db_made is not None else {}
@@ -1029,7 +1057,7 @@ def _build_in(
         lost = [key for key in synced.missing if key in planned]
         again = {key: planned[key].make() for key in lost}
         if len(lost) < len(synced.missing):
-            again.update(search.index_files(_all_docs(ctx, stems)))
+            again.update(_keep_bookkeeping(tree, search.index_files(_all_docs(ctx, stems)), [])[0])
             indexed["update"] = "whole"
         rest = [key for key in present if key not in again]
         already = {key: (digest, False) for key, (digest, _) in written_aside.items()}  # by the first sync

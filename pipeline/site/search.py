@@ -30,9 +30,10 @@ The index, per language (`search/ko/`, `search/en/`):
   needs its heads file and the shards it begins or that begin with it (one for a word as long as a key).
 - `docs/{n // 8}.json`: per document its href, title and excerpt, eight documents a file: fetched only for
   the results shown.
-- `keys/{n // 128}.json` and `live.json`: bookkeeping for `update_index` (never fetched by a browser):
-  each document's shard keys with their postings' hashes, as one string; the documents indexed and the
-  shards that exist.
+- `keys/{n // 128}.json` and `live.json`: bookkeeping for `update_index` (`bookkeeping(path)`): each
+  document's shard keys with their postings' hashes, as one string; the documents indexed and the shards
+  that exist. Never fetched by a browser, so never published: the build keeps them among its state
+  (pipeline.site.build), under the same paths.
 
 A document's number is its case id's number (IL-0042 is 42): stable across updates, never reused (a
 published id is never reused), and the same whether the index is made from scratch or updated, so that
@@ -82,6 +83,7 @@ __all__ = [
     "SearchDoc",
     "Stems",
     "analyser",
+    "bookkeeping",
     "clipped",
     "doc_number",
     "facet_words",
@@ -522,6 +524,13 @@ def _docs_path(lang: str, chunk: int) -> str:
 
 def _keys_path(lang: str, chunk: int) -> str:
     return f"{ROOT}/{lang}/keys/{chunk}.json"
+
+
+def bookkeeping(path: str) -> bool:
+    """Whether a file of the index (`index_files`, `update_index`) is bookkeeping for updates (keys/,
+    live.json), which no reader fetches: kept by the build, not published."""
+    parts = path.split("/")
+    return len(parts) >= 3 and parts[0] == ROOT and (parts[2] == "keys" or parts[2:] == ["live.json"])
 
 
 def _deltas(numbers: Iterable[int]) -> list[int]:

@@ -125,6 +125,11 @@ class SiteTree:
     def remove_cache(self, name: str) -> None:
         self.state.remove(f"{self._cache}/{name}")
 
+    def cached(self, folder: str) -> list[str]:
+        """The names of the cache's files under its `folder` (as `read_cache` takes them), sorted."""
+        base = self.cache_dir
+        return sorted(p.relative_to(base).as_posix() for p in (base / folder).rglob("*") if p.is_file())
+
     def read_file(self, rel: str) -> bytes | None:
         """A file of the built site (site-relative path), None when it is not there."""
         try:
