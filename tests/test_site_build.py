@@ -115,6 +115,9 @@ def test_a_rebuild_after_one_change_rewrites_only_the_pages_it_changes(
     assert (out / "ko/cases/IL-0003/index.html").is_file() and (out / "cases/IL-0003/index.html").is_file()
     assert "IL-0003" not in (out / "ko/index.html").read_text()
     assert all("/cases/" not in path for path in gone.removed)
+    # What the removals leave empty goes too (a static server would list an empty folder).
+    assert any(not (out / path).parent.exists() for path in gone.removed)
+    assert [p for p in out.rglob("*") if p.is_dir() and not any(p.iterdir())] == []
     # A page deleted by hand is made again.
     (out / "en/cases/IL-0001/index.html").unlink()
     assert "en/cases/IL-0001/index.html" in build_site(library, settings, out).written

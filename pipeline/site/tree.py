@@ -13,7 +13,7 @@ import os
 import pickle
 import re
 import threading
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import suppress
 from dataclasses import dataclass, field
@@ -227,6 +227,7 @@ class SiteTree:
                 continue
             inside(folder, rel).unlink(missing_ok=True)
             report.removed.append(rel)
+        _remove_emptied(folder, report.removed)
         kept = {"files": hashes, "inputs": dict(want.inputs), "plan": dict(want.plan)}  # pickled: no order
         report.hashes = hashes
         if each:  # the files' bytes are synced: their folders' entries (a new folder's in its own), then the
@@ -262,6 +263,15 @@ def _present_files(base: str, present: Collection[str]) -> Callable[[str], bool]
         return name in listed[folder] if folder in listed else os.path.isfile(f"{base}/{rel}")
 
     return there
+
+
+def _remove_emptied(folder: Path, removed: Iterable[str]) -> None:
+    """The folders the removed files left empty, removed too, deepest first (a term's page gone, files
+    that moved out of the site): a static server would list an empty folder where the site has nothing."""
+    emptied = {up for rel in removed for up in _folders(rel) if up}
+    for parent in sorted(emptied, key=lambda up: up.count("/"), reverse=True):
+        with suppress(OSError):  # not empty, or gone already
+            (folder / parent).rmdir()
 
 
 def _folders(rel: str) -> list[str]:
