@@ -450,6 +450,10 @@ def test_an_update_of_another_format_or_of_nothing_asks_for_a_new_index() -> Non
     assert f'"version":{search.FORMAT}'.encode() in manifest
     old = {**files, "search/ko/index.json": manifest.replace(f'"version":{search.FORMAT}'.encode(), b'"version":0')}
     assert update_index(old.get, {("ko", doc.case_id): None}) is None
+    # The bookkeeping lives in the build's state, where no hash is checked: any damage asks for a new index.
+    for damaged in (b"[]", b"{}", b"\x80not json", b'{"docs": 5, "shards": 3}'):
+        for key in [k for k in files if bookkeeping(k)]:
+            assert update_index({**files, key: damaged}.get, {("ko", doc.case_id): None}) is None, (key, damaged)
 
 
 def test_the_keys_bookkeeping_is_one_string_a_document() -> None:

@@ -768,6 +768,8 @@ def _update_lang(
         return {}, before
     new_keys = {n: (_keys_of(doc) if doc is not None else None) for n, doc in changed.items()}
     out, old_keys = _update_chunks(previous, lambda c: _keys_path(lang, c), KEYS_PER_FILE, new_keys, live)
+    if any(n in live and n not in old_keys for n in changed):  # keys/ lacks a document the index holds
+        raise _Stale(f"{ROOT}/{lang}/keys")
     docs = {n: (_doc_entry(doc) if doc is not None else None) for n, doc in changed.items()}
     docs_out, _ = _update_chunks(previous, lambda c: _docs_path(lang, c), DOCS_PER_FILE, docs, live)
     out.update(docs_out)
@@ -828,7 +830,7 @@ def update_index(
                 if data is not None and data != previous(key):
                     update.files[key] = data
             update.kept += [key for key in before if key not in written or written[key] is not None]
-    except (_Stale, ValueError, KeyError, TypeError):
+    except (_Stale, ValueError, KeyError, TypeError, AttributeError):  # a file not of this index: made anew
         return None
     update.kept = [k for k in update.kept if k not in update.files]
     update.files = dict(sorted(update.files.items()))
