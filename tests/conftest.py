@@ -54,6 +54,13 @@ def _no_ambient_settings(monkeypatch: pytest.MonkeyPatch) -> None:
             monkeypatch.delenv(name)
 
 
+def _run_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The folder every worker of this run shares: under xdist the parent of each worker's; alone, the
+    worker's own (the folder above that is every run's, other runs' and other checkouts' included)."""
+    run = tmp_path_factory.getbasetemp()
+    return run.parent if os.environ.get("PYTEST_XDIST_WORKER") else run
+
+
 @pytest.fixture(scope="session")
 def migrated_prefect_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A Prefect database with every migration applied, made once for the whole run (all the workers
@@ -61,11 +68,7 @@ def migrated_prefect_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from filelock import FileLock
     from helpers import make_prefect_db
 
-    # Under xdist the run's folder is the parent of each worker's; alone, the worker's own (the folder
-    # above that is every run's, other runs' and other checkouts' included).
-    run = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        run = run.parent
+    run = _run_folder(tmp_path_factory)
     made = run / "migrated-prefect.db"
     with FileLock(run / "migrated-prefect.db.lock"):
         if not made.exists():
@@ -78,10 +81,7 @@ def migrated_prefect_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def stems_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The run's file of Korean stems analysed so far, which the page tests' builds share
     (helpers.shared_stems); every worker's, like `migrated_prefect_db`."""
-    run = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        run = run.parent
-    return run / "search-stems.json"
+    return _run_folder(tmp_path_factory) / "search-stems.json"
 
 
 @pytest.fixture(scope="session")

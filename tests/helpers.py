@@ -299,9 +299,6 @@ def seed_prefect_db(root: Path, migrated: Path) -> None:
     shutil.copyfile(migrated, folder / "prefect.db")
 
 
-STEMS_STATE = "site/search-stems.json"  # a data root's cache of Korean stems (pipeline.site.build)
-
-
 @contextmanager
 def shared_stems(root: Path, shared: Path) -> Iterator[None]:
     """Lend data root `root` the Korean stems other tests' builds analysed (the `stems_cache` fixture's
@@ -311,15 +308,16 @@ def shared_stems(root: Path, shared: Path) -> Iterator[None]:
     show; the tests of the analysis itself (test_site_search) start from nothing."""
     from filelock import FileLock
 
+    from pipeline.lookup import STEMS_FILE
     from pipeline.site.search import Stems
 
     lock = FileLock(f"{shared}.lock")
     with lock:
         lent = shared.read_bytes() if shared.exists() else None
     if lent is not None:
-        Store(root).state.write(STEMS_STATE, lent, durable=False)
+        Store(root).state.write(STEMS_FILE, lent, durable=False)
     yield
-    made = Store(root).state.read(STEMS_STATE)
+    made = Store(root).state.read(STEMS_FILE)
     if made is None or made == lent:
         return
     with lock:

@@ -843,16 +843,16 @@ def _keep_bookkeeping(
     No reader fetches it, so it is not published (issue 38: no build state in the site). Written after the
     build's unfinished mark and before its end, so that a build that dies between leaves the next one
     trusting none of it (`_search_index`)."""
-    kept = list(kept)
-    wanted = {key for key in chain(files, kept) if search.bookkeeping(key)}
+    books = {key: data for key, data in files.items() if search.bookkeeping(key)}
+    published = {key: data for key, data in files.items() if key not in books}
+    left = [key for key in kept if not search.bookkeeping(key)]
+    wanted = books.keys() | set(kept).difference(left)
     for name in tree.cached(search.ROOT):
         if name not in wanted:
             tree.remove_cache(name)
-    for key, data in files.items():
-        if search.bookkeeping(key):
-            tree.write_cache(key, data)
-    published = {key: data for key, data in files.items() if not search.bookkeeping(key)}
-    return published, [key for key in kept if not search.bookkeeping(key)]
+    for key, data in books.items():
+        tree.write_cache(key, data)
+    return published, left
 
 
 def _searchable(ctx: SiteContext) -> dict[str, int]:
