@@ -51,6 +51,10 @@ from pipeline.store import Store, data_root_problem
 if TYPE_CHECKING:  # imported by the task that runs it: the index's libraries take seconds to load
     from pipeline.duplicates import DuplicateReport
 
+# A flow run that a `serve` started follows it from here, before Prefect's engine marks the run
+# as running (pipeline.lifeline); anywhere else this does nothing.
+lifeline.follow_serve(early=True)
+
 __all__ = ["archive", "crawl", "crawl_flow_for", "discover", "promote", "refresh", "run", "site"]
 
 P = ParamSpec("P")
@@ -71,8 +75,9 @@ def _stoppable(body: Callable[P, R]) -> Callable[P, R | State[Any]]:
     a crawl). The body takes the signals back (pipeline.interrupt): a first signal cancels
     the work in flight, whatever thread it runs in, and the run ends Cancelled. A run that a
     `serve` started stops the same way when that `serve` is killed outright, rather than crawl
-    on beside the runs of the next `serve` (pipeline.lifeline): the first thing each run does is
-    to follow it (if that `serve` is already gone, the run ends there, before any work).
+    on beside the runs of the next `serve` (pipeline.lifeline): the run follows it from the
+    moment its flows are loaded, and the body checks again first (if that `serve` is already
+    gone, the run ends there, before any work).
     """
 
     @functools.wraps(body)

@@ -11,7 +11,8 @@ A SIGKILLed parent runs no code of its own, so the child watches it:
   PR_SET_PDEATHSIG). That is sooner, but it follows the *thread* that started the child:
   only for a child started from a thread that lives as long as its process (the server,
   started from the main thread). Prefect's runner starts flow runs from wherever its event
-  loop runs, so a flow run relies on the thread alone.
+  loop runs, so a flow run relies on the thread alone, armed as soon as its flows are loaded
+  (follow_serve).
 """
 
 from __future__ import annotations
@@ -69,10 +70,22 @@ def die_with_parent(parent: int) -> None:
         os._exit(4)
 
 
-def follow_serve() -> None:
+def follow_serve(*, early: bool = False) -> None:
     """In a flow run a `serve` started, stop it when that `serve` is gone (killed with SIGKILL:
     otherwise it stops its runs itself), so that the next `serve` finds no run of the last one
-    still crawling; anywhere else, nothing."""
+    still crawling; anywhere else, nothing.
+
+    Called twice in such a run. `early`, when Prefect's engine loads the flows, before it
+    marks the run as running: from there on the engine talks to a server that goes with the
+    `serve`, and its client retries a refused connection for a minute or more, so a watch
+    armed only in the flow's body could come too late. Early, the watch is armed only when
+    this process's parent is that `serve`: a process the run itself started inherits the
+    environment, and a `serve` gone already is the body's to find. Then in the flow's body,
+    where a `serve` gone already ends the run before any work.
+    """
     serve = os.environ.get(SERVE_ENV)
-    if serve and os.environ.get("PREFECT__FLOW_RUN_ID"):
-        watch_parent(int(serve))
+    if not (serve and os.environ.get("PREFECT__FLOW_RUN_ID")):
+        return
+    if early and os.getppid() != int(serve):
+        return
+    watch_parent(int(serve))

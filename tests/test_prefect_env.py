@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import psutil
 from helpers import REPO
 
 ELSEWHERE = "http://127.0.0.1:9/api"
@@ -78,9 +79,9 @@ def test_loading_the_command_line_imports_no_prefect(tmp_path: Path) -> None:
     assert done.stdout.strip() == "[]"
 
 
-def test_importing_the_flows_does_no_work_even_in_a_run_a_serve_started(tmp_path: Path) -> None:
-    """A run of a `serve` follows it from the moment its flow starts (pipeline.lifeline), not at import:
-    with a `serve` named that is not this process's parent, the import alone neither exits nor watches."""
+def test_a_process_a_serve_run_started_imports_the_flows_without_watching(tmp_path: Path) -> None:
+    """A process a run started inherits the run's environment; its parent is not the `serve` named,
+    so importing the flows there neither exits nor watches (pipeline.lifeline)."""
     done = python(
         "import os, threading\n"
         "os.environ['INCIDENTLIB_SERVE_PID'] = str(os.getpid())\n"
@@ -91,3 +92,31 @@ def test_importing_the_flows_does_no_work_even_in_a_run_a_serve_started(tmp_path
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["[]", "imported"]
+
+
+def test_a_serve_run_follows_its_serve_from_the_moment_the_flows_are_loaded(tmp_path: Path) -> None:
+    """Prefect's engine loads the flows before it marks the run as running and talks to a server that
+    goes with the `serve`: a run killed in between must stop too, not retry that server for minutes."""
+    run = (
+        "import threading, pipeline.flows\n"
+        "print(*[t.name for t in threading.enumerate() if t.name == 'parent-watchdog'], flush=True)\n"
+        "threading.Event().wait()\n"
+    )
+    done = python(  # the `serve`: it starts the run, sees it armed, and dies without a word to it
+        "import os, subprocess, sys\n"
+        "os.environ['INCIDENTLIB_SERVE_PID'] = str(os.getpid())\n"
+        "os.environ['PREFECT__FLOW_RUN_ID'] = '00000000-0000-0000-0000-000000000000'\n"
+        f"run = subprocess.Popen([sys.executable, '-c', {run!r}],\n"
+        "                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)\n"
+        "print(run.pid, run.stdout.readline().strip(), flush=True)\n"
+        "os._exit(0)\n",
+        tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    pid, *armed = done.stdout.split()
+    assert armed == ["parent-watchdog"], done.stdout
+    try:
+        psutil.Process(int(pid)).wait(timeout=15)
+    except psutil.NoSuchProcess:
+        pass  # gone already
+    assert not psutil.pid_exists(int(pid)) or psutil.Process(int(pid)).status() == psutil.STATUS_ZOMBIE
