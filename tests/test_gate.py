@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import json
 import logging
 import re
@@ -61,6 +62,13 @@ def test_the_gate_removes_what_no_record_may_hold_and_counts_it() -> None:
     }
     note = done.removed.note()
     assert "U+001B ESCAPE (a control character) twice" in note and "U+202E RIGHT-TO-LEFT OVERRIDE" in note
+
+
+def test_the_pages_text_is_the_gates_clean_text_without_the_count() -> None:
+    pieces = ["a", "장", "\r", "\n", "\x1b", "\u2028", "\ufffe", "\u202e", "<&'\""]
+    for text in map("".join, itertools.product(pieces, repeat=3)):  # every string of three pieces
+        assert gate.clean_text(text) == gate.clean(text).text, repr(text)
+        assert gate.finalize(text) == gate.clean(text).text, repr(text)
 
 
 def test_the_gate_keeps_tabs_line_feeds_korean_emoji_and_direction_marks() -> None:

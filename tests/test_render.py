@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import itertools
 import random
 
 import lxml.html
 import pytest
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
-from pipeline.render import _parsed, _plain, inline, inline_text, markdown
+from pipeline.render import _parsed, _plain, escaped, inline, inline_text, markdown
 
 
 def tree(html: str) -> lxml.html.HtmlElement:
@@ -127,6 +128,15 @@ def test_a_text_taken_for_plain_renders_as_the_parser_renders_it(seed: int) -> N
             plain += 1
             assert markdown(text) == _parsed(text), repr(text)
     assert plain > 300, "the test tries enough plain texts"
+
+
+def test_escaped_is_markupsafes_escaping_as_a_str() -> None:
+    pieces = ["a", "장", "&", "<", ">", "'", '"', "&amp;", "\n"]
+    for text in map("".join, itertools.product(pieces, repeat=3)):  # every string of three pieces
+        done = escaped(text)
+        assert type(done) is str and done == str(escape(text)), repr(text)
+    assert escaped(Markup("<b>safe</b>")) == "<b>safe</b>", "what says it is HTML is left as it is"
+    assert escaped(7) == "7"
 
 
 def test_a_titles_code_and_emphasis_are_rendered_and_nothing_else() -> None:

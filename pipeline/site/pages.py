@@ -37,14 +37,14 @@ from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
 from jinja2 import Environment, PackageLoader, select_autoescape
-from markupsafe import Markup
-from markupsafe import escape as _e
+from markupsafe import Markup, escape
 
 from pipeline import gate
 from pipeline.case_view import Row, Value, case_rows
 from pipeline.fieldpath import FieldPath
 from pipeline.fields import kind_of
 from pipeline.models import Case
+from pipeline.render import escaped as _e
 from pipeline.render import inline, inline_text, markdown, shown_url
 from pipeline.site.context import EVERY, LICENCE, Card, Planned, SiteContext, case_group, everything
 from pipeline.site.context import text_in as _in
@@ -519,7 +519,7 @@ class _Items:
 
 def _printed(value: object) -> str:
     """A value as a template prints it: through the gate (`finalize`), then escaped unless it is Markup."""
-    return str(_e(gate.finalize(value)))
+    return _e(gate.finalize(value))
 
 
 def _item_html(case: Case | Card, title: Markup, sections: list[tuple[str, Markup]]) -> str:
@@ -721,7 +721,7 @@ def _plain(value: Value) -> Markup:
         return Markup(f'<a href="{_e(value.href)}">{_e(text)}</a>')
     if value.machine:
         return Markup(f'<time datetime="{_e(value.machine)}">{_e(value.text)}</time>')
-    return _e(value.text)
+    return escape(value.text)
 
 
 def _list(items: Sequence[Markup]) -> Markup:
@@ -755,7 +755,7 @@ def _row_html(case: Case, row: Row, marks: _Marks, lang_root: str) -> Markup:
         if facet:
             return _terms_html(facet, names, marks.lang, lang_root, marks.linked) or _list([])
         terms = vocabulary().terms[vocab] if vocab else {}
-        return _list([_e(terms[n].label_in(marks.lang) if n in terms else n) for n in names])
+        return _list([escape(terms[n].label_in(marks.lang) if n in terms else n) for n in names])
     if row.path.startswith("timeline.") and isinstance(value := getattr(case.timeline, row.path[9:], None), timedelta):
         return Markup(f'<time datetime="{_e(_iso_duration(value))}">{_e(_duration_in(value, marks.lang))}</time>')
     if row.path.startswith("impact."):
