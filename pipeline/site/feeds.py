@@ -146,23 +146,23 @@ def _entry(ctx: SiteContext, case: Case, lang: Lang) -> FeedEntry:
 
 
 _XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
-_ATOM_NS = "{http://www.w3.org/2005/Atom}"
 
 
-def _marked(data: bytes, langs: Mapping[str, dict[str, str]]) -> bytes:
-    """The feed with each entry's `xml:lang` the language its title is really in, and its summary or
-    categories marked with theirs where they differ (feedgen sets no attribute on an entry or its elements;
-    Atom allows it on any, and an element's holds for what it contains)."""
-    root = etree.fromstring(data)
-    for entry in root.iter(f"{_ATOM_NS}entry"):
-        marks = langs.get(entry.findtext(f"{_ATOM_NS}id") or "", {})
-        if "" in marks:
-            entry.set(_XML_LANG, marks[""])
-        for name, lang in marks.items():
-            for element in entry.findall(f"{_ATOM_NS}{name}") if name else []:
-                element.set(_XML_LANG, lang)
-    marked: bytes = etree.tostring(root, xml_declaration=True, encoding="UTF-8")
-    return marked
+def _entry_xml(entry: FeedEntry, marks: Mapping[str, str]) -> bytes:
+    """An entry's element as it stands in every feed that lists it, serialised once: its `xml:lang` the
+    language its title is really in, and its summary or categories marked with theirs where they differ
+    (feedgen sets no attribute on an entry or its elements; Atom allows it on any, and an element's holds
+    for what it contains). A feed's entries are spliced in as these bytes (`_feed`): a case is in a dozen
+    feeds, and building and serialising its element in each, then parsing each feed again to mark it, was
+    most of the feeds' time."""
+    element = entry.atom_entry()
+    if "" in marks:
+        element.set(_XML_LANG, marks[""])
+    for name, lang in marks.items():
+        for child in element.findall(name) if name else []:
+            child.set(_XML_LANG, lang)
+    data: bytes = etree.tostring(element, encoding="UTF-8", xml_declaration=False)
+    return data
 
 
 @dataclass(frozen=True)
@@ -177,13 +177,10 @@ class _Feed:
     group: str
 
 
-def _feed(
-    ctx: SiteContext,
-    which: _Feed,
-    entries: list[FeedEntry],
-    lang: Lang,
-    langs: Mapping[str, dict[str, str]] | None = None,
-) -> bytes:
+def _feed(ctx: SiteContext, which: _Feed, entries: Sequence[tuple[FeedEntry, bytes]], lang: Lang) -> bytes:
+    """The feed `which`: its head as feedgen writes it, then its entries' elements (`_entry_xml`), newest
+    first. feedgen's elements are not in Atom's namespace (it writes `xmlns` as a plain attribute), so an
+    entry's bytes are the same inside any feed: the feed is its head with them spliced in before its end."""
     feed = FeedGenerator()
     feed.id(f"{ctx.base_url}/{which.path}")
     feed.title(which.title)
@@ -191,11 +188,10 @@ def _feed(
     feed.link(href=f"{ctx.base_url}/{which.path}", rel="self", type=_ATOM)
     feed.link(href=f"{ctx.base_url}/{which.page}", rel="alternate", type="text/html", hreflang=lang)
     feed.generator("incidentlib", version=__version__)
-    feed.updated(max((e.updated() for e in entries), default=ctx.built_at))
-    for entry in entries:
-        feed.add_entry(entry, order="append")
-    data: bytes = feed.atom_str(pretty=False)
-    return _marked(data, langs) if langs else data
+    feed.updated(max((entry.updated() for entry, _ in entries), default=ctx.built_at))
+    head: bytes = feed.atom_str(pretty=False)
+    end = head.rindex(b"</feed>")
+    return b"".join([head[:end], *(data for _, data in entries), head[end:]])
 
 
 def _listed(card: Card) -> bool:
@@ -248,27 +244,30 @@ def _entry_langs(case: Case, lang: Lang) -> dict[str, str]:
 
 
 class _Entries:
-    """Each case's entry in one language, made once and shared by every feed that lists it."""
+    """Each case's entry in one language, made and serialised once (`_entry_xml`) and shared by every feed
+    that lists it."""
 
     def __init__(self, ctx: SiteContext, lang: Lang) -> None:
         self.ctx, self.lang = ctx, lang
-        self._made: dict[str, FeedEntry] = {}
+        self._made: dict[str, tuple[FeedEntry, bytes]] = {}
         self._faulty: set[str] = set()
-        # By entry id (the case's URL): the entry's language (key ""), and its elements' that differ from it.
-        self.langs: dict[str, dict[str, str]] = {}
 
-    def __call__(self, cards: Sequence[Card]) -> list[FeedEntry]:
+    def __call__(self, cards: Sequence[Card]) -> list[tuple[FeedEntry, bytes]]:
         made = []
         for card in cards:
             if card.id not in self._made and card.id not in self._faulty:
                 case = self.ctx.case(card.id)
                 try:
-                    self._made[card.id] = _entry(self.ctx, case, self.lang)
+                    entry = _entry(self.ctx, case, self.lang)
+                    try:
+                        data = _entry_xml(entry, _entry_langs(case, self.lang))
+                    except Exception as exc:  # what feedgen or lxml refuse in the element: that case's alone
+                        raise EntryFault(case.id, "entry", str(exc) or type(exc).__name__) from exc
                 except EntryFault as fault:  # one case's fault costs its entry, never the feed or the build
                     _log.warning("site: feeds: %s; the case's entry is left out of its feeds", fault)
                     self._faulty.add(card.id)
                     continue
-                self.langs[self.ctx.case_url(card.id)] = _entry_langs(case, self.lang)
+                self._made[card.id] = (entry, data)
             if card.id in self._made:
                 made.append(self._made[card.id])
         return made
@@ -312,7 +311,7 @@ def plan(ctx: SiteContext, wanted: Callable[[str], bool] = everything) -> dict[s
 
 def _made_feed(feed: _Feed, entries: _Entries) -> bytes:
     """`feed`, its entries made (or taken) from `entries`, which holds the context and the language."""
-    return _feed(entries.ctx, feed, entries(feed.cards), entries.lang, entries.langs)
+    return _feed(entries.ctx, feed, entries(feed.cards), entries.lang)
 
 
 def render(ctx: SiteContext) -> dict[str, bytes]:
