@@ -14,6 +14,7 @@ from typing import TypeVar
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
+from pipeline import gate
 from pipeline.errors import Fault, InvalidRecord
 from pipeline.gate import TextFault
 
@@ -133,13 +134,23 @@ def load_json(data: bytes, label: str) -> object:
         raise InvalidRecord([Fault(f"{label}:{exc.lineno}", "-", f"not valid JSON: {exc.msg}")]) from None
 
 
+def _scanned(data: bytes | str) -> dict[str, bool] | None:
+    """The validation context that spares a record the gate's check of each string, when its whole text
+    passed `gate.document_clean` (its bytes UTF-8; else the parse names the fault)."""
+    try:
+        text = data.decode("utf-8") if isinstance(data, bytes) else data
+    except UnicodeDecodeError:
+        return None
+    return {gate.SCANNED: True} if gate.document_clean(text) else None
+
+
 def load_record(model: type[M], data: bytes | str, label: str) -> M:
     """Parse and validate one record; raise InvalidRecord with every fault, named by `label`.
 
     Bytes that are not UTF-8 and a key written twice are faults too: pydantic would read the one and keep
     the last value of the other, while the file (the site's API copies it) still says both."""
     try:
-        record = model.model_validate_json(data)
+        record = model.model_validate_json(data, context=_scanned(data))
     except ValidationError as exc:
         if isinstance(data, bytes) and any(error["type"] == "json_invalid" for error in exc.errors()):
             decode_utf8(data, label)  # raises the clearer fault when the bytes are not UTF-8

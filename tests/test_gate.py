@@ -24,6 +24,7 @@ from lxml import etree
 
 from pipeline import gate
 from pipeline.archive import archive
+from pipeline.errors import InvalidRecord
 from pipeline.ids import draft_id_for
 from pipeline.models import Case, intake
 from pipeline.site.context import SiteContext
@@ -69,6 +70,41 @@ def test_the_pages_text_is_the_gates_clean_text_without_the_count() -> None:
     for text in map("".join, itertools.product(pieces, repeat=3)):  # every string of three pieces
         assert gate.clean_text(text) == gate.clean(text).text, repr(text)
         assert gate.finalize(text) == gate.clean(text).text, repr(text)
+
+
+def test_a_file_scanned_clean_holds_no_string_the_gate_refuses() -> None:
+    """`document_clean` lets a record read from its file skip the check of each string: it must never say
+    clean of a document with such a string, however JSON writes it (raw, or escaped as \\b, \\f, \\uXXXX);
+    and it must say clean of the ordinary texts (tabs, line feeds, quotes, backslashes, Korean), or it
+    saves nothing."""
+    pieces = ["a", "장", "\n", "\t", "\r", '"', "\\", "u", "b", "\x08", "\x0c", "\x1b", "\u2028", "\ufffe", "\u202e"]
+    for text in map("".join, itertools.product(pieces, repeat=3)):  # every string of three pieces
+        for value in ({"summary": {"en": text}}, {text: "key"}, [text]):
+            for ascii_only in (True, False):
+                document = json.dumps(value, ensure_ascii=ascii_only)
+                if gate.document_clean(document):
+                    assert not gate.holds_forbidden(value), (document, value)
+    for ordinary in ["Line one\nline two\twith a tab", 'He said "stop"', "C:\\temp\\new", "노드가 멈췄다"]:
+        assert gate.document_clean(json.dumps({"lessons": {"en": ordinary}}, ensure_ascii=False)), ordinary
+
+
+def test_a_case_file_with_an_escaped_override_is_refused_and_one_with_a_backslash_u_read(
+    root: Path, store: Store, make_case: Callable[..., Case]
+) -> None:
+    """Read from its file, a case's strings are checked by one scan of the file; an escape that writes a
+    refused character is seen (the record's own check names the field), and an escaped backslash before a
+    `u` (not an escape of its own) costs only the slower check."""
+    store.write_case(make_case("IL-0001"))
+    path = store.path("case", "IL-0001")
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["lessons"]["en"] = "Path C:\\users and \\u202e written out"
+    path.write_text(json.dumps(data, ensure_ascii=True), encoding="utf-8")
+    assert (store.read_case("IL-0001").lessons or {})["en"] == "Path C:\\users and \\u202e written out"
+    data["lessons"]["en"] = "Bidi \u202e trick"
+    path.write_text(json.dumps(data, ensure_ascii=True), encoding="utf-8")
+    assert "\\u202e" in path.read_text(encoding="utf-8")
+    with pytest.raises(InvalidRecord, match=r"lessons\.en: holds U\+202E RIGHT-TO-LEFT OVERRIDE"):
+        store.read_case("IL-0001")
 
 
 def test_the_gate_keeps_tabs_line_feeds_korean_emoji_and_direction_marks() -> None:
