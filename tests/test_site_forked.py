@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from test_site_incremental import _edit, _tree, write_library
 
+from pipeline.errors import InvalidRecord
 from pipeline.models import Case
 from pipeline.settings import Settings
 from pipeline.site.build import _CARD_SHARDS, _CARDS, _in_line, _known_cards, build_site
@@ -95,7 +96,8 @@ def test_a_line_holds_a_languages_pages_together() -> None:
     assert _in_line(keys, ("ko", "en")) == ["ko/a", "ko/b", "api/x", "cases/y", "index.html", "en/a", "en/b"]
 
 
-# The builds, in a process of their own: `PARALLEL_FROM` lowered so that a dozen cases reach it.
+# The builds, in a process of their own: `PARALLEL_FROM` and `READ_ASIDE_FROM` lowered so that a dozen
+# cases reach them. What the forked reader read, as the build took it in, is counted ("read_aside").
 _BUILDS = """
 import json, os, sys, threading
 from pathlib import Path
@@ -105,11 +107,37 @@ from pipeline.site.context import Planned
 from pipeline.store import Store
 
 build.PARALLEL_FROM = 1
+build.READ_ASIDE_FROM = 1
 build.WORKER_START = 0  # an even share: a small library's would all stay in the build
 root, out, how = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
 store = Store(root)
 settings = Settings(root=root)
 main = os.getpid()
+read_aside = []
+reader_of = build._Workers.reader
+
+
+def reader(workers):
+    aside = reader_of(workers)
+    if aside is None:
+        return None
+
+    def counted(ids):
+        taken = aside(ids)
+
+        def took():
+            read = taken()
+            read_aside.append(len(read))
+            return read
+
+        return took
+
+    return counted
+
+
+build._Workers.reader = reader
+if how == "reader-dies":  # the process forked to read cases dies: the build reads them itself
+    build._read_some = lambda store, ids: os._exit(9)
 if how == "dies":  # the first file a worker takes kills it: the build makes what it left
     planned_by = build.plan
 
@@ -159,7 +187,17 @@ try:
     report = build.build_site(store, settings, out, workers=int(sys.argv[4]))
 finally:
     held.set()
-print(json.dumps({"workers": report.workers, "written": len(report.written), "counts": report.counts()}))
+print(
+    json.dumps(
+        {
+            "workers": report.workers,
+            "written": len(report.written),
+            "counts": report.counts(),
+            "read": report.read,
+            "read_aside": sum(read_aside),
+        }
+    )
+)
 """
 
 
@@ -198,14 +236,18 @@ def test_a_forked_worker_dies_with_its_build(store: Store, make_case: Callable[.
         os.close(end)
 
 
-def _build(root: Path, out: Path, how: str, workers: int = 2) -> dict[str, object]:
-    done = subprocess.run(
+def _run_build(root: Path, out: Path, how: str = "plain", workers: int = 2) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
         [sys.executable, "-c", _BUILDS, str(root), str(out), how, str(workers)],
         capture_output=True,
         text=True,
-        check=True,
         cwd=Path(__file__).parent.parent,
     )
+
+
+def _build(root: Path, out: Path, how: str, workers: int = 2) -> dict[str, object]:
+    done = _run_build(root, out, how, workers)
+    assert done.returncode == 0, done.stderr
     found: dict[str, object] = json.loads(done.stdout)
     return found
 
@@ -213,18 +255,26 @@ def _build(root: Path, out: Path, how: str, workers: int = 2) -> dict[str, objec
 def test_a_build_forked_on_two_processes_gives_one_processs_bytes_whatever_befalls_its_worker(
     store: Store, make_case: Callable[..., Case], tmp_path: Path
 ) -> None:
-    """Forked (one thread), started (another thread runs), a forked worker dead at its first file: the
-    same files as one process makes, on a first build and after an edit."""
+    """Forked (one thread), started (another thread runs), a forked worker dead at its first file, the
+    process forked to read cases dead: the same files as one process makes, on a first build and after an
+    edit."""
     library = write_library(store, make_case, 12)
     # The one-process build here (it analyses the Korean words, which the others then find analysed).
     alone = build_site(library, Settings(root=library.root), tmp_path / "alone", workers=1)
     forked = _build(library.root, tmp_path / "forked", "plain")
     started = _build(library.root, tmp_path / "started", "threads")
     died = _build(library.root, tmp_path / "died", "dies")
-    assert [report["workers"] for report in (forked, started, died)] == ["forked", "started", "forked"]
-    assert alone.workers == "none" and alone.counts() == forked["counts"] == started["counts"] == died["counts"]
+    reader_died = _build(library.root, tmp_path / "reader-died", "reader-dies")
+    builds = (forked, started, died, reader_died)
+    assert [report["workers"] for report in builds] == ["forked", "started", "forked", "forked"]
+    assert alone.workers == "none" and all(report["counts"] == alone.counts() for report in builds)
+    # Forked, the last 45 % of the cases (5 of 12) were read by a process forked for it; a reader that died
+    # read none, and the build read every case itself; with another thread running, nothing is forked.
+    assert [report["read_aside"] for report in builds] == [5, 0, 5, 0]
+    assert all(report["read"] == 12 for report in builds)
     site = _tree(tmp_path / "alone")
     assert site == _tree(tmp_path / "forked") == _tree(tmp_path / "started") == _tree(tmp_path / "died")
+    assert site == _tree(tmp_path / "reader-died")
     assert not [key for key in _tree(tmp_path / "died") if key.endswith(".tmp")]
     # What the cards worked out is in their cache, though a forked worker made the files that asked for it.
     cached = _cached_cards(library, tmp_path / "forked")
@@ -234,6 +284,30 @@ def test_a_build_forked_on_two_processes_gives_one_processs_bytes_whatever_befal
     forked_again = _build(library.root, tmp_path / "forked", "plain")
     assert len(again.written) == forked_again["written"] and 0 < len(again.written) < 100
     assert _tree(tmp_path / "alone") == _tree(tmp_path / "forked") != site
+
+
+def test_a_case_that_fails_to_read_is_named_as_ever_whichever_process_read_it(
+    store: Store, make_case: Callable[..., Case], tmp_path: Path
+) -> None:
+    """Two broken cases, one in the part this process reads and one in the part read aside: the build stops
+    on the first in id order, with the same one-line fault as a build on one process."""
+    library = write_library(store, make_case, 12)
+    for case_id in ("IL-0011", "IL-0003"):
+        path = library.path("case", case_id)
+        path.write_text(path.read_text(encoding="utf-8").replace('"title"', '"titel"', 1), encoding="utf-8")
+    with pytest.raises(InvalidRecord) as alone:
+        build_site(library, Settings(root=library.root), tmp_path / "alone", workers=1)
+    forked = _run_build(library.root, tmp_path / "forked")
+    assert forked.returncode != 0
+    assert "cases/IL-0003.json" in str(alone.value) and "IL-0011" not in str(alone.value)
+    assert str(alone.value).splitlines()[0] in forked.stderr and "IL-0011" not in forked.stderr
+    # Mended, the other is named next, by either build.
+    path = library.path("case", "IL-0003")
+    path.write_text(path.read_text(encoding="utf-8").replace('"titel"', '"title"', 1), encoding="utf-8")
+    with pytest.raises(InvalidRecord, match=r"cases/IL-0011\.json"):
+        build_site(library, Settings(root=library.root), tmp_path / "alone", workers=1)
+    again = _run_build(library.root, tmp_path / "forked")
+    assert again.returncode != 0 and "cases/IL-0011.json" in again.stderr
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="forking is for Linux only")
