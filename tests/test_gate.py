@@ -77,7 +77,8 @@ def test_a_file_scanned_clean_holds_no_string_the_gate_refuses() -> None:
     clean of a document with such a string, however JSON writes it (raw, or escaped as \\b, \\f, \\uXXXX);
     and it must say clean of the ordinary texts (tabs, line feeds, quotes, backslashes, Korean), or it
     saves nothing."""
-    pieces = ["a", "장", "\n", "\t", "\r", '"', "\\", "u", "b", "\x08", "\x0c", "\x1b", "\u2028", "\ufffe", "\u202e"]
+    pieces = ["a", "장", "🚀", "\n", "\t", "\r", '"', "\\", "u", "b", "\x08", "\x0c", "\x1b", "\u2028", "\ufffe"]
+    pieces += ["\u202e", "\U0001fffe"]  # an astral non-character: written as two escapes (a surrogate pair)
     for text in map("".join, itertools.product(pieces, repeat=3)):  # every string of three pieces
         for value in ({"summary": {"en": text}}, {text: "key"}, [text]):
             for ascii_only in (True, False):
@@ -104,6 +105,13 @@ def test_a_case_file_with_an_escaped_override_is_refused_and_one_with_a_backslas
     path.write_text(json.dumps(data, ensure_ascii=True), encoding="utf-8")
     assert "\\u202e" in path.read_text(encoding="utf-8")
     with pytest.raises(InvalidRecord, match=r"lessons\.en: holds U\+202E RIGHT-TO-LEFT OVERRIDE"):
+        store.read_case("IL-0001")
+    # In a record inside the case (its impact), escaped as a surrogate pair: an astral non-character.
+    data["lessons"]["en"] = "Mended."
+    data["impact"]["users"] = "All \U0001fffe users"
+    path.write_text(json.dumps(data, ensure_ascii=True), encoding="utf-8")
+    assert "\\ud83f\\udffe" in path.read_text(encoding="utf-8")
+    with pytest.raises(InvalidRecord, match=r"impact\.users: holds U\+1FFFE"):
         store.read_case("IL-0001")
 
 

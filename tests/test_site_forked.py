@@ -138,6 +138,12 @@ def reader(workers):
 build._Workers.reader = reader
 if how == "reader-dies":  # the process forked to read cases dies: the build reads them itself
     build._read_some = lambda store, ids: os._exit(9)
+if how == "reader-hangs":  # the reader says it reads, then waits for ever: the build is killed meanwhile
+    def hang(store, ids):
+        os.write(int(os.environ["READY_FD"]), f"{os.getpid()}\\n".encode())
+        os.read(int(os.environ["NEVER_FD"]), 1)
+
+    build._read_some = hang
 if how == "dies":  # the first file a worker takes kills it: the build makes what it left
     planned_by = build.plan
 
@@ -187,6 +193,7 @@ try:
     report = build.build_site(store, settings, out, workers=int(sys.argv[4]))
 finally:
     held.set()
+    print(json.dumps({"read_aside": sum(read_aside)}), file=sys.stderr)  # said too when the build fails
 print(
     json.dumps(
         {
@@ -207,33 +214,53 @@ def _cached_cards(store: Store, folder: Path) -> list[Card]:
     return [card for shard in shards for _, card in shard.values()]
 
 
-def test_a_forked_worker_dies_with_its_build(store: Store, make_case: Callable[..., Case], tmp_path: Path) -> None:
-    """A worker making a file when its build is killed (SIGKILL: the build runs no code of its own) is
-    killed with it, by the kernel, so that it never writes into a folder the next build owns."""
-    library = write_library(store, make_case, 12)
-    build_site(library, Settings(root=library.root), tmp_path / "first", workers=1)  # the stems analysed
+def _killed_while_its_child_waits(root: Path, out: Path, how: str) -> None:
+    """A build (`how`: "hangs", "reader-hangs") whose forked child says it is at work and then waits for
+    ever, killed with SIGKILL (the build runs no code of its own): its child must be gone too, by the
+    kernel, so that it never writes into a folder the next build owns."""
     ready_r, ready_w = os.pipe()
     never_r, never_w = os.pipe()
-    held_r, held_w = os.pipe()  # its writing end held by the build and, once forked, its worker
+    held_r, held_w = os.pipe()  # its writing end held by the build and, once forked, its child
     build = subprocess.Popen(
-        [sys.executable, "-c", _BUILDS, str(library.root), str(tmp_path / "site"), "hangs", "2"],
+        [sys.executable, "-c", _BUILDS, str(root), str(out), how, "2"],
         pass_fds=(ready_w, never_r, held_w),
         env={**os.environ, "READY_FD": str(ready_w), "NEVER_FD": str(never_r)},
         cwd=Path(__file__).parent.parent,
         stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     for end in (ready_w, never_r, held_w):
         os.close(end)
     with os.fdopen(ready_r) as ready:
-        worker = int(ready.readline())  # the worker holds its file
-    assert worker != build.pid
+        child = int(ready.readline())  # the child is at work
+    assert child != build.pid
     build.kill()
     build.wait()
-    # Every process holding the pipe's writing end is gone once it reads as ended: the worker too.
-    assert select.select([held_r], [], [], 30)[0], "the worker outlived its build"
+    # Every process holding the pipe's writing end is gone once it reads as ended: the child too.
+    assert select.select([held_r], [], [], 30)[0], f"the child ({how}) outlived its build"
     assert os.read(held_r, 1) == b""
     for end in (held_r, never_w):
         os.close(end)
+
+
+def test_a_forked_worker_dies_with_its_build(store: Store, make_case: Callable[..., Case], tmp_path: Path) -> None:
+    """A worker making a file when its build is killed is killed with it."""
+    library = write_library(store, make_case, 12)
+    build_site(library, Settings(root=library.root), tmp_path / "first", workers=1)  # the stems analysed
+    _killed_while_its_child_waits(library.root, tmp_path / "site", "hangs")
+
+
+def test_the_process_reading_cases_aside_dies_with_its_build(
+    store: Store, make_case: Callable[..., Case], tmp_path: Path
+) -> None:
+    """The process forked to read cases, reading when its build is killed, is killed with it, and the next
+    build finds the scratch folder it read into and removes it."""
+    library = write_library(store, make_case, 12)
+    _killed_while_its_child_waits(library.root, tmp_path / "site", "reader-hangs")
+    left = list(library.state.folder("tmp", make=False).glob("site-*"))
+    assert left  # the killed build's scratch folder, the reader's result never written into it
+    build_site(library, Settings(root=library.root), tmp_path / "site", workers=1)
+    assert not [path for path in left if path.exists()]
 
 
 def _run_build(root: Path, out: Path, how: str = "plain", workers: int = 2) -> subprocess.CompletedProcess[str]:
@@ -299,6 +326,7 @@ def test_a_case_that_fails_to_read_is_named_as_ever_whichever_process_read_it(
         build_site(library, Settings(root=library.root), tmp_path / "alone", workers=1)
     forked = _run_build(library.root, tmp_path / "forked")
     assert forked.returncode != 0
+    assert '{"read_aside": 4}' in forked.stderr  # the reader read its five but IL-0011, and handed them over
     assert "cases/IL-0003.json" in str(alone.value) and "IL-0011" not in str(alone.value)
     assert str(alone.value).splitlines()[0] in forked.stderr and "IL-0011" not in forked.stderr
     # Mended, the other is named next, by either build.

@@ -187,7 +187,12 @@ class _Cases:
         left out (`read` reads it again when it is asked for, and raises, in the order the build asks)."""
         ids = [case_id for case_id in ids if case_id not in self.cases]
         mine = len(ids) - int(len(ids) * READ_ASIDE_SHARE) if aside is not None else len(ids)
-        theirs = aside(ids[mine:]) if aside is not None and mine < len(ids) else None
+        theirs = None
+        if aside is not None and mine < len(ids):
+            try:
+                theirs = aside(ids[mine:])
+            except OSError:  # no process forked (the system's limit, its memory): this one reads them all
+                mine = len(ids)
         for case_id in ids[:mine]:
             with suppress(Exception):  # whatever it raises, `read` raises it again when the case is asked for
                 self.read(case_id)
@@ -686,10 +691,13 @@ class _Workers:
             child = self.readers[-1]
 
             def taken() -> list[tuple[str, Case, bytes]]:
-                if child.wait() != 0 or not made.is_file():
+                if child.wait() != 0:
                     return []
-                read: list[tuple[str, Case, bytes]] = pickle.loads(made.read_bytes())
-                made.unlink()
+                try:
+                    read: list[tuple[str, Case, bytes]] = pickle.loads(made.read_bytes())
+                    made.unlink()
+                except (OSError, EOFError, pickle.UnpicklingError):  # what it left can't be read: none of it
+                    return []
                 return read
 
             return taken

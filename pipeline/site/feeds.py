@@ -257,11 +257,12 @@ class _Entries:
         for card in cards:
             if card.id not in self._made and card.id not in self._faulty:
                 case = self.ctx.case(card.id)
+                marks = _entry_langs(case, self.lang)
                 try:
                     entry = _entry(self.ctx, case, self.lang)
                     try:
-                        data = _entry_xml(entry, _entry_langs(case, self.lang))
-                    except Exception as exc:  # what feedgen or lxml refuse in the element: that case's alone
+                        data = _entry_xml(entry, marks)
+                    except ValueError as exc:  # what feedgen or lxml refuse in the element: that case's alone
                         raise EntryFault(case.id, "entry", str(exc) or type(exc).__name__) from exc
                 except EntryFault as fault:  # one case's fault costs its entry, never the feed or the build
                     _log.warning("site: feeds: %s; the case's entry is left out of its feeds", fault)

@@ -1,4 +1,5 @@
-"""A large build's files made on every core by processes forked from the build once it has planned.
+"""A large build's files made on every core by processes forked from the build once it has planned (and,
+before it plans, its cases read on two by one forked to read part of them: `build._Workers.reader`).
 
     if single_threaded():                          # forking is safe only then
         line = Line(keys, folder)                   # the keys to make, shared by this process and those forked
