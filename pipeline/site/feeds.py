@@ -148,20 +148,23 @@ def _entry(ctx: SiteContext, case: Case, lang: Lang) -> FeedEntry:
 _XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
 
 
-def _entry_xml(entry: FeedEntry, marks: Mapping[str, str]) -> bytes:
+def _entry_xml(case_id: str, entry: FeedEntry, marks: Mapping[str, str]) -> bytes:
     """An entry's element as it stands in every feed that lists it, serialised once: its `xml:lang` the
     language its title is really in, and its summary or categories marked with theirs where they differ
     (feedgen sets no attribute on an entry or its elements; Atom allows it on any, and an element's holds
     for what it contains). A feed's entries are spliced in as these bytes (`_feed`): a case is in a dozen
     feeds, and building and serialising its element in each, then parsing each feed again to mark it, was
-    most of the feeds' time."""
-    element = entry.atom_entry()
-    if "" in marks:
-        element.set(_XML_LANG, marks[""])
-    for name, lang in marks.items():
-        for child in element.findall(name) if name else []:
-            child.set(_XML_LANG, lang)
-    data: bytes = etree.tostring(element, encoding="UTF-8", xml_declaration=False)
+    most of the feeds' time. EntryFault, as `_entry`'s, for what feedgen or lxml refuse in the element."""
+    try:
+        element = entry.atom_entry()
+        if "" in marks:
+            element.set(_XML_LANG, marks[""])
+        for name, lang in marks.items():
+            for child in element.findall(name) if name else []:
+                child.set(_XML_LANG, lang)
+        data: bytes = etree.tostring(element, encoding="UTF-8", xml_declaration=False)
+    except ValueError as exc:
+        raise EntryFault(case_id, "entry", str(exc) or type(exc).__name__) from exc
     return data
 
 
@@ -260,10 +263,7 @@ class _Entries:
                 marks = _entry_langs(case, self.lang)
                 try:
                     entry = _entry(self.ctx, case, self.lang)
-                    try:
-                        data = _entry_xml(entry, marks)
-                    except ValueError as exc:  # what feedgen or lxml refuse in the element: that case's alone
-                        raise EntryFault(case.id, "entry", str(exc) or type(exc).__name__) from exc
+                    data = _entry_xml(case.id, entry, marks)
                 except EntryFault as fault:  # one case's fault costs its entry, never the feed or the build
                     _log.warning("site: feeds: %s; the case's entry is left out of its feeds", fault)
                     self._faulty.add(card.id)
