@@ -33,7 +33,7 @@ import subprocess
 import sys
 import time
 import zlib
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, field, fields
@@ -521,7 +521,20 @@ class _Shares:
             return {}
         if not self.theirs or self.folder is None:
             return {key: self.planned[key].make() for key in self.mine}
-        self.wrote = _made_and_written(self.planned, self.mine, self.folder, self.known, found=self.found)
+        self.wrote.update(_made_and_written(self.planned, self.mine, self.folder, self.known, found=self.found))
+        return {}
+
+    def besides(self, made: dict[str, bytes]) -> dict[str, bytes]:
+        """Files this process made besides its pages (the assembled files, the search index). When workers
+        make pages, which they write as they go (the build ending with one sync of all), these are written
+        now, as `own` writes this process's share, while the workers are still at work (taken in by
+        `others`): left to the caller's sync, they were written when no other process was at work, and on
+        a slow disk the search index's 700 files of a 1,000-case site took up to 0.3 s there. Else they are
+        returned, for the caller's sync to write (each synced, when they are few)."""
+        if self.folder is None or (self.line is None and not self.theirs):
+            return made
+        for key, data in made.items():
+            self.wrote[key] = write_unless_known(self.folder, key, data, self.known, False, self.found)
         return {}
 
     def others(self) -> tuple[dict[str, bytes], dict[str, tuple[bytes, bool]]]:
@@ -1036,27 +1049,6 @@ def _keep_cards(tree: SiteTree, shards: dict[str, dict[str, Any]]) -> None:
         tree.write_cache(name, pickle.dumps(shard, protocol=pickle.HIGHEST_PROTOCOL))
 
 
-def _besides(
-    workers: bool,
-    tree: SiteTree,
-    known: Mapping[str, bytes],
-    files: dict[str, bytes],
-    written: dict[str, tuple[bytes, bool]],
-    made: dict[str, bytes],
-) -> None:
-    """Files the build's own process made besides its pages (the assembled files, the search index): into
-    `files`, for the build's sync to write; or, when `workers` make pages (they write theirs as they make
-    them, and the build ends with one sync of all), written into the folder now, while the workers are
-    still at work, each file's hash and whether it was written into `written` (`Wanted.aside`). Written at
-    the sync, they were written when no other process was at work: on a slow disk the search index's 700
-    files of a 1,000-case site took up to 0.3 s there. `known`: the tree's cache, as the workers had it."""
-    if not workers:
-        files.update(made)
-        return
-    for key, data in made.items():
-        written[key] = write_unless_known(tree.folder, key, data, known, False, tree.found)
-
-
 def _build_in(
     store: Store,
     settings: Settings,
@@ -1132,19 +1124,16 @@ def _build_in(
         # while the stems are analysed, then pages until the line is empty (`others`).
         if shares.line is None:
             files.update(shares.own())
-        written_early: dict[str, tuple[bytes, bool]] = {}
-        made_besides = partial(_besides, helpers.how != "none", tree, last_sync.get("files", {}), files, written_early)
         assembled = api.assembled(ctx, _previous(tree, _read_spans(tree.read_cache(_SPANS))))
-        made_besides({key: made.data for key, made in assembled.items()})
+        files.update(shares.besides({key: made.data for key, made in assembled.items()}))
         if shares.line is not None:
             shares.own(more=lambda: not stemmed.ready())
         stemmed()
         index, indexed = _search_index(ctx, stems, set(changed), known, tree.read_file, tree.read_cache)
         index_files, index_kept = _keep_bookkeeping(tree, index.files, index.kept)
-        made_besides(index_files)
+        files.update(shares.besides(index_files))
         present += index_kept
         made_here, written_aside = shares.others()
-        written_aside.update(written_early)
         if database.KEY in written_aside:  # made by a worker
             db.made_as(written_aside[database.KEY][0])
         files.update(made_here)
