@@ -136,10 +136,18 @@ def reader(workers):
 
 
 build._Workers.reader = reader
+read_some = build._read_some
 if how == "reader-dies":  # the process forked to read cases dies: the build reads them itself
-    build._read_some = lambda store, ids: os._exit(9)
+    def dies(store, ids):
+        if os.getpid() != main:
+            os._exit(9)
+        return read_some(store, ids)
+
+    build._read_some = dies
 if how == "reader-hangs":  # the reader says it reads, then waits for ever: the build is killed meanwhile
     def hang(store, ids):
+        if os.getpid() == main:
+            return read_some(store, ids)
         os.write(int(os.environ["READY_FD"]), f"{os.getpid()}\\n".encode())
         os.read(int(os.environ["NEVER_FD"]), 1)
 

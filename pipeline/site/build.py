@@ -180,26 +180,19 @@ class _Cases:
         self.cases: dict[str, Case] = {}
         self.files: dict[str, bytes] = {}
 
-    def read_ahead(self, ids: Sequence[str], aside: _ReadAside | None = None) -> None:
+    def read_ahead(self, ids: Sequence[str], aside: _ReadAside) -> None:
         """The cases at `ids` read now, the latter part of them (`READ_ASIDE_SHARE`) by a process `aside`
         forks for it meanwhile: a full build reads every case, and checking a case's record is most of a
         build's first third of a second a thousand cases, with one core idle. A case that fails to read is
         left out (`read` reads it again when it is asked for, and raises, in the order the build asks)."""
         ids = [case_id for case_id in ids if case_id not in self.cases]
-        mine = len(ids) - int(len(ids) * READ_ASIDE_SHARE) if aside is not None else len(ids)
-        theirs = None
-        if aside is not None and mine < len(ids):
-            try:
-                theirs = aside(ids[mine:])
-            except OSError:  # no process forked (the system's limit, its memory): this one reads them all
-                mine = len(ids)
-        for case_id in ids[:mine]:
-            with suppress(Exception):  # whatever it raises, `read` raises it again when the case is asked for
-                self.read(case_id)
-        if theirs is not None:
-            for case_id, case, data in theirs():
-                self.cases.setdefault(case_id, case)
-                self.files.setdefault(case_id, data)
+        mine = len(ids) - int(len(ids) * READ_ASIDE_SHARE)
+        try:
+            theirs = aside(ids[mine:])
+        except OSError:  # no process forked (the system's limit, its memory): this one reads them all
+            mine, theirs = len(ids), list  # and nothing read aside
+        for case_id, case, data in [*_read_some(self.store, ids[:mine]), *theirs()]:
+            self.cases[case_id], self.files[case_id] = case, data
 
     def read(self, case_id: str) -> Case:
         if case_id not in self.cases:
@@ -275,10 +268,10 @@ def _cards(
         known.update(found)
     looked = time.time_ns()
     stats = store.record_stats("case")
-    if aside is not None:
-        unknown = [i for i, stat in stats.items() if _kept_card(known.get(i), stat, looks[_shard(i)]) is None]
-        if len(unknown) >= READ_ASIDE_FROM:
-            cases.read_ahead(unknown, aside)
+    reused = {case_id: _kept_card(known.get(case_id), stat, looks[_shard(case_id)]) for case_id, stat in stats.items()}
+    unknown = [case_id for case_id, card in reused.items() if card is None]
+    if aside is not None and len(unknown) >= READ_ASIDE_FROM:
+        cases.read_ahead(unknown, aside)
     cards: list[Card] = []
     changed: dict[str, list[Card]] = {}
     kept: list[dict[str, tuple[tuple[int, int, int], Card]]] = [{} for _ in range(_CARD_SHARDS)]
@@ -286,7 +279,7 @@ def _cards(
     for case_id, stat in stats.items():
         shard = _shard(case_id)
         old = known.get(case_id)
-        card = _kept_card(old, stat, looks[shard])
+        card = reused[case_id]
         if card is None:
             card = Card.of(cases.read(case_id), cases.raw(case_id))
             dirty.add(shard)
@@ -666,7 +659,7 @@ class _Workers:
         self.start_job = WorkerStart(store.root, _Shown.of(settings, built_at), folder)
         self.count = count
         self.started: list[_Worker] = []
-        self.readers: list[Child] = []  # forked to read cases (`reader`)
+        self.readers: list[_Worker] = []  # forked to read cases (`reader`)
         self.early = False
         self.how = "none"  # BuildReport.workers
         self._stack = ExitStack()
@@ -677,17 +670,21 @@ class _Workers:
 
     def __exit__(self, *exc: object) -> None:
         try:
-            for worker in self.started:  # not taken in: the build stopped, or the worker had nothing to make
+            # Not taken in: the build stopped, a worker had nothing to make, a reader's cases were not needed.
+            for worker in [*self.started, *self.readers]:
                 if worker.process.poll() is None:
                     worker.process.kill()
                 worker.process.wait()
-            for reader in self.readers:  # one the build stopped before it took in what it read
-                if reader.poll() is None:
-                    reader.kill()
-                reader.wait()
             self._close()
         finally:
             self._stack.close()
+
+    def _scratch(self) -> Path:
+        """The build's private folder in the data root's state (a killed build leaves it to the next), made
+        when first asked for: the workers' start and share files, what workers and readers pickle."""
+        if self._folder is None:
+            self._folder = self._stack.enter_context(self.store.state.scratch("site"))
+        return self._folder
 
     def reader(self) -> _ReadAside | None:
         """What reads cases in a process forked now (`_Cases.read_ahead`), when this build may fork (more
@@ -697,18 +694,19 @@ class _Workers:
             return None
 
         def aside(ids: Sequence[str]) -> Callable[[], list[tuple[str, Case, bytes]]]:
-            if self._folder is None:
-                self._folder = self._stack.enter_context(self.store.state.scratch("site"))
-            made = self._folder / f"read-{len(self.readers)}.pickle"
-            fork(partial(_read_some, self.store, list(ids)), made, self.readers.append)
-            child = self.readers[-1]
+            made = self._scratch() / f"read-{len(self.readers)}.pickle"
+            fork(
+                partial(_read_some, self.store, list(ids)),
+                made,
+                lambda child: self.readers.append(_Worker(child, made)),
+            )
+            reader = self.readers[-1]
 
             def taken() -> list[tuple[str, Case, bytes]]:
-                if child.wait() != 0:
+                if reader.process.wait() != 0:
                     return []
                 try:
                     read: list[tuple[str, Case, bytes]] = pickle.loads(made.read_bytes())
-                    made.unlink()
                 except (OSError, EOFError, pickle.UnpicklingError):  # what it left can't be read: none of it
                     return []
                 return read
@@ -721,9 +719,7 @@ class _Workers:
         """Start `count - 1` workers now (each reads and plans the site meanwhile); `early`: before this
         process has read the cases."""
         self.early = early
-        if self._folder is None:
-            self._folder = self._stack.enter_context(self.store.state.scratch("site"))
-        folder = self._folder
+        folder = self._scratch()
         given = folder / "start.pickle"
         given.write_bytes(pickle.dumps(self.start_job, protocol=pickle.HIGHEST_PROTOCOL))
         for n in range(len(self.started), self.count - 1):
@@ -755,12 +751,12 @@ class _Workers:
             return self._nothing(planned, keys)
         if not self.started:
             self.start()
-        assert self._folder is not None
+        scratch = self._scratch()
         mark, cards = _plan_mark(ctx), _cards_mark(ctx.cases)
         theirs: list[tuple[_Worker, list[str]]] = []
         mine = parts[0]
         for n, (worker, part) in enumerate(zip(self.started, parts[1:], strict=True)):
-            share = self._folder / f"share-{n}.pickle"
+            share = scratch / f"share-{n}.pickle"
             job = WorkerShare(part, {key: known[key] for key in part if key in known}, mark, cards)
             share.write_bytes(pickle.dumps(job, protocol=pickle.HIGHEST_PROTOCOL))
             if worker.send(share):
@@ -781,8 +777,7 @@ class _Workers:
     ) -> _Shares:
         """The workers forked now (`pipeline.site.forked`), `keys` standing in a line (`_in_line`) that they
         take from its front and this process from its back; the first worker makes `aside` first."""
-        if self._folder is None:
-            self._folder = self._stack.enter_context(self.store.state.scratch("site"))
+        scratch = self._scratch()
         line = Line(_in_line(keys, ctx.langs))
         answer = Answer()
         self._stack.callback(line.close)
@@ -791,7 +786,7 @@ class _Workers:
         theirs: list[tuple[_Worker, list[str]]] = []
         for n in range(self.count - 1):
             first = list(aside) if n == 0 else []
-            made = self._folder / f"made-{n}.pickle"
+            made = scratch / f"made-{n}.pickle"
             job = partial(_from_the_front, planned, line, first, answer, folder, known, build, found)
 
             def keep(child: Child, made: Path = made, first: list[str] = first) -> None:
