@@ -321,6 +321,30 @@ def test_a_build_forked_on_two_processes_gives_one_processs_bytes_whatever_befal
     assert _tree(tmp_path / "alone") == _tree(tmp_path / "forked") != site
 
 
+def test_a_folder_removed_or_emptied_since_its_build_is_built_again_as_a_new_one(
+    store: Store, make_case: Callable[..., Case], tmp_path: Path
+) -> None:
+    """`rm -rf site` (or its files removed) and a build: a first build's, every file made again on every
+    process to the same bytes, and its report a first build's (not the cache's files named missing, made
+    again on this process alone, and those no longer planned reported removed)."""
+    import shutil
+
+    library = write_library(store, make_case, 12)
+    out = tmp_path / "site"
+    first = _build(library.root, out, "plain")
+    site = _tree(out)
+    shutil.rmtree(out)
+    removed = _build(library.root, out, "plain")
+    assert removed["workers"] == first["workers"] == "forked"
+    assert removed["counts"] == first["counts"] == {"written": len(site), "unchanged": 0, "removed": 0}
+    assert _tree(out) == site
+    for path in out.iterdir():  # emptied, the folder itself kept
+        shutil.rmtree(path) if path.is_dir() else path.unlink()
+    emptied = _build(library.root, out, "plain")
+    assert emptied["workers"] == "forked" and emptied["counts"] == first["counts"] and _tree(out) == site
+    assert _build(library.root, out, "plain")["written"] == 0  # and the cache trusted again after it
+
+
 def test_a_case_that_fails_to_read_is_named_as_ever_whichever_process_read_it(
     store: Store, make_case: Callable[..., Case], tmp_path: Path
 ) -> None:
