@@ -370,3 +370,34 @@ def test_a_large_builds_files_are_dealt_out_so_that_its_processes_finish_togethe
     assert [len(part) for part in _shares(keys[:5_900], 2, cases=1_000, start=500)] == [2_450, 3_450]
     assert [len(part) for part in _shares(keys[:5_900], 2, cases=1_000, start=1_500)] == [2_950, 2_950]
     assert _shares(keys[:10], 2, cases=45) == [keys[:10], []]  # too few to share: no worker to start
+
+
+def test_a_file_where_the_sites_folder_should_be_is_said_to_be_one_before_any_work(
+    library: Store, tmp_path: Path
+) -> None:
+    """The command line refuses such an --out; the library call says so too, in a line, and leaves the file
+    as it was (before, the build read and planned every case, then failed on a raw FileExistsError)."""
+    from pipeline.errors import StoreError
+
+    out = tmp_path / "site"
+    out.write_text("not a folder")
+    with pytest.raises(StoreError, match=r"site: the site's folder is a file$"):
+        build_site(library, Settings(root=library.root), out)
+    assert out.read_text() == "not a folder"
+
+
+def test_a_page_deleted_by_hand_is_made_again_and_said_written_not_removed(library: Store, tmp_path: Path) -> None:
+    """A folder holding anything (a static host's `CNAME`) is not an emptied one: what it holds is kept, and
+    each page gone is made again and reported written, never removed as well."""
+    settings, out = Settings(root=library.root), tmp_path / "site"
+    build_site(library, settings, out)
+    site = _tree(out)
+    (out / "en" / "index.html").unlink()
+    again = build_site(library, settings, out)
+    assert again.written == ["en/index.html"] and again.removed == [] and _tree(out) == site
+    shutil.rmtree(out)
+    out.mkdir()
+    (out / "CNAME").write_text("cases.example.org\n")
+    kept = build_site(library, settings, out)
+    assert len(kept.written) == len(site) and kept.removed == []
+    assert _tree(out) == {**site, "CNAME": b"cases.example.org\n"}

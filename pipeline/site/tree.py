@@ -219,7 +219,9 @@ class SiteTree:
             hashes[rel] = digest
             (report.written if wrote else report.unchanged).append(rel)
         report.written.sort()
-        for rel in sorted(on_disk - set(hashes) - {TREE_CACHE}):
+        # What the folder held and is no longer wanted; not a file found missing (gone already, made again
+        # by the caller: neither removed nor reported so).
+        for rel in sorted(on_disk - set(hashes) - set(report.missing) - {TREE_CACHE}):
             # A protected file is kept, but not a write's temporary file a killed build left among them.
             if any(fnmatch.fnmatchcase(rel, glob) for glob in want.protect) and not is_temporary(rel):
                 if rel in known:
