@@ -27,9 +27,14 @@ Where both build on disk, the ratio follows the disk as much as the code: each b
 file and folder of its site, and ours has 1.9 times Hugo's files (the permanent addresses, the API's
 record copies, the search shards). So each run also builds both into memory (`/dev/shm`, when it has
 room for both), one after the other: `full_build_in_memory_s`, `hugo_full_build_in_memory_s` and
-`full_build_over_hugo_in_memory`, the code's own ratio. `create_ms` is what creating one page's file
-in a folder of its own took on this disk in that run (median of a probe of 300 before each run), as the
-disk's speed moves by several times within minutes on a shared machine.
+`full_build_over_hugo_in_memory`, nearer the code's own ratio (the data root's state is still on
+disk, and a large build's closing sync of the system is still paid). Every build starts after a sync of
+the system, untimed, so that none pays for the one before. The very first build also analyses the
+cases' Korean words, which the later ones find done: with three runs or more, the medians compare like
+with like.
+`create_ms` is the median over the runs of the mean time a probe of 300 took to create a page's folder
+and file on the disk, before each run, as its speed moves by several times within minutes on a shared
+machine.
 
 Each build runs in a process of its own, as `incidentlib site` does, timed from the call to `build_site`
 (the imports left out, as Hugo's start is a few milliseconds). Medians of `--runs` builds where timed.
@@ -231,6 +236,7 @@ def timed_build(root: Path, out: Path) -> tuple[float, int, int]:
     """One build of the site of the data root `root` into `out`, in a process of its own: its seconds, the
     files it wrote and the case files it read."""
     command = [sys.executable, __file__, "--build", str(root), str(out)]
+    os.sync()  # what the last build left unwritten, not this one's to pay
     done = json.loads(subprocess.run(command, check=True, capture_output=True, text=True).stdout)
     return float(done["seconds"]), int(done["written"]), int(done["read"])
 
@@ -277,11 +283,13 @@ def main() -> None:
             out = root / f"site-{run}"
             full.append(timed_build(root, out)[0])
             if project is not None:  # side by side: Hugo's build of the same cases, right after
+                os.sync()
                 hugo_full.append(hugo_site.build(project, root / f"hugo-site-{run}"))
             if in_ram:  # the same pair into memory: the code's time without the disk's
                 with tempfile.TemporaryDirectory(dir=memory) as fast:
                     in_memory.append(timed_build(root, Path(fast) / "site")[0])
                     if project is not None:
+                        os.sync()
                         hugo_in_memory.append(hugo_site.build(project, Path(fast) / "hugo-site"))
             # One case's summary changes: the rebuild rewrites only what that changes.
             case = store.read_case("IL-00001")

@@ -19,7 +19,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import httpx
 import psutil
@@ -275,6 +275,18 @@ def crawl_runs(api_url: str, *types: str) -> list[str]:
     return [run["name"] for run in response.json() if run["deployment_id"]]
 
 
+def run_state(api_url: str, name: str) -> list[tuple[str, str]]:
+    """The state (type, name) of the flow run called `name`, as the server has it."""
+    response = httpx.post(
+        f"{api_url}/flow_runs/filter",
+        json={"flow_runs": {"name": {"any_": [name]}}, "limit": 5},
+        trust_env=False,
+        timeout=10,
+    )
+    response.raise_for_status()
+    return [(run["state_type"], run["state_name"]) for run in response.json()]
+
+
 def flow_run_processes(serve: int) -> list[psutil.Process]:
     """The flow runs (`python -m prefect.engine`) a `serve` has started and that are running."""
     try:
@@ -318,13 +330,19 @@ def test_a_restart_clears_the_runs_a_killed_serve_left_and_the_schedule_goes_on(
     # waiting for the server's foreman to mark it: under load its loop was seen to lag by over 300 s.
     polled = {"PREFECT_SERVER_SERVICES_FOREMAN_DEPLOYMENT_LAST_POLLED_TIMEOUT_SECONDS": "2"}
     with running_server(Store(root), Settings(root=root, server_port=int(env["INCIDENTLIB_SERVER_PORT"]))):
+        last: list[Any] = []  # the crawl's part of the last status report
 
         def held_run_flagged() -> str | None:
             report = json.loads(run_command(env | polled, "status", "--json").stdout)
-            stuck = next(f for f in report["flows"] if f["flow"] == "crawl")["stuck"]
-            return next((line for line in stuck if held[0] in line), None)
+            last[:] = [next(f for f in report["flows"] if f["flow"] == "crawl")]
+            return next((line for line in last[0]["stuck"] if held[0] in line), None)
 
-        flagged = wait_for(held_run_flagged, "status to flag the run the killed serve left")
+        try:
+            flagged = wait_for(held_run_flagged, "status to flag the run the killed serve left")
+        except AssertionError as timed_out:  # seen twice in full runs, never alone: say what status saw
+            raise AssertionError(
+                f"{timed_out}: status said {last}, the server has {run_state(api_url, held[0])}"
+            ) from None
         assert "nothing serves it" in flagged, flagged
 
     again, seen = start_serve(env, started)
