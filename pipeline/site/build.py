@@ -45,7 +45,6 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.batch import Report
-from pipeline.errors import StoreError
 from pipeline.models import Case, utc_now
 from pipeline.render import browser_rules
 from pipeline.settings import Settings
@@ -1009,21 +1008,6 @@ def _to_make(
     return to_make, inputs, present, grouped
 
 
-def _empty(folder: Path) -> bool:
-    """Whether the folder is not there, or holds nothing at all: a folder holding anything else (a `.git`, a
-    `CNAME`) is not, since a build that trusts no cache removes every file it did not make. A folder that
-    can't be listed is trusted to be as its cache says, as before; a file in its place is refused."""
-    try:
-        with os.scandir(folder) as entries:
-            return next(entries, None) is None
-    except FileNotFoundError:
-        return True
-    except NotADirectoryError:
-        raise StoreError(f"{folder}: the site's folder is a file", path=str(folder)) from None
-    except PermissionError:
-        return False
-
-
 def _build_site(store: Store, settings: Settings, out: Path | None, workers: int | None) -> BuildReport:
     started = time.perf_counter()
     store.state.remove_stale_scratch()  # what a build killed before (or any process of this root's) left behind
@@ -1032,10 +1016,7 @@ def _build_site(store: Store, settings: Settings, out: Path | None, workers: int
     # cache says, so the next build trusts none of what they say of the folder (it walks it, compares
     # each file's bytes and makes the search index whole). Cards are checked against cases/ anyway.
     unfinished = tree.read_cache(_BUILDING) is not None
-    # A folder removed or emptied since its last build (`rm -rf site`) is built as a new one: its cache
-    # would name every file missing, made again on this process alone (1.5 times a clean build's time at
-    # 1,000 cases in memory, two to three times on a slow disk).
-    last_sync = {} if unfinished or _empty(tree.folder) else tree.last()
+    last_sync = {} if unfinished else tree.last()  # none either for a folder removed or emptied since
     built_at = utc_now()
     parallel = workers or os.cpu_count() or 1
     with _Workers(store, settings, tree.folder, built_at, parallel) as helpers:

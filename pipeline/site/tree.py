@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pipeline.errors import StoreError
 from pipeline.store import Store
 from pipeline.store.files import check_rel, fsync_dir, inside
 from pipeline.store.state import State
@@ -130,6 +131,23 @@ class SiteTree:
         base = self.cache_dir
         return sorted(p.relative_to(base).as_posix() for p in (base / folder).rglob("*") if p.is_file())
 
+    def _emptied(self) -> bool:
+        """Whether the folder is not there, or holds nothing at all (`rm -rf site`): then its cache says
+        nothing of it, and a build makes it as a new one, rather than having each of its files named missing
+        and made again on one process (1.5 times a clean build's time at 1,000 cases in memory, two to three
+        times on a slow disk). A folder holding anything (a `.git`, a `CNAME`) is not emptied, since a sync
+        that trusts no cache removes every file it did not make. One that can't be listed is trusted to be
+        as its cache says; a file in its place is refused."""
+        try:
+            with os.scandir(self.folder) as entries:
+                return next(entries, None) is None
+        except FileNotFoundError:
+            return True
+        except NotADirectoryError:
+            raise StoreError(f"{self.folder}: the site's folder is a file", path=str(self.folder)) from None
+        except PermissionError:
+            return False
+
     def read_file(self, rel: str) -> bytes | None:
         """A file of the built site (site-relative path), None when it is not there."""
         try:
@@ -139,8 +157,10 @@ class SiteTree:
 
     def last(self) -> dict[str, dict[str, Any]]:
         """What the last `sync` kept: `files` (path -> hash of its bytes), the caller's `inputs` and `plan`;
-        empty when there is none or it can't be read. Pickled (the data root's own state, never in git:
-        100,000 hashes load in 30 ms, JSON's 300)."""
+        empty when there is none, it can't be read, or the folder was removed or emptied since (`_emptied`).
+        Pickled (the data root's own state, never in git: 100,000 hashes load in 30 ms, JSON's 300)."""
+        if self._emptied():
+            return {}
         data = self.read_cache(TREE_CACHE)
         try:
             found = pickle.loads(data) if data is not None else {}
